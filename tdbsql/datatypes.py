@@ -1,0 +1,207 @@
+"""ONE table: TileDB datatype id <-> name <-> numpy storage dtype <-> Arrow type.
+
+Every other module asks this table; nothing else hard-codes a datatype id.
+
+Arrow mapping (the documented contract, also in README.md):
+
+=====================================  ===========================================
+TileDB                                 Arrow
+=====================================  ===========================================
+INT8..UINT64, FLOAT32/64               the same numeric type
+BOOL                                   bool
+CHAR, STRING_ASCII, STRING_UTF8        string (raw bytes kept; invalid UTF-8 -> binary)
+STRING_UTF16/UCS2, UTF32/UCS4          string (decoded from UTF-16-LE / UTF-32-LE)
+BLOB, GEOM_WKB, ANY                    binary
+GEOM_WKT                               string
+DATETIME_DAY                           date32
+DATETIME_WEEK                          date32 (week count x 7 days, exact)
+DATETIME_SEC/MS/US/NS                  timestamp[s/ms/us/ns]
+DATETIME_HR, DATETIME_MIN              timestamp[s] (scaled by 3600 / 60, exact)
+DATETIME_YEAR, MONTH, PS, FS, AS       int64 (the raw count; no Arrow type holds them exactly)
+TIME_SEC/MS                            time32[s/ms]
+TIME_US/NS                             time64[us/ns]
+TIME_HR, TIME_MIN                      time32[s] (scaled, exact)
+TIME_PS, FS, AS                        int64 (the raw count)
+=====================================  ===========================================
+
+Cells with ``cell_val_num > 1`` become ``fixed_size_list<T>[n]`` (strings: fixed n bytes as
+string/binary), var-sized numeric cells ``list<T>``.  Every field carries the TileDB type name in
+its Arrow field metadata (``tiledb_type``) so nothing is lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+
+class Datatype(IntEnum):
+    INT32 = 0
+    INT64 = 1
+    FLOAT32 = 2
+    FLOAT64 = 3
+    CHAR = 4
+    INT8 = 5
+    UINT8 = 6
+    INT16 = 7
+    UINT16 = 8
+    UINT32 = 9
+    UINT64 = 10
+    STRING_ASCII = 11
+    STRING_UTF8 = 12
+    STRING_UTF16 = 13
+    STRING_UTF32 = 14
+    STRING_UCS2 = 15
+    STRING_UCS4 = 16
+    ANY = 17
+    DATETIME_YEAR = 18
+    DATETIME_MONTH = 19
+    DATETIME_WEEK = 20
+    DATETIME_DAY = 21
+    DATETIME_HR = 22
+    DATETIME_MIN = 23
+    DATETIME_SEC = 24
+    DATETIME_MS = 25
+    DATETIME_US = 26
+    DATETIME_NS = 27
+    DATETIME_PS = 28
+    DATETIME_FS = 29
+    DATETIME_AS = 30
+    TIME_HR = 31
+    TIME_MIN = 32
+    TIME_SEC = 33
+    TIME_MS = 34
+    TIME_US = 35
+    TIME_NS = 36
+    TIME_PS = 37
+    TIME_FS = 38
+    TIME_AS = 39
+    BLOB = 40
+    BOOL = 41
+    GEOM_WKB = 42
+    GEOM_WKT = 43
+
+
+class Layout(IntEnum):
+    ROW_MAJOR = 0
+    COL_MAJOR = 1
+    GLOBAL_ORDER = 2
+    UNORDERED = 3
+    HILBERT = 4
+
+
+class ArrayType(IntEnum):
+    DENSE = 0
+    SPARSE = 1
+
+
+class DataOrder(IntEnum):
+    UNORDERED = 0
+    INCREASING = 1
+    DECREASING = 2
+
+
+class EncryptionType(IntEnum):
+    NO_ENCRYPTION = 0
+    AES_256_GCM = 1
+
+
+VAR_NUM = 0xFFFFFFFF  # cell_val_num of var-sized fields
+
+
+@dataclass(frozen=True)
+class TypeInfo:
+    datatype: Datatype
+    numpy: np.dtype  # storage dtype of one value
+    kind: str  # "int", "float", "bool", "string", "binary", "datetime", "time"
+    unit: str | None = None  # numpy datetime unit for datetime/time types
+
+    @property
+    def size(self) -> int:
+        return self.numpy.itemsize
+
+    @property
+    def is_string(self) -> bool:
+        return self.kind == "string"
+
+
+def _t(dt: Datatype, np_dtype: str, kind: str, unit: str | None = None) -> TypeInfo:
+    return TypeInfo(dt, np.dtype(np_dtype), kind, unit)
+
+
+D = Datatype
+_TABLE: tuple[TypeInfo, ...] = (
+    _t(D.INT8, "<i1", "int"),
+    _t(D.UINT8, "<u1", "int"),
+    _t(D.INT16, "<i2", "int"),
+    _t(D.UINT16, "<u2", "int"),
+    _t(D.INT32, "<i4", "int"),
+    _t(D.UINT32, "<u4", "int"),
+    _t(D.INT64, "<i8", "int"),
+    _t(D.UINT64, "<u8", "int"),
+    _t(D.FLOAT32, "<f4", "float"),
+    _t(D.FLOAT64, "<f8", "float"),
+    _t(D.BOOL, "<u1", "bool"),
+    _t(D.CHAR, "<u1", "string"),
+    _t(D.STRING_ASCII, "<u1", "string"),
+    _t(D.STRING_UTF8, "<u1", "string"),
+    _t(D.STRING_UTF16, "<u2", "string"),
+    _t(D.STRING_UTF32, "<u4", "string"),
+    _t(D.STRING_UCS2, "<u2", "string"),
+    _t(D.STRING_UCS4, "<u4", "string"),
+    _t(D.ANY, "<u1", "binary"),
+    _t(D.BLOB, "<u1", "binary"),
+    _t(D.GEOM_WKB, "<u1", "binary"),
+    _t(D.GEOM_WKT, "<u1", "string"),
+    _t(D.DATETIME_YEAR, "<i8", "datetime", "Y"),
+    _t(D.DATETIME_MONTH, "<i8", "datetime", "M"),
+    _t(D.DATETIME_WEEK, "<i8", "datetime", "W"),
+    _t(D.DATETIME_DAY, "<i8", "datetime", "D"),
+    _t(D.DATETIME_HR, "<i8", "datetime", "h"),
+    _t(D.DATETIME_MIN, "<i8", "datetime", "m"),
+    _t(D.DATETIME_SEC, "<i8", "datetime", "s"),
+    _t(D.DATETIME_MS, "<i8", "datetime", "ms"),
+    _t(D.DATETIME_US, "<i8", "datetime", "us"),
+    _t(D.DATETIME_NS, "<i8", "datetime", "ns"),
+    _t(D.DATETIME_PS, "<i8", "datetime", "ps"),
+    _t(D.DATETIME_FS, "<i8", "datetime", "fs"),
+    _t(D.DATETIME_AS, "<i8", "datetime", "as"),
+    _t(D.TIME_HR, "<i8", "time", "h"),
+    _t(D.TIME_MIN, "<i8", "time", "m"),
+    _t(D.TIME_SEC, "<i8", "time", "s"),
+    _t(D.TIME_MS, "<i8", "time", "ms"),
+    _t(D.TIME_US, "<i8", "time", "us"),
+    _t(D.TIME_NS, "<i8", "time", "ns"),
+    _t(D.TIME_PS, "<i8", "time", "ps"),
+    _t(D.TIME_FS, "<i8", "time", "fs"),
+    _t(D.TIME_AS, "<i8", "time", "as"),
+)
+del D
+
+_BY_ID: dict[int, TypeInfo] = {info.datatype.value: info for info in _TABLE}
+
+
+def type_info(datatype: int) -> TypeInfo:
+    """The table row of a TileDB datatype id (raises UnsupportedFormatError if unknown)."""
+    info = _BY_ID.get(int(datatype))
+    if info is None:
+        from .errors import UnsupportedFormatError
+
+        raise UnsupportedFormatError(f"unknown TileDB datatype id {datatype}")
+    return info
+
+
+def datatype_size(datatype: int) -> int:
+    return type_info(datatype).size
+
+
+def string_codec(datatype: int) -> str:
+    """Python codec of a string datatype's stored bytes."""
+    dt = Datatype(datatype)
+    if dt in (Datatype.STRING_UTF16, Datatype.STRING_UCS2):
+        return "utf-16-le"
+    if dt in (Datatype.STRING_UTF32, Datatype.STRING_UCS4):
+        return "utf-32-le"
+    return "utf-8"

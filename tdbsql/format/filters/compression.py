@@ -1,0 +1,152 @@
+"""Byte compressors: GZIP, ZSTD, LZ4, BZIP2 (spec: tile.md "Compression Filters").
+
+Chunk metadata: ``num_metadata_parts u32, num_data_parts u32``, then ``(original_len u32,
+compressed_len u32)`` per metadata part and per data part; the chunk data holds the compressed
+metadata parts followed by the compressed data parts.  Compressors compress the metadata of
+earlier filters too, so decoding returns the decompressed metadata as the metadata to forward.
+
+The codecs come from their libraries: zlib and bz2 (stdlib), zstandard, lz4.block.
+"""
+
+from __future__ import annotations
+
+import bz2
+import struct
+import zlib
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ...errors import CorruptArrayError
+from ..binary import Reader, Writer
+from .base import ChunkContext, Filter, register
+
+_PART = struct.Struct("<II")
+
+
+@dataclass(frozen=True)
+class CompressionFilter(Filter):
+    """A compressor with TileDB's ``compressor type u8, level i32`` options."""
+
+    level: int = -1
+
+    @classmethod
+    def read_options(cls, r: Reader, size: int, version: int) -> "CompressionFilter":
+        if size < 5:
+            r.skip(size, f"{cls.name} options")
+            return cls()
+        r.u8(f"{cls.name} compressor type")
+        level = r.i32(f"{cls.name} compression level")
+        return cls(level=level)
+
+    def options_bytes(self) -> bytes:
+        return Writer().u8(self.filter_id).i32(self.level).getvalue()
+
+    # One part at a time; subclasses supply the codec.
+    def compress(self, data: bytes) -> bytes:  # pragma: no cover - overridden
+        raise TypeError(f"{self.name} has no codec")
+
+    def decompress(self, data: bytes, size: int) -> bytes:  # pragma: no cover - overridden
+        raise TypeError(f"{self.name} has no codec")
+
+    def decode(self, metadata, data, ctx: ChunkContext):
+        r = Reader(metadata, ctx.where)
+        num_meta = r.u32(f"{self.name} metadata part count")
+        num_data = r.u32(f"{self.name} data part count")
+        if num_meta + num_data > r.remaining // 8:
+            raise r.error(f"{self.name} part count", f"{num_meta + num_data} parts do not fit")
+        sizes = [(r.u32(f"{self.name} part length"), r.u32(f"{self.name} part compressed length"))
+                 for _ in range(num_meta + num_data)]
+        src = Reader(data, ctx.where)
+        parts = []
+        for orig, comp in sizes:
+            compressed = src.bytes(comp, f"{self.name} compressed part")
+            parts.append(self._checked_decompress(compressed, orig, ctx.where))
+        return b"".join(parts[:num_meta]), b"".join(parts[num_meta:])
+
+    def _checked_decompress(self, compressed: bytes, size: int, where: str) -> bytes:
+        try:
+            out = self.decompress(compressed, size)
+        except CorruptArrayError:
+            raise
+        except Exception as exc:  # the codec's own error type varies per library
+            raise CorruptArrayError(f"{self.name} decompression failed ({exc})", where) from None
+        if len(out) != size:
+            raise CorruptArrayError(
+                f"{self.name} decompressed {len(out)} bytes, expected {size}", where
+            )
+        return out
+
+    def encode(self, metadata, data, ctx: ChunkContext):
+        meta_parts = [bytes(metadata)] if len(metadata) else []
+        data_parts = [bytes(data)]
+        compressed = [self.compress(p) for p in meta_parts + data_parts]
+        w = Writer().u32(len(meta_parts)).u32(len(data_parts))
+        for part, comp in zip(meta_parts + data_parts, compressed):
+            w.u32(len(part)).u32(len(comp))
+        return w.getvalue(), b"".join(compressed)
+
+
+@register
+@dataclass(frozen=True)
+class GzipFilter(CompressionFilter):
+    filter_id: ClassVar[int] = 1
+    name: ClassVar[str] = "GZIP"
+
+    def compress(self, data: bytes) -> bytes:
+        return zlib.compress(data, self.level if -1 <= self.level <= 9 else 6)
+
+    def decompress(self, data: bytes, size: int) -> bytes:
+        d = zlib.decompressobj()
+        out = d.decompress(data, size)
+        return out
+
+
+@register
+@dataclass(frozen=True)
+class ZstdFilter(CompressionFilter):
+    filter_id: ClassVar[int] = 2
+    name: ClassVar[str] = "ZSTD"
+
+    def compress(self, data: bytes) -> bytes:
+        import zstandard
+
+        level = self.level if self.level != -1 else 3
+        return zstandard.ZstdCompressor(level=level).compress(data)
+
+    def decompress(self, data: bytes, size: int) -> bytes:
+        import zstandard
+
+        return zstandard.ZstdDecompressor().decompress(data, max_output_size=size)
+
+
+@register
+@dataclass(frozen=True)
+class Lz4Filter(CompressionFilter):
+    filter_id: ClassVar[int] = 3
+    name: ClassVar[str] = "LZ4"
+
+    def compress(self, data: bytes) -> bytes:
+        import lz4.block
+
+        return lz4.block.compress(data, store_size=False)
+
+    def decompress(self, data: bytes, size: int) -> bytes:
+        import lz4.block
+
+        if size == 0:
+            return b""
+        return lz4.block.decompress(data, uncompressed_size=size)
+
+
+@register
+@dataclass(frozen=True)
+class Bzip2Filter(CompressionFilter):
+    filter_id: ClassVar[int] = 5
+    name: ClassVar[str] = "BZIP2"
+
+    def compress(self, data: bytes) -> bytes:
+        level = self.level if 1 <= self.level <= 9 else 9
+        return bz2.compress(data, level)
+
+    def decompress(self, data: bytes, size: int) -> bytes:
+        return bz2.decompress(data) if data else b""
