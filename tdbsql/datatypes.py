@@ -205,3 +205,69 @@ def string_codec(datatype: int) -> str:
     if dt in (Datatype.STRING_UTF32, Datatype.STRING_UCS4):
         return "utf-32-le"
     return "utf-8"
+
+
+# --- Arrow ---------------------------------------------------------------------------------
+
+_DATETIME_ARROW = {  # unit -> (arrow constructor args, scale to the Arrow unit)
+    "D": ("date32", None, 1),
+    "W": ("date32", None, 7),
+    "h": ("timestamp", "s", 3600),
+    "m": ("timestamp", "s", 60),
+    "s": ("timestamp", "s", 1),
+    "ms": ("timestamp", "ms", 1),
+    "us": ("timestamp", "us", 1),
+    "ns": ("timestamp", "ns", 1),
+}
+_TIME_ARROW = {
+    "h": ("time32", "s", 3600),
+    "m": ("time32", "s", 60),
+    "s": ("time32", "s", 1),
+    "ms": ("time32", "ms", 1),
+    "us": ("time64", "us", 1),
+    "ns": ("time64", "ns", 1),
+}
+
+
+def temporal_mapping(info: TypeInfo) -> tuple[str, str | None, int] | None:
+    """(arrow kind, arrow unit, scale) for datetime/time types with an Arrow equivalent."""
+    if info.kind == "datetime":
+        return _DATETIME_ARROW.get(info.unit)
+    if info.kind == "time":
+        return _TIME_ARROW.get(info.unit)
+    return None
+
+
+def arrow_value_type(datatype: int):
+    """Arrow type of ONE value of ``datatype`` (strings: the whole string)."""
+    import pyarrow as pa
+
+    info = type_info(datatype)
+    if info.kind == "bool":
+        return pa.bool_()
+    if info.kind == "string":
+        return pa.string()
+    if info.kind == "binary":
+        return pa.binary()
+    mapping = temporal_mapping(info)
+    if mapping is not None:
+        kind, unit, _ = mapping
+        if kind == "date32":
+            return pa.date32()
+        return getattr(pa, kind)(unit)
+    return pa.from_numpy_dtype(info.numpy)
+
+
+def arrow_type(datatype: int, cell_val_num: int):
+    """Arrow type of one cell: see the module docstring."""
+    import pyarrow as pa
+
+    info = type_info(datatype)
+    value_type = arrow_value_type(datatype)
+    if info.kind in ("string", "binary"):
+        return value_type  # fixed or var, a cell is one string / blob
+    if cell_val_num == VAR_NUM:
+        return pa.list_(value_type)
+    if cell_val_num > 1:
+        return pa.list_(value_type, cell_val_num)
+    return value_type

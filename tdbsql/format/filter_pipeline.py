@@ -6,21 +6,32 @@ A serialized pipeline is ``max_chunk_size u32, num_filters u32`` then per filter
 
 ``FilterPipeline.decode_tile`` turns the bytes of one filtered tile into its original bytes (a
 writable C-contiguous uint8 array, ready for the kernels); ``encode_tile`` does the reverse.
+
+Chunking (what TileDB 2.x writes): a fixed-size tile is cut into chunks of
+``TILE_CHUNK_SIZE`` (64 KiB) rounded down to whole cells -- the pipeline's stored
+``max_chunk_size`` is *not* used for that, only ``max_chunk_size == 0`` turns chunking off; a
+var-sized tile is cut at cell boundaries (``var_chunk_bounds``); WEBP tiles and var-sized
+string tiles with RLE or DICTIONARY are a single chunk.  An empty tile has no chunks.
 """
 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..datatypes import Datatype
 from ..errors import CorruptArrayError
 from . import filters as _filters  # noqa: F401  (registers every filter)
 from .binary import Reader, Writer
 from .filters import ChunkContext, Filter, filter_class
 
 _CHUNK_HEADER = struct.Struct("<III")
+ENCRYPTION_MARKER_ID = 11  # TILEDB_FILTER_AES_256_GCM, serialized only in generic tile headers
+
+TILE_CHUNK_SIZE = 65536  # TileDB's constants::max_tile_chunk_size
+_RLE, _DICTIONARY, _WEBP = 4, 14, 18
 
 
 @dataclass(frozen=True)
@@ -40,6 +51,11 @@ class FilterPipeline:
         for _ in range(num_filters):
             filter_id = r.u8("filter type")
             options_size = r.u32("filter options size")
+            if filter_id == ENCRYPTION_MARKER_ID:
+                # Encrypted generic tiles name the AES filter in their header pipeline; the
+                # keyed filter is supplied by the reader, so the marker is only skipped here.
+                r.skip(options_size, "encryption filter options")
+                continue
             start = r.pos
             f = filter_class(filter_id).read_options(r, options_size, version)
             # Options may grow in later versions: honour the stated size.
@@ -65,6 +81,25 @@ class FilterPipeline:
     def has(self, filter_id: int) -> bool:
         return any(f.filter_id == filter_id for f in self.filters)
 
+    def skip_offsets_filtering(self, datatype: int, version: int) -> bool:
+        """Whether var-sized tiles of ``datatype`` keep their offsets inside the data tile
+        (RLE / DICTIONARY on strings): the offsets file then holds an empty tile per tile.
+
+        ``version`` is the array schema's format version, as in TileDB's reader."""
+        ascii_, utf8 = datatype == Datatype.STRING_ASCII, datatype == Datatype.STRING_UTF8
+        if self.has(_RLE) and ((version >= 12 and ascii_) or (version >= 17 and utf8)):
+            return True
+        return self.has(_DICTIONARY) and ((version >= 13 and ascii_) or (version >= 17 and utf8))
+
+    def use_tile_chunking(self, is_var: bool, version: int, datatype: int) -> bool:
+        """Whether TileDB cuts tiles of this pipeline into chunks (else one chunk a tile)."""
+        if self.max_chunk_size == 0:
+            return False
+        if is_var and datatype in (Datatype.STRING_ASCII, Datatype.STRING_UTF8):
+            return not ((version >= 12 and self.has(_RLE))
+                        or (version >= 13 and self.has(_DICTIONARY)))
+        return not self.has(_WEBP)
+
     def datatypes(self, datatype: int) -> list[int]:
         """The datatype each filter sees, from the tile's datatype through each filter."""
         types = []
@@ -85,12 +120,22 @@ class FilterPipeline:
         encryption: Filter | None = None,
         expected_size: int | None = None,
         offsets_out: list[np.ndarray] | None = None,
+        cell_size: int = 0,
+        schema_version: int | None = None,
     ) -> np.ndarray:
         """Decode one filtered tile to its original bytes.
 
-        ``encryption`` is the AES-256-GCM filter of an encrypted array (it runs first on decode,
-        as TileDB appends it to every pipeline).  ``offsets_out`` collects the cell offsets that
-        RLE/DICTIONARY rebuild for var-sized string tiles.
+        ``version`` is the tile's (fragment's) format version; ``schema_version`` (default: the
+        same) the array schema's, which decides whether a var-sized string tile carries its
+        offsets.  ``encryption`` is the AES-256-GCM filter of an encrypted array (it runs first
+        on decode, as TileDB appends it to every pipeline).  ``cell_size`` is the tile's cell
+        size (fixed RLE runs are that wide; 0 = the datatype's size).
+
+        ``offsets_out``: pass a list when decoding a var-sized data tile.  If the pipeline keeps
+        the offsets in the data (``skip_offsets_filtering``), the rebuilt uint64 cell start
+        offsets (relative to the tile start, one per cell, no trailing end offset) are appended
+        to it and the offsets file's tile -- an empty tile, ``num_chunks = 0`` -- need not be
+        read; otherwise the list stays untouched.
         """
         chunks = list(iter_chunks(data, where))
         total = sum(c[0] for c in chunks)
@@ -98,30 +143,38 @@ class FilterPipeline:
             raise CorruptArrayError(
                 f"chunks add up to {total} bytes, expected {expected_size}", where
             )
+        var_strings = offsets_out is not None and self.skip_offsets_filtering(
+            datatype, version if schema_version is None else schema_version
+        )
+        base = ChunkContext(datatype, version, where, offsets_out=offsets_out if var_strings else None,
+                            cell_size=cell_size, var_strings=var_strings)
         out = np.empty(total, dtype=np.uint8)
         filters = list(self.filters) + ([encryption] if encryption is not None else [])
         types = self.datatypes(datatype) + ([datatype] if encryption is not None else [])
         pos = 0
         for chunk_idx, (orig_len, metadata, payload) in enumerate(chunks):
             chunk_where = f"{where}, chunk {chunk_idx}" if len(chunks) > 1 else where
-            decoded = self._decode_chunk(
-                filters, types, metadata, payload, version, chunk_where, offsets_out
-            )
+            found = len(offsets_out) if var_strings else 0
+            ctx = replace(base, where=chunk_where)
+            decoded = self._decode_chunk(filters, types, metadata, payload, ctx)
             if decoded.nbytes != orig_len:
                 raise CorruptArrayError(
                     f"decoded {decoded.nbytes} bytes, expected {orig_len}", chunk_where
                 )
             out[pos : pos + orig_len] = decoded
+            if var_strings:
+                for i in range(found, len(offsets_out)):  # offsets are per chunk
+                    offsets_out[i] += np.uint64(pos)
             pos += orig_len
         return out
 
     @staticmethod
-    def _decode_chunk(filters, types, metadata, payload, version, where, offsets_out) -> np.ndarray:
-        meta: object = metadata
-        data: object = payload
+    def _decode_chunk(filters, types, metadata, payload, ctx: ChunkContext) -> np.ndarray:
+        # Read-only, so no filter decodes in place into the caller's buffer.
+        meta: object = memoryview(metadata).toreadonly()
+        data: object = memoryview(payload).toreadonly()
         for f, datatype in zip(reversed(filters), reversed(types)):
-            ctx = ChunkContext(datatype, version, where, offsets_out=offsets_out)
-            meta, data = f.decode(_as_view(meta), _as_view(data), ctx)
+            meta, data = f.decode(_as_view(meta), _as_view(data), replace(ctx, datatype=datatype))
         return _as_uint8(data)
 
     # -- encoding --------------------------------------------------------------------------
@@ -135,36 +188,84 @@ class FilterPipeline:
         cell_size: int = 1,
         encryption: Filter | None = None,
         chunk_bounds: list[int] | None = None,
+        offsets: np.ndarray | None = None,
     ) -> bytes:
-        """Filter one tile's bytes into the chunked on-disk form.
+        """Filter one tile's bytes into the chunked on-disk form, chunked as TileDB does.
 
-        ``chunk_bounds`` (byte offsets where chunks start) overrides the fixed-size chunking;
-        var-sized tiles use it so that cells never straddle chunks.
+        ``offsets`` (the uint64 cell start offsets) marks a var-sized data tile: chunks then
+        end at cell boundaries, and RLE / DICTIONARY string tiles fold the offsets into the
+        single chunk (write an empty tile, ``EMPTY_TILE``, to the offsets file).
+        ``chunk_bounds`` (byte offsets where chunks start) overrides the chunking.
         """
         raw = _as_uint8(data)
-        bounds = chunk_bounds if chunk_bounds is not None else self.chunk_bounds(raw.nbytes, cell_size)
+        var_strings = offsets is not None and self.skip_offsets_filtering(datatype, version)
+        if chunk_bounds is not None:
+            bounds = chunk_bounds
+        elif raw.nbytes == 0:
+            bounds = []
+        elif not self.use_tile_chunking(offsets is not None, version, datatype):
+            bounds = [0]
+        elif offsets is not None:
+            bounds = var_chunk_bounds(offsets, raw.nbytes)
+        else:
+            bounds = self.chunk_bounds(raw.nbytes, cell_size)
         filters = list(self.filters) + ([encryption] if encryption is not None else [])
         types = self.datatypes(datatype) + ([datatype] if encryption is not None else [])
         w = Writer().u64(len(bounds))
         for start, end in zip(bounds, bounds[1:] + [raw.nbytes]):
-            chunk = raw[start:end]
-            meta: bytes = b""
-            payload: object = chunk
-            for f, ftype in zip(filters, types):
-                meta, payload = f.encode(meta, payload, ChunkContext(ftype, version))
-            payload = bytes(_as_uint8(payload))
+            ctx = ChunkContext(datatype, version, cell_size=cell_size, var_strings=var_strings,
+                               offsets_in=np.asarray(offsets, np.uint64) if var_strings else None)
+            meta, payload = self._encode_chunk(filters, types, raw[start:end], ctx)
             w.u32(end - start).u32(len(payload)).u32(len(meta)).raw(meta).raw(payload)
         return w.getvalue()
 
+    @staticmethod
+    def _encode_chunk(filters, types, chunk: np.ndarray, ctx: ChunkContext) -> tuple[bytes, bytes]:
+        meta: bytes = b""
+        payload: object = chunk
+        for f, ftype in zip(filters, types):
+            meta, payload = f.encode(meta, payload, replace(ctx, datatype=ftype))
+        return bytes(meta), bytes(_as_uint8(payload))
+
     def chunk_bounds(self, nbytes: int, cell_size: int) -> list[int]:
-        """Chunk start offsets of a fixed-size tile, as TileDB's ``compute_chunk_size``."""
+        """Chunk start offsets of a fixed-size tile, as TileDB's ``compute_chunk_size``: 64 KiB
+        rounded down to whole cells (at least one cell); none for an empty tile."""
         if nbytes == 0:
-            return [0]
+            return []
         if self.max_chunk_size == 0:
             return [0]
-        chunk = min(self.max_chunk_size, nbytes)
+        chunk = min(TILE_CHUNK_SIZE, nbytes)
         chunk = max(cell_size, chunk // cell_size * cell_size)
         return list(range(0, nbytes, chunk))
+
+
+EMPTY_TILE = bytes(8)  # a filtered tile with no chunks: what TileDB writes for skipped offsets
+
+
+def var_chunk_bounds(offsets: np.ndarray, nbytes: int, chunk_size: int = TILE_CHUNK_SIZE) -> list[int]:
+    """Chunk starts of a var-sized tile (TileDB's ``get_var_chunk_sizes``): whole cells, a
+    chunk may pass ``chunk_size`` while under half full or up to 1.5 x ``chunk_size``."""
+    if nbytes <= chunk_size:
+        return [0]
+    starts = [int(o) for o in offsets]
+    bounds, current = [0], 0
+    for i, start in enumerate(starts):
+        size = (starts[i + 1] if i + 1 < len(starts) else nbytes) - start
+        if current + size <= chunk_size:
+            current += size
+        elif current <= chunk_size // 2 or current + size <= chunk_size + chunk_size // 2:
+            bounds.append(start + size)
+            current = 0
+        else:
+            bounds.append(start)
+            if size > chunk_size:
+                if i != len(starts) - 1:
+                    bounds.append(start + size)
+                current = 0
+            else:
+                current = size
+    # TileDB can end on a boundary equal to the tile size: that is no chunk.
+    return [b for i, b in enumerate(bounds) if b < nbytes or i == 0]
 
 
 def iter_chunks(data, where: str):

@@ -15,7 +15,7 @@ import numpy as np
 from ..datatypes import Datatype, EncryptionType
 from ..errors import EncryptionKeyError
 from .binary import Reader, Writer
-from .filter_pipeline import FilterPipeline
+from .filter_pipeline import ENCRYPTION_MARKER_ID, FilterPipeline
 
 HEADER_FIXED_SIZE = 4 + 8 + 8 + 1 + 8 + 1 + 4
 
@@ -79,6 +79,9 @@ def encode_generic_tile(
     encryption = _encryption_filter(encryption_type, key, "")
     body = pipeline.encode_tile(raw, datatype, version, cell_size=cell_size, encryption=encryption)
     pipe = pipeline.to_bytes()
+    if encryption is not None:  # the header names the AES filter after the others, no options
+        pipe = (Writer().u32(pipeline.max_chunk_size).u32(len(pipeline.filters) + 1).getvalue()
+                + pipe[8:] + Writer().u8(ENCRYPTION_MARKER_ID).u32(0).getvalue())
     w = Writer().u32(version).u64(len(body)).u64(raw.nbytes).u8(datatype).u64(cell_size)
     w.u8(encryption_type).u32(len(pipe)).raw(pipe).raw(body)
     return w.getvalue()

@@ -1,13 +1,44 @@
 """Filters: one module per filter family, a registry keyed by the TileDB filter id.
 
-``base``        the ``Filter`` interface, ``ChunkContext`` and the registry
-``compression`` GZIP, ZSTD, LZ4, BZIP2 (codec libraries) and RLE
-``...``        one module per remaining family (see each module's docstring)
+=============== ===========================================================================
+``base``        the ``Filter`` interface, ``ChunkContext``, the registry, shared helpers
+``compression`` GZIP (1), ZSTD (2), LZ4 (3), BZIP2 (5): codec libraries
+``rle``         RLE (4): fixed-size values and var-sized strings
+``dictionary``  DICTIONARY (14): var-sized strings
+``var_strings`` the framing RLE and DICTIONARY share on var-sized string tiles
+``delta``       DELTA (19), DOUBLE_DELTA (6)
+``bit_width``   BIT_WIDTH_REDUCTION (7), POSITIVE_DELTA (10)
+``shuffle``     BITSHUFFLE (8), BYTESHUFFLE (9)
+``checksum``    CHECKSUM_MD5 (12), CHECKSUM_SHA256 (13)
+``xor``         XOR (16)
+``float_scale`` SCALE_FLOAT (15)
+``webp``        WEBP (18), through Pillow (the ``tdbsql[webp]`` extra)
+``encryption``  AES-256-GCM, appended to every pipeline of an encrypted array (not registered)
+=============== ===========================================================================
 
-Importing this package registers every filter.
+Importing this package registers every filter.  The byte loops live in ``tdbsql.kernels``.
 """
 
-from . import compression  # noqa: F401  (registers GZIP, ZSTD, LZ4, BZIP2)
+from . import (  # noqa: F401  (importing registers the filters)
+    bit_width, checksum, compression, delta, dictionary, float_scale, rle, shuffle, webp, xor,
+)
 from .base import ChunkContext, Filter, filter_class, register
+from .bit_width import BitWidthReductionFilter, PositiveDeltaFilter
+from .checksum import ChecksumMd5Filter, ChecksumSha256Filter
+from .compression import Bzip2Filter, GzipFilter, Lz4Filter, ZstdFilter
+from .delta import DeltaFilter, DoubleDeltaFilter
+from .dictionary import DictionaryFilter
+from .encryption import AesGcmFilter
+from .float_scale import FloatScaleFilter
+from .rle import RleFilter
+from .shuffle import BitshuffleFilter, ByteshuffleFilter
+from .webp import WebpFilter
+from .xor import XorFilter
 
-__all__ = ["ChunkContext", "Filter", "filter_class", "register"]
+__all__ = [
+    "AesGcmFilter", "BitWidthReductionFilter", "BitshuffleFilter", "ByteshuffleFilter",
+    "Bzip2Filter", "ChecksumMd5Filter", "ChecksumSha256Filter", "ChunkContext", "DeltaFilter",
+    "DictionaryFilter", "DoubleDeltaFilter", "Filter", "FloatScaleFilter", "GzipFilter",
+    "Lz4Filter", "PositiveDeltaFilter", "RleFilter", "WebpFilter", "XorFilter", "ZstdFilter",
+    "filter_class", "register",
+]

@@ -19,7 +19,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from ...errors import UnsupportedFormatError
+from ...datatypes import datatype_size
+from ...errors import CorruptArrayError, UnsupportedFormatError
 from ..binary import Reader
 
 Buffer = bytes | bytearray | memoryview | np.ndarray
@@ -37,6 +38,17 @@ class ChunkContext:
     offsets_out: list[np.ndarray] | None = field(default=None)
     # For encoding such tiles: the cell start offsets of the chunk's strings.
     offsets_in: np.ndarray | None = None
+    # Byte size of one cell of the tile (TileDB's ``Tile::cell_size``): fixed RLE runs are
+    # this wide.  0 means "the size of ``datatype``".
+    cell_size: int = 0
+    # True when this chunk is a whole var-sized STRING_ASCII/UTF8 tile whose offsets RLE or
+    # DICTIONARY encode together with the data (``FilterPipeline.skip_offsets_filtering``).
+    var_strings: bool = False
+
+    @property
+    def value_size(self) -> int:
+        """Byte width of one RLE value: the tile's cell size, else the datatype's size."""
+        return self.cell_size if self.cell_size > 0 else datatype_size(self.datatype)
 
 
 class Filter(ABC):
@@ -82,3 +94,53 @@ def filter_class(filter_id: int) -> type[Filter]:
     if cls is None:
         raise UnsupportedFormatError(f"unsupported TileDB filter type id {filter_id}")
     return cls
+
+
+# -- helpers shared by the filter modules -----------------------------------------------------
+
+
+def as_uint8(buf: Buffer) -> np.ndarray:
+    """``buf`` as a writable, C-contiguous uint8 array (a copy when it is read-only)."""
+    if isinstance(buf, np.ndarray):
+        arr = np.ascontiguousarray(buf).view(np.uint8).reshape(-1)
+    else:
+        arr = np.frombuffer(buf, dtype=np.uint8)
+    return arr if arr.flags.writeable else arr.copy()
+
+
+def uint_view(arr: np.ndarray, width: int) -> np.ndarray:
+    """The uint8 array ``arr`` (a whole number of ``width``-byte values) as unsigned values."""
+    return arr.view(_UINT_BY_WIDTH[width])
+
+
+_UINT_BY_WIDTH = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def rest(r: Reader) -> memoryview:
+    """The metadata after what ``r`` consumed: what a filter forwards to the next one."""
+    return memoryview(r.data)[r.pos :]
+
+
+def read_part_sizes(r: Reader, name: str) -> list[int]:
+    """``num_parts u32`` then one ``u32`` size per part (shuffles, XOR, float scale, WEBP)."""
+    count = r.u32(f"{name} part count")
+    if count > r.remaining // 4:
+        raise r.error(f"{name} part count", f"{count} parts do not fit in the metadata")
+    return [r.u32(f"{name} part {i} size") for i in range(count)]
+
+
+def part_sizes_header(sizes: list[int]) -> bytes:
+    """The metadata ``read_part_sizes`` reads."""
+    return np.array([len(sizes), *sizes], dtype="<u4").tobytes()
+
+
+def split_parts(data: Buffer, sizes: list[int], where: str, name: str) -> list[np.ndarray]:
+    """Cut ``data`` into consecutive parts of ``sizes`` bytes (writable uint8 arrays, so the
+    kernels see a single array type)."""
+    arr = as_uint8(data)
+    if sum(sizes) > arr.nbytes:
+        raise CorruptArrayError(
+            f"{name} parts need {sum(sizes)} bytes but the chunk has {arr.nbytes}", where
+        )
+    bounds = np.cumsum([0, *sizes])
+    return [arr[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]

@@ -16,11 +16,20 @@ import zlib
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...errors import CorruptArrayError
+import numpy as np
+
+from ...errors import CorruptArrayError, UnsupportedFormatError
 from ..binary import Reader, Writer
 from .base import ChunkContext, Filter, register
 
 _PART = struct.Struct("<II")
+
+
+def _as_bytes(data) -> bytes | memoryview:
+    """Bytes of a chunk buffer (numpy arrays of any dtype are taken byte for byte)."""
+    if isinstance(data, np.ndarray):
+        return np.ascontiguousarray(data).view(np.uint8).reshape(-1).data
+    return data
 
 
 @dataclass(frozen=True)
@@ -28,6 +37,9 @@ class CompressionFilter(Filter):
     """A compressor with TileDB's ``compressor type u8, level i32`` options."""
 
     level: int = -1
+    # TileDB's ``Compressor`` enum value written in the options; it equals the filter id except
+    # for DICTIONARY (7) and DELTA (8).
+    compressor_code: ClassVar[int] = 0
 
     @classmethod
     def read_options(cls, r: Reader, size: int, version: int) -> "CompressionFilter":
@@ -39,7 +51,7 @@ class CompressionFilter(Filter):
         return cls(level=level)
 
     def options_bytes(self) -> bytes:
-        return Writer().u8(self.filter_id).i32(self.level).getvalue()
+        return Writer().u8(self.compressor_code or self.filter_id).i32(self.level).getvalue()
 
     # One part at a time; subclasses supply the codec.
     def compress(self, data: bytes) -> bytes:  # pragma: no cover - overridden
@@ -47,6 +59,13 @@ class CompressionFilter(Filter):
 
     def decompress(self, data: bytes, size: int) -> bytes:  # pragma: no cover - overridden
         raise TypeError(f"{self.name} has no codec")
+
+    # Codecs that depend on the values' type (RLE, DELTA, DOUBLE_DELTA) override these two.
+    def compress_part(self, data: bytes, ctx: ChunkContext) -> bytes:
+        return self.compress(data)
+
+    def decompress_part(self, data: bytes, size: int, ctx: ChunkContext) -> bytes:
+        return self.decompress(data, size)
 
     def decode(self, metadata, data, ctx: ChunkContext):
         r = Reader(metadata, ctx.where)
@@ -60,26 +79,26 @@ class CompressionFilter(Filter):
         parts = []
         for orig, comp in sizes:
             compressed = src.bytes(comp, f"{self.name} compressed part")
-            parts.append(self._checked_decompress(compressed, orig, ctx.where))
+            parts.append(self._checked_decompress(compressed, orig, ctx))
         return b"".join(parts[:num_meta]), b"".join(parts[num_meta:])
 
-    def _checked_decompress(self, compressed: bytes, size: int, where: str) -> bytes:
+    def _checked_decompress(self, compressed: bytes, size: int, ctx: ChunkContext) -> bytes:
         try:
-            out = self.decompress(compressed, size)
-        except CorruptArrayError:
+            out = self.decompress_part(compressed, size, ctx)
+        except (CorruptArrayError, UnsupportedFormatError):
             raise
         except Exception as exc:  # the codec's own error type varies per library
-            raise CorruptArrayError(f"{self.name} decompression failed ({exc})", where) from None
+            raise CorruptArrayError(f"{self.name} decompression failed ({exc})", ctx.where) from None
         if len(out) != size:
             raise CorruptArrayError(
-                f"{self.name} decompressed {len(out)} bytes, expected {size}", where
+                f"{self.name} decompressed {len(out)} bytes, expected {size}", ctx.where
             )
         return out
 
     def encode(self, metadata, data, ctx: ChunkContext):
         meta_parts = [bytes(metadata)] if len(metadata) else []
-        data_parts = [bytes(data)]
-        compressed = [self.compress(p) for p in meta_parts + data_parts]
+        data_parts = [bytes(_as_bytes(data))]
+        compressed = [self.compress_part(p, ctx) for p in meta_parts + data_parts]
         w = Writer().u32(len(meta_parts)).u32(len(data_parts))
         for part, comp in zip(meta_parts + data_parts, compressed):
             w.u32(len(part)).u32(len(comp))

@@ -1,0 +1,104 @@
+"""The ``tdbsql`` command: a thin shell over the Python API.
+
+    tdbsql query "SELECT * FROM array WHERE d BETWEEN 1 AND 9" ./my_array
+    tdbsql schema ./my_array
+    tdbsql fragments ./my_array
+
+Errors print one line (``tdbsql: error: ...``) and exit 1.  ``tdbsql --help`` imports nothing
+heavy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+FORMATS = ("table", "csv", "json", "parquet", "arrow")
+
+
+def _add_key_options(p: argparse.ArgumentParser) -> None:
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--key", help="encryption key of an AES-256-GCM encrypted array")
+    group.add_argument("--key-env", metavar="VAR", help="read the encryption key from $VAR")
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", "-f", choices=FORMATS, default="table", help="output format")
+    p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tdbsql", description="SQL over TileDB arrays.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    q = sub.add_parser("query", help="run a SELECT over an array",
+                       epilog='example: tdbsql query "SELECT * FROM array LIMIT 5" ./my_array')
+    q.add_argument("sql", help="the SQL text, or - to read it from stdin")
+    q.add_argument("path", nargs="?", help="the array (named 'array' in the SQL)")
+    q.add_argument("--timestamp", "--as-of", dest="timestamp", type=int, metavar="MS",
+                   help="read the array as of this time (ms since the epoch)")
+    _add_output_options(q)
+    _add_key_options(q)
+    s = sub.add_parser("schema", help="print an array's schema",
+                       epilog="example: tdbsql schema ./my_array")
+    s.add_argument("path")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    _add_key_options(s)
+    f = sub.add_parser("fragments", help="list an array's fragments",
+                       epilog="example: tdbsql fragments ./my_array")
+    f.add_argument("path")
+    f.add_argument("--timestamp", "--as-of", dest="timestamp", type=int, metavar="MS")
+    _add_output_options(f)
+    _add_key_options(f)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    import tdbsql
+
+    try:
+        key = _key(args)
+        if args.command == "query":
+            sql = sys.stdin.read() if args.sql == "-" else args.sql
+            table = tdbsql.query(sql, args.path, key=key, timestamp=args.timestamp)
+            _emit(table, args.format, args.output)
+        elif args.command == "schema":
+            from .describe import schema_dict, schema_text
+
+            arr = tdbsql.open(args.path, key=key)
+            print(json.dumps(schema_dict(arr.schema), indent=2) if args.json
+                  else schema_text(arr.schema))
+        elif args.command == "fragments":
+            from .describe import fragments_table
+
+            arr = tdbsql.open(args.path, key=key, timestamp=args.timestamp)
+            _emit(fragments_table(arr), args.format, args.output)
+    except tdbsql.Error as err:
+        print(f"tdbsql: error: {err}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+def _key(args) -> str | None:
+    if getattr(args, "key_env", None):
+        value = os.environ.get(args.key_env)
+        if value is None:
+            import tdbsql
+
+            raise tdbsql.EncryptionKeyError(f"environment variable {args.key_env} is not set")
+        return value
+    return getattr(args, "key", None)
+
+
+def _emit(table, fmt: str, output: str | None) -> None:
+    from .output import write_table
+
+    write_table(table, fmt, output)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""Columns -> Arrow arrays, following the mapping documented in ``tdbsql.datatypes``.
+
+Buffers are handed to Arrow without copies where the layout allows (numbers, var offsets that
+fit int32).  Datetime/time values equal to INT64_MIN (numpy's NaT, TileDB's default fill) become
+NULL, exactly as numpy shows them as NaT.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ..datatypes import VAR_NUM, arrow_type, string_codec, temporal_mapping, type_info
+from ..errors import DataError
+from .column import Column
+
+_NAT = np.iinfo(np.int64).min
+
+
+def to_arrow(column: Column, datatype: int, cell_val_num: int, name: str = "") -> pa.Array:
+    info = type_info(datatype)
+    target = arrow_type(datatype, cell_val_num)
+    mask = None if column.validity is None else column.validity == 0
+    if info.kind in ("string", "binary"):
+        return _strings(column, datatype, cell_val_num, target, mask, name)
+    values = column.values.view(info.numpy)
+    values, mask_from_values = _scalar_values(values, info, name)
+    if cell_val_num == 1:
+        mask = _or_masks(mask, mask_from_values)
+        return _numeric(values, info, target, mask)
+    value_type = target.value_type
+    flat = _numeric(values, info, value_type, mask_from_values)
+    if cell_val_num == VAR_NUM:
+        width = info.size
+        offsets = (column.offsets // width).astype(np.int32)
+        return pa.ListArray.from_arrays(pa.array(offsets), flat, mask=_pa_mask(mask))
+    return pa.FixedSizeListArray.from_arrays(flat, cell_val_num, mask=_pa_mask(mask))
+
+
+def _scalar_values(values: np.ndarray, info, name: str):
+    """Scale temporal values to their Arrow unit; return (values, NaT mask or None)."""
+    mapping = temporal_mapping(info)
+    if mapping is None:
+        return values, None
+    kind, _, scale = mapping
+    nat = values == _NAT
+    has_nat = bool(nat.any())
+    if scale != 1 or kind in ("date32", "time32"):
+        safe = np.where(nat, 0, values)
+        scaled = safe * scale
+        if kind in ("date32", "time32"):
+            if scaled.size and (scaled.min() < -(2**31) or scaled.max() >= 2**31):
+                raise DataError(f"column {name!r}: a {info.datatype.name} value does not fit "
+                                f"Arrow {kind}")
+            values = scaled.astype(np.int32)
+        else:
+            values = scaled
+    return values, (nat if has_nat else None)
+
+
+def _numeric(values: np.ndarray, info, target: pa.DataType, mask) -> pa.Array:
+    if info.kind == "bool":
+        return pa.array(values.view(np.uint8) != 0, type=pa.bool_(), mask=mask)
+    if pa.types.is_temporal(target):
+        storage = pa.int32() if values.dtype.itemsize == 4 else pa.int64()
+        arr = pa.array(values, type=storage, mask=mask)
+        return arr.view(target)
+    return pa.array(values, type=target, mask=mask)
+
+
+def _strings(column: Column, datatype: int, cell_val_num: int, target, mask, name: str) -> pa.Array:
+    n = len(column)
+    raw = np.ascontiguousarray(column.values).view(np.uint8)
+    if column.offsets is not None:
+        offsets = column.offsets
+    else:
+        width = type_info(datatype).size * cell_val_num
+        offsets = np.arange(n + 1, dtype=np.int64) * width
+    codec = string_codec(datatype)
+    if codec != "utf-8":
+        return _decode_wide(raw, offsets, codec, mask)
+    if offsets[-1] >= 2**31:
+        raise DataError(f"column {name!r}: a batch holds over 2 GiB of strings")
+    offsets32 = offsets.astype(np.int32)
+    validity = None if mask is None else pa.array(~mask).buffers()[1]
+    null_count = -1 if mask is not None else 0
+    arr = pa.Array.from_buffers(
+        pa.binary(), n, [validity, pa.py_buffer(offsets32), pa.py_buffer(raw)], null_count
+    )
+    if target == pa.binary():
+        return arr
+    as_string = arr.view(pa.string())
+    try:
+        as_string.validate(full=True)
+    except pa.ArrowInvalid:
+        return arr  # not valid UTF-8: keep the raw bytes as binary rather than alter them
+    return as_string
+
+
+def _decode_wide(raw: np.ndarray, offsets: np.ndarray, codec: str, mask) -> pa.Array:
+    data = raw.tobytes()
+    items = [data[offsets[i] : offsets[i + 1]].decode(codec, errors="surrogatepass")
+             for i in range(len(offsets) - 1)]
+    return pa.array(items, type=pa.string(), mask=mask)
+
+
+def _or_masks(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a | b
+
+
+def _pa_mask(mask):
+    return None if mask is None else pa.array(mask)

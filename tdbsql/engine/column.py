@@ -1,0 +1,107 @@
+"""Columns of cells as they come out of tiles: raw storage values, var offsets, validity.
+
+A ``Column`` keeps the bytes exactly as TileDB stores them (values in the storage dtype; var
+cells as a uint8 byte buffer plus ``n + 1`` int64 byte offsets; validity as uint8, 1 = valid).
+Operators gather and concatenate columns; only ``engine.arrow_convert`` turns them into Arrow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kernels import gather as gather_kernels
+
+
+@dataclass(frozen=True)
+class Column:
+    values: np.ndarray  # fixed: flat storage values (n * cell_val_num); var: uint8 bytes
+    offsets: np.ndarray | None = None  # var: int64, n + 1 byte offsets into values
+    validity: np.ndarray | None = None  # uint8 per cell, 1 = valid; None = all valid
+    cell_val_num: int = 1
+
+    @property
+    def is_var(self) -> bool:
+        return self.offsets is not None
+
+    def __len__(self) -> int:
+        if self.offsets is not None:
+            return len(self.offsets) - 1
+        return len(self.values) // self.cell_val_num
+
+    def take(self, indices: np.ndarray) -> "Column":
+        """Cells at ``indices`` (int64), in that order."""
+        indices = np.ascontiguousarray(indices, dtype=np.int64)
+        validity = None if self.validity is None else self.validity[indices]
+        if self.offsets is not None:
+            values, offsets = gather_var(self.values, self.offsets, indices)
+            return Column(values, offsets, validity, self.cell_val_num)
+        if self.cell_val_num == 1:
+            return Column(self.values[indices], None, validity, 1)
+        cells = self.values.reshape(-1, self.cell_val_num)[indices]
+        return Column(cells.reshape(-1), None, validity, self.cell_val_num)
+
+    def filter(self, mask: np.ndarray) -> "Column":
+        return self.take(np.flatnonzero(mask))
+
+    def slice(self, start: int, stop: int) -> "Column":
+        validity = None if self.validity is None else self.validity[start:stop]
+        if self.offsets is not None:
+            offsets = self.offsets[start : stop + 1]
+            values = self.values[offsets[0] : offsets[-1]]
+            return Column(values, offsets - offsets[0], validity, self.cell_val_num)
+        cvn = self.cell_val_num
+        return Column(self.values[start * cvn : stop * cvn], None, validity, cvn)
+
+
+def gather_var(values: np.ndarray, offsets: np.ndarray, indices: np.ndarray):
+    """Gather var-sized cells: ``(values, offsets)`` of the cells at ``indices``."""
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    lengths = offsets[1:][indices] - offsets[:-1][indices]
+    out_offsets = np.zeros(len(indices) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out_offsets[1:])
+    out = np.empty(int(out_offsets[-1]), dtype=np.uint8)
+    src = np.ascontiguousarray(values).view(np.uint8)
+    if not src.flags.writeable:
+        src = src.copy()
+    gather_kernels.gather_bytes(src, offsets, indices, out_offsets, out)
+    return out, out_offsets
+
+
+def concat(columns: list[Column]) -> Column:
+    """One column holding the cells of ``columns`` one after another."""
+    if len(columns) == 1:
+        return columns[0]
+    cvn = columns[0].cell_val_num
+    has_validity = any(c.validity is not None for c in columns)
+    validity = None
+    if has_validity:
+        validity = np.concatenate(
+            [c.validity if c.validity is not None else np.ones(len(c), np.uint8) for c in columns]
+        )
+    if columns[0].offsets is None:
+        return Column(np.concatenate([c.values for c in columns]), None, validity, cvn)
+    parts = [np.zeros(1, np.int64)]
+    base = 0
+    for c in columns:
+        parts.append(c.offsets[1:] - c.offsets[0] + base)
+        base += int(c.offsets[-1] - c.offsets[0])
+    # a sliced column's values may start past its first offset: rebase
+    values = np.concatenate([c.values[int(c.offsets[0]) : int(c.offsets[-1])] for c in columns])
+    return Column(values, np.concatenate(parts), validity, cvn)
+
+
+def repeat_value(value: bytes, dtype: np.dtype, count: int, var: bool, cell_val_num: int,
+                 valid: bool | None) -> Column:
+    """``count`` cells all holding the raw ``value`` (used for fill values)."""
+    validity = None if valid is None else np.full(count, 1 if valid else 0, np.uint8)
+    if var:
+        raw = np.frombuffer(value, dtype=np.uint8)
+        values = np.tile(raw, count)
+        offsets = np.arange(count + 1, dtype=np.int64) * len(raw)
+        return Column(values, offsets, validity, cell_val_num)
+    cell = np.frombuffer(value, dtype=dtype)
+    if len(cell) != cell_val_num:
+        cell = np.resize(cell, cell_val_num)
+    return Column(np.tile(cell, count), None, validity, cell_val_num)

@@ -1,0 +1,95 @@
+"""Run a bound ``SelectPlan`` on an opened array: scan -> Arrow -> filter -> project -> order ->
+limit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .arrow_convert import to_arrow
+from .evaluate import evaluate, where_mask
+from .scan import scan
+
+
+def scan_table(array, fields: list[str], ranges) -> pa.Table:
+    """The scanned cells of ``fields`` as an Arrow table (enumerations as dictionaries)."""
+    read = fields or [array.schema.dimensions[0].name]
+    result = scan(array, read, ranges)
+    arrays = {name: column_to_arrow(array, name, result.columns[name]) for name in read}
+    table = pa.table(arrays) if arrays else pa.table({})
+    return table.select(fields) if fields else pa.table({"__rows": pa.nulls(result.length)})
+
+
+def column_to_arrow(array, name: str, column) -> pa.Array:
+    schema = array.schema
+    for dim in schema.dimensions:
+        if dim.name == name:
+            return to_arrow(column, dim.datatype, dim.cell_val_num, name)
+    attr = schema.attribute(name)
+    values = to_arrow(column, attr.datatype, attr.cell_val_num, name)
+    if attr.enumeration_name:
+        return _dictionary(array, attr, values)
+    return values
+
+
+def _dictionary(array, attr, indices: pa.Array) -> pa.Array:
+    """Enumerated attribute: a dictionary array of the enumeration's labels."""
+    enumeration = array.enumerations[attr.enumeration_name]
+    labels = pa.array(enumeration.values())
+    index_type = indices.type
+    if not pa.types.is_integer(index_type):
+        return indices
+    return pa.DictionaryArray.from_arrays(indices, labels)
+
+
+def execute(plan, array, sql: str) -> pa.Table:
+    table = scan_table(array, list(plan.read_fields), plan.ranges)
+    if plan.where is not None:
+        table = table.filter(where_mask(table, plan.where, sql))
+    out = {}
+    for name, node in plan.outputs:
+        value = evaluate(table, node, sql)
+        if isinstance(value, pa.Scalar):
+            value = pa.array([value.as_py()] * table.num_rows, type=value.type)
+        out[name] = value
+    result = pa.table(out) if out else pa.table({})
+    if plan.distinct and result.num_columns:
+        result = _distinct(result)
+    if plan.order_by:
+        result = _order(result, table, plan, sql)
+    if plan.offset or plan.limit is not None:
+        stop = None if plan.limit is None else plan.offset + plan.limit
+        result = result.slice(plan.offset, None if stop is None else stop - plan.offset)
+    return result
+
+
+def _distinct(table: pa.Table) -> pa.Table:
+    keys = pa.table({f"k{i}": c for i, c in enumerate(table.columns)})
+    groups = keys.group_by(keys.column_names, use_threads=False).aggregate([])
+    return pa.table({name: groups.column(f"k{i}") for i, name in enumerate(table.column_names)})
+
+
+def _order(result: pa.Table, source: pa.Table, plan, sql: str) -> pa.Table:
+    """ORDER BY with SQL defaults: ASC puts NULLs last, DESC puts them first (as DuckDB)."""
+    names = set(result.column_names)
+    keys = {}
+    sort_keys = []
+    for i, (node, desc, nulls_first) in enumerate(plan.order_by):
+        if node.key == "column" and node.name in names:
+            key = result.column(node.name)
+        else:
+            key = evaluate(source if source.num_rows == result.num_rows else result, node, sql)
+        keys[f"__k{i}"] = key
+        sort_keys.append((f"__k{i}", "descending" if desc else "ascending"))
+    key_table = pa.table(keys)
+    # pyarrow takes one null placement for all keys: sort by a null flag per key first.
+    order = np.arange(result.num_rows)
+    for i in range(len(plan.order_by) - 1, -1, -1):
+        node, desc, nulls_first = plan.order_by[i]
+        nulls_first = desc if nulls_first is None else nulls_first
+        col = key_table.column(f"__k{i}").take(pa.array(order))
+        idx = pc.sort_indices(pa.table({"k": col}), sort_keys=[("k", "descending" if desc else "ascending")],
+                              null_placement="at_start" if nulls_first else "at_end")
+        order = order[np.asarray(idx)]
+    return result.take(pa.array(order))

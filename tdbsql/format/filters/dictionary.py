@@ -1,0 +1,99 @@
+"""DICTIONARY (14): var-sized STRING_ASCII / STRING_UTF8 tiles as word ids into a dictionary.
+
+Metadata: the header of ``var_strings``, then ``id_bytes u8, string_len_bytes u8,
+dictionary_size u32`` and the dictionary (per distinct string in order of first appearance: its
+length, ``string_len_bytes`` big-endian, and its bytes).  Data: one id per cell, ``id_bytes``
+big-endian.  (The format spec mentions a word count before the dictionary; TileDB writes none.)
+Decoding rebuilds the cell offsets into ``ctx.offsets_out``.  TileDB applies the filter to
+nothing else.  The decoding loops are ``tdbsql.kernels.dictionary``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ...errors import CorruptArrayError, DataError, UnsupportedFormatError
+from ...kernels import dictionary as kernels
+from ..binary import Reader, Writer
+from .base import ChunkContext, as_uint8, register, rest
+from .compression import CompressionFilter
+from .var_strings import (
+    VarStringHeader, cell_bounds, is_var_string_chunk, normalized_width, width_code,
+)
+
+
+@register
+@dataclass(frozen=True)
+class DictionaryFilter(CompressionFilter):
+    filter_id: ClassVar[int] = 14
+    name: ClassVar[str] = "DICTIONARY"
+    compressor_code: ClassVar[int] = 7
+
+    def decode(self, metadata, data, ctx: ChunkContext):
+        if not is_var_string_chunk(ctx):
+            raise UnsupportedFormatError(
+                f"{ctx.where}: the DICTIONARY filter only applies to var-sized ASCII/UTF-8 strings"
+            )
+        r = Reader(metadata, ctx.where)
+        header = VarStringHeader.read(r, self.name)
+        id_code = r.u8("DICTIONARY id width")
+        len_code = r.u8("DICTIONARY string length width")
+        if id_code == 0 or len_code == 0:
+            raise r.error("DICTIONARY widths", "an id or string length width of 0")
+        words = as_uint8(r.view(r.u32("DICTIONARY size"), "DICTIONARY words"))
+        ids = as_uint8(Reader(data, ctx.where).view(header.encoded_size, "DICTIONARY ids"))
+        out, offsets = _decode(ids, normalized_width(id_code), words, normalized_width(len_code),
+                               header, ctx.where)
+        if ctx.offsets_out is not None:
+            ctx.offsets_out.append(offsets)
+        return rest(r), out
+
+    def encode(self, metadata, data, ctx: ChunkContext):
+        if not is_var_string_chunk(ctx) or ctx.offsets_in is None:
+            raise DataError("the DICTIONARY filter needs var-sized ASCII/UTF-8 strings and offsets")
+        src = as_uint8(data)
+        starts, ends = cell_bounds(ctx.offsets_in, src.nbytes)
+        raw = src.tobytes()
+        # A hash map from each distinct string to its id: this encoder-only path is Python.
+        ids_of: dict[bytes, int] = {}
+        ids = np.array([ids_of.setdefault(raw[s:e], len(ids_of)) for s, e in zip(starts, ends)],
+                       dtype=np.uint64)
+        id_bytes = width_code(starts.size)
+        len_bytes = width_code(int((ends - starts).max(initial=0)))
+        stored_ids = ids.astype(f">u{id_bytes}").view(np.uint8)
+        words = _serialize_words(list(ids_of), len_bytes)
+        w = VarStringHeader(src.nbytes, stored_ids.nbytes, starts.size).write(Writer())
+        w.u8(id_bytes).u8(len_bytes).u32(len(words)).raw(words)
+        return w.getvalue() + bytes(metadata), stored_ids
+
+
+def _serialize_words(words: list[bytes], len_bytes: int) -> bytes:
+    lengths = np.array([len(word) for word in words], dtype=f">u{len_bytes}")
+    return b"".join(length.tobytes() + word for length, word in zip(lengths, words))
+
+
+def _decode(ids, id_bytes: int, words, len_bytes: int, header: VarStringHeader, where: str):
+    if ids.nbytes % id_bytes or ids.nbytes // id_bytes != header.cell_count:
+        raise CorruptArrayError(
+            f"DICTIONARY has {ids.nbytes} id bytes for {header.cell_count} cells", where
+        )
+    empty = np.empty(0, dtype=np.int64)
+    count = kernels.dictionary_words(words, len_bytes, empty, empty)
+    if count < 0:
+        raise CorruptArrayError("DICTIONARY words run past the dictionary", where)
+    starts = np.empty(count, dtype=np.int64)
+    lengths = np.empty(count, dtype=np.int64)
+    kernels.dictionary_words(words, len_bytes, starts, lengths)
+    total = kernels.dictionary_decoded_size(ids, id_bytes, lengths)
+    if total != header.data_size:
+        raise CorruptArrayError(
+            "DICTIONARY id outside the dictionary" if total < 0 else
+            f"DICTIONARY strings take {total} bytes, expected {header.data_size}", where,
+        )
+    out = np.empty(total, dtype=np.uint8)
+    offsets = np.empty(header.cell_count, dtype=np.uint64)
+    kernels.dictionary_decode(ids, id_bytes, words, starts, lengths, out, offsets)
+    return out, offsets

@@ -1,0 +1,78 @@
+"""Writing a result table in the CLI's formats: table, csv, json, parquet, arrow (IPC file)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pyarrow as pa
+
+MAX_CELL = 60
+
+
+def write_table(table: pa.Table, fmt: str, output: str | None) -> None:
+    if fmt in ("parquet", "arrow"):
+        if output is None and sys.stdout.isatty():
+            from .errors import InterfaceError
+
+            raise InterfaceError(f"--format {fmt} is binary: give --output FILE")
+        sink = output if output is not None else sys.stdout.buffer
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, sink)
+        else:
+            with pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+        return
+    text = {"table": render_table, "csv": render_csv, "json": render_json}[fmt](table)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bytes):
+        return "0x" + value.hex()
+    text = str(value)
+    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+
+
+def render_table(table: pa.Table) -> str:
+    """An aligned text table with a row count, numbers right-aligned."""
+    names = table.column_names
+    rows = [[_cell(v) for v in row.values()] for row in table.to_pylist()]
+    widths = [max([len(n)] + [len(r[i]) for r in rows]) for i, n in enumerate(names)]
+    numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) for t in table.schema.types]
+
+    def line(cells):
+        return " | ".join(c.rjust(w) if num else c.ljust(w)
+                          for c, w, num in zip(cells, widths, numeric)).rstrip()
+
+    out = [line(names), "-+-".join("-" * w for w in widths)]
+    out.extend(line(r) for r in rows)
+    out.append(f"({table.num_rows} row{'s' if table.num_rows != 1 else ''})")
+    return "\n".join(out) + "\n"
+
+
+def render_csv(table: pa.Table) -> str:
+    import io
+
+    import pyarrow.csv as pcsv
+
+    buf = io.BytesIO()
+    pcsv.write_csv(table, buf)
+    return buf.getvalue().decode("utf-8")
+
+
+def render_json(table: pa.Table) -> str:
+    def default(value):
+        if isinstance(value, bytes):
+            return value.hex()
+        return str(value)
+
+    return "\n".join(json.dumps(row, default=default) for row in table.to_pylist()) + "\n"

@@ -1,0 +1,63 @@
+"""The pruning funnel on dimensions: fragments by non-empty domain, sparse tiles by R-tree MBRs,
+dense space tiles by the query box.
+
+``Ranges`` maps a dimension name to a list of inclusive ``(lo, hi)`` ranges that every row the
+query can return satisfies (see ``planner.ranges``).  Dropping a fragment or tile whose domain
+misses every range is always sound: no cell in it can be returned.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+Ranges = dict[str, list[tuple[Any, Any]]]
+
+
+def overlaps(lo, hi, ranges: list[tuple[Any, Any]]) -> bool:
+    return any(r_lo <= hi and lo <= r_hi for r_lo, r_hi in ranges)
+
+
+def fragment_overlaps(non_empty_domain, dim_names: list[str], ranges: Ranges) -> bool:
+    """False when the fragment's non-empty domain misses the ranges of some dimension."""
+    if non_empty_domain is None:
+        return False
+    for dim_name, (lo, hi) in zip(dim_names, non_empty_domain):
+        if dim_name in ranges and not overlaps(_comparable(lo), _comparable(hi), ranges[dim_name]):
+            return False
+    return True
+
+
+def sparse_tiles(mbrs: list[tuple[Any, Any]], dim_names: list[str], ranges: Ranges,
+                 tile_count: int) -> np.ndarray:
+    """Indices of the sparse tiles whose MBR meets the ranges.
+
+    ``mbrs[dim_idx]`` is ``(lows, highs)``: numpy arrays for fixed dims, lists of bytes for
+    var-sized dims, one entry per tile (the R-tree leaf level).
+    """
+    keep = np.ones(tile_count, dtype=bool)
+    for dim_idx, dim_name in enumerate(dim_names):
+        if dim_name not in ranges:
+            continue
+        lows, highs = mbrs[dim_idx]
+        if isinstance(lows, np.ndarray):
+            hit = np.zeros(tile_count, dtype=bool)
+            for r_lo, r_hi in ranges[dim_name]:
+                hit |= (lows <= r_hi) & (highs >= r_lo)
+        else:
+            hit = np.array([overlaps(_comparable(lo), _comparable(hi), ranges[dim_name])
+                            for lo, hi in zip(lows, highs)], dtype=bool)
+        keep &= hit
+    return np.flatnonzero(keep)
+
+
+def range_hull(ranges: list[tuple[Any, Any]]) -> tuple[Any, Any]:
+    return min(r[0] for r in ranges), max(r[1] for r in ranges)
+
+
+def _comparable(value):
+    """Var-sized (string) dimension bounds are bytes; ranges on them are str."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", "surrogateescape")
+    return value

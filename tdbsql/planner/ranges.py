@@ -1,0 +1,143 @@
+"""Dimension ranges implied by a WHERE clause, for pruning.
+
+``dimension_ranges(where, dims)`` returns, per dimension, inclusive ``(lo, hi)`` ranges such that
+every row satisfying ``where`` has its coordinate inside one of them.  Ranges are a sound
+superset (strict bounds become inclusive, constructs it does not understand are ignored): the
+full predicate is still evaluated on the cells that are read.
+
+>>> import sqlglot
+>>> dimension_ranges(sqlglot.parse_one("SELECT 1 WHERE d BETWEEN 2 AND 5 AND d < 4").args["where"].this, {"d": int})
+{'d': [(2, 4)]}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from .pruning import Ranges
+
+_UNBOUNDED = (None, None)
+
+
+def dimension_ranges(where: exp.Expression | None, dims: dict[str, type]) -> Ranges:
+    """``dims`` maps a dimension name to the Python type of its literals (int, float, str)."""
+    if where is None:
+        return {}
+    found = _ranges(where, dims)
+    return {name: [(lo, hi) for lo, hi in rs] for name, rs in found.items() if rs is not None}
+
+
+def _ranges(node: exp.Expression, dims) -> dict[str, list | None]:
+    if isinstance(node, exp.Paren):
+        return _ranges(node.this, dims)
+    if isinstance(node, exp.And):
+        left, right = _ranges(node.this, dims), _ranges(node.expression, dims)
+        merged = dict(left)
+        for name, rs in right.items():
+            merged[name] = _intersect(merged[name], rs) if name in merged else rs
+        return merged
+    if isinstance(node, exp.Or):
+        left, right = _ranges(node.this, dims), _ranges(node.expression, dims)
+        # Only a dimension bounded on both sides stays bounded by the OR.
+        return {name: left[name] + right[name] for name in left.keys() & right.keys()
+                if left[name] is not None and right[name] is not None}
+    return _leaf(node, dims)
+
+
+def _leaf(node, dims) -> dict[str, list]:
+    if isinstance(node, exp.Between):
+        name, lo, hi = _dim(node.this, dims), _lit(node.args.get("low"), dims, node.this), \
+            _lit(node.args.get("high"), dims, node.this)
+        if name and lo is not None and hi is not None:
+            return {name: [(lo, hi)] if lo <= hi else []}
+        return {}
+    if isinstance(node, exp.In) and not node.args.get("query"):
+        name = _dim(node.this, dims)
+        values = [_lit(v, dims, node.this) for v in node.expressions]
+        if name and values and all(v is not None for v in values):
+            return {name: [(v, v) for v in sorted(set(values))]}
+        return {}
+    if isinstance(node, (exp.EQ, exp.GT, exp.GTE, exp.LT, exp.LTE)):
+        return _comparison(node, dims)
+    return {}
+
+
+def _comparison(node, dims) -> dict[str, list]:
+    left, right = node.this, node.expression
+    op = type(node)
+    if _dim(left, dims) is None and _dim(right, dims) is not None:
+        left, right = right, left
+        op = {exp.GT: exp.LT, exp.LT: exp.GT, exp.GTE: exp.LTE, exp.LTE: exp.GTE}.get(op, op)
+    name = _dim(left, dims)
+    value = _lit(right, dims, left) if name else None
+    if name is None or value is None:
+        return {}
+    lo, hi = {exp.EQ: (value, value), exp.GT: (value, None), exp.GTE: (value, None),
+              exp.LT: (None, value), exp.LTE: (None, value)}[op]
+    return {name: [(lo, hi)]}
+
+
+def _intersect(a: list | None, b: list | None) -> list:
+    out = []
+    for a_lo, a_hi in a:
+        for b_lo, b_hi in b:
+            lo = b_lo if a_lo is None else a_lo if b_lo is None else max(a_lo, b_lo)
+            hi = b_hi if a_hi is None else a_hi if b_hi is None else min(a_hi, b_hi)
+            if lo is None or hi is None or lo <= hi:
+                out.append((lo, hi))
+    return out
+
+
+def _dim(node, dims) -> str | None:
+    if isinstance(node, exp.Column) and node.name in dims:
+        return node.name
+    return None
+
+
+def _lit(node, dims, column) -> Any:
+    """The Python value of a literal usable against ``column``'s dimension type, else None."""
+    kind = dims.get(column.name) if isinstance(column, exp.Column) else None
+    negative = False
+    if isinstance(node, exp.Neg):
+        node, negative = node.this, True
+    if not isinstance(node, exp.Literal) or kind is None:
+        return None
+    if node.is_string:
+        return node.this if kind is str and not negative else None
+    if kind is str:
+        return None
+    try:
+        value = int(node.this) if kind is int and _is_int(node.this) else float(node.this)
+    except ValueError:
+        return None
+    return -value if negative else value
+
+
+def _is_int(text: str) -> bool:
+    return text.lstrip("-").isdigit()
+
+
+def finalize(ranges: Ranges, domains: dict[str, tuple[Any, Any]]) -> Ranges:
+    """Replace open ends (None) by the dimension's domain bounds (or -inf/+inf)."""
+    out = {}
+    for name, rs in ranges.items():
+        lo_d, hi_d = domains.get(name, _UNBOUNDED)
+        fixed = []
+        for lo, hi in rs:
+            fixed.append((lo if lo is not None else _low(lo_d, rs), hi if hi is not None else _high(hi_d, rs)))
+        out[name] = fixed
+    return out
+
+
+def _low(domain_lo, rs):
+    if domain_lo is not None:
+        return domain_lo
+    return "" if any(isinstance(v, str) for r in rs for v in r) else float("-inf")
+
+
+def _high(domain_hi, rs):
+    if domain_hi is not None:
+        return domain_hi
+    return "\U0010ffff" * 8 if any(isinstance(v, str) for r in rs for v in r) else float("inf")

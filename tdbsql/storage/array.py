@@ -1,0 +1,183 @@
+"""An array opened at a timestamp window: schemas, fragments with metadata, deletes, metadata.
+
+``Array`` is what ``tdbsql.open`` returns and what every scan reads from.  Files are read
+lazily and once: fragment metadata when a scan first needs a fragment, enumerations when a
+query touches their attribute.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from functools import cached_property
+
+from ..errors import EncryptionKeyError, UnsupportedFormatError
+from ..format.array_schema import ArraySchema, read_array_schema
+from .directory import UINT64_MAX, ArrayDirectory, FragmentEntry, list_array
+from .tiles import TileReader, field_specs
+from . import vfs
+
+MAX_FORMAT_VERSION = 23
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def normalize_window(timestamp) -> tuple[int, int]:
+    """``None`` -> [0, now]; ``t`` -> [0, t]; ``(t1, t2)`` -> [t1, t2] (None ends allowed)."""
+    if timestamp is None:
+        return (0, now_ms())
+    if isinstance(timestamp, tuple | list):
+        start, end = timestamp
+        return (int(start or 0), int(end) if end is not None else now_ms())
+    return (0, int(timestamp))
+
+
+def normalize_key(key) -> bytes | None:
+    if key is None:
+        return None
+    raw = key.encode("utf-8") if isinstance(key, str) else bytes(key)
+    if len(raw) != 32:
+        raise EncryptionKeyError(
+            f"an AES-256-GCM key must be 32 bytes long (got {len(raw)} bytes)"
+        )
+    return raw
+
+
+@dataclass
+class Fragment:
+    """One fragment visible in the window, read with the schema it names."""
+
+    entry: FragmentEntry
+    array: "Array"
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    @property
+    def timestamp_range(self) -> tuple[int, int]:
+        return self.entry.timestamp_range
+
+    @cached_property
+    def metadata(self):
+        from ..format.fragment_metadata import read_fragment_metadata
+
+        return read_fragment_metadata(
+            self.entry.path, self.array.schema_for_fragment(self.entry), self.entry.name,
+            key=self.array.key, schemas=self.array.schemas,
+        )
+
+    @property
+    def schema(self) -> ArraySchema:
+        """The schema the fragment was written with."""
+        return self.metadata.schema or self.array.schema_for_fragment(self.entry)
+
+    @property
+    def version(self) -> int:
+        return self.metadata.version
+
+    @cached_property
+    def fields(self):
+        return field_specs(self.schema, self.metadata)
+
+    @cached_property
+    def tiles(self) -> TileReader:
+        schema = self.schema
+        return TileReader(self.entry.path, self.metadata, schema, schema.offsets_filters,
+                          schema.validity_filters, self.array.encryption)
+
+
+class Array:
+    """A TileDB array opened for reading at a timestamp window."""
+
+    def __init__(self, path: str, timestamp=None, key=None):
+        self.path = os.path.abspath(path)
+        self.window = normalize_window(timestamp)
+        self.key = normalize_key(key)
+        self.directory: ArrayDirectory = list_array(self.path, self.window)
+
+    # -- schemas -------------------------------------------------------------------------
+
+    @cached_property
+    def schemas(self) -> dict[str, ArraySchema]:
+        """Every schema of the array by file name (schema evolution keeps them all)."""
+        found = {}
+        for entry in self.directory.schemas:
+            data = vfs.read_file(entry.path)
+            found[entry.name] = read_array_schema(data, entry.path, entry.name, self.key)
+        for schema in found.values():
+            if schema.version > MAX_FORMAT_VERSION:
+                raise UnsupportedFormatError(
+                    f"{self.path}: array format version {schema.version} is newer than the "
+                    f"versions tdbsql reads (up to {MAX_FORMAT_VERSION})"
+                )
+        return found
+
+    @cached_property
+    def schema(self) -> ArraySchema:
+        """The schema in force at the end of the window."""
+        return self.schemas[self.directory.latest_schema.name]
+
+    def schema_for_fragment(self, entry: FragmentEntry) -> ArraySchema:
+        """Before v10 fragments do not name a schema: the newest one at their timestamp."""
+        candidates = [s for s in self.directory.schemas if s.timestamp <= entry.timestamp_range[1]]
+        chosen = (candidates or list(self.directory.schemas))[-1]
+        return self.schemas[chosen.name]
+
+    @cached_property
+    def encryption(self):
+        if self.key is None:
+            return None
+        from ..format.filters.encryption import AesGcmFilter
+
+        return AesGcmFilter(self.key)
+
+    # -- fragments -----------------------------------------------------------------------
+
+    @cached_property
+    def fragments(self) -> list[Fragment]:
+        return [Fragment(entry, self) for entry in self.directory.fragments]
+
+    @cached_property
+    def enumerations(self) -> dict:
+        """Enumerations of the current schema by name (loaded once)."""
+        from ..format.enumeration import read_enumeration
+
+        found = {}
+        for ref in self.schema.enumerations:
+            path = os.path.join(self.path, "__schema", "__enumerations", ref.filename)
+            found[ref.name] = read_enumeration(vfs.read_file(path), path, self.key)
+        return found
+
+    def non_empty_domain(self) -> tuple | None:
+        """Per dimension (lo, hi) over every fragment in the window; None if empty."""
+        domains = [f.metadata.non_empty_domain for f in self.fragments
+                   if f.metadata.non_empty_domain is not None]
+        if not domains:
+            return None
+        ndim = len(self.schema.dimensions)
+        return tuple(
+            (min(d[dim_idx][0] for d in domains), max(d[dim_idx][1] for d in domains))
+            for dim_idx in range(ndim)
+        )
+
+    # -- array metadata ----------------------------------------------------------------------
+
+    def metadata(self) -> dict:
+        from ..format.metadata import read_array_metadata
+
+        return read_array_metadata(self.path, self.window, self.key)
+
+    def __repr__(self) -> str:
+        kind = "sparse" if self.schema.sparse else "dense"
+        return f"<tdbsql.Array {kind} {self.path!r} fragments={len(self.fragments)}>"
+
+
+def open_array(path: str, *, timestamp=None, key=None) -> Array:
+    return Array(path, timestamp, key)
+
+
+__all__ = ["Array", "Fragment", "open_array", "normalize_window", "UINT64_MAX"]

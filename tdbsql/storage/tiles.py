@@ -1,0 +1,132 @@
+"""Reading one tile of one field of one fragment: locate, read, decode -> ``Column``.
+
+A field is an attribute, a dimension, or one of the internal fields of consolidated fragments
+(``t`` timestamps, ``dt`` delete timestamps, ``dci`` delete condition indices).  Tile ``i`` of a
+field spans ``tile_offsets[i] .. tile_offsets[i + 1]`` of its data file (the last tile ends at
+the file size recorded in the footer); var-sized fields have an offsets file and a ``_var``
+values file, nullable attributes a ``_validity`` file.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..datatypes import VAR_NUM, Datatype, type_info
+from ..engine.column import Column
+from ..errors import CorruptArrayError
+from ..format.filter_pipeline import FilterPipeline
+from . import vfs
+
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """Everything needed to decode a field's tiles."""
+
+    name: str  # key of the field in the fragment metadata's per-field maps
+    file_stem: str  # a0, d1, t, dt, dci (or the legacy name)
+    datatype: int
+    cell_val_num: int
+    filters: FilterPipeline
+    nullable: bool = False
+
+    @property
+    def is_var(self) -> bool:
+        return self.cell_val_num == VAR_NUM
+
+
+def field_specs(schema, meta) -> dict[str, FieldSpec]:
+    """The readable fields of a fragment (``meta``: its FragmentMetadata), by name.
+
+    Timestamps / delete timestamps / delete condition indices of consolidated fragments use the
+    coords filters, as TileDB writes them.
+    """
+    pipelines = {a.name: a.filters for a in schema.attributes}
+    pipelines.update({d.name: d.filters for d in schema.dimensions})
+    specs = {}
+    for info in meta.infos:
+        if info.role == "coords":
+            continue  # legacy zipped coordinates (< v5) are not read field by field
+        specs[info.name] = FieldSpec(info.name, info.file_stem(meta.version), info.datatype,
+                                     info.cell_val_num,
+                                     pipelines.get(info.name, schema.coords_filters), info.nullable)
+    return specs
+
+
+class TileReader:
+    """Decodes tiles of one fragment; ``meta`` is its ``FragmentMetadata``."""
+
+    def __init__(self, fragment_path: str, meta, schema, offsets_filters, validity_filters,
+                 encryption=None):
+        self.path = fragment_path
+        self.meta = meta
+        self.schema = schema
+        self.offsets_filters = offsets_filters
+        self.validity_filters = validity_filters
+        self.encryption = encryption
+        self.version = meta.version
+
+    def read(self, spec: FieldSpec, tile_idx: int) -> Column:
+        meta = self.meta
+        if spec.is_var:
+            offsets_raw = self._tile(spec, tile_idx, "", meta.tile_offsets, meta.file_sizes,
+                                     self.offsets_filters, Datatype.UINT64)
+            rebuilt: list[np.ndarray] = []
+            values = self._tile(spec, tile_idx, "_var", meta.tile_var_offsets, meta.file_var_sizes,
+                                spec.filters, spec.datatype, offsets_out=rebuilt,
+                                expected=int(meta.tile_var_sizes[spec.name][tile_idx]))
+            offsets = self._var_offsets(spec, tile_idx, offsets_raw, rebuilt, values)
+        else:
+            raw = self._tile(spec, tile_idx, "", meta.tile_offsets, meta.file_sizes,
+                             spec.filters, spec.datatype)
+            dtype = type_info(spec.datatype).numpy
+            if raw.nbytes % (dtype.itemsize * spec.cell_val_num):
+                raise CorruptArrayError(
+                    f"tile of {raw.nbytes} bytes is not a whole number of "
+                    f"{dtype.itemsize * spec.cell_val_num}-byte cells",
+                    self._where(spec, tile_idx, ""))
+            values = raw.view(dtype)
+            offsets = None
+        validity = None
+        if spec.nullable:
+            validity = self._tile(spec, tile_idx, "_validity", meta.tile_validity_offsets,
+                                  meta.file_validity_sizes, self.validity_filters, Datatype.UINT8)
+        return Column(values, offsets, validity, spec.cell_val_num)
+
+    def _var_offsets(self, spec, tile_idx, offsets_raw, rebuilt, values) -> np.ndarray:
+        if rebuilt:
+            starts = np.concatenate(rebuilt).astype(np.int64)
+        else:
+            if offsets_raw.nbytes % 8:
+                raise CorruptArrayError("offsets tile size is not a multiple of 8",
+                                        self._where(spec, tile_idx, ""))
+            starts = offsets_raw.view(np.uint64).astype(np.int64)
+        offsets = np.empty(len(starts) + 1, dtype=np.int64)
+        offsets[:-1] = starts
+        offsets[-1] = values.nbytes
+        if len(starts) and (starts[0] < 0 or np.any(np.diff(offsets) < 0)):
+            raise CorruptArrayError("var offsets are not increasing",
+                                    self._where(spec, tile_idx, ""))
+        return offsets
+
+    def _tile(self, spec, tile_idx, suffix, tile_offsets, file_sizes, pipeline, datatype,
+              offsets_out=None, expected=None) -> np.ndarray:
+        offsets = tile_offsets[spec.name]
+        where = self._where(spec, tile_idx, suffix)
+        if tile_idx >= len(offsets):
+            raise CorruptArrayError(f"tile {tile_idx} is past the {len(offsets)} tiles recorded",
+                                    where)
+        start = int(offsets[tile_idx])
+        end = int(offsets[tile_idx + 1]) if tile_idx + 1 < len(offsets) else int(file_sizes[spec.name])
+        path = os.path.join(self.path, f"{spec.file_stem}{suffix}.tdb")
+        raw = vfs.read_range(path, start, end - start)
+        return pipeline.decode_tile(raw, datatype, self.version, where=where,
+                                    encryption=self.encryption, expected_size=expected,
+                                    offsets_out=offsets_out)
+
+    def _where(self, spec, tile_idx, suffix) -> str:
+        frag = os.path.basename(self.path)
+        return f"{frag}/{spec.file_stem}{suffix}.tdb (field {spec.name!r}), tile {tile_idx}"

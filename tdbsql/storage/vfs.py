@@ -1,0 +1,71 @@
+"""Local files: the only code that touches the file system for reading.
+
+Errors become tdbsql errors naming the path; ranged reads validate offsets against the file size
+so a corrupt offset cannot trigger a huge read.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import ArrayNotFoundError, CorruptArrayError
+
+
+def list_dir(path: str) -> list[str]:
+    """Names in a directory (empty if it does not exist)."""
+    try:
+        return sorted(os.listdir(path))
+    except FileNotFoundError:
+        return []
+    except NotADirectoryError:
+        return []
+
+
+def is_dir(path: str) -> bool:
+    return os.path.isdir(path)
+
+
+def is_file(path: str) -> bool:
+    return os.path.isfile(path)
+
+
+def file_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError as exc:
+        raise CorruptArrayError(f"cannot stat ({exc.strerror})", path) from None
+
+
+def read_file(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise CorruptArrayError("file is missing", path) from None
+    except OSError as exc:
+        raise CorruptArrayError(f"cannot read ({exc.strerror})", path) from None
+
+
+def read_range(path: str, offset: int, size: int) -> bytes:
+    """``size`` bytes at ``offset``; a range past the end of the file is a CorruptArrayError."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            end = f.tell()
+            if offset < 0 or size < 0 or offset + size > end:
+                raise CorruptArrayError(
+                    f"byte range {offset}..{offset + size} lies outside the file ({end} bytes)", path
+                )
+            f.seek(offset)
+            return f.read(size)
+    except FileNotFoundError:
+        raise CorruptArrayError("file is missing", path) from None
+    except IsADirectoryError:
+        raise CorruptArrayError("is a directory, expected a file", path) from None
+
+
+def require_dir(path: str) -> None:
+    if not os.path.exists(path):
+        raise ArrayNotFoundError(f"no such array: {path!r} does not exist")
+    if not os.path.isdir(path):
+        raise ArrayNotFoundError(f"not a TileDB array: {path!r} is not a directory")
