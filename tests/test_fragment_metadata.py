@@ -23,7 +23,7 @@ import tiledb
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tdbsql.datatypes import VAR_NUM, ArrayType, Datatype, Layout
+from tdbsql.datatypes import VAR_NUM, ArrayType, Datatype, Layout, type_info
 from tdbsql.errors import CorruptArrayError, UnsupportedFormatError
 from tdbsql.format.array_schema import ArraySchema, Attribute, Dimension
 from tdbsql.format.consolidated_fragment_metadata import (
@@ -610,12 +610,12 @@ def metadata(draw):
             sections[k][info.name] = np.cumsum(rng.integers(1, 100, tiles)).astype(np.uint64)
         if version >= 11:
             if info.is_var or info.cell_val_num != 1 or info.is_string:
-                size = None if info.is_var else info.cell_val_num
+                size = None if info.is_var else info.cell_val_num * type_info(info.datatype).size
                 sections["tile_mins"][info.name] = [bytes(rng.integers(0, 256, size or int(rng.integers(0, 5))).astype(np.uint8))
                                                     for _ in range(tiles)]
                 sections["tile_maxes"][info.name] = list(reversed(sections["tile_mins"][info.name]))
             else:
-                np_type = np.dtype(tiledb_free_numpy(info.datatype))
+                np_type = type_info(info.datatype).numpy
                 sections["tile_mins"][info.name] = rng.integers(0, 100, tiles).astype(np_type)
                 sections["tile_maxes"][info.name] = rng.integers(0, 100, tiles).astype(np_type)
             sections["tile_sums"][info.name] = rng.integers(-50, 50, tiles).astype(sum_dtype(info.datatype))
@@ -640,12 +640,6 @@ def metadata(draw):
         fragment_stats=stats if version >= 12 else None,
         processed_conditions=["__commits/__1_1_x_22.del"] if version >= 16 else (),
         version=version, name=f"__1_1_{'0' * 32}_{version}")
-
-
-def tiledb_free_numpy(datatype):
-    from tdbsql.datatypes import type_info
-
-    return type_info(datatype).numpy
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

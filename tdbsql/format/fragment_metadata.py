@@ -759,10 +759,12 @@ class FragmentMetadata:
             for fname, value in per_field.items():
                 pos = names.index(fname)
                 values[(kind, pos)] = _normalize_section(kind, infos[pos], value)
+        # Before v10 footers name no schema: the legacy schema file is implied.
+        schema_name = LEGACY_SCHEMA_NAME if version < 10 else (schema_name or schema.name)
         if last_tile_cell_num == 0:
             last_tile_cell_num = cells_per_dense_tile(schema) if dense else schema.capacity
         return cls(
-            version, schema_name or schema.name, dense, _normalize_domain(non_empty_domain),
+            version, schema_name, dense, _normalize_domain(non_empty_domain),
             sparse_tile_num, last_tile_cell_num, has_timestamps, has_delete_meta, names,
             _size_map(names, file_sizes), _size_map(names, file_var_sizes), _size_map(names, file_validity_sizes),
             Sections(infos, tuple(schema.dimensions), version, values), (), schema, name)
