@@ -80,6 +80,15 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        print("tdbsql: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # a bug in tdbsql: one line, the traceback only on request
+        if os.environ.get("TDBSQL_DEBUG"):
+            raise
+        print(f"tdbsql: internal error: {type(err).__name__}: {err} "
+              "(set TDBSQL_DEBUG=1 for a traceback)", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -192,7 +192,8 @@ def test_column_forms_agree():
     valid = {"w": np.array([w is not None for w in words])}
     filled = ["" if w is None else w for w in words]
     assert evaluate(node, {"w": pa.array(words)}).tolist() == expected
-    assert evaluate(node, {"w": pa.chunked_array([pa.array(words[:2]), pa.array(words[2:])])}).tolist() == expected
+    chunked = pa.chunked_array([pa.array(words[:2]), pa.array(words[2:])])
+    assert evaluate(node, {"w": chunked}).tolist() == expected
     assert evaluate(node, {"w": pa.array(words, pa.large_string())}).tolist() == expected
     assert evaluate(node, {"w": np.array(filled, dtype=object)}, valid).tolist() == expected
     assert evaluate(node, {"w": np.array(filled)}, valid).tolist() == expected

@@ -39,12 +39,14 @@ def to_arrow(column: Column, datatype: int, cell_val_num: int, name: str = "") -
 
 def _scalar_values(values: np.ndarray, info, name: str):
     """Scale temporal values to their Arrow unit; return (values, NaT mask or None)."""
-    mapping = temporal_mapping(info)
-    if mapping is None:
+    if info.kind not in ("datetime", "time"):
         return values, None
-    kind, _, scale = mapping
     nat = values == _NAT
     has_nat = bool(nat.any())
+    mapping = temporal_mapping(info)
+    if mapping is None:  # raw int64 count (YEAR, MONTH, PS, FS, AS): NaT is still NULL
+        return values, (nat if has_nat else None)
+    kind, _, scale = mapping
     if scale != 1 or kind in ("date32", "time32"):
         safe = np.where(nat, 0, values)
         scaled = safe * scale

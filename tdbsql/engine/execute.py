@@ -3,7 +3,6 @@ limit."""
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -73,23 +72,15 @@ def _distinct(table: pa.Table) -> pa.Table:
 def _order(result: pa.Table, source: pa.Table, plan, sql: str) -> pa.Table:
     """ORDER BY with SQL defaults: ASC puts NULLs last, DESC puts them first (as DuckDB)."""
     names = set(result.column_names)
-    keys = {}
-    sort_keys = []
+    keys, sort_keys = {}, []
     for i, (node, desc, nulls_first) in enumerate(plan.order_by):
         if node.key == "column" and node.name in names:
             key = result.column(node.name)
         else:
             key = evaluate(source if source.num_rows == result.num_rows else result, node, sql)
-        keys[f"__k{i}"] = key
-        sort_keys.append((f"__k{i}", "descending" if desc else "ascending"))
-    key_table = pa.table(keys)
-    # pyarrow takes one null placement for all keys: sort by a null flag per key first.
-    order = np.arange(result.num_rows)
-    for i in range(len(plan.order_by) - 1, -1, -1):
-        node, desc, nulls_first = plan.order_by[i]
+        keys[f"k{i}"] = key
         nulls_first = desc if nulls_first is None else nulls_first
-        col = key_table.column(f"__k{i}").take(pa.array(order))
-        idx = pc.sort_indices(pa.table({"k": col}), sort_keys=[("k", "descending" if desc else "ascending")],
-                              null_placement="at_start" if nulls_first else "at_end")
-        order = order[np.asarray(idx)]
-    return result.take(pa.array(order))
+        sort_keys.append((f"k{i}", "descending" if desc else "ascending",
+                          "at_start" if nulls_first else "at_end"))
+    order = pc.sort_indices(pa.table(keys), sort_keys=sort_keys)
+    return result.take(order)

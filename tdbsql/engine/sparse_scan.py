@@ -1,8 +1,27 @@
-"""Sparse TileScan: every fragment's tiles that meet the ranges (R-tree pruning), cells filtered
-to the ranges and to the window (per-cell timestamps of consolidated fragments), then -- unless
-the array allows duplicates -- one cell per coordinate, the newest write winning (per-cell
-timestamp, then fragment order); then delete conditions and delete metadata, applied as TileDB
-applies them (after deduplication).
+"""Sparse TileScan: the cells of every fragment of the window, merged the way TileDB's sparse
+readers merge them.
+
+In: an opened ``Array``, the fields to produce and dimension ranges.  Out: a ``ScanResult``.
+
+Per fragment (oldest first): tiles whose R-tree MBR meets the ranges, cells filtered to the
+ranges and -- for a fragment with per-cell timestamps (``t.tdb``, consolidated) that the window
+only partly covers -- to cells written inside the window.  Attributes added after a fragment
+was written (or dropped and added again with another type) read as the current schema's fill
+value.  Fragments of format < 5 keep all coordinates in one ``__coords`` file.
+
+Then, unless the array allows duplicates, one cell per coordinate: the newest wins, by
+(timestamp, fragment position), where the timestamp is the cell's own (``t.tdb``) or the first
+timestamp of its fragment.  Deletion runs after that ("post-deduplication", so a deleted newest
+version hides older ones too):
+
+* delete metadata of consolidated fragments (``dt.tdb``): a cell whose delete time is <= the
+  end of the window is gone (< for an open-ended window);
+* delete conditions (``.del`` commits in the window, oldest first): condition ``c`` at time
+  ``td`` applies to a fragment whose first timestamp is <= ``td`` (skipped when the fragment's
+  delete metadata lists it as processed); on fragments with per-cell timestamps whose range
+  contains ``td`` only cells written at or before ``td`` are removed.  The stored condition is
+  the negation of the user's (it tells which cells survive); a field the fragment does not have
+  makes its test false, i.e. the cell is deleted.
 """
 
 from __future__ import annotations
@@ -11,12 +30,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..datatypes import VAR_NUM, Datatype
+from ..format.delete_condition import ExprNode, evaluate, parse_delete_condition, parse_update
+from ..format.filters.compression import CompressionFilter
 from ..planner.pruning import Ranges, fragment_overlaps, sparse_tiles
+from ..storage.tiles import FieldSpec
 from .column import Column, concat
 from .fill import all_names, empty_column, field, fill_column
 from .scan import ScanResult
 
 UINT64_MAX = 2**64 - 1
+TIMESTAMPS = "__timestamps"
+DELETE_TIMESTAMPS = "__delete_timestamps"
+ZIPPED_COORDS = "__coords"
 
 
 class SparseScan:
@@ -28,42 +54,46 @@ class SparseScan:
         self.dim_names = [d.name for d in self.schema.dimensions]
         self.stats = {"fragments": len(array.fragments), "fragments_read": 0,
                       "tiles": 0, "tiles_read": 0}
-        self.deletes = [_parsed_delete(d) for d in array.directory.deletes]
+        self.deletes = [(read_condition(d, array.key), d) for d in array.directory.deletes]
 
     def run(self) -> ScanResult:
         need = list(dict.fromkeys(self.fields + self.dim_names + self._delete_fields()))
-        parts, cell_ts, frag_idx_cells = [], [], []
+        parts = []
         for frag_idx, frag in enumerate(self.array.fragments):
-            for cols, ts in self._fragment_cells(frag, need):
+            for cols in self._fragment_cells(frag, need):
+                cols["__frag"] = np.full(len(cols["__ts"]), frag_idx, dtype=np.int64)
                 parts.append(cols)
-                cell_ts.append(ts)
-                frag_idx_cells.append(np.full(len(ts), frag_idx, dtype=np.int64))
         if not parts:
             return ScanResult({f: empty_column(self.schema, f) for f in self.fields}, 0, self.stats)
-        columns = {name: concat([p[name] for p in parts]) for name in need + ["__dt"]}
-        ts = np.concatenate(cell_ts)
-        frag_of_cell = np.concatenate(frag_idx_cells)
-        keep = None
-        if not self.schema.allows_duplicates and (len(self.array.fragments) > 1 or
-                                                  any(f.metadata.has_timestamps for f in self.array.fragments)):
+        columns = {name: concat([p[name] for p in parts]) for name in need}
+        ts, dt, frag_of_cell = (np.concatenate([p[k] for p in parts])
+                                for k in ("__ts", "__dt", "__frag"))
+        if self._needs_dedup():
             keep = self._newest_per_coordinate(columns, ts, frag_of_cell)
             columns = {n: c.take(keep) for n, c in columns.items()}
-            ts, frag_of_cell = ts[keep], frag_of_cell[keep]
-        alive = self._after_deletes(columns, ts, frag_of_cell)
+            ts, dt, frag_of_cell = ts[keep], dt[keep], frag_of_cell[keep]
+        alive = self._survivors(columns, ts, dt, frag_of_cell)
         if alive is not None:
             idx = np.flatnonzero(alive)
             columns = {n: c.take(idx) for n, c in columns.items()}
-        out = {f: columns[f] for f in self.fields}
-        length = len(next(iter(columns.values()))) if columns else 0
-        return ScanResult(out, length, self.stats)
+        length = len(columns[self.dim_names[0]])
+        return ScanResult({f: columns[f] for f in self.fields}, length, self.stats)
+
+    def _needs_dedup(self) -> bool:
+        frags = self.array.fragments
+        if self.schema.allows_duplicates:
+            return False
+        return len(frags) > 1 or any(f.metadata.has_timestamps for f in frags)
 
     def _delete_fields(self) -> list[str]:
-        names: list[str] = []
-        for cond, _ in self.deletes:
-            names.extend(cond.field_names())
-        return [n for n in dict.fromkeys(names) if n in all_names(self.schema)]
+        names = [n for cond, _ in self.deletes for n in condition_fields(cond)]
+        known = all_names(self.schema)
+        return [n for n in dict.fromkeys(names) if n in known]
+
+    # -- reading a fragment ------------------------------------------------------------------
 
     def _fragment_cells(self, frag, need):
+        """Per tile: the ``need`` columns plus ``__ts`` / ``__dt`` arrays (uint64)."""
         meta = frag.metadata
         if not fragment_overlaps(meta.non_empty_domain, self.dim_names, self.ranges):
             return
@@ -71,43 +101,79 @@ class SparseScan:
         tile_count = meta.tile_count
         self.stats["tiles"] += tile_count
         tiles = sparse_tiles(_leaf_mbrs(meta), self.dim_names, self.ranges, tile_count)
-        extra = [n for n in ("__timestamps", "__delete_timestamps") if n in frag.fields]
+        lo, hi = self.array.window
+        partial = meta.has_timestamps and not (lo <= frag.timestamp_range[0]
+                                               and frag.timestamp_range[1] <= hi)
         for tile_idx in tiles:
             self.stats["tiles_read"] += 1
-            cols = {}
-            for name in need + extra:
-                if name in frag.fields:
-                    cols[name] = frag.tiles.read(frag.fields[name], int(tile_idx))
+            cols = self._read_tile(frag, int(tile_idx), need)
             n = len(cols[self.dim_names[0]])
-            for name in need:
-                if name not in cols:  # attribute added after this fragment was written
-                    cols[name] = fill_column(self.schema.attribute(name), n)
-            mask = self._cell_mask(cols, frag, n)
+            ts = (cols.pop(TIMESTAMPS).values.view(np.uint64) if TIMESTAMPS in cols
+                  else np.full(n, frag.timestamp_range[0], dtype=np.uint64))
+            dt = (cols.pop(DELETE_TIMESTAMPS).values.view(np.uint64) if DELETE_TIMESTAMPS in cols
+                  else np.full(n, UINT64_MAX, dtype=np.uint64))
+            mask = self._range_mask(cols)
+            if partial:
+                in_window = (ts >= lo) & (ts <= hi)
+                mask = in_window if mask is None else mask & in_window
             if mask is not None:
                 idx = np.flatnonzero(mask)
                 cols = {k: v.take(idx) for k, v in cols.items()}
-                n = len(idx)
-            stamps = cols.pop("__timestamps", None)
-            ts = (stamps.values.view(np.uint64) if stamps is not None
-                  else np.full(n, frag.timestamp_range[1], dtype=np.uint64))
-            delete_ts = cols.pop("__delete_timestamps", None)
-            cols["__dt"] = (Column(delete_ts.values.view(np.uint64)) if delete_ts is not None
-                            else Column(np.full(n, UINT64_MAX, dtype=np.uint64)))
-            yield {k: cols[k] for k in need + ["__dt"]}, ts
+                ts, dt = ts[idx], dt[idx]
+            cols["__ts"], cols["__dt"] = ts, dt
+            yield cols
 
-    def _cell_mask(self, cols, frag, n):
+    def _read_tile(self, frag, tile_idx: int, need) -> dict[str, Column]:
+        fields = frag.fields
+        cols: dict[str, Column] = {}
+        if any(d not in fields for d in self.dim_names):
+            cols.update(self._zipped_coords(frag, tile_idx))
+        for name in need + [TIMESTAMPS, DELETE_TIMESTAMPS]:
+            if name in fields and name not in cols and self._same_field(fields[name]):
+                cols[name] = frag.tiles.read(fields[name], tile_idx)
+        n = len(cols[self.dim_names[0]])
+        for name in need:
+            if name not in cols:  # attribute added after this fragment was written
+                cols[name] = fill_column(self.schema.attribute(name), n)
+        return cols
+
+    def _same_field(self, spec) -> bool:
+        """False for an attribute dropped and added again with another type: the fragment's
+        cells belong to the dropped one (tiledb reinterprets their bytes; we read the new
+        attribute's fill value instead)."""
+        if spec.name in (TIMESTAMPS, DELETE_TIMESTAMPS) or spec.name in self.dim_names:
+            return True
+        try:
+            attr = self.schema.attribute(spec.name)
+        except KeyError:
+            return True
+        return (int(attr.datatype), attr.cell_val_num, attr.nullable) == \
+            (int(spec.datatype), spec.cell_val_num, spec.nullable)
+
+    def _zipped_coords(self, frag, tile_idx: int) -> dict[str, Column]:
+        """Coordinates of a format < 5 fragment: one ``__coords`` file, all dimensions."""
+        schema = frag.schema
+        dims = schema.dimensions
+        spec = FieldSpec(ZIPPED_COORDS, ZIPPED_COORDS, dims[0].datatype, len(dims),
+                         schema.coords_filters)
+        values = frag.tiles.read(spec, tile_idx).values
+        n = len(values) // len(dims)
+        compressed = any(isinstance(f, CompressionFilter) for f in schema.coords_filters.filters)
+        if frag.version > 1 or compressed:  # stored split: all of dim 0, then all of dim 1...
+            per_dim = values.reshape(len(dims), n)
+        else:  # stored zipped: the dimensions of a cell side by side
+            per_dim = values.reshape(n, len(dims)).T
+        return {d.name: Column(np.ascontiguousarray(per_dim[i])) for i, d in enumerate(dims)}
+
+    def _range_mask(self, cols):
         mask = None
         for dim in self.schema.dimensions:
-            if dim.name not in self.ranges:
-                continue
-            hit = _in_ranges(cols[dim.name], dim, self.ranges[dim.name])
-            mask = hit if mask is None else mask & hit
-        if "__timestamps" in cols:
-            t = cols["__timestamps"].values.view(np.uint64)
-            lo, hi = self.array.window
-            hit = (t >= lo) & (t <= hi)
-            mask = hit if mask is None else mask & hit
+            if dim.name in self.ranges:
+                hit = _in_ranges(cols[dim.name], dim, self.ranges[dim.name])
+                mask = hit if mask is None else mask & hit
         return mask
+
+    # -- merging -----------------------------------------------------------------------------
 
     def _newest_per_coordinate(self, columns, ts, frag_of_cell) -> np.ndarray:
         """Index of the newest cell of every coordinate (timestamp, then fragment order)."""
@@ -129,39 +195,90 @@ class SparseScan:
                 same &= np.asarray(pc.equal(col.slice(1), col.slice(0, len(ts) - 1)).to_numpy(
                     zero_copy_only=False), dtype=bool)
             first[1:] = ~same
-        winners = np.asarray(order)[first]
-        return np.sort(winners)
+        return np.sort(np.asarray(order)[first])
 
-    def _after_deletes(self, columns, ts, frag_of_cell):
+    def _survivors(self, columns, ts, dt, frag_of_cell):
         """Mask of cells that survive delete metadata and delete conditions, or None."""
-        n = len(ts)
         alive = None
-        dt = columns.pop("__dt").values.view(np.uint64)
         if (dt != UINT64_MAX).any():
             t_end = self.array.window[1]
-            deleted = dt < UINT64_MAX if t_end >= UINT64_MAX else dt <= t_end
-            alive = ~deleted
-        if not self.deletes:
-            return alive
-        frags = self.array.fragments
-        from ..format.delete_condition import evaluate
-
-        for cond, (name, t_del) in self.deletes:
-            applies = np.zeros(n, dtype=bool)
-            for frag_idx, frag in enumerate(frags):
-                meta = frag.metadata
-                if t_del < frag.timestamp_range[0] or name in meta.processed_conditions:
-                    continue
-                in_frag = frag_of_cell == frag_idx
-                if meta.has_timestamps and t_del <= frag.timestamp_range[1]:
-                    in_frag &= ts <= t_del
-                applies |= in_frag
-            if not applies.any():
-                continue
-            hit = evaluate(cond, _condition_inputs(columns, self.schema, cond))
-            deleted = applies & hit
-            alive = ~deleted if alive is None else alive & ~deleted
+            alive = dt >= UINT64_MAX if t_end >= UINT64_MAX else dt > t_end
+        for cond, entry in self.deletes:
+            gone = self._deleted_by(cond, entry, columns, ts, frag_of_cell)
+            if gone is not None:
+                alive = ~gone if alive is None else alive & ~gone
         return alive
+
+    def _deleted_by(self, cond, entry, columns, ts, frag_of_cell):
+        gone = None
+        t_del = entry.timestamp
+        for frag_idx, frag in enumerate(self.array.fragments):
+            meta = frag.metadata
+            if t_del < frag.timestamp_range[0]:
+                continue
+            if meta.has_delete_meta and entry.marker in meta.processed_conditions:
+                continue
+            idx = np.flatnonzero(frag_of_cell == frag_idx)
+            if not len(idx):
+                continue
+            kept = self._evaluate(cond, frag, columns, idx)
+            hit = ~kept
+            if meta.has_timestamps and t_del <= frag.timestamp_range[1]:
+                hit &= ts[idx] <= np.uint64(t_del)
+            if gone is None:
+                gone = np.zeros(len(ts), dtype=bool)
+            gone[idx[hit]] = True
+        return gone
+
+    def _evaluate(self, cond, frag, columns, idx) -> np.ndarray:
+        """The stored (survival) condition on the cells ``idx`` of fragment ``frag``."""
+        present = all_names(frag.schema)
+        inputs, validity, datatypes = {}, {}, {}
+        for name in condition_fields(cond):
+            if name not in present or name not in columns:
+                continue  # missing from this fragment: its tests are false
+            f = field(self.schema, name)
+            column = columns[name].take(idx)
+            inputs[name] = _condition_input(column, f)
+            datatypes[name] = int(f.datatype)
+            if column.validity is not None:
+                validity[name] = column.validity
+        return evaluate(cond, inputs, validity, datatypes, num_cells=len(idx))
+
+
+# -- delete conditions -------------------------------------------------------------------------
+
+
+def read_condition(entry, key):
+    """The stored condition of a delete (or update) commit."""
+    if entry.is_update:
+        return parse_update(entry.data, entry.where, key, entry.offset)[0]
+    return parse_delete_condition(entry.data, entry.where, key, entry.offset)
+
+
+def condition_fields(cond) -> list[str]:
+    """Field names a condition tree tests, in order of appearance."""
+    if isinstance(cond, ExprNode):
+        return list(dict.fromkeys(n for child in cond.children for n in condition_fields(child)))
+    return [cond.field]
+
+
+def _condition_input(column: Column, f):
+    """A column in the shape ``delete_condition.evaluate`` takes."""
+    if column.is_var:
+        return pa.Array.from_buffers(pa.large_binary(), len(column), [
+            None, pa.py_buffer(np.ascontiguousarray(column.offsets, dtype=np.int64)),
+            pa.py_buffer(np.ascontiguousarray(column.values).view(np.uint8))])
+    if column.cell_val_num != 1 and column.cell_val_num != VAR_NUM:
+        raw = np.ascontiguousarray(column.values).view(np.uint8)
+        return raw.reshape(len(column), -1)
+    values = column.values
+    if f.datatype == Datatype.CHAR:
+        return np.ascontiguousarray(values).view(np.uint8).reshape(len(column), -1)
+    return values.view(f.info.numpy)
+
+
+# -- helpers ------------------------------------------------------------------------------------
 
 
 def _leaf_mbrs(meta) -> list[tuple]:
@@ -173,17 +290,6 @@ def _leaf_mbrs(meta) -> list[tuple]:
         else:
             out.append(([lo for lo, _ in ranges], [hi for _, hi in ranges]))
     return out
-
-
-def _parsed_delete(entry):
-    from ..format.delete_condition import read_delete_condition
-
-    return read_delete_condition(entry.data, entry.where), (entry.name, entry.timestamp)
-
-
-def _condition_inputs(columns, schema, cond):
-    return {name: (columns[name], field(schema, name))
-            for name in cond.field_names() if name in columns}
 
 
 def _in_ranges(column: Column, dim, ranges) -> np.ndarray:
@@ -213,8 +319,6 @@ def _var_strings(column: Column) -> list[bytes]:
 
 def _sort_key(column: Column, dim) -> pa.Array:
     if column.is_var:
-        return pa.Array.from_buffers(pa.binary(), len(column), [
-            None, pa.py_buffer(column.offsets.astype(np.int32)), pa.py_buffer(column.values)])
+        return pa.Array.from_buffers(pa.large_binary(), len(column), [
+            None, pa.py_buffer(column.offsets.astype(np.int64)), pa.py_buffer(column.values)])
     return pa.array(column.values.view(dim.info.numpy))
-
-

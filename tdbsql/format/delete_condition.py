@@ -175,7 +175,9 @@ def _read_value_node(r: Reader) -> ValueNode:
     if op not in _SET_OPS:
         return ValueNode(name, op, value)
     size = r.u64(f"condition set offsets length of {name!r}")
-    offsets = r.array("<u8", size // 8, f"condition set offsets of {name!r}") if size % 8 == 0 else None
+    offsets = None
+    if size % 8 == 0:
+        offsets = r.array("<u8", size // 8, f"condition set offsets of {name!r}")
     _check_set(r, name, value, offsets)
     return ValueNode(name, op, value, tuple(int(o) for o in offsets))
 

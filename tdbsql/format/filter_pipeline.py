@@ -146,8 +146,8 @@ class FilterPipeline:
         var_strings = offsets_out is not None and self.skip_offsets_filtering(
             datatype, version if schema_version is None else schema_version
         )
-        base = ChunkContext(datatype, version, where, offsets_out=offsets_out if var_strings else None,
-                            cell_size=cell_size, var_strings=var_strings)
+        base = ChunkContext(datatype, version, where, cell_size=cell_size, var_strings=var_strings,
+                            offsets_out=offsets_out if var_strings else None)
         out = np.empty(total, dtype=np.uint8)
         filters = list(self.filters) + ([encryption] if encryption is not None else [])
         types = self.datatypes(datatype) + ([datatype] if encryption is not None else [])
@@ -201,8 +201,8 @@ class FilterPipeline:
         var_strings = offsets is not None and self.skip_offsets_filtering(datatype, version)
         if chunk_bounds is not None:
             bounds = chunk_bounds
-        elif raw.nbytes == 0:
-            bounds = []
+        elif raw.nbytes == 0 and offsets is None:
+            bounds = []  # an empty fixed-size tile has no chunks; a var-sized one has one
         elif not self.use_tile_chunking(offsets is not None, version, datatype):
             bounds = [0]
         elif offsets is not None:
@@ -242,7 +242,9 @@ class FilterPipeline:
 EMPTY_TILE = bytes(8)  # a filtered tile with no chunks: what TileDB writes for skipped offsets
 
 
-def var_chunk_bounds(offsets: np.ndarray, nbytes: int, chunk_size: int = TILE_CHUNK_SIZE) -> list[int]:
+def var_chunk_bounds(
+    offsets: np.ndarray, nbytes: int, chunk_size: int = TILE_CHUNK_SIZE
+) -> list[int]:
     """Chunk starts of a var-sized tile (TileDB's ``get_var_chunk_sizes``): whole cells, a
     chunk may pass ``chunk_size`` while under half full or up to 1.5 x ``chunk_size``."""
     if nbytes <= chunk_size:

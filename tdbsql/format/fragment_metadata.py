@@ -41,7 +41,7 @@ from .filter_pipeline import FilterPipeline
 from .filters.compression import GzipFilter
 from .names import parse_name
 from .generic_tile import HEADER_FIXED_SIZE, decode_generic_tile, encode_generic_tile
-from .rtree import DEFAULT_FANOUT, RTree, read_mbrs, read_ranges, read_rtree, write_ranges
+from .rtree import DEFAULT_FANOUT, RTree, check_leaf_count, read_mbrs, read_ranges, read_rtree, write_ranges
 
 METADATA_FILE = "__fragment_metadata.tdb"
 LEGACY_SCHEMA_NAME = "__array_schema.tdb"
@@ -50,6 +50,7 @@ TIMESTAMPS = "__timestamps"
 DELETE_TIMESTAMPS = "__delete_timestamps"
 DELETE_CONDITION_INDEX = "__delete_condition_index"
 MAX_READ_VERSION = 23
+OPTIONAL_TILE_GLOBAL_ORDER = 0  # v23 optional footer section identifier
 WRITE_VERSION = 22
 
 # TileDB writes every metadata generic tile with GZIP level 1 (constants::generic_tile_*).
@@ -58,7 +59,6 @@ GENERIC_TILE_PIPELINE = FilterPipeline((GzipFilter(level=1),))
 # Per-field tile sections in file and footer order (format 11 adds the last four).
 _OFFSET_KINDS = ("tile_offsets", "tile_var_offsets", "tile_var_sizes", "tile_validity_offsets")
 _STAT_KINDS = ("tile_mins", "tile_maxes", "tile_sums", "tile_null_counts")
-_SUM_INT64 = "int64"
 
 ReadRange = Callable[[int, int], bytes]
 
@@ -235,21 +235,8 @@ def parse_footer(data, schemas, where: str, offset: int = 0,
     ``name_version`` (from the fragment folder name) must agree with the stored version.
     """
     r = Reader(data, where, offset)
-    version = r.u32("footer version")
-    if name_version is not None and version != name_version and not (name_version <= 4 and version <= 4):
-        raise r.error("footer version", f"{version}, but the fragment name says {name_version}")
-    if not 3 <= version <= MAX_READ_VERSION:
-        if version > MAX_READ_VERSION:
-            raise UnsupportedFormatError(f"{where}: fragment format version {version} is newer "
-                                         f"than the versions tdbsql reads (up to {MAX_READ_VERSION})")
-        raise r.error("footer version", f"{version} is not a footer format version")
-    if version >= 10:
-        name_size = r.u64("footer schema name size")
-        if name_size == 0 or name_size > 4096:
-            raise r.error("footer schema name size", f"implausible value {name_size}")
-        schema_name = r.string(name_size, "footer schema name")
-    else:
-        schema_name = LEGACY_SCHEMA_NAME
+    version = _read_version(r, name_version)
+    schema_name = _read_schema_name(r) if version >= 10 else LEGACY_SCHEMA_NAME
     schema = _schema_for(schemas, schema_name, where)
     dense = r.bool("footer dense flag")
     ned = _read_non_empty_domain(r, schema.dimensions)
@@ -258,19 +245,45 @@ def parse_footer(data, schemas, where: str, offset: int = 0,
     has_ts = r.bool("footer has-timestamps flag") if version >= 14 else False
     has_dm = r.bool("footer has-delete-metadata flag") if version >= 15 else False
     n = len(field_infos(schema, version, has_ts, has_dm))
+    # Before v5 the var-sized lists cover the attributes only (no coords slot).
     n_var = len(schema.attributes) if version < 5 else n
     sizes = (_u64s(r, n, "footer file sizes"), _u64s(r, n_var, "footer file var sizes"),
              _u64s(r, n, "footer file validity sizes") if version >= 7 else (0,) * n)
+    offsets = _read_tile_offsets(r, version, n, n_var)
+    optional = _read_optional_sections(r, len(schema.dimensions)) if version >= 23 else ()
+    footer = Footer(version, schema_name, dense, ned, sparse_tile_num, last_tile_cell_num, has_ts,
+                    has_dm, *sizes, *offsets, optional, r.pos - offset)
+    return footer, schema
+
+
+def _read_version(r: Reader, name_version: int | None) -> int:
+    version = r.u32("footer version")
+    # Names of formats 3-4 carry no version (TileDB reads them as 4).
+    if name_version is not None and version != name_version and not (name_version <= 4 and version <= 4):
+        raise r.error("footer version", f"{version}, but the fragment name says {name_version}")
+    if version > MAX_READ_VERSION:
+        raise UnsupportedFormatError(f"{r.where}: fragment format version {version} is newer "
+                                     f"than the versions tdbsql reads (up to {MAX_READ_VERSION})")
+    if version < 3:
+        raise r.error("footer version", f"{version} is not a footer format version")
+    return version
+
+
+def _read_schema_name(r: Reader) -> str:
+    size = r.u64("footer schema name size")
+    if size == 0 or size > 4096:
+        raise r.error("footer schema name size", f"implausible value {size}")
+    return r.string(size, "footer schema name")
+
+
+def _read_tile_offsets(r: Reader, version: int, n: int, n_var: int):
+    """(R-tree offset, {kind: per-field offsets}, fragment stats offset, processed offset)."""
     rtree_offset = r.u64("footer R-tree offset")
     section_offsets = {kind: _u64s(r, n if kind == "tile_offsets" else n_var, f"footer {kind} offsets")
                        for kind in _kinds(version)}
     stats_offset = r.u64("footer fragment min/max/sum/null count offset") if version >= 12 else None
     processed_offset = r.u64("footer processed conditions offset") if version >= 16 else None
-    optional = _read_optional_sections(r) if version >= 23 else ()
-    footer = Footer(version, schema_name, dense, ned, sparse_tile_num, last_tile_cell_num, has_ts,
-                    has_dm, *sizes, rtree_offset, section_offsets, stats_offset, processed_offset,
-                    optional, r.pos - offset)
-    return footer, schema
+    return rtree_offset, section_offsets, stats_offset, processed_offset
 
 
 def _kinds(version: int) -> tuple[str, ...]:
@@ -293,7 +306,12 @@ def _read_non_empty_domain(r: Reader, dims: Sequence[Dimension]):
     return read_ranges(r, dims, "footer non-empty domain")
 
 
-def _read_optional_sections(r: Reader) -> tuple[tuple[int, bytes], ...]:
+def _read_optional_sections(r: Reader, dim_num: int) -> tuple[tuple[int, bytes], ...]:
+    """v23 footer extensions, kept raw; unknown identifiers are skipped by size, as the spec asks.
+
+    Identifier 0 (tile global order bounds: two u64 tile offsets per dimension) is checked for
+    size only: tdbsql does not use those bounds.
+    """
     count = r.u32("footer optional section count")
     if count > 1024:
         raise r.error("footer optional section count", f"implausible value {count}")
@@ -301,6 +319,8 @@ def _read_optional_sections(r: Reader) -> tuple[tuple[int, bytes], ...]:
     for i in range(count):
         ident = r.u64(f"footer optional section {i} identifier")
         size = r.u32(f"footer optional section {i} size")
+        if ident == OPTIONAL_TILE_GLOBAL_ORDER and size != 2 * dim_num * 8:
+            raise r.error("footer tile global order section", f"size {size}, expected {2 * dim_num * 8}")
         out.append((ident, r.bytes(size, f"footer optional section {i} data")))
     return tuple(out)
 
@@ -353,11 +373,9 @@ class _Source:
 class Sections:
     """The generic-tile sections of one fragment: eager values or a lazy, caching loader."""
 
-    def __init__(self, infos: tuple[FieldInfo, ...], dims: tuple[Dimension, ...], version: int,
-                 values: dict | None = None, loader: Callable[[tuple], Any] | None = None):
+    def __init__(self, infos: tuple[FieldInfo, ...], values: dict | None = None,
+                 loader: Callable[[tuple], Any] | None = None):
         self.infos = infos
-        self.dims = dims
-        self.version = version
         self._cache: dict = dict(values or {})
         self._loader = loader
 
@@ -368,7 +386,7 @@ class Sections:
         except KeyError:
             pass
         if self._loader is None:
-            value = _empty_value(key, self.infos, self.version)
+            value = _empty_value(key, self.infos)
         else:
             value = self._loader(key)
         self._cache[key] = value
@@ -420,7 +438,8 @@ class FragmentStats:
     __hash__ = None  # type: ignore[assignment]
 
 
-def _empty_value(key: tuple, infos: tuple[FieldInfo, ...], version: int):
+def _empty_value(key: tuple, infos: tuple[FieldInfo, ...]):
+    """The value of a section the file does not have (absent in its version, or not given)."""
     kind = key[0]
     if kind == "rtree":
         return RTree(DEFAULT_FANOUT, ())
@@ -523,7 +542,10 @@ class _Loader:
         kind = key[0]
         if kind == "rtree":
             data = self._tile(self.footer.rtree_offset, "R-tree")
-            return read_rtree(data, self.dims, self.footer.version, self._where("R-tree"))
+            tree = read_rtree(data, self.dims, self.footer.version, self._where("R-tree"))
+            if not self.footer.dense:
+                check_leaf_count(tree, self.footer.sparse_tile_num, self._where("R-tree"))
+            return tree
         if kind == "fragment_stats":
             return self._fragment_stats()
         if kind == "processed":
@@ -541,7 +563,7 @@ class _Loader:
 
     def _fragment_stats(self) -> FragmentStats:
         if self.footer.fragment_stats_offset is None:
-            return _empty_value(("fragment_stats",), self.infos, self.footer.version)
+            return _empty_value(("fragment_stats",), self.infos)
         label = "fragment min/max/sum/null count"
         return _parse_fragment_stats(self._tile(self.footer.fragment_stats_offset, label), self.infos,
                                      self._where(label))
@@ -550,7 +572,7 @@ class _Loader:
         offsets = self.footer.section_offsets.get(kind, ())
         info = self.infos[pos]
         if pos >= len(offsets):  # absent in this version (or var sections of coords before v5)
-            return _empty_value((kind, pos), self.infos, self.footer.version)
+            return _empty_value((kind, pos), self.infos)
         label = f"{kind.replace('_', ' ')} of {info.name!r}"
         data, where = self._tile(offsets[pos], label), self._where(label)
         if kind in ("tile_mins", "tile_maxes"):
@@ -730,7 +752,7 @@ class FragmentMetadata:
     # -- writing -----------------------------------------------------------------------------
 
     def to_bytes(self, schema: ArraySchema | None = None, key: bytes | None = None) -> bytes:
-        """The ``__fragment_metadata.tdb`` file as TileDB writes it for this version (7-22)."""
+        """The ``__fragment_metadata.tdb`` file as TileDB writes it for this version (3-22)."""
         return _write_file(self, schema or self._schema(), key)
 
     def footer_bytes(self, schema: ArraySchema | None = None, key: bytes | None = None) -> bytes:
@@ -748,35 +770,47 @@ class FragmentMetadata:
                schema_name: str | None = None, name: str = "") -> "FragmentMetadata":
         """Build metadata from values (for writers); ``sections`` maps kind -> {field: value}.
 
-        A ``last_tile_cell_num`` of 0 becomes a full tile, as TileDB writes it.
+        A ``last_tile_cell_num`` of 0 becomes a full tile, as TileDB writes it.  Values that
+        ``version`` cannot store (e.g. tile mins before v11) are dropped.
         """
+        if (has_timestamps and version < 14) or (has_delete_meta and version < 15):
+            raise ValueError(f"format {version} cannot record timestamps / delete metadata")
         infos = field_infos(schema, version, has_timestamps, has_delete_meta)
         names = tuple(i.name for i in infos)
-        values: dict = {("rtree",): rtree or RTree(DEFAULT_FANOUT, ()), ("processed",): list(processed_conditions)}
-        if fragment_stats is not None:
+        values: dict = {("rtree",): rtree or RTree(DEFAULT_FANOUT, ())}
+        if version >= 16:
+            values[("processed",)] = list(processed_conditions)
+        if fragment_stats is not None and version >= 12:
             values[("fragment_stats",)] = fragment_stats
         for kind, per_field in (sections or {}).items():
             for fname, value in per_field.items():
                 pos = names.index(fname)
-                values[(kind, pos)] = _normalize_section(kind, infos[pos], value)
+                if kind in _kinds(version) and pos < _kind_count(kind, version, infos):
+                    values[(kind, pos)] = _normalize_section(kind, infos[pos], value)
+        sizes = [_size_map(names, file_sizes),
+                 _size_map(names[: _kind_count("file_var_sizes", version, infos)], file_var_sizes, names),
+                 _size_map(names if version >= 7 else (), file_validity_sizes, names)]
         # Before v10 footers name no schema: the legacy schema file is implied.
         schema_name = LEGACY_SCHEMA_NAME if version < 10 else (schema_name or schema.name)
         if last_tile_cell_num == 0:
             last_tile_cell_num = cells_per_dense_tile(schema) if dense else schema.capacity
         return cls(
             version, schema_name, dense, _normalize_domain(non_empty_domain),
-            sparse_tile_num, last_tile_cell_num, has_timestamps, has_delete_meta, names,
-            _size_map(names, file_sizes), _size_map(names, file_var_sizes), _size_map(names, file_validity_sizes),
-            Sections(infos, tuple(schema.dimensions), version, values), (), schema, name)
+            sparse_tile_num, last_tile_cell_num, has_timestamps, has_delete_meta, names, *sizes,
+            Sections(infos, values), (), schema, name)
 
 
-def _size_map(names: tuple[str, ...], values: Mapping | Sequence | None) -> FieldMap:
+def _size_map(stored: tuple[str, ...], values: Mapping | Sequence | None,
+              names: tuple[str, ...] | None = None) -> FieldMap:
+    """Sizes of the ``stored`` fields (by name or in order); the other ``names`` get 0."""
+    names = stored if names is None else names
     if values is None:
-        sizes = (0,) * len(names)
+        given: dict = {}
     elif isinstance(values, Mapping):
-        sizes = tuple(int(values.get(n, 0)) for n in names)
+        given = {n: values[n] for n in stored if n in values}
     else:
-        sizes = tuple(int(v) for v in values) + (0,) * (len(names) - len(values))
+        given = dict(zip(stored, values))
+    sizes = tuple(int(given.get(n, 0)) for n in names)
     return FieldMap(names, sizes.__getitem__)
 
 
@@ -896,6 +930,8 @@ def read_fragment_metadata(source, schema, fragment_name: str, version: int | No
     """
     read_range, size = _as_read_range(source)
     size = file_size if file_size is not None else size
+    if isinstance(source, (str, os.PathLike)):
+        where, has_coords_file = _path_context(os.fspath(source), where, has_coords_file)
     where = where or f"__fragments/{fragment_name}/{METADATA_FILE}"
     version = fragment_name_version(fragment_name) if version is None else version
     if version > MAX_READ_VERSION:
@@ -910,6 +946,14 @@ def read_fragment_metadata(source, schema, fragment_name: str, version: int | No
     else:
         ftr, chosen, limit = _read_file_footer(read_range, size, choose, version, where)
     return _from_footer(ftr, chosen, _Source(read_range, limit, where), key, fragment_name, limit)
+
+
+def _path_context(path: str, where: str | None, has_coords_file: bool | None):
+    """Error location and (formats 1-2) sparseness from a local fragment path."""
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    if has_coords_file is None:
+        has_coords_file = os.path.isfile(os.path.join(folder, "__coords.tdb"))
+    return where or os.path.join(folder, METADATA_FILE), has_coords_file
 
 
 class _SchemaChooser(Mapping):
@@ -965,24 +1009,19 @@ def _from_footer(ftr: Footer, schema: ArraySchema, source: _Source, key, name: s
     infos = field_infos(schema, ftr.version, ftr.has_timestamps, ftr.has_delete_meta)
     names = tuple(i.name for i in infos)
     if limit is not None:
-        _check_offsets(ftr, limit, source.where)
+        _check_offsets(ftr, names, limit, source.where)
     dims = tuple(schema.dimensions)
-    sections = Sections(infos, dims, ftr.version, loader=_Loader(source, ftr, infos, dims, key))
+    sections = Sections(infos, loader=_Loader(source, ftr, infos, dims, key))
     return FragmentMetadata(
         ftr.version, ftr.schema_name, ftr.dense, ftr.non_empty_domain, ftr.sparse_tile_num,
         ftr.last_tile_cell_num, ftr.has_timestamps, ftr.has_delete_meta, names,
-        _size_map(names, ftr.file_sizes), _size_map(names, _pad_var(ftr.file_var_sizes, infos)),
+        _size_map(names, ftr.file_sizes), _size_map(names[: len(ftr.file_var_sizes)], ftr.file_var_sizes, names),
         _size_map(names, ftr.file_validity_sizes), sections, ftr.optional_sections, schema, name, ftr.size)
 
 
-def _pad_var(sizes: tuple[int, ...], infos) -> tuple[int, ...]:
-    # Before v5 only attributes had var sizes; the coords slot gets 0.
-    return sizes + (0,) * (len(infos) - len(sizes))
-
-
-def _check_offsets(ftr: Footer, limit: int, where: str) -> None:
+def _check_offsets(ftr: Footer, names: tuple[str, ...], limit: int, where: str) -> None:
     named = [("R-tree", ftr.rtree_offset)]
-    named += [(f"{kind.replace('_', ' ')} #{i}", off) for kind, offs in ftr.section_offsets.items()
+    named += [(f"{kind.replace('_', ' ')} of {names[i]!r}", off) for kind, offs in ftr.section_offsets.items()
               for i, off in enumerate(offs)]
     if ftr.fragment_stats_offset is not None:
         named.append(("fragment min/max/sum/null count", ftr.fragment_stats_offset))
@@ -1020,8 +1059,8 @@ def _read_v1_v2(read_range: ReadRange, size, choose, name: str, key, has_coords_
     dense = (mbr_num == 0) if has_coords_file is None else not has_coords_file
     return FragmentMetadata(
         version, LEGACY_SCHEMA_NAME, dense, ned, mbr_num, last_tile_cell_num, False, False, names,
-        _size_map(names, file_sizes), _size_map(names, file_var_sizes), _size_map(names, None),
-        Sections(infos, dims, version, values), (), schema, name, 0)
+        _size_map(names, file_sizes), _size_map(names[:a], file_var_sizes, names), _size_map(names, None),
+        Sections(infos, values), (), schema, name, 0)
 
 
 # --- writing ------------------------------------------------------------------------------------
@@ -1066,9 +1105,9 @@ def _processed_bytes(conditions: list[str]) -> bytes:
 def _section_payloads(meta: FragmentMetadata, schema: ArraySchema) -> list[tuple[str, bytes]]:
     """(label, payload) of every generic tile in file order."""
     version, infos = meta.version, meta.infos
-    out = [("rtree", meta.rtree.to_bytes(schema.dimensions))]
+    out = [("rtree", meta.rtree.to_bytes(schema.dimensions, version))]
     for kind in _kinds(version):
-        for pos, info in enumerate(infos):
+        for pos, info in enumerate(infos[: _kind_count(kind, version, infos)]):
             value = meta.sections.get((kind, pos))
             if kind in ("tile_mins", "tile_maxes"):
                 out.append((kind, _bounds_bytes(info, value)))
@@ -1083,8 +1122,8 @@ def _section_payloads(meta: FragmentMetadata, schema: ArraySchema) -> list[tuple
 
 def _section_layout(meta: FragmentMetadata, schema: ArraySchema, key):
     """The encoded generic tiles and their offsets grouped as the footer lists them."""
-    if not 7 <= meta.version <= WRITE_VERSION:
-        raise UnsupportedFormatError(f"tdbsql writes fragment metadata of formats 7-{WRITE_VERSION}, "
+    if not 3 <= meta.version <= WRITE_VERSION:
+        raise UnsupportedFormatError(f"tdbsql writes fragment metadata of formats 3-{WRITE_VERSION}, "
                                      f"not {meta.version}")
     tiles, offsets, pos = [], {}, 0
     for label, payload in _section_payloads(meta, schema):
@@ -1093,6 +1132,13 @@ def _section_layout(meta: FragmentMetadata, schema: ArraySchema, key):
         tiles.append(tile)
         pos += len(tile)
     return tiles, offsets
+
+
+def _kind_count(kind: str, version: int, infos) -> int:
+    """How many fields a per-field list covers: before v5 var lists skip the coords slot."""
+    if version < 5 and kind in ("tile_var_offsets", "tile_var_sizes", "file_var_sizes"):
+        return len(infos) - 1
+    return len(infos)
 
 
 def _footer_bytes(meta: FragmentMetadata, schema: ArraySchema, offsets: dict) -> bytes:
@@ -1108,8 +1154,11 @@ def _footer_bytes(meta: FragmentMetadata, schema: ArraySchema, offsets: dict) ->
         w.bool(meta.has_timestamps)
     if version >= 15:
         w.bool(meta.has_delete_meta)
-    for sizes in (meta.file_sizes, meta.file_var_sizes, meta.file_validity_sizes):
-        for n in names:
+    size_lists = [("file_sizes", meta.file_sizes), ("file_var_sizes", meta.file_var_sizes)]
+    if version >= 7:
+        size_lists.append(("file_validity_sizes", meta.file_validity_sizes))
+    for kind, sizes in size_lists:
+        for n in names[: _kind_count(kind, version, meta.infos)]:
             w.u64(sizes[n])
     w.u64(offsets["rtree"][0])
     for kind in _kinds(version):
@@ -1125,8 +1174,10 @@ def _footer_bytes(meta: FragmentMetadata, schema: ArraySchema, offsets: dict) ->
 def _write_non_empty_domain(w: Writer, dims: Sequence[Dimension], ned) -> None:
     w.bool(ned is None)
     if ned is None:
-        if any(d.is_var for d in dims):
-            raise ValueError("a null non-empty domain cannot be written for var-sized dimensions")
+        # TileDB fills a null domain with zeros sized as if every dimension had dim 0's type,
+        # which it only allows for homogeneous fixed-sized domains.
+        if any(d.is_var or d.datatype != dims[0].datatype for d in dims):
+            raise ValueError("a null non-empty domain needs fixed-sized dimensions of one datatype")
         w.raw(b"\0" * (2 * len(dims) * dims[0].info.size))
     else:
         write_ranges(w, dims, ned)

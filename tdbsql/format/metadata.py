@@ -30,7 +30,7 @@ from .commits import parse_vacuum_file
 from .filter_pipeline import FilterPipeline
 from .filters.compression import GzipFilter
 from .generic_tile import decode_generic_tile, encode_generic_tile
-from .names import TimestampedName, now_ms, parse_name
+from .names import now_ms, parse_name
 
 NP_FLAT_PREFIX = "__np_flat_"  # TileDB-Py stores numpy arrays under this key prefix
 NP_SHAPE_PREFIX = "__np_shape_"  # ... and their shape (if not 1-D) under this one
@@ -92,7 +92,8 @@ def _read_entry(r: Reader) -> MetadataEntry:
     return MetadataEntry(key, False, datatype, num, r.bytes(size, f"metadata value of {key!r}"))
 
 
-def read_metadata_file(data: bytes, where: str = "", key: bytes | None = None) -> tuple[MetadataEntry, ...]:
+def read_metadata_file(data: bytes, where: str = "",
+                       key: bytes | None = None) -> tuple[MetadataEntry, ...]:
     """The entries of a metadata file (TileDB reads only its first generic tile)."""
     return parse_metadata(decode_generic_tile(data, where, key).tobytes(), where)
 
@@ -304,13 +305,13 @@ def _tiledb_type_of(dtype: np.dtype) -> Datatype:
     if dtype.kind == "b":
         return Datatype.BOOL
     if dtype.kind in "Mm":
-        unit = np.datetime_data(dtype)[0]
-        prefix = "DATETIME_" if dtype.kind == "M" else "TIME_"
-        return Datatype[prefix + _UNIT_NAMES[unit]]
-    names = {"i": "INT", "u": "UINT", "f": "FLOAT"}
-    if dtype.kind not in names:
+        unit = _UNIT_NAMES.get(np.datetime_data(dtype)[0], "")
+        name = ("DATETIME_" if dtype.kind == "M" else "TIME_") + unit
+    else:
+        name = {"i": "INT", "u": "UINT", "f": "FLOAT"}.get(dtype.kind, "?") + str(dtype.itemsize * 8)
+    if name not in Datatype.__members__:
         raise TypeError(f"numpy dtype {dtype} cannot be stored as metadata")
-    return Datatype[f"{names[dtype.kind]}{dtype.itemsize * 8}"]
+    return Datatype[name]
 
 
 _UNIT_NAMES = {"Y": "YEAR", "M": "MONTH", "W": "WEEK", "D": "DAY", "h": "HR", "m": "MIN",
@@ -319,7 +320,9 @@ _UNIT_NAMES = {"Y": "YEAR", "M": "MONTH", "W": "WEEK", "D": "DAY", "h": "HR", "m
 
 def _ndarray_entry(key: str, flat: np.ndarray) -> MetadataEntry:
     datatype = _tiledb_type_of(flat.dtype)
-    if flat.dtype.kind in "SU" and flat.size > 1 and flat.dtype.itemsize // (4 if flat.dtype.kind == "U" else 1) != 1:
+    chars = flat.dtype.itemsize // (4 if flat.dtype.kind == "U" else 1)
+    if flat.dtype.kind in "SU" and flat.size > 1 and chars != 1:
+        # TileDB-Py refuses arrays of several multi-character strings.
         raise TypeError(f"unsupported dtype {flat.dtype} for metadata")
     raw = np.ascontiguousarray(flat).tobytes()
     # TileDB-Py passes the byte count as the value count of string types.
@@ -362,4 +365,5 @@ def _python_value_entry(key: str, value: Any) -> MetadataEntry:
     if not all(isinstance(v, want) for v in values):
         raise TypeError(f"Mixed-type sequences are not supported: {value}")
     arr = np.array(values, dtype=np.int64 if is_int else np.float64)
-    return MetadataEntry(key, False, Datatype.INT64 if is_int else Datatype.FLOAT64, len(values), arr.tobytes())
+    datatype = Datatype.INT64 if is_int else Datatype.FLOAT64
+    return MetadataEntry(key, False, datatype, len(values), arr.tobytes())

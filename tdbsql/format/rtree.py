@@ -78,9 +78,13 @@ class RTree:
                 levels.append(_parent_level(levels[-1], fanout))
         return cls(fanout, tuple(reversed(levels)))
 
-    def to_bytes(self, dims: Sequence[Dimension]) -> bytes:
-        """The version >= 5 serialization (the contents of the R-tree generic tile)."""
-        w = Writer().u32(self.fanout).u32(len(self.levels))
+    def to_bytes(self, dims: Sequence[Dimension], version: int = 22) -> bytes:
+        """The contents of the R-tree generic tile (formats < 5 add dim count and datatype)."""
+        w = Writer()
+        if version < 5:
+            w.u32(len(dims)).u32(self.fanout).u8(dims[0].datatype).u32(len(self.levels))
+        else:
+            w.u32(self.fanout).u32(len(self.levels))
         for level in self.levels:
             n = _level_len(level)
             w.u64(n)

@@ -33,12 +33,12 @@ def _store_le(buf, pos, value, nbytes):
 
 @jit
 def _reduced_bits(range_, width, signed):
-    """TileDB's width for ``range_ + 1`` values; ``8 * width`` when nothing is gained."""
+    """TileDB's width for ``range_ + 1`` values; -1 when ``range_ + 1`` overflows the type
+    (no reduction, and TileDB then leaves the window minimum unset)."""
     full = 8 * width
     if signed:
-        # range or range + 1 overflowing the signed type means "no reduction".
         if range_ >= (np.uint64(1) << np.uint64(full - 1)) - np.uint64(1):
-            return full
+            return -1
         rp1 = range_ + np.uint64(1)
         if rp1 <= np.uint64(0x7F):
             return 8
@@ -49,9 +49,9 @@ def _reduced_bits(range_, width, signed):
         return 64
     if full == 64:
         if range_ == np.uint64(0xFFFFFFFFFFFFFFFF):
-            return full
+            return -1
     elif range_ == (np.uint64(1) << np.uint64(full)) - np.uint64(1):
-        return full
+        return -1
     rp1 = range_ + np.uint64(1)
     if rp1 <= np.uint64(0xFF):
         return 8
@@ -81,7 +81,12 @@ def bit_width_encode(values, width, signed, window, out_min, out_bits, out_data)
                 hi = v
         bits = _reduced_bits(hi - lo, width, signed)
         lo = lo ^ bias
-        out_min[w] = lo
+        if bits < 0:
+            # TileDB writes whatever its (reused) minimum variable held: the previous window's.
+            bits = 8 * width
+            out_min[w] = out_min[w - 1] if w > 0 else np.uint64(0)
+        else:
+            out_min[w] = lo
         out_bits[w] = bits
         if bits >= 8 * width:
             for i in range(start, end):
@@ -104,7 +109,9 @@ def bit_width_decode(data, win_min, win_bits, win_nbytes, width, signed, out):
     src = 0
     dst = 0
     full = 8 * width
-    mask = np.uint64(0xFFFFFFFFFFFFFFFF) if full == 64 else (np.uint64(1) << np.uint64(full)) - np.uint64(1)
+    mask = np.uint64(0xFFFFFFFFFFFFFFFF)
+    if full < 64:
+        mask = (np.uint64(1) << np.uint64(full)) - np.uint64(1)
     for w in range(win_bits.shape[0]):
         nbytes = win_nbytes[w]
         bits = win_bits[w]

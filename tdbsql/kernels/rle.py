@@ -56,9 +56,10 @@ def rle_encode(src, value_size, out):
     pos = 0
     run = 1
     for i in range(1, n + 1):
-        if i < n and run < MAX_FIXED_RUN and _same(src, i * value_size, (i - 1) * value_size, value_size):
-            run += 1
-            continue
+        if i < n and run < MAX_FIXED_RUN:
+            if _same(src, i * value_size, (i - 1) * value_size, value_size):
+                run += 1
+                continue
         prev = (i - 1) * value_size
         for k in range(value_size):
             out[pos + k] = src[prev + k]

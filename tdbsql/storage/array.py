@@ -13,8 +13,13 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from ..errors import EncryptionKeyError, UnsupportedFormatError
+from ..datatypes import EncryptionType
 from ..format.array_schema import ArraySchema, read_array_schema
-from .directory import UINT64_MAX, ArrayDirectory, FragmentEntry, list_array
+from ..format.binary import Reader
+from ..format.generic_tile import read_header
+from .directory import (
+    FRAGMENT_METADATA_FILE, LEGACY_SCHEMA, UINT64_MAX, ArrayDirectory, FragmentEntry, list_array,
+)
 from .tiles import TileReader, field_specs
 from . import vfs
 
@@ -65,9 +70,17 @@ class Fragment:
     def metadata(self):
         from ..format.fragment_metadata import read_fragment_metadata
 
+        entry = self.entry
+        footer = self.array.consolidated_footers.get(entry.name) if entry.version >= 3 else None
+        coords_file = None
+        if entry.version <= 2:
+            coords_file = vfs.is_file(os.path.join(entry.path, "__coords.tdb"))
+        source = os.path.join(entry.path, FRAGMENT_METADATA_FILE)
+        file_size = vfs.file_size(source) if vfs.is_file(source) else None
         return read_fragment_metadata(
-            self.entry.path, self.array.schema_for_fragment(self.entry), self.entry.name,
-            key=self.array.key, schemas=self.array.schemas,
+            source, self.array.schema_for_fragment(entry), entry.name, entry.version,
+            key=self.array.key, schemas=self.array.schemas, footer=footer,
+            file_size=file_size, has_coords_file=coords_file,
         )
 
     @property
@@ -107,6 +120,8 @@ class Array:
         found = {}
         for entry in self.directory.schemas:
             data = vfs.read_file(entry.path)
+            if self.key is not None:
+                _require_encrypted(data, entry.path)
             found[entry.name] = read_array_schema(data, entry.path, entry.name, self.key)
         for schema in found.values():
             if schema.version > MAX_FORMAT_VERSION:
@@ -122,7 +137,12 @@ class Array:
         return self.schemas[self.directory.latest_schema.name]
 
     def schema_for_fragment(self, entry: FragmentEntry) -> ArraySchema:
-        """Before v10 fragments do not name a schema: the newest one at their timestamp."""
+        """The schema to parse a fragment's footer with.  Fragments of format 10+ name their
+        schema in the footer (``read_fragment_metadata`` picks it from ``schemas``); older ones
+        use the legacy ``__array_schema.tdb`` (or, if an upgrade removed it, the newest schema
+        written by their time)."""
+        if LEGACY_SCHEMA in self.schemas:
+            return self.schemas[LEGACY_SCHEMA]
         candidates = [s for s in self.directory.schemas if s.timestamp <= entry.timestamp_range[1]]
         chosen = (candidates or list(self.directory.schemas))[-1]
         return self.schemas[chosen.name]
@@ -139,7 +159,22 @@ class Array:
 
     @cached_property
     def fragments(self) -> list[Fragment]:
-        return [Fragment(entry, self) for entry in self.directory.fragments]
+        """Fragments of the window, oldest first (dense arrays: whole-range overlap only)."""
+        entries = self.directory.visible_fragments(full_overlap_only=self.schema.dense)
+        return [Fragment(entry, self) for entry in entries]
+
+    @cached_property
+    def consolidated_footers(self) -> dict[str, bytes]:
+        """Footers from consolidated fragment metadata files, by fragment folder name (the
+        first file that lists a fragment wins, as in TileDB)."""
+        from ..format.consolidated_fragment_metadata import read_consolidated_fragment_metadata
+
+        footers: dict[str, bytes] = {}
+        for path in self.directory.fragment_meta_files:
+            meta = read_consolidated_fragment_metadata(vfs.read_file(path), path, self.key)
+            for name, footer in meta.footers.items():
+                footers.setdefault(name, footer)
+        return footers
 
     @cached_property
     def enumerations(self) -> dict:
@@ -167,13 +202,23 @@ class Array:
     # -- array metadata ----------------------------------------------------------------------
 
     def metadata(self) -> dict:
-        from ..format.metadata import read_array_metadata
+        """``dict(A.meta)`` of TileDB-Py for this window."""
+        from ..format.metadata import load_metadata_dir
 
-        return read_array_metadata(self.path, self.window, self.key)
+        self.schema  # opening checks the key, as TileDB's open does
+        start, end = self.window
+        return load_metadata_dir(os.path.join(self.path, "__meta"), start, end, self.key)
 
     def __repr__(self) -> str:
         kind = "sparse" if self.schema.sparse else "dense"
         return f"<tdbsql.Array {kind} {self.path!r} fragments={len(self.fragments)}>"
+
+
+def _require_encrypted(data: bytes, where: str) -> None:
+    """A key for an array that is not encrypted is an error in TileDB too."""
+    header = read_header(Reader(data, where))
+    if header.encryption_type == EncryptionType.NO_ENCRYPTION:
+        raise EncryptionKeyError(f"{where}: the array is not encrypted; open it without a key")
 
 
 def open_array(path: str, *, timestamp=None, key=None) -> Array:

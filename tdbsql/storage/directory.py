@@ -1,71 +1,122 @@
-"""An array directory at a timestamp window: which schemas, fragments, deletes and metadata count.
+"""An array directory at a timestamp window: which schemas, fragments, deletes and consolidated
+fragment metadata files count (spec: array_file_hierarchy.md; rules of TileDB's array directory).
 
-The rules follow TileDB's array directory (spec: array_file_hierarchy.md):
+In: the path of an array folder and a window ``(t_start, t_end)`` in ms.  Out: an
+``ArrayDirectory``; ``visible_fragments(full_overlap_only)`` gives the fragments a read uses.
 
-- fragments are committed by ``__commits/<name>.wrt`` (v12+), by an entry of a consolidated
-  commits file ``.con`` that no ``.ign`` file ignores, by ``<name>.ok`` in the root (v5-v11), or by
-  the presence of ``__fragment_metadata.tdb`` (before v5); uncommitted fragments are invisible;
-- a fragment counts when its timestamp range lies inside the window ``[t_start, t_end]`` -- or
-  merely overlaps it for fragments of format 15+ (consolidated fragments then carry per-cell
-  timestamps that the reader filters);
-- a vacuum file ``.vac`` overlapping the window hides the fragments it lists (they were merged
-  into the consolidated fragment of the same name);
-- delete commits ``.del`` (also embedded in ``.con`` files) count when inside the window;
-- the schema is the newest one written at or before ``t_end`` (legacy ``__array_schema.tdb`` is
-  older than every ``__schema/`` file); each fragment is read with the schema it names.
+- A fragment is committed by ``__commits/<name>.wrt`` (format 12+), by an entry ``<name>.wrt``
+  of a consolidated commits file ``.con`` that no ``.ign`` file lists, by ``<name>.ok`` in the
+  root (formats 5-11, also as an ``.ok`` entry of a ``.con``), or -- before format 5 -- by the
+  presence of its ``__fragment_metadata.tdb``.  Anything else is invisible.
+- A fragment counts when its timestamp range lies inside the window; for sparse arrays a
+  fragment of format 15+ counts when it merely overlaps (consolidated fragments then carry
+  per-cell timestamps the reader filters).  Dense arrays use full overlap only.
+- A vacuum file ``.vac`` that counts by the same rule hides the fragments it lists (they were
+  merged into the consolidated fragment of the same name).
+- Fragments sort by their first timestamp; ties keep the listing order (root, then ``.con``
+  entries by name, then ``__commits``), as TileDB's sort of a short list does.
+- Delete commits ``.del`` (in ``__commits`` or embedded in a ``.con``; ``.upd`` only in
+  ``__commits``) count when their timestamp range lies inside the window; they sort by time.
+- The schema in force is the last ``__schema/`` file, in name order, whose end timestamp is
+  <= ``t_end``; if none, the first schema (the legacy ``__array_schema.tdb`` comes first).
+  Names sort as strings, not by timestamp: with timestamps of different digit counts the
+  "latest" schema is the last one by name, exactly as TileDB picks it.
 """
 
 from __future__ import annotations
 
 import os
-import struct
 from dataclasses import dataclass
 
 from ..errors import ArrayNotFoundError
+from ..format.commits import parse_consolidated_commits, parse_ignore_file, parse_vacuum_file
 from ..format.names import parse_name
 from . import vfs
 
 UINT64_MAX = 2**64 - 1
 CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION = 15
+LEGACY_SCHEMA = "__array_schema.tdb"
+FRAGMENT_METADATA_FILE = "__fragment_metadata.tdb"
+# Folders of the array root that are never fragments.
+_RESERVED = frozenset({"__schema", "__commits", "__meta", "__fragments", "__fragment_meta",
+                       "__labels", "__enumerations"})
 
 
 @dataclass(frozen=True)
 class FragmentEntry:
-    name: str  # folder name: __t1_t2_uuid_v
+    name: str  # folder name: __t1_t2_uuid_v (or a legacy layout)
     path: str
     timestamp_range: tuple[int, int]
+    version: int  # from the name: 2 for __uuid_t, 4 for __t1_t2_uuid
+
+
+@dataclass(frozen=True)
+class VacuumEntry:
+    name: str
+    timestamp_range: tuple[int, int]
     version: int
+    hides: frozenset[str]  # fragment folder names it lists
 
 
 @dataclass(frozen=True)
 class DeleteEntry:
-    name: str  # __t1_t2_uuid_v.del
-    timestamp: int
-    data: bytes  # the serialized condition (a generic tile)
+    marker: str  # "__commits/<name>.del", as TileDB names the condition
+    timestamp: int  # the first timestamp of the name, TileDB's condition timestamp
+    data: bytes  # the file holding the condition tile
+    offset: int  # where the tile starts in ``data`` (non-zero inside a .con)
     where: str
+    is_update: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.marker.rsplit("/", 1)[-1]
 
 
 @dataclass(frozen=True)
 class SchemaEntry:
     name: str
     path: str
-    timestamp: int
+    timestamp_range: tuple[int, int]  # (-1, -1) for the legacy __array_schema.tdb
+
+    @property
+    def timestamp(self) -> int:
+        return self.timestamp_range[1]
 
 
 @dataclass(frozen=True)
 class ArrayDirectory:
     path: str
     window: tuple[int, int]
-    schemas: tuple[SchemaEntry, ...]  # oldest first
-    fragments: tuple[FragmentEntry, ...]  # sorted by timestamp range, then name
-    deletes: tuple[DeleteEntry, ...]  # sorted by timestamp
-    metadata_files: tuple[str, ...]  # paths under __meta/ (and legacy), filtered later
+    schemas: tuple[SchemaEntry, ...]  # legacy file first, then by name
+    committed: tuple[FragmentEntry, ...]  # every committed fragment, in listing order
+    vacuum_files: tuple[VacuumEntry, ...]
+    deletes: tuple[DeleteEntry, ...]  # in the window, sorted by timestamp
+    fragment_meta_files: tuple[str, ...]  # consolidated fragment metadata (.meta) paths
 
     @property
     def latest_schema(self) -> SchemaEntry:
-        t_end = self.window[1]
-        candidates = [s for s in self.schemas if s.timestamp <= t_end] or list(self.schemas[:1])
-        return candidates[-1]
+        chosen = None
+        for entry in self.schemas:
+            if entry.name != LEGACY_SCHEMA and entry.timestamp_range[1] <= self.window[1]:
+                chosen = entry
+        return chosen or self.schemas[0]
+
+    def visible_fragments(self, full_overlap_only: bool) -> tuple[FragmentEntry, ...]:
+        """Fragments a read at the window uses (``full_overlap_only``: dense arrays)."""
+        hidden: set[str] = set()
+        for vac in self.vacuum_files:
+            if self._counts(vac.timestamp_range, vac.version, full_overlap_only):
+                hidden |= vac.hides
+        keep = [e for e in self.committed if e.name not in hidden
+                and self._counts(e.timestamp_range, e.version, full_overlap_only)]
+        keep.sort(key=lambda e: e.timestamp_range[0])  # stable: ties keep listing order
+        return tuple(keep)
+
+    def _counts(self, rng: tuple[int, int], version: int, full_overlap_only: bool) -> bool:
+        lo, hi = self.window
+        if not full_overlap_only and version >= CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION:
+            return rng[0] <= hi and lo <= rng[1]
+        return rng[0] >= lo and rng[1] <= hi
 
 
 def list_array(path: str, window: tuple[int, int] = (0, UINT64_MAX)) -> ArrayDirectory:
@@ -74,162 +125,116 @@ def list_array(path: str, window: tuple[int, int] = (0, UINT64_MAX)) -> ArrayDir
     schemas = _list_schemas(path)
     if not schemas:
         raise ArrayNotFoundError(f"not a TileDB array: {path!r} has no array schema")
+    root = vfs.list_dir(path)
     commits = vfs.list_dir(os.path.join(path, "__commits"))
-    ignored = _ignored_commits(path, commits)
-    consolidated, con_deletes = _consolidated_commits(path, commits, ignored)
-    candidates = _committed_fragments(path, commits, consolidated)
-    vacuumed = _vacuumed(path, commits, window)
-    fragments = _in_window(candidates, vacuumed, window)
-    deletes = _deletes(path, commits, consolidated, con_deletes, window)
-    meta = tuple(
-        os.path.join(path, "__meta", name)
-        for name in vfs.list_dir(os.path.join(path, "__meta"))
-        if not name.endswith(".vac")
-    )
-    return ArrayDirectory(path, window, tuple(schemas), tuple(fragments), tuple(deletes), meta)
+    consolidated, con_deletes = _consolidated_commits(path, commits, window)
+    legacy, legacy_vac = _root_fragments(path, root, consolidated)
+    fragments, vacuums, dir_deletes = _commit_dir(path, commits, consolidated, window)
+    deletes = sorted(con_deletes + dir_deletes, key=lambda d: d.timestamp)
+    meta_files = [os.path.join(path, n) for n in root if n.endswith(".meta")]
+    meta_dir = os.path.join(path, "__fragment_meta")
+    meta_files += [os.path.join(meta_dir, n) for n in vfs.list_dir(meta_dir) if n.endswith(".meta")]
+    return ArrayDirectory(path, window, tuple(schemas), tuple(legacy + fragments),
+                          tuple(legacy_vac + vacuums), tuple(deletes), tuple(meta_files))
 
 
 def _list_schemas(path: str) -> list[SchemaEntry]:
     entries = []
-    legacy = os.path.join(path, "__array_schema.tdb")
-    if vfs.is_file(legacy):
-        entries.append(SchemaEntry("__array_schema.tdb", legacy, -1))
     schema_dir = os.path.join(path, "__schema")
     for name in vfs.list_dir(schema_dir):
         full = os.path.join(schema_dir, name)
-        if name.startswith("__") and vfs.is_file(full):
-            parsed = parse_name(name, strict=False)
-            if parsed is not None:
-                entries.append(SchemaEntry(name, full, parsed.t1))
-    entries.sort(key=lambda s: (s.timestamp, s.name))
+        parsed = parse_name(name) if name.startswith("__") else None
+        if parsed is not None and parsed.ext == "" and vfs.is_file(full):
+            entries.append(SchemaEntry(name, full, parsed.timestamp_range))
+    # TileDB lists a folder in byte order of the names and keeps that order here (so a
+    # schema stamped 25 sorts after one stamped 1700000000000).
+    entries.sort(key=lambda s: s.name)
+    legacy = os.path.join(path, LEGACY_SCHEMA)
+    if vfs.is_file(legacy):
+        entries.insert(0, SchemaEntry(LEGACY_SCHEMA, legacy, (-1, -1)))
     return entries
 
 
-def _ignored_commits(path: str, commits: list[str]) -> set[str]:
-    ignored: set[str] = set()
-    for name in commits:
-        if name.endswith(".ign"):
-            text = vfs.read_file(os.path.join(path, "__commits", name)).decode("utf-8", "replace")
-            ignored.update(line for line in text.splitlines() if line)
-    return ignored
-
-
-def _consolidated_commits(path: str, commits: list[str], ignored: set[str]):
-    """Entries of ``.con`` files: committed names (relative URIs) and embedded deletes."""
-    names: set[str] = set()
-    deletes: list[DeleteEntry] = []
-    for con in (c for c in commits if c.endswith(".con")):
-        con_path = os.path.join(path, "__commits", con)
-        data = vfs.read_file(con_path)
-        pos = 0
-        while pos < len(data):
-            end = data.find(b"\n", pos)
-            end = len(data) if end == -1 else end
-            marker = data[pos:end].decode("utf-8", "replace")
-            pos = end + 1
-            if not marker:
-                continue
-            if marker not in ignored:
-                names.add(marker)
-            if marker.endswith(".del"):
-                if pos + 8 > len(data):
-                    from ..errors import CorruptArrayError
-
-                    raise CorruptArrayError(f"delete entry {marker!r} is truncated", con_path)
-                (size,) = struct.unpack_from("<Q", data, pos)
-                body = data[pos + 8 : pos + 8 + size]
-                pos += 8 + size
-                if marker not in ignored:
-                    deletes.append(_delete_entry(os.path.basename(marker), body, con_path))
-    return names, deletes
-
-
-def _committed_fragments(path: str, commits: list[str], consolidated: set[str]) -> list[FragmentEntry]:
-    names: set[str] = set()
-    for marker in consolidated:
-        if marker.endswith(".wrt"):
-            names.add(os.path.basename(marker)[: -len(".wrt")])
-    for name in commits:
-        if name.endswith(".wrt"):
-            names.add(name[: -len(".wrt")])
-    entries = [_fragment(path, os.path.join(path, "__fragments", n), n) for n in names]
-    entries.extend(_legacy_fragments(path))
-    return [e for e in entries if e is not None]
-
-
-def _legacy_fragments(path: str) -> list[FragmentEntry | None]:
-    """Fragments in the array root (format < 12): committed by ``.ok`` or (< v5) metadata."""
-    root = vfs.list_dir(path)
-    oks = {n[: -len(".ok")] for n in root if n.endswith(".ok")}
-    found = []
-    for name in root:
-        full = os.path.join(path, name)
-        if not name.startswith("__") or name.startswith(("__schema", "__fragments", "__commits",
-                                                           "__meta", "__fragment_meta", "__labels",
-                                                           "__array_schema", "__lock")):
-            continue
-        if not vfs.is_dir(full):
-            continue
-        if name in oks or vfs.is_file(os.path.join(full, "__fragment_metadata.tdb")):
-            found.append(_fragment(path, full, name))
-    return found
-
-
-def _fragment(root: str, full: str, name: str) -> FragmentEntry | None:
-    parsed = parse_name(name, strict=False)
-    if parsed is None:
-        return None
-    return FragmentEntry(name, full, (parsed.t1, parsed.t2), parsed.version or 0)
-
-
-def _overlaps(rng: tuple[int, int], window: tuple[int, int], partial: bool) -> bool:
-    if partial:
-        return rng[0] <= window[1] and window[0] <= rng[1]
+def _inside(rng: tuple[int, int], window: tuple[int, int]) -> bool:
     return rng[0] >= window[0] and rng[1] <= window[1]
 
 
-def _vacuumed(path: str, commits: list[str], window: tuple[int, int]) -> set[str]:
-    """Fragment folder names hidden by vacuum files that overlap the window."""
-    hidden: set[str] = set()
+def _consolidated_commits(path: str, commits: list[str], window):
+    """Commit URIs named by ``.con`` files (minus ignored ones) and the deletes they embed."""
+    ignored: set[str] = set()
+    for name in (c for c in commits if c.endswith(".ign")):
+        full = os.path.join(path, "__commits", name)
+        ignored.update(parse_ignore_file(vfs.read_file(full), full))
+    named: set[str] = set()
+    deletes: list[DeleteEntry] = []
+    for name in (c for c in commits if c.endswith(".con")):
+        full = os.path.join(path, "__commits", name)
+        data = vfs.read_file(full)
+        for entry in parse_consolidated_commits(data, full):
+            if entry.uri not in ignored:
+                named.add(entry.uri)
+            # TileDB takes embedded deletes whether or not an .ign file lists them.
+            parsed = entry.name
+            if entry.ext == ".del" and parsed is not None and _inside(parsed.timestamp_range, window):
+                deletes.append(DeleteEntry(entry.uri, parsed.t1, data, entry.tile_offset, full))
+    return named, deletes
+
+
+def _root_fragments(path: str, root: list[str], consolidated: set[str]):
+    """Fragments of formats < 12 (in the array root) and the root's vacuum files."""
+    oks = {n[: -len(".ok")] for n in root if n.endswith(".ok")}
+    found, vacuums = [], []
+    for name in root:
+        if name.endswith(".vac"):
+            vac = _vacuum_entry(path, os.path.join(path, name), name)
+            if vac is not None:
+                vacuums.append(vac)
+            continue
+        if "." in name or name in _RESERVED or name == LEGACY_SCHEMA:
+            continue
+        parsed = parse_name(name)
+        full = os.path.join(path, name)
+        if parsed is None or not vfs.is_dir(full):
+            continue
+        committed = name in oks or f"{name}.ok" in consolidated
+        if not committed and parsed.format_version < 5:
+            committed = vfs.is_file(os.path.join(full, FRAGMENT_METADATA_FILE))
+        if committed:
+            found.append(FragmentEntry(name, full, parsed.timestamp_range, parsed.format_version))
+    return found, vacuums
+
+
+def _commit_dir(path: str, commits: list[str], consolidated: set[str], window):
+    """Fragments committed in ``__commits`` (``.con`` entries first), vacuum files, deletes."""
+    names = sorted(os.path.basename(u)[: -len(".wrt")] for u in consolidated if u.endswith(".wrt"))
+    vacuums, deletes = [], []
     for name in commits:
-        if not name.endswith(".vac"):
-            continue
-        parsed = parse_name(name, strict=False)
-        if parsed is None:
-            continue
-        partial = (parsed.version or 0) >= CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION
-        if not _overlaps((parsed.t1, parsed.t2), window, partial):
-            continue
-        text = vfs.read_file(os.path.join(path, "__commits", name)).decode("utf-8", "replace")
-        hidden.update(os.path.basename(line.rstrip("/")) for line in text.splitlines() if line)
-    return hidden
+        full = os.path.join(path, "__commits", name)
+        relative = f"__commits/{name}"
+        if name.endswith(".wrt") and relative not in consolidated:
+            names.append(name[: -len(".wrt")])
+        elif name.endswith(".vac"):
+            vac = _vacuum_entry(path, full, name)
+            if vac is not None:
+                vacuums.append(vac)
+        elif name.endswith((".del", ".upd")) and relative not in consolidated:
+            parsed = parse_name(name)
+            if parsed is not None and _inside(parsed.timestamp_range, window):
+                deletes.append(DeleteEntry(relative, parsed.t1, vfs.read_file(full), 0, full,
+                                           is_update=name.endswith(".upd")))
+    fragments = []
+    for name in names:
+        parsed = parse_name(name)
+        if parsed is not None:
+            fragments.append(FragmentEntry(name, os.path.join(path, "__fragments", name),
+                                           parsed.timestamp_range, parsed.format_version))
+    return fragments, vacuums, deletes
 
 
-def _in_window(entries, vacuumed: set[str], window) -> list[FragmentEntry]:
-    keep = []
-    for entry in entries:
-        if entry.name in vacuumed:
-            continue
-        partial = entry.version >= CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION
-        if _overlaps(entry.timestamp_range, window, partial):
-            keep.append(entry)
-    keep.sort(key=lambda e: (e.timestamp_range, e.path))
-    return keep
-
-
-def _deletes(path, commits, consolidated, con_deletes, window) -> list[DeleteEntry]:
-    found = []
-    for name in commits:
-        if name.endswith(".del") and f"__commits/{name}" not in consolidated:
-            full = os.path.join(path, "__commits", name)
-            found.append(_delete_entry(name, vfs.read_file(full), full))
-    found.extend(con_deletes)
-    found = [d for d in found if window[0] <= d.timestamp <= window[1]]
-    found.sort(key=lambda d: (d.timestamp, d.name))
-    return found
-
-
-def _delete_entry(name: str, data: bytes, where: str) -> DeleteEntry:
-    parsed = parse_name(name, strict=False)
-    timestamp = parsed.t2 if parsed is not None else 0
-    return DeleteEntry(name, timestamp, data, where)
+def _vacuum_entry(path: str, full: str, name: str) -> VacuumEntry | None:
+    parsed = parse_name(name)
+    if parsed is None:
+        return None
+    lines = parse_vacuum_file(vfs.read_file(full), full)
+    hides = frozenset(line.rstrip("/").rsplit("/", 1)[-1] for line in lines)
+    return VacuumEntry(name, parsed.timestamp_range, parsed.format_version, hides)

@@ -80,9 +80,11 @@ class TileReader:
                                 expected=int(meta.tile_var_sizes[spec.name][tile_idx]))
             offsets = self._var_offsets(spec, tile_idx, offsets_raw, rebuilt, values)
         else:
-            raw = self._tile(spec, tile_idx, "", meta.tile_offsets, meta.file_sizes,
-                             spec.filters, spec.datatype)
             dtype = type_info(spec.datatype).numpy
+            # fixed RLE runs are whole cells (TileDB's Tile::cell_size), not single values
+            raw = self._tile(spec, tile_idx, "", meta.tile_offsets, meta.file_sizes,
+                             spec.filters, spec.datatype,
+                             cell_size=dtype.itemsize * spec.cell_val_num)
             if raw.nbytes % (dtype.itemsize * spec.cell_val_num):
                 raise CorruptArrayError(
                     f"tile of {raw.nbytes} bytes is not a whole number of "
@@ -113,7 +115,7 @@ class TileReader:
         return offsets
 
     def _tile(self, spec, tile_idx, suffix, tile_offsets, file_sizes, pipeline, datatype,
-              offsets_out=None, expected=None) -> np.ndarray:
+              offsets_out=None, expected=None, cell_size=0) -> np.ndarray:
         offsets = tile_offsets[spec.name]
         where = self._where(spec, tile_idx, suffix)
         if tile_idx >= len(offsets):
@@ -125,7 +127,8 @@ class TileReader:
         raw = vfs.read_range(path, start, end - start)
         return pipeline.decode_tile(raw, datatype, self.version, where=where,
                                     encryption=self.encryption, expected_size=expected,
-                                    offsets_out=offsets_out)
+                                    offsets_out=offsets_out, cell_size=cell_size,
+                                    schema_version=self.schema.version)
 
     def _where(self, spec, tile_idx, suffix) -> str:
         frag = os.path.basename(self.path)

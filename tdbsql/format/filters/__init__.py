@@ -2,7 +2,7 @@
 
 =============== ===========================================================================
 ``base``        the ``Filter`` interface, ``ChunkContext``, the registry, shared helpers
-``compression`` GZIP (1), ZSTD (2), LZ4 (3), BZIP2 (5): codec libraries
+``compression`` GZIP (1), ZSTD (2), LZ4 (3), BZIP2 (5): codec libraries; NONE (0)
 ``rle``         RLE (4): fixed-size values and var-sized strings
 ``dictionary``  DICTIONARY (14): var-sized strings
 ``var_strings`` the framing RLE and DICTIONARY share on var-sized string tiles
@@ -19,13 +19,11 @@
 Importing this package registers every filter.  The byte loops live in ``tdbsql.kernels``.
 """
 
-from . import (  # noqa: F401  (importing registers the filters)
-    bit_width, checksum, compression, delta, dictionary, float_scale, rle, shuffle, webp, xor,
-)
+# Importing each module registers its filters.
 from .base import ChunkContext, Filter, filter_class, register
 from .bit_width import BitWidthReductionFilter, PositiveDeltaFilter
 from .checksum import ChecksumMd5Filter, ChecksumSha256Filter
-from .compression import Bzip2Filter, GzipFilter, Lz4Filter, ZstdFilter
+from .compression import Bzip2Filter, GzipFilter, Lz4Filter, NoopFilter, ZstdFilter
 from .delta import DeltaFilter, DoubleDeltaFilter
 from .dictionary import DictionaryFilter
 from .encryption import AesGcmFilter
@@ -39,6 +37,6 @@ __all__ = [
     "AesGcmFilter", "BitWidthReductionFilter", "BitshuffleFilter", "ByteshuffleFilter",
     "Bzip2Filter", "ChecksumMd5Filter", "ChecksumSha256Filter", "ChunkContext", "DeltaFilter",
     "DictionaryFilter", "DoubleDeltaFilter", "Filter", "FloatScaleFilter", "GzipFilter",
-    "Lz4Filter", "PositiveDeltaFilter", "RleFilter", "WebpFilter", "XorFilter", "ZstdFilter",
-    "filter_class", "register",
+    "Lz4Filter", "NoopFilter", "PositiveDeltaFilter", "RleFilter", "WebpFilter", "XorFilter",
+    "ZstdFilter", "filter_class", "register",
 ]

@@ -72,7 +72,9 @@ class Filter(ABC):
         return datatype
 
     @abstractmethod
-    def decode(self, metadata: memoryview, data: memoryview, ctx: ChunkContext) -> tuple[Buffer, Buffer]:
+    def decode(
+        self, metadata: memoryview, data: memoryview, ctx: ChunkContext
+    ) -> tuple[Buffer, Buffer]:
         """Undo this filter on one chunk: ``(rest_of_metadata, decoded_data)``."""
 
     @abstractmethod
@@ -114,6 +116,11 @@ def uint_view(arr: np.ndarray, width: int) -> np.ndarray:
 
 
 _UINT_BY_WIDTH = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def located(where: str, message: str) -> str:
+    """``message`` prefixed with the file/tile it concerns (for errors without a ``where``)."""
+    return f"{where}: {message}" if where else message
 
 
 def rest(r: Reader) -> memoryview:

@@ -88,8 +88,7 @@ class BitWidthReductionFilter(_WindowFilter):
         r = Reader(metadata, ctx.where)
         length = r.u32("BIT_WIDTH_REDUCTION input length")
         count = r.u32("BIT_WIDTH_REDUCTION window count")
-        table = r.array(np.dtype([("min", f"<u{width}"), ("bits", "u1"), ("nbytes", "<u4")]),
-                        count, "BIT_WIDTH_REDUCTION windows")
+        table = r.array(_window_table(width), count, "BIT_WIDTH_REDUCTION windows")
         src = as_uint8(data)
         _check_windows(table, width, length, src.nbytes, ctx.where)
         out = np.empty(length, dtype=np.uint8)
@@ -119,10 +118,15 @@ class BitWidthReductionFilter(_WindowFilter):
             start, n = windows[-1]
             packed[used : used + n] = src[start : start + n]
             used += n
-        header = np.zeros(len(windows), np.dtype([("min", f"<u{width}"), ("bits", "u1"), ("nbytes", "<u4")]))
+        header = np.zeros(len(windows), _window_table(width))
         header["min"], header["bits"], header["nbytes"] = mins, bits, [n for _, n in windows]
         w = Writer().u32(src.nbytes).u32(len(windows)).raw(header.tobytes())
         return w.getvalue() + bytes(metadata), packed[:used]
+
+
+def _window_table(width: int) -> np.dtype:
+    """One bit width reduction window header: ``minimum T, bit_width u8, window_bytes u32``."""
+    return np.dtype([("min", f"<u{width}"), ("bits", "u1"), ("nbytes", "<u4")])
 
 
 def _check_windows(table, width: int, length: int, available: int, where: str) -> None:
@@ -162,8 +166,9 @@ class PositiveDeltaFilter(_WindowFilter):
         # TileDB's windows: all of one size but the last, which is raw when not whole values.
         coded = nbytes[:-1] if count and nbytes[-1] % width else nbytes
         window = int(coded[0]) if coded.size else 0
-        if total > src.nbytes or (coded.size and (
-                window == 0 or window % width or (coded[:-1] != window).any() or coded[-1] > window)):
+        uneven = coded.size and (window == 0 or window % width or coded[-1] > window
+                                 or (coded[:-1] != window).any())
+        if total > src.nbytes or uneven:
             raise CorruptArrayError(
                 f"POSITIVE_DELTA windows ({total} bytes) do not fit the {src.nbytes} bytes stored",
                 ctx.where,

@@ -5,7 +5,10 @@ compressed_len u32)`` per metadata part and per data part; the chunk data holds 
 metadata parts followed by the compressed data parts.  Compressors compress the metadata of
 earlier filters too, so decoding returns the decompressed metadata as the metadata to forward.
 
-The codecs come from their libraries: zlib and bz2 (stdlib), zstandard, lz4.block.
+The codecs come from their libraries: zlib and bz2 (stdlib), zstandard, lz4.block.  RLE,
+DELTA, DOUBLE_DELTA and DICTIONARY share this framing (``CompressionFilter``) with codecs that
+depend on the values' type (``compress_part`` / ``decompress_part`` get the ``ChunkContext``);
+they live in ``rle``, ``delta`` and ``dictionary``.
 """
 
 from __future__ import annotations
@@ -88,7 +91,9 @@ class CompressionFilter(Filter):
         except (CorruptArrayError, UnsupportedFormatError):
             raise
         except Exception as exc:  # the codec's own error type varies per library
-            raise CorruptArrayError(f"{self.name} decompression failed ({exc})", ctx.where) from None
+            raise CorruptArrayError(
+                f"{self.name} decompression failed ({exc})", ctx.where
+            ) from None
         if len(out) != size:
             raise CorruptArrayError(
                 f"{self.name} decompressed {len(out)} bytes, expected {size}", ctx.where
@@ -169,3 +174,18 @@ class Bzip2Filter(CompressionFilter):
 
     def decompress(self, data: bytes, size: int) -> bytes:
         return bz2.decompress(data) if data else b""
+
+
+@register
+@dataclass(frozen=True)
+class NoopFilter(Filter):
+    """NONE (0): passes everything through (also how TileDB stores a "no compression" filter)."""
+
+    filter_id: ClassVar[int] = 0
+    name: ClassVar[str] = "NONE"
+
+    def decode(self, metadata, data, ctx: ChunkContext):
+        return metadata, data
+
+    def encode(self, metadata, data, ctx: ChunkContext):
+        return metadata, data

@@ -62,7 +62,9 @@ class _DeltaBase(CompressionFilter):
             try:
                 reinterpret = Datatype(code)
             except ValueError:
-                raise r.error(f"{cls.name} reinterpret datatype", f"unknown datatype {code}") from None
+                raise r.error(
+                    f"{cls.name} reinterpret datatype", f"unknown datatype {code}"
+                ) from None
         return cls(level=level, reinterpret_datatype=reinterpret)
 
     def options_bytes(self) -> bytes:
@@ -117,7 +119,8 @@ class DoubleDeltaFilter(_DeltaBase):
         w = Writer()
         if bitsize < 0 or bitsize >= 8 * width - 1:
             # Not worth it (or deltas leave int64, which TileDB refuses): store the values.
-            return w.u8(8 * width - 1 if bitsize < 0 else bitsize).u64(values.size).raw(values).getvalue()
+            stored_bits = 8 * width - 1 if bitsize < 0 else bitsize
+            return w.u8(stored_bits).u64(values.size).raw(values).getvalue()
         words = np.zeros(kernels.double_delta_words(values.size, bitsize), dtype="<u8")
         kernels.double_delta_pack(wide, bitsize, words)
         return w.u8(bitsize).u64(values.size).raw(values[:2]).raw(words).getvalue()

@@ -18,7 +18,7 @@ import numpy as np
 from ...errors import CorruptArrayError, DataError, UnsupportedFormatError
 from ...kernels import dictionary as kernels
 from ..binary import Reader, Writer
-from .base import ChunkContext, as_uint8, register, rest
+from .base import ChunkContext, as_uint8, located, register, rest
 from .compression import CompressionFilter
 from .var_strings import (
     VarStringHeader, cell_bounds, is_var_string_chunk, normalized_width, width_code,
@@ -34,9 +34,9 @@ class DictionaryFilter(CompressionFilter):
 
     def decode(self, metadata, data, ctx: ChunkContext):
         if not is_var_string_chunk(ctx):
-            raise UnsupportedFormatError(
-                f"{ctx.where}: the DICTIONARY filter only applies to var-sized ASCII/UTF-8 strings"
-            )
+            raise UnsupportedFormatError(located(
+                ctx.where, "the DICTIONARY filter only applies to var-sized ASCII/UTF-8 strings "
+                "(pass offsets_out when decoding a var-sized tile)"))
         r = Reader(metadata, ctx.where)
         header = VarStringHeader.read(r, self.name)
         id_code = r.u8("DICTIONARY id width")
@@ -71,8 +71,7 @@ class DictionaryFilter(CompressionFilter):
 
 
 def _serialize_words(words: list[bytes], len_bytes: int) -> bytes:
-    lengths = np.array([len(word) for word in words], dtype=f">u{len_bytes}")
-    return b"".join(length.tobytes() + word for length, word in zip(lengths, words))
+    return b"".join(len(word).to_bytes(len_bytes, "big") + word for word in words)
 
 
 def _decode(ids, id_bytes: int, words, len_bytes: int, header: VarStringHeader, where: str):

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 from ...errors import CorruptArrayError, EncryptionKeyError
 from ..binary import Reader, Writer
-from .base import ChunkContext, Filter, as_uint8
+from .base import ChunkContext, Filter, as_uint8, located
 
 KEY_BYTES = 32
 IV_BYTES = 12
@@ -80,8 +80,6 @@ class AesGcmFilter(Filter):
         try:
             return AESGCM(bytes(self.key)).decrypt(iv, ciphertext + tag, None)
         except InvalidTag:
-            prefix = f"{ctx.where}: " if ctx.where else ""
-            raise EncryptionKeyError(
-                f"{prefix}AES-256-GCM decryption failed: wrong encryption key "
-                "(or the data is corrupt)"
-            ) from None
+            raise EncryptionKeyError(located(
+                ctx.where, "AES-256-GCM decryption failed: wrong encryption key (or corrupt data)"
+            )) from None

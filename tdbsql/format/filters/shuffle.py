@@ -81,4 +81,6 @@ def _run(kernel, part: np.ndarray, typesize: int) -> np.ndarray:
 
 
 def _join(parts: list[np.ndarray]) -> np.ndarray:
-    return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.empty(0, np.uint8)
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.empty(0, np.uint8)

@@ -19,7 +19,7 @@ from ...datatypes import Datatype
 from ...errors import CorruptArrayError, DataError, MissingExtraError, UnsupportedFormatError
 from ..binary import Reader, Writer
 from .base import (
-    ChunkContext, Filter, as_uint8, part_sizes_header, read_part_sizes, register, rest,
+    ChunkContext, Filter, as_uint8, located, part_sizes_header, read_part_sizes, register, rest,
     split_parts,
 )
 
@@ -86,9 +86,10 @@ class WebpFilter(Filter):
 
     def _check(self, ctx: ChunkContext) -> None:
         if ctx.datatype != Datatype.UINT8:
-            raise UnsupportedFormatError(f"{ctx.where}: WEBP only works on UINT8 data")
+            raise UnsupportedFormatError(located(ctx.where, "WEBP only works on UINT8 data"))
         if self.input_format not in FORMATS:
-            raise UnsupportedFormatError(f"{ctx.where}: WEBP input format {self.input_format}")
+            raise UnsupportedFormatError(
+                located(ctx.where, f"unknown WEBP input format {self.input_format}"))
 
     def _decode_image(self, image, part: np.ndarray, where: str) -> np.ndarray:
         mode = "RGB" if self.pixel_depth == 3 else "RGBA"

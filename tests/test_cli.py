@@ -1,0 +1,104 @@
+"""The `tdbsql` command: every subcommand, output format and error path, in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+SAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "stations")
+
+
+def run(*args, stdin: str | None = None, env: dict | None = None):
+    return subprocess.run([sys.executable, "-m", "tdbsql", *args], capture_output=True, text=True,
+                          input=stdin, env={**os.environ, **(env or {})}, timeout=120)
+
+
+def test_query_table_output():
+    proc = run("query", "SELECT day, station, city FROM array WHERE day = 26 AND station <= 2", SAMPLE)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["day", "|", "station", "|", "city"]
+    assert lines[-1] == "(2 rows)"
+    assert "Oslo" in proc.stdout and "Lima" in proc.stdout
+
+
+def test_query_sql_from_stdin_and_csv():
+    proc = run("query", "-", SAMPLE, "--format", "csv",
+               stdin="SELECT day, station FROM array WHERE day = 0 ORDER BY station")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ['"day","station"'] + [f"0,{s}" for s in range(1, 6)]
+
+
+def test_query_json_lines():
+    proc = run("query", "SELECT day, rain_mm FROM array WHERE day = 1 ORDER BY station", SAMPLE,
+               "-f", "json")
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["day"] for r in rows] == [1] * 5
+    assert any(r["rain_mm"] is None for r in rows)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "arrow"])
+def test_query_binary_formats(tmp_path, fmt):
+    out = tmp_path / f"out.{fmt}"
+    proc = run("query", "SELECT * FROM array WHERE day < 3", SAMPLE, "-f", fmt, "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    table = pq.read_table(out) if fmt == "parquet" else pa.ipc.open_file(str(out)).read_all()
+    assert table.num_rows == 15
+    assert table.column_names == ["day", "station", "temp_c", "rain_mm", "city"]
+
+
+def test_as_of_option():
+    before = run("query", "SELECT day FROM array", SAMPLE, "--as-of", "1500", "-f", "csv")
+    after = run("query", "SELECT day FROM array", SAMPLE, "-f", "csv")
+    assert len(before.stdout.splitlines()) - 1 == 150
+    assert len(after.stdout.splitlines()) - 1 == 225
+
+
+def test_schema_and_fragments():
+    schema = run("schema", SAMPLE, "--json")
+    assert schema.returncode == 0, schema.stderr
+    described = json.loads(schema.stdout)
+    assert described["type"] == "sparse"
+    assert [d["name"] for d in described["dimensions"]] == ["day", "station"]
+    assert [a["name"] for a in described["attributes"]] == ["temp_c", "rain_mm", "city"]
+    frags = run("fragments", SAMPLE, "-f", "csv")
+    assert frags.returncode == 0, frags.stderr
+    assert len(frags.stdout.splitlines()) == 3
+
+
+@pytest.mark.parametrize("args,message", [
+    (("query", "SELECT nope FROM array", SAMPLE), "unknown column 'nope'"),
+    (("query", "SELEC * FROM array", SAMPLE), "SQL syntax error"),
+    (("query", "SELECT * FROM other", SAMPLE), "unknown table 'other'"),
+    (("query", "SELECT day, count(*) FROM array GROUP BY day", SAMPLE), "GROUP BY"),
+    (("query", "SELECT * FROM array", "/no/such/array"), "no such array"),
+    (("schema", os.path.dirname(__file__)), "not a TileDB array"),
+    (("query", "SELECT * FROM array", SAMPLE, "--key-env", "TDBSQL_NO_SUCH_VAR"), "TDBSQL_NO_SUCH_VAR"),
+])
+def test_errors_are_one_line_and_exit_1(args, message):
+    proc = run(*args)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("tdbsql: error: ")
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_help_lists_commands_with_examples():
+    proc = run("--help")
+    assert proc.returncode == 0
+    for command in ("query", "schema", "fragments"):
+        assert command in proc.stdout
+        sub = run(command, "--help")
+        assert "example:" in sub.stdout
+
+
+def test_help_does_not_import_numba():
+    code = "import sys; from tdbsql.cli import build_parser; build_parser(); print('numba' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.stdout.strip() == "False"
