@@ -1,0 +1,41 @@
+"""A small shared thread pool: decode work runs on every core (codecs and Numba kernels release
+the GIL), results come back in order, and at most ``window`` tasks are in flight so memory stays
+bounded while a scan streams."""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Iterable, Iterator, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_POOL: ThreadPoolExecutor | None = None
+
+
+def workers() -> int:
+    return int(os.environ.get("TDBSQL_THREADS", os.cpu_count() or 1))
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=workers(), thread_name_prefix="tdbsql")
+    return _POOL
+
+
+def map_ordered(fn: Callable[[T], R], items: Iterable[T], window: int | None = None) -> Iterator[R]:
+    """``map(fn, items)`` on the pool, yielding results in order with ``window`` in flight."""
+    if workers() <= 1:
+        yield from map(fn, items)
+        return
+    window = window or 2 * workers()
+    pending: deque = deque()
+    for item in items:
+        pending.append(_pool().submit(fn, item))
+        if len(pending) >= window:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
