@@ -210,3 +210,42 @@ def test_extended_enumeration_and_time_travel(tmp_path):
     assert labels.combine_chunks().dictionary.to_pylist() == ["red", "green", "blue"]
     rows = assert_same(uri, B + 100)
     assert rows["c"] == ["red", "blue", "green", "purple", "teal"]
+
+
+def test_enumerated_attribute_added_by_evolution(tmp_path):
+    uri = create(str(tmp_path / "a"), [int_dim()], [tiledb.Attr("v", dtype=np.int32)])
+    write_sparse(uri, B + 10, np.arange(3), v=np.arange(3, dtype=np.int32))
+    evolve(uri, B + 15,
+           lambda se: se.add_enumeration(tiledb.Enumeration("e", ordered=True, values=["a", "b"])),
+           add(tiledb.Attr("c", dtype=np.int8, enum_label="e")))
+    write_sparse(uri, B + 20, np.array([5]), v=np.array([5], dtype=np.int32),
+                 c=np.array([1], dtype=np.int8))
+    assert_same(uri, B + 12)
+    # Older fragments hold the fill value -128, which names no label: tiledb-py fails to
+    # convert it ("Index -128 out of bounds"); tdbsql returns NULL.
+    with pytest.raises(IndexError):
+        with tiledb.open(uri, timestamp=B + 30) as A:
+            A.query(return_arrow=True).df[:]
+    column = tdbsql.query("SELECT c FROM array ORDER BY x", uri, timestamp=B + 30).column("c")
+    assert column.to_pylist() == [None, None, None, "b"]
+    assert column.type.ordered
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "engine/dense_scan.py reads an attribute of an older fragment whenever the name matches "
+    "(`if a in frag.fields`), even when the attribute was dropped and added again with another "
+    "type: the old int32 cells are upcast to float64 (7.0) instead of the new attribute's fill "
+    "value (NaN) that the sparse scan returns"))
+def test_dense_attribute_dropped_and_added_again_with_another_type(tmp_path):
+    uri = create(str(tmp_path / "d"), [int_dim(hi=9, tile=5)],
+                 [tiledb.Attr("a", dtype=np.int32), tiledb.Attr("b", dtype=np.int32)],
+                 sparse=False)
+    with tiledb.open(uri, "w", timestamp=B + 10) as A:
+        A[0:4] = {"a": np.arange(4, dtype=np.int32), "b": np.arange(4, dtype=np.int32) + 7}
+    evolve(uri, B + 15, drop("b"))
+    evolve(uri, B + 25, add(tiledb.Attr("b", dtype=np.float64)))
+    with tiledb.open(uri, "w", timestamp=B + 30) as A:
+        A[2:6] = {"a": np.arange(4, dtype=np.int32), "b": np.arange(4.0)}
+    b = tdbsql.query("SELECT b FROM array ORDER BY x", uri, timestamp=B + 40).column("b")
+    assert np.isnan(b[0].as_py()) and np.isnan(b[1].as_py())
+    assert b.to_pylist()[2:] == [0.0, 1.0, 2.0, 3.0]

@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 
 import tdbsql
-from conftest import assert_same_cells, dense_write, oracle_cells, tiledb
+
+tiledb = pytest.importorskip("tiledb")
+
+from conftest import assert_same_cells, dense_write, oracle_cells  # noqa: E402
 
 F = tiledb
 N = 300

@@ -13,10 +13,12 @@ import pyarrow as pa
 import pytest
 
 import tdbsql
-from conftest import (
-    NAT, assert_same_cells, dense_write, normalize_domain, oracle_cells, tiledb,
-)
 
+tiledb = pytest.importorskip("tiledb")
+
+from conftest import (  # noqa: E402
+    NAT, assert_same_cells, dense_write, normalize_domain, oracle_cells,
+)
 import tiledb.libtiledb as lt  # noqa: E402
 
 RNG = np.random.default_rng(7)
@@ -504,3 +506,29 @@ def _check_domain(path):
     with tiledb.open(str(path)) as A:
         want = normalize_domain(A.nonempty_domain())
     assert normalize_domain(tdbsql.open(str(path)).non_empty_domain()) == want
+
+
+def test_invalid_wide_strings_stay_binary():
+    """A lone surrogate is not text: the raw bytes come back as binary, never altered."""
+    from tdbsql.datatypes import VAR_NUM, Datatype
+    from tdbsql.engine.arrow_convert import to_arrow
+    from tdbsql.engine.column import Column
+
+    good = "ok𝄞".encode("utf-16-le")
+    bad = b"\x00\xd8a\x00"  # high surrogate followed by 'a'
+    raw = np.frombuffer(good + bad, np.uint8).copy()
+    offsets = np.array([0, len(good), len(good) + len(bad)], np.int64)
+    column = Column(raw, offsets, np.array([1, 1], np.uint8), VAR_NUM)
+    arr = to_arrow(column, Datatype.STRING_UTF16, VAR_NUM, "w")
+    assert arr.type == pa.binary() and arr.to_pylist() == [good, bad]
+    column = Column(raw[: len(good)].copy(), offsets[:2].copy(), np.array([0], np.uint8), VAR_NUM)
+    assert to_arrow(column, Datatype.STRING_UTF16, VAR_NUM, "w").to_pylist() == [None]
+
+
+def test_scaled_datetime_overflow_is_a_clear_error(tmp_path):
+    from tdbsql.errors import DataError
+
+    path = _one_cell_array(tmp_path, tiledb.Attr("a", dtype="M8[h]"),
+                           np.array([2**62], np.int64).view("M8[h]"))
+    with pytest.raises(DataError, match="'a'"):
+        tdbsql.query("SELECT a FROM array", str(path))

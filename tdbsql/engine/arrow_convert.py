@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from ..datatypes import VAR_NUM, arrow_type, string_codec, temporal_mapping, type_info
 from ..errors import DataError
+from ..kernels import transcode
 from .column import Column
 
 _NAT = np.iinfo(np.int64).min
@@ -32,6 +33,8 @@ def to_arrow(column: Column, datatype: int, cell_val_num: int, name: str = "") -
     flat = _numeric(values, info, value_type, mask_from_values)
     if cell_val_num == VAR_NUM:
         width = info.size
+        if column.offsets[-1] // width >= 2**31:
+            raise DataError(f"column {name!r}: a batch holds over 2**31 list values")
         offsets = (column.offsets // width).astype(np.int32)
         return pa.ListArray.from_arrays(pa.array(offsets), flat, mask=_pa_mask(mask))
     return pa.FixedSizeListArray.from_arrays(flat, cell_val_num, mask=_pa_mask(mask))
@@ -49,6 +52,10 @@ def _scalar_values(values: np.ndarray, info, name: str):
     kind, _, scale = mapping
     if scale != 1 or kind in ("date32", "time32"):
         safe = np.where(nat, 0, values)
+        limit = np.iinfo(np.int64).max // scale
+        if scale != 1 and safe.size and (safe.min() < -limit or safe.max() > limit):
+            raise DataError(f"column {name!r}: a {info.datatype.name} value does not fit "
+                            f"Arrow {kind} once scaled to seconds")
         scaled = safe * scale
         if kind in ("date32", "time32"):
             if scaled.size and (scaled.min() < -(2**31) or scaled.max() >= 2**31):
@@ -83,12 +90,7 @@ def _strings(column: Column, datatype: int, cell_val_num: int, target, mask, nam
         return _decode_wide(raw, offsets, codec, mask)
     if offsets[-1] >= 2**31:
         raise DataError(f"column {name!r}: a batch holds over 2 GiB of strings")
-    offsets32 = offsets.astype(np.int32)
-    validity = None if mask is None else pa.array(~mask).buffers()[1]
-    null_count = -1 if mask is not None else 0
-    arr = pa.Array.from_buffers(
-        pa.binary(), n, [validity, pa.py_buffer(offsets32), pa.py_buffer(raw)], null_count
-    )
+    arr = _binary(raw, offsets, mask)
     if target == pa.binary():
         return arr
     as_string = arr.view(pa.string())
@@ -100,10 +102,33 @@ def _strings(column: Column, datatype: int, cell_val_num: int, target, mask, nam
 
 
 def _decode_wide(raw: np.ndarray, offsets: np.ndarray, codec: str, mask) -> pa.Array:
-    data = raw.tobytes()
-    items = [data[offsets[i] : offsets[i + 1]].decode(codec, errors="surrogatepass")
-             for i in range(len(offsets) - 1)]
-    return pa.array(items, type=pa.string(), mask=mask)
+    """UTF-16/UTF-32 cells -> Arrow string; raw bytes (binary) if a cell is not valid."""
+    width = 2 if codec == "utf-16-le" else 4
+    n = len(offsets) - 1
+    if raw.nbytes % width or np.any(offsets % width):
+        return _binary(raw, offsets, mask)
+    units = np.ascontiguousarray(raw).view(np.uint16 if width == 2 else np.uint32)
+    unit_offsets = np.ascontiguousarray(offsets // width, dtype=np.int64)
+    out = np.empty(len(units) * (3 if width == 2 else 4), dtype=np.uint8)
+    out_offsets = np.empty(n + 1, dtype=np.int64)
+    kernel = transcode.utf16_to_utf8 if width == 2 else transcode.utf32_to_utf8
+    if not units.flags.writeable:
+        units = units.copy()
+    written = kernel(units, unit_offsets, out, out_offsets)
+    if written < 0:
+        return _binary(raw, offsets, mask)
+    return _binary(out[:written], out_offsets, mask).view(pa.string())
+
+
+def _binary(raw: np.ndarray, offsets: np.ndarray, mask) -> pa.Array:
+    if offsets[-1] >= 2**31:
+        raise DataError("a batch holds over 2 GiB of strings")
+    validity = None if mask is None else pa.array(~mask).buffers()[1]
+    return pa.Array.from_buffers(
+        pa.binary(), len(offsets) - 1,
+        [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(raw)],
+        -1 if mask is not None else 0,
+    )
 
 
 def _or_masks(a, b):

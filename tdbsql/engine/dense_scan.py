@@ -1,17 +1,29 @@
 """Dense TileScan: the result box is the non-empty domain (intersected with the ranges' hull),
-filled with fill values and overwritten fragment by fragment, oldest first, by each space tile
-that meets the box (padding cells outside a fragment's non-empty domain are never copied).
+in row-major order, starting as fill values and overwritten fragment by fragment, oldest first,
+by the space tiles that meet the box (padding cells outside a fragment's non-empty domain are
+never copied).
+
+Box arithmetic uses Python ints (any integer dimension type, uint64 near 2**64 included); the
+kernels see coordinates relative to the box's lower corner.  Fixed-size attributes are scattered
+straight into their result arrays; var-sized ones collect the winning tiles' cells in a pool and
+gather once at the end.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 
+from ..errors import CorruptArrayError, DataError
 from ..kernels import dense as dense_kernels
 from ..planner.pruning import Ranges, fragment_overlaps, range_hull
 from .column import Column, concat
 from .fill import empty_column, fill_column
 from .scan import ScanResult
+
+MAX_CELLS = 2**40  # a box past this cannot be materialised (TileDB could not either)
 
 
 class DenseScan:
@@ -24,89 +36,186 @@ class DenseScan:
         self.stats = {"fragments": len(array.fragments), "fragments_read": 0,
                       "tiles": 0, "tiles_read": 0}
 
-    def box(self):
+    def box(self) -> tuple[list[int], list[int]] | None:
+        """Inclusive (lows, highs) of the cells to return, or None when there are none."""
         ned = self.array.non_empty_domain()
         if ned is None:
             return None
         lo, hi = [], []
         for dim, (d_lo, d_hi) in zip(self.schema.dimensions, ned):
+            d_lo, d_hi = int(d_lo), int(d_hi)
             if dim.name in self.ranges:
                 r_lo, r_hi = range_hull(self.ranges[dim.name])
-                d_lo, d_hi = max(d_lo, r_lo), min(d_hi, r_hi)
+                d_lo, d_hi = max(d_lo, _ceil(r_lo)), min(d_hi, _floor(r_hi))
             if d_lo > d_hi:
                 return None
-            lo.append(int(d_lo))
-            hi.append(int(d_hi))
-        return np.array(lo, np.int64), np.array(hi, np.int64)
+            lo.append(d_lo)
+            hi.append(d_hi)
+        return lo, hi
 
     def run(self) -> ScanResult:
         box = self.box()
         if box is None:
             return ScanResult({f: empty_column(self.schema, f) for f in self.fields}, 0, self.stats)
         box_lo, box_hi = box
-        n = int(np.prod(box_hi - box_lo + 1))
+        shape = np.array([h - l + 1 for l, h in zip(box_lo, box_hi)], dtype=np.int64)
+        n = math.prod(int(x) for x in shape)
+        if n > MAX_CELLS:
+            raise DataError(f"the dense result box {list(zip(box_lo, box_hi))} holds {n} cells; "
+                            "restrict the dimensions in WHERE")
         attrs = [f for f in self.fields if f not in self.dim_names]
-        pools = {a: [fill_column(self.schema.attribute(a), 1)] for a in attrs}
-        self.pool_size = 1  # cells in every pool; cell 0 is the fill value
-        source = np.zeros(n, dtype=np.int64)  # pool index of each result cell
+        outs = {a: _output(self.schema.attribute(a), n) for a in attrs}
         for frag in self.array.fragments:
-            self._overlay(frag, box_lo, box_hi, attrs, pools, source)
-        columns = {}
+            self._overlay(frag, box_lo, box_hi, shape, outs)
+        columns = {a: out.finish() for a, out in outs.items()}
         for dim_idx, dim in enumerate(self.schema.dimensions):
             if dim.name in self.fields:
-                coords = np.empty(n, dtype=np.int64)
-                dense_kernels.box_coordinates(box_lo, box_hi, dim_idx, coords)
-                columns[dim.name] = Column(coords.astype(dim.info.numpy))
-        for a in attrs:
-            columns[a] = concat(pools[a]).take(source)
+                columns[dim.name] = Column(_coordinates(shape, dim_idx, box_lo[dim_idx],
+                                                        dim.info.numpy, n))
         return ScanResult({f: columns[f] for f in self.fields}, n, self.stats)
 
-    def _overlay(self, frag, box_lo, box_hi, attrs, pools, source):
-        meta = frag.metadata
-        ned = meta.non_empty_domain
+    def _overlay(self, frag, box_lo, box_hi, shape, outs):
+        ned = frag.metadata.non_empty_domain
         if ned is None or not fragment_overlaps(ned, self.dim_names, self.ranges):
             return
-        frag_lo = np.array([int(r[0]) for r in ned], np.int64)
-        frag_hi = np.array([int(r[1]) for r in ned], np.int64)
-        if np.any(frag_lo > box_hi) or np.any(frag_hi < box_lo):
+        frag_lo = [int(r[0]) for r in ned]
+        frag_hi = [int(r[1]) for r in ned]
+        keep_lo = [max(f, b) for f, b in zip(frag_lo, box_lo)]
+        keep_hi = [min(f, b) for f, b in zip(frag_hi, box_hi)]
+        if any(l > h for l, h in zip(keep_lo, keep_hi)):
             return
         self.stats["fragments_read"] += 1
-        dims = self.schema.dimensions
-        dom_lo = np.array([int(d.domain[0]) for d in dims], np.int64)
-        ext = np.array([int(d.tile_extent) for d in dims], np.int64)
-        first = (frag_lo - dom_lo) // ext
-        last = (frag_hi - dom_lo) // ext
-        counts = last - first + 1
-        col_major_tiles = self.schema.tile_order == 1
+        grid = _TileGrid(self.schema, frag_lo, frag_hi)
+        self.stats["tiles"] += grid.count
+        keep_lo_rel = np.array([k - b for k, b in zip(keep_lo, box_lo)], np.int64)
+        keep_hi_rel = np.array([k - b for k, b in zip(keep_hi, box_lo)], np.int64)
+        positions = np.empty(grid.cells_per_tile, dtype=np.int64)
         col_major_cells = self.schema.cell_order == 1
-        ntiles = int(np.prod(counts))
-        self.stats["tiles"] += ntiles
-        positions = np.empty(int(np.prod(ext)), dtype=np.int64)
-        for tile_idx in range(ntiles):
-            tcoord = _unravel(tile_idx, counts, col_major_tiles) + first
-            tile_lo = dom_lo + tcoord * ext
-            if np.any(tile_lo > box_hi) or np.any(tile_lo + ext - 1 < box_lo):
-                continue
-            landed = dense_kernels.tile_cell_positions(tile_lo, ext, col_major_cells, frag_lo,
-                                                       frag_hi, box_lo, box_hi, positions)
-            if landed == 0:
+        for tile_idx, tile_lo in grid.tiles_meeting(keep_lo, keep_hi):
+            tile_lo_rel = np.array([t - b for t, b in zip(tile_lo, box_lo)], np.int64)
+            kept = dense_kernels.tile_cell_positions(tile_lo_rel, grid.extents, col_major_cells,
+                                                     keep_lo_rel, keep_hi_rel, shape, positions)
+            if kept == 0:
                 continue
             self.stats["tiles_read"] += 1
-            cells = np.flatnonzero(positions >= 0)
-            for a in attrs:
-                if a in frag.fields:
-                    col = frag.tiles.read(frag.fields[a], tile_idx)
-                else:
-                    col = fill_column(self.schema.attribute(a), len(positions))
-                pools[a].append(col.take(cells))
-            source[positions[cells]] = self.pool_size + np.arange(len(cells), dtype=np.int64)
-            self.pool_size += len(cells)
+            if kept == len(positions):  # the whole tile lands: no selection needed
+                cells, targets = slice(None), positions
+            else:
+                cells = np.flatnonzero(positions >= 0)
+                targets = positions[cells]
+            for name, out in outs.items():
+                if name in frag.fields:  # else: added after this fragment, stays fill
+                    out.write(self._tile(frag, name, tile_idx, len(positions)), cells, targets)
+
+    def _tile(self, frag, name: str, tile_idx: int, cells: int) -> Column:
+        tile = frag.tiles.read(frag.fields[name], tile_idx)
+        if len(tile) != cells:
+            raise CorruptArrayError(f"dense tile holds {len(tile)} cells, its space tile has "
+                                    f"{cells}", f"{frag.name} (field {name!r}), tile {tile_idx}")
+        return tile
 
 
-def _unravel(index: int, counts: np.ndarray, col_major: bool) -> np.ndarray:
-    out = np.empty(len(counts), np.int64)
-    order = range(len(counts)) if col_major else range(len(counts) - 1, -1, -1)
-    for d in order:
-        out[d] = index % counts[d]
-        index //= counts[d]
-    return out
+class _TileGrid:
+    """The space tiles of a dense fragment: tile ``i`` in the array's tile order over the tiles
+    that cover the fragment's non-empty domain."""
+
+    def __init__(self, schema, frag_lo: list[int], frag_hi: list[int]):
+        dims = schema.dimensions
+        self.dom_lo = [int(d.domain[0]) for d in dims]
+        self.ext = [int(d.tile_extent) for d in dims]
+        self.first = [(f - d) // e for f, d, e in zip(frag_lo, self.dom_lo, self.ext)]
+        last = [(f - d) // e for f, d, e in zip(frag_hi, self.dom_lo, self.ext)]
+        self.counts = [l - f + 1 for f, l in zip(self.first, last)]
+        self.col_major = schema.tile_order == 1
+        self.extents = np.array(self.ext, dtype=np.int64)
+        self.count = math.prod(self.counts)
+        self.cells_per_tile = math.prod(self.ext)
+
+    def tiles_meeting(self, lo: list[int], hi: list[int]):
+        """(fragment tile index, absolute lower corner) of every tile meeting [lo, hi]."""
+        spans = []
+        for d in range(len(self.counts)):
+            t0 = (lo[d] - self.dom_lo[d]) // self.ext[d] - self.first[d]
+            t1 = (hi[d] - self.dom_lo[d]) // self.ext[d] - self.first[d]
+            spans.append(range(t0, t1 + 1))
+        # enumerate in tile order so tiles are read front to back in their files
+        order = range(len(spans)) if self.col_major else range(len(spans) - 1, -1, -1)
+        strides, step = [0] * len(spans), 1
+        for d in order:
+            strides[d] = step
+            step *= self.counts[d]
+        loops = list(reversed(spans)) if self.col_major else spans
+        for combo in itertools.product(*loops):
+            tcoord = list(reversed(combo)) if self.col_major else combo
+            index = sum(t * s for t, s in zip(tcoord, strides))
+            corner = [d + (t + f) * e for d, t, f, e in
+                      zip(self.dom_lo, tcoord, self.first, self.ext)]
+            yield index, corner
+
+
+class _FixedOut:
+    """A fixed-size attribute's result: fill values overwritten cell by cell."""
+
+    def __init__(self, attr, n: int):
+        fill = fill_column(attr, n)  # freshly tiled: ours to overwrite
+        self.cvn = attr.cell_val_num
+        self.values = _writable(fill.values)
+        self.validity = None if fill.validity is None else _writable(fill.validity)
+
+    def write(self, tile: Column, cells, targets: np.ndarray):
+        """Cells ``cells`` (indices, or ``slice(None)`` for all) of ``tile`` go to ``targets``."""
+        if self.cvn == 1:
+            self.values[targets] = tile.values[cells]
+        else:
+            self.values.reshape(-1, self.cvn)[targets] = tile.values.reshape(-1, self.cvn)[cells]
+        if self.validity is not None:
+            self.validity[targets] = 1 if tile.validity is None else tile.validity[cells]
+
+    def finish(self) -> Column:
+        return Column(self.values, None, self.validity, self.cvn)
+
+
+class _VarOut:
+    """A var-sized attribute's result: a pool of winning cells (cell 0 = the fill value) and,
+    per result cell, its index in the pool."""
+
+    def __init__(self, attr, n: int):
+        self.pool = [fill_column(attr, 1)]
+        self.size = 1
+        self.source = np.zeros(n, dtype=np.int64)
+
+    def write(self, tile: Column, cells, targets: np.ndarray):
+        self.pool.append(tile if isinstance(cells, slice) else tile.take(cells))
+        self.source[targets] = np.arange(self.size, self.size + len(targets), dtype=np.int64)
+        self.size += len(targets)
+
+    def finish(self) -> Column:
+        return concat(self.pool).take(self.source)
+
+
+def _writable(arr: np.ndarray) -> np.ndarray:
+    return arr if arr.flags.writeable else arr.copy()
+
+
+def _output(attr, n: int):
+    return _VarOut(attr, n) if attr.is_var else _FixedOut(attr, n)
+
+
+def _coordinates(shape: np.ndarray, dim_idx: int, lo: int, dtype: np.dtype, n: int) -> np.ndarray:
+    rel = np.empty(n, dtype=np.int64)
+    dense_kernels.box_coordinates(shape, dim_idx, rel)
+    # rel < the box extent, so it fits the dimension type; add the corner in that type
+    return rel.astype(dtype) + np.array(lo).astype(dtype)
+
+
+def _ceil(value) -> int:
+    """Smallest integer coordinate >= a range bound (ints pass through, +-inf widen)."""
+    if isinstance(value, float):
+        return math.ceil(value) if math.isfinite(value) else (-(2**64) if value < 0 else 2**64)
+    return int(value)
+
+
+def _floor(value) -> int:
+    if isinstance(value, float):
+        return math.floor(value) if math.isfinite(value) else (-(2**64) if value < 0 else 2**64)
+    return int(value)

@@ -3,9 +3,11 @@ limit."""
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..datatypes import type_info
 from .arrow_convert import to_arrow
 from .evaluate import evaluate, where_mask
 from .scan import scan
@@ -33,13 +35,33 @@ def column_to_arrow(array, name: str, column) -> pa.Array:
 
 
 def _dictionary(array, attr, indices: pa.Array) -> pa.Array:
-    """Enumerated attribute: a dictionary array of the enumeration's labels."""
-    enumeration = array.enumerations[attr.enumeration_name]
-    labels = pa.array(enumeration.values())
-    index_type = indices.type
-    if not pa.types.is_integer(index_type):
+    """Enumerated attribute: a dictionary array of the enumeration's labels (in their storage
+    type; ``ordered`` as the enumeration says).  An index with no label -- e.g. the fill value
+    of an enumerated attribute added by evolution, read in an older fragment -- is NULL."""
+    if not pa.types.is_integer(indices.type):
         return indices
-    return pa.DictionaryArray.from_arrays(indices, labels)
+    enumeration = array.enumerations[attr.enumeration_name]
+    labels = enumeration_labels(enumeration)
+    in_range = pc.and_(pc.greater_equal(indices, 0), pc.less(indices, len(labels)))
+    if not pc.all(in_range).as_py():
+        indices = pc.if_else(in_range, indices, pa.scalar(None, indices.type))
+    return pa.DictionaryArray.from_arrays(indices, labels, ordered=enumeration.ordered)
+
+
+def enumeration_labels(enumeration) -> pa.Array:
+    """The labels of an enumeration as an Arrow array."""
+    info = type_info(enumeration.datatype)
+    if info.kind == "string":
+        values = enumeration.values()
+        if all(isinstance(v, str) for v in values):
+            return pa.array(values, pa.string())
+        return pa.array(enumeration.raw_values(), pa.binary())
+    if info.kind == "binary":
+        return pa.array(enumeration.raw_values(), pa.binary())
+    if enumeration.cell_val_num == 1:
+        numbers = np.frombuffer(enumeration.data, dtype=info.numpy)
+        return pa.array(numbers.astype(bool) if info.kind == "bool" else numbers)
+    return pa.array(enumeration.values())
 
 
 def execute(plan, array, sql: str) -> pa.Table:

@@ -23,9 +23,6 @@ def empty_column(schema, name: str) -> Column:
                   np.zeros(0, np.uint8) if getattr(f, "nullable", False) else None, f.cell_val_num)
 
 
-
-
-
 def field(schema, name):
     for f in list(schema.attributes) + list(schema.dimensions):
         if f.name == name:

@@ -20,8 +20,10 @@ version hides older ones too):
   ``td`` applies to a fragment whose first timestamp is <= ``td`` (skipped when the fragment's
   delete metadata lists it as processed); on fragments with per-cell timestamps whose range
   contains ``td`` only cells written at or before ``td`` are removed.  The stored condition is
-  the negation of the user's (it tells which cells survive); a field the fragment does not have
-  makes its test false, i.e. the cell is deleted.
+  the negation of the user's (it tells which cells survive); ``survivors`` evaluates it with
+  TileDB's bitmap rules, including their quirk for fields a fragment does not have.
+* a delete in the window that tests a field the schema in force lacks makes the read fail,
+  as in TileDB.
 """
 
 from __future__ import annotations
@@ -31,7 +33,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..datatypes import VAR_NUM, Datatype
-from ..format.delete_condition import ExprNode, evaluate, parse_delete_condition, parse_update
+from ..errors import CorruptArrayError, UnsupportedFormatError
+from ..format.delete_condition import (
+    CombinationOp, ConditionOp, ExprNode, ValueNode, evaluate, parse_delete_condition, parse_update,
+)
 from ..format.filters.compression import CompressionFilter
 from ..planner.pruning import Ranges, fragment_overlaps, sparse_tiles
 from ..storage.tiles import FieldSpec
@@ -55,6 +60,7 @@ class SparseScan:
         self.stats = {"fragments": len(array.fragments), "fragments_read": 0,
                       "tiles": 0, "tiles_read": 0}
         self.deletes = [(read_condition(d, array.key), d) for d in array.directory.deletes]
+        self._check_delete_fields()
 
     def run(self) -> ScanResult:
         need = list(dict.fromkeys(self.fields + self.dim_names + self._delete_fields()))
@@ -85,10 +91,19 @@ class SparseScan:
             return False
         return len(frags) > 1 or any(f.metadata.has_timestamps for f in frags)
 
-    def _delete_fields(self) -> list[str]:
-        names = [n for cond, _ in self.deletes for n in condition_fields(cond)]
+    def _check_delete_fields(self) -> None:
+        """TileDB refuses to read when a delete in the window tests a field the schema in force
+        lacks (e.g. an attribute dropped after the delete)."""
         known = all_names(self.schema)
-        return [n for n in dict.fromkeys(names) if n in known]
+        for cond, entry in self.deletes:
+            for name in condition_fields(cond):
+                if name not in known:
+                    raise CorruptArrayError(
+                        f"delete condition tests field {name!r}, which the array schema at this "
+                        f"timestamp does not have (TileDB refuses to read here too)", entry.where)
+
+    def _delete_fields(self) -> list[str]:
+        return list(dict.fromkeys(n for cond, _ in self.deletes for n in condition_fields(cond)))
 
     # -- reading a fragment ------------------------------------------------------------------
 
@@ -221,29 +236,84 @@ class SparseScan:
             idx = np.flatnonzero(frag_of_cell == frag_idx)
             if not len(idx):
                 continue
-            kept = self._evaluate(cond, frag, columns, idx)
-            hit = ~kept
+            tree = cond
             if meta.has_timestamps and t_del <= frag.timestamp_range[1]:
-                hit &= ts[idx] <= np.uint64(t_del)
+                # Only cells written at or before the delete: "t > t_del OR <stored>", the
+                # timestamp test first and ORs merged, as TileDB builds it.
+                children = cond.children if _is_or(cond) else (cond,)
+                tree = ExprNode(CombinationOp.OR, (_AFTER_DELETE,) + tuple(children))
+            leaf = _LeafEvaluator(self.schema, frag, columns, idx, ts[idx], t_del)
+            kept = survivors(tree, leaf, len(idx))
             if gone is None:
                 gone = np.zeros(len(ts), dtype=bool)
-            gone[idx[hit]] = True
+            gone[idx[~kept]] = True
         return gone
 
-    def _evaluate(self, cond, frag, columns, idx) -> np.ndarray:
-        """The stored (survival) condition on the cells ``idx`` of fragment ``frag``."""
-        present = all_names(frag.schema)
-        inputs, validity, datatypes = {}, {}, {}
-        for name in condition_fields(cond):
-            if name not in present or name not in columns:
-                continue  # missing from this fragment: its tests are false
-            f = field(self.schema, name)
-            column = columns[name].take(idx)
-            inputs[name] = _condition_input(column, f)
-            datatypes[name] = int(f.datatype)
-            if column.validity is not None:
-                validity[name] = column.validity
-        return evaluate(cond, inputs, validity, datatypes, num_cells=len(idx))
+
+class _LeafEvaluator:
+    """Evaluates one value node on the cells ``idx`` of a fragment."""
+
+    def __init__(self, schema, frag, columns, idx, cell_ts, t_del):
+        self.schema, self.columns, self.idx = schema, columns, idx
+        self.present = all_names(frag.schema)
+        self.cell_ts, self.t_del = cell_ts, t_del
+
+    def has_field(self, node: ValueNode) -> bool:
+        return node is _AFTER_DELETE or (node.field in self.present and node.field in self.columns)
+
+    def __call__(self, node: ValueNode) -> np.ndarray:
+        if node is _AFTER_DELETE:
+            return self.cell_ts > np.uint64(self.t_del)
+        f = field(self.schema, node.field)
+        column = self.columns[node.field].take(self.idx)
+        validity = {} if column.validity is None else {node.field: column.validity}
+        return evaluate(node, {node.field: _condition_input(column, f)}, validity,
+                        {node.field: int(f.datatype)}, num_cells=len(self.idx))
+
+
+# The "cell written after the delete" test of timestamped delete conditions.
+_AFTER_DELETE = ValueNode("__timestamps", ConditionOp.GT)
+
+
+def survivors(node, leaf, n: int) -> np.ndarray:
+    """The stored condition over ``n`` cells (True = kept), computed as TileDB's sparse
+    readers compute it: AND narrows the bitmap in place, OR collects its children in a fresh
+    bitmap and then narrows, and a test on a field the fragment lacks (an attribute added
+    later) clears the whole bitmap it is given -- so "a != 2 OR b >= 4" keeps nothing of a
+    fragment without ``b`` once ``b`` comes after ``a``."""
+    bitmap = np.ones(n, dtype=bool)
+    _apply(node, True, bitmap, leaf)
+    return bitmap
+
+
+def _apply(node, narrowing: bool, bitmap: np.ndarray, leaf) -> None:
+    if isinstance(node, ValueNode):
+        if not leaf.has_field(node):
+            bitmap[:] = False
+        elif narrowing:
+            bitmap &= leaf(node)
+        else:
+            bitmap |= leaf(node)
+        return
+    if node.op == CombinationOp.AND:
+        target = bitmap if narrowing else np.ones(len(bitmap), dtype=bool)
+        for child in node.children:
+            _apply(child, True, target, leaf)
+        if not narrowing:
+            bitmap |= target
+        return
+    if node.op == CombinationOp.OR:
+        collected = np.zeros(len(bitmap), dtype=bool)
+        for child in node.children:
+            _apply(child, False, collected, leaf)
+        bitmap &= collected  # TileDB narrows here whatever the enclosing operator
+        return
+    raise UnsupportedFormatError("a delete condition with a NOT node cannot be evaluated "
+                                 "(TileDB refuses it too)")
+
+
+def _is_or(node) -> bool:
+    return isinstance(node, ExprNode) and node.op == CombinationOp.OR
 
 
 # -- delete conditions -------------------------------------------------------------------------

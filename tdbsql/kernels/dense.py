@@ -1,4 +1,8 @@
-"""Dense space tiles: where each cell of a tile lands in a row-major result box."""
+"""Dense space tiles: where each cell of a tile lands in a row-major result box.
+
+Every coordinate here is relative to the box's lower corner (int64), so dimensions of any integer
+type -- uint64 domains near 2**64 included -- need no wider arithmetic.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +12,15 @@ from . import jit
 
 
 @jit
-def tile_cell_positions(tile_lo, tile_extent, col_major, frag_lo, frag_hi, box_lo, box_hi, out):
-    """For cell ``cell_idx`` of a space tile (cells in the array's cell order), write its
-    row-major position in the result box ``[box_lo, box_hi]`` to ``out[cell_idx]``, or -1 when
-    the cell lies outside the box or outside the fragment's non-empty domain (tile padding).
-    Returns the number of cells that land in the box."""
+def tile_cell_positions(tile_lo, tile_extent, col_major, keep_lo, keep_hi, box_shape, out):
+    """For cell ``cell_idx`` of a space tile (cells in the array's cell order; the tile's first
+    cell at box-relative ``tile_lo``), write its row-major position in the box to
+    ``out[cell_idx]``, or -1 when the cell lies outside ``[keep_lo, keep_hi]`` (the part of the
+    box the fragment wrote: tile padding and cells outside the query box are dropped).
+    Returns the number of cells kept."""
     ndim = tile_lo.shape[0]
     coord = np.empty(ndim, np.int64)
-    landed = 0
+    kept = 0
     for cell_idx in range(out.shape[0]):
         rem = cell_idx
         if col_major:
@@ -30,26 +35,26 @@ def tile_cell_positions(tile_lo, tile_extent, col_major, frag_lo, frag_hi, box_l
         inside = True
         for dim_idx in range(ndim):
             x = coord[dim_idx]
-            if x < frag_lo[dim_idx] or x > frag_hi[dim_idx] or x < box_lo[dim_idx] or x > box_hi[dim_idx]:
+            if x < keep_lo[dim_idx] or x > keep_hi[dim_idx]:
                 inside = False
                 break
-            pos = pos * (box_hi[dim_idx] - box_lo[dim_idx] + 1) + (x - box_lo[dim_idx])
+            pos = pos * box_shape[dim_idx] + x
         if inside:
             out[cell_idx] = pos
-            landed += 1
+            kept += 1
         else:
             out[cell_idx] = -1
-    return landed
+    return kept
 
 
 @jit
-def box_coordinates(box_lo, box_hi, dim_idx, out):
-    """Coordinate of dimension ``dim_idx`` for every cell of the row-major box."""
-    ndim = box_lo.shape[0]
+def box_coordinates(box_shape, dim_idx, out):
+    """Box-relative coordinate of dimension ``dim_idx`` for every cell of the row-major box."""
+    ndim = box_shape.shape[0]
     inner = 1
     for d in range(dim_idx + 1, ndim):
-        inner *= box_hi[d] - box_lo[d] + 1
-    extent = box_hi[dim_idx] - box_lo[dim_idx] + 1
+        inner *= box_shape[d]
+    extent = box_shape[dim_idx]
     for cell_idx in range(out.shape[0]):
-        out[cell_idx] = box_lo[dim_idx] + (cell_idx // inner) % extent
+        out[cell_idx] = (cell_idx // inner) % extent
     return out.shape[0]

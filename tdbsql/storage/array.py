@@ -1,8 +1,10 @@
 """An array opened at a timestamp window: schemas, fragments with metadata, deletes, metadata.
 
 ``Array`` is what ``tdbsql.open`` returns and what every scan reads from.  Files are read
-lazily and once: fragment metadata when a scan first needs a fragment, enumerations when a
-query touches their attribute.
+lazily and once: fragment metadata when a scan first needs a fragment (its footer from a
+consolidated fragment metadata file when one lists it, as TileDB does), enumerations when a
+query touches their attribute.  Dense arrays see only fragments wholly inside the window.
+A key for an array that is not encrypted is refused, as in TileDB.
 """
 
 from __future__ import annotations

@@ -56,6 +56,43 @@ def field_specs(schema, meta) -> dict[str, FieldSpec]:
     return specs
 
 
+READ_AHEAD = 64 * 1024  # bytes read from a tile's start: the next tiles of a scan come free
+WINDOW_BUDGET = 64 * 1024 * 1024  # bytes of read-ahead windows a reader keeps at most
+
+
+class _ReadAhead:
+    """Ranged reads served from one read-ahead window per file (oldest windows dropped past the
+    budget).  Scans read tiles front to back, so one file read serves many small tiles."""
+
+    def __init__(self):
+        self.windows: dict[str, tuple[int, memoryview]] = {}
+        self.sizes: dict[str, int] = {}
+        self.held = 0
+
+    def read(self, path: str, start: int, size: int) -> memoryview:
+        window = self.windows.get(path)
+        if window is not None and window[0] <= start and start + size <= window[0] + len(window[1]):
+            offset = start - window[0]
+            return window[1][offset : offset + size]
+        if path not in self.sizes:
+            self.sizes[path] = vfs.file_size(path)
+        # never read ahead past the real end: a bad range is the requested tile's own error
+        ahead = min(max(size, READ_AHEAD), max(self.sizes[path] - start, size))
+        data = memoryview(vfs.read_range(path, start, ahead))
+        self._keep(path, start, data)
+        return data[:size]
+
+    def _keep(self, path: str, start: int, data: memoryview):
+        old = self.windows.pop(path, None)
+        if old is not None:
+            self.held -= len(old[1])
+        self.windows[path] = (start, data)
+        self.held += len(data)
+        while self.held > WINDOW_BUDGET and len(self.windows) > 1:
+            oldest = next(iter(self.windows))
+            self.held -= len(self.windows.pop(oldest)[1])
+
+
 class TileReader:
     """Decodes tiles of one fragment; ``meta`` is its ``FragmentMetadata``."""
 
@@ -68,6 +105,8 @@ class TileReader:
         self.validity_filters = validity_filters
         self.encryption = encryption
         self.version = meta.version
+        self.files = _ReadAhead()
+        self._paths: dict[tuple[str, str], str] = {}
 
     def read(self, spec: FieldSpec, tile_idx: int) -> Column:
         meta = self.meta
@@ -123,12 +162,21 @@ class TileReader:
                                     where)
         start = int(offsets[tile_idx])
         end = int(offsets[tile_idx + 1]) if tile_idx + 1 < len(offsets) else int(file_sizes[spec.name])
-        path = os.path.join(self.path, f"{spec.file_stem}{suffix}.tdb")
-        raw = vfs.read_range(path, start, end - start)
+        path = self._file(spec.file_stem, suffix)
+        if start < 0 or end < start:
+            raise CorruptArrayError(f"tile byte range {start}..{end} is not a range", where)
+        raw = self.files.read(path, start, end - start)
         return pipeline.decode_tile(raw, datatype, self.version, where=where,
                                     encryption=self.encryption, expected_size=expected,
                                     offsets_out=offsets_out, cell_size=cell_size,
                                     schema_version=self.schema.version)
+
+    def _file(self, stem: str, suffix: str) -> str:
+        key = (stem, suffix)
+        path = self._paths.get(key)
+        if path is None:
+            path = self._paths[key] = os.path.join(self.path, f"{stem}{suffix}.tdb")
+        return path
 
     def _where(self, spec, tile_idx, suffix) -> str:
         frag = os.path.basename(self.path)
