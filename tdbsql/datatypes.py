@@ -10,7 +10,8 @@ TileDB                                 Arrow
 INT8..UINT64, FLOAT32/64               the same numeric type
 BOOL                                   bool
 CHAR, STRING_ASCII, STRING_UTF8        string (raw bytes kept; invalid UTF-8 -> binary)
-STRING_UTF16/UCS2, UTF32/UCS4          string (decoded from UTF-16-LE / UTF-32-LE)
+STRING_UTF16/UCS2, UTF32/UCS4          string (transcoded from UTF-16-LE / UTF-32-LE; binary if
+                                       a cell is not valid: raw bytes are never altered)
 BLOB, GEOM_WKB, ANY                    binary
 GEOM_WKT                               string
 DATETIME_DAY                           date32
@@ -25,8 +26,9 @@ TIME_PS, FS, AS                        int64 (the raw count)
 =====================================  ===========================================
 
 Cells with ``cell_val_num > 1`` become ``fixed_size_list<T>[n]`` (strings: fixed n bytes as
-string/binary), var-sized numeric cells ``list<T>``.  Every field carries the TileDB type name in
-its Arrow field metadata (``tiledb_type``) so nothing is lost.
+string/binary), var-sized numeric cells ``list<T>``.  Datetime/time values equal to INT64_MIN
+(NaT, TileDB's default fill) are NULL for every unit, the raw-count ones included; a value that
+overflows its Arrow unit once scaled (HR/MIN to seconds, DAY/WEEK to date32) is a ``DataError``.
 """
 
 from __future__ import annotations

@@ -91,7 +91,8 @@ class DenseScan:
         keep_hi_rel = np.array([k - b for k, b in zip(keep_hi, box_lo)], np.int64)
         positions = np.empty(grid.cells_per_tile, dtype=np.int64)
         col_major_cells = self.schema.cell_order == 1
-        for tile_idx, tile_lo in grid.tiles_meeting(keep_lo, keep_hi):
+        wanted = [self.ranges.get(name) for name in self.dim_names]
+        for tile_idx, tile_lo in grid.tiles_meeting(keep_lo, keep_hi, wanted):
             tile_lo_rel = np.array([t - b for t, b in zip(tile_lo, box_lo)], np.int64)
             kept = dense_kernels.tile_cell_positions(tile_lo_rel, grid.extents, col_major_cells,
                                                      keep_lo_rel, keep_hi_rel, shape, positions)
@@ -131,13 +132,17 @@ class _TileGrid:
         self.count = math.prod(self.counts)
         self.cells_per_tile = math.prod(self.ext)
 
-    def tiles_meeting(self, lo: list[int], hi: list[int]):
-        """(fragment tile index, absolute lower corner) of every tile meeting [lo, hi]."""
+    def tiles_meeting(self, lo: list[int], hi: list[int], ranges: list):
+        """(fragment tile index, absolute lower corner) of every tile meeting [lo, hi] and, per
+        dimension, one of its query ranges (``ranges[d]``: list of (lo, hi) or None)."""
         spans = []
         for d in range(len(self.counts)):
             t0 = (lo[d] - self.dom_lo[d]) // self.ext[d] - self.first[d]
             t1 = (hi[d] - self.dom_lo[d]) // self.ext[d] - self.first[d]
-            spans.append(range(t0, t1 + 1))
+            span = range(t0, t1 + 1)
+            if ranges[d] is not None and len(ranges[d]) > 1:  # a gap may skip whole tiles
+                span = [t for t in span if self._meets(d, t, ranges[d])]
+            spans.append(span)
         # enumerate in tile order so tiles are read front to back in their files
         order = range(len(spans)) if self.col_major else range(len(spans) - 1, -1, -1)
         strides, step = [0] * len(spans), 1
@@ -151,6 +156,11 @@ class _TileGrid:
             corner = [d + (t + f) * e for d, t, f, e in
                       zip(self.dom_lo, tcoord, self.first, self.ext)]
             yield index, corner
+
+    def _meets(self, d: int, t: int, ranges) -> bool:
+        t_lo = self.dom_lo[d] + (t + self.first[d]) * self.ext[d]
+        t_hi = t_lo + self.ext[d] - 1
+        return any(r_lo <= t_hi and t_lo <= r_hi for r_lo, r_hi in ranges)
 
 
 class _FixedOut:
