@@ -335,20 +335,12 @@ def test_uint64_sparse_full_scan(uint64_sparse):
     _check_domain(uint64_sparse)
 
 
-@pytest.mark.xfail(reason="engine/evaluate.py: an integer literal above INT64_MAX raises a raw "
-                          "OverflowError (pa.scalar(int(text))), so uint64 coordinates past "
-                          "2**63 cannot be compared", strict=True)
 def test_uint64_literals_past_int64(uint64_sparse):
     table = tdbsql.query(f"SELECT x, a FROM array WHERE x >= {2**63}", str(uint64_sparse))
     expected = oracle_cells(uint64_sparse, (slice(2**63, 2**64 - 2),))
     assert_same_cells(table, expected, ["x"], ["a"], path=uint64_sparse)
 
 
-@pytest.mark.xfail(reason="float32 columns are compared with float literals in float64 "
-                          "(engine/evaluate.py, engine/sparse_scan._in_ranges): f = 0.3 misses "
-                          "float32(0.3), f <= 0.1 misses float32(0.1); tiledb (ranges cast to "
-                          "the dimension type) and DuckDB (literal cast to FLOAT) return them",
-                   strict=True)
 def test_float32_comparisons_with_decimal_literals(tmp_path):
     path = tmp_path / "f"
     tiledb.Array.create(str(path), tiledb.ArraySchema(
@@ -371,7 +363,7 @@ def test_sparse_hilbert_float_and_string_dimensions(tmp_path):
         domain=dom, sparse=True, cell_order="hilbert", capacity=7,
         attrs=[tiledb.Attr("a", dtype=np.int32)]))
     for ts in (1, 2):
-        # quarter steps: exact binary fractions, and never -0.0 (see the xfail below)
+        # quarter steps: exact binary fractions
         f = RNG.integers(-4, 5, 100) / 4
         pairs = sorted(set(zip(f.tolist(), (f"k{i % 5}" for i in range(100)))))
         with tiledb.open(str(path), "w", timestamp=ts) as A:
@@ -385,9 +377,6 @@ def test_sparse_hilbert_float_and_string_dimensions(tmp_path):
     assert_same_cells(table, expected, ["f", "s"], ["a"], path=path)
 
 
-@pytest.mark.xfail(reason="engine/sparse_scan._newest_per_coordinate compares float coordinates "
-                          "by value (pc.equal: -0.0 == 0.0) and drops one; tiledb keeps 0.0 and "
-                          "-0.0 as distinct coordinates (both cells are returned)", strict=True)
 def test_sparse_negative_zero_is_its_own_coordinate(tmp_path):
     path = tmp_path / "z"
     tiledb.Array.create(str(path), tiledb.ArraySchema(

@@ -20,6 +20,7 @@ from ..errors import CorruptArrayError, DataError
 from ..kernels import dense as dense_kernels
 from ..planner.pruning import Ranges, fragment_overlaps, range_hull
 from .column import Column, concat
+from .parallel import map_ordered
 from .fill import empty_column, fill_column
 from .scan import ScanResult
 
@@ -92,7 +93,11 @@ class DenseScan:
         positions = np.empty(grid.cells_per_tile, dtype=np.int64)
         col_major_cells = self.schema.cell_order == 1
         wanted = [self.ranges.get(name) for name in self.dim_names]
-        for tile_idx, tile_lo in grid.tiles_meeting(keep_lo, keep_hi, wanted):
+        tiles = list(grid.tiles_meeting(keep_lo, keep_hi, wanted))
+        names = [name for name in outs if name in frag.fields]  # others: added later, stay fill
+        decoded = map_ordered(
+            lambda tile: {n: self._tile(frag, n, tile[0], len(positions)) for n in names}, tiles)
+        for (tile_idx, tile_lo), cols in zip(tiles, decoded):
             tile_lo_rel = np.array([t - b for t, b in zip(tile_lo, box_lo)], np.int64)
             kept = dense_kernels.tile_cell_positions(tile_lo_rel, grid.extents, col_major_cells,
                                                      keep_lo_rel, keep_hi_rel, shape, positions)
@@ -104,9 +109,8 @@ class DenseScan:
             else:
                 cells = np.flatnonzero(positions >= 0)
                 targets = positions[cells]
-            for name, out in outs.items():
-                if name in frag.fields:  # else: added after this fragment, stays fill
-                    out.write(self._tile(frag, name, tile_idx, len(positions)), cells, targets)
+            for name, tile in cols.items():
+                outs[name].write(tile, cells, targets)
 
     def _tile(self, frag, name: str, tile_idx: int, cells: int) -> Column:
         tile = frag.tiles.read(frag.fields[name], tile_idx)

@@ -17,6 +17,7 @@ from ..planner.parse import span_of
 
 _COMPARE = {exp.EQ: "equal", exp.NEQ: "not_equal", exp.GT: "greater", exp.GTE: "greater_equal",
             exp.LT: "less", exp.LTE: "less_equal"}
+_INT64_MAX = 2**63 - 1
 _ARITH = {exp.Add: "add_checked", exp.Sub: "subtract_checked", exp.Mul: "multiply_checked",
           exp.Mod: "mod"}
 
@@ -43,9 +44,12 @@ class Evaluator:
             return pa.scalar(node.this)
         text = node.this
         try:
-            return pa.scalar(int(text))
+            value = int(text)
         except ValueError:
             return pa.scalar(float(text))
+        if value > _INT64_MAX:  # e.g. uint64 coordinates past 2**63
+            return pa.scalar(value, pa.uint64()) if value < 2**64 else pa.scalar(float(value))
+        return pa.scalar(value)
 
     def _null(self, node):
         return pa.scalar(None)
@@ -124,7 +128,7 @@ class Evaluator:
     # -- comparisons and arithmetic --------------------------------------------------------
 
     def _binary(self, node, function: str):
-        left, right = self(node.this), self(node.expression)
+        left, right = _literal_to_column_type(self(node.this), self(node.expression))
         try:
             return getattr(pc, function)(left, right)
         except (pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowInvalid) as err:
@@ -140,6 +144,18 @@ class Evaluator:
 for _cls, _fn in list(_COMPARE.items()) + list(_ARITH.items()):
     setattr(Evaluator, f"_{_cls.__name__.lower()}",
             (lambda fn: lambda self, node: self._binary(node, fn))(_fn))
+
+
+def _literal_to_column_type(left, right):
+    """A float literal compared with a FLOAT (float32) column is cast to FLOAT first, as DuckDB
+    and TileDB do -- otherwise ``f = 0.3`` misses float32(0.3)."""
+    def fix(scalar, other):
+        if (isinstance(scalar, pa.Scalar) and not isinstance(other, pa.Scalar)
+                and pa.types.is_float32(other.type) and pa.types.is_floating(scalar.type)
+                and scalar.is_valid):
+            return pa.scalar(scalar.as_py(), pa.float32())
+        return scalar
+    return fix(left, right), fix(right, left)
 
 
 def _arrow_cast_type(t: exp.DataType.Type):

@@ -41,6 +41,7 @@ from ..format.filters.compression import CompressionFilter
 from ..planner.pruning import Ranges, fragment_overlaps, sparse_tiles
 from ..storage.tiles import FieldSpec
 from .column import Column, concat
+from .parallel import map_ordered
 from .fill import all_names, empty_column, field, fill_column
 from .scan import ScanResult
 
@@ -119,9 +120,9 @@ class SparseScan:
         lo, hi = self.array.window
         partial = meta.has_timestamps and not (lo <= frag.timestamp_range[0]
                                                and frag.timestamp_range[1] <= hi)
-        for tile_idx in tiles:
-            self.stats["tiles_read"] += 1
-            cols = self._read_tile(frag, int(tile_idx), need)
+        self.stats["tiles_read"] += len(tiles)
+        decoded = map_ordered(lambda tile_idx: self._read_tile(frag, int(tile_idx), need), tiles)
+        for cols in decoded:
             n = len(cols[self.dim_names[0]])
             ts = (cols.pop(TIMESTAMPS).values.view(np.uint64) if TIMESTAMPS in cols
                   else np.full(n, frag.timestamp_range[0], dtype=np.uint64))
@@ -364,16 +365,18 @@ def _leaf_mbrs(meta) -> list[tuple]:
 
 def _in_ranges(column: Column, dim, ranges) -> np.ndarray:
     if column.is_var:
-        values = _var_strings(column)
+        values = _binary_array(column)
         hit = np.zeros(len(values), dtype=bool)
         for lo, hi in ranges:
-            lo_b, hi_b = _as_bytes(lo), _as_bytes(hi)
-            hit |= np.array([lo_b <= v <= hi_b for v in values], dtype=bool)
+            inside = pc.and_(pc.greater_equal(values, pa.scalar(_as_bytes(lo), pa.large_binary())),
+                             pc.less_equal(values, pa.scalar(_as_bytes(hi), pa.large_binary())))
+            hit |= inside.to_numpy(zero_copy_only=False)
         return hit
     values = column.values.view(dim.info.numpy)
+    cast = dim.info.numpy.type if dim.info.kind == "float" else (lambda v: v)
     hit = np.zeros(len(values), dtype=bool)
     for lo, hi in ranges:
-        hit |= (values >= lo) & (values <= hi)
+        hit |= (values >= cast(lo)) & (values <= cast(hi))
     return hit
 
 
@@ -381,14 +384,18 @@ def _as_bytes(v) -> bytes:
     return v.encode("utf-8") if isinstance(v, str) else bytes(v)
 
 
-def _var_strings(column: Column) -> list[bytes]:
-    raw = column.values.tobytes()
-    off = column.offsets
-    return [raw[off[i]:off[i + 1]] for i in range(len(off) - 1)]
+def _binary_array(column: Column) -> pa.Array:
+    return pa.Array.from_buffers(pa.large_binary(), len(column), [
+        None, pa.py_buffer(column.offsets.astype(np.int64)), pa.py_buffer(column.values)])
 
 
 def _sort_key(column: Column, dim) -> pa.Array:
+    """Equality key of a coordinate: var bytes, or the fixed value's bits (so 0.0 and -0.0 stay
+    distinct coordinates, as in TileDB)."""
     if column.is_var:
-        return pa.Array.from_buffers(pa.large_binary(), len(column), [
-            None, pa.py_buffer(column.offsets.astype(np.int64)), pa.py_buffer(column.values)])
-    return pa.array(column.values.view(dim.info.numpy))
+        return _binary_array(column)
+    bits = np.ascontiguousarray(column.values).view(f"<u{dim.info.size}")
+    return pa.Array.from_buffers(pa.from_numpy_dtype(bits.dtype), len(bits),
+                                 [None, pa.py_buffer(bits)])
+
+

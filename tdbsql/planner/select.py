@@ -66,8 +66,9 @@ def bind_select(tree: exp.Select, schema, sql: str) -> SelectPlan:
     dims = {d.name: _literal_kind(d) for d in schema.dimensions}
     ranges = dimension_ranges(where, {k: v for k, v in dims.items() if v is not None})
     domains = {d.name: d.domain for d in schema.dimensions if d.domain is not None}
+    ranges = _in_dimension_types(finalize(ranges, domains), schema)
     return SelectPlan(
-        TableRef("", None), read_fields, tuple(outputs), where, finalize(ranges, domains),
+        TableRef("", None), read_fields, tuple(outputs), where, ranges,
         tuple(order_by), _int_clause(tree, "limit", sql), _int_clause(tree, "offset", sql) or 0,
         bool(tree.args.get("distinct")),
     )
@@ -138,6 +139,19 @@ def _unknown_column(name: str, columns: list[str]) -> str:
     close = difflib.get_close_matches(name, columns, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else f"; columns are {', '.join(columns)}"
     return f"unknown column {name!r}{hint}"
+
+
+def _in_dimension_types(ranges, schema):
+    """Float bounds in the dimension's own float type (float32 dims compare in float32, as
+    TileDB casts ranges), so pruning and the WHERE agree on values like 0.1."""
+    out = {}
+    for name, rs in ranges.items():
+        info = schema.dimension(name).info
+        if info.kind == "float":
+            cast = info.numpy.type
+            rs = [(float(cast(lo)), float(cast(hi))) for lo, hi in rs]
+        out[name] = rs
+    return out
 
 
 def _literal_kind(dim):

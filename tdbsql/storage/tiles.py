@@ -10,6 +10,7 @@ values file, nullable attributes a ``_validity`` file.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,8 +69,13 @@ class _ReadAhead:
         self.windows: dict[str, tuple[int, memoryview]] = {}
         self.sizes: dict[str, int] = {}
         self.held = 0
+        self.lock = threading.Lock()  # scans decode tiles on several threads
 
     def read(self, path: str, start: int, size: int) -> memoryview:
+        with self.lock:
+            return self._read(path, start, size)
+
+    def _read(self, path: str, start: int, size: int) -> memoryview:
         window = self.windows.get(path)
         if window is not None and window[0] <= start and start + size <= window[0] + len(window[1]):
             offset = start - window[0]
