@@ -127,9 +127,12 @@ class TileReader:
         else:
             dtype = type_info(spec.datatype).numpy
             # fixed RLE runs are whole cells (TileDB's Tile::cell_size), not single values
+            cells = meta.tile_cell_count(tile_idx)
+            # the cell count bounds the decoded size: a corrupt chunk length cannot allocate more
             raw = self._tile(spec, tile_idx, "", meta.tile_offsets, meta.file_sizes,
                              spec.filters, spec.datatype,
-                             cell_size=dtype.itemsize * spec.cell_val_num)
+                             cell_size=dtype.itemsize * spec.cell_val_num,
+                             expected=cells * dtype.itemsize * spec.cell_val_num)
             if raw.nbytes % (dtype.itemsize * spec.cell_val_num):
                 raise CorruptArrayError(
                     f"tile of {raw.nbytes} bytes is not a whole number of "
@@ -140,7 +143,8 @@ class TileReader:
         validity = None
         if spec.nullable:
             validity = self._tile(spec, tile_idx, "_validity", meta.tile_validity_offsets,
-                                  meta.file_validity_sizes, self.validity_filters, Datatype.UINT8)
+                                  meta.file_validity_sizes, self.validity_filters, Datatype.UINT8,
+                                  expected=meta.tile_cell_count(tile_idx))
         return Column(values, offsets, validity, spec.cell_val_num)
 
     def _var_offsets(self, spec, tile_idx, offsets_raw, rebuilt, values) -> np.ndarray:
