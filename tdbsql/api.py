@@ -14,7 +14,7 @@ from sqlglot import exp
 from .errors import SqlError
 from .planner.parse import parse, span_of
 from .planner.select import bind_select, table_ref
-from .storage.array import Array, normalize_window
+from .storage.array import Array
 
 
 def open(path: str, *, timestamp=None, key=None) -> Array:  # noqa: A001 - mirrors tiledb.open
@@ -54,4 +54,4 @@ def _resolve_table(name: str, path: str | None, sql: str, tree) -> str:
     raise SqlError(f"unknown table {name!r}: the array is named {' or '.join(map(repr, known))}",
                    sql, span_of(table) if table is not None else None)
 
-__all__ = ["open", "query", "metadata", "normalize_window"]
+__all__ = ["open", "query", "metadata"]

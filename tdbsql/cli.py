@@ -31,6 +31,7 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tdbsql", description="SQL over TileDB arrays.")
+    parser.add_argument("--version", action="version", version=f"tdbsql {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     q = sub.add_parser("query", help="run a SELECT over an array",
                        epilog='example: tdbsql query "SELECT * FROM array LIMIT 5" ./my_array')
@@ -54,6 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tdbsql")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     import tdbsql
@@ -68,8 +78,8 @@ def main(argv: list[str] | None = None) -> int:
             from .describe import schema_dict, schema_text
 
             arr = tdbsql.open(args.path, key=key)
-            print(json.dumps(schema_dict(arr.schema), indent=2) if args.json
-                  else schema_text(arr.schema))
+            print(json.dumps(schema_dict(arr.schema, arr.enumerations), indent=2) if args.json
+                  else schema_text(arr.schema, arr.enumerations))
         elif args.command == "fragments":
             from .describe import fragments_table
 

@@ -15,7 +15,22 @@ def _cells(n: int) -> str:
     return "var" if n == VAR_NUM else str(n)
 
 
-def schema_dict(schema) -> dict:
+def _plain(value):
+    """JSON-friendly: bytes bounds (string dimensions) as text."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "backslashreplace")
+    return value.item() if hasattr(value, "item") else value
+
+
+def _current_domain(schema):
+    cd = schema.current_domain
+    if cd is None or cd.empty:
+        return None
+    return [[_plain(lo), _plain(hi)] for lo, hi in cd.ranges]
+
+
+def schema_dict(schema, enumerations: dict | None = None) -> dict:
+    """The schema as plain data; ``enumerations`` (name -> Enumeration) adds their labels."""
     return {
         "type": "sparse" if schema.sparse else "dense",
         "version": schema.version,
@@ -36,12 +51,22 @@ def schema_dict(schema) -> dict:
         "coords_filters": _pipeline(schema.coords_filters),
         "offsets_filters": _pipeline(schema.offsets_filters),
         "validity_filters": _pipeline(schema.validity_filters),
-        "enumerations": [e.name for e in schema.enumerations],
+        "enumerations": [
+            {"name": e.name, "values": [_plain(v) for v in enumerations[e.name].values()]}
+            if enumerations else {"name": e.name}
+            for e in schema.enumerations
+        ],
+        "current_domain": _current_domain(schema),
+        "dimension_labels": [
+            {"name": label.name, "dimension": schema.dimensions[label.dimension_index].name,
+             "type": Datatype(label.datatype).name, "order": label.order.name, "uri": label.uri}
+            for label in schema.dimension_labels
+        ],
     }
 
 
-def schema_text(schema) -> str:
-    d = schema_dict(schema)
+def schema_text(schema, enumerations: dict | None = None) -> str:
+    d = schema_dict(schema, enumerations)
     lines = [f"{d['type']} array (format version {d['version']}), tile order {d['tile_order']}, "
              f"cell order {d['cell_order']}, capacity {d['capacity']}, "
              f"duplicates {'allowed' if d['allows_duplicates'] else 'not allowed'}",
@@ -56,6 +81,13 @@ def schema_text(schema) -> str:
         extra += [f"filters={a['filters']}"] if a["filters"] else []
         extra += [f"enumeration={a['enumeration']}"] if a["enumeration"] else []
         lines.append(f"  {a['name']}: {a['type']} " + " ".join(extra))
+    if d["current_domain"] is not None:
+        lines.append(f"current domain: {d['current_domain']}")
+    for e in d["enumerations"]:
+        lines.append(f"enumeration {e['name']}: {e.get('values', '')}")
+    for label in d["dimension_labels"]:
+        lines.append(f"dimension label {label['name']} on {label['dimension']}: {label['type']} "
+                     f"{label['order']}")
     return "\n".join(lines)
 
 

@@ -102,3 +102,36 @@ def test_help_does_not_import_numba():
     code = "import sys; from tdbsql.cli import build_parser; build_parser(); print('numba' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.stdout.strip() == "False"
+
+
+def test_schema_shows_enumerations_and_current_domain(tmp_path):
+    import numpy as np
+    import tiledb
+
+    uri = str(tmp_path / "enum")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 99), tile=10, dtype=np.int64))
+    schema = tiledb.ArraySchema(
+        domain=dom, sparse=True,
+        enums=[tiledb.Enumeration("colors", False, ["red", "green", "blue"])],
+        attrs=[tiledb.Attr("c", dtype=np.int8, enum_label="colors")])
+    ndr = tiledb.NDRectangle(tiledb.default_ctx(), dom)
+    ndr.set_range("d", 0, 49)
+    current = tiledb.CurrentDomain(tiledb.default_ctx())
+    current.set_ndrectangle(ndr)
+    schema.set_current_domain(current)
+    tiledb.Array.create(uri, schema)
+    proc = run("schema", uri, "--json")
+    assert proc.returncode == 0, proc.stderr
+    described = json.loads(proc.stdout)
+    assert described["enumerations"] == [{"name": "colors", "values": ["red", "green", "blue"]}]
+    assert described["attributes"][0]["enumeration"] == "colors"
+    assert described["current_domain"] == [[0, 49]]
+    text = run("schema", uri).stdout
+    assert "enumeration colors: ['red', 'green', 'blue']" in text
+    assert "current domain: [[0, 49]]" in text
+
+
+def test_version():
+    proc = run("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("tdbsql ")

@@ -113,3 +113,19 @@ def test_directory_name_and_quoted_path(weather):
 def test_python_timestamp_argument(weather):
     ours = tdbsql.query("SELECT * FROM array", weather, timestamp=15)
     assert rows(ours, False) == rows(oracle(weather, 15), False)
+
+
+def test_open_string_ranges_keep_high_bytes(tmp_path):
+    """An open-ended range on a string dimension must keep keys whose bytes sort past any
+    UTF-8 text (e.g. 0xff): ranges are compared bytewise, as TileDB orders them."""
+    uri = str(tmp_path / "s")
+    dom = tiledb.Domain(tiledb.Dim("s", domain=(None, None), tile=None, dtype="ascii"))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=2,
+                                                attrs=[tiledb.Attr("v", dtype=np.int32)]))
+    keys = np.array([b"a", b"m", b"z", b"\xf4\x8f\xbf\xbf" * 9, b"\xff\xfe"], dtype=object)
+    with tiledb.open(uri, "w") as A:
+        A[keys] = np.arange(len(keys), dtype=np.int32)
+    ours = tdbsql.query("SELECT v FROM array WHERE s >= 'm'", uri)
+    assert sorted(ours.column("v").to_pylist()) == [1, 2, 3, 4]
+    ours = tdbsql.query("SELECT v FROM array WHERE s < 'z'", uri)
+    assert sorted(ours.column("v").to_pylist()) == [0, 1]

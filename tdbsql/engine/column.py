@@ -42,18 +42,6 @@ class Column:
         cells = self.values.reshape(-1, self.cell_val_num)[indices]
         return Column(cells.reshape(-1), None, validity, self.cell_val_num)
 
-    def filter(self, mask: np.ndarray) -> "Column":
-        return self.take(np.flatnonzero(mask))
-
-    def slice(self, start: int, stop: int) -> "Column":
-        validity = None if self.validity is None else self.validity[start:stop]
-        if self.offsets is not None:
-            offsets = self.offsets[start : stop + 1]
-            values = self.values[offsets[0] : offsets[-1]]
-            return Column(values, offsets - offsets[0], validity, self.cell_val_num)
-        cvn = self.cell_val_num
-        return Column(self.values[start * cvn : stop * cvn], None, validity, cvn)
-
 
 def gather_var(values: np.ndarray, offsets: np.ndarray, indices: np.ndarray):
     """Gather var-sized cells: ``(values, offsets)`` of the cells at ``indices``."""

@@ -18,24 +18,16 @@ import numpy as np
 
 from ..errors import CorruptArrayError, DataError
 from ..kernels import dense as dense_kernels
-from ..planner.pruning import Ranges, fragment_overlaps, range_hull
+from ..planner.pruning import fragment_overlaps, range_hull
 from .column import Column, concat
 from .parallel import map_ordered
 from .fill import empty_column, fill_column
-from .scan import ScanResult
+from .scan import ScanResult, TileScan
 
 MAX_CELLS = 2**40  # a box past this cannot be materialised (TileDB could not either)
 
 
-class DenseScan:
-    def __init__(self, array, fields: list[str], ranges: Ranges):
-        self.array = array
-        self.schema = array.schema
-        self.fields = fields
-        self.ranges = ranges
-        self.dim_names = [d.name for d in self.schema.dimensions]
-        self.stats = {"fragments": len(array.fragments), "fragments_read": 0,
-                      "tiles": 0, "tiles_read": 0}
+class DenseScan(TileScan):
 
     def box(self) -> tuple[list[int], list[int]] | None:
         """Inclusive (lows, highs) of the cells to return, or None when there are none."""

@@ -19,6 +19,20 @@ class ScanResult:
     stats: dict
 
 
+class TileScan:
+    """What both scans start from: the array at its window, the fields wanted, the ranges, and
+    counters of fragments and tiles (seen vs. read) for EXPLAIN and benchmarks."""
+
+    def __init__(self, array, fields: list[str], ranges: Ranges):
+        self.array = array
+        self.schema = array.schema
+        self.fields = fields
+        self.ranges = ranges
+        self.dim_names = [d.name for d in self.schema.dimensions]
+        self.stats = {"fragments": len(array.fragments), "fragments_read": 0,
+                      "tiles": 0, "tiles_read": 0}
+
+
 def scan(array, fields: list[str], ranges: Ranges) -> ScanResult:
     if array.schema.sparse:
         from .sparse_scan import SparseScan

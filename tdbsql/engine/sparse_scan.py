@@ -38,28 +38,22 @@ from ..format.delete_condition import (
     CombinationOp, ConditionOp, ExprNode, ValueNode, evaluate, parse_delete_condition, parse_update,
 )
 from ..format.filters.compression import CompressionFilter
+from ..storage.directory import UINT64_MAX
 from ..planner.pruning import Ranges, fragment_overlaps, sparse_tiles
 from ..storage.tiles import FieldSpec
 from .column import Column, concat
 from .parallel import map_ordered
 from .fill import all_names, empty_column, field, fill_column
-from .scan import ScanResult
+from .scan import ScanResult, TileScan
 
-UINT64_MAX = 2**64 - 1
 TIMESTAMPS = "__timestamps"
 DELETE_TIMESTAMPS = "__delete_timestamps"
 ZIPPED_COORDS = "__coords"
 
 
-class SparseScan:
+class SparseScan(TileScan):
     def __init__(self, array, fields: list[str], ranges: Ranges):
-        self.array = array
-        self.schema = array.schema
-        self.fields = fields
-        self.ranges = ranges
-        self.dim_names = [d.name for d in self.schema.dimensions]
-        self.stats = {"fragments": len(array.fragments), "fragments_read": 0,
-                      "tiles": 0, "tiles_read": 0}
+        super().__init__(array, fields, ranges)
         self.deletes = [(read_condition(d, array.key), d) for d in array.directory.deletes]
         self._check_delete_fields()
 
@@ -367,9 +361,15 @@ def _in_ranges(column: Column, dim, ranges) -> np.ndarray:
     if column.is_var:
         values = _binary_array(column)
         hit = np.zeros(len(values), dtype=bool)
-        for lo, hi in ranges:
-            inside = pc.and_(pc.greater_equal(values, pa.scalar(_as_bytes(lo), pa.large_binary())),
-                             pc.less_equal(values, pa.scalar(_as_bytes(hi), pa.large_binary())))
+        for lo, hi in ranges:  # bytes, None for an open end
+            inside = pa.scalar(True)
+            if lo is not None:
+                inside = pc.greater_equal(values, pa.scalar(bytes(lo), pa.large_binary()))
+            if hi is not None:
+                below = pc.less_equal(values, pa.scalar(bytes(hi), pa.large_binary()))
+                inside = pc.and_(inside, below) if lo is not None else below
+            if isinstance(inside, pa.Scalar):
+                return np.ones(len(values), dtype=bool)
             hit |= inside.to_numpy(zero_copy_only=False)
         return hit
     values = column.values.view(dim.info.numpy)
@@ -378,10 +378,6 @@ def _in_ranges(column: Column, dim, ranges) -> np.ndarray:
     for lo, hi in ranges:
         hit |= (values >= cast(lo)) & (values <= cast(hi))
     return hit
-
-
-def _as_bytes(v) -> bytes:
-    return v.encode("utf-8") if isinstance(v, str) else bytes(v)
 
 
 def _binary_array(column: Column) -> pa.Array:

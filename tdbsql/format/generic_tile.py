@@ -41,9 +41,7 @@ def read_header(r: Reader) -> GenericTileHeader:
     cell_size = r.u64("generic tile cell size")
     encryption_type = r.u8("generic tile encryption type")
     pipeline_size = r.u32("generic tile filter pipeline size")
-    pipeline_start = r.pos
     pipeline = FilterPipeline.read(Reader(r.view(pipeline_size, "generic tile filter pipeline"), r.where), version)
-    del pipeline_start
     if persisted_size > r.remaining:
         raise r.error("generic tile persisted size", f"{persisted_size} exceeds the {r.remaining} bytes left")
     return GenericTileHeader(version, persisted_size, tile_size, datatype, cell_size,

@@ -22,13 +22,11 @@ def parse(sql: str) -> exp.Expression:
         statements = [s for s in sqlglot.parse(sql, read="duckdb") if s is not None]
     except ParseError as err:
         first = err.errors[0] if err.errors else {}
-        start = first.get("start_context", "")
         span = None
         if first.get("line") is not None:
             offset = _offset(sql, first["line"], first.get("col", 1))
             highlight = first.get("highlight") or " "
             span = (max(0, offset - len(highlight)), offset)
-        del start
         raise SqlError(f"SQL syntax error: {first.get('description', str(err))}", sql, span) from None
     except TokenError as err:
         raise SqlError(f"SQL syntax error: {err}", sql) from None

@@ -2,7 +2,8 @@
 dense space tiles by the query box.
 
 ``Ranges`` maps a dimension name to a list of inclusive ``(lo, hi)`` ranges that every row the
-query can return satisfies (see ``planner.ranges``).  Dropping a fragment or tile whose domain
+query can return satisfies (see ``planner.ranges``).  Bounds of string dimensions are UTF-8
+bytes, compared bytewise as TileDB orders them, and ``None`` for an open end.  Dropping a fragment or tile whose domain
 misses every range is always sound: no cell in it can be returned.
 """
 
@@ -16,7 +17,8 @@ Ranges = dict[str, list[tuple[Any, Any]]]
 
 
 def overlaps(lo, hi, ranges: list[tuple[Any, Any]]) -> bool:
-    return any(r_lo <= hi and lo <= r_hi for r_lo, r_hi in ranges)
+    return any((r_lo is None or r_lo <= hi) and (r_hi is None or lo <= r_hi)
+               for r_lo, r_hi in ranges)
 
 
 def fragment_overlaps(non_empty_domain, dim_names: list[str], ranges: Ranges) -> bool:
@@ -24,7 +26,7 @@ def fragment_overlaps(non_empty_domain, dim_names: list[str], ranges: Ranges) ->
     if non_empty_domain is None:
         return False
     for dim_name, (lo, hi) in zip(dim_names, non_empty_domain):
-        if dim_name in ranges and not overlaps(_comparable(lo), _comparable(hi), ranges[dim_name]):
+        if dim_name in ranges and not overlaps(_bytes(lo), _bytes(hi), ranges[dim_name]):
             return False
     return True
 
@@ -46,7 +48,7 @@ def sparse_tiles(mbrs: list[tuple[Any, Any]], dim_names: list[str], ranges: Rang
             for r_lo, r_hi in ranges[dim_name]:
                 hit |= (lows <= r_hi) & (highs >= r_lo)
         else:
-            hit = np.array([overlaps(_comparable(lo), _comparable(hi), ranges[dim_name])
+            hit = np.array([overlaps(_bytes(lo), _bytes(hi), ranges[dim_name])
                             for lo, hi in zip(lows, highs)], dtype=bool)
         keep &= hit
     return np.flatnonzero(keep)
@@ -56,8 +58,5 @@ def range_hull(ranges: list[tuple[Any, Any]]) -> tuple[Any, Any]:
     return min(r[0] for r in ranges), max(r[1] for r in ranges)
 
 
-def _comparable(value):
-    """Var-sized (string) dimension bounds are bytes; ranges on them are str."""
-    if isinstance(value, bytes | bytearray | memoryview):
-        return bytes(value).decode("utf-8", "surrogateescape")
-    return value
+def _bytes(value):
+    return bytes(value) if isinstance(value, bytearray | memoryview) else value

@@ -120,24 +120,15 @@ def _is_int(text: str) -> bool:
 
 
 def finalize(ranges: Ranges, domains: dict[str, tuple[Any, Any]]) -> Ranges:
-    """Replace open ends (None) by the dimension's domain bounds (or -inf/+inf)."""
+    """Close numeric ranges with the dimension's domain bounds (or -inf/+inf); string ranges
+    become UTF-8 bytes with ``None`` for an open end (string dimensions have no domain)."""
     out = {}
     for name, rs in ranges.items():
+        if any(isinstance(v, str) for r in rs for v in r):
+            out[name] = [tuple(None if v is None else v.encode("utf-8") for v in r) for r in rs]
+            continue
         lo_d, hi_d = domains.get(name, _UNBOUNDED)
-        fixed = []
-        for lo, hi in rs:
-            fixed.append((lo if lo is not None else _low(lo_d, rs), hi if hi is not None else _high(hi_d, rs)))
-        out[name] = fixed
+        lo_d = float("-inf") if lo_d is None else lo_d
+        hi_d = float("inf") if hi_d is None else hi_d
+        out[name] = [(lo_d if lo is None else lo, hi_d if hi is None else hi) for lo, hi in rs]
     return out
-
-
-def _low(domain_lo, rs):
-    if domain_lo is not None:
-        return domain_lo
-    return "" if any(isinstance(v, str) for r in rs for v in r) else float("-inf")
-
-
-def _high(domain_hi, rs):
-    if domain_hi is not None:
-        return domain_hi
-    return "\U0010ffff" * 8 if any(isinstance(v, str) for r in rs for v in r) else float("inf")

@@ -20,7 +20,7 @@ from ..format.array_schema import ArraySchema, read_array_schema
 from ..format.binary import Reader
 from ..format.generic_tile import read_header
 from .directory import (
-    FRAGMENT_METADATA_FILE, LEGACY_SCHEMA, UINT64_MAX, ArrayDirectory, FragmentEntry, list_array,
+    FRAGMENT_METADATA_FILE, LEGACY_SCHEMA, ArrayDirectory, FragmentEntry, list_array,
 )
 from .tiles import TileReader, field_specs
 from . import vfs
@@ -223,8 +223,4 @@ def _require_encrypted(data: bytes, where: str) -> None:
         raise EncryptionKeyError(f"{where}: the array is not encrypted; open it without a key")
 
 
-def open_array(path: str, *, timestamp=None, key=None) -> Array:
-    return Array(path, timestamp, key)
-
-
-__all__ = ["Array", "Fragment", "open_array", "normalize_window", "UINT64_MAX"]
+__all__ = ["Array", "Fragment", "normalize_window"]
