@@ -4,7 +4,9 @@ Public API only; see ``tdbsql.api`` for the pipeline.
 """
 
 from .errors import (
+    ArrayLockedError,
     ArrayNotFoundError,
+    SchemaError,
     ChecksumMismatchError,
     CorruptArrayError,
     EncryptionKeyError,
@@ -25,6 +27,20 @@ def query(sql, path=None, *, key=None, timestamp=None):
     return _query(sql, path, key=key, timestamp=timestamp)
 
 
+def connect():
+    """A connection: register arrays (``con.register(name, path)``) and run ``con.sql(...)``."""
+    from .connection import connect as _connect
+
+    return _connect()
+
+
+def explain(sql, path=None, *, key=None, timestamp=None, analyze=False):
+    """The plan of ``sql`` over the array at ``path`` as text (``analyze``: run and measure)."""
+    from .api import explain as _explain
+
+    return _explain(sql, path, key=key, timestamp=timestamp, analyze=analyze)
+
+
 def open(path, *, timestamp=None, key=None):  # noqa: A001 - mirrors tiledb.open
     """Open an array for reading: schema, fragments, non-empty domain, metadata."""
     from .api import open as _open
@@ -39,8 +55,85 @@ def metadata(path, key=None, timestamp=None):
     return _metadata(path, key, timestamp)
 
 
+def consolidate(path, *, mode="fragments", timestamp=None, key=None, dry_run=False,
+                purge_deleted_cells=False):
+    """Merge fragments (or fragment metadata, commits, array metadata) as TileDB does."""
+    from .storage.consolidate import consolidate as _consolidate
+
+    return _consolidate(path, mode=mode, timestamp=timestamp, key=key, dry_run=dry_run,
+                        purge_deleted_cells=purge_deleted_cells)
+
+
+def vacuum(path, *, mode="fragments", key=None, dry_run=False):
+    """Remove what consolidation made obsolete, exactly as TileDB's vacuum would."""
+    from .storage.vacuum import vacuum as _vacuum
+
+    return _vacuum(path, mode=mode, key=key, dry_run=dry_run)
+
+
+def create(path, schema, *, key=None, timestamp=None):
+    """Create an empty array at ``path`` with ``schema`` (a ``tdbsql.Schema``)."""
+    from .storage.writer import create as _create
+
+    return _create(path, schema, key=key, timestamp=timestamp)
+
+
+def write(path, data, *, timestamp=None, key=None, subarray=None):
+    """Write ``data`` (Arrow table/reader, DataFrame or dict of arrays) as one new fragment."""
+    from .storage.writer import write as _write
+
+    return _write(path, data, timestamp=timestamp, key=key, subarray=subarray)
+
+
+def delete(path, where, *, timestamp=None, key=None):
+    """Delete the cells matching ``where`` (SQL) with a delete commit TileDB honours."""
+    from .storage.writer import delete as _delete
+
+    return _delete(path, where, timestamp=timestamp, key=key)
+
+
+def put_metadata(path, name, value, *, key=None, timestamp=None):
+    """Set array metadata ``name`` to ``value``."""
+    from .storage.writer import put_metadata as _put
+
+    return _put(path, name, value, key=key, timestamp=timestamp)
+
+
+def delete_metadata(path, name, *, key=None, timestamp=None):
+    """Remove array metadata ``name``."""
+    from .storage.writer import delete_metadata as _delete_metadata
+
+    return _delete_metadata(path, name, key=key, timestamp=timestamp)
+
+
+def ingest(source, array_path, **options):
+    """Create (or append to) an array from a Parquet, CSV or Arrow IPC file; see
+    ``tdbsql.ingest.ingest`` for the options."""
+    from .ingest import ingest as _ingest
+
+    return _ingest(source, array_path, **options)
+
+
+_SCHEMA_NAMES = (
+    "Schema", "Dim", "Attr", "Enumeration", "FilterList", "Zstd", "Gzip", "Lz4", "Bzip2", "Rle",
+    "Dictionary", "DoubleDelta", "Delta", "BitShuffle", "ByteShuffle", "BitWidthReduction",
+    "PositiveDelta", "FloatScale", "Xor", "ChecksumMD5", "ChecksumSHA256", "NoOp", "Webp",
+)
+
+
+def __getattr__(name):
+    """The schema types load on first use, so ``import tdbsql`` stays light."""
+    if name in _SCHEMA_NAMES:
+        from . import schema
+
+        return getattr(schema, name)
+    raise AttributeError(f"module 'tdbsql' has no attribute {name!r}")
+
+
 __all__ = [
-    "query", "open", "metadata", "Error", "TdbsqlError", "SqlError", "UnsupportedSql",
+    "query", "connect", "explain", "open", "metadata", "consolidate", "vacuum",
+    "create", "write", "delete", "put_metadata", "delete_metadata", "ingest",
+    "ArrayLockedError", "SchemaError", *_SCHEMA_NAMES, "Error", "TdbsqlError", "SqlError", "UnsupportedSql",
     "ArrayNotFoundError", "CorruptArrayError", "ChecksumMismatchError", "EncryptionKeyError",
     "UnsupportedFormatError",
 ]

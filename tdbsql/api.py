@@ -1,7 +1,8 @@
-"""The read pipeline in one screen: parse -> bind -> prune -> scan -> Arrow.
+"""The read pipeline in one screen: parse -> plan (sqlglot optimizer) -> prune -> run -> Arrow.
 
-``query(sql, path)`` names the array ``array`` (or by its directory name, or by a quoted path in
-FROM).  ``open`` gives the schema, fragments, non-empty domain and metadata of an array.
+``query(sql, path)`` is the one-liner: the array at ``path`` is the table ``array`` (also its
+directory name, or the quoted path itself in FROM).  ``connect()`` gives a session with several
+named tables.  ``open`` gives the schema, fragments, non-empty domain and metadata of an array.
 """
 
 from __future__ import annotations
@@ -9,11 +10,8 @@ from __future__ import annotations
 import os
 
 import pyarrow as pa
-from sqlglot import exp
 
-from .errors import SqlError
-from .planner.parse import parse, span_of
-from .planner.select import bind_select, table_ref
+from .connection import connect
 from .storage.array import Array
 
 
@@ -23,18 +21,28 @@ def open(path: str, *, timestamp=None, key=None) -> Array:  # noqa: A001 - mirro
 
 
 def query(sql: str, path: str | None = None, *, key=None, timestamp=None) -> pa.Table:
-    """Run one SELECT over the array at ``path``; returns a ``pyarrow.Table``."""
-    tree = parse(sql)
-    ref = table_ref(tree, sql)
-    target = _resolve_table(ref.name, path, sql, tree)
-    window = ref.window if ref.window is not None else timestamp
-    if isinstance(window, tuple) and window[0] is None:
-        window = window[1]
-    array = Array(target, window, key)
-    plan = bind_select(tree, array.schema, sql)
-    from .engine.execute import execute
+    """Run one query over the array at ``path``; returns a ``pyarrow.Table``."""
+    return connection_for(path, key=key, timestamp=timestamp).sql(sql).arrow()
 
-    return execute(plan, array, sql)
+
+def explain(sql: str, path: str | None = None, *, key=None, timestamp=None,
+            analyze: bool = False) -> str:
+    """The plan of ``sql`` (with ``analyze``: run it and add rows, tiles and time per step)."""
+    return connection_for(path, key=key, timestamp=timestamp).explain(sql, analyze=analyze)
+
+
+def connection_for(path: str | None, *, key=None, timestamp=None, arrays=None):
+    """A connection with ``path`` as ``array`` (and its directory name) plus ``arrays``
+    ({name: path})."""
+    con = connect()
+    if path is not None:
+        con.register("array", path, timestamp=timestamp, key=key)
+        base = os.path.basename(os.path.normpath(path))
+        if base and base != "array":
+            con.register(base, path, timestamp=timestamp, key=key)
+    for name, array_path in (arrays or {}).items():
+        con.register(name, array_path, key=key)
+    return con
 
 
 def metadata(path: str, key=None, timestamp=None) -> dict:
@@ -42,16 +50,4 @@ def metadata(path: str, key=None, timestamp=None) -> dict:
     return Array(path, timestamp, key).metadata()
 
 
-def _resolve_table(name: str, path: str | None, sql: str, tree) -> str:
-    if path is not None:
-        base = os.path.basename(os.path.normpath(path))
-        if name in ("array", base) or os.path.normpath(name) == os.path.normpath(path):
-            return path
-    if os.path.isdir(name):
-        return name
-    table = tree.find(exp.Table)
-    known = ["array"] + ([os.path.basename(os.path.normpath(path))] if path else [])
-    raise SqlError(f"unknown table {name!r}: the array is named {' or '.join(map(repr, known))}",
-                   sql, span_of(table) if table is not None else None)
-
-__all__ = ["open", "query", "metadata"]
+__all__ = ["open", "query", "explain", "metadata", "connect"]

@@ -1,8 +1,11 @@
 """The ``tdbsql`` command: a thin shell over the Python API.
 
     tdbsql query "SELECT * FROM array WHERE d BETWEEN 1 AND 9" ./my_array
+    tdbsql query "SELECT ... FROM a JOIN b USING (k)" --array a=./a --array b=./b
+    tdbsql explain "SELECT count(*) FROM array WHERE d < 5" ./my_array --analyze
     tdbsql schema ./my_array
     tdbsql fragments ./my_array
+    tdbsql ingest data.parquet ./my_array --dims d1,d2 / consolidate / vacuum / demo
 
 Errors print one line (``tdbsql: error: ...``) and exit 1.  ``tdbsql --help`` imports nothing
 heavy.
@@ -29,18 +32,42 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
 
 
+def _add_query_inputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("sql", help="the SQL text, or - to read it from stdin")
+    p.add_argument("path", nargs="?", help="the array (named 'array' in the SQL)")
+    p.add_argument("--array", "-a", action="append", default=[], metavar="NAME=PATH",
+                   help="make the array at PATH the table NAME (repeatable)")
+    p.add_argument("--timestamp", "--as-of", dest="timestamp", type=int, metavar="MS",
+                   help="read the positional array as of this time (ms since the epoch)")
+
+
+def _arrays(pairs: list[str]) -> dict[str, str]:
+    import tdbsql
+
+    arrays = {}
+    for pair in pairs:
+        name, sep, path = pair.partition("=")
+        if not sep or not name or not path:
+            raise tdbsql.SqlError(f"--array takes NAME=PATH, not {pair!r}")
+        arrays[name] = path
+    return arrays
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tdbsql", description="SQL over TileDB arrays.")
     parser.add_argument("--version", action="version", version=f"tdbsql {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     q = sub.add_parser("query", help="run a SELECT over an array",
                        epilog='example: tdbsql query "SELECT * FROM array LIMIT 5" ./my_array')
-    q.add_argument("sql", help="the SQL text, or - to read it from stdin")
-    q.add_argument("path", nargs="?", help="the array (named 'array' in the SQL)")
-    q.add_argument("--timestamp", "--as-of", dest="timestamp", type=int, metavar="MS",
-                   help="read the array as of this time (ms since the epoch)")
+    _add_query_inputs(q)
     _add_output_options(q)
     _add_key_options(q)
+    e = sub.add_parser("explain", help="show a query's plan and pruning funnel",
+                       epilog='example: tdbsql explain "SELECT count(*) FROM array" ./my_array')
+    _add_query_inputs(e)
+    e.add_argument("--analyze", action="store_true",
+                   help="run the query and show rows, tiles, bytes and time per operator")
+    _add_key_options(e)
     s = sub.add_parser("schema", help="print an array's schema",
                        epilog="example: tdbsql schema ./my_array")
     s.add_argument("path")
@@ -52,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--timestamp", "--as-of", dest="timestamp", type=int, metavar="MS")
     _add_output_options(f)
     _add_key_options(f)
+    from .cli_write import add_commands
+
+    add_commands(sub)
+    sub.add_parser("warmup", help="compile and cache the Numba kernels (run once after install)")
     return parser
 
 
@@ -70,10 +101,22 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         key = _key(args)
-        if args.command == "query":
+        if getattr(args, "handler", None) is not None:  # ingest, consolidate, vacuum, demo
+            args.handler(args, key)
+        elif args.command in ("query", "explain"):
+            from .api import connection_for
+
             sql = sys.stdin.read() if args.sql == "-" else args.sql
-            table = tdbsql.query(sql, args.path, key=key, timestamp=args.timestamp)
-            _emit(table, args.format, args.output)
+            con = connection_for(args.path, key=key, timestamp=args.timestamp,
+                                 arrays=_arrays(args.array))
+            if args.command == "explain":
+                print(con.explain(sql, analyze=args.analyze))
+            else:
+                _emit(con.sql(sql).arrow(), args.format, args.output)
+        elif args.command == "warmup":
+            from .warmup import warmup
+
+            print(f"kernels compiled and cached in {warmup():.1f} s")
         elif args.command == "schema":
             from .describe import schema_dict, schema_text
 

@@ -54,6 +54,14 @@ class ArrayNotFoundError(OperationalError):
     """The path does not exist or is not a TileDB array."""
 
 
+class SchemaError(ProgrammingError):
+    """A schema TileDB would refuse (the message names the field at fault)."""
+
+
+class ArrayLockedError(OperationalError):
+    """Another process is consolidating or vacuuming the array."""
+
+
 class CorruptArrayError(DataError):
     """A file of the array is truncated or inconsistent.
 

@@ -19,6 +19,7 @@ import numpy as np
 from ..errors import CorruptArrayError, DataError
 from ..kernels import dense as dense_kernels
 from ..planner.pruning import fragment_overlaps, range_hull
+from ..planner.zonemap import NEVER
 from .column import Column, concat
 from .parallel import map_ordered
 from .fill import empty_column, fill_column
@@ -58,16 +59,28 @@ class DenseScan(TileScan):
                             "restrict the dimensions in WHERE")
         attrs = [f for f in self.fields if f not in self.dim_names]
         outs = {a: _output(self.schema.attribute(a), n) for a in attrs}
-        for frag in self.array.fragments:
-            self._overlay(frag, box_lo, box_hi, shape, outs)
+        # Per result cell, set by the newest fragment writing it: left out (its tile was
+        # NEVER, or answered from metadata) / its tile ALWAYS satisfies the predicate.
+        self.dropped: np.ndarray | None = None
+        self.always = np.zeros(n, dtype=bool) if self.wants_always else None
+        for frag_idx, frag in enumerate(self.fragments):
+            self._overlay(frag_idx, frag, box_lo, box_hi, shape, outs)
         columns = {a: out.finish() for a, out in outs.items()}
         for dim_idx, dim in enumerate(self.schema.dimensions):
             if dim.name in self.fields:
                 columns[dim.name] = Column(_coordinates(shape, dim_idx, box_lo[dim_idx],
                                                         dim.info.numpy, n))
-        return ScanResult({f: columns[f] for f in self.fields}, n, self.stats)
+        always = self.always
+        if self.dropped is not None and self.dropped.any():
+            keep = np.flatnonzero(~self.dropped)
+            columns = {name: col.take(keep) for name, col in columns.items()}
+            always = None if always is None else always[keep]
+            n = len(keep)
+        if always is not None and not always.any():
+            always = None
+        return ScanResult({f: columns[f] for f in self.fields}, n, self.stats, always)
 
-    def _overlay(self, frag, box_lo, box_hi, shape, outs):
+    def _overlay(self, frag_idx, frag, box_lo, box_hi, shape, outs):
         ned = frag.metadata.non_empty_domain
         if ned is None or not fragment_overlaps(ned, self.dim_names, self.ranges):
             return
@@ -77,32 +90,80 @@ class DenseScan(TileScan):
         keep_hi = [min(f, b) for f, b in zip(frag_hi, box_hi)]
         if any(l > h for l, h in zip(keep_lo, keep_hi)):
             return
-        self.stats["fragments_read"] += 1
+        self.stats["fragments_after_domain"] += 1
         grid = _TileGrid(self.schema, frag_lo, frag_hi)
-        self.stats["tiles"] += grid.count
+        self.stats["tiles_after_domain"] += grid.count
         keep_lo_rel = np.array([k - b for k, b in zip(keep_lo, box_lo)], np.int64)
         keep_hi_rel = np.array([k - b for k, b in zip(keep_hi, box_lo)], np.int64)
         positions = np.empty(grid.cells_per_tile, dtype=np.int64)
         col_major_cells = self.schema.cell_order == 1
         wanted = [self.ranges.get(name) for name in self.dim_names]
         tiles = list(grid.tiles_meeting(keep_lo, keep_hi, wanted))
-        names = [name for name in outs if name in frag.fields]  # others: added later, stay fill
-        decoded = map_ordered(
-            lambda tile: {n: self._tile(frag, n, tile[0], len(positions)) for n in names}, tiles)
-        for (tile_idx, tile_lo), cols in zip(tiles, decoded):
+        self.stats["tiles_after_mbr"] += len(tiles)
+        read, left_out, always = self._zone_prune(frag_idx, frag, tiles, grid, frag_lo, frag_hi)
+
+        def place(tile_lo):
+            """(cells, targets) of a tile in the result box, or None when none land there."""
             tile_lo_rel = np.array([t - b for t, b in zip(tile_lo, box_lo)], np.int64)
             kept = dense_kernels.tile_cell_positions(tile_lo_rel, grid.extents, col_major_cells,
                                                      keep_lo_rel, keep_hi_rel, shape, positions)
             if kept == 0:
-                continue
-            self.stats["tiles_read"] += 1
+                return None
             if kept == len(positions):  # the whole tile lands: no selection needed
-                cells, targets = slice(None), positions
-            else:
-                cells = np.flatnonzero(positions >= 0)
-                targets = positions[cells]
+                return slice(None), positions.copy()
+            cells = np.flatnonzero(positions >= 0)
+            return cells, positions[cells]
+
+        for tile_idx, tile_lo in left_out:
+            placed = place(tile_lo)
+            if placed is not None:
+                if self.dropped is None:
+                    self.dropped = np.zeros(int(np.prod(shape)), dtype=bool)
+                self.dropped[placed[1]] = True
+        names = [name for name in outs if name in frag.fields]  # others: added later, stay fill
+        decoded = map_ordered(
+            lambda tile: {n: self._tile(frag, n, tile[0], len(positions)) for n in names}, read)
+        for (tile_idx, tile_lo), tile_always, cols in zip(read, always, decoded):
+            placed = place(tile_lo)
+            if placed is None:
+                continue
+            cells, targets = placed
+            self.stats["tiles_after_zonemap"] += 1
+            self.stats["tiles_always"] += int(tile_always)
+            if self.dropped is not None:
+                self.dropped[targets] = False
+            if self.always is not None:
+                self.always[targets] = tile_always
             for name, tile in cols.items():
+                self.count_tile_bytes(frag, name, tile_idx, tile)
                 outs[name].write(tile, cells, targets)
+
+    def _zone_prune(self, frag_idx, frag, tiles, grid, frag_lo, frag_hi):
+        """Split ``tiles`` into (tiles to read, tiles left out, ALWAYS flag per tile read).
+
+        Dropping a NEVER tile is sound here for attributes too: its cells are marked left out
+        (not reverted to an older fragment's value or the fill value) unless a newer fragment
+        writes them again -- exactly as the newest value fails the predicate."""
+        skip = self.skip_tiles.get(frag_idx)
+        out_mask = np.zeros(len(tiles), dtype=bool)
+        if skip is not None and len(tiles):
+            out_mask |= skip[np.array([t[0] for t in tiles], dtype=np.int64)]
+            self.stats["tiles_from_metadata"] += int(out_mask.sum())
+        always = np.zeros(len(tiles), dtype=bool)
+        if tiles and self.predicate is not None and self.predicate.tests:
+            idx = np.array([t[0] for t in tiles], dtype=np.int64)
+            bounds = {}
+            for d, name in enumerate(self.dim_names):
+                lows = _int_array([max(t[1][d], frag_lo[d]) for t in tiles])
+                highs = _int_array([min(t[1][d] + grid.ext[d] - 1, frag_hi[d]) for t in tiles])
+                bounds[name] = (lows, highs)
+            cells = np.full(len(tiles), grid.cells_per_tile, dtype=np.uint64)
+            classes = self.zone_classes(frag, idx, bounds, cells)
+            out_mask |= (classes.dims == NEVER) | (classes.attrs == NEVER)
+            always = classes.always
+        read = [t for t, out in zip(tiles, out_mask) if not out]
+        left_out = [t for t, out in zip(tiles, out_mask) if out]
+        return read, left_out, always[~out_mask]
 
     def _tile(self, frag, name: str, tile_idx: int, cells: int) -> Column:
         tile = frag.tiles.read(frag.fields[name], tile_idx)
@@ -212,6 +273,11 @@ def _coordinates(shape: np.ndarray, dim_idx: int, lo: int, dtype: np.dtype, n: i
     dense_kernels.box_coordinates(shape, dim_idx, rel)
     # rel < the box extent, so it fits the dimension type; add the corner in that type
     return rel.astype(dtype) + np.array(lo).astype(dtype)
+
+
+def _int_array(values: list[int]) -> np.ndarray:
+    """int64, or uint64 for coordinates past 2**63 (uint64 dimensions)."""
+    return np.array(values, dtype=np.uint64 if max(values) > 2**63 - 1 else np.int64)
 
 
 def _ceil(value) -> int:

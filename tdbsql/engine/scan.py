@@ -1,15 +1,55 @@
-"""TileScan: read the cells of an array at its window, restricted to dimension ranges.
+"""TileScan: read the cells of an array at its window, restricted to dimension ranges and pruned
+by the pushed-down predicate's zone maps.
 
-``sparse_scan`` and ``dense_scan`` hold the two read semantics; both return a ``ScanResult`` of
-raw ``Column``s keyed by field name.
+``scan(array, fields, ranges, predicate=None)`` -> ``ScanResult``.  ``predicate`` is a sqlglot
+boolean expression over unqualified column names (the conjuncts the planner pushes into the
+scan).  The scan drops tiles that cannot hold a row satisfying it (``planner.zonemap``) but
+returns every row of the tiles it keeps: the caller still applies the full predicate, except
+on rows flagged in ``ScanResult.always`` (their tile satisfies the whole predicate).
+
+``sparse_scan`` and ``dense_scan`` hold the two read semantics and the soundness rules of
+dropping tiles on attribute conjuncts.
+
+``ScanResult.stats`` -- the pruning funnel for EXPLAIN (ANALYZE):
+
+=========================  ==================================================================
+fragments_total            committed fragments of the array (any timestamp)
+fragments_after_timestamps fragments visible in the timestamp window
+fragments_after_domain     ... whose non-empty domain meets the ranges
+tiles_total                tiles of the fragments in the window
+tiles_after_domain         tiles of the fragments after the non-empty-domain stage
+tiles_after_mbr            tiles meeting the ranges (sparse: R-tree MBRs; dense: space tiles)
+tiles_after_zonemap        tiles left after the zone maps (the tiles decoded)
+tiles_always               of those, tiles where the whole predicate is true for every cell
+tiles_from_metadata        tiles left out because ``answer_from_metadata`` used their metadata
+bytes_read                 bytes of tile data read from files (compressed, all fields)
+bytes_decoded              bytes of the decoded tiles (values, offsets, validity)
+time_s                     wall time of the scan
+rows                       rows returned
+=========================  ==================================================================
+
+Older names kept for callers: ``fragments`` (= after timestamps), ``fragments_read``
+(= after domain), ``tiles`` (= after domain), ``tiles_read`` (= after zone map).
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..planner.pruning import Ranges
+from ..planner.zonemap import (
+    Stats, TileClasses, attribute_stats, bounds_stats, cell_counts, classify, field_kinds,
+    parse_predicate,
+)
 from .column import Column
+
+STAT_KEYS = ("fragments_total", "fragments_after_timestamps", "fragments_after_domain",
+             "tiles_total", "tiles_after_domain", "tiles_after_mbr", "tiles_after_zonemap",
+             "tiles_always", "tiles_from_metadata", "bytes_read", "bytes_decoded", "time_s",
+             "rows")
 
 
 @dataclass(frozen=True)
@@ -17,27 +57,119 @@ class ScanResult:
     columns: dict[str, Column]
     length: int
     stats: dict
+    always: np.ndarray | None = None  # bool per row: its tile satisfies the whole predicate
 
 
 class TileScan:
-    """What both scans start from: the array at its window, the fields wanted, the ranges, and
-    counters of fragments and tiles (seen vs. read) for EXPLAIN and benchmarks."""
+    """What both scans start from: the array at its window, the fields wanted, the ranges, the
+    parsed predicate, tiles to leave out (``skip_tiles``: fragment position -> bool per tile)
+    and the funnel counters."""
 
-    def __init__(self, array, fields: list[str], ranges: Ranges):
+    def __init__(self, array, fields: list[str], ranges: Ranges, predicate=None,
+                 skip_tiles: dict[int, np.ndarray] | None = None):
         self.array = array
         self.schema = array.schema
         self.fields = fields
         self.ranges = ranges
+        self.fragments = array.fragments
         self.dim_names = [d.name for d in self.schema.dimensions]
-        self.stats = {"fragments": len(array.fragments), "fragments_read": 0,
-                      "tiles": 0, "tiles_read": 0}
+        self.kinds = field_kinds(self.schema)
+        self.predicate = None if predicate is None else parse_predicate(predicate, self.kinds)
+        self.skip_tiles = skip_tiles or {}
+        self.stats = dict.fromkeys(STAT_KEYS, 0)
+        self.stats["fragments_total"] = len(array.directory.committed)
+        self.stats["fragments_after_timestamps"] = len(self.fragments)
+        self.stats["tiles_total"] = sum(f.metadata.tile_count for f in self.fragments)
+
+    @property
+    def wants_always(self) -> bool:
+        return self.predicate is not None and self.predicate.complete and bool(self.predicate.tests)
+
+    def zone_classes(self, frag, tiles: np.ndarray, dim_bounds, cells: np.ndarray
+                     ) -> TileClasses | None:
+        """Classes of the fragment's tiles ``tiles``; ``dim_bounds[name]`` = (lows, highs) per
+        listed tile, ``cells`` the cell count of each listed tile.  None without tests."""
+        if self.predicate is None or not self.predicate.tests:
+            return None
+        all_cells = None
+
+        def stats_of(name: str) -> Stats | None:
+            nonlocal all_cells
+            kind = self.kinds[name]
+            if kind.is_dim:
+                lows, highs = dim_bounds[name]
+                return bounds_stats(lows, highs, cells)
+            if all_cells is None:
+                all_cells = cell_counts(frag.metadata)
+            stats = attribute_stats(frag, kind, self.same_field(frag.fields.get(name)), all_cells)
+            return None if stats is None else _subset(stats, tiles)
+
+        return classify(self.predicate, self.kinds, stats_of, len(tiles))
+
+    def same_field(self, spec) -> bool:
+        """False for an attribute dropped and added again with another type: the fragment's
+        cells belong to the dropped one (tiledb reinterprets their bytes; we read the new
+        attribute's fill value instead)."""
+        if spec is None:
+            return False
+        if spec.name.startswith("__") or spec.name in self.dim_names:
+            return True
+        try:
+            attr = self.schema.attribute(spec.name)
+        except KeyError:
+            return True
+        return (int(attr.datatype), attr.cell_val_num, attr.nullable) == \
+            (int(spec.datatype), spec.cell_val_num, spec.nullable)
+
+    def count_tile_bytes(self, frag, name: str, tile_idx: int, column: Column) -> None:
+        meta = frag.metadata
+        read = meta.tile_range(name, tile_idx)[1]
+        if column.offsets is not None:
+            read += meta.tile_var_range(name, tile_idx)[1]
+        if column.validity is not None:
+            read += meta.tile_validity_range(name, tile_idx)[1]
+        self.stats["bytes_read"] += int(read)
+        decoded = column.values.nbytes
+        decoded += 0 if column.offsets is None else column.offsets.nbytes
+        decoded += 0 if column.validity is None else column.validity.nbytes
+        self.stats["bytes_decoded"] += int(decoded)
+
+    def legacy_stats(self) -> dict:
+        s = self.stats
+        s["fragments"] = s["fragments_after_timestamps"]
+        s["fragments_read"] = s["fragments_after_domain"]
+        s["tiles"] = s["tiles_after_domain"]
+        s["tiles_read"] = s["tiles_after_zonemap"]
+        return s
 
 
-def scan(array, fields: list[str], ranges: Ranges) -> ScanResult:
+def _subset(stats: Stats, tiles: np.ndarray) -> Stats:
+    def pick(values):
+        if values is None:
+            return None
+        if isinstance(values, np.ndarray):
+            return np.ascontiguousarray(values[tiles])
+        return [values[int(i)] for i in tiles]
+    return Stats(pick(stats.mins), pick(stats.maxes), pick(stats.null_counts),
+                 pick(stats.cell_counts), pick(stats.trusted), pick(stats.null_exact))
+
+
+def scan(array, fields: list[str], ranges: Ranges, predicate=None, *,
+         skip_tiles: dict[int, np.ndarray] | None = None) -> ScanResult:
+    """Cells of ``fields`` (see the module docstring); ``skip_tiles`` leaves tiles out (only
+    for tiles whose cells no other fragment overwrites or is overwritten by -- the metadata
+    aggregate path)."""
+    started = time.perf_counter()
     if array.schema.sparse:
         from .sparse_scan import SparseScan
 
-        return SparseScan(array, fields, ranges).run()
-    from .dense_scan import DenseScan
+        runner = SparseScan(array, fields, ranges, predicate, skip_tiles)
+    else:
+        from .dense_scan import DenseScan
 
-    return DenseScan(array, fields, ranges).run()
+        runner = DenseScan(array, fields, ranges, predicate, skip_tiles)
+    result = runner.run()
+    runner.stats["time_s"] = time.perf_counter() - started
+    runner.stats["rows"] = result.length
+    runner.legacy_stats()
+    return result

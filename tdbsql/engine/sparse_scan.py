@@ -39,7 +39,8 @@ from ..format.delete_condition import (
 )
 from ..format.filters.compression import CompressionFilter
 from ..storage.directory import UINT64_MAX
-from ..planner.pruning import Ranges, fragment_overlaps, sparse_tiles
+from ..planner.pruning import Ranges, fragment_overlaps, isolated_tiles, sparse_tiles
+from ..planner.zonemap import NEVER, cell_counts
 from ..storage.tiles import FieldSpec
 from .column import Column, concat
 from .parallel import map_ordered
@@ -52,36 +53,39 @@ ZIPPED_COORDS = "__coords"
 
 
 class SparseScan(TileScan):
-    def __init__(self, array, fields: list[str], ranges: Ranges):
-        super().__init__(array, fields, ranges)
+    def __init__(self, array, fields: list[str], ranges: Ranges, predicate=None,
+                 skip_tiles=None):
+        super().__init__(array, fields, ranges, predicate, skip_tiles)
         self.deletes = [(read_condition(d, array.key), d) for d in array.directory.deletes]
         self._check_delete_fields()
 
     def run(self) -> ScanResult:
         need = list(dict.fromkeys(self.fields + self.dim_names + self._delete_fields()))
         parts = []
-        for frag_idx, frag in enumerate(self.array.fragments):
-            for cols in self._fragment_cells(frag, need):
+        for frag_idx, frag in enumerate(self.fragments):
+            for cols in self._fragment_cells(frag_idx, frag, need):
                 cols["__frag"] = np.full(len(cols["__ts"]), frag_idx, dtype=np.int64)
                 parts.append(cols)
         if not parts:
             return ScanResult({f: empty_column(self.schema, f) for f in self.fields}, 0, self.stats)
         columns = {name: concat([p[name] for p in parts]) for name in need}
-        ts, dt, frag_of_cell = (np.concatenate([p[k] for p in parts])
-                                for k in ("__ts", "__dt", "__frag"))
+        ts, dt, frag_of_cell, always = (np.concatenate([p[k] for p in parts])
+                                        for k in ("__ts", "__dt", "__frag", "__always"))
         if self._needs_dedup():
             keep = self._newest_per_coordinate(columns, ts, frag_of_cell)
             columns = {n: c.take(keep) for n, c in columns.items()}
-            ts, dt, frag_of_cell = ts[keep], dt[keep], frag_of_cell[keep]
+            ts, dt, frag_of_cell, always = ts[keep], dt[keep], frag_of_cell[keep], always[keep]
         alive = self._survivors(columns, ts, dt, frag_of_cell)
         if alive is not None:
             idx = np.flatnonzero(alive)
             columns = {n: c.take(idx) for n, c in columns.items()}
+            always = always[idx]
         length = len(columns[self.dim_names[0]])
-        return ScanResult({f: columns[f] for f in self.fields}, length, self.stats)
+        return ScanResult({f: columns[f] for f in self.fields}, length, self.stats,
+                          always if always.any() else None)
 
     def _needs_dedup(self) -> bool:
-        frags = self.array.fragments
+        frags = self.fragments
         if self.schema.allows_duplicates:
             return False
         return len(frags) > 1 or any(f.metadata.has_timestamps for f in frags)
@@ -102,26 +106,39 @@ class SparseScan(TileScan):
 
     # -- reading a fragment ------------------------------------------------------------------
 
-    def _fragment_cells(self, frag, need):
-        """Per tile: the ``need`` columns plus ``__ts`` / ``__dt`` arrays (uint64)."""
+    def _fragment_cells(self, frag_idx, frag, need):
+        """Per tile: the ``need`` columns plus ``__ts`` / ``__dt`` arrays (uint64) and
+        ``__always`` (bool: the tile satisfies the whole predicate)."""
         meta = frag.metadata
         if not fragment_overlaps(meta.non_empty_domain, self.dim_names, self.ranges):
             return
-        self.stats["fragments_read"] += 1
+        self.stats["fragments_after_domain"] += 1
         tile_count = meta.tile_count
-        self.stats["tiles"] += tile_count
-        tiles = sparse_tiles(_leaf_mbrs(meta), self.dim_names, self.ranges, tile_count)
+        self.stats["tiles_after_domain"] += tile_count
+        mbrs = _leaf_mbrs(meta)
+        tiles = sparse_tiles(mbrs, self.dim_names, self.ranges, tile_count)
+        self.stats["tiles_after_mbr"] += len(tiles)
+        skip = self.skip_tiles.get(frag_idx)
+        if skip is not None:
+            self.stats["tiles_from_metadata"] += int(skip[tiles].sum())
+            tiles = tiles[~skip[tiles]]
+        tiles, always = self._zone_prune(frag_idx, frag, mbrs, tiles)
         lo, hi = self.array.window
         partial = meta.has_timestamps and not (lo <= frag.timestamp_range[0]
                                                and frag.timestamp_range[1] <= hi)
-        self.stats["tiles_read"] += len(tiles)
+        self.stats["tiles_after_zonemap"] += len(tiles)
+        self.stats["tiles_always"] += int(always.sum())
         decoded = map_ordered(lambda tile_idx: self._read_tile(frag, int(tile_idx), need), tiles)
-        for cols in decoded:
+        for tile_idx, tile_always, cols in zip(tiles, always, decoded):
+            for name, column in cols.items():
+                if name in frag.fields:
+                    self.count_tile_bytes(frag, name, int(tile_idx), column)
             n = len(cols[self.dim_names[0]])
             ts = (cols.pop(TIMESTAMPS).values.view(np.uint64) if TIMESTAMPS in cols
                   else np.full(n, frag.timestamp_range[0], dtype=np.uint64))
             dt = (cols.pop(DELETE_TIMESTAMPS).values.view(np.uint64) if DELETE_TIMESTAMPS in cols
                   else np.full(n, UINT64_MAX, dtype=np.uint64))
+            flags = np.full(n, bool(tile_always), dtype=bool)
             mask = self._range_mask(cols)
             if partial:
                 in_window = (ts >= lo) & (ts <= hi)
@@ -129,9 +146,48 @@ class SparseScan(TileScan):
             if mask is not None:
                 idx = np.flatnonzero(mask)
                 cols = {k: v.take(idx) for k, v in cols.items()}
-                ts, dt = ts[idx], dt[idx]
-            cols["__ts"], cols["__dt"] = ts, dt
+                ts, dt, flags = ts[idx], dt[idx], flags[idx]
+            cols["__ts"], cols["__dt"], cols["__always"] = ts, dt, flags
             yield cols
+
+    def _zone_prune(self, frag_idx, frag, mbrs, tiles):
+        """Tiles kept after the zone maps, and per kept tile whether it is ALWAYS."""
+        if self.predicate is None or not self.predicate.tests or not len(tiles):
+            return tiles, np.zeros(len(tiles), dtype=bool)
+        cells = cell_counts(frag.metadata)[tiles]
+        bounds = {name: (lows[tiles] if isinstance(lows, np.ndarray) else [lows[i] for i in tiles],
+                         highs[tiles] if isinstance(highs, np.ndarray) else [highs[i] for i in tiles])
+                  for name, (lows, highs) in zip(self.dim_names, mbrs)}
+        classes = self.zone_classes(frag, tiles, bounds, cells)
+        drop = classes.dims == NEVER  # dimension conjuncts: always sound
+        attr_never = classes.attrs == NEVER
+        if attr_never.any():
+            drop |= attr_never & self._zone_drop_allowed(frag_idx, frag, mbrs, tiles)
+        keep = ~drop
+        return tiles[keep], classes.always[keep]
+
+    def _zone_drop_allowed(self, frag_idx, frag, mbrs, tiles) -> np.ndarray:
+        """Per tile of ``tiles``: may it be dropped because an attribute conjunct is NEVER?
+
+        The newest cell of a coordinate wins, so a dropped tile must not hide any other cell:
+        leaving out a newer cell that fails the predicate would bring back the older version
+        it overwrote.  Sound when the array keeps duplicates (no merging), when nothing is
+        merged at all, or when the fragment has no per-cell timestamps (a consolidated
+        fragment may hold several versions of one coordinate) and the tile's MBR meets the
+        non-empty domain of no fragment it can hide cells of -- one ordered before it by
+        (first timestamp, position), the merge's order.  Dropping a tile that is itself
+        hidden is harmless.  Deletes need nothing more: they test each surviving cell on its
+        own values, after the merge."""
+        n = len(tiles)
+        if self.schema.allows_duplicates or not self._needs_dedup():
+            return np.ones(n, dtype=bool)
+        if frag.metadata.has_timestamps:
+            return np.zeros(n, dtype=bool)
+        mine = (frag.timestamp_range[0], frag_idx)
+        others = [f.metadata.non_empty_domain for i, f in enumerate(self.fragments)
+                  if (f.timestamp_range[0], i) < mine]
+        alone = isolated_tiles(mbrs, self.dim_names, others, frag.metadata.tile_count)
+        return alone[tiles]
 
     def _read_tile(self, frag, tile_idx: int, need) -> dict[str, Column]:
         fields = frag.fields
@@ -139,26 +195,13 @@ class SparseScan(TileScan):
         if any(d not in fields for d in self.dim_names):
             cols.update(self._zipped_coords(frag, tile_idx))
         for name in need + [TIMESTAMPS, DELETE_TIMESTAMPS]:
-            if name in fields and name not in cols and self._same_field(fields[name]):
+            if name in fields and name not in cols and self.same_field(fields[name]):
                 cols[name] = frag.tiles.read(fields[name], tile_idx)
         n = len(cols[self.dim_names[0]])
         for name in need:
             if name not in cols:  # attribute added after this fragment was written
                 cols[name] = fill_column(self.schema.attribute(name), n)
         return cols
-
-    def _same_field(self, spec) -> bool:
-        """False for an attribute dropped and added again with another type: the fragment's
-        cells belong to the dropped one (tiledb reinterprets their bytes; we read the new
-        attribute's fill value instead)."""
-        if spec.name in (TIMESTAMPS, DELETE_TIMESTAMPS) or spec.name in self.dim_names:
-            return True
-        try:
-            attr = self.schema.attribute(spec.name)
-        except KeyError:
-            return True
-        return (int(attr.datatype), attr.cell_val_num, attr.nullable) == \
-            (int(spec.datatype), spec.cell_val_num, spec.nullable)
 
     def _zipped_coords(self, frag, tile_idx: int) -> dict[str, Column]:
         """Coordinates of a format < 5 fragment: one ``__coords`` file, all dimensions."""
@@ -222,7 +265,7 @@ class SparseScan(TileScan):
     def _deleted_by(self, cond, entry, columns, ts, frag_of_cell):
         gone = None
         t_del = entry.timestamp
-        for frag_idx, frag in enumerate(self.array.fragments):
+        for frag_idx, frag in enumerate(self.fragments):
             meta = frag.metadata
             if t_del < frag.timestamp_range[0]:
                 continue

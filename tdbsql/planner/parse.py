@@ -11,6 +11,7 @@ import datetime as dt
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import TokenType
 
 from ..errors import SqlError
 
@@ -32,7 +33,17 @@ def parse(sql: str) -> exp.Expression:
         raise SqlError(f"SQL syntax error: {err}", sql) from None
     if len(statements) != 1:
         raise SqlError(f"expected one SQL statement, got {len(statements)}")
+    _check_empty_items(sql)
     return statements[0]
+
+
+def _check_empty_items(sql: str) -> None:
+    """sqlglot reads ``SELECT a,, b`` as ``SELECT a, b``; SQL says it is a syntax error."""
+    tokens = sqlglot.tokenize(sql, read="duckdb")
+    for before, after in zip(tokens, tokens[1:]):
+        if before.token_type == TokenType.COMMA and after.token_type == TokenType.COMMA:
+            raise SqlError("SQL syntax error: empty item between commas", sql,
+                           (after.start, after.end + 1))
 
 
 def _offset(sql: str, line: int, col: int) -> int:

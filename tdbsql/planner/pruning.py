@@ -60,3 +60,43 @@ def range_hull(ranges: list[tuple[Any, Any]]) -> tuple[Any, Any]:
 
 def _bytes(value):
     return bytes(value) if isinstance(value, bytearray | memoryview) else value
+
+
+def isolated_tiles(mbrs: list[tuple[Any, Any]], dim_names: list[str], other_domains,
+                   tile_count: int) -> np.ndarray:
+    """Per tile: True when its MBR meets none of ``other_domains`` (non-empty domains of the
+    fragments whose cells this fragment could hide).  Only such a tile of a deduplicated
+    sparse array may be dropped on an attribute zone map: its cells overwrite no other cell,
+    so leaving them out cannot bring back an older version they hide."""
+    alone = np.ones(tile_count, dtype=bool)
+    for ned in other_domains:
+        if ned is None:
+            continue
+        box = {name: [(_bytes(lo), _bytes(hi))] for name, (lo, hi) in zip(dim_names, ned)}
+        alone[sparse_tiles(mbrs, dim_names, box, tile_count)] = False
+    return alone
+
+
+def box_inside(lows, highs, dim_names: list[str], ranges: Ranges) -> np.ndarray:
+    """Per tile: True when its bounds lie wholly inside one range of every ranged dimension
+    (``lows[d]``/``highs[d]``: per-tile arrays, or lists of bytes for string dimensions)."""
+    n = len(lows[0]) if lows else 0
+    inside = np.ones(n, dtype=bool)
+    for dim_idx, name in enumerate(dim_names):
+        if name not in ranges:
+            continue
+        lo, hi = lows[dim_idx], highs[dim_idx]
+        hit = np.zeros(n, dtype=bool)
+        for r_lo, r_hi in ranges[name]:
+            if isinstance(lo, np.ndarray):
+                ok = np.ones(n, dtype=bool)
+                if r_lo is not None:
+                    ok &= lo >= r_lo
+                if r_hi is not None:
+                    ok &= hi <= r_hi
+            else:
+                ok = np.array([(r_lo is None or _bytes(a) >= r_lo) and (r_hi is None or _bytes(b) <= r_hi)
+                               for a, b in zip(lo, hi)], dtype=bool)
+            hit |= ok
+        inside &= hit
+    return inside

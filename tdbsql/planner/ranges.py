@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from sqlglot import exp
 
 from .pruning import Ranges
@@ -99,6 +100,8 @@ def _dim(node, dims) -> str | None:
 def _lit(node, dims, column) -> Any:
     """The Python value of a literal usable against ``column``'s dimension type, else None."""
     kind = dims.get(column.name) if isinstance(column, exp.Column) else None
+    if isinstance(kind, str):
+        return _datetime_lit(node, kind)
     negative = False
     if isinstance(node, exp.Neg):
         node, negative = node.this, True
@@ -113,6 +116,50 @@ def _lit(node, dims, column) -> Any:
     except ValueError:
         return None
     return -value if negative else value
+
+
+def _datetime_lit(node, unit: str) -> int | None:
+    """A DATE/TIMESTAMP literal as the raw integer of a datetime dimension in ``unit``; None
+    when the value is not exactly representable in that unit (then it is not pushed down)."""
+    if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and node.this.is_string:
+        text = node.this.this
+    elif isinstance(node, exp.Literal) and node.is_string:
+        text = node.this
+    else:
+        return None
+    try:
+        value = np.datetime64(text.strip().replace(" ", "T"))
+    except ValueError:
+        return None
+    converted = value.astype(f"datetime64[{unit}]")
+    if converted != value:
+        return None
+    return int(converted.astype(np.int64))
+
+
+def scan_ranges(where: exp.Expression | None, schema) -> Ranges:
+    """The dimension ranges a scan of ``schema`` can prune with, closed by the domains and in
+    each dimension's own type (float32 dimensions compare in float32, as TileDB casts ranges)."""
+    dims = {d.name: _literal_kind(d) for d in schema.dimensions}
+    ranges = dimension_ranges(where, {k: v for k, v in dims.items() if v is not None})
+    domains = {d.name: d.domain for d in schema.dimensions if d.domain is not None}
+    out = {}
+    for name, rs in finalize(ranges, domains).items():
+        info = schema.dimension(name).info
+        if info.kind == "float":
+            cast = info.numpy.type
+            rs = [(float(cast(lo)), float(cast(hi))) for lo, hi in rs]
+        out[name] = rs
+    return out
+
+
+def _literal_kind(dim):
+    info = dim.info
+    if info.kind in ("int", "float", "string"):
+        return {"int": int, "float": float, "string": str}[info.kind]
+    if info.kind == "datetime" and info.unit:
+        return info.unit
+    return None
 
 
 def _is_int(text: str) -> bool:

@@ -1,0 +1,105 @@
+"""What a table name in SQL refers to: a TileDB array (path, timestamp, key) or an Arrow table.
+
+A ``Catalog`` maps names to sources; a quoted path in FROM (``FROM './data/lineitem'``) that
+is an array directory opens it directly.  Each source describes its columns as SQL types for the
+planner and produces an ``Array`` (or a table) at a timestamp window for the runner.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass
+
+import pyarrow as pa
+from sqlglot import exp
+
+from .errors import SqlError
+from .planner.parse import span_of, timestamp_window
+from .storage.array import Array
+
+
+@dataclass(frozen=True)
+class ArraySource:
+    path: str
+    timestamp: object = None  # ms, (start, end), or None for now
+    key: object = None
+
+    def open(self, window=None) -> Array:
+        """The array at ``window`` (from FOR SYSTEM_TIME) or else at the registered timestamp."""
+        return Array(self.path, self.timestamp if window is None else window, self.key)
+
+    def arrow_schema(self, array: Array | None = None) -> pa.Schema:
+        from .engine.fields import field_arrow_type
+
+        array = array or self.open()
+        names = [d.name for d in array.schema.dimensions] + \
+            [a.name for a in array.schema.attributes]
+        return pa.schema([pa.field(n, field_arrow_type(array, n)) for n in names])
+
+
+@dataclass(frozen=True)
+class ArrowSource:
+    table: pa.Table
+
+    def arrow_schema(self, array=None) -> pa.Schema:
+        return self.table.schema
+
+
+class Catalog:
+    def __init__(self):
+        self.sources: dict[str, ArraySource | ArrowSource] = {}
+
+    def register(self, name: str, source) -> None:
+        self.sources[name] = source
+
+    def resolve(self, table: exp.Table, sql: str):
+        """The source a FROM item names, and its FOR SYSTEM_TIME window (or None)."""
+        from .planner.build import table_key
+
+        name = table_key(table)
+        window = timestamp_window(table.args.get("version"), sql)
+        if window is not None and window[0] is None:
+            window = window[1]
+        if name in self.sources:
+            return self.sources[name], window
+        for source in self.sources.values():  # a quoted path naming a registered array
+            if isinstance(source, ArraySource) and _same_path(source.path, name):
+                return source, window
+        if os.path.isdir(name):
+            return ArraySource(name), window
+        known = sorted(self.sources)
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else \
+            (f"; tables are {', '.join(map(repr, known))}" if known else "; no tables registered")
+        raise SqlError(f"unknown table {name!r}{hint}", sql, span_of(table))
+
+
+def _same_path(a: str, b: str) -> bool:
+    return os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
+
+
+def sql_type(arrow_type: pa.DataType) -> str:
+    """The SQL type name the planner sees for an Arrow column type."""
+    if pa.types.is_dictionary(arrow_type):
+        return sql_type(arrow_type.value_type)
+    for check, name in _SQL_TYPES:
+        if check(arrow_type):
+            return name(arrow_type) if callable(name) else name
+    return "UNKNOWN"
+
+
+_SQL_TYPES = (
+    (pa.types.is_boolean, "BOOLEAN"), (pa.types.is_int8, "TINYINT"), (pa.types.is_int16, "SMALLINT"),
+    (pa.types.is_int32, "INT"), (pa.types.is_int64, "BIGINT"), (pa.types.is_uint8, "UTINYINT"),
+    (pa.types.is_uint16, "USMALLINT"), (pa.types.is_uint32, "UINTEGER"),
+    (pa.types.is_uint64, "UBIGINT"), (pa.types.is_float32, "FLOAT"), (pa.types.is_float64, "DOUBLE"),
+    (pa.types.is_string, "VARCHAR"), (pa.types.is_large_string, "VARCHAR"),
+    (pa.types.is_binary, "BLOB"), (pa.types.is_large_binary, "BLOB"),
+    (pa.types.is_date32, "DATE"), (pa.types.is_date64, "DATE"),
+    (pa.types.is_timestamp, "TIMESTAMP"), (pa.types.is_time, "TIME"),
+    (pa.types.is_duration, "INTERVAL"),
+    (pa.types.is_fixed_size_binary, "BLOB"),
+    (lambda t: pa.types.is_list(t) or pa.types.is_fixed_size_list(t) or pa.types.is_large_list(t),
+     lambda t: f"{sql_type(t.value_type)}[]"),
+)

@@ -1,0 +1,278 @@
+"""Date and time operations of the SQL evaluator, with DuckDB's semantics, over Arrow arrays.
+
+In: Arrow date32 / timestamp values (arrays, chunked arrays or scalars) and ``Interval`` literals.
+Out: Arrow values.  DuckDB's rules followed here: ``date + INTERVAL`` gives a TIMESTAMP;
+``date + integer`` a DATE; ``date - date`` a BIGINT number of days; ``timestamp - timestamp`` an
+interval (an Arrow duration); adding months clamps the day to the end of the month
+(Jan 31 + 1 month = Feb 29 in a leap year); EXTRACT returns BIGINT (``epoch`` a DOUBLE);
+``date_trunc`` returns a TIMESTAMP.  Month arithmetic runs vectorised in numpy's datetime64.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_US_PER = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute": 60_000_000,
+           "hour": 3_600_000_000}
+_UNIT_ALIASES = {
+    "y": "year", "yr": "year", "yrs": "year", "years": "year", "year": "year",
+    "mon": "month", "mons": "month", "months": "month", "month": "month",
+    "quarter": "quarter", "quarters": "quarter", "w": "week", "week": "week", "weeks": "week",
+    "d": "day", "day": "day", "days": "day", "h": "hour", "hr": "hour", "hrs": "hour",
+    "hour": "hour", "hours": "hour", "m": "minute", "min": "minute", "mins": "minute",
+    "minute": "minute", "minutes": "minute", "s": "second", "sec": "second", "secs": "second",
+    "second": "second", "seconds": "second", "ms": "millisecond", "msec": "millisecond",
+    "millisecond": "millisecond", "milliseconds": "millisecond", "us": "microsecond",
+    "usec": "microsecond", "microsecond": "microsecond", "microseconds": "microsecond",
+}
+_SCALE_TO_US = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": None}
+
+
+class DatetimeError(ValueError):
+    """A bad date/time input; the evaluator turns it into an ``SqlError`` with the span."""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A SQL INTERVAL literal, kept as DuckDB keeps it: months, days and microseconds."""
+
+    months: int = 0
+    days: int = 0
+    micros: int = 0
+
+    def __neg__(self) -> Interval:
+        return Interval(-self.months, -self.days, -self.micros)
+
+    def __add__(self, other: Interval) -> Interval:
+        return Interval(self.months + other.months, self.days + other.days,
+                        self.micros + other.micros)
+
+    def as_timedelta(self) -> dt.timedelta:
+        """The interval as a timedelta (months count 30 days, as DuckDB prints them)."""
+        return dt.timedelta(days=self.months * 30 + self.days, microseconds=self.micros)
+
+
+def parse_interval(amount: str, unit: str | None) -> Interval:
+    """``INTERVAL '3' DAY``, ``INTERVAL 3 DAY``, ``INTERVAL '2 hours'``, ``'1 year 2 months'``."""
+    text = amount.strip() if unit is None else f"{amount.strip()} {unit}"
+    parts = re.findall(r"([+-]?\d+(?:\.\d+)?)\s*([A-Za-z]+)", text)
+    leftover = re.sub(r"([+-]?\d+(?:\.\d+)?)\s*([A-Za-z]+)", "", text).strip()
+    if not parts or leftover:
+        raise DatetimeError(f"cannot read INTERVAL {text!r}")
+    total = Interval()
+    for number, word in parts:
+        total = total + _interval_part(number, word)
+    return total
+
+
+def _interval_part(number: str, word: str) -> Interval:
+    unit = _UNIT_ALIASES.get(word.lower())
+    if unit is None:
+        raise DatetimeError(f"unknown INTERVAL unit {word!r}")
+    if unit in _US_PER:
+        return Interval(micros=round(float(number) * _US_PER[unit]))
+    if "." in number:
+        raise DatetimeError(f"INTERVAL {number} {word}: a fractional number of {unit}s")
+    count = int(number)
+    months = {"year": 12, "quarter": 3, "month": 1}.get(unit)
+    if months is not None:
+        return Interval(months=count * months)
+    return Interval(days=count * (7 if unit == "week" else 1))
+
+
+def parse_date(text: str) -> dt.date:
+    """A DATE literal; like DuckDB, a time part is allowed and dropped."""
+    try:
+        return _parse_datetime(text).date()
+    except ValueError:
+        raise DatetimeError(f"cannot read {text!r} as a DATE") from None
+
+
+def parse_timestamp(text: str) -> dt.datetime:
+    try:
+        return _parse_datetime(text)
+    except ValueError:
+        raise DatetimeError(f"cannot read {text!r} as a TIMESTAMP") from None
+
+
+def _parse_datetime(text: str) -> dt.datetime:
+    cleaned = text.strip()
+    match = re.fullmatch(r"(-?\d{1,4})-(\d{1,2})-(\d{1,2})(.*)", cleaned)
+    if not match:
+        raise ValueError(text)
+    year, month, day, rest = match.groups()
+    base = dt.datetime(int(year), int(month), int(day))
+    rest = rest.strip().lstrip("T").strip()
+    if not rest:
+        return base
+    clock = dt.time.fromisoformat(rest)
+    if clock.tzinfo is not None:
+        raise ValueError(text)
+    return base.replace(hour=clock.hour, minute=clock.minute, second=clock.second,
+                        microsecond=clock.microsecond)
+
+
+# --- arithmetic -----------------------------------------------------------------------------
+
+
+def is_date(value) -> bool:
+    return pa.types.is_date(value.type)
+
+
+def is_timestamp(value) -> bool:
+    return pa.types.is_timestamp(value.type)
+
+
+def to_timestamp(value, unit: str = "us"):
+    """Dates become midnight timestamps (DuckDB's implicit DATE -> TIMESTAMP)."""
+    if pa.types.is_timestamp(value.type):
+        return value
+    return pc.cast(value, pa.timestamp(unit))
+
+
+def add_interval(value, interval: Interval):
+    """``date|timestamp + INTERVAL`` -> timestamp (calendar-aware months)."""
+    stamps = to_timestamp(value)
+    if interval.months:
+        stamps = _add_months(stamps, interval.months)
+    offset = interval.days * 86_400_000_000 + interval.micros
+    if offset:
+        unit = stamps.type.unit
+        scale = _SCALE_TO_US[unit]
+        amount = offset * 1000 if scale is None else _exact_div(offset, scale, unit)
+        stamps = pc.add_checked(stamps, pa.scalar(amount, pa.duration(unit)))
+    return stamps
+
+
+def _exact_div(micros: int, scale: int, unit: str) -> int:
+    if micros % scale:
+        raise DatetimeError(f"the INTERVAL has a finer resolution than the timestamp unit {unit!r}")
+    return micros // scale
+
+
+def _add_months(stamps, months: int):
+    """Add ``months`` with DuckDB's day clamping.  Arrow extracts year/month/day; the first day
+    and length of each target month come from a small table over the months present."""
+    if isinstance(stamps, pa.Scalar):
+        return _add_months(pa.array([stamps.as_py()], stamps.type), months)[0]
+    kind = stamps.type
+    per_day = 86_400 * {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[kind.unit]
+    midnight = pc.floor_temporal(stamps, unit="day")
+    time_of_day = pc.subtract(pc.cast(stamps, pa.int64()), pc.cast(midnight, pa.int64()))
+    year, month = pc.cast(pc.year(stamps), pa.int64()), pc.cast(pc.month(stamps), pa.int64())
+    total = pc.add(pc.add(pc.multiply(year, 12), month), months - 1)  # target month number
+    bounds = pc.min_max(total)
+    if not bounds["min"].is_valid:  # all NULL
+        return stamps
+    low, high = bounds["min"].as_py(), bounds["max"].as_py()
+    first_days, lengths = _month_table(low, high)
+    index = pc.subtract(total, low)
+    day = pc.min_element_wise(pc.cast(pc.day(stamps), pa.int64()), pc.take(lengths, index))
+    day_number = pc.add(pc.take(first_days, index), pc.subtract(day, 1))
+    moved = pc.add(pc.multiply(day_number, per_day), time_of_day)
+    return pc.cast(moved, kind)
+
+
+def _month_table(low: int, high: int) -> tuple[pa.Array, pa.Array]:
+    """Days since 1970-01-01 of the first day, and the day count, of months ``low..high``
+    (a month number is year * 12 + month - 1)."""
+    numbers = np.arange(low, high + 2, dtype=np.int64)
+    starts = (numbers - 1970 * 12).astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
+    return pa.array(starts[:-1]), pa.array(np.diff(starts))
+
+
+def add_days(value, days):
+    """``date + integer`` -> date."""
+    total = pc.add_checked(pc.cast(pc.cast(value, pa.int32()), pa.int64()), days)
+    return pc.cast(pc.cast(total, pa.int32()), pa.date32())
+
+
+def date_diff_days(left, right):
+    """``date - date`` -> BIGINT days."""
+    return pc.subtract_checked(pc.cast(pc.cast(left, pa.int32()), pa.int64()),
+                               pc.cast(pc.cast(right, pa.int32()), pa.int64()))
+
+
+def common_timestamp(left, right):
+    """Both sides as timestamps of one unit (the finer one)."""
+    order = ["s", "ms", "us", "ns"]
+    units = [v.type.unit for v in (left, right) if pa.types.is_timestamp(v.type)]
+    unit = max(units, key=order.index) if units else "us"
+    return (pc.cast(to_timestamp(left, unit), pa.timestamp(unit)),
+            pc.cast(to_timestamp(right, unit), pa.timestamp(unit)))
+
+
+# --- extract and date_trunc -----------------------------------------------------------------
+
+PARTS = ("year", "quarter", "month", "day", "dow", "isodow", "doy", "week", "isoyear", "hour",
+         "minute", "second", "millisecond", "microsecond", "epoch", "decade", "century")
+_PART_ALIASES = {"years": "year", "months": "month", "days": "day", "dayofmonth": "day",
+                 "dayofweek": "dow", "weekday": "dow", "dayofyear": "doy", "weeks": "week",
+                 "weekofyear": "week", "hours": "hour", "minutes": "minute", "seconds": "second",
+                 "milliseconds": "millisecond", "microseconds": "microsecond",
+                 "quarters": "quarter", "y": "year", "d": "day"}
+
+
+def normalise_part(name: str) -> str:
+    part = name.lower()
+    part = _PART_ALIASES.get(part, part)
+    if part not in PARTS:
+        raise DatetimeError(f"unknown date part {name!r} (known: {', '.join(PARTS)})")
+    return part
+
+
+def extract(part: str, value):
+    """EXTRACT(part FROM value) for a date or timestamp: BIGINT, ``epoch`` DOUBLE."""
+    part = normalise_part(part)
+    if part == "epoch":
+        return _epoch(value)
+    stamps = to_timestamp(value) if part in ("hour", "minute", "second", "millisecond",
+                                             "microsecond") else value
+    result = _PART_FUNCS[part](stamps)
+    return pc.cast(result, pa.int64())
+
+
+def _epoch(value):
+    if pa.types.is_date(value.type):
+        days = pc.cast(pc.cast(value, pa.int32()), pa.float64())
+        return pc.multiply(days, 86400.0)
+    per_second = {"s": 1, "ms": 1e3, "us": 1e6, "ns": 1e9}[value.type.unit]
+    return pc.divide(pc.cast(pc.cast(value, pa.int64()), pa.float64()), per_second)
+
+
+def _seconds_scaled(value, scale: int):
+    whole = pc.multiply(pc.cast(pc.second(value), pa.int64()), scale)
+    fraction = pc.add(pc.multiply(pc.cast(pc.millisecond(value), pa.int64()), 1000),
+                      pc.cast(pc.microsecond(value), pa.int64()))
+    return pc.add(whole, pc.divide(fraction, 1_000_000 // scale))
+
+
+_PART_FUNCS = {
+    "year": pc.year, "quarter": pc.quarter, "month": pc.month, "day": pc.day,
+    "dow": lambda v: pc.day_of_week(v, count_from_zero=True, week_start=7),
+    "isodow": lambda v: pc.day_of_week(v, count_from_zero=False, week_start=1),
+    "doy": pc.day_of_year, "week": pc.iso_week, "isoyear": pc.iso_year,
+    "hour": pc.hour, "minute": pc.minute, "second": pc.second,
+    "millisecond": lambda v: _seconds_scaled(v, 1000),
+    "microsecond": lambda v: _seconds_scaled(v, 1_000_000),
+    "decade": lambda v: pc.floor(pc.divide(pc.cast(pc.year(v), pa.float64()), 10.0)),
+    "century": lambda v: pc.ceil(pc.divide(pc.cast(pc.year(v), pa.float64()), 100.0)),
+}
+
+TRUNC_UNITS = ("year", "quarter", "month", "week", "day", "hour", "minute", "second",
+               "millisecond", "microsecond")
+
+
+def date_trunc(unit: str, value):
+    """date_trunc('unit', value) -> TIMESTAMP (weeks start on Monday, as ISO and DuckDB)."""
+    name = _UNIT_ALIASES.get(unit.lower(), unit.lower())
+    if name not in TRUNC_UNITS:
+        raise DatetimeError(f"unknown date_trunc unit {unit!r} (known: {', '.join(TRUNC_UNITS)})")
+    stamps = to_timestamp(value)
+    return pc.floor_temporal(stamps, multiple=1, unit=name, week_starts_monday=True)

@@ -1,0 +1,85 @@
+"""A ``Frame``: the rows flowing between two plan steps, as named Arrow tables of equal length.
+
+After a join several table aliases share the rows (``lineitem``, ``orders``...); after an
+aggregate the step's name and the names it consumed all see the aggregate's output.  Expressions
+are evaluated over ``flat()``: one Arrow table whose columns are ``"<alias>.<column>"`` for named
+tables and plain names for step-local values (see ``engine.evaluate.resolve_column``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+ROW_PLACEHOLDER = "__row"  # the one column of a frame with rows but no columns
+
+
+@dataclass
+class Frame:
+    tables: dict[str | None, pa.Table]
+    length: int
+    extra: dict[str, pa.Array] = field(default_factory=dict)  # plain-named step-local columns
+
+    @classmethod
+    def single(cls, name: str | None, table: pa.Table) -> "Frame":
+        return cls({name: table}, table.num_rows)
+
+    def flat(self) -> pa.Table:
+        names, arrays, seen = [], [], set()
+        for alias, table in self.tables.items():
+            for column_name, column in zip(table.column_names, table.columns):
+                name = column_name if alias is None else f"{alias}.{column_name}"
+                if name not in seen and column_name != ROW_PLACEHOLDER:
+                    seen.add(name)
+                    names.append(name)
+                    arrays.append(column)
+        for name, column in self.extra.items():
+            if name not in seen:
+                seen.add(name)
+                names.append(name)
+                arrays.append(column)
+        if not arrays:
+            return rows_only(self.length)
+        return pa.Table.from_arrays(arrays, names=names)
+
+    def take(self, indices) -> "Frame":
+        """Rows at ``indices`` (a numpy int64 array or an Arrow array with nulls for NULL rows)."""
+        taken = {alias: take_rows(table, indices) for alias, table in self.tables.items()}
+        extra = {name: column.take(indices) for name, column in self.extra.items()}
+        return Frame(taken, len(indices), extra)
+
+    def filter(self, mask) -> "Frame":
+        indices = np.flatnonzero(np.asarray(mask, dtype=bool))
+        return self.take(indices)
+
+
+def rows_only(length: int) -> pa.Table:
+    """A table of ``length`` rows and no real columns."""
+    return pa.table({ROW_PLACEHOLDER: pa.nulls(length)})
+
+
+def take_rows(table: pa.Table, indices) -> pa.Table:
+    if table.num_columns == 0:
+        return rows_only(len(indices))
+    return table.take(indices)
+
+
+def broadcast(value, length: int) -> pa.Array:
+    """An expression result as a column: scalars (constants) repeated ``length`` times."""
+    if isinstance(value, pa.Scalar):
+        if not value.is_valid:
+            return pa.nulls(length, value.type if value.type != pa.null() else pa.null())
+        return pa.array([value.as_py()], value.type).take(np.zeros(length, dtype=np.int64))
+    if isinstance(value, pa.ChunkedArray):
+        return value.combine_chunks() if value.num_chunks != 1 else value.chunk(0)
+    return value
+
+
+def null_padded(indices: np.ndarray) -> pa.Array:
+    """int64 take indices where -1 means 'no row' (outer joins): an Arrow array with nulls."""
+    missing = indices < 0
+    if not missing.any():
+        return pa.array(indices)
+    return pa.array(np.where(missing, 0, indices), mask=missing)

@@ -1,0 +1,192 @@
+"""Hash join: equi-join key columns -> matched row index pairs.
+
+In: the left (probe) and right (build) key columns, pairwise comparable, and the join kind.
+Out: ``(left_idx, right_idx)`` int64 arrays; -1 marks the missing side of an outer row; semi
+and anti joins return ``(left_idx, None)``.
+
+The right side is built into a hash table (``engine/grouping.build_table``), so pass the smaller
+input as right.  Each key pair is first turned into int64 codes that agree across both sides:
+integer-like values directly, floats normalized (-0.0 = 0.0, NaN = NaN, as DuckDB compares
+them) and bit-cast, mixed int/float pairs as floats, strings and other types through the build
+side's dictionary (``pc.index_in`` maps probe values onto it).  A NULL key never matches.
+
+Output order: pairs come in left row order, each left row followed by its matches in right row
+order (a left/full join puts an unmatched left row where it stands, paired with -1); a right or
+full join then appends the right rows that matched nothing, in right row order.  Semi and anti
+joins return the qualifying left rows in order; an anti join keeps left rows with NULL keys.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import InternalError, UnsupportedSql
+from ..kernels import join as join_kernels
+from .grouping import (as_array, build_table, dictionary_encode, float64_values, float_codes,
+                       int64_values, is_integer_like, key_matrix, null_mask, probe_table)
+
+JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti")
+_INT64_MAX = 2**63 - 1
+_TIME_UNITS = ("s", "ms", "us", "ns")
+
+
+def hash_join(left_keys: list[pa.Array | pa.ChunkedArray],
+              right_keys: list[pa.Array | pa.ChunkedArray],
+              how: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """Row index pairs of the equi-join ``left_keys[i] = right_keys[i]`` (all i)."""
+    if how not in JOIN_KINDS:
+        raise InternalError(f"unknown join kind {how!r}; expected one of {JOIN_KINDS}")
+    if not left_keys or len(left_keys) != len(right_keys):
+        raise InternalError("hash_join needs the same number (>= 1) of left and right keys")
+    left_rows, right_rows = _length(left_keys, "left"), _length(right_keys, "right")
+    left_codes, right_codes = [], []
+    left_skip = np.zeros(left_rows, np.uint8)
+    right_skip = np.zeros(right_rows, np.uint8)
+    for left, right in zip(left_keys, right_keys):
+        codes_l, codes_r, skip_l, skip_r = pair_codes(as_array(left), as_array(right))
+        left_codes.append(codes_l)
+        right_codes.append(codes_r)
+        _mark(left_skip, skip_l)
+        _mark(right_skip, skip_r)
+    built = build_table(key_matrix(right_codes, right_rows), right_skip)
+    left_groups = probe_table(built, key_matrix(left_codes, left_rows), left_skip)
+    if how == "semi":
+        return np.flatnonzero(left_groups >= 0).astype(np.int64), None
+    if how == "anti":
+        return np.flatnonzero(left_groups < 0).astype(np.int64), None
+    return _pairs(left_groups, built.ids, built.count, how)
+
+
+def _length(keys, side: str) -> int:
+    lengths = {len(key) for key in keys}
+    if len(lengths) != 1:
+        raise InternalError(f"{side} join key columns differ in length: {sorted(lengths)}")
+    return lengths.pop()
+
+
+def _mark(skip: np.ndarray, more: np.ndarray | None) -> None:
+    if more is not None:
+        skip |= more
+
+
+def _pairs(left_groups, right_ids, ngroups, how):
+    offsets = np.zeros(ngroups + 1, np.int64)
+    rows = np.empty(right_ids.shape[0], np.int64)
+    join_kernels.csr_build(right_ids, ngroups, offsets, rows)
+    keep_left = how in ("left", "full")
+    total = join_kernels.join_count(left_groups, offsets, keep_left)
+    left_idx = np.empty(total, np.int64)
+    right_idx = np.empty(total, np.int64)
+    matched = np.zeros(max(ngroups, 1), np.uint8)
+    join_kernels.join_fill(left_groups, offsets, rows, keep_left, matched, left_idx, right_idx)
+    if how in ("left", "inner"):
+        return left_idx, right_idx
+    lonely = np.empty(right_ids.shape[0], np.int64)
+    count = join_kernels.unmatched_rows(right_ids, matched, lonely)
+    return (np.concatenate([left_idx, np.full(count, -1, np.int64)]),
+            np.concatenate([right_idx, lonely[:count]]))
+
+
+# --- codes shared by both sides ------------------------------------------------------------
+
+
+def pair_codes(left: pa.Array, right: pa.Array):
+    """(left codes, right codes, left can't-match mask, right can't-match mask) for one key
+    pair; masks are uint8 (1 = NULL or a value the other side cannot hold) or None."""
+    lt, rt = left.type, right.type
+    if pa.types.is_null(lt) or pa.types.is_null(rt):
+        return (np.zeros(len(left), np.int64), np.zeros(len(right), np.int64),
+                np.ones(len(left), np.uint8), np.ones(len(right), np.uint8))
+    if is_integer_like(lt) and is_integer_like(rt):
+        left, right = _common_integer_like(left, right)
+        return _integer_codes(left, right)
+    if _is_number(lt) and _is_number(rt) and (pa.types.is_floating(lt)
+                                              or pa.types.is_floating(rt) or lt != rt):
+        return (float_codes(float64_values(left)), float_codes(float64_values(right)),
+                null_mask(left), null_mask(right))
+    if lt != rt:
+        left, right = _common_string_type(left, right)
+    return _dictionary_pair(left, right)
+
+
+def _is_number(arrow_type) -> bool:
+    return (pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type)
+            or pa.types.is_decimal(arrow_type) or pa.types.is_boolean(arrow_type))
+
+
+def _common_integer_like(left: pa.Array, right: pa.Array):
+    """Bring two integer-like keys to comparable raw values (temporal: one type and unit)."""
+    lt, rt = left.type, right.type
+    if lt == rt or not (pa.types.is_temporal(lt) or pa.types.is_temporal(rt)):
+        return left, right
+    target = _finer_temporal(lt, rt)
+    if target is None:
+        raise UnsupportedSql(f"cannot join keys of types {lt} and {rt}")
+    return pc.cast(left, target), pc.cast(right, target)
+
+
+def _finer_temporal(lt, rt):
+    """The type both temporal keys are compared in: dates widen to timestamps, coarser units
+    to finer ones; None when they are not comparable (e.g. a date and a time)."""
+    kinds = {pa.types.is_timestamp(t) or pa.types.is_date(t) for t in (lt, rt)}
+    if kinds != {True}:
+        return None
+    stamps = [t for t in (lt, rt) if pa.types.is_timestamp(t)]
+    if not stamps:
+        return pa.date64() if pa.types.is_date64(lt) or pa.types.is_date64(rt) else lt
+    if len({t.tz for t in stamps}) > 1:
+        return None
+    unit = max((t.unit for t in stamps), key=_TIME_UNITS.index)
+    return pa.timestamp(unit, stamps[0].tz)
+
+
+def _integer_codes(left: pa.Array, right: pa.Array):
+    left_codes, right_codes = int64_values(left), int64_values(right)
+    left_skip, right_skip = null_mask(left), null_mask(right)
+    unsigned_l, unsigned_r = pa.types.is_uint64(left.type), pa.types.is_uint64(right.type)
+    if unsigned_l != unsigned_r:
+        # a uint64 value past 2**63 bit-casts to a negative code that could meet a real
+        # negative value on the other side; it can never be equal to a signed one
+        left_skip = _big_unsigned(left, left_skip) if unsigned_l else left_skip
+        right_skip = _big_unsigned(right, right_skip) if unsigned_r else right_skip
+    return left_codes, right_codes, left_skip, right_skip
+
+
+def _big_unsigned(array: pa.Array, skip: np.ndarray | None) -> np.ndarray:
+    big = pc.fill_null(pc.greater(array, pa.scalar(_INT64_MAX, pa.uint64())), False)
+    mask = big.to_numpy(zero_copy_only=False).view(np.uint8).copy()
+    if skip is not None:
+        mask |= skip
+    return mask
+
+
+def _common_string_type(left: pa.Array, right: pa.Array):
+    """Text with text and bytes with bytes compare as one large type; nothing else mixes
+    (DuckDB would cast a string to a number and fail on bad text; we refuse up front)."""
+    for family, target in ((_is_text, pa.large_string()), (_is_bytes, pa.large_binary())):
+        if family(left.type) and family(right.type):
+            return pc.cast(left, target), pc.cast(right, target)
+    raise UnsupportedSql(f"cannot join keys of types {left.type} and {right.type}")
+
+
+def _is_text(arrow_type) -> bool:
+    return (pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+            or pa.types.is_string_view(arrow_type))
+
+
+def _is_bytes(arrow_type) -> bool:
+    return (_is_text(arrow_type) or pa.types.is_binary(arrow_type)
+            or pa.types.is_large_binary(arrow_type) or pa.types.is_binary_view(arrow_type)
+            or pa.types.is_fixed_size_binary(arrow_type))
+
+
+def _dictionary_pair(left: pa.Array, right: pa.Array):
+    """Codes from the build side's dictionary; probe values it lacks can't match."""
+    encoded = dictionary_encode(right)
+    right_codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    positions = pc.index_in(left, value_set=encoded.dictionary)
+    left_skip = positions.is_null().to_numpy(zero_copy_only=False).view(np.uint8).copy()
+    left_codes = positions.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return left_codes, right_codes, left_skip, null_mask(right)

@@ -1,0 +1,110 @@
+"""The Join step: the source rows joined with each join entry in turn.
+
+sqlglot lifts the equality conjuncts of ON into ``source_key`` / ``join_key``; those go to the
+hash join kernel.  The rest of ON (``condition``) filters the matched pairs before outer rows are
+added back, which is what ON means for LEFT / RIGHT / FULL joins.  A join without keys is a
+cross product, refused past the memory budget.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import SqlError
+from ..planner.conjuncts import and_all, conjuncts
+from .frame import Frame, broadcast, null_padded
+from .hash_join import hash_join
+
+
+def run_join(step, dependencies: dict[str, Frame], runner) -> Frame:
+    """``dependencies``: the frame of each input step by step name (source and join aliases)."""
+    left = dependencies[step.source_name]
+    for name, join in step.joins.items():
+        left = _join_one(left, dependencies[name], join, runner, name)
+    return left
+
+
+def _join_one(left: Frame, right: Frame, join: dict, runner, name: str) -> Frame:
+    side = (join.get("side") or "").upper()
+    left_idx, right_idx = _matches(left, right, join, runner, name)
+    condition = and_all(conjuncts(join.get("condition")))
+    if condition is not None and len(left_idx):
+        pairs = _combine(left.take(left_idx), right.take(right_idx))
+        keep = runner.mask(pairs, condition)
+        left_idx, right_idx = left_idx[keep], right_idx[keep]
+    if side in ("LEFT", "FULL"):
+        unmatched = _unmatched(left.length, left_idx)
+        left_idx = np.concatenate([left_idx, unmatched])
+        right_idx = np.concatenate([right_idx, np.full(len(unmatched), -1, np.int64)])
+    if side in ("RIGHT", "FULL"):
+        unmatched = _unmatched(right.length, right_idx)
+        right_idx = np.concatenate([right_idx, unmatched])
+        left_idx = np.concatenate([left_idx, np.full(len(unmatched), -1, np.int64)])
+    runner.check_rows(len(left_idx), f"the join with {name!r}")
+    return _combine(left.take(null_padded(left_idx)), right.take(null_padded(right_idx)))
+
+
+def _matches(left: Frame, right: Frame, join: dict, runner, name: str):
+    source_key, join_key = join.get("source_key") or [], join.get("join_key") or []
+    if name in runner.query.scalar_subqueries and right.length > 1:
+        raise SqlError("more than one row returned by a subquery used as an expression",
+                       runner.sql)
+    if not source_key:
+        runner.check_rows(left.length * right.length, f"the cross join with {name!r}")
+        left_idx = np.repeat(np.arange(left.length, dtype=np.int64), right.length)
+        right_idx = np.tile(np.arange(right.length, dtype=np.int64), left.length)
+        return left_idx, right_idx
+    left_flat, right_flat = left.flat(), right.flat()
+    left_keys, right_keys = [], []
+    for lk, rk in zip(source_key, join_key):
+        lv = broadcast(runner.evaluate(left, lk, left_flat), left.length)
+        rv = broadcast(runner.evaluate(right, rk, right_flat), right.length)
+        lv, rv = common_key_types(lv, rv)
+        left_keys.append(lv)
+        right_keys.append(rv)
+    left_idx, right_idx = hash_join(left_keys, right_keys, "inner")
+    return np.asarray(left_idx, dtype=np.int64), np.asarray(right_idx, dtype=np.int64)
+
+
+def common_key_types(a: pa.Array, b: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """Join keys compared in one type (int32 = int64, dictionary = its values, int = float)."""
+    a, b = _plain(a), _plain(b)
+    if a.type == b.type:
+        return a, b
+    if pa.types.is_integer(a.type) and pa.types.is_integer(b.type):
+        return pc.cast(a, pa.int64()), pc.cast(b, pa.int64())
+    if _numeric(a.type) and _numeric(b.type):
+        return pc.cast(a, pa.float64()), pc.cast(b, pa.float64())
+    if _stringy(a.type) and _stringy(b.type):
+        return pc.cast(a, pa.large_string()), pc.cast(b, pa.large_string())
+    if pa.types.is_null(a.type):
+        return pa.nulls(len(a), b.type), b
+    if pa.types.is_null(b.type):
+        return a, pa.nulls(len(b), a.type)
+    return a, pc.cast(b, a.type)
+
+
+def _plain(values: pa.Array) -> pa.Array:
+    if pa.types.is_dictionary(values.type):
+        return values.dictionary_decode()
+    return values
+
+
+def _numeric(t) -> bool:
+    return pa.types.is_integer(t) or pa.types.is_floating(t)
+
+
+def _stringy(t) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def _unmatched(length: int, matched: np.ndarray) -> np.ndarray:
+    seen = np.zeros(length, dtype=bool)
+    seen[matched[matched >= 0]] = True
+    return np.flatnonzero(~seen).astype(np.int64)
+
+
+def _combine(left: Frame, right: Frame) -> Frame:
+    return Frame({**left.tables, **right.tables}, left.length)

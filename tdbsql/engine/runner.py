@@ -1,0 +1,190 @@
+"""Run a planned query: the steps of a ``LogicalQuery`` in dependency order, column at a time.
+
+Each step turns the ``Frame``s of its dependencies into a new ``Frame``:
+
+    Scan          a TileDB array (pruned by the scan's predicates) / Arrow table / CTE / one row
+    Join          hash join on the equi-keys sqlglot lifted out of ON, then the residual ON
+    Aggregate     group ids + aggregate kernels, then HAVING and the projections
+    Sort          sort keys over the input plus the projections; LIMIT keeps the top rows
+    SetOperation  UNION [ALL] / INTERSECT / EXCEPT [ALL] by group ids over both sides
+
+Every step records its rows, time and (scans) the pruning funnel in ``profile`` for
+``EXPLAIN ANALYZE``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp, planner
+
+from ..errors import SqlError, UnsupportedSql
+from ..planner.build import LogicalQuery
+from ..planner.conjuncts import and_all, conjuncts
+from ..planner.pushdown import scan_filters
+from .aggregate_step import run_aggregate
+from .evaluate import where_mask
+from .frame import Frame, rows_only
+from .join_step import run_join
+from .metadata_answer import try_metadata_answer
+from .project import project
+from .scan_step import read_source
+from .setop_step import run_set_operation
+from .sort_step import run_sort
+from .subqueries import SubqueryResolver
+
+
+class Runner:
+    def __init__(self, catalog, sql: str, memory_rows: int):
+        self.catalog = catalog
+        self.sql = sql
+        self.memory_rows = memory_rows
+        self.profile: list[dict] = []
+
+    def run(self, query: LogicalQuery) -> pa.Table:
+        self.query = query
+        self.pushed = scan_filters(query.plan)
+        self.subqueries = SubqueryResolver(self, query.plan.ctes)
+        root = query.plan.root
+        frames = self.run_plan(query.plan)
+        return _output(frames[root], root, query.names)
+
+    def run_plan(self, plan: planner.Plan) -> dict:
+        """Execute ``plan``'s DAG; returns the frame of every step still needed (the root)."""
+        frames: dict[planner.Step, Frame] = {}
+        skipped: set = set()
+        for step in plan.dag:
+            answered = try_metadata_answer(self, step)
+            if answered is not None:  # count/sum/min/max straight from tile metadata
+                frames[step], replaced = answered
+                skipped.update(replaced)
+                self._record(step, frames[step], 0.0)
+                self.profile[-1]["scan"] = self.metadata_stats
+        waiting = {step: set(step.dependencies) - set(frames) for step in plan.dag
+                   if step not in frames and step not in skipped}
+        ready = [step for step, deps in waiting.items() if not deps]
+        done: set = set(frames)
+        while ready:
+            step = ready.pop()
+            dependencies = {dep.name: frames[dep] for dep in step.dependencies}
+            inputs = _merge(list(dependencies.values()))
+            started = time.perf_counter()
+            if isinstance(step, planner.SetOperation):  # both inputs may share a name
+                dependencies = {"left": frames[step.left_step], "right": frames[step.right_step]}
+            frame = self._step(step, inputs, dependencies)
+            frame = _offset_limit(frame, step)
+            frames[step] = frame
+            self._record(step, frame, time.perf_counter() - started)
+            done.add(step)
+            for dependent in step.dependents:
+                if dependent in waiting and waiting[dependent] <= done and dependent not in ready \
+                        and dependent not in frames:
+                    ready.append(dependent)
+            for dep in step.dependencies:
+                if all(d in done for d in dep.dependents if d in waiting):
+                    frames.pop(dep, None)  # free what no later step reads
+        return frames
+
+    def _step(self, step, inputs: Frame, dependencies: dict[str, Frame]) -> Frame:
+        if isinstance(step, planner.Scan):
+            return self._scan(step, inputs)
+        if isinstance(step, planner.Join):
+            return self._filter_project(step, run_join(step, dependencies, self))
+        if isinstance(step, planner.Aggregate):
+            return run_aggregate(step, inputs, self)
+        if isinstance(step, planner.Sort):
+            return run_sort(step, inputs, self)
+        if isinstance(step, planner.SetOperation):
+            return run_set_operation(step, dependencies["left"], dependencies["right"], self)
+        raise UnsupportedSql(f"plan step {type(step).__name__} is not supported")
+
+    def _scan(self, step: planner.Scan, inputs: Frame) -> Frame:
+        source = step.source
+        condition = and_all(conjuncts(step.condition) + self.pushed.get(id(step), []))
+        if source is None:
+            frame = Frame({step.name: rows_only(1)}, 1)
+        elif isinstance(source, exp.Table) and source.name in inputs.tables and \
+                not source.args.get("db"):
+            table = inputs.tables[source.name]
+            frame = Frame({step.name: table, source.name: table}, table.num_rows)
+        else:
+            frame, stats = read_source(self, step, source, condition)
+            self._scan_stats = stats
+        if condition is not None:
+            frame = frame.filter(self.mask(frame, condition))
+        if step.projections:
+            return Frame.single(step.name, project(self, frame, step.projections))
+        return frame
+
+    def _filter_project(self, step, frame: Frame) -> Frame:
+        if step.condition is not None:
+            frame = frame.filter(self.mask(frame, step.condition))
+        if step.projections:
+            return Frame.single(step.name, project(self, frame, step.projections))
+        return frame
+
+    # -- expression helpers shared by the steps -----------------------------------------
+
+    def evaluate(self, frame: Frame, node: exp.Expression, flat: pa.Table | None = None):
+        from .evaluate import evaluate
+
+        flat = frame.flat() if flat is None else flat
+        node, flat = self.subqueries.resolve(node, flat, frame)
+        return evaluate(flat, node, self.sql)
+
+    def mask(self, frame: Frame, node: exp.Expression, flat: pa.Table | None = None) -> np.ndarray:
+        flat = frame.flat() if flat is None else flat
+        node, flat = self.subqueries.resolve(node, flat, frame)
+        mask = where_mask(flat, node, self.sql)
+        if isinstance(mask, pa.Scalar):
+            return np.full(frame.length, bool(mask.as_py()), dtype=bool)
+        if isinstance(mask, pa.ChunkedArray):
+            mask = mask.combine_chunks()
+        return mask.to_numpy(zero_copy_only=False).astype(bool, copy=False)
+
+    def check_rows(self, rows: int, what: str) -> None:
+        """Refuse an intermediate result past the memory budget instead of swapping to death."""
+        if rows > self.memory_rows:
+            raise SqlError(f"{what} would produce {rows:,} rows, more than the memory budget of "
+                           f"{self.memory_rows:,} rows (set TDBSQL_MAX_ROWS to raise it, or add a "
+                           "join condition / filter)")
+
+    def _record(self, step, frame: Frame, seconds: float) -> None:
+        entry = {"step": step, "rows": frame.length, "seconds": seconds}
+        stats = getattr(self, "_scan_stats", None)
+        if isinstance(step, planner.Scan) and stats is not None:
+            entry["scan"] = stats
+            self._scan_stats = None
+        self.profile.append(entry)
+
+
+def _merge(frames: list[Frame]) -> Frame:
+    tables: dict = {}
+    length = 0
+    for frame in frames:
+        tables.update(frame.tables)
+        length = frame.length
+    return Frame(tables, length)
+
+
+def _offset_limit(frame: Frame, step) -> Frame:
+    if isinstance(step, planner.Sort) or (not step.offset and step.limit is math.inf):
+        return frame
+    stop = frame.length if step.limit is math.inf else min(frame.length,
+                                                          step.offset + int(step.limit))
+    start = min(step.offset, frame.length)
+    return frame.take(np.arange(start, stop, dtype=np.int64))
+
+
+def _output(frame: Frame, root, names: list[str] | None) -> pa.Table:
+    table = frame.tables.get(root.name)
+    if table is None:
+        table = next(iter(frame.tables.values()))
+    if table.column_names == ["__row"]:
+        return pa.table({})
+    if names is not None and len(names) == table.num_columns:
+        table = table.rename_columns(names)
+    return table

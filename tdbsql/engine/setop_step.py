@@ -1,0 +1,76 @@
+"""UNION [ALL], INTERSECT [ALL], EXCEPT [ALL] over two inputs, by row identity.
+
+Rows are matched with the same group-id kernel as GROUP BY, over both sides stacked, so NULLs
+match NULLs as SQL set operations require.  The ALL forms keep min(left, right) copies
+(INTERSECT) or left - right copies (EXCEPT) of each row; column names come from the left side.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp
+
+from ..errors import SqlError
+from .frame import Frame
+from .grouping import group_ids
+from .join_step import common_key_types
+
+
+def run_set_operation(step, left_frame: Frame, right_frame: Frame, runner) -> Frame:
+    left = _output_table(left_frame, step.left)
+    right = _output_table(right_frame, step.right)
+    if left.num_columns != right.num_columns:
+        raise SqlError(f"{step.op.__name__.upper()} needs the same number of columns on both "
+                       f"sides ({left.num_columns} vs {right.num_columns})", runner.sql)
+    stacked = _stack(left, right)
+    if issubclass(step.op, exp.Union) and not step.distinct:
+        return Frame.single(step.name, stacked)
+    groups = group_ids(list(stacked.columns)) if stacked.num_columns else None
+    ids = groups.ids if groups is not None else np.zeros(stacked.num_rows, dtype=np.int64)
+    count = groups.count if groups is not None else min(stacked.num_rows, 1)
+    n_left = left.num_rows
+    in_left = np.bincount(ids[:n_left], minlength=count)
+    in_right = np.bincount(ids[n_left:], minlength=count)
+    if issubclass(step.op, exp.Union):
+        keep = _first_rows(ids, count)
+    elif step.distinct:
+        wanted = (in_left > 0) & (in_right > 0) if issubclass(step.op, exp.Intersect) else \
+            (in_left > 0) & (in_right == 0)
+        first_left = _first_rows(ids[:n_left], count)
+        keep = first_left[wanted[ids[first_left]]]
+    else:
+        copies = np.minimum(in_left, in_right) if issubclass(step.op, exp.Intersect) else \
+            np.maximum(in_left - in_right, 0)
+        keep = _leading_copies(ids[:n_left], copies)
+    return Frame.single(step.name, stacked.take(pa.array(np.sort(keep))))
+
+
+def _output_table(frame: Frame, name: str) -> pa.Table:
+    table = frame.tables.get(name)
+    return table if table is not None else next(iter(frame.tables.values()))
+
+
+def _stack(left: pa.Table, right: pa.Table) -> pa.Table:
+    columns = []
+    for a, b in zip(left.columns, right.columns):
+        a, b = a.combine_chunks(), b.combine_chunks()
+        if a.type != b.type:
+            a, b = common_key_types(a, b)
+        columns.append(pa.concat_arrays([a, b]))
+    return pa.Table.from_arrays(columns, names=left.column_names)
+
+
+def _first_rows(ids: np.ndarray, count: int) -> np.ndarray:
+    """The first row of each group id that occurs in ``ids``."""
+    _, first = np.unique(ids, return_index=True)
+    return first.astype(np.int64)
+
+
+def _leading_copies(ids: np.ndarray, copies: np.ndarray) -> np.ndarray:
+    """Rows of ``ids`` up to ``copies[id]`` occurrences of each id, in order."""
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    starts = np.searchsorted(sorted_ids, sorted_ids, side="left")
+    rank = np.arange(len(ids)) - starts
+    return order[rank < copies[sorted_ids]]

@@ -1,0 +1,196 @@
+"""Subqueries the optimizer left inside expressions, run once and turned into columns.
+
+sqlglot decorrelates most subqueries into joins; what remains in an expression (a scalar
+subquery in SELECT, ``x IN (SELECT ...)`` under an OR, ``EXISTS`` in a CASE ...) is
+uncorrelated, so it runs once per query: a scalar becomes a constant, IN becomes a membership
+test with SQL's NULL rules, EXISTS a boolean.  A correlated subquery sqlglot could not unnest
+is refused by name rather than run row by row.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp, planner
+from sqlglot.optimizer.scope import build_scope
+
+import numpy as np
+
+from ..errors import SqlError, UnsupportedSql
+from .frame import broadcast
+
+
+class SubqueryResolver:
+    def __init__(self, runner, ctes: exp.With | None):
+        self.runner = runner
+        self.ctes = ctes
+        self.cache: dict[str, pa.Table] = {}
+
+    def resolve(self, node: exp.Expression, flat: pa.Table, frame) -> tuple:
+        """``node`` with its subqueries replaced by columns added to ``flat``."""
+        if not node.find(exp.Subquery, exp.Exists, exp.Any, exp.All):
+            return node, flat
+        node = node.copy()
+        for i, sub in enumerate(list(node.find_all(exp.Exists, exp.Any, exp.All, exp.Subquery))):
+            if not _attached(sub, node):
+                continue  # inside a subtree already replaced (a subquery under ANY/ALL)
+            name = f"__subquery{i}"
+            target, value = self._value(sub, flat, frame)
+            flat = flat.append_column(name, broadcast(value, flat.num_rows))
+            replacement = exp.column(name, quoted=True)
+            if target is node:
+                node = replacement
+            else:
+                target.replace(replacement)
+        return node, flat
+
+    def _value(self, sub, flat, frame):
+        if isinstance(sub, (exp.Any, exp.All)):
+            return self._quantified(sub, flat, frame)
+        query = sub.this.unnest() if isinstance(sub.this, exp.Expression) else sub.this
+        scope = build_scope(query)
+        if scope is not None and scope.external_columns:
+            raise UnsupportedSql(f"correlated subquery {sub.sql()!r} in this position is not "
+                                 "supported")
+        result = self._run(query)
+        if isinstance(sub, exp.Exists):
+            return sub, pa.scalar(result.num_rows > 0)
+        parent = sub.parent
+        if isinstance(parent, exp.In) and parent.args.get("query") is sub:
+            if isinstance(parent.this, exp.Tuple):
+                probes = [broadcast(self.runner.evaluate(frame, e, flat), flat.num_rows)
+                          for e in parent.this.expressions]
+                return parent, _tuple_membership(probes, result)
+            probe = self.runner.evaluate(frame, parent.this, flat)
+            return parent, _membership(broadcast(probe, flat.num_rows), result.column(0))
+        if result.num_columns != 1:
+            raise SqlError(f"a subquery used as a value must return one column, not "
+                           f"{result.num_columns}", self.runner.sql)
+        if result.num_rows > 1:
+            raise SqlError("more than one row returned by a subquery used as an expression",
+                           self.runner.sql)
+        column = result.column(0)
+        return sub, column[0] if result.num_rows else pa.scalar(None, column.type)
+
+    def _quantified(self, sub, flat, frame):
+        """``x <op> ANY|ALL (subquery)``: one pass over the candidates' min / max / set."""
+        comparison = sub.parent
+        if not isinstance(comparison, tuple(_FLIP)) or comparison.expression is not sub:
+            raise UnsupportedSql(f"{sub.key.upper()} must be the right side of a comparison: "
+                                 f"{comparison.sql()!r}")
+        query = sub.this.unnest() if isinstance(sub.this, exp.Expression) else sub.this
+        scope = build_scope(query)
+        if scope is not None and scope.external_columns:
+            raise UnsupportedSql(f"correlated subquery {sub.sql()!r} is not supported")
+        values = self._run(query).column(0).combine_chunks()
+        if pa.types.is_dictionary(values.type):
+            values = values.dictionary_decode()
+        probe = broadcast(self.runner.evaluate(frame, comparison.this, flat), flat.num_rows)
+        if pa.types.is_dictionary(probe.type):
+            probe = probe.dictionary_decode()
+        return comparison, _quantified(type(comparison), isinstance(sub, exp.All), probe, values)
+
+    def _run(self, query: exp.Expression) -> pa.Table:
+        key = query.sql()
+        if key not in self.cache:
+            if self.ctes is not None and not query.args.get("with_"):
+                query = query.copy()
+                query.set("with_", self.ctes.copy())
+            plan = planner.Plan(query)
+            frames = self.runner.run_plan(plan)
+            root = plan.root
+            self.cache[key] = frames[root].tables.get(root.name) or \
+                next(iter(frames[root].tables.values()))
+        return self.cache[key]
+
+
+def _attached(sub: exp.Expression, root: exp.Expression) -> bool:
+    while sub is not root:
+        if sub.parent is None:
+            return False
+        sub = sub.parent
+    return True
+
+
+_FLIP = {exp.EQ: "equal", exp.NEQ: "not_equal", exp.LT: "less", exp.LTE: "less_equal",
+         exp.GT: "greater", exp.GTE: "greater_equal"}
+
+
+def _quantified(op, every: bool, probe: pa.Array, values: pa.Array) -> pa.Array:
+    """SQL's quantified comparison with its NULL rules: ANY is TRUE if some candidate compares
+    TRUE, NULL if none does but a candidate (or the probe) is NULL, else FALSE; ALL is the dual;
+    over no candidates ANY is FALSE and ALL is TRUE."""
+    n = len(probe)
+    if len(values) == 0:
+        return pa.array(np.full(n, every, dtype=bool))
+    known = values.drop_null()
+    if known.type != probe.type and len(known):
+        known = pc.cast(known, probe.type)
+    if op in (exp.EQ, exp.NEQ):
+        distinct = pc.unique(known)
+        if (op is exp.EQ) != every:  # = ANY / <> ALL: membership
+            hit = pc.is_in(probe, value_set=distinct)
+            decided = hit if op is exp.EQ else pc.invert(hit)
+        else:  # = ALL / <> ANY: all candidates equal the probe
+            same = pc.equal(probe, distinct[0]) if len(distinct) == 1 else \
+                pa.array(np.zeros(n, dtype=bool))
+            decided = same if op is exp.EQ else pc.invert(same)
+    else:
+        lower = op in (exp.LT, exp.LTE)
+        pick_max = lower != every  # x < ANY -> vs max; x < ALL -> vs min
+        if len(known) == 0:
+            decided = pa.array(np.full(n, every, dtype=bool))
+        else:
+            bound = pc.max(known) if pick_max else pc.min(known)
+            decided = getattr(pc, _FLIP[op])(probe, bound)
+    decided = pc.fill_null(decided, False).to_numpy(zero_copy_only=False).astype(bool)
+    unknown = probe.is_null().to_numpy(zero_copy_only=False)
+    if values.null_count:
+        unknown = unknown | (decided == every)
+    else:
+        unknown = unknown & True
+    return pa.array(decided, mask=unknown)
+
+
+def _tuple_membership(probes: list[pa.Array], candidates: pa.Table) -> pa.Array:
+    """``(a, b) IN (SELECT x, y ...)``: TRUE on a match of every part; NULL when no match and
+    some part involved is NULL; else FALSE."""
+    from .hash_join import hash_join
+    from .join_step import common_key_types
+
+    if candidates.num_columns != len(probes):
+        raise SqlError(f"IN compares {len(probes)} values with a subquery returning "
+                       f"{candidates.num_columns} columns")
+    left, right = [], []
+    for probe, column in zip(probes, candidates.columns):
+        a, b = common_key_types(probe, column.combine_chunks())
+        left.append(a)
+        right.append(b)
+    matched, _ = hash_join(left, right, "semi")
+    found = np.zeros(len(probes[0]), dtype=bool)
+    found[np.asarray(matched, dtype=np.int64)] = True
+    any_null = np.zeros(len(found), dtype=bool)
+    for probe in probes:
+        any_null |= probe.is_null().to_numpy(zero_copy_only=False)
+    nulls_in_candidates = any(c.null_count for c in candidates.columns)
+    unknown = ~found & (any_null | nulls_in_candidates)
+    return pa.array(found, mask=unknown)
+
+
+def _membership(values: pa.Array, candidates: pa.ChunkedArray) -> pa.Array:
+    """``values IN (candidates)`` with SQL NULLs: NULL when no match and a NULL candidate (or a
+    NULL value); FALSE only when the value is known to be absent."""
+    candidates = candidates.combine_chunks() if isinstance(candidates, pa.ChunkedArray) \
+        else candidates
+    if pa.types.is_dictionary(candidates.type):
+        candidates = candidates.dictionary_decode()
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+    has_null = candidates.null_count > 0
+    if candidates.type != values.type:
+        candidates = pc.cast(candidates, values.type)
+    found = pc.is_in(values, value_set=candidates.drop_null())
+    found = found.to_numpy(zero_copy_only=False).astype(bool)
+    unknown = ~found & has_null
+    value_null = values.is_null().to_numpy(zero_copy_only=False)
+    return pa.array(found, mask=unknown | value_null)

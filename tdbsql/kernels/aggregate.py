@@ -1,0 +1,186 @@
+"""Per-group aggregate accumulators (the inner loops of the hash aggregate).
+
+In: ``ids`` (int64 group id per row; rows with id -1 are ignored), the values as a writable
+C-contiguous int64 / float64 / uint8 array, and ``valid`` (uint8, 1 = not NULL; an empty array
+means "no NULLs").  Out: per-group accumulators the caller allocates zeroed (or as stated) with
+one slot per group; ``counts[g]`` always receives the number of non-NULL values of group ``g``,
+so the caller can turn empty groups into NULL.
+
+Float sums are compensated (Neumaier), which agrees with DuckDB's compensated double sum to the
+last bits on ordinary data; variances use Welford's update in row order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import jit
+
+
+@jit
+def count_valid(ids, valid, counts):
+    """``counts[g]`` += number of rows of group ``g`` that are not NULL; returns rows counted."""
+    has_valid = valid.shape[0] > 0
+    total = 0
+    for row in range(ids.shape[0]):
+        group = ids[row]
+        if group < 0 or (has_valid and valid[row] == 0):
+            continue
+        counts[group] += 1
+        total += 1
+    return total
+
+
+@jit
+def sum_int(values, valid, ids, sums, counts):
+    """Wrapping int64 sums per group; returns 1 if any group's sum overflowed, else 0."""
+    has_valid = valid.shape[0] > 0
+    overflow = 0
+    for row in range(ids.shape[0]):
+        group = ids[row]
+        if group < 0 or (has_valid and valid[row] == 0):
+            continue
+        before = sums[group]
+        value = values[row]
+        after = before + value
+        # two's-complement overflow: both operands differ in sign from the result
+        if ((before ^ after) & (value ^ after)) < 0:
+            overflow = 1
+        sums[group] = after
+        counts[group] += 1
+    return overflow
+
+
+@jit
+def sum_int_split(values, unsigned, valid, ids, highs, lows, counts):
+    """Exact integer sums as two int64 halves: ``sum = highs * 2**32 + lows``.
+
+    Each value is split into its high 32 bits (signed, or unsigned when ``unsigned`` is set, the
+    values then being uint64 bit-cast to int64) and its low 32 bits, so neither half-sum can
+    overflow before 2**31 rows.  Returns the number of values summed.
+    """
+    has_valid = valid.shape[0] > 0
+    total = 0
+    low_mask = np.int64(0xFFFFFFFF)
+    for row in range(ids.shape[0]):
+        group = ids[row]
+        if group < 0 or (has_valid and valid[row] == 0):
+            continue
+        value = values[row]
+        if unsigned:
+            high = np.int64(np.uint64(value) >> np.uint64(32))
+        else:
+            high = value >> 32
+        highs[group] += high
+        lows[group] += value & low_mask
+        counts[group] += 1
+        total += 1
+    return total
+
+
+@jit
+def sum_float(values, valid, ids, sums, compensations, counts):
+    """Neumaier-compensated float64 sums; the caller adds ``compensations`` to finite sums."""
+    has_valid = valid.shape[0] > 0
+    total = 0
+    for row in range(ids.shape[0]):
+        group = ids[row]
+        if group < 0 or (has_valid and valid[row] == 0):
+            continue
+        value = values[row]
+        before = sums[group]
+        after = before + value
+        if abs(before) >= abs(value):
+            compensations[group] += (before - after) + value
+        else:
+            compensations[group] += (value - after) + before
+        sums[group] = after
+        counts[group] += 1
+        total += 1
+    return total
+
+
+@jit
+def min_max_int(values, valid, ids, want_max, out, counts):
+    """Per-group minimum (``want_max`` false) or maximum of int64 values."""
+    has_valid = valid.shape[0] > 0
+    total = 0
+    for row in range(ids.shape[0]):
+        group = ids[row]
+        if group < 0 or (has_valid and valid[row] == 0):
+            continue
+        value = values[row]
+        if counts[group] == 0:
+            out[group] = value
+        elif want_max:
+            if value > out[group]:
+                out[group] = value
+        elif value < out[group]:
+            out[group] = value
+        counts[group] += 1
+        total += 1
+    return total
+
+
+@jit
+def min_max_float(values, valid, ids, want_max, out, counts):
+    """Per-group min or max of float64 values, NaN ordered above every number (as DuckDB)."""
+    has_valid = valid.shape[0] > 0
+    total = 0
+    for row in range(ids.shape[0]):
+        group = ids[row]
+        if group < 0 or (has_valid and valid[row] == 0):
+            continue
+        value = values[row]
+        current = out[group]
+        if counts[group] == 0:
+            out[group] = value
+        elif want_max:
+            if np.isnan(value) or (not np.isnan(current) and value > current):
+                out[group] = value
+        elif np.isnan(current) or (not np.isnan(value) and value < current):
+            out[group] = value
+        counts[group] += 1
+        total += 1
+    return total
+
+
+@jit
+def welford(values, valid, ids, counts, means, squares):
+    """Welford's running mean and sum of squared deviations (``squares``) per group."""
+    has_valid = valid.shape[0] > 0
+    total = 0
+    for row in range(ids.shape[0]):
+        group = ids[row]
+        if group < 0 or (has_valid and valid[row] == 0):
+            continue
+        value = values[row]
+        count = counts[group] + 1
+        counts[group] = count
+        delta = value - means[group]
+        means[group] += delta / count
+        squares[group] += delta * (value - means[group])
+        total += 1
+    return total
+
+
+@jit
+def bool_and_or(values, valid, ids, want_or, out, counts):
+    """Per-group AND (``want_or`` false) or OR of uint8 truth values; ``out`` is uint8."""
+    has_valid = valid.shape[0] > 0
+    total = 0
+    for row in range(ids.shape[0]):
+        group = ids[row]
+        if group < 0 or (has_valid and valid[row] == 0):
+            continue
+        truth = values[row] != 0
+        if counts[group] == 0:
+            out[group] = truth
+        elif want_or:
+            if truth:
+                out[group] = 1
+        elif not truth:
+            out[group] = 0
+        counts[group] += 1
+        total += 1
+    return total

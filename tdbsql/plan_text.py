@@ -1,0 +1,91 @@
+"""EXPLAIN text: the optimized logical query, the operator tree, and per scan the pruning
+funnel; EXPLAIN ANALYZE adds rows, time, tiles and bytes per operator from the run's profile."""
+
+from __future__ import annotations
+
+from sqlglot import exp, planner
+
+
+def explain_text(query, runner, analyze: bool) -> str:
+    lines = ["Logical plan:"]
+    lines += ["  " + line for line in query.expression.sql(dialect="duckdb", pretty=True)
+              .splitlines()]
+    profile = {id(entry["step"]): entry for entry in runner.profile} if analyze else {}
+    pushed = _pushed(query, runner)
+    lines.append("Operators:")
+    _tree(query.plan.root, 1, lines, profile, pushed, set())
+    return "\n".join(lines)
+
+
+def _pushed(query, runner) -> dict:
+    from .planner.pushdown import scan_filters
+
+    return scan_filters(query.plan)
+
+
+def _tree(step, depth: int, lines: list[str], profile: dict, pushed: dict, seen: set) -> None:
+    pad = "  " * depth
+    entry = profile.get(id(step))
+    head = f"{pad}{_label(step)}"
+    if entry is not None:
+        head += f"  [rows={entry['rows']:,} time={entry['seconds'] * 1000:.1f} ms]"
+    lines.append(head)
+    for detail in _details(step, pushed):
+        lines.append(f"{pad}    {detail}")
+    if entry is not None and "scan" in entry:
+        lines += [f"{pad}    {text}" for text in funnel_lines(entry["scan"])]
+    if id(step) in seen:
+        return
+    seen.add(id(step))
+    for dep in sorted(step.dependencies, key=lambda s: s.name or ""):
+        _tree(dep, depth + 1, lines, profile, pushed, seen)
+
+
+def _label(step) -> str:
+    if isinstance(step, planner.Scan):
+        source = step.source.sql(dialect="duckdb") if step.source is not None else "(one row)"
+        return f"Scan {step.name}: {source}"
+    if isinstance(step, planner.SetOperation):
+        return f"{step.op.__name__}{' DISTINCT' if step.distinct else ' ALL'} {step.name}"
+    return f"{step.type_name} {step.name}"
+
+
+def _details(step, pushed: dict) -> list[str]:
+    out = []
+    if isinstance(step, planner.Scan) and id(step) in pushed:
+        out.append("Pushed: " + " AND ".join(p.sql(dialect="duckdb") for p in pushed[id(step)]))
+    if isinstance(step, planner.Join):
+        for name, join in step.joins.items():
+            keys = ", ".join(f"{a.sql()} = {b.sql()}" for a, b in
+                             zip(join.get("source_key") or [], join.get("join_key") or []))
+            out.append(f"{(join.get('side') or 'INNER')} JOIN {name}"
+                       + (f" ON {keys}" if keys else " (no keys)"))
+    if isinstance(step, planner.Aggregate):
+        if step.group:
+            out.append("Group: " + ", ".join(e.sql() for e in step.group.values()))
+        if step.aggregations:
+            out.append("Aggregates: " + ", ".join(e.sql() for e in step.aggregations))
+    if isinstance(step, planner.Sort):
+        out.append("Key: " + ", ".join(e.sql() for e in step.key))
+    if step.condition is not None and not (isinstance(step.condition, exp.Boolean)):
+        out.append(f"Filter: {step.condition.sql(dialect='duckdb')}")
+    if step.limit != float("inf"):
+        out.append(f"Limit: {int(step.limit)}")
+    if step.offset:
+        out.append(f"Offset: {step.offset}")
+    return out
+
+
+def funnel_lines(stats: dict) -> list[str]:
+    """The pruning funnel of one scan from its stats (keys documented in ``engine.scan``)."""
+    get = stats.get
+    out = [f"Fragments: {get('fragments_total', 0)} -> {get('fragments_after_timestamps', 0)} "
+           f"(timestamps) -> {get('fragments_after_domain', 0)} (non-empty domain)",
+           f"Tiles: {get('tiles_total', 0)} -> {get('tiles_after_mbr', 0)} (MBRs / space tiles)"
+           f" -> {get('tiles_after_zonemap', 0)} (zone maps), {get('tiles_always', 0)} ALWAYS"
+           + (f", {get('tiles_from_metadata')} answered from metadata"
+              if get("tiles_from_metadata") else "")]
+    if "bytes_read" in stats:
+        out.append(f"Bytes: {get('bytes_read', 0):,} read, {get('bytes_decoded', 0):,} decoded; "
+                   f"{get('rows', 0):,} cells")
+    return out

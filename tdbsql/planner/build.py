@@ -1,0 +1,238 @@
+"""SQL text -> an optimized, fully qualified sqlglot tree -> a DAG of logical steps.
+
+sqlglot's optimizer does the relational rewrites a planner needs and that are easy to get subtly
+wrong: qualifying every column with its table, expanding ``*``, folding constants, pushing
+predicates and projections down, merging and eliminating subqueries, and *decorrelating*
+``EXISTS`` / ``IN`` / scalar subqueries into joins over grouped CTEs.  Its ``planner.Plan`` turns
+the result into steps (Scan, Join, Aggregate, Sort, SetOperation) that ``engine.runner`` executes
+column-at-a-time.  What is ours is the catalog (tables are TileDB arrays or Arrow tables), the
+checks that turn a wrong name into an underlined ``SqlError``, and the column usage per table
+alias that drives projection pruning.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from sqlglot import exp, planner
+from sqlglot.errors import OptimizeError, SqlglotError
+from sqlglot.optimizer import RULES, optimize
+from sqlglot.optimizer.simplify import simplify
+from sqlglot.planner import Plan
+from sqlglot.schema import MappingSchema
+
+from ..errors import SqlError, UnsupportedSql
+from .parse import span_of
+
+_SUPPORTED_ROOTS = (exp.Select, exp.SetOperation)
+# Names are matched to the arrays' exact spelling by ``_exact_names``; after that the optimizer
+# must not fold case again (DuckDB's strategy lower-cases even quoted names).
+_DIALECT = "duckdb, normalization_strategy = case_sensitive"
+
+
+def _set_operation_step(cls, expression: exp.Expression, ctes=None) -> planner.SetOperation:
+    """sqlglot's SetOperation step names its two inputs by their table alias, so
+    ``SELECT k FROM t ... EXCEPT SELECT k FROM t ...`` has two inputs both called ``t``; this
+    keeps the input steps themselves (``left_step`` / ``right_step``) so the runner can tell
+    them apart."""
+    left = planner.Step.from_expression(expression.left, ctes)
+    left.name = left.name or "left"
+    right = planner.Step.from_expression(expression.right, ctes)
+    right.name = right.name or "right"
+    step = cls(op=expression.__class__, left=left.name, right=right.name,
+               distinct=bool(expression.args.get("distinct")))
+    step.left_step, step.right_step = left, right
+    step.add_dependency(left)
+    step.add_dependency(right)
+    return step
+
+
+planner.SetOperation.from_expression = classmethod(_set_operation_step)
+
+
+@dataclass(frozen=True)
+class LogicalQuery:
+    expression: exp.Expression  # optimized, qualified
+    plan: Plan
+    used_columns: dict[str, frozenset[str]]  # table alias -> columns read through it
+    names: list[str] | None  # result column names as written, when known
+    scalar_subqueries: frozenset[str]  # CTEs that stand for scalar subqueries: <= 1 row
+
+
+def referenced_tables(tree: exp.Expression) -> list[exp.Table]:
+    """The base tables of a query: every table reference that is not a CTE name."""
+    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+    return [t for t in tree.find_all(exp.Table)
+            if t.name and not (t.name in ctes and not t.args.get("db"))]
+
+
+def table_key(table: exp.Table) -> str:
+    """How a table reference names its source: a registered name or a (quoted) path."""
+    if table.args.get("db") or table.args.get("catalog"):
+        return ".".join(p.name for p in table.parts)
+    return table.name
+
+
+def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> LogicalQuery:
+    """Optimize ``tree`` against ``schema`` ({table: {column: SQL type}}) and plan it."""
+    if not isinstance(tree, _SUPPORTED_ROOTS):
+        raise UnsupportedSql(f"{tree.key.upper()} statements are not supported by the query "
+                             "engine (SELECT, WITH, UNION/INTERSECT/EXCEPT are)")
+    _refuse(tree, sql)
+    names = output_names(tree)
+    tree = _expand_group_by_all(tree)
+    tree = _exact_names(tree, schema)
+    try:
+        optimized = optimize(tree, schema=MappingSchema(schema, dialect=_DIALECT, normalize=False),
+                             dialect=_DIALECT, leave_tables_isolated=True, rules=_RULES)
+        optimized = _simplify_conditions(optimized)
+    except OptimizeError as err:
+        raise _name_error(err, tree, schema, sql) from None
+    except SqlglotError as err:
+        raise SqlError(f"cannot plan this query: {err}", sql) from None
+    try:
+        plan = Plan(optimized)
+    except SqlglotError as err:
+        raise UnsupportedSql(f"cannot plan this query: {err}") from None
+    return LogicalQuery(optimized, plan, _used_columns(optimized), names,
+                        _scalar_subqueries(optimized))
+
+
+# sqlglot's last rule, simplify, folds constants -- also ``DATE '2024-02-28' + INTERVAL 1 DAY``
+# into a DATE, where DuckDB gives a TIMESTAMP.  So it runs only on conditions (WHERE, HAVING,
+# ON), where folding cannot change a result's type but does let dates prune fragments.
+_RULES = tuple(rule for rule in RULES if rule is not simplify)
+
+
+def _simplify_conditions(tree: exp.Expression) -> exp.Expression:
+    for node in list(tree.find_all(exp.Where, exp.Having)):
+        node.set("this", simplify(node.this, dialect="duckdb"))
+    for join in list(tree.find_all(exp.Join)):
+        if join.args.get("on") is not None:
+            join.set("on", simplify(join.args["on"], dialect="duckdb"))
+    return tree
+
+
+def _refuse(tree: exp.Expression, sql: str) -> None:
+    """Wrong SQL gets an SqlError; valid SQL the engine does not run gets UnsupportedSql
+    naming the construct rather than a wrong answer."""
+    for where in tree.find_all(exp.Where):
+        for agg in where.this.find_all(exp.AggFunc):
+            if agg.find_ancestor(exp.Select) is where.parent:
+                raise SqlError(f"aggregate {agg.sql(dialect='duckdb')} is not allowed in WHERE "
+                               "(use HAVING)", sql, span_of(agg))
+    for node in tree.find_all(exp.Window):
+        raise UnsupportedSql(f"window functions are not supported yet: {node.sql()!r}")
+    for node in tree.find_all(exp.Lateral, exp.Unnest, exp.Pivot):
+        raise UnsupportedSql(f"{node.key.upper()} is not supported: {node.sql()!r}")
+    for node in tree.find_all(exp.Join):
+        if node.args.get("using"):
+            continue
+        kind = (node.kind or "").upper()
+        if kind in ("ASOF", "POSITIONAL", "SEMI", "ANTI") or node.args.get("method"):
+            raise UnsupportedSql(f"{kind or node.args.get('method')} JOIN is not supported")
+
+
+def _exact_names(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp.Expression:
+    """Column and table names spelled as the array spells them.
+
+    SQL names are case-insensitive (DuckDB), but TileDB field names are not: an array may have
+    both ``datetime_Y`` and ``datetime_y``.  An unquoted name that matches a field exactly keeps
+    its case; one that matches a single field ignoring case takes that field's spelling; both
+    are quoted so the optimizer does not fold them to lower case.  Other names (aliases) are
+    left for the optimizer to normalize as usual.
+    """
+    fields = {c for cols in schema.values() for c in cols} | set(schema)
+    folded: dict[str, set[str]] = {}
+    for name in fields:
+        folded.setdefault(name.lower(), set()).add(name)
+    tree = tree.copy()
+    for ident in tree.find_all(exp.Identifier):
+        if ident.quoted and ident.name in fields:
+            continue
+        if ident.name in fields:
+            ident.set("quoted", True)
+        elif len(folded.get(ident.name.lower(), ())) == 1:
+            ident.set("this", next(iter(folded[ident.name.lower()])))
+            ident.set("quoted", True)
+        elif not ident.quoted:
+            ident.set("this", ident.name.lower())  # aliases: case-insensitive, as in DuckDB
+    return tree
+
+
+def _expand_group_by_all(tree: exp.Expression) -> exp.Expression:
+    """GROUP BY ALL (DuckDB): group by every select item that has no aggregate."""
+    groups = [g for g in tree.find_all(exp.Group) if g.args.get("all")]
+    if not groups:
+        return tree
+    tree = tree.copy()
+    for group in [g for g in tree.find_all(exp.Group) if g.args.get("all")]:
+        select = group.parent
+        keys = [e.unalias().copy() for e in select.expressions if not e.find(exp.AggFunc)]
+        if keys:
+            select.set("group", exp.Group(expressions=keys))
+        else:
+            select.set("group", None)
+    return tree
+
+
+def output_names(tree: exp.Expression) -> list[str] | None:
+    """The result column names as the user wrote the select list (aliases, column names, or
+    the expression text), which the optimizer replaces by ``_col_N``."""
+    while isinstance(tree, exp.SetOperation):
+        tree = tree.this
+    if not isinstance(tree, exp.Select) or any(isinstance(e, exp.Star) or
+                                               (isinstance(e, exp.Column) and e.is_star)
+                                               for e in tree.expressions):
+        return None
+    return [e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else
+            e.sql(dialect="duckdb", normalize_functions="lower") for e in tree.expressions]
+
+
+def _scalar_subqueries(tree: exp.Expression) -> frozenset[str]:
+    """The optimizer unnests subqueries into CTEs named ``_u_N``; IN / EXISTS / correlated
+    ones are grouped by their key, an uncorrelated scalar subquery is not.  Such a CTE must
+    have at most one row, or the query is an error (as it would be before the rewrite)."""
+    names = set()
+    for cte in tree.find_all(exp.CTE):
+        body = cte.this
+        if cte.alias.startswith("_u_") and isinstance(body, exp.Select) and \
+                not body.args.get("group") and not body.args.get("distinct"):
+            names.add(cte.alias)
+    return frozenset(names)
+
+
+def _used_columns(tree: exp.Expression) -> dict[str, frozenset[str]]:
+    used: dict[str, set[str]] = {}
+    for column in tree.find_all(exp.Column):
+        if column.table:
+            used.setdefault(column.table, set()).add(column.name)
+    return {alias: frozenset(cols) for alias, cols in used.items()}
+
+
+def _name_error(err: OptimizeError, tree, schema, sql: str) -> SqlError:
+    """sqlglot says 'Column ... could not be resolved'; point at it and suggest a close name."""
+    text = str(err)
+    columns = sorted({c for cols in schema.values() for c in cols})
+    aliases = {t.alias_or_name for t in tree.find_all(exp.Table)} | \
+        {s.alias for s in tree.find_all(exp.Subquery) if s.alias} | \
+        {c.alias for c in tree.find_all(exp.CTE)}
+    for node in tree.find_all(exp.Column):
+        if node.table and node.table not in aliases:
+            ident = node.args.get("table")
+            return SqlError(f"unknown table or alias {node.table!r} in {node.sql()!r}", sql,
+                            span_of(ident) if ident is not None else span_of(node))
+    for node in tree.find_all(exp.Column):
+        if f"'{node.name}'" in text or f'"{node.name}"' in text or node.sql() in text:
+            if node.name in columns and node.table:
+                tables = [t for t, cols in schema.items() if node.name in cols]
+                return SqlError(f"unknown table or alias {node.table!r} for column {node.name!r}"
+                                f" (it is in {', '.join(map(repr, tables))})", sql, span_of(node))
+            if node.name not in columns:
+                close = difflib.get_close_matches(node.name, columns, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                return SqlError(f"unknown column {node.name!r}{hint}", sql, span_of(node))
+    if "ambiguous" in text.lower():
+        return SqlError(f"ambiguous column reference: {text}", sql)
+    return SqlError(f"cannot resolve the query: {text}", sql)

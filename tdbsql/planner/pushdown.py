@@ -1,0 +1,61 @@
+"""Push single-table predicates of a join down into the scans they filter.
+
+sqlglot leaves a query's WHERE on its Join step and the ON conditions on the join entries; base
+tables have no WHERE of their own.  A conjunct that reads one table alias only can filter that
+table's scan -- where the scan prunes fragments and tiles with it -- as long as the alias is not
+on the NULL-supplying side of an outer join (a WHERE on the right side of a LEFT JOIN must see
+the NULL rows the join makes).  ON conjuncts of an inner or LEFT join that read only the joined
+table filter that table before the join, which is what ON means.  Pushed conjuncts stay where
+they were too: evaluating them twice is cheap and keeps the rewrite obviously sound.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp, planner
+
+from .conjuncts import conjuncts
+
+
+def scan_filters(plan: planner.Plan) -> dict[int, list[exp.Expression]]:
+    """id(scan step) -> conjuncts to apply in that scan, on top of the step's own condition."""
+    pushed: dict[int, list[exp.Expression]] = {}
+    for step in plan.dag:
+        if isinstance(step, planner.Join):
+            _push_join(step, pushed)
+    return pushed
+
+
+def _push_join(step: planner.Join, pushed: dict[int, list]) -> None:
+    scans = {dep.name: dep for dep in step.dependencies if isinstance(dep, planner.Scan)}
+    nullable = _null_supplying(step)
+    for conjunct in conjuncts(step.condition):
+        alias = _single_alias(conjunct)
+        if alias in scans and alias not in nullable:
+            pushed.setdefault(id(scans[alias]), []).append(conjunct)
+    for name, join in step.joins.items():
+        if join.get("side") not in (None, "", "LEFT") or name not in scans:
+            continue
+        for conjunct in conjuncts(join.get("condition")):
+            if _single_alias(conjunct) == name:
+                pushed.setdefault(id(scans[name]), []).append(conjunct)
+
+
+def _null_supplying(step: planner.Join) -> set[str]:
+    """Aliases whose rows an outer join may replace by NULLs."""
+    seen = [step.source_name]
+    nullable: set[str] = set()
+    for name, join in step.joins.items():
+        side = join.get("side") or ""
+        if side in ("LEFT", "FULL"):
+            nullable.add(name)
+        if side in ("RIGHT", "FULL"):
+            nullable.update(seen)
+        seen.append(name)
+    return nullable
+
+
+def _single_alias(node: exp.Expression) -> str | None:
+    if node.find(exp.Subquery, exp.Exists, exp.AggFunc):
+        return None
+    tables = {c.table for c in node.find_all(exp.Column)}
+    return tables.pop() if len(tables) == 1 and "" not in tables else None

@@ -1,0 +1,57 @@
+"""A query result: an Arrow table with the usual ways out (Arrow, pandas, Polars, tuples,
+record batches, and the Arrow PyCapsule stream protocol)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from .errors import MissingExtraError
+
+
+class Result:
+    def __init__(self, table: pa.Table):
+        self._table = table
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self._table.column_names)
+
+    @property
+    def num_rows(self) -> int:
+        return self._table.num_rows
+
+    def arrow(self) -> pa.Table:
+        return self._table
+
+    def df(self):
+        return self._table.to_pandas()
+
+    def pl(self):
+        try:
+            import polars
+        except ImportError:
+            raise MissingExtraError("Result.pl() needs polars: pip install polars") from None
+        return polars.from_arrow(self._table)
+
+    def fetchall(self) -> list[tuple]:
+        columns = [c.to_pylist() for c in self._table.columns]
+        return list(zip(*columns))
+
+    def fetchone(self) -> tuple | None:
+        if self._table.num_rows == 0:
+            return None
+        return tuple(c[0].as_py() for c in self._table.columns)
+
+    def fetch_record_batch(self, rows_per_batch: int = 1_000_000) -> pa.RecordBatchReader:
+        batches = self._table.to_batches(max_chunksize=rows_per_batch)
+        return pa.RecordBatchReader.from_batches(self._table.schema, batches)
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        """A fresh stream on every call (the Arrow PyCapsule interface)."""
+        return self._table.__arrow_c_stream__(requested_schema)
+
+    def __len__(self) -> int:
+        return self._table.num_rows
+
+    def __repr__(self) -> str:
+        return f"<tdbsql.Result {self._table.num_rows} rows x {self._table.num_columns} columns>"

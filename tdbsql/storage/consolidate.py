@@ -1,0 +1,285 @@
+"""Consolidation: merge many small files of an array into one, the way TileDB 2.30 does.
+
+In: an array folder, a mode, optionally a ``(t1, t2)`` window and the encryption key.
+Out: a ``ConsolidationReport`` naming what was (or, with ``dry_run``, would be) merged and the
+files created.  Nothing is removed here: ``vacuum`` removes what consolidation made redundant.
+
+Modes (TileDB's ``sm.consolidation.mode``):
+
+- ``fragments``: the fragments committed inside the window become one fragment named for the
+  window they cover (``__<first t1>_<last t2>_<uuid>_<v>``); see ``fragment_consolidation``.
+  A ``.vac`` file named like it lists the merged fragments.
+- ``fragment_meta``: the footers of every visible fragment go into one
+  ``__fragment_meta/<name>.meta`` file, so opening the array reads one file instead of one per
+  fragment.
+- ``commits``: every commit marker (``.wrt``, ``.del`` with its condition, root ``.ok``) goes
+  into one ``__commits/<name>.con`` file.
+- ``array_meta``: the metadata files of the window are merged (later puts and deletes win) into
+  one ``__meta/<name>`` file plus a ``.vac`` listing the merged files.
+
+Safety for readers: every file appears atomically (``maintenance.atomic_write``); a new
+``.con`` or ``.meta`` only repeats information that is still in place, and a metadata
+``.vac`` is written after the merged file it points readers to.  Fragment consolidation commits
+its fragment before its ``.vac`` (see ``fragment_consolidation``).  Consolidate and vacuum
+hold the array's maintenance lock (``locking``), so vacuum cannot delete fragments a running
+consolidation reads, and two consolidations cannot merge the same fragments twice.
+
+Differences from TileDB, all deliberate: a ``commits`` run whose only input is one existing
+``.con`` (and no ``.ign``) is skipped instead of rewriting the same list; the consolidated
+commits name takes the smallest and largest timestamps when TileDB's first/last rule would
+give an invalid name; ``.del`` conditions whose file was already vacuumed are copied from the
+``.con`` that embeds them (TileDB fails there).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ..errors import ProgrammingError, UnsupportedFormatError
+from ..format.commits import (
+    ConsolidatedCommit, encode_consolidated_commits, encode_vacuum_file,
+    parse_consolidated_commits, parse_ignore_file,
+)
+from ..format.consolidated_fragment_metadata import encode_consolidated_fragment_metadata
+from ..format.fragment_metadata import legacy_footer_size
+from ..format.metadata import (
+    encode_metadata_file, merge_entries, read_metadata_file, select_metadata_files,
+)
+from ..format.names import new_name, parse_name
+from . import vfs
+from .array import Array, normalize_key
+from .directory import FRAGMENT_METADATA_FILE
+from .locking import maintenance_lock
+from .maintenance import (
+    COMMITS_DIR, FRAGMENT_META_DIR, META_DIR, atomic_write, list_folder, write_version,
+)
+
+MODES = ("fragments", "fragment_meta", "commits", "array_meta")
+# Commits live in __commits (and fragment metadata in __fragment_meta) from format 12 on.
+COMMITS_MIN_VERSION = 12
+
+
+@dataclass(frozen=True)
+class ConsolidationReport:
+    """What a consolidation merged (``inputs``) and wrote (``created``), array-relative.
+
+    With ``dry_run`` nothing was written and ``created`` shows the names it would use (the
+    uuid part differs in a real run).  ``reason`` says why nothing was (or would be) done.
+    """
+
+    path: str
+    mode: str
+    dry_run: bool
+    inputs: tuple[str, ...] = ()
+    created: tuple[str, ...] = ()
+    reason: str = ""
+
+    @property
+    def consolidated(self) -> bool:
+        return bool(self.created)
+
+
+def consolidate(path, *, mode: str = "fragments", timestamp=None, key=None, dry_run: bool = False,
+                purge_deleted_cells: bool = False) -> ConsolidationReport:
+    """Consolidate the array at ``path``; see the module docstring for the modes.
+
+    ``timestamp``: ``(t1, t2)`` in ms -- only fragments (or metadata files) written wholly
+    inside it are merged (TileDB's ``sm.consolidation.timestamp_start/_end``).
+    ``purge_deleted_cells``: drop cells that delete commits removed instead of keeping them
+    with their delete time (TileDB's ``sm.consolidation.purge_deleted_cells``, default off).
+    """
+    path = os.path.abspath(os.fspath(path))
+    if mode not in MODES:
+        raise ProgrammingError(f"unknown consolidation mode {mode!r}; use one of {', '.join(MODES)}")
+    window = _window(timestamp)
+    key = normalize_key(key)
+    array = Array(path, timestamp=(0, None), key=key)
+    array.schema  # opening checks the key, as TileDB's consolidation does
+    if dry_run:
+        return _run(array, mode, window, dry_run=True, purge=purge_deleted_cells)
+    with maintenance_lock(path, f"consolidate ({mode})"):
+        # List again under the lock: what another process did before we got it counts.
+        array = Array(path, timestamp=(0, None), key=key)
+        return _run(array, mode, window, dry_run=False, purge=purge_deleted_cells)
+
+
+def _run(array: Array, mode: str, window, dry_run: bool, purge: bool) -> ConsolidationReport:
+    if mode == "fragments":
+        from .fragment_consolidation import consolidate_fragments
+
+        _require_version(array, "consolidating fragments")
+
+        return consolidate_fragments(array, window, dry_run, purge)
+    if mode == "fragment_meta":
+        return _fragment_meta(array, dry_run)
+    if mode == "commits":
+        return _commits(array, dry_run)
+    return _array_meta(array, window, dry_run)
+
+
+def _window(timestamp) -> tuple[int, int]:
+    """TileDB's consolidation window: everything unless ``(t1, t2)`` is given."""
+    if timestamp is None:
+        return (0, 2**64 - 1)
+    if not isinstance(timestamp, (tuple, list)) or len(timestamp) != 2:
+        raise ProgrammingError(f"timestamp must be a (start, end) pair in ms, got {timestamp!r}")
+    start, end = (0 if timestamp[0] is None else int(timestamp[0]),
+                  2**64 - 1 if timestamp[1] is None else int(timestamp[1]))
+    if start > end:
+        raise ProgrammingError(f"timestamp window ({start}, {end}) starts after it ends")
+    return (start, end)
+
+
+def _require_version(array: Array, what: str) -> int:
+    version = write_version(array.schema.version)
+    if version < COMMITS_MIN_VERSION:
+        raise UnsupportedFormatError(
+            f"{array.path}: {what} needs an array of format {COMMITS_MIN_VERSION} or later "
+            f"(this one is format {array.schema.version}); upgrade it with tiledb first")
+    return version
+
+
+# -- commits ------------------------------------------------------------------------------------
+
+
+def _commits(array: Array, dry_run: bool) -> ConsolidationReport:
+    version = _require_version(array, "consolidating commits")
+    path = array.path
+    plan = commits_plan(path)
+    report = ConsolidationReport(path, "commits", dry_run, tuple(plan.entries))
+    if not plan.entries:
+        return _nothing(report, "no commits to consolidate")
+    if not plan.new_entries and len(plan.con_files) <= 1 and not plan.ign_files:
+        return _nothing(report, "commits are already consolidated in one file")
+    first, last = parse_name(plan.entries[0]), parse_name(plan.entries[-1])
+    t1, t2 = first.t1, last.t2
+    if t1 > t2:  # TileDB's first/last rule fails on names sorted by string; keep it valid
+        stamps = [parse_name(e) for e in plan.entries]
+        t1, t2 = min(s.t1 for s in stamps), max(s.t2 for s in stamps)
+    relative = f"{COMMITS_DIR}/{new_name(t1, t2, version, '.con')}"
+    report = _created(report, relative)
+    if not dry_run:
+        entries = [ConsolidatedCommit(uri, plan.condition_bytes(path, uri)) for uri in plan.entries]
+        atomic_write(path, relative, encode_consolidated_commits(entries))
+    return report
+
+
+@dataclass(frozen=True)
+class CommitsPlan:
+    """TileDB's list of commits to consolidate (``load_commits_uris_to_consolidate``)."""
+
+    entries: tuple[str, ...]  # array-relative, in the order the .con lists them
+    new_entries: tuple[str, ...]  # those no .con lists yet
+    con_files: tuple[str, ...]
+    ign_files: tuple[str, ...]
+    embedded: dict  # relative .del uri -> its condition bytes from a .con
+
+    def condition_bytes(self, path: str, uri: str) -> bytes | None:
+        if not uri.endswith(".del"):
+            return None
+        full = os.path.join(path, uri)
+        return vfs.read_file(full) if vfs.is_file(full) else self.embedded[uri]
+
+
+def commits_plan(path: str) -> CommitsPlan:
+    commits = list_folder(path, COMMITS_DIR, ".wrt", ".del", ".con", ".ign")
+    ign_files = tuple(c.relative for c in commits if c.parsed.ext == ".ign")
+    ignored = set()
+    for rel in ign_files:
+        ignored.update(parse_ignore_file(vfs.read_file(os.path.join(path, rel)), rel))
+    con_files = tuple(c.relative for c in commits if c.parsed.ext == ".con")
+    listed, embedded = set(), {}
+    for rel in con_files:
+        for entry in parse_consolidated_commits(vfs.read_file(os.path.join(path, rel)), rel):
+            if entry.uri not in ignored:
+                listed.add(entry.uri)
+            if entry.tile is not None:
+                embedded.setdefault(entry.uri, entry.tile)
+    new = [c.relative for c in list_folder(path, "", ".ok") if c.relative not in listed]
+    new += [c.relative for c in commits
+            if c.parsed.ext in (".wrt", ".del") and c.relative not in listed]
+    # TileDB copies only .wrt/.ok/.del lines into a new .con (an .upd stays in its file).
+    kept = sorted(u for u in listed if u.endswith((".wrt", ".ok", ".del")))
+    return CommitsPlan(tuple(kept + new), tuple(new), con_files, ign_files, embedded)
+
+
+# -- fragment metadata --------------------------------------------------------------------------
+
+
+def _fragment_meta(array: Array, dry_run: bool) -> ConsolidationReport:
+    version = _require_version(array, "consolidating fragment metadata")
+    fragments = [f for f in array.fragments if f.entry.version > 2]  # 1-2 have no footer
+    report = ConsolidationReport(array.path, "fragment_meta", dry_run,
+                                 tuple(f"__fragments/{f.name}" if f.entry.version >= 12 else f.name
+                                       for f in fragments))
+    if len(fragments) < 2:
+        return _nothing(report, "fewer than two fragments")
+    first, last = fragments[0].timestamp_range, fragments[-1].timestamp_range
+    relative = f"{FRAGMENT_META_DIR}/{new_name(first[0], last[1], version, '.meta')}"
+    report = _created(report, relative)
+    if not dry_run:
+        footers = [(f.name, _footer(array, f)) for f in fragments]
+        atomic_write(array.path, relative,
+                     encode_consolidated_fragment_metadata(footers, version, array.key))
+    return report
+
+
+def _footer(array: Array, fragment) -> bytes:
+    """The footer bytes of a fragment: from a consolidated .meta that has it, else the tail of
+    its ``__fragment_metadata.tdb`` (as TileDB re-serializes it, byte for byte)."""
+    known = array.consolidated_footers.get(fragment.name)
+    if known is not None:
+        return known
+    source = os.path.join(fragment.entry.path, FRAGMENT_METADATA_FILE)
+    size = vfs.file_size(source)
+    schema = fragment.schema
+    if fragment.entry.version < 10 and all(not d.is_var for d in schema.dimensions):
+        length = legacy_footer_size(array.schema_for_fragment(fragment.entry), fragment.entry.version)
+        return vfs.read_range(source, size - length, length)
+    length = int.from_bytes(vfs.read_range(source, size - 8, 8), "little")
+    return vfs.read_range(source, size - 8 - length, length)
+
+
+# -- array metadata -----------------------------------------------------------------------------
+
+
+def _array_meta(array: Array, window, dry_run: bool) -> ConsolidationReport:
+    version = _require_version(array, "consolidating array metadata")
+    meta_dir = os.path.join(array.path, META_DIR)
+    names = vfs.list_dir(meta_dir)
+    chosen = select_metadata_files(names, lambda n: vfs.read_file(os.path.join(meta_dir, n)),
+                                   window[0], window[1])
+    report = ConsolidationReport(array.path, "array_meta", dry_run,
+                                 tuple(f"{META_DIR}/{n}" for n in chosen))
+    if len(chosen) <= 1:
+        return _nothing(report, "fewer than two metadata files in the window")
+    # TileDB names the merged file from the first file's start and the last file's end.
+    name = new_name(parse_name(chosen[0]).t1, parse_name(chosen[-1]).t2, None)
+    merged = merge_entries(read_metadata_file(vfs.read_file(os.path.join(meta_dir, n)),
+                                              f"{META_DIR}/{n}", array.key) for n in chosen)
+    # All keys deleted: TileDB writes no metadata file, only the .vac that retires the old ones.
+    created = ((f"{META_DIR}/{name}",) if merged else ()) + (f"{META_DIR}/{name}.vac",)
+    report = ConsolidationReport(array.path, "array_meta", dry_run, report.inputs, created)
+    if not dry_run:
+        if merged:
+            atomic_write(array.path, created[0],
+                         encode_metadata_file(merged.values(), version, array.key))
+        atomic_write(array.path, created[-1],
+                     encode_vacuum_file(f"{META_DIR}/{n}" for n in chosen))
+    return report
+
+
+# -- reports ------------------------------------------------------------------------------------
+
+
+def _nothing(report: ConsolidationReport, reason: str) -> ConsolidationReport:
+    return ConsolidationReport(report.path, report.mode, report.dry_run, report.inputs, (), reason)
+
+
+def _created(report: ConsolidationReport, *relative: str) -> ConsolidationReport:
+    return ConsolidationReport(report.path, report.mode, report.dry_run, report.inputs,
+                               report.created + relative, report.reason)
+
+
+__all__ = ["ConsolidationReport", "MODES", "consolidate", "commits_plan"]

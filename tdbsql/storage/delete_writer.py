@@ -1,0 +1,203 @@
+"""``DELETE ... WHERE`` -> a ``__commits/__t_t_<uuid>_22.del`` delete commit TileDB honours.
+
+In: an array path and a SQL boolean expression over its dimensions and attributes.
+Out: the delete file (one generic tile holding a condition tree, see
+``tdbsql.format.delete_condition``).  TileDB stores the NEGATION of the delete condition (the
+cells that survive), so the parsed tree is negated before it is written, exactly as TileDB's
+``Query::set_condition`` does for deletes.
+
+Supported: comparisons (``= != <> < <= > >=``, either side a column), ``AND``/``OR``/``NOT``,
+``IN``/``NOT IN``, ``BETWEEN``; literals are numbers, strings (dates as ISO strings for
+datetime fields), TRUE/FALSE.  Anything else raises ``UnsupportedSql`` naming the construct.
+``IS [NOT] NULL`` is refused: TileDB's delete commits store a NULL test as an empty value that
+its own readers refuse on fixed-size fields, so no delete commit can express it portably.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import sqlglot
+from sqlglot import exp
+
+from ..datatypes import VAR_NUM, string_codec, type_info
+from ..errors import SqlError, UnsupportedSql
+from ..format.delete_condition import (
+    CombinationOp, ConditionOp, ExprNode, Node, ValueNode, encode_delete_condition, negate,
+)
+from ..format.names import new_name, now_ms
+from .array import Array
+
+_OPS = {exp.EQ: ConditionOp.EQ, exp.NEQ: ConditionOp.NE, exp.LT: ConditionOp.LT,
+        exp.LTE: ConditionOp.LE, exp.GT: ConditionOp.GT, exp.GTE: ConditionOp.GE}
+_FLIPPED = {ConditionOp.LT: ConditionOp.GT, ConditionOp.GT: ConditionOp.LT,
+            ConditionOp.LE: ConditionOp.GE, ConditionOp.GE: ConditionOp.LE,
+            ConditionOp.EQ: ConditionOp.EQ, ConditionOp.NE: ConditionOp.NE}
+
+
+def write_delete(path: str, where: str, *, timestamp: int | None = None, key=None) -> str:
+    """Parse, negate and write the delete commit; returns its file name."""
+    array = Array(path, None, key)
+    fields = {a.name: a for a in array.schema.attributes}
+    fields.update({d.name: d for d in array.schema.dimensions})
+    condition = parse_condition(where, fields)
+    t = timestamp if timestamp is not None else now_ms()
+    name = new_name(t, t, 22, ".del")
+    data = encode_delete_condition(flatten(negate(condition)), key=array.key)
+    folder = os.path.join(array.path, "__commits")
+    tmp = os.path.join(folder, f".{name}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, os.path.join(folder, name))
+    return name
+
+
+def flatten(node: Node) -> Node:
+    """Merge nested AND-in-AND / OR-in-OR nodes into one node, as TileDB's ``combine`` builds
+    them: TileDB evaluates a combination node nested in one of the same op wrongly."""
+    if isinstance(node, ValueNode):
+        return node
+    children = []
+    for child in (flatten(c) for c in node.children):
+        if isinstance(child, ExprNode) and child.op == node.op:
+            children.extend(child.children)
+        else:
+            children.append(child)
+    return ExprNode(node.op, tuple(children))
+
+
+def parse_condition(where: str, fields: dict) -> Node:
+    """The user's condition as a TileDB condition tree (not yet negated)."""
+    try:
+        tree = sqlglot.parse_one(where)
+    except sqlglot.errors.ParseError as exc:
+        raise SqlError(f"cannot parse the DELETE condition: {exc.errors[0]['description']}",
+                       where) from None
+    return _Builder(where, fields).node(tree)
+
+
+class _Builder:
+    def __init__(self, sql: str, fields: dict):
+        self.sql, self.fields = sql, fields
+
+    def node(self, e) -> Node:
+        if isinstance(e, exp.Paren):
+            return self.node(e.this)
+        if isinstance(e, (exp.And, exp.Or)):
+            op = CombinationOp.AND if isinstance(e, exp.And) else CombinationOp.OR
+            return ExprNode(op, (self.node(e.left), self.node(e.right)))
+        if isinstance(e, exp.Not):
+            if isinstance(e.this, exp.In):
+                return self._in(e.this, negated=True)
+            if isinstance(e.this, exp.Is) or isinstance(e.this, exp.Null):
+                self._refuse_null()
+            return negate(self.node(e.this))
+        if type(e) in _OPS:
+            return self._compare(e)
+        if isinstance(e, exp.In):
+            return self._in(e, negated=False)
+        if isinstance(e, exp.Between):
+            column = self._column(e.this)
+            low = self._compare_parts(column, ConditionOp.GE, e.args["low"])
+            high = self._compare_parts(column, ConditionOp.LE, e.args["high"])
+            return ExprNode(CombinationOp.AND, (low, high))
+        if isinstance(e, exp.Is):
+            self._refuse_null()
+        raise UnsupportedSql(f"DELETE conditions do not support {e.key.upper()} "
+                             f"({e.sql()!r}); use comparisons, AND/OR/NOT, IN and BETWEEN")
+
+    def _refuse_null(self):
+        raise UnsupportedSql("DELETE ... WHERE x IS [NOT] NULL is not supported: TileDB delete "
+                             "commits cannot express a NULL test that every TileDB reader accepts")
+
+    def _compare(self, e) -> ValueNode:
+        op = _OPS[type(e)]
+        left, right = e.this, e.expression
+        if isinstance(left, exp.Column):
+            return self._compare_parts(self._column(left), op, right)
+        if isinstance(right, exp.Column):
+            return self._compare_parts(self._column(right), _FLIPPED[op], left)
+        raise UnsupportedSql(f"DELETE comparison {e.sql()!r} needs a column on one side")
+
+    def _compare_parts(self, column: str, op: ConditionOp, literal) -> ValueNode:
+        if isinstance(literal, exp.Null):
+            self._refuse_null()
+        return ValueNode(column, op, self._value(column, literal))
+
+    def _in(self, e: exp.In, negated: bool) -> ValueNode:
+        column = self._column(e.this)
+        if e.args.get("query") is not None:
+            raise UnsupportedSql("DELETE ... IN (SELECT ...) is not supported")
+        members = [self._value(column, item) for item in e.expressions]
+        return ValueNode.member_set(column, members, negated)
+
+    def _column(self, e) -> str:
+        if not isinstance(e, exp.Column):
+            raise UnsupportedSql(f"DELETE conditions compare columns with literals, not {e.sql()!r}")
+        name = e.name
+        if name not in self.fields:
+            raise SqlError(f"unknown column {name!r} in the DELETE condition "
+                           f"(fields: {', '.join(self.fields)})", self.sql)
+        return name
+
+    def _value(self, column: str, literal) -> bytes:
+        field = self.fields[column]
+        info = type_info(field.datatype)
+        value = _literal(literal)
+        if info.kind in ("string", "binary"):
+            if not isinstance(value, str):
+                raise SqlError(f"column {column!r} is a string: compare it with a string literal",
+                               self.sql)
+            return value.encode(string_codec(field.datatype))
+        if field.cell_val_num not in (1,) and field.cell_val_num != VAR_NUM:
+            raise UnsupportedSql(f"DELETE conditions on multi-value column {column!r}")
+        if info.kind in ("datetime", "time"):
+            return _temporal_bytes(column, value, info, self.sql)
+        if isinstance(value, str):
+            raise SqlError(f"column {column!r} is numeric: {value!r} is a string", self.sql)
+        if info.kind in ("int", "bool"):
+            if isinstance(value, float) and not value.is_integer():
+                raise SqlError(f"column {column!r} holds integers: {value} is not one", self.sql)
+            limits = np.iinfo(info.numpy) if info.kind == "int" else None
+            number = int(value)
+            if limits is not None and not limits.min <= number <= limits.max:
+                raise SqlError(f"{number} is outside the range of column {column!r} "
+                               f"({field.datatype.name})", self.sql)
+            return np.array([number], dtype=info.numpy).tobytes()
+        return np.array([value], dtype=info.numpy).tobytes()
+
+
+def _literal(e):
+    if isinstance(e, exp.Neg):
+        inner = _literal(e.this)
+        if isinstance(inner, str):
+            raise UnsupportedSql(f"cannot negate {e.sql()!r}")
+        return -inner
+    if isinstance(e, exp.Boolean):
+        return 1 if e.this else 0
+    if isinstance(e, exp.Literal):
+        if e.is_string:
+            return e.this
+        text = e.this
+        try:
+            return int(text)
+        except ValueError:
+            return float(text)
+    if isinstance(e, exp.Paren):
+        return _literal(e.this)
+    raise UnsupportedSql(f"DELETE conditions take literal values, not {e.sql()!r}")
+
+
+def _temporal_bytes(column: str, value, info, sql: str) -> bytes:
+    if isinstance(value, str):
+        try:
+            parsed = np.datetime64(value) if info.kind == "datetime" else None
+        except ValueError:
+            parsed = None
+        if parsed is None:
+            raise SqlError(f"column {column!r}: cannot read {value!r} as a "
+                           f"{info.datatype.name} value", sql)
+        raw = parsed.astype(f"M8[{info.unit}]").astype(np.int64)
+        return np.array([raw], dtype=np.int64).tobytes()
+    return np.array([int(value)], dtype=np.int64).tobytes()

@@ -1,0 +1,152 @@
+"""Dense writes: a subarray's cells -> the space tiles TileDB's dense tiler writes.
+
+In: the stored schema, the attribute columns (flat in the schema's cell order over the
+subarray, or n-D numpy arrays indexed like the dimensions), the subarray ((lo, hi) per
+dimension, inclusive), a timestamp and key.  Out: one dense fragment whose non-empty domain is
+the subarray and whose tiles are every space tile the subarray meets, in tile order, each
+holding all its cells in cell order.  Cells of those tiles outside the subarray are padded as
+TileDB's ``DenseTiler`` pads them: zero bytes (validity 0) for fixed-size cells, one zero value
+for var-sized cells; statistics cover only the written cells.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ..datatypes import VAR_NUM, Layout
+from ..errors import DataError
+from ..format.array_schema import ArraySchema
+from ..format.fragment_metadata import cells_per_dense_tile
+from ..format.names import now_ms
+from .fragment_writer import FragmentWriter
+from .write_buffers import FieldBuffer, field_buffer
+
+
+def write_dense(path: str, schema: ArraySchema, columns: dict, subarray, timestamp: int | None,
+                key: bytes | None) -> str:
+    box = _subarray(schema, subarray)
+    n_cells = int(np.prod([hi - lo + 1 for lo, hi in box]))
+    order = "F" if schema.cell_order == Layout.COL_MAJOR else "C"
+    buffers = {}
+    for attr in schema.attributes:
+        if attr.name not in columns:
+            raise DataError(f"missing column {attr.name!r}: a dense write needs every attribute")
+        column = _flatten(columns[attr.name], order, attr)
+        buf = field_buffer(column, attr.name, attr.datatype, attr.cell_val_num, attr.nullable,
+                           attr.fill_value)
+        count = len(buf.offsets) - 1 if buf.offsets is not None else len(buf.values) // max(
+            1, attr.cell_val_num if attr.cell_val_num != VAR_NUM else 1)
+        if count != n_cells:
+            raise DataError(f"column {attr.name!r} has {count} cells, the subarray "
+                            f"{[list(b) for b in box]} has {n_cells}")
+        buffers[attr.name] = buf
+    extra = sorted(set(columns) - {a.name for a in schema.attributes})
+    if extra:
+        raise DataError(f"column {extra[0]!r} is not an attribute of the dense array")
+    positions = tile_positions(schema, box)
+    written = (positions >= 0).astype(np.uint8)
+    tiled = {a.name: _pad(buffers[a.name], positions, a) for a in schema.attributes}
+    t = timestamp if timestamp is not None else now_ms()
+    writer = FragmentWriter(path, schema, timestamp_range=(t, t), key=key)
+    writer.write(tiled, dense=True, n_cells=len(positions), tile_size=cells_per_dense_tile(schema),
+                 non_empty_domain=box, written_mask=written)
+    writer.commit()
+    return writer.name
+
+
+def _subarray(schema: ArraySchema, subarray) -> tuple[tuple[int, int], ...]:
+    if subarray is None:
+        raise DataError("a dense write needs subarray=((lo, hi), ...) per dimension")
+    if len(subarray) != len(schema.dimensions):
+        raise DataError(f"subarray has {len(subarray)} ranges for {len(schema.dimensions)} dimensions")
+    box = []
+    for dim, rng in zip(schema.dimensions, subarray):
+        lo, hi = (_raw(v, dim) for v in rng)
+        dlo, dhi = dim.domain
+        if lo > hi:
+            raise DataError(f"dimension {dim.name!r}: subarray range [{lo}, {hi}] is empty")
+        if lo < dlo or hi > dhi:
+            raise DataError(f"dimension {dim.name!r}: subarray [{lo}, {hi}] is outside the "
+                            f"domain [{dlo}, {dhi}]")
+        box.append((lo, hi))
+    return tuple(box)
+
+
+def _raw(value, dim) -> int:
+    if isinstance(value, np.datetime64):
+        return int(value.astype(f"M8[{dim.info.unit}]").astype(np.int64))
+    if isinstance(value, np.timedelta64):
+        return int(value.astype(f"m8[{dim.info.unit}]").astype(np.int64))
+    return int(value)
+
+
+def _flatten(column, order: str, attr):
+    if isinstance(column, np.ndarray) and column.ndim > 1:
+        cvn = attr.cell_val_num
+        if cvn not in (1, VAR_NUM) and column.shape[-1] == cvn and column.dtype.kind not in "SUO":
+            cells = column.reshape(-1, cvn) if order == "C" else np.moveaxis(
+                column, -1, 0).reshape(cvn, -1, order="F").T
+            return np.ascontiguousarray(cells)
+        return column.reshape(-1, order=order)
+    return column
+
+
+def tile_positions(schema: ArraySchema, box) -> np.ndarray:
+    """For every cell of every tile the subarray meets (tile order, then cell order): the
+    index of the written cell (in the subarray's cell order), or -1 for padding."""
+    dims = schema.dimensions
+    extents = [int(d.tile_extent) for d in dims]
+    lows = [int(d.domain[0]) for d in dims]
+    tile_ranges = [range((lo - dlo) // ext, (hi - dlo) // ext + 1)
+                   for (lo, hi), dlo, ext in zip(box, lows, extents)]
+    col_tiles = schema.tile_order == Layout.COL_MAJOR
+    col_cells = schema.cell_order == Layout.COL_MAJOR
+    shape = [hi - lo + 1 for lo, hi in box]
+    strides = _strides(shape, col_cells)
+    out = []
+    ordered = tile_ranges[::-1] if col_tiles else tile_ranges
+    for tile in itertools.product(*ordered):
+        tile = tile[::-1] if col_tiles else tile
+        index = None
+        valid = None
+        for dim_idx, tile_idx in enumerate(tile):
+            coords = lows[dim_idx] + tile_idx * extents[dim_idx] + np.arange(extents[dim_idx])
+            inside = (coords >= box[dim_idx][0]) & (coords <= box[dim_idx][1])
+            part = (coords - box[dim_idx][0]) * strides[dim_idx]
+            shape_nd = [1] * len(dims)
+            shape_nd[dim_idx] = extents[dim_idx]
+            part, inside = part.reshape(shape_nd), inside.reshape(shape_nd)
+            index = part if index is None else index + part
+            valid = inside if valid is None else valid & inside
+        positions = np.where(valid, index, -1)
+        out.append(positions.reshape(-1, order="F" if col_cells else "C"))
+    return np.concatenate(out).astype(np.int64)
+
+
+def _strides(shape: list[int], col_major: bool) -> list[int]:
+    strides = [1] * len(shape)
+    dims = range(len(shape)) if col_major else reversed(range(len(shape)))
+    step = 1
+    for dim_idx in dims:
+        strides[dim_idx] = step
+        step *= shape[dim_idx]
+    return strides
+
+
+def _pad(buf: FieldBuffer, positions: np.ndarray, attr) -> FieldBuffer:
+    """The tiles' cells: written cells from ``buf``, zero padding elsewhere."""
+    cvn = 1 if attr.cell_val_num == VAR_NUM else attr.cell_val_num
+    n = (len(buf.offsets) - 1) if buf.offsets is not None else len(buf.values) // cvn
+    take = np.where(positions >= 0, positions, n)  # index n is the padding cell
+    if buf.offsets is not None:
+        pad = np.zeros(attr.info.size, dtype=np.uint8)
+        values = np.concatenate([buf.values.view(np.uint8), pad])
+        offsets = np.append(buf.offsets, buf.offsets[-1] + attr.info.size)
+        validity = None if buf.validity is None else np.append(buf.validity, np.uint8(0))
+        return FieldBuffer(values, offsets, validity).take(take, 1)
+    zero = np.zeros(cvn, dtype=buf.values.dtype)
+    values = np.concatenate([buf.values, zero])
+    validity = None if buf.validity is None else np.append(buf.validity, np.uint8(0))
+    return FieldBuffer(values, None, validity).take(take, cvn)

@@ -1,0 +1,394 @@
+"""Fragment consolidation: many fragments of a window -> one fragment, as TileDB 2.30 does it.
+
+In: an opened ``Array`` (window [0, now]), the consolidation window, ``dry_run`` and
+``purge``.  Out: a ``ConsolidationReport``; unless a dry run, a new fragment
+``__fragments/__<first t1>_<last t2>_<uuid>_<v>``, its ``.wrt`` and a ``.vac`` listing the
+merged fragments.
+
+Which fragments (``FragmentConsolidator::consolidate`` with TileDB's defaults -- no step
+limits, size ratio 0, amplification 1.0): every visible fragment written wholly inside the
+window, all in one step, oldest first.  Dense arrays merge only when the union of their
+non-empty domains overlaps no fragment written before the window and, for every prefix of the
+selection, the union holds no more cells than the selected fragments' tile-expanded domains
+(otherwise fill values would cover older cells); else nothing happens, as in TileDB.
+
+Sparse (TileDB's consolidation with timestamps): every cell of every merged fragment is kept
+-- overwritten versions too -- with its own timestamp (the fragment's first timestamp when the
+fragment had none) in ``t.tdb``, so time travel inside the window still works.  Cells of one
+coordinate are stored newest first.  Delete commits: by default (TileDB's
+``sm.consolidation.purge_deleted_cells=false``) a cell a delete removes stays with that
+delete's time in ``dt.tdb`` and its index into the fragment's processed conditions in
+``dci.tdb`` (the fragment lists every delete of the array as processed); this is only done when
+a delete is at or after the first merged fragment or a merged fragment already has delete
+metadata.  With ``purge`` the deleted cells are dropped instead -- and, where duplicates are not
+allowed, every older version of their coordinate with them.
+
+Dense: one dense fragment over the union of the non-empty domains, holding what a read of the
+merged fragments returns there (the newest value of each cell, fill values where none wrote).
+
+Commit order, so that readers opening at any moment see the right cells: fragment files, then
+``.wrt`` (from now the old and new fragments are both visible; for arrays without duplicates
+readers keep one version per coordinate and timestamp, so the result is unchanged), then the
+``.vac`` (atomic) hiding the old ones.  For sparse arrays that allow duplicates a reader that
+lists the array between the two files sees merged cells twice, as with TileDB.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+
+import numpy as np
+
+from ..datatypes import VAR_NUM, Layout, type_info
+from ..engine.column import Column, concat
+from ..engine.fill import fill_column
+from ..engine.sparse_scan import (
+    _AFTER_DELETE, SparseScan, _is_or, _LeafEvaluator, read_condition, survivors,
+)
+from ..errors import UnsupportedFormatError
+from ..format.commits import encode_vacuum_file
+from ..format.delete_condition import CombinationOp, ExprNode
+from ..format.fragment_metadata import DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, TIMESTAMPS
+from ..format.names import new_name
+from .directory import UINT64_MAX
+from .maintenance import COMMITS_DIR, FRAGMENTS_DIR, atomic_write, remove_tree, write_version
+
+CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION = 15
+_NO_DELETE = np.uint64(UINT64_MAX)
+
+
+def consolidate_fragments(array, window, dry_run: bool, purge: bool):
+    from .consolidate import ConsolidationReport
+
+    schema = array.schema
+    visible = array.fragments
+    chosen = [f for f in visible
+              if window[0] <= f.timestamp_range[0] and f.timestamp_range[1] <= window[1]]
+    inputs = tuple(_relative(f) for f in chosen)
+    report = ConsolidationReport(array.path, "fragments", dry_run, inputs)
+    if len(chosen) < 2:
+        return ConsolidationReport(array.path, "fragments", dry_run, inputs, (),
+                                   "fewer than two fragments in the window")
+    if schema.dense:
+        anterior = [f for f in visible if f.timestamp_range[0] < window[0]]
+        refusal = dense_refusal(schema, chosen, anterior)
+        if refusal:
+            return ConsolidationReport(array.path, "fragments", dry_run, inputs, (), refusal)
+    version = write_version(schema.version)
+    name = new_name(chosen[0].timestamp_range[0], chosen[-1].timestamp_range[1], version)
+    created = (f"{FRAGMENTS_DIR}/{name}", f"{COMMITS_DIR}/{name}.wrt", f"{COMMITS_DIR}/{name}.vac")
+    report = ConsolidationReport(array.path, "fragments", dry_run, inputs, created)
+    if dry_run:
+        return report
+    try:
+        writer = _write_dense(array, chosen, name) if schema.dense else \
+            _write_sparse(array, chosen, name, purge)
+    except BaseException:
+        # Never committed, so no reader saw it; leave no orphan folder behind (as TileDB).
+        remove_tree(os.path.join(array.path, created[0]))
+        raise
+    writer.commit()
+    atomic_write(array.path, created[2], encode_vacuum_file(inputs))
+    return report
+
+
+def _relative(fragment) -> str:
+    return fragment.name if fragment.entry.version < 12 else f"{FRAGMENTS_DIR}/{fragment.name}"
+
+
+# -- sparse -------------------------------------------------------------------------------------
+
+
+class _Cells:
+    """The cells of the merged fragments: columns by field name plus per-cell arrays."""
+
+    def __init__(self, columns, ts, dt, dci, frag_idx):
+        self.columns, self.ts, self.dt, self.dci, self.frag_idx = columns, ts, dt, dci, frag_idx
+
+    def take(self, idx) -> "_Cells":
+        return _Cells({k: c.take(idx) for k, c in self.columns.items()}, self.ts[idx],
+                      self.dt[idx], self.dci[idx], self.frag_idx[idx])
+
+
+def _write_sparse(array, chosen, name: str, purge: bool):
+    schema = array.schema
+    deletes = [d for d in array.directory.deletes]
+    markers = [d.marker for d in deletes]
+    conditions = [(read_condition(d, array.key), d) for d in deletes]
+    parts = [_fragment_cells(array, frag, frag_idx, markers) for frag_idx, frag in enumerate(chosen)]
+    for frag, cells in zip(chosen, parts):
+        _apply_deletes(schema, frag, cells, conditions)
+    cells = _Cells({k: concat([p.columns[k] for p in parts]) for k in parts[0].columns},
+                   *(np.concatenate([getattr(p, a) for p in parts])
+                     for a in ("ts", "dt", "dci", "frag_idx")))
+    with_timestamps = schema.version >= CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION
+    if purge:
+        cells = _purged(schema, cells, bool(conditions))
+        delete_meta = False
+    else:
+        first = chosen[0].timestamp_range[0]
+        delete_meta = any(d.timestamp >= first for d in deletes) or \
+            any(f.metadata.has_delete_meta for f in chosen)
+    # Newest version of a coordinate first; the writer's global-order sort is stable.
+    cells = cells.take(np.lexsort((-cells.frag_idx, ~cells.ts)))
+    return _write_cells(array, cells, name, chosen, with_timestamps, delete_meta, markers)
+
+
+def _fragment_cells(array, frag, frag_idx: int, markers: list[str]) -> _Cells:
+    """Every cell of a fragment, fields as the schema in force has them."""
+    schema, meta = array.schema, frag.metadata
+    names = [a.name for a in schema.attributes] + [d.name for d in schema.dimensions]
+    tiles = [_tile(array, frag, tile_idx, names) for tile_idx in range(meta.tile_count)]
+    if not tiles:
+        empty = {n: Column(np.zeros(0, np.uint8)) for n in names}
+        return _Cells(empty, *(np.zeros(0, np.uint64) for _ in range(3)), np.zeros(0, np.int64))
+    columns = {n: concat([t[n] for t in tiles]) for n in names}
+    n = len(columns[names[-1]])
+    ts = _u64(tiles, TIMESTAMPS, n, frag.timestamp_range[0])
+    dt = _u64(tiles, DELETE_TIMESTAMPS, n, UINT64_MAX)
+    dci = _u64(tiles, DELETE_CONDITION_INDEX, n, UINT64_MAX)
+    if meta.has_delete_meta:
+        dci = _renumber(dci, meta.processed_conditions or [], markers)
+    return _Cells(columns, ts, dt, dci, np.full(n, frag_idx, dtype=np.int64))
+
+
+def _tile(array, frag, tile_idx: int, names: list[str]) -> dict[str, Column]:
+    schema, fields = array.schema, frag.fields
+    cols: dict[str, Column] = {}
+    if any(d.name not in fields for d in schema.dimensions):  # format < 5: zipped coordinates
+        cols.update(SparseScan(array, [], {})._zipped_coords(frag, tile_idx))
+    for name in names + [TIMESTAMPS, DELETE_TIMESTAMPS, DELETE_CONDITION_INDEX]:
+        if name not in cols and name in fields and _same_field(schema, fields[name]):
+            cols[name] = frag.tiles.read(fields[name], tile_idx)
+    n = len(cols[schema.dimensions[0].name])
+    for attr in schema.attributes:
+        if attr.name not in cols:  # added after this fragment was written
+            cols[attr.name] = fill_column(attr, n)
+    return cols
+
+
+def _same_field(schema, spec) -> bool:
+    """An attribute dropped and added again with another type does not carry over."""
+    try:
+        attr = schema.attribute(spec.name)
+    except KeyError:
+        return True
+    return (int(attr.datatype), attr.cell_val_num, attr.nullable) == \
+        (int(spec.datatype), spec.cell_val_num, spec.nullable)
+
+
+def _u64(tiles, name: str, n: int, default: int) -> np.ndarray:
+    if name not in tiles[0]:
+        return np.full(n, default, dtype=np.uint64)
+    return np.concatenate([t[name].values.view(np.uint64) for t in tiles])
+
+
+def _renumber(dci: np.ndarray, old: list[str], new: list[str]) -> np.ndarray:
+    """Condition indices of a fragment's processed list -> indices into ``new`` (TileDB maps
+    them by marker; a marker no longer known becomes "none")."""
+    lookup = np.array([new.index(m) if m in new else UINT64_MAX for m in old] + [UINT64_MAX],
+                      dtype=np.uint64)
+    pos = np.where(dci == _NO_DELETE, len(old), np.minimum(dci, len(old))).astype(np.int64)
+    return lookup[pos]
+
+
+def _apply_deletes(schema, frag, cells: _Cells, conditions) -> None:
+    """Record in ``cells.dt``/``dci`` the first delete (by time) that removes each cell, unless
+    the fragment's own delete metadata has an earlier one (TileDB's no-purge consolidation)."""
+    n = len(cells.ts)
+    if not n or not conditions:
+        return
+    meta = frag.metadata
+    processed = set(meta.processed_conditions or []) if meta.has_delete_meta else set()
+    first_dt = np.full(n, _NO_DELETE, dtype=np.uint64)
+    first_idx = np.full(n, _NO_DELETE, dtype=np.uint64)
+    idx = np.arange(n, dtype=np.int64)
+    for cond_idx, (cond, entry) in enumerate(conditions):
+        t_del = entry.timestamp
+        if entry.is_update or entry.marker in processed or t_del < frag.timestamp_range[0]:
+            continue
+        tree = cond
+        if meta.has_timestamps and t_del <= frag.timestamp_range[1]:
+            children = cond.children if _is_or(cond) else (cond,)
+            tree = ExprNode(CombinationOp.OR, (_AFTER_DELETE,) + tuple(children))
+        leaf = _LeafEvaluator(schema, frag, cells.columns, idx, cells.ts, t_del)
+        gone = ~survivors(tree, leaf, n) & (first_dt == _NO_DELETE)
+        first_dt[gone] = np.uint64(t_del)
+        first_idx[gone] = np.uint64(cond_idx)
+    newer = first_dt < cells.dt
+    cells.dt[newer] = first_dt[newer]
+    cells.dci[newer] = first_idx[newer]
+
+
+def _purged(schema, cells: _Cells, have_conditions: bool) -> _Cells:
+    """TileDB's purge: deleted cells go; without duplicates, with a condition in play, every
+    older version of a deleted coordinate goes too (it must not come back)."""
+    deleted = cells.dt != _NO_DELETE
+    if schema.allows_duplicates or not have_conditions:
+        return cells.take(np.flatnonzero(~deleted))
+    group = _coordinate_groups(schema, cells)
+    order = np.lexsort((~cells.ts, group))  # per coordinate, newest first
+    sorted_group, sorted_deleted = group[order], deleted[order]
+    starts = np.ones(len(order), dtype=bool)
+    starts[1:] = sorted_group[1:] != sorted_group[:-1]
+    run_id = np.cumsum(starts) - 1
+    # a cell survives when no version at or before it (newer or itself) was deleted
+    cumulative = np.cumsum(sorted_deleted.astype(np.int64))
+    first_pos = np.flatnonzero(starts)
+    base = np.where(first_pos > 0, cumulative[first_pos - 1], 0)
+    seen = cumulative - base[run_id]
+    keep = order[seen == 0]
+    return cells.take(np.sort(keep))
+
+
+def _coordinate_groups(schema, cells: _Cells) -> np.ndarray:
+    """A group number per cell, equal for equal coordinates."""
+    keys = []
+    for dim in schema.dimensions:
+        col = cells.columns[dim.name]
+        if col.offsets is not None:
+            raw = [bytes(col.values[col.offsets[i]:col.offsets[i + 1]]) for i in range(len(col))]
+            _, inverse = np.unique(np.array(raw, dtype=object), return_inverse=True)
+            keys.append(inverse.astype(np.int64))
+        else:
+            _, inverse = np.unique(col.values.view(type_info(dim.datatype).numpy), return_inverse=True)
+            keys.append(inverse.astype(np.int64))
+    stacked = np.stack(keys, axis=1)
+    _, group = np.unique(stacked, axis=0, return_inverse=True)
+    return group.reshape(-1).astype(np.int64)
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+
+def _write_cells(array, cells: _Cells, name: str, chosen, with_timestamps: bool,
+                 delete_meta: bool, markers: list[str]):
+    from . import tiling
+    from .fragment_writer import FragmentWriter
+    from .write_buffers import FieldBuffer
+    from .writer import _mbrs
+
+    schema = array.schema
+    buffers = {n: _buffer(schema, n, c) for n, c in cells.columns.items()}
+    if with_timestamps:
+        buffers[TIMESTAMPS] = FieldBuffer(np.ascontiguousarray(cells.ts))
+    dims = [buffers[d.name] for d in schema.dimensions]
+    order = tiling.global_order(schema, dims)
+    cvn = {a.name: (1 if a.cell_val_num == VAR_NUM else a.cell_val_num) for a in schema.attributes}
+    buffers = {k: b.take(order, cvn.get(k, 1)) for k, b in buffers.items()}
+    dims = [buffers[d.name] for d in schema.dimensions]
+    n = len(cells.ts)
+    mbrs, ned = _mbrs(schema, dims, schema.capacity, n)
+    writer = FragmentWriter(array.path, schema, timestamp_range=(
+        chosen[0].timestamp_range[0], chosen[-1].timestamp_range[1]), key=array.key, name=name)
+    extra = {}
+    if delete_meta:
+        if "has_delete_meta" not in inspect.signature(writer.write).parameters:
+            raise UnsupportedFormatError(
+                f"{array.path}: delete commits touch the fragments to consolidate and this "
+                f"tdbsql cannot write delete metadata yet; pass purge_deleted_cells=True to "
+                f"drop the deleted cells instead")
+        buffers[DELETE_TIMESTAMPS] = FieldBuffer(np.ascontiguousarray(cells.dt[order]))
+        buffers[DELETE_CONDITION_INDEX] = FieldBuffer(np.ascontiguousarray(cells.dci[order]))
+        extra = {"has_delete_meta": True, "processed_conditions": tuple(markers)}
+    writer.write(buffers, dense=False, n_cells=n, tile_size=schema.capacity,
+                 non_empty_domain=ned, mbrs=mbrs, has_timestamps=with_timestamps, **extra)
+    return writer
+
+
+def _buffer(schema, name: str, column: Column):
+    from .write_buffers import FieldBuffer
+
+    field = next((f for f in list(schema.attributes) + list(schema.dimensions) if f.name == name))
+    validity = None
+    if getattr(field, "nullable", False):
+        validity = column.validity if column.validity is not None else np.ones(len(column), np.uint8)
+        validity = np.ascontiguousarray(validity, dtype=np.uint8)
+    if column.offsets is not None:
+        start = int(column.offsets[0])
+        values = np.ascontiguousarray(column.values[start:int(column.offsets[-1])], dtype=np.uint8)
+        return FieldBuffer(values, np.ascontiguousarray(column.offsets - start, dtype=np.int64),
+                           validity)
+    values = np.ascontiguousarray(column.values).view(type_info(field.datatype).numpy)
+    return FieldBuffer(np.ascontiguousarray(values.reshape(-1)), None, validity)
+
+
+# -- dense --------------------------------------------------------------------------------------
+
+
+def dense_refusal(schema, chosen, anterior) -> str:
+    """Why TileDB would not merge these dense fragments (empty: it would)."""
+    dims = schema.dimensions
+    union = None
+    anterior_box = _union([f.metadata.non_empty_domain for f in anterior])
+    expanded_sum = 0
+    for count, frag in enumerate(chosen, start=1):
+        ned = frag.metadata.non_empty_domain
+        union = _union([union, ned]) if union is not None else ned
+        expanded_sum += _cells(_expand(dims, ned))
+        if count == 1:
+            continue
+        if anterior_box is not None and _overlap(union, anterior_box):
+            return ("the merged region overlaps fragments written before the window (their "
+                    "cells would be covered by fill values)")
+        if _cells(union) > expanded_sum:
+            return ("the merged region has cells no selected fragment wrote (TileDB's "
+                    "amplification limit 1.0): they would become fill values")
+    return ""
+
+
+def _union(boxes):
+    boxes = [b for b in boxes if b is not None]
+    if not boxes:
+        return None
+    return tuple((min(b[i][0] for b in boxes), max(b[i][1] for b in boxes))
+                 for i in range(len(boxes[0])))
+
+
+def _expand(dims, box):
+    out = []
+    for dim, (lo, hi) in zip(dims, box):
+        start, extent = dim.domain[0], dim.tile_extent
+        lo2 = start + (lo - start) // extent * extent
+        hi2 = start + ((hi - start) // extent + 1) * extent - 1
+        out.append((lo2, min(hi2, dim.domain[1])))
+    return tuple(out)
+
+
+def _cells(box) -> int:
+    return int(np.prod([hi - lo + 1 for lo, hi in box], dtype=object))
+
+
+def _overlap(a, b) -> bool:
+    return all(lo1 <= hi2 and lo2 <= hi1 for (lo1, hi1), (lo2, hi2) in zip(a, b))
+
+
+def _write_dense(array, chosen, name: str):
+    from ..format.fragment_metadata import cells_per_dense_tile
+    from .array import Array
+    from .dense_writer import _pad, tile_positions
+    from .fragment_writer import FragmentWriter
+    from ..engine.dense_scan import DenseScan
+
+    schema = array.schema
+    t1, t2 = chosen[0].timestamp_range[0], chosen[-1].timestamp_range[1]
+    # A dense read of [t1, t2] sees exactly the chosen fragments (whole-range overlap only).
+    window_array = Array(array.path, timestamp=(t1, t2), key=array.key)
+    scan = DenseScan(window_array, [a.name for a in schema.attributes], {})
+    box_lo, box_hi = scan.box()
+    box = tuple(zip(box_lo, box_hi))  # the union of the merged non-empty domains
+    result = scan.run()
+    # The scan answers in row-major order; the writer takes the box's cells in cell order.
+    shape = [hi - lo + 1 for lo, hi in box]
+    cell_order = np.arange(int(np.prod(shape))).reshape(shape)
+    cell_order = cell_order.ravel(order="F" if schema.cell_order == Layout.COL_MAJOR else "C")
+    positions = tile_positions(schema, box)
+    tiled = {}
+    for attr in schema.attributes:
+        column = result.columns[attr.name].take(cell_order)
+        tiled[attr.name] = _pad(_buffer(schema, attr.name, column), positions, attr)
+    writer = FragmentWriter(array.path, schema, timestamp_range=(t1, t2), key=array.key, name=name)
+    writer.write(tiled, dense=True, n_cells=len(positions), tile_size=cells_per_dense_tile(schema),
+                 non_empty_domain=box, written_mask=(positions >= 0).astype(np.uint8))
+    return writer

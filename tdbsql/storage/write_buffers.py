@@ -1,0 +1,321 @@
+"""User columns -> the raw cell buffers a fragment stores.
+
+In: one column of user data (a pyarrow Array/ChunkedArray, a numpy array, a pandas Series or a
+list) and the field it is written to (datatype, cell_val_num, nullable).
+Out: a ``FieldBuffer``: fixed fields keep ``values`` in the storage dtype (cells x
+cell_val_num values, 1-D); var-sized fields keep ``values`` as uint8 bytes and ``offsets``
+(int64, one more than cells); nullable fields keep ``validity`` (uint8, 1 = valid).
+
+Conversions: numbers are cast safely (overflow and lossy float->int casts are errors naming
+the column and row); datetimes/times convert units exactly (numpy datetime64/timedelta64,
+Arrow timestamp/date/time/duration) or take integers as raw counts in the field's unit;
+strings are UTF-8 (UTF-16/32 for those types), fixed-size strings are NUL-padded to the cell
+size; multi-value cells come from fixed-size lists, lists or 2-D numpy arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..datatypes import VAR_NUM, Datatype, string_codec, type_info
+from ..errors import DataError
+
+
+@dataclass(frozen=True)
+class FieldBuffer:
+    values: np.ndarray
+    offsets: np.ndarray | None = None  # var-sized: int64 byte offsets, cells + 1
+    validity: np.ndarray | None = None  # nullable: uint8 per cell
+
+    @property
+    def cell_count(self) -> int:
+        if self.offsets is not None:
+            return len(self.offsets) - 1
+        return -1
+
+    def take(self, order: np.ndarray, cell_val_num: int) -> "FieldBuffer":
+        """The cells in ``order`` (a permutation or selection of cell indices)."""
+        validity = None if self.validity is None else np.ascontiguousarray(self.validity[order])
+        if self.offsets is None:
+            if cell_val_num == 1:
+                return FieldBuffer(np.ascontiguousarray(self.values[order]), None, validity)
+            rows = self.values.reshape(-1, cell_val_num)[order]
+            return FieldBuffer(np.ascontiguousarray(rows).reshape(-1), None, validity)
+        from ..kernels.gather import gather_bytes
+
+        lengths = np.diff(self.offsets)[order]
+        new_offsets = np.zeros(len(order) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=new_offsets[1:])
+        out = np.empty(int(new_offsets[-1]), dtype=np.uint8)
+        gather_bytes(self.values, self.offsets, np.ascontiguousarray(order, dtype=np.int64),
+                     new_offsets, out)
+        return FieldBuffer(out, new_offsets, validity)
+
+
+def to_arrow(column, name: str) -> pa.Array:
+    """Any supported column as one pyarrow Array."""
+    if isinstance(column, pa.ChunkedArray):
+        return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if isinstance(column, pa.Array):
+        return column
+    try:
+        import pandas as pd
+
+        if isinstance(column, pd.Series):
+            if column.dtype.kind == "f":  # NaN is a value here, not a NULL
+                return pa.array(column.to_numpy())
+            return pa.Array.from_pandas(column)
+    except ImportError:  # pandas is optional
+        pass
+    if isinstance(column, np.ndarray):
+        if column.ndim == 2:
+            flat = pa.array(np.ascontiguousarray(column).reshape(-1))
+            return pa.FixedSizeListArray.from_arrays(flat, column.shape[1])
+        if column.dtype.kind == "O":
+            return pa.array(list(column), from_pandas=True)
+        if column.dtype.kind == "U":
+            return pa.array(column.tolist(), type=pa.string())
+        if column.dtype.kind == "S":
+            return pa.array(column.tolist(), type=pa.binary())
+        if column.dtype.kind == "M" or column.dtype.kind == "m":
+            return pa.array(column)
+        return pa.array(column)
+    try:
+        return pa.array(column, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise DataError(f"column {name!r}: cannot read the values ({exc})") from None
+
+
+def field_buffer(column, name: str, datatype: int, cell_val_num: int, nullable: bool,
+                 fill: bytes) -> FieldBuffer:
+    """Convert one column for a field; errors name the column and the first bad row."""
+    arr = to_arrow(column, name)
+    info = type_info(datatype)
+    if arr.null_count and not nullable and info.kind in ("datetime", "time"):
+        # NaT (INT64_MIN) is how a non-nullable datetime says "no value"; the reader shows NULL
+        arr = _nat_for_nulls(arr, name, info)
+    validity = _validity(arr, name, nullable)
+    if info.kind in ("string", "binary"):
+        if cell_val_num == VAR_NUM:
+            values, offsets = _var_bytes(arr, name, datatype)
+            return FieldBuffer(values, offsets, validity)
+        values = _fixed_bytes(arr, name, datatype, cell_val_num, fill)
+        return FieldBuffer(values, None, validity)
+    if cell_val_num == VAR_NUM:
+        values, offsets = _var_numbers(arr, name, datatype)
+        return FieldBuffer(values.view(np.uint8), offsets, validity)
+    if cell_val_num > 1:
+        values = _multi_numbers(arr, name, datatype, cell_val_num, fill)
+        return FieldBuffer(values, None, validity)
+    values = _numbers(arr, name, datatype, fill)
+    return FieldBuffer(values, None, validity)
+
+
+def _nat_for_nulls(arr: pa.Array, name: str, info) -> pa.Array:
+    raw = _temporal(arr, name, info)
+    raw = raw.copy()
+    raw[pc.is_null(arr).to_numpy(zero_copy_only=False)] = np.iinfo(np.int64).min
+    return pa.array(raw, type=pa.int64())
+
+
+def _validity(arr: pa.Array, name: str, nullable: bool) -> np.ndarray | None:
+    if arr.null_count and not nullable:
+        row = _first_null(arr)
+        raise DataError(f"column {name!r}, row {row}: NULL in a non-nullable field")
+    if not nullable:
+        return None
+    if arr.null_count == 0:
+        return np.ones(len(arr), dtype=np.uint8)
+    return np.ascontiguousarray(pc.is_valid(arr).to_numpy(zero_copy_only=False).astype(np.uint8))
+
+
+def _first_null(arr: pa.Array) -> int:
+    mask = pc.is_null(arr).to_numpy(zero_copy_only=False)
+    return int(np.argmax(mask))
+
+
+# --- numbers -----------------------------------------------------------------------------
+
+
+def _numbers(arr: pa.Array, name: str, datatype: int, fill: bytes) -> np.ndarray:
+    info = type_info(datatype)
+    if info.kind in ("datetime", "time"):
+        values = _temporal(arr, name, info)
+    elif info.kind == "bool":
+        values = _cast(arr, pa.bool_(), name, datatype).to_numpy(zero_copy_only=False)
+        values = np.asarray(values, dtype=bool).astype(np.uint8)
+        return _fill_nulls(values, arr, fill, info.numpy)
+    else:
+        target = pa.from_numpy_dtype(info.numpy)
+        values = _cast(arr, target, name, datatype)
+        values = values.fill_null(0) if values.null_count else values
+        values = values.to_numpy(zero_copy_only=False)
+    return _fill_nulls(np.ascontiguousarray(values, dtype=info.numpy), arr, fill, info.numpy)
+
+
+def _fill_nulls(values: np.ndarray, arr: pa.Array, fill: bytes, dtype: np.dtype) -> np.ndarray:
+    """NULL cells hold zero bytes, as TileDB-Py writes them (readers never look at them)."""
+    if arr.null_count:
+        mask = pc.is_null(arr).to_numpy(zero_copy_only=False)
+        values = values.copy()
+        values[mask] = 0
+    return np.ascontiguousarray(values)
+
+
+def _cast(arr: pa.Array, target: pa.DataType, name: str, datatype: int) -> pa.Array:
+    if pa.types.is_string(arr.type) or pa.types.is_binary(arr.type) or pa.types.is_large_string(arr.type):
+        raise DataError(f"column {name!r}: strings cannot be written to a "
+                        f"{Datatype(datatype).name} field")
+    if pa.types.is_null(arr.type):
+        return pa.nulls(len(arr), target)
+    try:
+        return pc.cast(arr, target, safe=True)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        row = _first_bad_cast(arr, target)
+        where = f", row {row}" if row is not None else ""
+        raise DataError(f"column {name!r}{where}: cannot store {arr.type} values as "
+                        f"{Datatype(datatype).name} ({exc})") from None
+
+
+def _first_bad_cast(arr: pa.Array, target: pa.DataType) -> int | None:
+    for row in range(len(arr)):
+        try:
+            pc.cast(arr.slice(row, 1), target, safe=True)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return row
+    return None
+
+
+_ARROW_UNITS = {"s": "s", "ms": "ms", "us": "us", "ns": "ns"}
+
+
+def _temporal(arr: pa.Array, name: str, info) -> np.ndarray:
+    """Raw counts in the field's unit."""
+    unit = info.unit
+    kind = "M" if info.kind == "datetime" else "m"
+    t = arr.type
+    if pa.types.is_integer(t) or pa.types.is_null(t):
+        values = _cast(arr, pa.int64(), name, info.datatype)
+        return values.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    if pa.types.is_timestamp(t) or pa.types.is_duration(t):
+        src_unit, src_kind = t.unit, ("M" if pa.types.is_timestamp(t) else "m")
+    elif pa.types.is_date32(t):
+        src_unit, src_kind = "D", "M"
+    elif pa.types.is_date64(t):
+        src_unit, src_kind = "ms", "M"
+    elif pa.types.is_time32(t) or pa.types.is_time64(t):
+        src_unit, src_kind = t.unit, "m"
+    else:
+        raise DataError(f"column {name!r}: {t} values cannot be stored as {info.datatype.name}")
+    if src_kind != kind and not (src_kind == "m" and kind == "m"):
+        if kind == "m" or src_kind == "m":
+            raise DataError(f"column {name!r}: {t} values cannot be stored as {info.datatype.name}")
+    raw = pc.cast(arr.cast(arr.type), pa.int64()) if not pa.types.is_date32(t) else arr.cast(pa.int32()).cast(pa.int64())
+    raw = raw.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    if src_unit == unit:
+        return raw
+    source = raw.view(f"{src_kind}8[{src_unit}]")
+    converted = source.astype(f"{src_kind}8[{unit}]")
+    back = converted.astype(f"{src_kind}8[{src_unit}]")
+    bad = np.flatnonzero(back.view(np.int64) != raw)
+    if len(bad):
+        raise DataError(f"column {name!r}, row {int(bad[0])}: {t} value does not convert "
+                        f"exactly to unit {unit!r} of {info.datatype.name}")
+    return converted.view(np.int64)
+
+
+def _list_parts(arr: pa.Array, name: str) -> tuple[pa.Array, np.ndarray]:
+    """(flat values, int64 value offsets) of a list-like column."""
+    t = arr.type
+    if pa.types.is_fixed_size_list(t):
+        flat = arr.flatten() if arr.null_count == 0 else pc.list_flatten(arr.fill_null(
+            pa.scalar([0] * t.list_size, type=t)))
+        size = t.list_size
+        return flat, np.arange(len(arr) + 1, dtype=np.int64) * size
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        if arr.null_count:
+            arr = pc.if_else(pc.is_null(arr), pa.scalar([], type=t), arr)
+        offsets = np.asarray(arr.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+        offsets = offsets - offsets[0]
+        return arr.flatten(), offsets
+    raise DataError(f"column {name!r}: expected lists of values, got {t}")
+
+
+def _multi_numbers(arr, name, datatype, cell_val_num, fill) -> np.ndarray:
+    flat, offsets = _list_parts(arr, name)
+    lengths = np.diff(offsets)
+    bad = np.flatnonzero(lengths != cell_val_num)
+    if len(bad) and not (arr.null_count and np.all(pc.is_null(arr).to_numpy(zero_copy_only=False)[bad])):
+        row = int(bad[0])
+        raise DataError(f"column {name!r}, row {row}: a cell holds {int(lengths[row])} values, "
+                        f"the field takes {cell_val_num}")
+    values = _numbers(flat, name, datatype, fill)
+    return values
+
+
+def _var_numbers(arr, name, datatype) -> tuple[np.ndarray, np.ndarray]:
+    flat, offsets = _list_parts(arr, name)
+    info = type_info(datatype)
+    values = _numbers(flat, name, datatype, bytes(info.size))
+    return np.ascontiguousarray(values), offsets * info.size
+
+
+# --- strings -----------------------------------------------------------------------------
+
+
+def _string_values(arr: pa.Array, name: str, datatype: int) -> pa.Array:
+    t = arr.type
+    if pa.types.is_dictionary(t):
+        arr = arr.dictionary_decode()
+        t = arr.type
+    if pa.types.is_null(t):
+        return pa.array([b""] * len(arr), type=pa.binary())
+    if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)):
+        raise DataError(f"column {name!r}: {t} values cannot be stored as {Datatype(datatype).name}")
+    codec = string_codec(datatype)
+    if codec != "utf-8" and (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        return pa.array([None if v is None else v.encode(codec) for v in arr.to_pylist()],
+                        type=pa.binary())
+    return arr.cast(pa.large_binary()) if not pa.types.is_fixed_size_binary(t) else arr.cast(pa.large_binary())
+
+
+def _var_bytes(arr, name, datatype) -> tuple[np.ndarray, np.ndarray]:
+    values = _string_values(arr, name, datatype).cast(pa.large_binary())
+    if values.null_count:
+        values = values.fill_null(b"")
+    buffers = values.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int64)[values.offset:values.offset + len(values) + 1]
+    data_buf = buffers[2]
+    start, end = int(offsets[0]), int(offsets[-1])
+    data = (np.frombuffer(data_buf, dtype=np.uint8)[start:end] if data_buf is not None
+            else np.zeros(0, np.uint8))
+    width = type_info(datatype).size
+    lengths = np.diff(offsets)
+    bad = np.flatnonzero(lengths % width)
+    if len(bad):
+        raise DataError(f"column {name!r}, row {int(bad[0])}: {int(lengths[bad[0]])} bytes is not a "
+                        f"whole number of {Datatype(datatype).name} characters")
+    return np.array(data, dtype=np.uint8), offsets - start
+
+
+def _fixed_bytes(arr, name, datatype, cell_val_num, fill) -> np.ndarray:
+    width = type_info(datatype).size * cell_val_num
+    raw, offsets = _var_bytes(arr, name, datatype)
+    lengths = np.diff(offsets)
+    too_long = np.flatnonzero(lengths > width)
+    if len(too_long):
+        row = int(too_long[0])
+        raise DataError(f"column {name!r}, row {row}: {int(lengths[row])} bytes do not fit a "
+                        f"{width}-byte cell")
+    out = np.zeros((len(lengths), width), dtype=np.uint8)
+    nulls = pc.is_null(arr).to_numpy(zero_copy_only=False) if arr.null_count else None
+    for row in range(len(lengths)):
+        if nulls is not None and nulls[row]:
+            continue  # zero bytes, like every NULL cell
+        out[row, : lengths[row]] = raw[offsets[row] : offsets[row + 1]]
+    return out.reshape(-1).view(type_info(datatype).numpy)

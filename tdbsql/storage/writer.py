@@ -1,0 +1,306 @@
+"""Creating arrays and writing fragments, metadata and deletes (the public write API).
+
+In: a path, a ``tdbsql.schema.Schema`` or user data (Arrow table / RecordBatchReader, pandas
+DataFrame, dict of arrays), an optional 32-byte AES-256-GCM key and timestamp (ms).
+Out: files laid out as TileDB 2.30 writes them (format version 22), which ``tiledb`` and
+tdbsql read back cell for cell:
+
+* ``create``: ``__schema/__t_t_<uuid>`` (+ ``__schema/__enumerations/__<uuid>_0``) and the
+  empty folders TileDB makes (``__commits``, ``__fragments``, ``__fragment_meta``,
+  ``__labels``, ``__meta``);
+* ``write`` / ``write_fragment``: one fragment per call (``fragment_writer``), committed last;
+* ``put_metadata`` / ``delete_metadata``: one ``__meta/__t_t_<uuid>`` file each;
+* ``delete``: a ``__commits/__t_t_<uuid>_22.del`` delete commit (``delete_writer``).
+
+Nothing is written when the input is bad: every check runs before the first file.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+import numpy as np
+import pyarrow as pa
+
+from ..datatypes import VAR_NUM, Layout, type_info
+from ..errors import ArrayNotFoundError, DataError, TdbsqlError
+from ..format.array_schema import ArraySchema, write_array_schema
+from ..format.enumeration import ENUMERATIONS_DIR, write_enumeration
+from ..format.fragment_metadata import TIMESTAMPS, cells_per_dense_tile
+from ..format.names import new_name, now_ms
+from ..schema import Schema
+from . import tiling
+from .array import Array, normalize_key
+from .fragment_writer import FragmentWriter
+from .write_buffers import FieldBuffer, field_buffer
+
+ARRAY_DIRS = ("__commits", "__fragment_meta", "__fragments", "__labels", "__meta", "__schema")
+
+
+# --- create ----------------------------------------------------------------------------------
+
+
+def create(path: str, schema: Schema, *, key=None, timestamp: int | None = None) -> None:
+    """Create an empty array at ``path`` (refuses an existing array)."""
+    if not isinstance(schema, Schema):
+        raise TypeError("create() takes a tdbsql.Schema")
+    raw_key = normalize_key(key)
+    path = os.path.abspath(path)
+    if os.path.isdir(os.path.join(path, "__schema")):
+        raise TdbsqlError(f"{path!r} is already a TileDB array")
+    if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+        raise TdbsqlError(f"cannot create an array at {path!r}: the path exists and is not empty")
+    t = timestamp if timestamp is not None else now_ms()
+    enumerations = schema.format_enumerations()
+    name = new_name(t, t, None)
+    stored = schema.to_format(name, {k: e.path_name for k, e in enumerations.items()}, t)
+    schema_bytes = write_array_schema(stored, raw_key)
+    enum_bytes = {e.path_name: write_enumeration(e, raw_key) for e in enumerations.values()}
+    os.makedirs(path, exist_ok=True)
+    for folder in ARRAY_DIRS:
+        os.makedirs(os.path.join(path, folder), exist_ok=True)
+    os.makedirs(os.path.join(path, ENUMERATIONS_DIR), exist_ok=True)
+    for file_name, data in enum_bytes.items():
+        _write_new(os.path.join(path, ENUMERATIONS_DIR, file_name), data)
+    # The schema file last: until it exists the folder is not an array.
+    _write_new(os.path.join(path, "__schema", name), schema_bytes)
+
+
+def _write_new(path: str, data: bytes) -> None:
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+# --- input normalisation -------------------------------------------------------------------
+
+
+def columns_of(data) -> dict[str, Any]:
+    """Column name -> column of any supported input."""
+    if isinstance(data, pa.RecordBatchReader):
+        data = data.read_all()
+    if isinstance(data, pa.RecordBatch):
+        data = pa.Table.from_batches([data])
+    if isinstance(data, pa.Table):
+        return {name: data.column(name) for name in data.column_names}
+    try:
+        import pandas as pd
+
+        if isinstance(data, pd.DataFrame):
+            frame = data.reset_index() if _has_named_index(data) else data
+            return {str(name): frame[name] for name in frame.columns}
+    except ImportError:  # pandas is optional
+        pass
+    if isinstance(data, Mapping):
+        return dict(data)
+    raise TypeError(f"cannot write {type(data).__name__}: pass a pyarrow Table, a "
+                    "RecordBatchReader, a pandas DataFrame or a dict of arrays")
+
+
+def _has_named_index(frame) -> bool:
+    return any(name is not None for name in frame.index.names)
+
+
+def _buffers(schema: ArraySchema, columns: dict, names: list[str]) -> dict[str, FieldBuffer]:
+    fields = {a.name: a for a in schema.attributes}
+    dims = {d.name: d for d in schema.dimensions}
+    unknown = sorted(set(columns) - set(names))
+    if unknown:
+        raise DataError(f"column {unknown[0]!r} is not a dimension or attribute of the array "
+                        f"(fields: {', '.join(names)})")
+    missing = [n for n in names if n not in columns]
+    if missing:
+        raise DataError(f"missing column {missing[0]!r}: a write needs every "
+                        f"{'dimension and ' if dims and missing[0] in dims else ''}attribute")
+    out, count = {}, None
+    for name in names:
+        if name in fields:
+            a = fields[name]
+            buf = field_buffer(columns[name], name, a.datatype, a.cell_val_num, a.nullable,
+                               a.fill_value)
+        else:
+            d = dims[name]
+            buf = field_buffer(columns[name], name, d.datatype, d.cell_val_num, False, b"")
+        n = _count(buf, fields.get(name))
+        if count is not None and n != count:
+            raise DataError(f"column {name!r} has {n} cells, the others {count}")
+        count = n
+        out[name] = buf
+    return out
+
+
+def _count(buf: FieldBuffer, attr) -> int:
+    if buf.offsets is not None:
+        return len(buf.offsets) - 1
+    cvn = attr.cell_val_num if attr is not None else 1
+    return len(buf.values) // max(cvn, 1)
+
+
+# --- write -------------------------------------------------------------------------------------
+
+
+def write(path: str, data, *, timestamp: int | None = None, key=None, subarray=None) -> str:
+    """Write one fragment; returns its folder name.  Sparse: any cell order.  Dense:
+    ``subarray`` gives (lo, hi) per dimension and the cells come in the schema's cell order."""
+    array = Array(path, None, key)
+    schema = array.schema
+    t = timestamp if timestamp is not None else now_ms()
+    columns = columns_of(data)
+    if schema.dense:
+        from .dense_writer import write_dense
+
+        return write_dense(array.path, schema, columns, subarray, t, array.key)
+    if subarray is not None:
+        raise DataError("subarray is for dense arrays; sparse writes take coordinate columns")
+    names = [a.name for a in schema.attributes] + [d.name for d in schema.dimensions]
+    buffers = _buffers(schema, columns, names)
+    return _write_sparse(array.path, schema, buffers, (t, t), array.key, ordered=False,
+                         cell_timestamps=None, commit=True)
+
+
+def write_fragment(path: str, schema_fmt: ArraySchema, table: pa.Table, *,
+                   timestamp_range: tuple[int, int] | None = None, cell_timestamps=None, key=None,
+                   ordered: bool = False, commit: bool = True) -> str:
+    """The low-level sparse fragment writer (INSERT, ingest, consolidation).
+
+    ``table`` holds every dimension and attribute; ``cell_timestamps`` (uint64 per cell)
+    writes the per-cell timestamps field ``t.tdb``; ``ordered`` says the cells are already in
+    global order (checked); ``commit=False`` leaves the ``.wrt`` to the caller.
+    """
+    if not schema_fmt.sparse:
+        raise DataError("write_fragment writes sparse fragments; use write() for dense arrays")
+    raw_key = normalize_key(key)
+    t = now_ms()
+    timestamp_range = timestamp_range or (t, t)
+    names = [a.name for a in schema_fmt.attributes] + [d.name for d in schema_fmt.dimensions]
+    buffers = _buffers(schema_fmt, columns_of(table), names)
+    if cell_timestamps is not None:
+        stamps = np.ascontiguousarray(np.asarray(cell_timestamps, dtype=np.uint64))
+        buffers[TIMESTAMPS] = FieldBuffer(stamps)
+    return _write_sparse(os.path.abspath(path), schema_fmt, buffers, tuple(timestamp_range),
+                         raw_key, ordered=ordered, cell_timestamps=cell_timestamps, commit=commit)
+
+
+def _write_sparse(path, schema, buffers, timestamp_range, key, *, ordered, cell_timestamps,
+                  commit) -> str:
+    dims = [buffers[d.name] for d in schema.dimensions]
+    n = _count(dims[0], None)
+    tiling.check_in_domain(schema, dims)
+    order = tiling.global_order(schema, dims)
+    if ordered:
+        if not np.array_equal(order, np.arange(n)):
+            bad = int(np.argmax(order != np.arange(n)))
+            raise DataError(f"ordered=True but cell {bad} is not in global order")
+    else:
+        buffers = {name: buf.take(order, _cvn(schema, name)) for name, buf in buffers.items()}
+        dims = [buffers[d.name] for d in schema.dimensions]
+    if not schema.allows_duplicates:
+        dups = tiling.duplicate_rows(schema, dims)
+        if len(dups):
+            row = int(dups[0]) if ordered else int(order[dups[0]])
+            coords = ", ".join(_coord_text(d, buffers[d.name], int(dups[0]))
+                               for d in schema.dimensions)
+            raise DataError(f"duplicate coordinates ({coords}) at row {row}: the array does not "
+                            "allow duplicates")
+    mbrs, ned = _mbrs(schema, dims, schema.capacity, n)
+    writer = FragmentWriter(path, schema, timestamp_range=timestamp_range, key=key)
+    writer.write(buffers, dense=False, n_cells=n, tile_size=schema.capacity,
+                 non_empty_domain=ned, mbrs=mbrs, has_timestamps=cell_timestamps is not None)
+    if commit:
+        writer.commit()
+    return writer.name
+
+
+def _cvn(schema: ArraySchema, name: str) -> int:
+    for a in schema.attributes:
+        if a.name == name:
+            return 1 if a.cell_val_num == VAR_NUM else a.cell_val_num
+    return 1
+
+
+def _coord_text(dim, buf: FieldBuffer, idx: int) -> str:
+    if dim.is_var:
+        return repr(bytes(buf.values[buf.offsets[idx]:buf.offsets[idx + 1]]).decode("utf-8", "replace"))
+    return repr(buf.values[idx].item())
+
+
+def _mbrs(schema: ArraySchema, dims: list[FieldBuffer], tile_size: int, n: int):
+    """Per-tile MBRs (the R-tree leaves) and the non-empty domain, or (None, None)."""
+    if n == 0:
+        return None, None
+    starts = np.arange(0, n, tile_size)
+    leaves, ned = [], []
+    for dim, buf in zip(schema.dimensions, dims):
+        if dim.is_var:
+            ranks = tiling.string_ranks(buf)
+            pairs = []
+            for s in starts.tolist():
+                e = min(s + tile_size, n)
+                chunk = ranks[s:e]
+                lo_idx, hi_idx = s + int(np.argmin(chunk)), s + int(np.argmax(chunk))
+                pairs.append((_cell_bytes(buf, lo_idx), _cell_bytes(buf, hi_idx)))
+            leaves.append(tuple(pairs))
+            ned.append((min(p[0] for p in pairs), max(p[1] for p in pairs)))
+        else:
+            lo = np.minimum.reduceat(buf.values, starts)
+            hi = np.maximum.reduceat(buf.values, starts)
+            leaves.append(np.stack([lo, hi], axis=1))
+            ned.append((lo.min().item(), hi.max().item()))
+    return tuple(leaves), tuple(ned)
+
+
+def _cell_bytes(buf: FieldBuffer, idx: int) -> bytes:
+    return bytes(buf.values[buf.offsets[idx]:buf.offsets[idx + 1]])
+
+
+# --- array metadata --------------------------------------------------------------------------
+
+
+def put_metadata(path: str, key_: str, value, *, key=None, timestamp: int | None = None) -> None:
+    """Set array metadata ``key_`` to ``value`` (as ``A.meta[key_] = value`` in TileDB-Py)."""
+    from ..format.metadata import tiledb_py_put
+
+    try:
+        entries = tiledb_py_put(key_, value)
+    except TypeError as exc:
+        raise DataError(f"metadata {key_!r}: {exc}") from None
+    _write_metadata(path, entries, key, timestamp)
+
+
+def delete_metadata(path: str, key_: str, *, key=None, timestamp: int | None = None) -> None:
+    """Delete array metadata ``key_`` (as ``del A.meta[key_]``)."""
+    from ..format.metadata import tiledb_py_delete
+
+    _write_metadata(path, tiledb_py_delete(key_), key, timestamp)
+
+
+def _write_metadata(path: str, entries, key, timestamp) -> None:
+    from ..format.metadata import encode_metadata_file
+
+    array = Array(path, None, key)
+    array.schema  # checks the key as opening does
+    t = timestamp if timestamp is not None else now_ms()
+    data = encode_metadata_file(entries, key=array.key)
+    folder = os.path.join(array.path, "__meta")
+    os.makedirs(folder, exist_ok=True)
+    _write_new(os.path.join(folder, new_name(t, t, None)), data)
+
+
+# --- deletes -------------------------------------------------------------------------------------
+
+
+def delete(path: str, where: str, *, timestamp: int | None = None, key=None) -> str:
+    """Write a delete commit removing the cells matching the SQL condition ``where``."""
+    from .delete_writer import write_delete
+
+    return write_delete(path, where, timestamp=timestamp, key=key)
+
+
+def require_array(path: str) -> None:
+    if not os.path.isdir(os.path.join(path, "__schema")):
+        raise ArrayNotFoundError(f"no TileDB array at {path!r}")
+
+
+__all__ = ["create", "delete", "delete_metadata", "put_metadata", "write", "write_fragment"]

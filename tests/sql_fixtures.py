@@ -1,0 +1,284 @@
+"""Fixture arrays for the SQL behaviour files and the differential test, built with ``tiledb``.
+
+``build_fixtures(root)`` writes every array below ``root`` and returns ``{name: path}``;
+``oracle_table(path, timestamp)`` reads one back with ``tiledb`` (the oracle, never tdbsql) as a
+pyarrow Table in the Arrow types tdbsql documents (DATETIME_DAY -> date32, DATETIME_MS ->
+timestamp[ms], strings -> string), NULLs intact.  Test modules import the ``sql_arrays``
+fixture from here (``from sql_fixtures import sql_arrays``); conftest.py is not touched.
+
+The arrays (all small, deterministic):
+
+- ``items``  sparse, dim ``id`` int64; attrs ``grp`` str, ``qty`` int32?, ``price`` float64?,
+  ``name`` utf-8 str? (non-ASCII), ``day`` date?, ``ts`` timestamp[ms], ``big`` int64,
+  ``ok`` bool?  (``?`` = nullable).  Two fragments, small capacity so several tiles.
+- ``grid``   dense 6x5, dims ``r``, ``c`` int32; attrs ``v`` float64, ``n`` int64, ``label`` str.
+- ``hist``   sparse, dim ``k`` int32; attrs ``v`` int64, ``tag`` str.  Writes at 1000, 2000
+  (overwrites k 5..8, adds 13..15), a delete at 2500 (``v < 35``: k 1..3), a write at 3000
+  (re-adds k 2, overwrites k 10, adds k 20).
+- ``dept`` / ``emp``  a join pair: ``dept(dept_id, dname, city?, budget)``,
+  ``emp(emp_id, dept_id?, ename, salary?, hired, manager_id?)``; some emp.dept_id NULL or
+  pointing at a missing department, one department without employees.
+- ``da`` / ``db``  random-ish arrays for the differential test: ``da(id, a?, b?, x?, s?)``,
+  ``db(id, k?, y?, t?)`` with small value ranges so groups and join keys collide.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+tiledb = pytest.importorskip("tiledb")
+
+TIME_TRAVEL_STAMPS = (1000, 2000, 2500, 3000)
+
+NAMES = ["Zürich", "São Paulo", "Ωmega", "東京", "straße", "", "naïve café", "Oslo",
+         "oslo", "ÅSE", "Éire", "x_y%z", "Łódź", "Kyiv", "emoji 🙂", "ñandú"]
+GROUPS = ["alpha", "beta", "gamma", "Beta", "δelta"]
+
+
+def _arr(values, mask=None, type=None):
+    return pa.array(values, mask=None if mask is None else np.asarray(mask), type=type)
+
+
+def _build_items(uri: str) -> None:
+    dom = tiledb.Domain(tiledb.Dim("id", domain=(1, 1000), tile=16, dtype=np.int64))
+    schema = tiledb.ArraySchema(domain=dom, sparse=True, capacity=8, attrs=[
+        tiledb.Attr("grp", dtype=str, var=True),
+        tiledb.Attr("qty", dtype=np.int32, nullable=True),
+        tiledb.Attr("price", dtype=np.float64, nullable=True),
+        tiledb.Attr("name", dtype=str, var=True, nullable=True),
+        tiledb.Attr("day", dtype="datetime64[D]", nullable=True),
+        tiledb.Attr("ts", dtype="datetime64[ms]"),
+        tiledb.Attr("big", dtype=np.int64),
+        tiledb.Attr("ok", dtype=np.bool_, nullable=True),
+    ])
+    tiledb.Array.create(uri, schema)
+    rng = np.random.default_rng(7)
+    n = 48
+    ids = np.arange(1, n + 1, dtype=np.int64) * 3 - (np.arange(n) % 3)  # gaps, unique
+    grp = np.array([GROUPS[i] for i in rng.integers(0, len(GROUPS), n)], dtype=object)
+    qty = rng.integers(-20, 60, n).astype(np.int32)
+    qty_null = rng.random(n) < 0.15
+    price = rng.integers(0, 100000, n) / 100.0
+    price_null = rng.random(n) < 0.12
+    name = np.array([NAMES[i % len(NAMES)] for i in rng.permutation(n)], dtype=object)
+    name_null = rng.random(n) < 0.1
+    base = np.datetime64("2023-11-20", "D")
+    day = base + rng.integers(0, 120, n).astype("timedelta64[D]")
+    day_null = rng.random(n) < 0.1
+    ts = (np.datetime64("2024-01-01T00:00:00", "ms")
+          + (rng.integers(0, 90 * 24 * 3600, n) * 1000).astype("timedelta64[ms]"))
+    big = rng.integers(-10**6, 10**6, n).astype(np.int64)
+    big[:4] = [2**62, 2**62 + 12345, -(2**62), 9_000_000_000_000_000_000]
+    ok = rng.random(n) < 0.6
+    ok_null = rng.random(n) < 0.15
+    halves = (slice(0, n // 2), slice(n // 2, n))
+    for stamp, part in zip((100, 200), halves):
+        with tiledb.open(uri, "w", timestamp=stamp) as A:
+            A[ids[part]] = {
+                "grp": grp[part],
+                "qty": _arr(qty[part], qty_null[part], pa.int32()),
+                "price": _arr(price[part], price_null[part], pa.float64()),
+                "name": _arr(list(name[part]), name_null[part], pa.string()),
+                "day": _arr(day[part], day_null[part], pa.date32()),
+                "ts": ts[part],
+                "big": big[part],
+                "ok": _arr(ok[part], ok_null[part], pa.bool_()),
+            }
+
+
+def _build_grid(uri: str) -> None:
+    dom = tiledb.Domain(tiledb.Dim("r", domain=(1, 6), tile=3, dtype=np.int32),
+                        tiledb.Dim("c", domain=(1, 5), tile=5, dtype=np.int32))
+    schema = tiledb.ArraySchema(domain=dom, sparse=False, attrs=[
+        tiledb.Attr("v", dtype=np.float64),
+        tiledb.Attr("n", dtype=np.int64),
+        tiledb.Attr("label", dtype=str, var=True),
+    ])
+    tiledb.Array.create(uri, schema)
+    r, c = np.meshgrid(np.arange(1, 7), np.arange(1, 6), indexing="ij")
+    v = (r * 10 + c) / 4.0
+    n = (r * c) % 7 - 2
+    labels = np.array([["n", "e", "s", "w", "ü"][(i + j) % 5] + str(i)
+                       for i in range(1, 7) for j in range(1, 6)], dtype=object).reshape(6, 5)
+    with tiledb.open(uri, "w", timestamp=100) as A:
+        A[:, :] = {"v": v.astype(np.float64), "n": n.astype(np.int64), "label": labels}
+
+
+def _build_hist(uri: str) -> None:
+    dom = tiledb.Domain(tiledb.Dim("k", domain=(1, 100), tile=10, dtype=np.int32))
+    schema = tiledb.ArraySchema(domain=dom, sparse=True, capacity=4, allows_duplicates=False,
+                                attrs=[tiledb.Attr("v", dtype=np.int64),
+                                       tiledb.Attr("tag", dtype=str, var=True)])
+    tiledb.Array.create(uri, schema)
+
+    def write(stamp, keys, values, tag):
+        keys = np.asarray(keys, dtype=np.int32)
+        with tiledb.open(uri, "w", timestamp=stamp) as A:
+            A[keys] = {"v": np.asarray(values, dtype=np.int64),
+                       "tag": np.array([tag] * len(keys), dtype=object)}
+
+    write(1000, range(1, 13), [k * 10 for k in range(1, 13)], "v1")
+    write(2000, [5, 6, 7, 8, 13, 14, 15], [51, 61, 71, 81, 130, 140, 150], "v2")
+    with tiledb.open(uri, "d", timestamp=2500) as A:
+        A.query(cond="v < 35").submit()
+    write(3000, [2, 10, 20], [222, 1003, 200], "v3")
+
+
+def _build_dept_emp(dept_uri: str, emp_uri: str) -> None:
+    dom = tiledb.Domain(tiledb.Dim("dept_id", domain=(1, 50), tile=10, dtype=np.int32))
+    tiledb.Array.create(dept_uri, tiledb.ArraySchema(domain=dom, sparse=True, attrs=[
+        tiledb.Attr("dname", dtype=str, var=True),
+        tiledb.Attr("city", dtype=str, var=True, nullable=True),
+        tiledb.Attr("budget", dtype=np.float64),
+    ]))
+    with tiledb.open(dept_uri, "w", timestamp=100) as A:
+        A[np.array([1, 2, 3, 4, 5], dtype=np.int32)] = {
+            "dname": np.array(["Engineering", "Sales", "Façade", "R&D", "Empty"], dtype=object),
+            "city": _arr(["Zürich", "Oslo", None, "東京", "Oslo"], type=pa.string()),
+            "budget": np.array([1_250_000.5, 480_000.0, 75_000.25, 990_000.0, 10.0]),
+        }
+    dom = tiledb.Domain(tiledb.Dim("emp_id", domain=(1, 1000), tile=32, dtype=np.int32))
+    tiledb.Array.create(emp_uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=5, attrs=[
+        tiledb.Attr("dept_id", dtype=np.int32, nullable=True),
+        tiledb.Attr("ename", dtype=str, var=True),
+        tiledb.Attr("salary", dtype=np.int64, nullable=True),
+        tiledb.Attr("hired", dtype="datetime64[D]"),
+        tiledb.Attr("manager_id", dtype=np.int32, nullable=True),
+    ]))
+    rows = [  # emp_id, dept_id, ename, salary, hired, manager_id
+        (1, 1, "Ada", 9100, "2015-03-01", None),
+        (2, 1, "Björn", 7200, "2018-07-15", 1),
+        (3, 1, "Chloé", 7200, "2019-01-02", 1),
+        (4, 2, "Dmitri", 5100, "2016-11-30", None),
+        (5, 2, "Eun-ji", None, "2021-05-05", 4),
+        (6, 2, "Fatima", 4800, "2022-02-28", 4),
+        (7, 3, "Grzegorz", 6100, "2017-08-08", 1),
+        (8, 4, "Hana", 8800, "2014-12-31", 1),
+        (9, 4, "Iñaki", 6600, "2020-10-10", 8),
+        (10, None, "Jürgen", 3000, "2023-04-01", None),
+        (11, 9, "Kwame", 4100, "2023-06-15", 4),
+        (12, 4, "李娜", None, "2024-01-20", 8),
+        (13, 1, "Mårten", 7200, "2020-02-29", 2),
+        (14, None, "Noor", None, "2024-02-01", 99),
+    ]
+    with tiledb.open(emp_uri, "w", timestamp=100) as A:
+        A[np.array([r[0] for r in rows], dtype=np.int32)] = {
+            "dept_id": _arr([r[1] for r in rows], type=pa.int32()),
+            "ename": np.array([r[2] for r in rows], dtype=object),
+            "salary": _arr([r[3] for r in rows], type=pa.int64()),
+            "hired": np.array([r[4] for r in rows], dtype="datetime64[D]"),
+            "manager_id": _arr([r[5] for r in rows], type=pa.int32()),
+        }
+
+
+def _build_differential(a_uri: str, b_uri: str) -> None:
+    rng = np.random.default_rng(2024)
+    words = np.array(["a", "b", "ab", "Ä", "bä", "", "zz"], dtype=object)
+    dom = tiledb.Domain(tiledb.Dim("id", domain=(1, 10_000), tile=64, dtype=np.int64))
+    tiledb.Array.create(a_uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=16, attrs=[
+        tiledb.Attr("a", dtype=np.int32, nullable=True),
+        tiledb.Attr("b", dtype=np.int64, nullable=True),
+        tiledb.Attr("x", dtype=np.float64, nullable=True),
+        tiledb.Attr("s", dtype=str, var=True, nullable=True),
+    ]))
+    n = 60
+    ids = np.sort(rng.choice(np.arange(1, 500), n, replace=False)).astype(np.int64)
+    with tiledb.open(a_uri, "w", timestamp=100) as A:
+        A[ids] = {
+            "a": _arr(rng.integers(-5, 6, n).astype(np.int32), rng.random(n) < 0.15, pa.int32()),
+            "b": _arr(rng.integers(-1000, 1000, n), rng.random(n) < 0.15, pa.int64()),
+            "x": _arr(rng.integers(-500, 500, n) / 8.0, rng.random(n) < 0.15, pa.float64()),
+            "s": _arr(list(words[rng.integers(0, len(words), n)]), rng.random(n) < 0.15,
+                      pa.string()),
+        }
+    dom = tiledb.Domain(tiledb.Dim("id", domain=(1, 10_000), tile=64, dtype=np.int64))
+    tiledb.Array.create(b_uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=16, attrs=[
+        tiledb.Attr("k", dtype=np.int32, nullable=True),
+        tiledb.Attr("y", dtype=np.float64, nullable=True),
+        tiledb.Attr("t", dtype=str, var=True, nullable=True),
+    ]))
+    m = 25
+    ids = np.sort(rng.choice(np.arange(1, 500), m, replace=False)).astype(np.int64)
+    with tiledb.open(b_uri, "w", timestamp=100) as A:
+        A[ids] = {
+            "k": _arr(rng.integers(-5, 6, m).astype(np.int32), rng.random(m) < 0.15, pa.int32()),
+            "y": _arr(rng.integers(-500, 500, m) / 4.0, rng.random(m) < 0.15, pa.float64()),
+            "t": _arr(list(words[rng.integers(0, len(words), m)]), rng.random(m) < 0.15,
+                      pa.string()),
+        }
+
+
+FIXTURES = ("items", "grid", "hist", "dept", "emp", "da", "db")
+
+
+def build_fixtures(root: str) -> dict[str, str]:
+    """Write every fixture array under ``root`` (once) and return ``{name: path}``."""
+    paths = {name: os.path.join(root, name) for name in FIXTURES}
+    if all(os.path.isdir(p) for p in paths.values()):
+        return paths
+    _build_items(paths["items"])
+    _build_grid(paths["grid"])
+    _build_hist(paths["hist"])
+    _build_dept_emp(paths["dept"], paths["emp"])
+    _build_differential(paths["da"], paths["db"])
+    return paths
+
+
+# -- the oracle's view of an array ------------------------------------------------------------
+
+_TEMPORAL = {"datetime64[D]": pa.date32(), "datetime64[ms]": pa.timestamp("ms"),
+             "datetime64[s]": pa.timestamp("s"), "datetime64[us]": pa.timestamp("us"),
+             "datetime64[ns]": pa.timestamp("ns")}
+
+
+def oracle_table(path: str, timestamp=None) -> pa.Table:
+    """All cells of the array at ``timestamp`` read by ``tiledb``, as Arrow (dims first).
+
+    Read through numpy masked arrays (TileDB-Py's Arrow path fails on a nullable
+    DATETIME_DAY attribute), then typed as tdbsql documents.
+    """
+    with tiledb.open(path, timestamp=timestamp) as A:
+        schema = A.schema
+        if schema.sparse:
+            raw = A.query(coords=True, return_arrow=False)[:]
+        else:
+            raw = A.query(coords=True, return_arrow=False)[tuple(
+                slice(None) for _ in range(schema.ndim))]
+        fields = [schema.domain.dim(i) for i in range(schema.ndim)] + \
+                 [schema.attr(i) for i in range(schema.nattr)]
+        columns, names = [], []
+        for f in fields:
+            values = raw[f.name]
+            mask = None
+            if isinstance(values, np.ma.MaskedArray):
+                mask = np.ma.getmaskarray(values).ravel()
+                values = values.data
+            values = np.asarray(values).ravel()
+            kind = np.dtype(f.dtype).kind
+            if kind in "USO" or f.dtype is str:
+                col = pa.array([None if mask is not None and m else str(v)
+                                for v, m in zip(values, mask if mask is not None
+                                                else [False] * len(values))], pa.string())
+            elif kind == "M":
+                target = _TEMPORAL[str(np.dtype(f.dtype))]
+                unit = "D" if pa.types.is_date32(target) else target.unit
+                ints = values.astype(f"datetime64[{unit}]").astype(np.int64)
+                storage = pa.int32() if pa.types.is_date32(target) else pa.int64()
+                col = pa.array(ints, storage, mask=mask).cast(target) \
+                    if not pa.types.is_date32(target) else \
+                    pa.array(ints.astype(np.int32), pa.int32(), mask=mask).view(target)
+            else:
+                col = pa.array(values, mask=mask)
+            columns.append(col)
+            names.append(f.name)
+    return pa.table(columns, names=names)
+
+
+@pytest.fixture(scope="session")
+def sql_arrays(tmp_path_factory) -> dict[str, str]:
+    """``{fixture name: path}`` of the arrays above, built once per test session."""
+    return build_fixtures(str(tmp_path_factory.mktemp("sql_arrays")))

@@ -1,0 +1,357 @@
+"""Ingest: Parquet, CSV and Arrow IPC files -> arrays that `tiledb` (the oracle) and tdbsql read
+back equal to the source rows; streaming in several fragments; appends; bad input leaves
+nothing behind."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+import pytest
+
+import tdbsql
+from tdbsql.ingest import IngestError, ingest
+
+tiledb = pytest.importorskip("tiledb")
+
+
+def sample(n: int = 500, seed: int = 1) -> pa.Table:
+    """Rows with every common column kind; (day, station) repeats, so duplicates happen."""
+    rng = np.random.default_rng(seed)
+    rain = np.round(rng.gamma(1.0, 3.0, n), 1)
+    return pa.table({
+        "station": pa.array(rng.integers(1, 40, n), pa.int32()),
+        "day": pa.array((np.datetime64("2024-01-01") + rng.integers(0, 60, n)).astype(
+            "datetime64[D]")),
+        "temp": pa.array(np.round(rng.normal(10, 5, n), 2)),
+        "rain": pa.array(rain, mask=rain < 1.0),
+        "city": pa.array([f"city-{i % 13}" if i % 17 else "Zürich" for i in range(n)]),
+        "flag": pa.array(rng.integers(0, 2, n).astype(bool)),
+        "count": pa.array(rng.integers(-(2**40), 2**40, n), pa.int64()),
+        "at": pa.array(rng.integers(0, 10**12, n).astype("datetime64[ms]")),
+    })
+
+
+def canonical(table: pa.Table, columns: list[str]) -> pa.Table:
+    """Source or result rows in one order with plain types (for equality)."""
+    out = {}
+    for name in columns:
+        col = table.column(name).combine_chunks()
+        if pa.types.is_large_string(col.type) or pa.types.is_string_view(col.type):
+            col = col.cast(pa.string())
+        out[name] = col
+    t = pa.table(out)
+    return t.sort_by([(c, "ascending") for c in columns])
+
+
+def oracle(uri: str, key: str | None = None) -> pa.Table:
+    cfg = tiledb.Config({"sm.encryption_type": "AES_256_GCM", "sm.encryption_key": key}) \
+        if key else None
+    with tiledb.open(uri, ctx=tiledb.Ctx(cfg) if cfg else None) as array:
+        return array.query(return_arrow=True).df[:]
+
+
+def assert_reads_equal(uri: str, source: pa.Table, key: str | None = None) -> None:
+    columns = source.column_names
+    expected = canonical(source, columns)
+    got = tdbsql.query("SELECT * FROM array", uri, key=key)
+    assert canonical(got, columns).equals(expected)
+    theirs = oracle(uri, key)
+    for name in columns:  # tiledb's Arrow types: uint8 for bool, large_string, ...
+        theirs = theirs.set_column(theirs.column_names.index(name), name,
+                                   theirs.column(name).cast(expected.column(name).type))
+    assert canonical(theirs, columns).equals(expected)
+
+
+# --- the three source formats -----------------------------------------------------------------
+
+
+def test_parquet_sparse_two_dims(tmp_path):
+    table = sample()
+    pq.write_table(table, tmp_path / "s.parquet", row_group_size=128)
+    report = ingest(tmp_path / "s.parquet", tmp_path / "a", dims=["day", "station"])
+    assert report.rows == 500 and len(report.fragments) == 1 and report.created
+    assert_reads_equal(str(tmp_path / "a"), table)
+    schema = tdbsql.open(str(tmp_path / "a")).schema
+    assert [d.name for d in schema.dimensions] == ["day", "station"]
+    days = table.column("day").cast(pa.int32()).to_numpy()
+    assert schema.dimension("day").domain == (days.min(), days.max())
+    assert schema.allows_duplicates
+    assert schema.attribute("rain").nullable and not schema.attribute("temp").nullable
+
+
+def test_csv_with_nulls_and_types(tmp_path):
+    table = sample(300)
+    pacsv.write_csv(table, tmp_path / "s.csv")
+    ingest(tmp_path / "s.csv", tmp_path / "a", dims="station")
+    parsed = pacsv.read_csv(tmp_path / "s.csv")  # what the CSV says, as Arrow infers it
+    assert parsed.schema.field("day").type == pa.date32()
+    assert_reads_equal(str(tmp_path / "a"), parsed)
+
+
+def test_ipc_file_and_stream(tmp_path):
+    table = sample(200)
+    with ipc.new_file(tmp_path / "f.arrow", table.schema) as w:
+        for batch in table.to_batches(max_chunksize=64):
+            w.write_batch(batch)
+    with ipc.new_stream(tmp_path / "s.arrows", table.schema) as w:
+        w.write_table(table)
+    ingest(tmp_path / "f.arrow", tmp_path / "a", dims=["station", "day"])
+    assert_reads_equal(str(tmp_path / "a"), table)
+    ingest(tmp_path / "s.arrows", tmp_path / "b", dims=["station"])
+    assert_reads_equal(str(tmp_path / "b"), table)
+
+
+def test_streaming_makes_several_fragments(tmp_path):
+    table = sample(2000)
+    pq.write_table(table, tmp_path / "s.parquet", row_group_size=300)
+    report = ingest(tmp_path / "s.parquet", tmp_path / "a", dims=["station", "day"],
+                    batch_rows=450)
+    assert report.rows == 2000
+    assert len(report.fragments) == 5
+    fragments = tiledb.array_fragments(str(tmp_path / "a"))
+    assert len(fragments) == 5
+    assert sorted(f.cell_num for f in fragments) == [200, 450, 450, 450, 450]
+    assert_reads_equal(str(tmp_path / "a"), table)
+
+
+def test_row_dimension_when_no_dims(tmp_path):
+    table = sample(300).select(["temp", "city", "rain"])
+    pq.write_table(table, tmp_path / "s.parquet")
+    ingest(tmp_path / "s.parquet", tmp_path / "a", batch_rows=100)
+    got = tdbsql.query("SELECT * FROM array ORDER BY rowid", str(tmp_path / "a"))
+    assert got.column("rowid").to_pylist() == list(range(300))
+    assert got.select(table.column_names).equals(table)
+    ingest(tmp_path / "s.parquet", tmp_path / "a", append=True)  # rows continue at 300
+    got = tdbsql.query("SELECT * FROM array ORDER BY rowid", str(tmp_path / "a"))
+    assert got.column("rowid").to_pylist() == list(range(600))
+
+
+def test_dense_row_dimension(tmp_path):
+    table = sample(250).select(["temp", "count"])
+    pq.write_table(table, tmp_path / "s.parquet")
+    ingest(tmp_path / "s.parquet", tmp_path / "a", sparse=False, batch_rows=100)
+    with tiledb.open(str(tmp_path / "a")) as array:
+        assert not array.schema.sparse
+        data = array.multi_index[0:249]
+    np.testing.assert_array_equal(data["temp"], table.column("temp").to_numpy())
+    np.testing.assert_array_equal(data["count"], table.column("count").to_numpy())
+    got = tdbsql.query("SELECT temp FROM array", str(tmp_path / "a"))
+    assert got.column("temp").to_pylist() == table.column("temp").to_pylist()
+
+
+def test_dense_rectangle_and_refusal(tmp_path):
+    rows, cols = np.meshgrid(np.arange(5, 15), np.arange(3), indexing="ij")
+    table = pa.table({"r": rows.ravel()[::-1].copy(), "c": cols.ravel()[::-1].copy(),
+                      "v": np.arange(30, dtype=np.float64)})
+    pq.write_table(table, tmp_path / "g.parquet")
+    ingest(tmp_path / "g.parquet", tmp_path / "a", dims=["r", "c"], sparse=False)
+    with tiledb.open(str(tmp_path / "a")) as array:
+        got = array.multi_index[5:14, 0:2]["v"]
+    expected = dict(zip(zip(table.column("r").to_pylist(), table.column("c").to_pylist()),
+                        table.column("v").to_pylist()))
+    assert [expected[(r, c)] for r in range(5, 15) for c in range(3)] == list(got.ravel())
+    holey = table.slice(1)
+    pq.write_table(holey, tmp_path / "h.parquet")
+    with pytest.raises(IngestError, match="do not fill the rectangle"):
+        ingest(tmp_path / "h.parquet", tmp_path / "b", dims=["r", "c"], sparse=False)
+    assert not os.path.exists(tmp_path / "b")
+
+
+# --- types ---------------------------------------------------------------------------------------
+
+
+def test_decimals_round_correctly_and_string_views(tmp_path):
+    values = [decimal.Decimal(f"{i}.{i % 100:02d}") for i in range(1, 400)] + [None]
+    table = pa.table({"k": pa.array(range(400), pa.int64()),
+                      "price": pa.array(values, pa.decimal128(15, 2)),
+                      "tag": pa.array([f"t{i % 7}" for i in range(400)]).cast(pa.string_view()),
+                      "cat": pa.array([f"c{i % 3}" for i in range(400)]).dictionary_encode()})
+    pq.write_table(table, tmp_path / "d.parquet")
+    ingest(tmp_path / "d.parquet", tmp_path / "a", dims="k")
+    got = tdbsql.query("SELECT * FROM array ORDER BY k", str(tmp_path / "a"))
+    assert got.column("price").to_pylist() == [None if v is None else float(str(v))
+                                               for v in values]
+    assert got.column("tag").to_pylist() == [f"t{i % 7}" for i in range(400)]
+    assert got.column("cat").to_pylist() == [f"c{i % 3}" for i in range(400)]
+
+
+def test_string_dimension_and_filters_and_timestamp(tmp_path):
+    table = sample(300)
+    pq.write_table(table, tmp_path / "s.parquet")
+    ingest(tmp_path / "s.parquet", tmp_path / "a", dims=["city", "station"], timestamp=1234,
+           filters={"*": "bitshuffle,lz4:2", "temp": "none"}, capacity=50)
+    assert_reads_equal(str(tmp_path / "a"), table)
+    with tiledb.open(str(tmp_path / "a")) as array:
+        schema = array.schema
+        assert schema.capacity == 50
+        assert schema.domain.dim("city").dtype == np.bytes_
+        assert len(schema.attr("temp").filters) == 0
+        assert [type(f).__name__ for f in schema.attr("count").filters] == [
+            "BitShuffleFilter", "LZ4Filter"]
+        assert schema.attr("count").filters[1].level == 2
+    assert tiledb.array_fragments(str(tmp_path / "a"))[0].timestamp_range == (1234, 1234)
+
+
+def test_encrypted_ingest(tmp_path):
+    key = "0123456789abcdeF0123456789abcdeF"
+    table = sample(100)
+    pq.write_table(table, tmp_path / "s.parquet")
+    ingest(tmp_path / "s.parquet", tmp_path / "a", dims=["station"], key=key)
+    assert_reads_equal(str(tmp_path / "a"), table, key=key)
+    with pytest.raises(tdbsql.EncryptionKeyError):
+        tdbsql.query("SELECT * FROM array", str(tmp_path / "a"))
+
+
+# --- append ---------------------------------------------------------------------------------------
+
+
+def test_append_adds_fragments(tmp_path):
+    columns = ["station", "day", "temp", "rain", "city", "flag", "count"]
+    first, second = sample(300, seed=1).select(columns), sample(200, seed=2).select(columns)
+    pq.write_table(first, tmp_path / "1.parquet")
+    pacsv.write_csv(second, tmp_path / "2.csv")  # station reads back as int64: cast on append
+    report = ingest(tmp_path / "1.parquet", tmp_path / "a",
+                    dims={"station": (0, 100), "day": ("2023-01-01", "2025-12-31")})
+    again = ingest(tmp_path / "2.csv", tmp_path / "a", append=True, timestamp=report.timestamp + 1)
+    assert not again.created and again.rows == 200
+    assert len(tiledb.array_fragments(str(tmp_path / "a"))) == 2
+    assert_reads_equal(str(tmp_path / "a"), pa.concat_tables([first, second]))
+
+
+# --- bad input: one clear error, nothing written ------------------------------------------------
+
+
+@pytest.fixture
+def parquet_source(tmp_path):
+    table = sample(100)
+    pq.write_table(table, tmp_path / "s.parquet")
+    return tmp_path / "s.parquet"
+
+
+def test_missing_source(tmp_path):
+    with pytest.raises(tdbsql.ArrayNotFoundError, match="does not exist"):
+        ingest(tmp_path / "nope.parquet", tmp_path / "a")
+    assert not os.path.exists(tmp_path / "a")
+
+
+def test_unknown_dim_column(tmp_path, parquet_source):
+    with pytest.raises(IngestError, match="'nope' is not in the source"):
+        ingest(parquet_source, tmp_path / "a", dims=["station", "nope"])
+    assert not os.path.exists(tmp_path / "a")
+
+
+def test_nulls_in_dimension(tmp_path):
+    table = pa.table({"d": pa.array([1, None, 3]), "v": [1.0, 2.0, 3.0]})
+    for name, write in (("n.parquet", pq.write_table), ("n.csv", pacsv.write_csv)):
+        write(table, tmp_path / name)
+        with pytest.raises(IngestError, match="'d' holds 1 NULL"):
+            ingest(tmp_path / name, tmp_path / "a", dims="d")
+        assert not os.path.exists(tmp_path / "a")
+    with ipc.new_file(tmp_path / "n.arrow", table.schema) as w:
+        w.write_table(table)
+    with pytest.raises(IngestError, match="'d' holds 1 NULL"):
+        ingest(tmp_path / "n.arrow", tmp_path / "a", dims="d")
+
+
+def test_mixed_types_in_csv(tmp_path, monkeypatch):
+    from tdbsql.ingest import sources
+
+    monkeypatch.setattr(sources, "CSV_BLOCK_BYTES", 256)  # a later block disagrees
+    lines = ["k,v"] + [f"{i},{i}" for i in range(100)] + ["100,oops"]
+    (tmp_path / "m.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(tdbsql.Error, match="column 'v' has mixed types.*'oops'"):
+        ingest(tmp_path / "m.csv", tmp_path / "a", dims="k")
+    assert not os.path.exists(tmp_path / "a")
+    # integers, then decimals: a float column, not an error
+    lines = ["k,v"] + [f"{i},{i}" for i in range(100)] + ["100,2.5"]
+    (tmp_path / "f.csv").write_text("\n".join(lines) + "\n")
+    ingest(tmp_path / "f.csv", tmp_path / "a", dims="k")
+    got = tdbsql.query("SELECT v FROM array WHERE k = 100", str(tmp_path / "a"))
+    assert got.column("v").to_pylist() == [2.5]
+
+
+def test_existing_array_needs_append(tmp_path, parquet_source):
+    ingest(parquet_source, tmp_path / "a", dims="station")
+    before = sorted(os.listdir(tmp_path / "a" / "__fragments"))
+    with pytest.raises(IngestError, match="already exists; pass --append"):
+        ingest(parquet_source, tmp_path / "a", dims="station")
+    assert sorted(os.listdir(tmp_path / "a" / "__fragments")) == before
+    with pytest.raises(tdbsql.ArrayNotFoundError, match="drop --append"):
+        ingest(parquet_source, tmp_path / "b", append=True)
+
+
+def test_schema_mismatch_on_append(tmp_path, parquet_source):
+    ingest(parquet_source, tmp_path / "a", dims="station")
+    before = sorted(os.listdir(tmp_path / "a" / "__fragments"))
+    cases = [
+        (pa.table({"station": pa.array([1], pa.int32()), "temp": [1.0]}), "missing column"),
+        (sample(10).append_column("extra", pa.array(range(10))), "not in the array"),
+        (sample(10).set_column(2, "temp", pa.array([str(i) for i in range(10)])),
+         "'temp' is string in the source but FLOAT64"),
+        (sample(10).set_column(0, "station", pa.array(range(1000, 1010), pa.int32())),
+         "outside the array's domain"),
+        (sample(10).set_column(2, "temp", pa.array([None] * 10, pa.float64())),
+         "'temp' holds 10 NULL value"),
+    ]
+    for table, message in cases:
+        pq.write_table(table, tmp_path / "x.parquet")
+        with pytest.raises(IngestError, match=message):
+            ingest(tmp_path / "x.parquet", tmp_path / "a", append=True)
+        assert sorted(os.listdir(tmp_path / "a" / "__fragments")) == before
+
+
+def test_failure_midway_removes_written_fragments(tmp_path):
+    """A NaN in a float dimension of the third batch: the first two fragments are removed."""
+    values = np.arange(1000, dtype=np.float64)
+    values[850] = np.nan
+    pq.write_table(pa.table({"x": values, "v": np.arange(1000)}), tmp_path / "nan.parquet",
+                   row_group_size=100)
+    pq.write_table(pa.table({"x": np.arange(10.0), "v": np.arange(10)}), tmp_path / "ok.parquet")
+    ingest(tmp_path / "ok.parquet", tmp_path / "a", dims={"x": (0, 5000)})
+    before = sorted(os.listdir(tmp_path / "a" / "__fragments"))
+    with pytest.raises(IngestError, match="NaN"):
+        ingest(tmp_path / "nan.parquet", tmp_path / "a", append=True, batch_rows=300)
+    assert sorted(os.listdir(tmp_path / "a" / "__fragments")) == before
+    assert sorted(os.listdir(tmp_path / "a" / "__commits")) == [f"{n}.wrt" for n in before]
+    with pytest.raises(IngestError, match="NaN"):
+        ingest(tmp_path / "nan.parquet", tmp_path / "b", dims={"x": (0, 5000)}, batch_rows=300)
+    assert not os.path.exists(tmp_path / "b")
+
+
+def test_unsupported_column_type(tmp_path):
+    table = pa.table({"k": [1, 2], "s": pa.array([{"a": 1}, {"a": 2}])})
+    pq.write_table(table, tmp_path / "s.parquet")
+    with pytest.raises(IngestError, match="column 's' has type struct"):
+        ingest(tmp_path / "s.parquet", tmp_path / "a", dims="k")
+    assert not os.path.exists(tmp_path / "a")
+
+
+def test_in_memory_table_source(tmp_path):
+    table = sample(50)
+    ingest(table, tmp_path / "a", dims=["station", "day"])
+    assert_reads_equal(str(tmp_path / "a"), table)
+
+
+def test_progress_callback(tmp_path, parquet_source):
+    seen = []
+    ingest(parquet_source, tmp_path / "a", dims="station", batch_rows=30,
+           progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(30, 100), (60, 100), (90, 100), (100, 100)]
+
+
+def test_date_domain_given_as_text(tmp_path, parquet_source):
+    ingest(parquet_source, tmp_path / "a", dims={"day": ("2023-12-01", "2024-12-31"),
+                                                  "station": (0, 1000)}, tile=[7, 100])
+    schema = tdbsql.open(str(tmp_path / "a")).schema
+    epoch = datetime.date(1970, 1, 1)
+    assert schema.dimension("day").domain == ((datetime.date(2023, 12, 1) - epoch).days,
+                                              (datetime.date(2024, 12, 31) - epoch).days)
+    assert schema.dimension("day").tile_extent == 7
+    assert schema.dimension("station").tile_extent == 100

@@ -1,0 +1,213 @@
+"""The write API end to end against ``tiledb``: time travel, metadata, deletes, encryption,
+enumerations, and bad input refused with nothing written."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+tiledb = pytest.importorskip("tiledb")
+
+import tdbsql  # noqa: E402
+from tdbsql import schema as S  # noqa: E402
+from tdbsql.errors import DataError, EncryptionKeyError, SqlError, TdbsqlError, UnsupportedSql  # noqa: E402
+from tdbsql.storage.writer import (  # noqa: E402
+    create, delete, delete_metadata, put_metadata, write, write_fragment,
+)
+
+KEY = b"0123456789abcdef0123456789abcdef"
+
+
+def _sparse(path, **kwargs):
+    schema = S.Schema([S.Dim("x", "int64", (0, 99), 10)],
+                      [S.Attr("a", "int32"), S.Attr("s", "utf8"),
+                       S.Attr("n", "float64", nullable=True)], **kwargs)
+    create(str(path), schema)
+    return schema
+
+
+def _data(xs, base=0):
+    xs = np.asarray(xs)
+    return {"x": xs, "a": (xs + base).astype(np.int32), "s": [f"v{x}" for x in xs],
+            "n": pa.array([float(x) if x % 2 else None for x in xs])}
+
+
+def test_directory_layout_matches_tiledb(tmp_path):
+    create(str(tmp_path / "ours"), S.Schema([S.Dim("x", "int32", (0, 9), 5)], [S.Attr("a", "int8")]))
+    tiledb.Array.create(str(tmp_path / "theirs"), tiledb.ArraySchema(
+        domain=tiledb.Domain(tiledb.Dim("x", domain=(0, 9), tile=5, dtype=np.int32)),
+        attrs=[tiledb.Attr("a", dtype=np.int8)], sparse=True))
+    for sub in ("", "__schema"):
+        ours = sorted(n for n in os.listdir(tmp_path / "ours" / sub) if not n.startswith("__1"))
+        theirs = sorted(n for n in os.listdir(tmp_path / "theirs" / sub) if not n.startswith("__1"))
+        assert ours == theirs
+    assert len(os.listdir(tmp_path / "ours" / "__schema")) == 2  # the schema + __enumerations
+
+
+def test_time_travel_across_writes(tmp_path):
+    path = str(tmp_path / "a")
+    _sparse(path)
+    write(path, _data([1, 2, 3]), timestamp=10)
+    write(path, _data([2, 5], base=100), timestamp=20)
+    write(path, _data([7]), timestamp=30)
+    for t, want in ((10, [1, 2, 3]), (20, [1, 2, 3, 5]), (30, [1, 2, 3, 5, 7])):
+        with tiledb.open(path, timestamp=t) as A:
+            got = A.multi_index[0:99]
+        assert got["x"].tolist() == want
+        mine = tdbsql.query("SELECT x, a FROM array ORDER BY x", path, timestamp=t)
+        assert mine.column("x").to_pylist() == want
+    with tiledb.open(path, timestamp=20) as A:
+        assert A.multi_index[2:2]["a"].tolist() == [102]  # the later write wins
+
+
+def test_metadata_every_value_type(tmp_path):
+    path = str(tmp_path / "a")
+    _sparse(path)
+    values = {"i": 5, "f": 2.5, "s": "héllo", "b": b"\x00\x01", "li": [1, 2, 3], "lf": (1.5, 2.5),
+              "np": np.array([1, 2, 3], dtype=np.uint16), "n2": np.arange(6.0).reshape(2, 3),
+              "sc": np.int8(-3)}
+    for i, (k, v) in enumerate(values.items()):
+        put_metadata(path, k, v, timestamp=10 + i)
+    delete_metadata(path, "f", timestamp=50)
+    with tiledb.open(path) as A:
+        # copies: TileDB-Py's arrays point into memory freed when the array closes
+        theirs = {k: (A.meta[k].copy() if isinstance(A.meta[k], np.ndarray) else A.meta[k])
+                  for k in A.meta.keys()}
+    assert "f" not in theirs
+    assert theirs["i"] == 5 and theirs["s"] == "héllo" and theirs["b"] == b"\x00\x01"
+    assert tuple(theirs["li"]) == (1, 2, 3) and tuple(theirs["lf"]) == (1.5, 2.5)
+    assert theirs["np"].tolist() == [1, 2, 3] and theirs["np"].dtype == np.uint16
+    assert theirs["n2"].shape == (2, 3) and theirs["sc"] == -3
+    mine = tdbsql.metadata(path)
+    assert set(mine) == set(theirs)
+    with tiledb.open(path, timestamp=12) as A:  # metadata time travel too
+        assert set(A.meta.keys()) == {"i", "f", "s"}
+
+
+def test_deletes_are_honoured_by_tiledb(tmp_path):
+    path = str(tmp_path / "a")
+    _sparse(path)
+    write(path, _data(range(10)), timestamp=1)
+    delete(path, "a < 2 OR s IN ('v5', 'v6') OR (x BETWEEN 8 AND 9 AND NOT a = 8)", timestamp=2)
+    write(path, _data([0]), timestamp=3)  # written after the delete: survives
+    with tiledb.open(path) as A:
+        assert A.multi_index[0:99]["x"].tolist() == [0, 2, 3, 4, 7, 8]
+    assert tdbsql.query("SELECT x FROM array ORDER BY x", path).column("x").to_pylist() == \
+        [0, 2, 3, 4, 7, 8]
+    with tiledb.open(path, timestamp=1) as A:  # before the delete
+        assert len(A.multi_index[0:99]["x"]) == 10
+
+
+def test_delete_refuses_what_it_cannot_express(tmp_path):
+    path = str(tmp_path / "a")
+    _sparse(path)
+    commits = set(os.listdir(os.path.join(path, "__commits")))
+    for where, error in (("n IS NULL", UnsupportedSql), ("a + 1 > 2", UnsupportedSql),
+                         ("nope = 1", SqlError), ("a > 'x'", SqlError), ("a = 2.5", SqlError),
+                         ("a = 99999999999", SqlError), ("a >", SqlError)):
+        with pytest.raises(error):
+            delete(path, where)
+    assert set(os.listdir(os.path.join(path, "__commits"))) == commits
+
+
+def test_encrypted_array_round_trip(tmp_path):
+    path = str(tmp_path / "a")
+    schema = S.Schema([S.Dim("x", "int64", (0, 99), 10)], [S.Attr("a", "int32"), S.Attr("s", "utf8")],
+                      enumerations=[S.Enumeration("e", ["lo", "hi"])])
+    create(path, schema, key=KEY)
+    write(path, {"x": [1, 2], "a": np.array([3, 4], np.int32), "s": ["p", "q"]}, timestamp=1, key=KEY)
+    put_metadata(path, "m", 7, key=KEY)
+    delete(path, "x = 1", key=KEY, timestamp=2)
+    cfg = tiledb.Config({"sm.encryption_type": "AES_256_GCM", "sm.encryption_key": KEY.decode()})
+    with tiledb.open(path, ctx=tiledb.Ctx(cfg)) as A:
+        got = A.multi_index[0:99]
+        assert got["x"].tolist() == [2] and got["s"].tolist() == ["q"]
+        assert A.meta["m"] == 7
+    with pytest.raises(tiledb.TileDBError):
+        tiledb.open(path).close()  # no key: tiledb refuses too
+    with pytest.raises(EncryptionKeyError):
+        write(path, {"x": [3], "a": np.array([5], np.int32), "s": ["r"]})
+    assert tdbsql.query("SELECT a FROM array", path, key=KEY).column("a").to_pylist() == [4]
+
+
+def test_enumerations_are_read_by_tiledb(tmp_path):
+    path = str(tmp_path / "a")
+    schema = S.Schema([S.Dim("x", "int64", (0, 9), 5)],
+                      [S.Attr("c", "uint8", enumeration="colour")],
+                      enumerations=[S.Enumeration("colour", ["red", "green", "blue"], ordered=True)])
+    create(path, schema)
+    write(path, {"x": [0, 1, 2], "c": np.array([2, 0, 1], np.uint8)}, timestamp=1)
+    with tiledb.open(path) as A:
+        enum = A.enum("colour")
+        assert list(enum.values()) == ["red", "green", "blue"] and enum.ordered
+        assert A.df[0:9]["c"].tolist() == ["blue", "red", "green"]
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"x": [1, 2], "a": [1, 2 ** 40], "s": ["a", "b"], "n": [1.0, 2.0]}, "column 'a', row 1"),
+    ({"x": [1, 200], "a": [1, 2], "s": ["a", "b"], "n": [1.0, 2.0]}, "dimension 'x', row 1"),
+    ({"x": [1, 2], "a": pa.array([1, None]), "s": ["a", "b"], "n": [1.0, 2.0]}, "column 'a', row 1"),
+    ({"x": [3, 1, 3], "a": [1, 2, 3], "s": list("abc"), "n": [1.0, 2.0, 3.0]}, "duplicate coordinates (3)"),
+    ({"x": [1], "a": ["one"], "s": ["a"], "n": [1.0]}, "column 'a'"),
+    ({"x": [1], "a": [1], "n": [1.0]}, "missing column 's'"),
+    ({"x": [1], "a": [1], "s": ["a"], "n": [1.0], "zz": [1]}, "column 'zz'"),
+    ({"x": [1, 2], "a": [1], "s": ["a", "b"], "n": [1.0, 2.0]}, "cells"),
+])
+def test_bad_input_writes_nothing(tmp_path, data, message):
+    path = str(tmp_path / "a")
+    _sparse(path)
+    with pytest.raises(DataError) as info:
+        write(path, data)
+    assert message in str(info.value)
+    assert os.listdir(os.path.join(path, "__fragments")) == []
+    assert os.listdir(os.path.join(path, "__commits")) == []
+
+
+def test_filter_refusing_data_leaves_no_fragment(tmp_path):
+    path = str(tmp_path / "a")
+    create(path, S.Schema([S.Dim("x", "int64", (0, 99), 10)],
+                          [S.Attr("a", "int32", filters=[S.PositiveDelta()])]))
+    with pytest.raises(DataError):
+        write(path, {"x": [1, 2], "a": np.array([5, 1], np.int32)})
+    assert os.listdir(os.path.join(path, "__fragments")) == []
+
+
+def test_dense_subarray_errors(tmp_path):
+    path = str(tmp_path / "d")
+    create(path, S.Schema([S.Dim("r", "int32", (1, 4), 2)], [S.Attr("a", "int32")], sparse=False))
+    with pytest.raises(DataError, match="subarray"):
+        write(path, {"a": np.arange(3, dtype=np.int32)})
+    with pytest.raises(DataError, match="outside the domain"):
+        write(path, {"a": np.arange(3, dtype=np.int32)}, subarray=[(3, 5)])
+    with pytest.raises(DataError, match="has 3 cells"):
+        write(path, {"a": np.arange(3, dtype=np.int32)}, subarray=[(1, 4)])
+    assert os.listdir(os.path.join(path, "__fragments")) == []
+
+
+def test_write_fragment_with_cell_timestamps_and_late_commit(tmp_path):
+    path = str(tmp_path / "a")
+    _sparse(path)
+    schema = tdbsql.open(path).schema
+    table = pa.table({"x": [4, 1], "a": pa.array([1, 2], pa.int32()), "s": ["p", "q"],
+                      "n": pa.array([None, 1.0])})
+    name = write_fragment(path, schema, table, timestamp_range=(5, 9), cell_timestamps=[9, 5],
+                          commit=False)
+    with tiledb.open(path) as A:
+        assert len(A.multi_index[0:99]["x"]) == 0  # not committed yet
+    open(os.path.join(path, "__commits", f"{name}.wrt"), "wb").close()
+    with tiledb.open(path, timestamp=(0, 6)) as A:  # per-cell timestamps filter the cells
+        assert A.multi_index[0:99]["x"].tolist() == [1]
+    with tiledb.open(path) as A:
+        assert A.multi_index[0:99]["x"].tolist() == [1, 4]
+    with pytest.raises(DataError, match="global order"):
+        write_fragment(path, schema, table, ordered=True)
+
+
+def test_create_refuses_an_existing_array(tmp_path):
+    path = str(tmp_path / "a")
+    _sparse(path)
+    with pytest.raises(TdbsqlError, match="already"):
+        _sparse(path)
