@@ -42,17 +42,19 @@ def lineitem(data: str, scale: float) -> str:
     if not os.path.exists(exe):
         sys.exit("tpchgen-cli is missing: pip install tpchgen-cli (or the bench extra)")
     print(f"generating lineitem SF{scale:g} with tpchgen-cli ...", flush=True)
-    subprocess.run([exe, "parquet", "-s", f"{scale:g}", "--tables", "lineitem", "-o", folder],
-                   check=True)
+    common = ["-s", f"{scale:g}", "--tables", "lineitem", "-o", folder]
+    # tpchgen-cli 4 takes the format as a subcommand; earlier releases as --format
+    if subprocess.run([exe, "parquet", *common]).returncode != 0:
+        subprocess.run([exe, *common, "--format", "parquet"], check=True)
     return path
 
 
 def run_tdbsql(source: str, target: str, batch_rows: int) -> float:
-    import tdbsql.ingest
+    from tdbsql.ingestion import ingest
 
     shutil.rmtree(target, ignore_errors=True)
     start = time.perf_counter()
-    tdbsql.ingest.ingest(source, target, dims=DIMS, timestamp=1, batch_rows=batch_rows,
+    ingest(source, target, dims=DIMS, timestamp=1, batch_rows=batch_rows,
                          progress=False)
     return time.perf_counter() - start
 
@@ -75,7 +77,7 @@ def run_tiledb(source: str, target: str, template: str, batch_rows: int) -> floa
 def _numpy(column):
     import pyarrow as pa
 
-    from tdbsql.ingest.infer import decimal_to_float64
+    from tdbsql.ingestion.infer import decimal_to_float64
 
     if pa.types.is_decimal(column.type):
         column = decimal_to_float64(column)

@@ -108,8 +108,8 @@ def delete_metadata(path, name, *, key=None, timestamp=None):
 
 def ingest(source, array_path, **options):
     """Create (or append to) an array from a Parquet, CSV or Arrow IPC file; see
-    ``tdbsql.ingest.ingest`` for the options."""
-    from .ingest import ingest as _ingest
+    ``tdbsql.ingestion.ingest`` for the options."""
+    from .ingestion import ingest as _ingest
 
     return _ingest(source, array_path, **options)
 

@@ -13,8 +13,6 @@ imported until a handler runs, so ``tdbsql --help`` stays fast.
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 
 MODES = ("fragments", "fragment_meta", "commits", "array_meta")
 DEMO_PATH = "stations"
@@ -84,7 +82,7 @@ def _add_ingest(subparsers, add_key_options) -> None:
 
 
 def ingest(args, key) -> None:
-    from .ingest import DEFAULT_BATCH_ROWS, ingest as run_ingest
+    from .ingestion import DEFAULT_BATCH_ROWS, ingest as run_ingest
 
     report = run_ingest(
         args.source, args.array, dims=ingest_dims(args.dims, args.domain), sparse=args.sparse,
@@ -124,7 +122,7 @@ def vacuum(args, key) -> None:
 
 
 def demo(args, key) -> None:
-    from .ingest.demo import build_demo
+    from .ingestion.demo import build_demo
 
     path = build_demo(args.path)
     print(f"built {path}; try: tdbsql query \"SELECT * FROM array WHERE day BETWEEN 24 AND 26 "
@@ -207,24 +205,3 @@ def _window(text: str) -> tuple[int, int]:
         return int(start), int(end)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not T1,T2 (ms since the epoch)") from None
-
-
-def main(argv: list[str] | None = None) -> int:
-    """These commands alone (``python -m tdbsql.cli_write``), with ``tdbsql``'s error style."""
-    from . import cli
-
-    parser = argparse.ArgumentParser(prog="tdbsql")
-    add_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    import tdbsql
-
-    try:
-        args.handler(args, cli._key(args))
-    except tdbsql.Error as err:
-        print(f"tdbsql: error: {err}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -19,7 +19,7 @@ var-sized unless ``var=False`` or a ``cell_val_num`` is given.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np

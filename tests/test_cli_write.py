@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import tdbsql
-from tdbsql import cli, cli_write
+from tdbsql import cli
 
 tiledb = pytest.importorskip("tiledb")
 
@@ -19,10 +19,8 @@ EXAMPLE = os.path.join(os.path.dirname(__file__), os.pardir, "examples", "statio
 
 
 def run(argv: list[str]) -> int:
-    """``tdbsql ARGV`` in this process: the CLI's main once it carries these commands."""
-    parser = cli.build_parser()
-    commands = next(a for a in parser._actions if a.dest == "command").choices
-    return (cli.main if "ingest" in commands else cli_write.main)(argv)
+    """``tdbsql ARGV`` in this process."""
+    return cli.main(argv)
 
 
 @pytest.fixture
@@ -127,11 +125,8 @@ def test_demo_then_query_subprocess(tmp_path):
     """The README flow as a user types it (the CLI in a fresh process)."""
     target = str(tmp_path / "stations")
     env = dict(os.environ)
-    demo = [sys.executable, "-m", "tdbsql", "demo", target]
-    if "demo" not in subprocess.run([sys.executable, "-m", "tdbsql", "--help"],
-                                    capture_output=True, text=True, env=env).stdout:
-        demo = [sys.executable, "-m", "tdbsql.cli_write", "demo", target]
-    subprocess.run(demo, check=True, capture_output=True, env=env)
+    subprocess.run([sys.executable, "-m", "tdbsql", "demo", target], check=True,
+                   capture_output=True, env=env)
     sql = "SELECT day, station, temp_c, rain_mm, city FROM array WHERE day BETWEEN 24 AND 26"
     outputs = [subprocess.run([sys.executable, "-m", "tdbsql", "query", sql, p, "-f", "csv"],
                               check=True, capture_output=True, text=True, env=env).stdout

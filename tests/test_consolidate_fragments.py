@@ -6,7 +6,6 @@ consolidation or a vacuum read the same cells."""
 
 from __future__ import annotations
 
-import inspect
 import os
 import shutil
 
@@ -17,15 +16,12 @@ from history_helpers import (
     assert_same, consolidate as tiledb_consolidate, create, delete, int_dim, tiledb,
     vacuum as tiledb_vacuum, write_sparse,
 )
-from tdbsql.errors import UnsupportedFormatError
 from tdbsql.storage.array import Array
 from tdbsql.storage.consolidate import consolidate
-from tdbsql.storage.fragment_writer import FragmentWriter
 from tdbsql.storage.vacuum import plan as vacuum_plan, vacuum
 
 KEY = "0123456789abcdeF0123456789abcdeF"
 WINDOWS = (5, 10, 15, 20, 25, 30, None, (15, 25), (20, 20), (11, 29), (31, 40))
-DELETE_META = "has_delete_meta" in inspect.signature(FragmentWriter.write).parameters
 
 
 def build_sparse(uri: str, *, dups=False, key=None, writes=(10, 20, 30)) -> str:
@@ -153,11 +149,6 @@ def test_deletes_keep_history(tmp_path):
     delete(uri, 25, "a == 280 or a == 260")
     delete(uri, 35, "x < 4")
     expected = snapshot(uri, windows=WINDOWS + (35, (21, 36)))
-    if not DELETE_META:
-        with pytest.raises(UnsupportedFormatError, match="purge_deleted_cells=True"):
-            consolidate(uri)
-        assert_reads(uri, expected)
-        return
     consolidate(uri)
     vacuum(uri)
     assert_reads(uri, expected)

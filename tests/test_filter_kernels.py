@@ -379,3 +379,39 @@ def test_float_scale_out_of_range_is_int64_min():
     out = np.empty(3, np.int64)
     float_scale.float_scale_encode(np.array([np.nan, 1e300, -1e300]), 1.0, 0.0, out)
     assert out.tolist() == [np.iinfo(np.int64).min] * 3
+
+
+def _reference_var_chunk_bounds(offsets, nbytes, chunk_size):
+    """TileDB's get_var_chunk_sizes, written plainly."""
+    if nbytes <= chunk_size:
+        return [0]
+    starts = [int(o) for o in offsets]
+    bounds, current = [0], 0
+    for i, start in enumerate(starts):
+        size = (starts[i + 1] if i + 1 < len(starts) else nbytes) - start
+        if current + size <= chunk_size:
+            current += size
+        elif current <= chunk_size // 2 or current + size <= chunk_size + chunk_size // 2:
+            bounds.append(start + size)
+            current = 0
+        else:
+            bounds.append(start)
+            if size > chunk_size:
+                if i != len(starts) - 1:
+                    bounds.append(start + size)
+                current = 0
+            else:
+                current = size
+    return [b for i, b in enumerate(bounds) if b < nbytes or i == 0]
+
+
+@given(st.lists(st.integers(0, 200_000), min_size=1, max_size=300),
+       st.sampled_from([64, 1000, 65536]))
+@settings(max_examples=150, deadline=None)
+def test_var_chunk_bounds_kernel_matches_reference(sizes, chunk_size):
+    from tdbsql.format.filter_pipeline import var_chunk_bounds
+
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.uint64)
+    nbytes = int(sum(sizes))
+    assert var_chunk_bounds(offsets, nbytes, chunk_size) == \
+        _reference_var_chunk_bounds(offsets, nbytes, chunk_size)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import importlib
 import os
 
 import numpy as np
@@ -16,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import tdbsql
-from tdbsql.ingest import IngestError, ingest
+from tdbsql.ingestion import IngestError, ingest
 
 tiledb = pytest.importorskip("tiledb")
 
@@ -261,7 +262,7 @@ def test_nulls_in_dimension(tmp_path):
 
 
 def test_mixed_types_in_csv(tmp_path, monkeypatch):
-    from tdbsql.ingest import sources
+    from tdbsql.ingestion import sources
 
     monkeypatch.setattr(sources, "CSV_BLOCK_BYTES", 256)  # a later block disagrees
     lines = ["k,v"] + [f"{i},{i}" for i in range(100)] + ["100,oops"]
@@ -355,3 +356,144 @@ def test_date_domain_given_as_text(tmp_path, parquet_source):
                                               (datetime.date(2024, 12, 31) - epoch).days)
     assert schema.dimension("day").tile_extent == 7
     assert schema.dimension("station").tile_extent == 100
+
+
+def test_progress_line_only_on_a_terminal(tmp_path, parquet_source, monkeypatch):
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    for stream, expect_line in ((Terminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(sys, "stderr", stream)
+        target = tmp_path / ("tty" if expect_line else "pipe")
+        ingest(parquet_source, target, dims="station", batch_rows=50)
+        text = stream.getvalue()
+        assert ("\ringest: 100 / 100 (100%) rows" in text) == expect_line
+        assert (text == "") != expect_line
+
+
+def test_parquet_folder_and_tsv(tmp_path):
+    table = sample(120)
+    os.mkdir(tmp_path / "parts")
+    for i in range(3):
+        pq.write_table(table.slice(40 * i, 40), tmp_path / "parts" / f"p{i}.parquet")
+    ingest(tmp_path / "parts", tmp_path / "a", dims="station")
+    assert_reads_equal(str(tmp_path / "a"), table)
+    plain = table.select(["station", "temp", "city"])
+    pacsv.write_csv(plain, tmp_path / "t.tsv", pacsv.WriteOptions(delimiter="\t"))
+    ingest(tmp_path / "t.tsv", tmp_path / "b", dims="station")
+    assert_reads_equal(str(tmp_path / "b"), plain.cast(pa.schema(
+        [("station", pa.int64()), ("temp", pa.float64()), ("city", pa.string())])))
+
+
+def test_parquet_folder_with_mixed_types(tmp_path):
+    os.mkdir(tmp_path / "parts")
+    pq.write_table(pa.table({"k": [1, 2], "v": [1.5, 2.5]}), tmp_path / "parts" / "a.parquet")
+    pq.write_table(pa.table({"k": [3, 4], "v": ["x", "y"]}), tmp_path / "parts" / "b.parquet")
+    with pytest.raises(tdbsql.Error, match=r"b.parquet: column 'v' is string here but double"):
+        ingest(tmp_path / "parts", tmp_path / "a", dims={"k": (0, 10)})
+    assert not os.path.exists(tmp_path / "a")
+
+
+def test_append_refuses_other_layout(tmp_path, parquet_source):
+    ingest(parquet_source, tmp_path / "a", dims="station", capacity=100)
+    with pytest.raises(IngestError, match="capacity 100, not 7"):
+        ingest(parquet_source, tmp_path / "a", append=True, capacity=7)
+    with pytest.raises(IngestError, match="tile extent"):
+        ingest(parquet_source, tmp_path / "a", append=True, tile=3)
+    with pytest.raises(IngestError, match=r"dimensions \['station'\], not \['day'\]"):
+        ingest(parquet_source, tmp_path / "a", append=True, dims="day")
+
+
+def test_filter_specs():
+    from tdbsql import schema as sch
+    from tdbsql.ingestion import parse_filters
+
+    assert parse_filters("zstd:7").filters == (sch.Zstd(7),)
+    assert parse_filters("doubledelta, bitwidth:128, gzip").filters == (
+        sch.DoubleDelta(), sch.BitWidthReduction(128), sch.Gzip())
+    assert parse_filters("none").filters == ()
+    with pytest.raises(tdbsql.Error, match="unknown filter 'snappy'"):
+        parse_filters("snappy")
+    with pytest.raises(tdbsql.Error, match="takes no number"):
+        parse_filters("rle:3")
+
+
+def test_more_arrow_types(tmp_path):
+    table = pa.table({
+        "k": pa.array([1, 2, 3], pa.int64()),
+        "t64": pa.array([1, 2, None], pa.time64("us")),
+        "ts": pa.array([1, 2, 3], pa.timestamp("us", tz="Europe/Oslo")),
+        "dur": pa.array([5, 6, 7], pa.duration("s")),
+        "lst": pa.array([[1, 2], [3], []], pa.list_(pa.int32())),
+        "fsl": pa.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], pa.list_(pa.float64(), 2)),
+        "bin": pa.array([b"a", b"\x00\xff", b""]),
+        "d64": pa.array([datetime.date(2020, 1, d) for d in (1, 2, 3)], pa.date64()),
+    })
+    pq.write_table(table, tmp_path / "t.parquet")
+    ingest(tmp_path / "t.parquet", tmp_path / "a", dims="k")
+    got = tdbsql.query("SELECT * FROM array ORDER BY k", str(tmp_path / "a"))
+    assert got.column("t64").to_pylist() == table.column("t64").to_pylist()
+    assert got.column("ts").type == pa.timestamp("us")  # UTC values, zone dropped
+    assert got.column("ts").cast(pa.int64()).to_pylist() == [1, 2, 3]
+    assert got.column("dur").to_pylist() == [5, 6, 7]
+    assert got.column("lst").to_pylist() == [[1, 2], [3], []]
+    assert got.column("fsl").to_pylist() == [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    assert got.column("bin").to_pylist() == [b"a", b"\x00\xff", b""]
+    # Parquet keeps date64 as a date32 (DATETIME_DAY); an IPC file keeps it (DATETIME_MS)
+    assert got.column("d64").to_pylist() == table.column("d64").to_pylist()
+    with ipc.new_file(tmp_path / "t.arrow", table.schema) as w:
+        w.write_table(table)
+    ingest(tmp_path / "t.arrow", tmp_path / "b", dims="k")
+    assert tdbsql.open(str(tmp_path / "b")).schema.attribute("d64").datatype.name == "DATETIME_MS"
+    with tiledb.open(str(tmp_path / "a")) as array:
+        assert array.schema.attr("fsl").ncells == 2 and array.schema.attr("lst").isvar
+        data = array[:]
+    np.testing.assert_array_equal(data["d64"].astype("datetime64[D]"),
+                                  np.array(["2020-01-01", "2020-01-02", "2020-01-03"],
+                                           dtype="datetime64[D]"))
+
+
+@pytest.mark.parametrize("order", ["col-major", "hilbert"])
+def test_cell_orders(tmp_path, order):
+    table = sample(400)
+    pq.write_table(table, tmp_path / "s.parquet")
+    ingest(tmp_path / "s.parquet", tmp_path / "a", dims=["station", "count"], cell_order=order,
+           batch_rows=150, capacity=32)
+    assert_reads_equal(str(tmp_path / "a"), table)
+
+
+def test_dense_append_continues_rows(tmp_path):
+    table = sample(120).select(["temp", "city"])
+    pq.write_table(table, tmp_path / "s.parquet")
+    ingest(tmp_path / "s.parquet", tmp_path / "a", sparse=False)
+    ingest(tmp_path / "s.parquet", tmp_path / "a", append=True, batch_rows=50)
+    with tiledb.open(str(tmp_path / "a")) as array:
+        assert array.nonempty_domain() == ((0, 239),)
+        data = array.multi_index[0:239]
+    assert list(data["city"]) == table.column("city").to_pylist() * 2
+
+
+def test_failure_keeps_an_empty_folder_the_user_made(tmp_path):
+    values = np.arange(100, dtype=np.float64)
+    values[70] = np.nan
+    pq.write_table(pa.table({"x": values, "v": np.arange(100)}), tmp_path / "nan.parquet")
+    os.mkdir(tmp_path / "a")
+    with pytest.raises(IngestError, match="NaN"):
+        ingest(tmp_path / "nan.parquet", tmp_path / "a", dims={"x": (0, 500)}, batch_rows=30)
+    assert os.path.isdir(tmp_path / "a") and os.listdir(tmp_path / "a") == []
+
+
+def test_public_api_ingest_stays_callable(tmp_path):
+    """``tdbsql.ingest`` is a function (the package is ``tdbsql.ingestion``): importing the
+    package (as the first call does) must not replace the function with a module."""
+    table = pa.table({"k": [1, 2], "v": [1.0, 2.0]})
+    tdbsql.ingest(table, tmp_path / "a", dims="k")
+    importlib.import_module("tdbsql.ingestion.run")  # a later submodule import changes nothing
+
+    assert callable(tdbsql.ingest)
+    tdbsql.ingest(table, tmp_path / "b", dims="k")
+    assert tdbsql.query("SELECT k FROM array", str(tmp_path / "b")).num_rows == 2

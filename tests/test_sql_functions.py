@@ -294,7 +294,6 @@ def test_errors_name_the_problem(expr, match):
 
 
 @pytest.mark.parametrize("expr, match", [
-    ("frobnicate(i)", r"unsupported SQL function frobnicate\(\)"),
     ("i IN (SELECT 1)", "IN \\(subquery\\)"),
     ("s LIKE s", "non-constant pattern"),
     ("sum(i)", "aggregate"),
@@ -302,3 +301,10 @@ def test_errors_name_the_problem(expr, match):
 def test_unsupported_is_named(expr, match):
     with pytest.raises(UnsupportedSql, match=match):
         ours(expr)
+
+
+def test_unknown_function_is_a_sql_error():
+    from tdbsql.errors import SqlError
+
+    with pytest.raises(SqlError, match=r"unknown function frobnicate\(\)"):
+        ours("frobnicate(i)")

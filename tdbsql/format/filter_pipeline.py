@@ -249,25 +249,13 @@ def var_chunk_bounds(
     chunk may pass ``chunk_size`` while under half full or up to 1.5 x ``chunk_size``."""
     if nbytes <= chunk_size:
         return [0]
-    starts = [int(o) for o in offsets]
-    bounds, current = [0], 0
-    for i, start in enumerate(starts):
-        size = (starts[i + 1] if i + 1 < len(starts) else nbytes) - start
-        if current + size <= chunk_size:
-            current += size
-        elif current <= chunk_size // 2 or current + size <= chunk_size + chunk_size // 2:
-            bounds.append(start + size)
-            current = 0
-        else:
-            bounds.append(start)
-            if size > chunk_size:
-                if i != len(starts) - 1:
-                    bounds.append(start + size)
-                current = 0
-            else:
-                current = size
+    from ..kernels.chunking import var_chunk_bounds as kernel
+
+    starts = np.ascontiguousarray(offsets, dtype=np.int64).copy()
+    out = np.empty(2 * len(starts) + 2, dtype=np.int64)
+    count = kernel(starts, np.int64(nbytes), np.int64(chunk_size), out)
     # TileDB can end on a boundary equal to the tile size: that is no chunk.
-    return [b for i, b in enumerate(bounds) if b < nbytes or i == 0]
+    return [b for i, b in enumerate(out[:count].tolist()) if b < nbytes or i == 0]
 
 
 def iter_chunks(data, where: str):

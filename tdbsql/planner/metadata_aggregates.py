@@ -38,7 +38,7 @@ from sqlglot import exp
 from ..storage.directory import UINT64_MAX
 from .pruning import Ranges, box_inside, fragment_overlaps, isolated_tiles, sparse_tiles
 from .zonemap import (
-    ALWAYS, FieldKind, Predicate, attribute_stats, bounds_stats, cell_counts, classify,
+    FieldKind, Predicate, attribute_stats, bounds_stats, cell_counts, classify,
     field_kinds, parse_predicate,
 )
 

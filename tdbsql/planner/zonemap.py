@@ -39,6 +39,8 @@ from typing import Any, Callable
 import numpy as np
 from sqlglot import exp
 
+from .conjuncts import conjuncts
+
 from ..datatypes import VAR_NUM, Datatype, type_info
 from ..kernels import zonemap as kernels
 
@@ -122,16 +124,6 @@ class Predicate:
     @property
     def columns(self) -> set[str]:
         return {t.column for t in self.tests}
-
-
-def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
-    if node is None:
-        return []
-    if isinstance(node, exp.Paren):
-        return conjuncts(node.this)
-    if isinstance(node, exp.And):
-        return conjuncts(node.this) + conjuncts(node.expression)
-    return [node]
 
 
 def parse_predicate(node: exp.Expression | None, kinds: dict[str, FieldKind]) -> Predicate:

@@ -35,7 +35,6 @@ lists the array between the two files sees merged cells twice, as with TileDB.
 
 from __future__ import annotations
 
-import inspect
 import os
 
 import numpy as np
@@ -46,7 +45,6 @@ from ..engine.fill import fill_column
 from ..engine.sparse_scan import (
     _AFTER_DELETE, SparseScan, _is_or, _LeafEvaluator, read_condition, survivors,
 )
-from ..errors import UnsupportedFormatError
 from ..format.commits import encode_vacuum_file
 from ..format.delete_condition import CombinationOp, ExprNode
 from ..format.fragment_metadata import DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, TIMESTAMPS
@@ -284,11 +282,6 @@ def _write_cells(array, cells: _Cells, name: str, chosen, with_timestamps: bool,
         chosen[0].timestamp_range[0], chosen[-1].timestamp_range[1]), key=array.key, name=name)
     extra = {}
     if delete_meta:
-        if "has_delete_meta" not in inspect.signature(writer.write).parameters:
-            raise UnsupportedFormatError(
-                f"{array.path}: delete commits touch the fragments to consolidate and this "
-                f"tdbsql cannot write delete metadata yet; pass purge_deleted_cells=True to "
-                f"drop the deleted cells instead")
         buffers[DELETE_TIMESTAMPS] = FieldBuffer(np.ascontiguousarray(cells.dt[order]))
         buffers[DELETE_CONDITION_INDEX] = FieldBuffer(np.ascontiguousarray(cells.dci[order]))
         extra = {"has_delete_meta": True, "processed_conditions": tuple(markers)}

@@ -25,7 +25,8 @@ from ..datatypes import VAR_NUM, Datatype, type_info
 from ..format.array_schema import ArraySchema
 from ..format.filter_pipeline import EMPTY_TILE, FilterPipeline
 from ..format.fragment_metadata import (
-    TIMESTAMPS, WRITE_VERSION, FragmentMetadata, FragmentStats, field_infos,
+    DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, TIMESTAMPS, WRITE_VERSION, FragmentMetadata,
+    FragmentStats, field_infos,
 )
 from ..format.names import new_name
 from ..format.rtree import RTree
@@ -47,7 +48,8 @@ class FieldSpec:
     filters: FilterPipeline
 
 
-def field_specs(schema: ArraySchema, dense: bool, has_timestamps: bool) -> list[FieldSpec]:
+def field_specs(schema: ArraySchema, dense: bool, has_timestamps: bool,
+                has_delete_meta: bool = False) -> list[FieldSpec]:
     """The fields a fragment stores, in file order."""
     out = [FieldSpec(a.name, f"a{i}", a.datatype, a.cell_val_num, a.nullable, False, a.filters)
            for i, a in enumerate(schema.attributes)]
@@ -56,6 +58,11 @@ def field_specs(schema: ArraySchema, dense: bool, has_timestamps: bool) -> list[
                 for i, d in enumerate(schema.dimensions)]
     if has_timestamps:
         out.append(FieldSpec(TIMESTAMPS, "t", Datatype.UINT64, 1, False, False,
+                             schema.coords_filters))
+    if has_delete_meta:  # consolidated fragments keep deleted cells with their delete time
+        out.append(FieldSpec(DELETE_TIMESTAMPS, "dt", Datatype.UINT64, 1, False, False,
+                             schema.coords_filters))
+        out.append(FieldSpec(DELETE_CONDITION_INDEX, "dci", Datatype.UINT64, 1, False, False,
                              schema.coords_filters))
     return out
 
@@ -91,7 +98,8 @@ class FragmentWriter:
 
     def write(self, fields: dict[str, FieldBuffer], *, dense: bool, n_cells: int, tile_size: int,
               non_empty_domain, mbrs=None, has_timestamps: bool = False,
-              written_mask: np.ndarray | None = None) -> FragmentMetadata:
+              written_mask: np.ndarray | None = None, has_delete_meta: bool = False,
+              processed_conditions: tuple[str, ...] = ()) -> FragmentMetadata:
         """Write every data file and the metadata file (not the commit)."""
         os.makedirs(os.path.join(self.array_path, FRAGMENTS_DIR), exist_ok=True)
         os.makedirs(os.path.join(self.array_path, COMMITS_DIR), exist_ok=True)
@@ -99,16 +107,19 @@ class FragmentWriter:
         try:
             return self._write_all(fields, dense=dense, n_cells=n_cells, tile_size=tile_size,
                                    non_empty_domain=non_empty_domain, mbrs=mbrs,
-                                   has_timestamps=has_timestamps, written_mask=written_mask)
+                                   has_timestamps=has_timestamps, written_mask=written_mask,
+                                   has_delete_meta=has_delete_meta,
+                                   processed_conditions=processed_conditions)
         except BaseException:
             # a filter refused the data (e.g. POSITIVE_DELTA on decreasing values): leave nothing
             shutil.rmtree(self.path, ignore_errors=True)
             raise
 
     def _write_all(self, fields, *, dense, n_cells, tile_size, non_empty_domain, mbrs,
-                   has_timestamps, written_mask) -> FragmentMetadata:
+                   has_timestamps, written_mask, has_delete_meta,
+                   processed_conditions) -> FragmentMetadata:
         n_tiles = -(-n_cells // tile_size) if n_cells else 0
-        specs = field_specs(self.schema, dense, has_timestamps)
+        specs = field_specs(self.schema, dense, has_timestamps, has_delete_meta)
         written, stats, frag = {}, {}, {}
         for spec in specs:
             buf = fields[spec.name]
@@ -121,7 +132,8 @@ class FragmentWriter:
         meta = self._metadata(written, stats, frag, dense=dense, n_tiles=n_tiles,
                               n_cells=n_cells, tile_size=tile_size,
                               non_empty_domain=non_empty_domain, mbrs=mbrs,
-                              has_timestamps=has_timestamps)
+                              has_timestamps=has_timestamps, has_delete_meta=has_delete_meta,
+                              processed_conditions=processed_conditions)
         self._write_file("__fragment_metadata.tdb", meta.to_bytes(self.schema, self.key))
         return meta
 
@@ -185,9 +197,10 @@ class FragmentWriter:
     # -- metadata -----------------------------------------------------------------------------
 
     def _metadata(self, written, stats, frag, *, dense, n_tiles, n_cells, tile_size,
-                  non_empty_domain, mbrs, has_timestamps) -> FragmentMetadata:
+                  non_empty_domain, mbrs, has_timestamps, has_delete_meta=False,
+                  processed_conditions=()) -> FragmentMetadata:
         schema = self.schema
-        infos = field_infos(schema, WRITE_VERSION, has_timestamps, False)
+        infos = field_infos(schema, WRITE_VERSION, has_timestamps, has_delete_meta)
         coords_stats, coords_frag = tm.coords_slot(schema, n_tiles)
         zeros = np.zeros(n_tiles, dtype=np.uint64)
         sections: dict[str, dict] = {k: {} for k in (
@@ -219,7 +232,8 @@ class FragmentWriter:
         return FragmentMetadata.create(
             schema, dense=dense, non_empty_domain=non_empty_domain,
             sparse_tile_num=0 if dense else n_tiles, last_tile_cell_num=last,
-            has_timestamps=has_timestamps, file_sizes=sizes, file_var_sizes=var_sizes,
+            has_timestamps=has_timestamps, has_delete_meta=has_delete_meta,
+            processed_conditions=processed_conditions, file_sizes=sizes, file_var_sizes=var_sizes,
             file_validity_sizes=validity_sizes, rtree=rtree, sections=sections,
             fragment_stats=FragmentStats(*(tuple(x) for x in zip(*frag_stats))),
             name=self.name)

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..datatypes import Layout, type_info
+from ..datatypes import Layout
 from ..errors import DataError
 from ..format.array_schema import ArraySchema, Dimension
 from ..kernels import order as kernels

@@ -214,7 +214,10 @@ def _temporal(arr: pa.Array, name: str, info) -> np.ndarray:
     if src_kind != kind and not (src_kind == "m" and kind == "m"):
         if kind == "m" or src_kind == "m":
             raise DataError(f"column {name!r}: {t} values cannot be stored as {info.datatype.name}")
-    raw = pc.cast(arr.cast(arr.type), pa.int64()) if not pa.types.is_date32(t) else arr.cast(pa.int32()).cast(pa.int64())
+    if pa.types.is_date32(t) or pa.types.is_time32(t):  # no direct 32-bit -> int64 cast
+        raw = arr.cast(pa.int32()).cast(pa.int64())
+    else:
+        raw = pc.cast(arr, pa.int64())
     raw = raw.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     if src_unit == unit:
         return raw

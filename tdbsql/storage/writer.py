@@ -23,11 +23,11 @@ from typing import Any, Mapping
 import numpy as np
 import pyarrow as pa
 
-from ..datatypes import VAR_NUM, Layout, type_info
+from ..datatypes import VAR_NUM
 from ..errors import ArrayNotFoundError, DataError, TdbsqlError
 from ..format.array_schema import ArraySchema, write_array_schema
 from ..format.enumeration import ENUMERATIONS_DIR, write_enumeration
-from ..format.fragment_metadata import TIMESTAMPS, cells_per_dense_tile
+from ..format.fragment_metadata import TIMESTAMPS
 from ..format.names import new_name, now_ms
 from ..schema import Schema
 from . import tiling

@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..datatypes import VAR_NUM, Datatype
-from ..errors import DataError, NotSupportedError, ProgrammingError
+from ..errors import DataError, ProgrammingError
 from .sources import ColumnStats
 
 ROW_DIM = "rowid"  # the dimension of a source ingested without --dims (row number from 0)
@@ -207,8 +207,7 @@ def normalize_tiles(tile, names: list[str]) -> dict:
     return dict(zip(names, tile))
 
 
-def build_plan(schema: pa.Schema, dims, *, sparse: bool, tile=None, stats=None,
-               num_rows: int | None = None) -> Plan:
+def build_plan(schema: pa.Schema, dims, *, sparse: bool, tile=None, stats=None) -> Plan:
     """The array a source becomes.  ``stats`` maps column -> ColumnStats (domains, nulls)."""
     stats = stats or {}
     names, domains, tiles = normalize_dims(dims)
@@ -288,10 +287,8 @@ def _check_domain(name: str, domain: tuple, kind: str) -> None:
 
 
 def _default_dense_tile(domain) -> int:
-    lo, hi = domain
-    span = int((hi - lo) / np.timedelta64(1, hi.dtype.str[-2:-1])) + 1 if isinstance(
-        lo, np.datetime64) else int(hi - lo) + 1
-    return max(1, min(span, DEFAULT_DENSE_TILE))
+    lo, hi = (int(np.asarray(v).astype(np.int64)) for v in domain)
+    return max(1, min(hi - lo + 1, DEFAULT_DENSE_TILE))
 
 
 def storage_dtype(column: ColumnPlan) -> np.dtype:
@@ -335,12 +332,10 @@ def given_value(value, column: ColumnPlan):
 
 def _numpy_scalar(array: pa.Array, column: ColumnPlan):
     dtype = storage_dtype(column)
-    if dtype.kind == "M":
-        return array.cast(pa.int64()).to_numpy()[0].astype(dtype) if not pa.types.is_date32(
-            array.type) else np.datetime64(int(array.cast(pa.int32())[0].as_py()), "D")
-    if pa.types.is_time32(array.type) or pa.types.is_time64(array.type):
-        width = pa.int32() if pa.types.is_time32(array.type) else pa.int64()
-        return np.int64(array.cast(width)[0].as_py())
+    narrow = pa.types.is_date32(array.type) or pa.types.is_time32(array.type)
+    if dtype.kind == "M" or pa.types.is_time32(array.type) or pa.types.is_time64(array.type):
+        count = int(array.cast(pa.int32() if narrow else pa.int64())[0].as_py())
+        return np.datetime64(count, np.datetime_data(dtype)[0]) if dtype.kind == "M" else np.int64(count)
     return dtype.type(array[0].as_py())
 
 

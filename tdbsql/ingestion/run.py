@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..datatypes import arrow_type, type_info
-from ..errors import ArrayNotFoundError, Error, ProgrammingError
+from ..errors import ArrayNotFoundError, ProgrammingError
 from . import infer
 from .infer import IngestError, Plan
 from .sources import ColumnStats, Source, batch_stats, merge_stats, open_source
@@ -79,7 +79,8 @@ def ingest(source, array_path, *, dims=None, sparse: bool = True, tile=None, cap
         raise ArrayNotFoundError(f"{path} is not an array to append to (drop --append to create it)")
     stamp = int(timestamp) if timestamp is not None else int(time.time() * 1000)
     if append:
-        plan, schema_fmt, row_start = _plan_append(src, path, key, dims, sparse)
+        plan, schema_fmt, row_start = _plan_append(src, path, key, dims)
+        _check_layout(schema_fmt, path, tile, capacity)
     else:
         plan = _plan_new(src, dims, sparse, tile)
         schema = infer.to_schema(plan, capacity=capacity, filters=filters,
@@ -87,6 +88,7 @@ def ingest(source, array_path, *, dims=None, sparse: bool = True, tile=None, cap
         schema_fmt, row_start = None, 0
     created = False
     fragments: list[str] = []
+    folder_existed = os.path.isdir(path)  # an empty folder the user made stays on failure
     try:
         if not append:
             _create(path, schema, key)
@@ -96,7 +98,7 @@ def ingest(source, array_path, *, dims=None, sparse: bool = True, tile=None, cap
                           fragments, _progress(progress, src.num_rows))
         _commit(path, fragments)
     except BaseException:
-        _undo(path, fragments, created)
+        _undo(path, fragments, created, folder_existed)
         raise
     return IngestReport(path, rows, tuple(fragments), time.perf_counter() - started,
                         not append, stamp)
@@ -148,8 +150,7 @@ def _plan_new(src: Source, dims, sparse: bool, tile) -> Plan:
             raise IngestError(f"dimension column {name!r} is not in the source {src.path} "
                               f"(columns: {', '.join(src.schema.names)})")
     stats = gather_stats(src, names)
-    return infer.build_plan(src.schema, dims, sparse=sparse, tile=tile, stats=stats,
-                            num_rows=src.num_rows)
+    return infer.build_plan(src.schema, dims, sparse=sparse, tile=tile, stats=stats)
 
 
 def gather_stats(src: Source, dim_names: list[str]) -> dict[str, ColumnStats]:
@@ -173,7 +174,7 @@ def gather_stats(src: Source, dim_names: list[str]) -> dict[str, ColumnStats]:
     return {**stats, **found}
 
 
-def _plan_append(src: Source, path: str, key, dims, sparse: bool):
+def _plan_append(src: Source, path: str, key, dims):
     """The plan of the existing array, after checking the source fits it."""
     import tdbsql
 
@@ -185,8 +186,6 @@ def _plan_append(src: Source, path: str, key, dims, sparse: bool):
         names, _, _ = infer.normalize_dims(dims)
         if names != dim_names:
             raise IngestError(f"{path} has dimensions {dim_names}, not {names}")
-    if sparse != fmt.sparse and dims is not None:
-        raise IngestError(f"{path} is a {'sparse' if fmt.sparse else 'dense'} array")
     expected = [n for n in dim_names if not row_dim] + [a.name for a in fmt.attributes]
     missing = [n for n in expected if n not in src.schema.names]
     extra = [n for n in src.schema.names if n not in expected]
@@ -203,6 +202,18 @@ def _plan_append(src: Source, path: str, key, dims, sparse: bool):
         domain = array.non_empty_domain()
         row_start = 0 if not domain else int(domain[0][1]) + 1
     return plan, fmt, row_start
+
+
+def _check_layout(fmt, path: str, tile, capacity) -> None:
+    """On append the array's schema rules: a different capacity or tile extent is an error."""
+    if capacity is not None and fmt.sparse and capacity != fmt.capacity:
+        raise IngestError(f"{path} has capacity {fmt.capacity}, not {capacity}")
+    names = [d.name for d in fmt.dimensions]
+    for name, extent in infer.normalize_tiles(tile, names).items():
+        dim = fmt.dimension(name)
+        if dim.tile_extent != extent:
+            raise IngestError(f"{path}: dimension {name!r} has tile extent {dim.tile_extent}, "
+                              f"not {extent}")
 
 
 def _append_column(src: Source, name: str, datatype, cell_val_num, nullable: bool, as_dim: bool):
@@ -302,6 +313,16 @@ def _prepared(src: Source, plan: Plan, schema_fmt, batch_rows: int,
     stop = threading.Event()
     done = object()
 
+    def put(item) -> bool:
+        """Hand ``item`` over unless the consumer has gone (then False)."""
+        while not stop.is_set():
+            try:
+                out.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
     def produce():
         try:
             start = row_start
@@ -310,17 +331,11 @@ def _prepared(src: Source, plan: Plan, schema_fmt, batch_rows: int,
                 start += table.num_rows
                 if plan.sparse:
                     converted = _global_sorted(converted, schema_fmt)
-                while not stop.is_set():
-                    try:
-                        out.put(converted, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
+                if not put(converted):
                     return
-            out.put(done)
+            put(done)
         except BaseException as exc:  # handed to the writing thread, which raises it
-            out.put(exc)
+            put(exc)
 
     thread = threading.Thread(target=produce, name="tdbsql-ingest-reader", daemon=True)
     thread.start()
@@ -447,10 +462,15 @@ def _commit(path: str, fragments: list[str]) -> None:
                 pass
 
 
-def _undo(path: str, fragments: list[str], created: bool) -> None:
+def _undo(path: str, fragments: list[str], created: bool, folder_existed: bool) -> None:
     """Remove what a failed ingest wrote (never anything it did not write)."""
     if created:
-        shutil.rmtree(path, ignore_errors=True)
+        if not folder_existed:
+            shutil.rmtree(path, ignore_errors=True)
+            return
+        for name in os.listdir(path):  # the folder was empty before create
+            full = os.path.join(path, name)
+            shutil.rmtree(full, ignore_errors=True) if os.path.isdir(full) else os.remove(full)
         return
     for name in fragments:
         marker = os.path.join(path, "__commits", f"{name}.wrt")
@@ -491,4 +511,4 @@ class _Bar:
         sys.stderr.flush()
 
 
-__all__ = ["ingest", "IngestReport", "gather_stats", "groups", "Error"]
+__all__ = ["ingest", "IngestReport", "gather_stats", "groups"]

@@ -55,6 +55,7 @@ class Source:
     num_rows: int | None = None  # known up front for Parquet and IPC files
     _csv_types: dict = field(default_factory=dict, repr=False)
     _csv_stats: dict = field(default_factory=dict, repr=False)
+    _files: tuple = ()  # Parquet: the files, in order
     _csv_delimiter: str = ","
 
     def batches(self, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
@@ -117,12 +118,29 @@ def _open_parquet(path: str) -> Source:
     try:
         dataset = ds.dataset(path, format="parquet")
         schema = dataset.schema
-        num_rows = sum(f.metadata.num_rows for f in _parquet_fragments(dataset))
-    except (pa.ArrowInvalid, OSError) as exc:
+        num_rows = 0
+        for fragment in _parquet_fragments(dataset):
+            num_rows += fragment.metadata.num_rows
+            _check_same_types(schema, fragment, dataset.files[0])
+    except (pa.ArrowException, OSError) as exc:
         raise SourceError(f"{path}: not a readable Parquet source ({_first_line(exc)})") from None
     if not dataset.files:
         raise SourceError(f"{path}: the directory holds no Parquet files")
-    return Source(path, "parquet", schema, num_rows)
+    return Source(path, "parquet", schema, num_rows, _files=tuple(dataset.files))
+
+
+def _check_same_types(schema: pa.Schema, fragment, first: str) -> None:
+    """Every file of a folder must give each column the first file's type."""
+    physical = fragment.physical_schema
+    for column in schema:
+        index = physical.get_field_index(column.name)
+        if index < 0:
+            raise SourceError(f"{fragment.path}: column {column.name!r} is missing (it is in "
+                              f"{first})")
+        if physical.field(index).type != column.type:
+            raise SourceError(
+                f"{fragment.path}: column {column.name!r} is {physical.field(index).type} "
+                f"here but {column.type} in {first} (mixed types)")
 
 
 def _parquet_fragments(dataset):
@@ -132,16 +150,16 @@ def _parquet_fragments(dataset):
 
 
 def _parquet_batches(source: Source, columns) -> Iterator[pa.RecordBatch]:
-    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
 
-    dataset = ds.dataset(source.path, format="parquet")
-    # A small readahead keeps memory bounded by a few batches whatever the row group size.
-    scanner = dataset.scanner(columns=columns, batch_size=PARQUET_READ_ROWS,
-                              batch_readahead=2, fragment_readahead=1)
-    try:
-        yield from scanner.to_batches()
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise SourceError(f"{source.path}: {_first_line(exc)}") from None
+    # File by file, row group by row group, synchronously: a dataset scanner reads ahead as
+    # far as it can while the writer is busy, which can hold most of a file decoded in memory.
+    for path in source._files:
+        try:
+            reader = pq.ParquetFile(path)
+            yield from reader.iter_batches(batch_size=PARQUET_READ_ROWS, columns=columns)
+        except (pa.ArrowException, OSError) as exc:
+            raise SourceError(f"{path}: {_first_line(exc)}") from None
 
 
 def _parquet_stats(source: Source, columns: list[str]) -> dict[str, ColumnStats]:
@@ -185,7 +203,7 @@ def _extreme(values: list, choose):
 
 
 def _open_csv(path: str, delimiter: str) -> Source:
-    source = Source(path, "csv", pa.schema([]), None, {}, {}, delimiter)
+    source = Source(path, "csv", pa.schema([]), None, _csv_delimiter=delimiter)
     # Inference needs the whole file: a later block may hold decimals in an integer-looking
     # column.  Pass over it once (bounded memory) and pin the result.
     source.schema, source._csv_stats = _infer_csv_schema(source)
