@@ -54,8 +54,7 @@ def run_tdbsql(source: str, target: str, batch_rows: int) -> float:
 
     shutil.rmtree(target, ignore_errors=True)
     start = time.perf_counter()
-    ingest(source, target, dims=DIMS, timestamp=1, batch_rows=batch_rows,
-                         progress=False)
+    ingest(source, target, dims=DIMS, timestamp=1, batch_rows=batch_rows, progress=False)
     return time.perf_counter() - start
 
 

@@ -21,7 +21,7 @@ import sys
 FORMATS = ("table", "csv", "json", "parquet", "arrow")
 
 
-def _add_key_options(p: argparse.ArgumentParser) -> None:
+def add_key_options(p: argparse.ArgumentParser) -> None:
     group = p.add_mutually_exclusive_group()
     group.add_argument("--key", help="encryption key of an AES-256-GCM encrypted array")
     group.add_argument("--key-env", metavar="VAR", help="read the encryption key from $VAR")
@@ -61,24 +61,24 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog='example: tdbsql query "SELECT * FROM array LIMIT 5" ./my_array')
     _add_query_inputs(q)
     _add_output_options(q)
-    _add_key_options(q)
+    add_key_options(q)
     e = sub.add_parser("explain", help="show a query's plan and pruning funnel",
                        epilog='example: tdbsql explain "SELECT count(*) FROM array" ./my_array')
     _add_query_inputs(e)
     e.add_argument("--analyze", action="store_true",
                    help="run the query and show rows, tiles, bytes and time per operator")
-    _add_key_options(e)
+    add_key_options(e)
     s = sub.add_parser("schema", help="print an array's schema",
                        epilog="example: tdbsql schema ./my_array")
     s.add_argument("path")
     s.add_argument("--json", action="store_true", help="print JSON")
-    _add_key_options(s)
+    add_key_options(s)
     f = sub.add_parser("fragments", help="list an array's fragments",
                        epilog="example: tdbsql fragments ./my_array")
     f.add_argument("path")
     f.add_argument("--timestamp", "--as-of", dest="timestamp", type=int, metavar="MS")
     _add_output_options(f)
-    _add_key_options(f)
+    add_key_options(f)
     from .cli_write import add_commands
 
     add_commands(sub)
@@ -93,6 +93,24 @@ def _version() -> str:
         return version("tdbsql")
     except PackageNotFoundError:
         return "unknown"
+
+
+class _WithoutPandas:
+    """A meta-path finder that reports pandas as absent.  pyarrow imports pandas (0.4 s) on its
+    first ``pa.array`` when pandas is installed, only to recognise DataFrames; the command line
+    never hands it one.  Installed by ``entry`` only: ``tdbsql`` used as a library keeps it."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError("the tdbsql command does not use pandas", name=name)
+        return None
+
+
+def entry() -> int:
+    """The ``tdbsql`` command (console script and ``python -m tdbsql``)."""
+    if "pandas" not in sys.modules:
+        sys.meta_path.insert(0, _WithoutPandas())
+    return main()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,4 +181,4 @@ def _emit(table, fmt: str, output: str | None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())

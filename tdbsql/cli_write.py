@@ -20,9 +20,9 @@ DEMO_PATH = "stations"
 
 def add_commands(subparsers) -> None:
     """Register ``ingest``, ``consolidate``, ``vacuum`` and ``demo`` on ``subparsers``."""
-    from .cli import _add_key_options
+    from .cli import add_key_options
 
-    _add_ingest(subparsers, _add_key_options)
+    _add_ingest(subparsers)
     for name, verb, handler in (("consolidate", "merge fragments or metadata files", consolidate),
                                 ("vacuum", "remove what consolidation made redundant", vacuum)):
         p = subparsers.add_parser(name, help=f"{verb} of an array",
@@ -33,7 +33,10 @@ def add_commands(subparsers) -> None:
         if name == "consolidate":
             p.add_argument("--timestamp", metavar="T1,T2", type=_window,
                            help="only files written inside this window (ms since the epoch)")
-        _add_key_options(p)
+            p.add_argument("--purge-deleted-cells", action="store_true",
+                           help="drop deleted cells instead of keeping them with their delete "
+                                "time (TileDB's sm.consolidation.purge_deleted_cells)")
+        add_key_options(p)
         p.set_defaults(handler=handler)
     d = subparsers.add_parser("demo", help="build the README's sample array by ingesting data",
                               epilog="example: tdbsql demo ./stations && "
@@ -42,7 +45,9 @@ def add_commands(subparsers) -> None:
     d.set_defaults(handler=demo)
 
 
-def _add_ingest(subparsers, add_key_options) -> None:
+def _add_ingest(subparsers) -> None:
+    from .cli import add_key_options
+
     p = subparsers.add_parser(
         "ingest", help="create (or append to) an array from a Parquet, CSV or Arrow IPC file",
         epilog="example: tdbsql ingest lineitem.parquet ./lineitem --dims l_shipdate,l_orderkey")
@@ -71,7 +76,7 @@ def _add_ingest(subparsers, add_key_options) -> None:
     p.add_argument("--append", action="store_true", help="add fragments to an existing array")
     p.add_argument("--format", dest="source_format", choices=("parquet", "csv", "ipc"),
                    help="source format (default: from the file name or contents)")
-    p.add_argument("--batch-rows", type=int, default=None, metavar="N",
+    p.add_argument("--batch-rows", type=int, metavar="N",
                    help="rows per fragment (default 1,000,000); bounds memory")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress line, no summary")
     add_key_options(p)
@@ -88,7 +93,8 @@ def ingest(args, key) -> None:
         args.source, args.array, dims=ingest_dims(args.dims, args.domain), sparse=args.sparse,
         tile=ingest_tiles(args.tile), capacity=args.capacity,
         filters=ingest_filters(args.filters), timestamp=args.timestamp, append=args.append,
-        key=key, batch_rows=args.batch_rows or DEFAULT_BATCH_ROWS,
+        key=key,
+        batch_rows=DEFAULT_BATCH_ROWS if args.batch_rows is None else args.batch_rows,
         progress=False if args.quiet else None, format=args.source_format,
         allows_duplicates=args.allows_duplicates, cell_order=args.cell_order)
     if not args.quiet:
@@ -99,7 +105,7 @@ def consolidate(args, key) -> None:
     from .storage.consolidate import consolidate as run
 
     report = run(args.path, mode=args.mode, timestamp=args.timestamp, key=key,
-                 dry_run=args.dry_run)
+                 dry_run=args.dry_run, purge_deleted_cells=args.purge_deleted_cells)
     verb = "would merge" if report.dry_run else "merged"
     if not report.created:
         print(f"nothing to consolidate ({args.mode})" + (f": {report.reason}" if report.reason else ""))

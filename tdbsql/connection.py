@@ -78,13 +78,15 @@ class Connection:
         from .planner.parse import parse
 
         tree = parse(sql) if tree is None else tree
-        schema = {}
+        schema, arrays = {}, {}
         for table in referenced_tables(tree):
             source, window = self.catalog.resolve(table, sql)
-            schema[table_key(table)] = _sql_schema(source, window)
+            if isinstance(source, ArraySource) and (source, window) not in arrays:
+                arrays[source, window] = source.open(window)  # the runner reads this one too
+            schema[table_key(table)] = _sql_schema(source, arrays.get((source, window)))
         query = build(tree, schema, sql)
         max_rows = int(os.environ.get("TDBSQL_MAX_ROWS", DEFAULT_MAX_ROWS))
-        return query, Runner(self.catalog, sql, max_rows)
+        return query, Runner(self.catalog, sql, max_rows, arrays)
 
     def close(self) -> None:
         self.catalog.sources.clear()
@@ -100,10 +102,9 @@ def connect() -> Connection:
     return Connection()
 
 
-def _sql_schema(source, window) -> dict[str, str]:
+def _sql_schema(source, array) -> dict[str, str]:
     from .catalog import sql_type
 
-    array = source.open(window) if isinstance(source, ArraySource) else None
     schema = source.arrow_schema(array)
     names = [f.name for f in schema]
     if len(set(names)) != len(names):

@@ -2,7 +2,8 @@
 
 ``INSERT INTO t [(cols)] VALUES (...), ... | SELECT ...`` writes one fragment with the rows
 (columns by position, or by the listed names; dimensions and non-nullable attributes must be
-given); ``DELETE FROM t WHERE ...`` writes a delete commit that TileDB honours.  Both return one
+given, nullable attributes left out are NULL; enumerated attributes take their labels, as
+they read); ``DELETE FROM t WHERE ...`` writes a delete commit that TileDB honours.  Both return one
 row with the count of rows written / the delete commit's name, like DuckDB's ``Count``.
 """
 
@@ -38,7 +39,7 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
     if rows.num_columns != len(names):
         raise SqlError(f"INSERT has {len(names)} target columns but {rows.num_columns} values "
                        "per row", sql)
-    data = _typed(rows.rename_columns(names), array)
+    data = _with_omitted(_typed(rows.rename_columns(names), array), array, sql)
     from .storage.writer import write
 
     if data.num_rows:
@@ -91,19 +92,40 @@ def _python_value(node: exp.Expression, sql: str):
 
 def _typed(table: pa.Table, array) -> pa.Table:
     """Cast each column to the array field's Arrow type; a value that does not fit is an error
-    naming the column."""
+    naming the column.  Enumerated attributes become dictionary columns of their labels, which
+    the writer turns into the stored indices."""
     from .engine.fields import field_arrow_type
 
     columns = []
     for name, column in zip(table.column_names, table.columns):
         target = field_arrow_type(array, name)
-        if pa.types.is_dictionary(target):
-            target = target.value_type
         if column.type != target:
+            value_type = target.value_type if pa.types.is_dictionary(target) else target
             try:
-                column = column.cast(target)
+                column = column.cast(value_type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
-                raise SqlError(f"INSERT: column {name!r} cannot be stored as {target}: "
+                raise SqlError(f"INSERT: column {name!r} cannot be stored as {value_type}: "
                                f"{err}") from None
+            if pa.types.is_dictionary(target):
+                column = column.dictionary_encode()
         columns.append(column)
     return pa.Table.from_arrays(columns, names=table.column_names)
+
+
+def _with_omitted(table: pa.Table, array, sql: str) -> pa.Table:
+    """NULL columns for the nullable attributes the INSERT leaves out; any other field left out
+    is an error naming it."""
+    from .engine.fields import field_arrow_type
+
+    schema = array.schema
+    fields = [("dimension", d, False) for d in schema.dimensions]
+    fields += [("attribute", a, a.nullable) for a in schema.attributes]
+    for kind, field, nullable in fields:
+        if field.name in table.column_names:
+            continue
+        if not nullable:
+            raise SqlError(f"INSERT must give a value for {kind} {field.name!r} (only nullable "
+                           "attributes may be left out)", sql)
+        target = field_arrow_type(array, field.name)
+        table = table.append_column(field.name, pa.nulls(table.num_rows, target))
+    return table

@@ -5,22 +5,18 @@ from __future__ import annotations
 
 from sqlglot import exp, planner
 
+from .planner.pushdown import scan_filters
+
 
 def explain_text(query, runner, analyze: bool) -> str:
     lines = ["Logical plan:"]
     lines += ["  " + line for line in query.expression.sql(dialect="duckdb", pretty=True)
               .splitlines()]
     profile = {id(entry["step"]): entry for entry in runner.profile} if analyze else {}
-    pushed = _pushed(query, runner)
+    pushed = scan_filters(query.plan)
     lines.append("Operators:")
     _tree(query.plan.root, 1, lines, profile, pushed, set())
     return "\n".join(lines)
-
-
-def _pushed(query, runner) -> dict:
-    from .planner.pushdown import scan_filters
-
-    return scan_filters(query.plan)
 
 
 def _tree(step, depth: int, lines: list[str], profile: dict, pushed: dict, seen: set) -> None:

@@ -106,83 +106,93 @@ def _is_float(dt: Datatype) -> bool:
 
 
 @dataclass(frozen=True)
-class Zstd:
+class _Codec:
+    """A filter whose one option is a compression level (-1: the codec's default)."""
+
     level: int = -1
+    _format = None  # the format filter class (set per subclass)
 
     def to_format(self):
-        return ff.ZstdFilter(level=self.level)
+        return self._format(level=self.level)
+
+
+class Zstd(_Codec):
+    _format = ff.ZstdFilter
+
+
+class Gzip(_Codec):
+    _format = ff.GzipFilter
+
+
+class Lz4(_Codec):
+    _format = ff.Lz4Filter
+
+
+class Bzip2(_Codec):
+    _format = ff.Bzip2Filter
+
+
+class Rle(_Codec):
+    _format = ff.RleFilter
+
+
+class Dictionary(_Codec):
+    _format = ff.DictionaryFilter
 
 
 @dataclass(frozen=True)
-class Gzip:
-    level: int = -1
+class _DeltaCodec:
+    """DELTA / DOUBLE_DELTA: values reinterpreted as ``reinterpret_dtype`` (None: as stored)."""
 
-    def to_format(self):
-        return ff.GzipFilter(level=self.level)
-
-
-@dataclass(frozen=True)
-class Lz4:
-    level: int = -1
-
-    def to_format(self):
-        return ff.Lz4Filter(level=self.level)
-
-
-@dataclass(frozen=True)
-class Bzip2:
-    level: int = -1
-
-    def to_format(self):
-        return ff.Bzip2Filter(level=self.level)
-
-
-@dataclass(frozen=True)
-class Rle:
-    level: int = -1
-
-    def to_format(self):
-        return ff.RleFilter(level=self.level)
-
-
-@dataclass(frozen=True)
-class Dictionary:
-    level: int = -1
-
-    def to_format(self):
-        return ff.DictionaryFilter(level=self.level)
-
-
-@dataclass(frozen=True)
-class DoubleDelta:
     reinterpret_dtype: Any = None
     level: int = -1
+    _format = None
 
     def to_format(self):
         reinterpret = Datatype.ANY if self.reinterpret_dtype is None else to_datatype(self.reinterpret_dtype)
-        return ff.DoubleDeltaFilter(level=self.level, reinterpret_datatype=reinterpret)
+        return self._format(level=self.level, reinterpret_datatype=reinterpret)
+
+
+class DoubleDelta(_DeltaCodec):
+    _format = ff.DoubleDeltaFilter
+
+
+class Delta(_DeltaCodec):
+    _format = ff.DeltaFilter
 
 
 @dataclass(frozen=True)
-class Delta:
-    reinterpret_dtype: Any = None
-    level: int = -1
+class _Plain:
+    """A filter without options."""
+
+    _format = None
 
     def to_format(self):
-        reinterpret = Datatype.ANY if self.reinterpret_dtype is None else to_datatype(self.reinterpret_dtype)
-        return ff.DeltaFilter(level=self.level, reinterpret_datatype=reinterpret)
+        return self._format()
 
 
-@dataclass(frozen=True)
-class BitShuffle:
-    def to_format(self):
-        return ff.BitshuffleFilter()
+class BitShuffle(_Plain):
+    _format = ff.BitshuffleFilter
 
 
-@dataclass(frozen=True)
-class ByteShuffle:
-    def to_format(self):
-        return ff.ByteshuffleFilter()
+class ByteShuffle(_Plain):
+    _format = ff.ByteshuffleFilter
+
+
+class Xor(_Plain):
+    _format = ff.XorFilter
+
+
+class ChecksumMD5(_Plain):
+    _format = ff.ChecksumMd5Filter
+
+
+class ChecksumSHA256(_Plain):
+    _format = ff.ChecksumSha256Filter
+
+
+class NoOp(_Plain):
+    _format = ff.NoopFilter
 
 
 @dataclass(frozen=True)
@@ -215,30 +225,6 @@ class FloatScale:
 
 
 @dataclass(frozen=True)
-class Xor:
-    def to_format(self):
-        return ff.XorFilter()
-
-
-@dataclass(frozen=True)
-class ChecksumMD5:
-    def to_format(self):
-        return ff.ChecksumMd5Filter()
-
-
-@dataclass(frozen=True)
-class ChecksumSHA256:
-    def to_format(self):
-        return ff.ChecksumSha256Filter()
-
-
-@dataclass(frozen=True)
-class NoOp:
-    def to_format(self):
-        return ff.NoopFilter()
-
-
-@dataclass(frozen=True)
 class Webp:
     quality: float = 100.0
     input_format: str = "rgb"  # rgb, bgr, rgba, bgra
@@ -253,17 +239,13 @@ class Webp:
 
 
 _FROM_FORMAT = {
-    ff.ZstdFilter: lambda f: Zstd(f.level), ff.GzipFilter: lambda f: Gzip(f.level),
-    ff.Lz4Filter: lambda f: Lz4(f.level), ff.Bzip2Filter: lambda f: Bzip2(f.level),
-    ff.RleFilter: lambda f: Rle(f.level), ff.DictionaryFilter: lambda f: Dictionary(f.level),
-    ff.DoubleDeltaFilter: lambda f: DoubleDelta(_reinterpret(f), f.level),
-    ff.DeltaFilter: lambda f: Delta(_reinterpret(f), f.level),
-    ff.BitshuffleFilter: lambda f: BitShuffle(), ff.ByteshuffleFilter: lambda f: ByteShuffle(),
+    **{c._format: (lambda f, c=c: c(f.level)) for c in (Zstd, Gzip, Lz4, Bzip2, Rle, Dictionary)},
+    **{c._format: (lambda f, c=c: c(_reinterpret(f), f.level)) for c in (DoubleDelta, Delta)},
+    **{c._format: (lambda f, c=c: c()) for c in (BitShuffle, ByteShuffle, Xor, ChecksumMD5,
+                                                 ChecksumSHA256, NoOp)},
     ff.BitWidthReductionFilter: lambda f: BitWidthReduction(f.max_window_size),
     ff.PositiveDeltaFilter: lambda f: PositiveDelta(f.max_window_size),
     ff.FloatScaleFilter: lambda f: FloatScale(f.scale, f.offset, f.byte_width),
-    ff.XorFilter: lambda f: Xor(), ff.ChecksumMd5Filter: lambda f: ChecksumMD5(),
-    ff.ChecksumSha256Filter: lambda f: ChecksumSHA256(), ff.NoopFilter: lambda f: NoOp(),
     ff.WebpFilter: lambda f: Webp(f.quality, ("rgb", "bgr", "rgba", "bgra")[f.input_format - 1],
                                   f.lossless),
 }
@@ -507,11 +489,11 @@ def _raw_domain(d: Dim, dt: Datatype) -> tuple:
     lo, hi = d.domain
     if type_info(dt).kind in ("datetime", "time"):
         unit = type_info(dt).unit
-        return tuple(_temporal_raw(v, unit) for v in (lo, hi))
+        return tuple(raw_temporal(v, unit) for v in (lo, hi))
     return lo, hi
 
 
-def _temporal_raw(v, unit: str) -> int:
+def raw_temporal(v, unit: str) -> int:
     if isinstance(v, (np.datetime64, np.timedelta64)):
         return int(v.astype(f"{'M' if isinstance(v, np.datetime64) else 'm'}8[{unit}]").astype(np.int64))
     return int(v)
@@ -535,7 +517,7 @@ def fill_bytes(a: Attr, dt: Datatype, cvn: int) -> bytes:
     elif isinstance(a.fill, str):
         raw = a.fill.encode("utf-8")
     elif info.kind in ("datetime", "time"):
-        raw = np.asarray([_temporal_raw(a.fill, info.unit)], dtype=info.numpy).tobytes()
+        raw = np.asarray([raw_temporal(a.fill, info.unit)], dtype=info.numpy).tobytes()
     else:
         raw = np.asarray(a.fill, dtype=info.numpy).reshape(-1).tobytes()
     if cvn != VAR_NUM and len(raw) != info.size * cvn:

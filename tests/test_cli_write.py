@@ -70,6 +70,8 @@ def test_ingest_append_and_errors(tmp_path, source, capsys):
     assert run(["ingest", str(path), str(tmp_path / "b"), "--dims", "k",
                 "--domain", "g=0:5"]) == 1
     assert "not in --dims" in capsys.readouterr().err
+    assert run(["ingest", str(path), str(tmp_path / "b"), "--batch-rows", "0"]) == 1
+    assert "batch_rows must be positive" in capsys.readouterr().err
     assert not os.path.exists(tmp_path / "b")
 
 
@@ -132,3 +134,19 @@ def test_demo_then_query_subprocess(tmp_path):
                               check=True, capture_output=True, text=True, env=env).stdout
                for p in (target, EXAMPLE)]
     assert outputs[0] == outputs[1] and outputs[0].count("\n") > 5
+
+
+def test_consolidate_purge_deleted_cells_flag(tmp_path, source, capsys):
+    path, _ = source
+    target = str(tmp_path / "a")
+    assert run(["ingest", str(path), target, "--dims", "k", "--batch-rows", "50", "-q",
+                "--timestamp", "1000"]) == 0
+    tdbsql.delete(target, "k < 10", timestamp=1500)
+    assert run(["consolidate", target, "--purge-deleted-cells"]) == 0
+    assert run(["vacuum", target]) == 0
+    capsys.readouterr()
+    assert tdbsql.query("SELECT min(k), count(*) FROM array", target).to_pylist() == \
+        [{"min(k)": 10, "count(*)": 90}]
+    fragments = tiledb.array_fragments(target)
+    assert len(fragments) == 1
+    assert fragments[0].cell_num == 90  # the deleted cells are gone from the files, not hidden

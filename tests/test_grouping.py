@@ -61,6 +61,29 @@ def test_temporal_and_bool_keys():
     assert group_ids([flags]).ids.tolist() == [0, 1, 2]
 
 
+def test_values_under_nulls_and_sliced_arrays_are_ignored():
+    """Values are read from the Arrow buffers: whatever a NULL slot holds must not matter,
+    and a slice's offset (also within a bitmap byte) must be honoured."""
+    mask = np.array([False, True, True, False, True, False])
+    ints = pa.array(np.array([5, 7, 9, 5, 5, 2**40]), mask=mask)
+    floats = pa.array(np.array([0.5, 1.0, np.nan, 0.5, 0.5, 3.0]), mask=mask)
+    flags = pa.array([True, None, None, True, None, False])
+    for keys in (ints, floats, flags):
+        assert group_ids([keys]).ids.tolist() == [0, 1, 1, 0, 1, 2]
+    groups = Groups(np.array([0, 0, 1, 1, 1, 1]), 2, np.array([0, 2]))
+    assert aggregate("sum", ints, groups).to_pylist() == [5, 5 + 2**40]
+    assert aggregate("max", floats, groups).to_pylist() == [0.5, 3.0]
+    assert aggregate("bool_or", flags, groups).to_pylist() == [True, True]
+    assert aggregate("count", ints, groups).to_pylist() == [1, 2]
+    tail = slice(3, 6)
+    for values in (ints, floats, flags):
+        sliced = values[tail]
+        assert group_ids([sliced]).ids.tolist() == [0, 1, 2]
+        assert aggregate("count", sliced, Groups.single(3)).to_pylist() == [2]
+    assert aggregate("min", ints[tail], Groups.single(3)).to_pylist() == [5]
+    assert aggregate("bool_and", flags[tail], Groups.single(3)).to_pylist() == [False]
+
+
 @pytest.mark.parametrize("spread", [1, 10**12])  # direct lookup and hashed table
 def test_many_groups_grow_the_table(spread):
     rng = np.random.default_rng(1)

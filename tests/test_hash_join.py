@@ -28,6 +28,17 @@ def test_inner_join_order_left_rows_then_right_rows():
     assert _pairs(*hash_join(left, right, "inner")) == [(0, 0), (0, 3), (1, 2), (2, 0), (2, 3)]
 
 
+def test_values_under_null_keys_never_match():
+    """A NULL slot's buffer value (here equal to a real key on the other side) is ignored."""
+    left = [pa.array(np.array([3, 3, 4]), mask=np.array([False, True, False]))]
+    right = [pa.array(np.array([3, 4, 4]), mask=np.array([False, False, True]))]
+    assert _pairs(*hash_join(left, right, "inner")) == [(0, 0), (2, 1)]
+    floats = [pa.array(np.array([3.0, 3.0]), mask=np.array([True, False]))]
+    assert _pairs(*hash_join(floats, right, "inner")) == [(1, 0)]
+    strings = [pa.array(["a", None, "b"])[1:]]
+    assert _pairs(*hash_join(strings, [pa.array(["b", "a"])], "left")) == [(0, -1), (1, 0)]
+
+
 def test_outer_joins_mark_missing_side_with_minus_one():
     left = [pa.array([1, None, 5])]
     right = [pa.array([None, 1, 7, 1])]

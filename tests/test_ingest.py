@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import importlib
+import math
 import os
 
 import numpy as np
@@ -338,6 +339,32 @@ def test_in_memory_table_source(tmp_path):
     table = sample(50)
     ingest(table, tmp_path / "a", dims=["station", "day"])
     assert_reads_equal(str(tmp_path / "a"), table)
+
+
+def test_in_memory_sources_read_as_write_reads_them(tmp_path):
+    """A DataFrame (named index kept, NaN a value), a RecordBatch and a dict of numpy arrays
+    ingest to the same cells ``tdbsql.write`` stores for them."""
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"k": np.arange(6, dtype=np.int64),
+                          "v": [0.5, np.nan, 2.0, None, 4.0, 5.5],
+                          "s": ["a", None, "c", "d", "é", "f"]}).set_index("k")
+    ingest(frame, tmp_path / "df", dims="k")
+    got = tdbsql.query("SELECT k, v, s FROM array ORDER BY k", str(tmp_path / "df"))
+    assert got.column("k").to_pylist() == list(range(6))
+    assert got.column("s").to_pylist() == ["a", None, "c", "d", "é", "f"]
+    v = got.column("v").to_pylist()
+    assert [x for i, x in enumerate(v) if i not in (1, 3)] == [0.5, 2.0, 4.0, 5.5]
+    assert math.isnan(v[1]) and math.isnan(v[3])  # NaN is a value, as tdbsql.write stores it
+    ingest({"x": np.arange(4, dtype=np.uint16), "y": np.array(["p", "q", "r", "s"])},
+           tmp_path / "dict")
+    got = tdbsql.query("SELECT x, y FROM array ORDER BY x", str(tmp_path / "dict"))
+    assert got.column("y").to_pylist() == ["p", "q", "r", "s"]
+    assert got.column("x").type == pa.uint16()
+    batch = pa.record_batch({"k": pa.array([3, 1, 2], pa.int32()), "w": [1.0, 2.0, 3.0]})
+    ingest(batch, tmp_path / "batch", dims="k")
+    assert_reads_equal(str(tmp_path / "batch"), pa.Table.from_batches([batch]))
+    with pytest.raises(TypeError, match="cannot write int"):
+        ingest(42, tmp_path / "bad")
 
 
 def test_progress_callback(tmp_path, parquet_source):

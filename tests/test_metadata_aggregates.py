@@ -10,9 +10,11 @@ import pyarrow as pa
 import pytest
 import sqlglot
 
+import tdbsql
+
 from tdbsql.engine.fields import column_to_arrow
 from tdbsql.engine.scan import scan
-from tdbsql.planner.metadata_aggregates import answer_from_metadata
+from tdbsql.engine.metadata_residual import answer_from_metadata
 from tdbsql.storage.array import Array
 
 tiledb = pytest.importorskip("tiledb")
@@ -210,3 +212,20 @@ def test_dense(tmp_path):
                             f"min(x), max(y) FROM rows_tbl{where}").fetchall()[0])
         _same(got, want)
         assert stats["tiles_from_metadata"] > 0
+
+
+def test_enumeration_min_max_compare_labels(tmp_path):
+    """Tile min/max of an enumeration attribute are label indices: min/max come from the
+    decoded labels (as the ordinary plan orders them), count still from metadata."""
+    path = tmp_path / "enum"
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 99), tile=10, dtype=np.int64))
+    labels = tiledb.Enumeration("colors", False, ["zebra", "apple", "mango"])
+    tiledb.Array.create(str(path), tiledb.ArraySchema(
+        domain=dom, attrs=[tiledb.Attr("c", dtype=np.uint8, enum_label="colors")], sparse=True,
+        capacity=10, enums=[labels]))
+    with tiledb.open(str(path), "w", timestamp=1) as arr:
+        arr[np.arange(20)] = {"c": np.array([0, 1, 2, 0] * 5, dtype=np.uint8)}
+    assert answer_from_metadata(Array(str(path)), {}, None, [("min", "c"), ("max", "c")]) is None
+    assert answer_from_metadata(Array(str(path)), {}, None, [("count", "c")]) == [20]
+    got = tdbsql.query("SELECT min(c) AS lo, max(c) AS hi FROM array", str(path)).to_pylist()
+    assert got == [{"lo": "apple", "hi": "zebra"}]

@@ -170,6 +170,10 @@ EXPRESSIONS = [
     "u > 9223372036854775807", "u = 18446744073709551615", "u // 3", "u IN (0, 288230376151711744)",
     "f32 = 0.25", "f32 > -1.5", "f32 * 2", "f32 IN (0.5, -1.25)", "ls LIKE '%o%'", "upper(ls)",
     "ls = s", "substr(ls, 2, 2)", "ls || s",
+    # a non-negative literal next to a UBIGINT column takes its type (values past 2**63)
+    "greatest(u, 5)", "least(u, 7)", "coalesce(u, 3)",
+    # padding: per-row shortfalls, widths wider than any string, multi-character fill
+    "lpad(s, 40, 'ab')", "rpad(ls, 9, 'é-')", "lpad(s, 0, 'x')",
 ]
 
 

@@ -211,3 +211,100 @@ def test_create_refuses_an_existing_array(tmp_path):
     _sparse(path)
     with pytest.raises(TdbsqlError, match="already"):
         _sparse(path)
+
+
+def _coloured(path, nullable=False):
+    create(path, S.Schema([S.Dim("x", "int64", (0, 9), 5)],
+                          [S.Attr("c", "uint8", enumeration="colour", nullable=nullable)],
+                          enumerations=[S.Enumeration("colour", ["red", "green", "blue"])]))
+
+
+def test_enumerated_attributes_take_labels(tmp_path):
+    path = str(tmp_path / "a")
+    _coloured(path, nullable=True)
+    write(path, {"x": [0, 1, 2], "c": ["blue", None, "red"]}, timestamp=1)
+    # what a read returns (a dictionary array of the labels) writes back as it reads
+    back = tdbsql.query("SELECT x + 5 AS x, c FROM array", path)
+    assert pa.types.is_dictionary(back.column("c").type)
+    write(path, back, timestamp=2)
+    write(path, {"x": [9], "c": np.array([1], np.uint8)}, timestamp=3)  # or the stored index
+    with tiledb.open(path) as A:
+        got = A.df[0:9]
+    assert got["x"].tolist() == [0, 1, 2, 5, 6, 7, 9]
+    assert [None if v != v else v for v in got["c"].tolist()] == [
+        "blue", None, "red", "blue", None, "red", "green"]
+
+
+def test_unknown_label_writes_nothing(tmp_path):
+    path = str(tmp_path / "a")
+    _coloured(path)
+    with pytest.raises(DataError, match=r"column 'c', row 1: 'pink' is not a label"):
+        write(path, {"x": [0, 1], "c": ["red", "pink"]})
+    assert os.listdir(os.path.join(path, "__fragments")) == []
+
+
+def test_fixed_size_strings_are_nul_padded(tmp_path):
+    path = str(tmp_path / "a")
+    create(path, S.Schema([S.Dim("x", "int64", (0, 9), 5)],
+                          [S.Attr("s", "char", cell_val_num=3, nullable=True)]))
+    write(path, {"x": [0, 1, 2, 3], "s": pa.array([b"ab", None, b"", b"abc"])}, timestamp=1)
+    with tiledb.open(path) as A:
+        got = A.query(return_arrow=True).df[0:9]
+    assert got.column("s").to_pylist() == [b"ab\x00", None, b"\x00\x00\x00", b"abc"]
+    with pytest.raises(DataError, match="row 1: 4 bytes do not fit a 3-byte cell"):
+        write(path, {"x": [4, 5], "s": [b"a", b"abcd"]})
+
+
+def test_write_fragment_refuses_a_timestamp_per_cell_mismatch(tmp_path):
+    path = str(tmp_path / "a")
+    _sparse(path)
+    table = pa.table({"x": [4, 1], "a": pa.array([1, 2], pa.int32()), "s": ["p", "q"],
+                      "n": pa.array([None, 1.0])})
+    with pytest.raises(DataError, match="cell_timestamps has 3 values for 2 cells"):
+        write_fragment(path, tdbsql.open(path).schema, table, cell_timestamps=[1, 2, 3])
+    assert os.listdir(os.path.join(path, "__fragments")) == []
+
+
+@pytest.mark.parametrize("order", ["row-major", "col-major", "hilbert"])
+def test_ordered_check_agrees_with_the_sort(order):
+    from tdbsql.storage import tiling
+    from tdbsql.storage.write_buffers import field_buffer
+
+    schema = S.Schema([S.Dim("x", "int32", (0, 99), 10), S.Dim("s", "ascii")],
+                      [S.Attr("a", "int8")], cell_order=order).to_format()
+    rng = np.random.default_rng(7)
+    columns = [np.asarray(rng.integers(0, 100, 300), np.int32),
+               [f"k{v}" for v in rng.integers(0, 40, 300)]]
+    dims = [field_buffer(c, d.name, d.datatype, d.cell_val_num, False)
+            for c, d in zip(columns, schema.dimensions)]
+    assert tiling.first_out_of_order(schema, dims) >= 0
+    perm = tiling.global_order(schema, dims)
+    ordered = [b.take(perm, 1) for b in dims]
+    assert tiling.first_out_of_order(schema, ordered) == -1
+    swapped = np.arange(300)
+    swapped[[10, 200]] = swapped[[200, 10]]
+    shuffled = [b.take(swapped, 1) for b in ordered]
+    expected = int(np.argmax(tiling.global_order(schema, shuffled) != np.arange(300)))
+    assert tiling.first_out_of_order(schema, shuffled) in (expected, expected + 1)
+
+
+def test_dense_write_and_insert_without_subarray(tmp_path):
+    """Cells given with their coordinates, in any order, fill their rectangle (row- and
+    col-major); INSERT into a dense array goes the same way; holes are refused."""
+    for order in ("row-major", "col-major"):
+        path = str(tmp_path / order)
+        tdbsql.create(path, tdbsql.Schema(
+            [tdbsql.Dim("r", "int64", (0, 9), 4), tdbsql.Dim("c", "int64", (0, 9), 4)],
+            [tdbsql.Attr("v", "int64")], sparse=False, cell_order=order, tile_order=order))
+        r, c = np.meshgrid(np.arange(2, 5), np.arange(1, 3), indexing="ij")
+        cells = pa.table({"r": r.ravel()[::-1], "c": c.ravel()[::-1],
+                          "v": (r * 10 + c).ravel()[::-1]})
+        tdbsql.write(path, cells)
+        con = tdbsql.connect().register("g", path)
+        con.sql("INSERT INTO g VALUES (7, 7, 77)")
+        with tiledb.open(path) as arr:
+            got = arr.multi_index[2:4, 1:2]["v"]
+            assert got.tolist() == (np.arange(2, 5)[:, None] * 10 + np.arange(1, 3)).tolist()
+            assert arr.multi_index[7:7, 7:7]["v"].tolist() == [[77]]
+        with pytest.raises(tdbsql.Error, match="do not fill the rectangle"):
+            tdbsql.write(path, cells.slice(1))

@@ -20,7 +20,7 @@ import tdbsql  # noqa: E402
 from tdbsql import schema as S  # noqa: E402
 from tdbsql.storage.writer import create, write  # noqa: E402
 
-from conftest import arrow_to_cells, assert_same_cells, field_facts, oracle_cells  # noqa: E402
+from conftest import assert_same_cells, oracle_cells  # noqa: E402
 
 SETTINGS = settings(max_examples=12, deadline=None, derandomize=True,
                     suppress_health_check=list(HealthCheck))

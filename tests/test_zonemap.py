@@ -16,7 +16,6 @@ import sqlglot
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import tdbsql
 from tdbsql.engine.evaluate import where_mask
 from tdbsql.engine.fields import column_to_arrow
 from tdbsql.engine.scan import STAT_KEYS, scan
@@ -275,7 +274,7 @@ class _Schema:
         from tdbsql.datatypes import Datatype
 
         class F:
-            name, cell_val_num, nullable = "x", 1, False
+            name, cell_val_num, nullable, enumeration_name = "x", 1, False, None
         self.dimensions = []
         f = F()
         f.datatype = Datatype.INT16 if dtype == np.int16 else Datatype.FLOAT64

@@ -16,11 +16,11 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..errors import UnsupportedSql
-from .frame import Frame, broadcast
+from .frame import Frame, null_padded, rows_only
 from .grouping import Groups, aggregate, group_ids
-from .project import project
+from .project import filter_project
 
-_FUNCTIONS = {
+FUNCTIONS = {  # sqlglot aggregate -> engine.grouping function
     exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max",
     exp.Stddev: "stddev_samp", exp.StddevSamp: "stddev_samp", exp.StddevPop: "stddev_pop",
     exp.Variance: "var_samp", exp.VariancePop: "var_pop",
@@ -29,58 +29,95 @@ _FUNCTIONS = {
 
 
 def run_aggregate(step, inputs: Frame, runner) -> Frame:
-    flat = inputs.flat()
-    stars = set()
-    for operand in step.operands:
-        if isinstance(operand.unalias(), exp.Star):  # COUNT(*) arrives as COUNT(_a_0), _a_0 = *
-            stars.add(operand.alias_or_name)
-            continue
-        value = broadcast(runner.evaluate(inputs, operand.unalias(), flat), inputs.length)
-        flat = flat.append_column(operand.alias_or_name, value)
-    keys = [broadcast(runner.evaluate(inputs, node, flat), inputs.length)
-            for node in step.group.values()]
-    groups = group_ids(keys) if keys else _one_group(inputs.length)
-    columns = {name: key.take(pa.array(groups.first)) for name, key in zip(step.group, keys)}
-    per_group = dict(columns)
-    for node, name in zip(step.group.values(), step.group):
-        if isinstance(node, exp.Column):
-            per_group[_qualified(node)] = columns[name]
+    grouped = _Grouped(step, inputs, runner)
+    columns = dict(grouped.keys)
     for expression in step.aggregations:
-        columns[expression.alias_or_name] = _aggregation(expression, flat, groups, per_group,
-                                                         runner, inputs, stars)
-    table = pa.table(columns) if columns else pa.table({"__row": pa.nulls(groups.count)})
-    frame = Frame({step.name: table, **{name: table for name in inputs.tables}}, groups.count)
-    if step.condition is not None:
-        frame = frame.filter(runner.mask(frame, step.condition))
-    if step.projections:
-        return Frame.single(step.name, project(runner, frame, step.projections))
-    return frame
+        columns[expression.alias_or_name] = grouped.output(expression)
+    count = grouped.groups.count
+    table = pa.table(columns) if columns else rows_only(count)
+    frame = Frame({step.name: table, **{name: table for name in inputs.tables}}, count)
+    return filter_project(runner, step, frame)
 
 
-def _one_group(rows: int) -> Groups:
-    return Groups(np.zeros(rows, dtype=np.int64), 1, np.zeros(1, dtype=np.int64))
+def star_operands(step) -> set[str]:
+    """Operand names standing for ``*``: sqlglot plans COUNT(*) as COUNT(_a_0), _a_0 = *."""
+    return {op.alias_or_name for op in step.operands if isinstance(op.unalias(), exp.Star)}
+
+
+def is_count_star(call: exp.AggFunc, stars: set[str]) -> bool:
+    argument = call.this
+    return isinstance(call, exp.Count) and (
+        argument is None or isinstance(argument, exp.Star)
+        or (isinstance(argument, exp.Column) and argument.name in stars))
+
+
+class _Grouped:
+    """The step's input rows with its operands evaluated and its group ids found."""
+
+    def __init__(self, step, inputs: Frame, runner):
+        self.runner, self.inputs = runner, inputs
+        self.stars = star_operands(step)
+        self.flat = inputs.flat()
+        for operand in step.operands:
+            if operand.alias_or_name not in self.stars:
+                self.flat = self.flat.append_column(operand.alias_or_name,
+                                                    self.values(operand.unalias()))
+        keys = [self.values(node) for node in step.group.values()]
+        self.groups = group_ids(keys) if keys else Groups.single(inputs.length)
+        first = pa.array(self.groups.first)
+        self.keys = {name: key.take(first) for name, key in zip(step.group, keys)}
+        # an expression around an aggregate may name a grouped column by its qualified name
+        self.per_group = dict(self.keys)
+        for name, node in step.group.items():
+            if isinstance(node, exp.Column):
+                self.per_group[_qualified(node)] = self.keys[name]
+
+    def values(self, node: exp.Expression) -> pa.Array:
+        return self.runner.column(self.inputs, node, self.flat)
+
+    def output(self, expression: exp.Expression) -> pa.Array:
+        """One output of the step: its aggregate calls per group, then the expression around
+        them, evaluated over one row per group."""
+        body = expression.unalias().copy()
+        if isinstance(body, exp.AggFunc):
+            return self.call(body)
+        values = {}
+        for i, call in enumerate([n for n in body.find_all(exp.AggFunc) if _outermost(n)]):
+            values[f"__agg{i}"] = self.call(call)
+            call.replace(exp.column(f"__agg{i}", quoted=True))
+        columns = {**self.per_group, **values}
+        count = self.groups.count
+        table = pa.table(columns) if columns else rows_only(count)
+        return self.runner.column(Frame({None: table}, count), body)
+
+    def call(self, call: exp.AggFunc) -> pa.Array:
+        groups = self.groups
+        if is_count_star(call, self.stars):
+            return aggregate("count_star", None, groups)
+        argument, distinct = call.this, isinstance(call.this, exp.Distinct)
+        if distinct:
+            if len(argument.expressions) != 1:
+                raise UnsupportedSql(f"{call.sql()!r}: DISTINCT over several columns")
+            argument = argument.expressions[0]
+        values = self.values(argument)
+        if isinstance(call, exp.Count):
+            return aggregate("count", values, groups, distinct=distinct)
+        if isinstance(call, exp.CountIf):
+            return pc.fill_null(aggregate("sum", pc.cast(values, pa.int64()), groups), 0)
+        if isinstance(call, exp.ArrayAgg):
+            return _list_per_group(values, groups)
+        if isinstance(call, (exp.First, exp.AnyValue)):
+            return values.take(null_padded(groups.first))  # a group without rows: NULL
+        func = FUNCTIONS.get(type(call))
+        if func is None:
+            raise UnsupportedSql(f"aggregate function {call.sql()!r} is not supported")
+        if func in ("min", "max") and pa.types.is_dictionary(values.type):
+            values = values.dictionary_decode()
+        return aggregate(func, values, groups, distinct=distinct)
 
 
 def _qualified(column: exp.Column) -> str:
     return f"{column.table}.{column.name}" if column.table else column.name
-
-
-def _aggregation(expression, flat: pa.Table, groups: Groups, per_group: dict, runner, inputs,
-                 stars: set):
-    """One output of the step: its aggregate calls per group, then the expression around them."""
-    body = expression.unalias().copy()
-    calls = [node for node in body.find_all(exp.AggFunc) if _outermost(node)]
-    values = {}
-    for i, call in enumerate(calls):
-        name = f"__agg{i}"
-        values[name] = _call(call, flat, groups, runner, inputs, stars)
-        if call is body:
-            return values[name]
-        call.replace(exp.column(name, quoted=True))
-    table = pa.table({**per_group, **values}) if (per_group or values) else None
-    group_frame = Frame({None: table}, groups.count) if table is not None else \
-        Frame({}, groups.count)
-    return broadcast(runner.evaluate(group_frame, body), groups.count)
 
 
 def _outermost(node: exp.Expression) -> bool:
@@ -92,43 +129,9 @@ def _outermost(node: exp.Expression) -> bool:
     return True
 
 
-def _call(call: exp.AggFunc, flat: pa.Table, groups: Groups, runner, inputs,
-          stars: set) -> pa.Array:
-    argument = call.this
-    distinct = isinstance(argument, exp.Distinct)
-    if distinct:
-        if len(argument.expressions) != 1:
-            raise UnsupportedSql(f"{call.sql()!r}: DISTINCT over several columns")
-        argument = argument.expressions[0]
-    if isinstance(call, exp.Count):
-        if argument is None or isinstance(argument, exp.Star) or \
-                (isinstance(argument, exp.Column) and argument.name in stars):
-            return aggregate("count_star", None, groups)
-        return aggregate("count", _values(argument, flat, runner, inputs), groups,
-                         distinct=distinct)
-    if isinstance(call, exp.CountIf):
-        hits = pc.cast(_values(argument, flat, runner, inputs), pa.int64())
-        return pc.fill_null(aggregate("sum", hits, groups), 0)
-    if isinstance(call, exp.ArrayAgg):
-        return _list_per_group(_values(argument, flat, runner, inputs), groups)
-    if isinstance(call, (exp.First, exp.AnyValue)):
-        return _values(argument, flat, runner, inputs).take(pa.array(groups.first))
-    func = _FUNCTIONS.get(type(call))
-    if func is None:
-        raise UnsupportedSql(f"aggregate function {call.sql()!r} is not supported")
-    values = _values(argument, flat, runner, inputs)
-    if func in ("min", "max") and pa.types.is_dictionary(values.type):
-        values = values.dictionary_decode()
-    return aggregate(func, values, groups, distinct=distinct)
-
-
 def _list_per_group(values: pa.Array, groups: Groups) -> pa.Array:
     """ARRAY_AGG: each group's values (NULLs included) in input order, as a list."""
     order = np.argsort(groups.ids, kind="stable")
     counts = np.bincount(groups.ids, minlength=groups.count)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
     return pa.ListArray.from_arrays(pa.array(offsets), values.take(pa.array(order)))
-
-
-def _values(argument, flat: pa.Table, runner, inputs) -> pa.Array:
-    return broadcast(runner.evaluate(inputs, argument, flat), inputs.length)

@@ -31,7 +31,7 @@ _UNIT_ALIASES = {
     "millisecond": "millisecond", "milliseconds": "millisecond", "us": "microsecond",
     "usec": "microsecond", "microsecond": "microsecond", "microseconds": "microsecond",
 }
-_SCALE_TO_US = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": None}
+_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}  # timestamp unit -> ticks per second
 
 
 class DatetimeError(ValueError):
@@ -121,12 +121,9 @@ def _parse_datetime(text: str) -> dt.datetime:
 # --- arithmetic -----------------------------------------------------------------------------
 
 
-def is_date(value) -> bool:
-    return pa.types.is_date(value.type)
-
-
-def is_timestamp(value) -> bool:
-    return pa.types.is_timestamp(value.type)
+def finest_unit(units) -> str:
+    """The finest of some timestamp units ("s" < "ms" < "us" < "ns")."""
+    return max(units, key=_PER_SECOND.__getitem__)
 
 
 def to_timestamp(value, unit: str = "us"):
@@ -144,8 +141,9 @@ def add_interval(value, interval: Interval):
     offset = interval.days * 86_400_000_000 + interval.micros
     if offset:
         unit = stamps.type.unit
-        scale = _SCALE_TO_US[unit]
-        amount = offset * 1000 if scale is None else _exact_div(offset, scale, unit)
+        ticks = _PER_SECOND[unit]
+        amount = offset * (ticks // 10**6) if ticks >= 10**6 else \
+            _exact_div(offset, 10**6 // ticks, unit)
         stamps = pc.add_checked(stamps, pa.scalar(amount, pa.duration(unit)))
     return stamps
 
@@ -161,8 +159,8 @@ def _add_months(stamps, months: int):
     and length of each target month come from a small table over the months present."""
     if isinstance(stamps, pa.Scalar):
         return _add_months(pa.array([stamps.as_py()], stamps.type), months)[0]
-    kind = stamps.type
-    per_day = 86_400 * {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[kind.unit]
+    stamp_type = stamps.type
+    per_day = 86_400 * _PER_SECOND[stamp_type.unit]
     midnight = pc.floor_temporal(stamps, unit="day")
     time_of_day = pc.subtract(pc.cast(stamps, pa.int64()), pc.cast(midnight, pa.int64()))
     year, month = pc.cast(pc.year(stamps), pa.int64()), pc.cast(pc.month(stamps), pa.int64())
@@ -176,7 +174,7 @@ def _add_months(stamps, months: int):
     day = pc.min_element_wise(pc.cast(pc.day(stamps), pa.int64()), pc.take(lengths, index))
     day_number = pc.add(pc.take(first_days, index), pc.subtract(day, 1))
     moved = pc.add(pc.multiply(day_number, per_day), time_of_day)
-    return pc.cast(moved, kind)
+    return pc.cast(moved, stamp_type)
 
 
 def _month_table(low: int, high: int) -> tuple[pa.Array, pa.Array]:
@@ -201,9 +199,8 @@ def date_diff_days(left, right):
 
 def common_timestamp(left, right):
     """Both sides as timestamps of one unit (the finer one)."""
-    order = ["s", "ms", "us", "ns"]
     units = [v.type.unit for v in (left, right) if pa.types.is_timestamp(v.type)]
-    unit = max(units, key=order.index) if units else "us"
+    unit = finest_unit(units) if units else "us"
     return (pc.cast(to_timestamp(left, unit), pa.timestamp(unit)),
             pc.cast(to_timestamp(right, unit), pa.timestamp(unit)))
 
@@ -242,7 +239,7 @@ def _epoch(value):
     if pa.types.is_date(value.type):
         days = pc.cast(pc.cast(value, pa.int32()), pa.float64())
         return pc.multiply(days, 86400.0)
-    per_second = {"s": 1, "ms": 1e3, "us": 1e6, "ns": 1e9}[value.type.unit]
+    per_second = float(_PER_SECOND[value.type.unit])
     return pc.divide(pc.cast(pc.cast(value, pa.int64()), pa.float64()), per_second)
 
 

@@ -11,14 +11,13 @@ gather once at the end.
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 
 from ..errors import CorruptArrayError, DataError
 from ..kernels import dense as dense_kernels
-from ..planner.pruning import fragment_overlaps, range_hull
+from ..planner.pruning import DenseTileGrid, fragment_overlaps, range_hull
 from ..planner.zonemap import NEVER
 from .column import Column, concat
 from .parallel import map_ordered
@@ -91,7 +90,7 @@ class DenseScan(TileScan):
         if any(l > h for l, h in zip(keep_lo, keep_hi)):
             return
         self.stats["fragments_after_domain"] += 1
-        grid = _TileGrid(self.schema, frag_lo, frag_hi)
+        grid = DenseTileGrid(self.schema, frag_lo, frag_hi)
         self.stats["tiles_after_domain"] += grid.count
         keep_lo_rel = np.array([k - b for k, b in zip(keep_lo, box_lo)], np.int64)
         keep_hi_rel = np.array([k - b for k, b in zip(keep_hi, box_lo)], np.int64)
@@ -144,14 +143,12 @@ class DenseScan(TileScan):
         Dropping a NEVER tile is sound here for attributes too: its cells are marked left out
         (not reverted to an older fragment's value or the fill value) unless a newer fragment
         writes them again -- exactly as the newest value fails the predicate."""
+        idx = np.array([t[0] for t in tiles], dtype=np.int64)
         skip = self.skip_tiles.get(frag_idx)
-        out_mask = np.zeros(len(tiles), dtype=bool)
-        if skip is not None and len(tiles):
-            out_mask |= skip[np.array([t[0] for t in tiles], dtype=np.int64)]
-            self.stats["tiles_from_metadata"] += int(out_mask.sum())
+        out_mask = np.zeros(len(tiles), dtype=bool) if skip is None else skip[idx]
+        self.stats["tiles_from_metadata"] += int(out_mask.sum())
         always = np.zeros(len(tiles), dtype=bool)
         if tiles and self.predicate is not None and self.predicate.tests:
-            idx = np.array([t[0] for t in tiles], dtype=np.int64)
             bounds = {}
             for d, name in enumerate(self.dim_names):
                 lows = _int_array([max(t[1][d], frag_lo[d]) for t in tiles])
@@ -171,53 +168,6 @@ class DenseScan(TileScan):
             raise CorruptArrayError(f"dense tile holds {len(tile)} cells, its space tile has "
                                     f"{cells}", f"{frag.name} (field {name!r}), tile {tile_idx}")
         return tile
-
-
-class _TileGrid:
-    """The space tiles of a dense fragment: tile ``i`` in the array's tile order over the tiles
-    that cover the fragment's non-empty domain."""
-
-    def __init__(self, schema, frag_lo: list[int], frag_hi: list[int]):
-        dims = schema.dimensions
-        self.dom_lo = [int(d.domain[0]) for d in dims]
-        self.ext = [int(d.tile_extent) for d in dims]
-        self.first = [(f - d) // e for f, d, e in zip(frag_lo, self.dom_lo, self.ext)]
-        last = [(f - d) // e for f, d, e in zip(frag_hi, self.dom_lo, self.ext)]
-        self.counts = [l - f + 1 for f, l in zip(self.first, last)]
-        self.col_major = schema.tile_order == 1
-        self.extents = np.array(self.ext, dtype=np.int64)
-        self.count = math.prod(self.counts)
-        self.cells_per_tile = math.prod(self.ext)
-
-    def tiles_meeting(self, lo: list[int], hi: list[int], ranges: list):
-        """(fragment tile index, absolute lower corner) of every tile meeting [lo, hi] and, per
-        dimension, one of its query ranges (``ranges[d]``: list of (lo, hi) or None)."""
-        spans = []
-        for d in range(len(self.counts)):
-            t0 = (lo[d] - self.dom_lo[d]) // self.ext[d] - self.first[d]
-            t1 = (hi[d] - self.dom_lo[d]) // self.ext[d] - self.first[d]
-            span = range(t0, t1 + 1)
-            if ranges[d] is not None and len(ranges[d]) > 1:  # a gap may skip whole tiles
-                span = [t for t in span if self._meets(d, t, ranges[d])]
-            spans.append(span)
-        # enumerate in tile order so tiles are read front to back in their files
-        order = range(len(spans)) if self.col_major else range(len(spans) - 1, -1, -1)
-        strides, step = [0] * len(spans), 1
-        for d in order:
-            strides[d] = step
-            step *= self.counts[d]
-        loops = list(reversed(spans)) if self.col_major else spans
-        for combo in itertools.product(*loops):
-            tcoord = list(reversed(combo)) if self.col_major else combo
-            index = sum(t * s for t, s in zip(tcoord, strides))
-            corner = [d + (t + f) * e for d, t, f, e in
-                      zip(self.dom_lo, tcoord, self.first, self.ext)]
-            yield index, corner
-
-    def _meets(self, d: int, t: int, ranges) -> bool:
-        t_lo = self.dom_lo[d] + (t + self.first[d]) * self.ext[d]
-        t_hi = t_lo + self.ext[d] - 1
-        return any(r_lo <= t_hi and t_lo <= r_hi for r_lo, r_hi in ranges)
 
 
 class _FixedOut:

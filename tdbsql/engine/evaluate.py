@@ -12,35 +12,33 @@ NaN); ``//`` and ``%`` truncate toward zero (the remainder has the dividend's si
 integer division by zero is an error; NaN equals NaN and sorts above every number; a string
 compared with a number/date/timestamp is read as that type; dictionary (enumeration) columns
 are compared on their dictionary and expanded through the indices.  Everything runs on
-pyarrow.compute kernels; the scalar functions live in ``functions.py``, date arithmetic in
-``datetime_ops.py``.
+pyarrow.compute kernels.  Elsewhere: operators ``+ - * / // %`` in ``arithmetic.py`` (date
+arithmetic in ``datetime_ops.py``), scalar functions in ``functions*.py``, typing, casts and
+NaN-aware comparisons in ``value_types.py``, list functions in ``list_ops.py``.
 """
 
 from __future__ import annotations
 
 import difflib
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
 from ..planner.parse import span_of
+from . import arithmetic, list_ops
 from . import datetime_ops as dto
-from . import list_ops
-from .functions import (REGISTRY, Call, as_text, call, cast_value, common_type, fit_literals,
-                        float_mod, join_strings, kind, node_span, null_like, plain)
+from .frame import broadcast
+from .functions import REGISTRY, Call, call, call_shape, node_span
+from .functions_text import as_text
+from .value_types import (cast_value, common_type, compare_plain, fit_literals, float32_literal,
+                          is_dictionary, join_strings, kind, nan_members, null_like,
+                          null_unconvertible, on_values, plain)
 
 _INT64_MAX = 2**63 - 1
 _COMPARE = {exp.EQ: "equal", exp.NEQ: "not_equal", exp.GT: "greater",
             exp.GTE: "greater_equal", exp.LT: "less", exp.LTE: "less_equal"}
-_FLAG_ARGS = {"binary", "encoding", "zero_start", "negative_length_returns_empty", "json_scope",
-              "ignore_nulls", "is_nvl", "is_null", "safe", "coalesce", "truncate",
-              "casts_non_integer_decimals", "fractions_supported", "mode", "clamp_position",
-              "to", "occurrence", "position"}
-_NAME_ALIASES = {"time_to_unix": "epoch", "str_position": "strpos", "signum": "sign",
-                 "nvl": "coalesce"}
 T = exp.DataType.Type
 _CAST_TYPES = {
     T.TINYINT: pa.int8(), T.SMALLINT: pa.int16(), T.INT: pa.int32(), T.BIGINT: pa.int64(),
@@ -105,8 +103,7 @@ class Evaluator:
         """An Arrow value (an INTERVAL is not one: it only takes part in date arithmetic)."""
         result = self(node)
         if isinstance(result, dto.Interval):
-            raise self.error("an INTERVAL can only be added to or subtracted from a date or "
-                             "timestamp", node)
+            raise self.error(arithmetic.INTERVAL_ALONE, node)
         return result
 
     # -- leaves --------------------------------------------------------------------------
@@ -175,7 +172,7 @@ class Evaluator:
             # a literal like 2.5 is a DECIMAL in DuckDB, whose casts round half away from zero
             value = pc.round(value, 0, round_mode="half_towards_infinity")
         if safe:
-            value = _null_unconvertible(value, target)
+            value = null_unconvertible(value, target)
         if pa.types.is_string(target) and kind(value.type) != "string":
             return as_text(Call("cast", node, (node.this,), self.sql), value, 0)
         try:
@@ -246,7 +243,8 @@ class Evaluator:
         value = self.value(node.this)
         items = [self.value(e) for e in node.expressions]
         if not items:
-            return _broadcast_like(value, pa.scalar(False))
+            none = pa.scalar(False)
+            return none if isinstance(value, pa.Scalar) else broadcast(none, len(value))
         if all(isinstance(item, pa.Scalar) for item in items):
             return self._in_constants(value, items, node)
         result = None
@@ -272,9 +270,9 @@ class Evaluator:
         def member(values):
             values = cast_value(values, target)
             found = pc.is_in(values, value_set=candidates, skip_nulls=True)
-            return _nan_members(found, values, valid_items, target)
+            return nan_members(found, values, valid_items, target)
 
-        found = _on_values(value, member, target)
+        found = on_values(value, member, target)
         if has_null:
             found = pc.if_else(found, True, pa.scalar(None, pa.bool_()))
         return pc.if_else(pc.is_null(value), pa.scalar(None, pa.bool_()), found)
@@ -310,7 +308,7 @@ class Evaluator:
         if not pattern.is_valid:
             return null_like(value, pa.bool_())
         arrow_pattern = self._arrow_like_pattern(pattern.as_py(), escape, pattern_node)
-        result = _on_values(value, lambda v: pc.match_like(v, arrow_pattern,
+        result = on_values(value, lambda v: pc.match_like(v, arrow_pattern,
                                                            ignore_case=ignore_case),
                             pa.bool_())
         return pc.invert(result) if node.args.get("negate") else result
@@ -379,17 +377,17 @@ class Evaluator:
 
     def compare(self, op: str, left, right, node):
         """``left <op> right`` with DuckDB's coercions and NaN ordering."""
-        if _is_dictionary(left) and isinstance(right, pa.Scalar):
+        if is_dictionary(left) and isinstance(right, pa.Scalar):
             target = common_type([left.type.value_type, right.type])
             if target is not None and target == left.type.value_type:
                 constant = self._coerce_scalar(right, target, node)
-                return _on_values(left, lambda v: _compare_plain(op, v, constant), pa.bool_())
-        if _is_dictionary(right) and isinstance(left, pa.Scalar):
+                return on_values(left, lambda v: compare_plain(op, v, constant), pa.bool_())
+        if is_dictionary(right) and isinstance(left, pa.Scalar):
             flipped = {"less": "greater", "greater": "less", "less_equal": "greater_equal",
                        "greater_equal": "less_equal"}.get(op, op)
             return self.compare(flipped, right, left, node)
         left, right = self.coerce_pair(left, right, node, f"compare ({op.replace('_', ' ')})")
-        return _compare_plain(op, left, right)
+        return compare_plain(op, left, right)
 
     def _coerce_scalar(self, scalar, target, node):
         try:
@@ -398,7 +396,7 @@ class Evaluator:
             raise self.error(str(err), node) from None
 
     def coerce_pair(self, left, right, node, what: str):
-        left, right = fit_literals(list(_float32_literal(plain(left), plain(right))))
+        left, right = fit_literals(list(float32_literal(plain(left), plain(right))))
         target = common_type([left.type, right.type])
         if target is None:
             raise self.error(f"cannot {what} {left.type} and {right.type}", node)
@@ -410,128 +408,7 @@ class Evaluator:
             raise self.error(str(err), node) from None
         return left, right
 
-    # -- arithmetic ----------------------------------------------------------------------
-
-    def _add(self, node):
-        return self._arith(node, "add")
-
-    def _sub(self, node):
-        return self._arith(node, "subtract")
-
-    def _mul(self, node):
-        return self._arith(node, "multiply")
-
-    def _arith(self, node, op: str):
-        left, right = self(node.this), self(node.expression)
-        temporal = self._temporal_arith(node, op, left, right)
-        if temporal is not None:
-            return temporal
-        left, right = self._numbers(node, left, right)
-        if kind(left.type) in ("int", "uint"):
-            return self._checked(node, f"{op}_checked", left, right)
-        return getattr(pc, op)(left, right)
-
-    def _temporal_arith(self, node, op, left, right):
-        """Date/time arithmetic, or None if neither side is a date, timestamp or interval."""
-        kinds = {_kind_of(left), _kind_of(right)}
-        if not kinds & {"date", "timestamp", "interval"}:
-            return None
-        try:
-            return self._temporal(node, op, left, right)
-        except dto.DatetimeError as err:
-            raise self.error(str(err), node) from None
-        except pa.ArrowInvalid as err:
-            raise self.error(f"date/time arithmetic out of range ({err})", node) from None
-
-    def _temporal(self, node, op, left, right):
-        lk, rk = _kind_of(left), _kind_of(right)
-        if lk == "interval" and rk == "interval" and op in ("add", "subtract"):
-            return left + (right if op == "add" else -right)
-        if op == "add" and lk == "interval" and rk in ("date", "timestamp"):
-            left, right, lk, rk = right, left, rk, lk
-        if lk in ("date", "timestamp") and rk == "interval" and op in ("add", "subtract"):
-            return dto.add_interval(plain(left), right if op == "add" else -right)
-        if op == "add" and lk in ("int", "uint") and rk == "date":
-            left, right, lk, rk = right, left, rk, lk
-        if lk == "date" and rk in ("int", "uint") and op in ("add", "subtract"):
-            days = right if op == "add" else pc.negate_checked(pc.cast(right, pa.int64()))
-            return dto.add_days(plain(left), pc.cast(days, pa.int64()))
-        if op == "subtract" and lk == "date" and rk == "date":
-            return dto.date_diff_days(plain(left), plain(right))
-        if op == "subtract" and {lk, rk} <= {"date", "timestamp"}:
-            a, b = dto.common_timestamp(plain(left), plain(right))
-            return pc.subtract_checked(a, b)
-        raise self.error(f"cannot {op} {_type_name(left)} and {_type_name(right)}", node)
-
-    def _numbers(self, node, left, right):
-        """Operands of + - * / // %: integers widen to BIGINT (UBIGINT if both unsigned)."""
-        left, right = fit_literals([plain(self._not_interval(left, node)),
-                                    plain(self._not_interval(right, node))])
-        for value in (left, right):
-            if kind(value.type) not in ("int", "uint", "float", "null"):
-                raise self.error(f"cannot apply {node.key.upper()} to {left.type} and "
-                                 f"{right.type}", node)
-        target = common_type([left.type, right.type])
-        if pa.types.is_null(target):
-            target = pa.int64()
-        if kind(target) == "int" or (kind(target) == "uint" and target != pa.uint64()):
-            target = pa.int64() if kind(target) == "int" else pa.uint64()
-        return self.coerce_pair(cast_value(left, target), cast_value(right, target), node,
-                                "combine")
-
-    def _not_interval(self, value, node):
-        if isinstance(value, dto.Interval):
-            raise self.error("an INTERVAL can only be added to or subtracted from a date or "
-                             "timestamp", node)
-        return value
-
-    def _checked(self, node, function: str, left, right):
-        try:
-            return getattr(pc, function)(left, right)
-        except pa.ArrowInvalid as err:
-            text = str(err).lower()
-            if "divide by zero" in text:
-                raise self.error("division by zero", node) from None
-            raise self.error(f"integer overflow in {node.sql(dialect='duckdb')}", node) from None
-
-    def _div(self, node):
-        left, right = self._numbers(node, self(node.this), self(node.expression))
-        return pc.divide(pc.cast(left, pa.float64()), pc.cast(right, pa.float64()))
-
-    def _intdiv(self, node):
-        left, right = self._numbers(node, self(node.this), self(node.expression))
-        if kind(left.type) == "float":  # DuckDB: // on DOUBLE is plain division
-            self._no_zero_divisor(node, right)
-            return pc.divide(left, right)
-        return self._checked(node, "divide_checked", left, right)
-
-    def _mod(self, node):
-        left, right = self._numbers(node, self(node.this), self(node.expression))
-        if kind(left.type) == "float":
-            return float_mod(left, right)
-        self._no_zero_divisor(node, right)
-        quotient = self._checked(node, "divide_checked", left, right)
-        return self._checked(node, "subtract_checked", left,
-                             self._checked(node, "multiply_checked", quotient, right))
-
-    def _no_zero_divisor(self, node, divisor):
-        if pc.any(pc.equal(divisor, 0)).as_py() if not isinstance(divisor, pa.Scalar) \
-                else divisor.is_valid and divisor.as_py() == 0:
-            raise self.error("division by zero", node)
-
-    def _neg(self, node):
-        value = self(node.this)
-        if isinstance(value, dto.Interval):
-            return -value
-        value = plain(value)
-        if kind(value.type) not in ("int", "uint", "float", "null"):
-            raise self.error(f"cannot negate {value.type}", node)
-        if kind(value.type) == "null":
-            return value
-        try:
-            return pc.negate_checked(value)
-        except pa.ArrowInvalid:
-            raise self.error(f"integer overflow in {node.sql(dialect='duckdb')}", node) from None
+    # -- functions (and the operators that are functions) --------------------------------
 
     def _pow(self, node):
         return self._call("power", node, [node.this, node.expression])
@@ -542,12 +419,10 @@ class Evaluator:
         return join_strings([as_text(ctx, plain(self.value(arg)), i)
                              for i, arg in enumerate(ctx.args)], "emit_null")
 
-    # -- functions -----------------------------------------------------------------------
-
     def _function(self, node: exp.Func):
         if isinstance(node, exp.Anonymous):
             return self._call(node.name.lower(), node, list(node.expressions))
-        name, args = _call_shape(node)
+        name, args = call_shape(node)
         return self._call(name, node, args)
 
     def _call(self, name: str, node, args: list):
@@ -567,38 +442,6 @@ def _is_decimal_literal(node: exp.Expression) -> bool:
         and "e" not in node.this.lower()
 
 
-def _call_shape(node: exp.Func) -> tuple[str, list]:
-    """(registry name, argument nodes) of a typed sqlglot function node."""
-    if isinstance(node, exp.Extract):
-        return "date_part", [exp.Literal.string(node.this.name), node.expression]
-    if isinstance(node, exp.TimestampTrunc):
-        return "date_trunc", [exp.Literal.string(node.args["unit"].name), node.this]
-    if isinstance(node, exp.Pad):
-        name = "lpad" if node.args.get("is_left") else "rpad"
-        return name, [a for a in (node.this, node.expression, node.args.get("fill_pattern"))
-                      if a is not None]
-    if isinstance(node, exp.Trim):
-        position = str(node.args.get("position") or "").upper()
-        name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(position, "trim")
-        return name, [a for a in (node.this, node.expression) if a is not None]
-    args = []
-    for key in type(node).arg_types:
-        value = node.args.get(key)
-        if key in _FLAG_ARGS and not (isinstance(value, exp.Expression)
-                                      and not isinstance(value, exp.Boolean)):
-            continue  # a flag; an expression there is an extra argument for the arity check
-        if isinstance(value, list):
-            args.extend(value)
-        elif isinstance(value, exp.Expression):
-            args.append(value)
-    for candidate in type(node).sql_names():
-        name = candidate.lower()
-        name = _NAME_ALIASES.get(name, name)
-        if name in REGISTRY:
-            return name, args
-    return type(node).sql_names()[0].lower(), args
-
-
 # --- helpers on Arrow values ----------------------------------------------------------------
 
 
@@ -612,115 +455,6 @@ def plain_strings(ev: Evaluator, node):
     return value
 
 
-def _is_dictionary(value) -> bool:
-    return not isinstance(value, (pa.Scalar, dto.Interval)) and pa.types.is_dictionary(value.type)
-
-
-def _on_values(value, function, result_type: pa.DataType):
-    """``function`` applied to a value's distinct labels when it is dictionary-encoded (then
-    expanded through the indices), else to the value itself."""
-    if isinstance(value, pa.ChunkedArray) and pa.types.is_dictionary(value.type):
-        chunks = [_on_values(chunk, function, result_type) for chunk in value.chunks]
-        return pa.chunked_array(chunks, type=chunks[0].type if chunks else result_type)
-    if isinstance(value, pa.DictionaryArray):
-        return pc.take(function(value.dictionary), value.indices)
-    return function(plain(value))
-
-
-def _compare_plain(op: str, left, right):
-    """A comparison where NaN equals NaN and is greater than every number (DuckDB)."""
-    result = getattr(pc, op)(left, right)
-    if kind(left.type) != "float" or not (_has_nan(left) or _has_nan(right)):
-        return result
-    left_nan, right_nan = pc.is_nan(left), pc.is_nan(right)
-    both = pc.and_kleene(left_nan, right_nan)
-    if op in ("equal", "not_equal"):
-        equal = pc.or_kleene(pc.equal(left, right), both)
-        return equal if op == "equal" else pc.invert(equal)
-    if op in ("greater", "greater_equal"):
-        return _compare_plain("less" if op == "greater" else "less_equal", right, left)
-    below = pc.or_kleene(pc.less(left, right), pc.and_kleene(pc.invert(left_nan), right_nan))
-    if op == "less":
-        return below
-    return pc.or_kleene(below, pc.or_kleene(pc.equal(left, right), both))
-
-
-def _has_nan(value) -> bool:
-    if isinstance(value, pa.Scalar):
-        return value.is_valid and value.as_py() != value.as_py()
-    return bool(pc.any(pc.is_nan(value)).as_py())
-
-
-def _nan_members(found, values, items, target):
-    """pc.is_in never matches NaN; DuckDB's NaN = NaN does."""
-    if kind(target) != "float" or not any(i.as_py() != i.as_py() for i in items):
-        return found
-    return pc.or_(found, pc.fill_null(pc.is_nan(values), False))
-
-
-def _float32_literal(left, right):
-    """A float literal compared with a FLOAT (float32) column is cast to FLOAT first, as DuckDB
-    and TileDB do -- otherwise ``f = 0.3`` misses float32(0.3)."""
-    def fix(scalar, other):
-        if (isinstance(scalar, pa.Scalar) and not isinstance(other, pa.Scalar)
-                and pa.types.is_float32(other.type) and pa.types.is_floating(scalar.type)
-                and scalar.is_valid):
-            return pa.scalar(scalar.as_py(), pa.float32())
-        return scalar
-    return fix(left, right), fix(right, left)
-
-
-def _kind_of(value) -> str:
-    return "interval" if isinstance(value, dto.Interval) else kind(value.type)
-
-
-def _type_name(value) -> str:
-    return "INTERVAL" if isinstance(value, dto.Interval) else str(value.type)
-
-
-def _broadcast_like(value, scalar: pa.Scalar):
-    if isinstance(value, pa.Scalar):
-        return scalar
-    return pa.array([scalar.as_py()] * len(value), scalar.type)
-
-
-def _null_unconvertible(value, target: pa.DataType):
-    """TRY_CAST: NULL where the value would not convert (checked with vectorised tests)."""
-    source = kind(value.type)
-    if source == "string" and kind(target) in ("int", "uint", "float"):
-        text = pc.utf8_trim_whitespace(value)
-        number = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
-        ok = pc.match_substring_regex(text, number)
-        if kind(target) == "float":
-            ok = pc.or_(ok, pc.match_substring_regex(text, r"^[+-]?(inf|infinity|nan)$",
-                                                     ignore_case=True))
-        value = pc.if_else(ok, value, pa.scalar(None, value.type))
-        if kind(target) != "float":
-            value = _null_out_of_range(value, pc.cast(pc.if_else(ok, text, None),
-                                                      pa.float64()), target)
-        return value
-    if source == "string" and kind(target) in ("date", "timestamp"):
-        text = pc.utf8_trim_whitespace(value)
-        shape = r"^\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?$"
-        ok = pc.match_substring_regex(text, shape)
-        day = pc.utf8_slice_codeunits(pc.if_else(ok, text, None), 0, 10)
-        real = pc.is_valid(pc.strptime(day, format="%Y-%m-%d", unit="s", error_is_null=True))
-        return pc.if_else(pc.and_(ok, real), value, pa.scalar(None, value.type))
-    if source in ("int", "uint", "float") and kind(target) in ("int", "uint"):
-        as_float = pc.cast(value, pa.float64())
-        if source == "float":
-            as_float = pc.round(as_float, round_mode="half_towards_infinity")
-        return _null_out_of_range(value, as_float, target)
-    return value
-
-
-def _null_out_of_range(value, as_float, target):
-    info = np.iinfo(target.to_pandas_dtype())
-    ok = pc.and_(pc.greater_equal(as_float, float(info.min)),
-                 pc.less(as_float, float(info.max) + 1.0))
-    return pc.if_else(pc.fill_null(ok, False), value, pa.scalar(None, value.type))
-
-
 _HANDLERS = {
     exp.Column: Evaluator._column, exp.Literal: Evaluator._literal, exp.Null: Evaluator._null,
     exp.Boolean: Evaluator._boolean, exp.Paren: Evaluator._paren, exp.Alias: Evaluator._alias,
@@ -729,9 +463,10 @@ _HANDLERS = {
     exp.NullSafeEQ: Evaluator._nullsafeeq, exp.NullSafeNEQ: Evaluator._nullsafeneq,
     exp.Between: Evaluator._between, exp.In: Evaluator._in, exp.Like: Evaluator._like,
     exp.ILike: Evaluator._ilike, exp.Escape: Evaluator._escape, exp.Case: Evaluator._case,
-    exp.If: Evaluator._if, exp.Add: Evaluator._add, exp.Sub: Evaluator._sub,
-    exp.Mul: Evaluator._mul, exp.Div: Evaluator._div, exp.IntDiv: Evaluator._intdiv,
-    exp.Mod: Evaluator._mod, exp.Neg: Evaluator._neg, exp.Pow: Evaluator._pow,
+    exp.If: Evaluator._if, exp.Add: arithmetic.add, exp.Sub: arithmetic.subtract,
+    exp.Mul: arithmetic.multiply, exp.Div: arithmetic.divide,
+    exp.IntDiv: arithmetic.integer_divide, exp.Mod: arithmetic.modulo,
+    exp.Neg: arithmetic.negate, exp.Pow: Evaluator._pow,
     exp.DPipe: Evaluator._dpipe,
     exp.ArraySize: list_ops.array_size, exp.ArrayFilter: list_ops.array_filter,
     exp.ArrayAny: list_ops.array_any,

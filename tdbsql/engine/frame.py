@@ -8,7 +8,7 @@ tables and plain names for step-local values (see ``engine.evaluate.resolve_colu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -20,7 +20,6 @@ ROW_PLACEHOLDER = "__row"  # the one column of a frame with rows but no columns
 class Frame:
     tables: dict[str | None, pa.Table]
     length: int
-    extra: dict[str, pa.Array] = field(default_factory=dict)  # plain-named step-local columns
 
     @classmethod
     def single(cls, name: str | None, table: pa.Table) -> "Frame":
@@ -35,20 +34,19 @@ class Frame:
                     seen.add(name)
                     names.append(name)
                     arrays.append(column)
-        for name, column in self.extra.items():
-            if name not in seen:
-                seen.add(name)
-                names.append(name)
-                arrays.append(column)
         if not arrays:
             return rows_only(self.length)
         return pa.Table.from_arrays(arrays, names=names)
 
     def take(self, indices) -> "Frame":
         """Rows at ``indices`` (a numpy int64 array or an Arrow array with nulls for NULL rows)."""
-        taken = {alias: take_rows(table, indices) for alias, table in self.tables.items()}
-        extra = {name: column.take(indices) for name, column in self.extra.items()}
-        return Frame(taken, len(indices), extra)
+        done: dict[int, pa.Table] = {}  # aliases often share one table: take it once
+        taken = {}
+        for alias, table in self.tables.items():
+            if id(table) not in done:
+                done[id(table)] = take_rows(table, indices)
+            taken[alias] = done[id(table)]
+        return Frame(taken, len(indices))
 
     def filter(self, mask) -> "Frame":
         indices = np.flatnonzero(np.asarray(mask, dtype=bool))

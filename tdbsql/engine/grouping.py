@@ -4,12 +4,9 @@ In: key columns (pyarrow arrays of any type) and value columns.  Out: ``Groups``
 row, dense ``0..count-1`` in first-appearance order, and each group's first row) and, per
 aggregate call, a pyarrow array of length ``groups.count``.
 
-Every key column first becomes int64 *codes* (``key_codes``): integers, dates, times, timestamps
-and booleans as their integer value; floats with -0.0 folded into 0.0 and all NaNs made one,
-then bit-cast; everything else (strings, binary, decimals) through ``dictionary_encode``.  A
-NULL is a group of its own: dictionary codes use -1, value codes get an extra 0/1 NULL-flag
-column.  The code columns, stacked into a (columns, rows) matrix, go to the hashing kernels
-(``kernels/hashing.py``); the aggregates run in ``kernels/aggregate.py``.
+Keys become group ids in ``engine/hash_table.py``; the aggregates run in
+``kernels/aggregate.py`` over values read straight from the Arrow buffers (copied only when
+their type or memory is not what the kernels take: int64 / float64, writable, contiguous).
 
 Result types follow DuckDB: count -> int64; sum of integers -> int64, or decimal128(38, 0) when
 a sum does not fit (DuckDB's HUGEINT); sum of floats, avg, stddev/var -> float64; sum of
@@ -28,15 +25,14 @@ import pyarrow.compute as pc
 
 from ..errors import InternalError, UnsupportedSql
 from ..kernels import aggregate as agg_kernels
-from ..kernels import hashing
+from .hash_table import (
+    NO_ROWS, as_array, build_table, float64_values, int64_values, is_integer_like, key_codes,
+    key_matrix, valid_mask,
+)
 
 AGGREGATES = ("count_star", "count", "sum", "avg", "min", "max", "stddev_samp", "stddev_pop",
               "var_samp", "var_pop", "bool_and", "bool_or")
-_NO_ROWS = np.empty(0, np.uint8)  # "no mask" for the kernels' skip/valid arguments
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-# a direct-lookup box bigger than this stops being cache friendly: hash instead
-_DIRECT_MAX_SLOTS = 1 << 22
-_FIRST_TABLE_SLOTS = 1 << 12
 
 
 @dataclass(frozen=True)
@@ -53,205 +49,6 @@ class Groups:
         """All ``nrows`` rows in one group (an aggregate without GROUP BY; also over 0 rows)."""
         first = np.array([0 if nrows else -1], np.int64)
         return cls(np.zeros(nrows, np.int64), 1, first)
-
-
-@dataclass(frozen=True)
-class HashTable:
-    """Groups of a key matrix plus what it takes to look other rows up (join build side).
-
-    ``table`` is either the open-addressing table (``mins`` empty) or, in direct mode, the
-    flat slot -> group lookup over the box ``mins + [0, extents)``.
-    """
-
-    keys: np.ndarray
-    ids: np.ndarray
-    count: int
-    first: np.ndarray
-    table: np.ndarray
-    mins: np.ndarray
-    extents: np.ndarray
-
-    @property
-    def direct(self) -> bool:
-        return self.mins.shape[0] > 0
-
-
-# --- key codes -----------------------------------------------------------------------------
-
-
-def as_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
-    """One contiguous Array (dictionary values decoded first: chunks may carry different
-    dictionaries)."""
-    if pa.types.is_dictionary(values.type):
-        values = pc.cast(values, values.type.value_type)
-    if isinstance(values, pa.ChunkedArray):
-        if values.num_chunks == 1:  # combine_chunks would copy even a single chunk
-            return values.chunk(0)
-        return values.combine_chunks() if values.num_chunks else pa.array([], values.type)
-    return values
-
-
-def null_mask(array: pa.Array) -> np.ndarray | None:
-    """uint8 per row, 1 = NULL; None when the array has no NULLs."""
-    if array.null_count == 0:
-        return None
-    return array.is_null().to_numpy(zero_copy_only=False).view(np.uint8)
-
-
-def is_integer_like(arrow_type: pa.DataType) -> bool:
-    """Types whose values are integers in an int64 (temporal types by their raw count)."""
-    return (pa.types.is_integer(arrow_type) or pa.types.is_boolean(arrow_type)
-            or pa.types.is_temporal(arrow_type)) and not pa.types.is_interval(arrow_type)
-
-
-def int64_values(array: pa.Array) -> np.ndarray:
-    """Writable int64 copy of an integer-like array (NULLs as 0; uint64 bit-cast)."""
-    arrow_type = array.type
-    if pa.types.is_boolean(arrow_type):
-        array = pc.cast(array, pa.int8())
-    elif pa.types.is_temporal(arrow_type):
-        array = array.view(pa.int64() if arrow_type.bit_width == 64 else pa.int32())
-    if array.null_count:
-        array = array.fill_null(0)
-    values = array.to_numpy(zero_copy_only=False)
-    if values.dtype == np.uint64:
-        return values.view(np.int64).copy()
-    return values.astype(np.int64, copy=True)
-
-
-def float64_values(array: pa.Array) -> np.ndarray:
-    """Writable float64 copy of a numeric array (NULLs as 0)."""
-    if array.null_count:
-        array = array.fill_null(0)
-    if pa.types.is_decimal(array.type) or pa.types.is_boolean(array.type):
-        array = pc.cast(array, pa.float64())
-    return array.to_numpy(zero_copy_only=False).astype(np.float64, copy=True)
-
-
-def float_codes(values: np.ndarray) -> np.ndarray:
-    """Bit patterns of float64 values with -0.0 == 0.0 and all NaNs one code (in place)."""
-    values[np.isnan(values)] = np.nan
-    values += 0.0  # -0.0 + 0.0 is +0.0
-    return values.view(np.int64)
-
-
-def key_codes(values: pa.Array | pa.ChunkedArray) -> list[np.ndarray]:
-    """int64 code columns of one key column: equal keys <-> equal codes, NULL its own key."""
-    array = as_array(values)
-    arrow_type = array.type
-    if pa.types.is_null(arrow_type):
-        return [np.zeros(len(array), np.int64)]
-    if is_integer_like(arrow_type):
-        codes = int64_values(array)
-    elif pa.types.is_floating(arrow_type):
-        codes = float_codes(float64_values(array))
-    else:
-        return [dictionary_codes(array)]
-    nulls = null_mask(array)
-    if nulls is None:
-        return [codes]
-    return [codes, nulls.astype(np.int64)]
-
-
-def dictionary_encode(array: pa.Array) -> pa.DictionaryArray:
-    """``pc.dictionary_encode`` (NULLs stay NULL indices) with a clear error for types that
-    cannot be hashed (lists, structs, ...)."""
-    try:
-        return pc.dictionary_encode(array)
-    except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as err:
-        raise UnsupportedSql(f"grouping or joining on a column of type {array.type} "
-                             f"is not supported") from err
-
-
-def dictionary_codes(array: pa.Array) -> np.ndarray:
-    """Codes of any hashable Arrow type via ``dictionary_encode``; NULL -> -1."""
-    indices = dictionary_encode(array).indices
-    return indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-
-
-def key_matrix(columns: list[np.ndarray], nrows: int) -> np.ndarray:
-    """Stack code columns into the kernels' (columns, rows) C-contiguous int64 matrix."""
-    if not columns:
-        return np.zeros((1, nrows), np.int64)
-    if len(columns) == 1:
-        return np.ascontiguousarray(columns[0]).reshape(1, nrows)
-    return np.stack(columns)
-
-
-# --- building the table --------------------------------------------------------------------
-
-
-def build_table(keys: np.ndarray, skip: np.ndarray | None = None) -> HashTable:
-    """Group the rows of a key matrix (rows with ``skip`` set get id -1)."""
-    skip = _NO_ROWS if skip is None else skip
-    box = _direct_box(keys, skip)
-    if box is not None:
-        return _build_direct(keys, skip, *box)
-    return _build_hashed(keys, skip)
-
-
-def _direct_box(keys: np.ndarray, skip: np.ndarray):
-    """(mins, extents) when the codes span a box small enough for a direct lookup."""
-    nrows = keys.shape[1]
-    if nrows == 0:
-        return None
-    selected = keys if skip.shape[0] == 0 else keys[:, skip == 0]
-    if selected.shape[1] == 0:
-        return None
-    mins = selected.min(axis=1)
-    maxs = selected.max(axis=1)
-    size = 1
-    for low, high in zip(mins.tolist(), maxs.tolist()):
-        size *= high - low + 1  # Python ints: no overflow for wide ranges
-    if size > min(_DIRECT_MAX_SLOTS, 2 * nrows + 1024):
-        return None
-    return mins.astype(np.int64), (maxs - mins + 1).astype(np.int64), size
-
-
-def _build_direct(keys, skip, mins, extents, size) -> HashTable:
-    nrows = keys.shape[1]
-    slot_groups = np.full(size, -1, np.int64)
-    ids = np.empty(nrows, np.int64)
-    first = np.empty(min(size, nrows), np.int64)
-    count = hashing.group_direct(keys, mins, extents, skip, slot_groups, ids, first)
-    return HashTable(keys, ids, count, first[:count].copy(), slot_groups, mins, extents)
-
-
-def _build_hashed(keys, skip) -> HashTable:
-    nrows = keys.shape[1]
-    capacity = _FIRST_TABLE_SLOTS
-    table = np.full(capacity, -1, np.int64)
-    first = np.empty(capacity // 2, np.int64)
-    ids = np.empty(nrows, np.int64)
-    row, count = 0, 0
-    while True:
-        row, count = hashing.group_insert(keys, skip, row, count, table, first, ids)
-        if row >= nrows:
-            break
-        # half full: double the table, re-insert the groups so far, carry on from `row`
-        capacity *= 2
-        table = np.full(capacity, -1, np.int64)
-        hashing.table_rehash(keys, first, count, table)
-        first = np.concatenate([first, np.empty(capacity // 2 - first.shape[0], np.int64)])
-    empty = np.empty(0, np.int64)
-    return HashTable(keys, ids, count, first[:count].copy(), table, empty, empty)
-
-
-def probe_table(built: HashTable, keys: np.ndarray, skip: np.ndarray | None = None):
-    """Group id (in ``built``) of every row of another key matrix with the same columns;
-    -1 where the key is absent or the row is skipped."""
-    skip = _NO_ROWS if skip is None else skip
-    out = np.empty(keys.shape[1], np.int64)
-    if built.count == 0:
-        out.fill(-1)
-        return out
-    if built.direct:
-        slots = np.empty(keys.shape[1], np.int64)
-        hashing.box_slots(keys, built.mins, built.extents, skip, slots)
-        hashing.direct_probe(slots, built.table, out)
-    else:
-        hashing.table_probe(built.table, built.keys, built.first, keys, skip, out)
-    return out
 
 
 def group_ids(keys: list[pa.Array | pa.ChunkedArray]) -> Groups:
@@ -280,7 +77,7 @@ def aggregate(func: str, values: pa.Array | pa.ChunkedArray | None, groups: Grou
     groups = Groups(np.require(groups.ids, np.int64, ["C", "W"]), groups.count, groups.first)
     if func == "count_star":
         counts = np.zeros(groups.count, np.int64)
-        agg_kernels.count_valid(groups.ids, _NO_ROWS, counts)
+        agg_kernels.count_valid(groups.ids, NO_ROWS, counts)
         return pa.array(counts, pa.int64())
     if values is None:
         raise InternalError(f"{func}() needs an argument")
@@ -301,7 +98,7 @@ def _values_array(values, nrows: int) -> pa.Array:
 
 def _distinct_pairs(array: pa.Array, groups: Groups) -> tuple[pa.Array, Groups]:
     """Keep the first row of every distinct (group, value) pair."""
-    columns = [groups.ids.copy()] + key_codes(array)
+    columns = [groups.ids] + key_codes(array)  # key_matrix stacks them into a new matrix
     pairs = build_table(key_matrix(columns, len(array)))
     rows = np.sort(pairs.first)
     return array.take(pa.array(rows)), Groups(groups.ids[rows], groups.count, groups.first)
@@ -309,9 +106,8 @@ def _distinct_pairs(array: pa.Array, groups: Groups) -> tuple[pa.Array, Groups]:
 
 def _valid(array: pa.Array) -> np.ndarray:
     """uint8 validity for the kernels (empty = no NULLs)."""
-    if array.null_count == 0:
-        return _NO_ROWS
-    return array.is_valid().to_numpy(zero_copy_only=False).view(np.uint8)
+    valid = valid_mask(array)
+    return NO_ROWS if valid is None else valid
 
 
 def _with_nulls(values: np.ndarray, counts: np.ndarray, arrow_type: pa.DataType,
@@ -360,7 +156,7 @@ def _sum(func, array, groups) -> pa.Array:
 
 
 def _integer_sum(array: pa.Array, groups: Groups) -> pa.Array:
-    values, valid = int64_values(array), _valid(array)
+    values, valid = int64_values(array, copy=False), _valid(array)
     if not pa.types.is_uint64(array.type):
         sums = np.zeros(groups.count, np.int64)
         counts = np.zeros(groups.count, np.int64)
@@ -388,7 +184,7 @@ def _float_sums(array: pa.Array, groups: Groups) -> tuple[np.ndarray, np.ndarray
     sums = np.zeros(groups.count, np.float64)
     compensations = np.zeros(groups.count, np.float64)
     counts = np.zeros(groups.count, np.int64)
-    agg_kernels.sum_float(float64_values(array), _valid(array), groups.ids, sums,
+    agg_kernels.sum_float(float64_values(array, copy=False), _valid(array), groups.ids, sums,
                           compensations, counts)
     finite = np.isfinite(sums)  # inf/NaN sums: the compensation is meaningless
     sums[finite] += compensations[finite]
@@ -424,7 +220,7 @@ def _avg(func, array, groups) -> pa.Array:
 def _integer_means(array: pa.Array, groups: Groups) -> tuple[np.ndarray, np.ndarray]:
     """avg of integers: int64 sums / counts when no sum overflows, else exact Python-int sums
     (``int / int`` rounds correctly)."""
-    values, valid = int64_values(array), _valid(array)
+    values, valid = int64_values(array, copy=False), _valid(array)
     sums = np.zeros(groups.count, np.int64)
     counts = np.zeros(groups.count, np.int64)
     if not pa.types.is_uint64(array.type) and not agg_kernels.sum_int(values, valid,
@@ -440,18 +236,15 @@ def _min_max(func, array, groups) -> pa.Array:
     want_max = func == "max"
     if kind == "null":
         return pa.nulls(groups.count, array.type)
-    if kind in ("int", "temporal") and not pa.types.is_uint64(array.type):
-        out = np.zeros(groups.count, np.int64)
+    if kind in ("int", "temporal", "float") and not pa.types.is_uint64(array.type):
+        if kind == "float":
+            values, result_type = float64_values(array, copy=False), pa.float64()
+        else:
+            values, result_type = int64_values(array, copy=False), pa.int64()
+        out = np.zeros(groups.count, values.dtype)
         counts = np.zeros(groups.count, np.int64)
-        agg_kernels.min_max_int(int64_values(array), _valid(array), groups.ids, want_max, out,
-                                counts)
-        return _restore_type(_with_nulls(out, counts, pa.int64()), array.type)
-    if kind == "float":
-        out = np.zeros(groups.count, np.float64)
-        counts = np.zeros(groups.count, np.int64)
-        agg_kernels.min_max_float(float64_values(array), _valid(array), groups.ids, want_max,
-                                  out, counts)
-        return pc.cast(_with_nulls(out, counts, pa.float64()), array.type)
+        agg_kernels.min_max(values, _valid(array), groups.ids, want_max, out, counts)
+        return _restore_type(_with_nulls(out, counts, result_type), array.type)
     # strings (bytewise, i.e. UTF-8 code point order, as DuckDB), decimals, uint64, ...
     try:
         return _arrow_grouped(func, array, groups)
@@ -460,7 +253,8 @@ def _min_max(func, array, groups) -> pa.Array:
 
 
 def _restore_type(result: pa.Array, arrow_type: pa.DataType) -> pa.Array:
-    """int64 min/max results back to the input type (temporal types through their width)."""
+    """int64 / float64 min/max results back to the input type (temporal types through their
+    width)."""
     if pa.types.is_temporal(arrow_type):
         width = pa.int64() if arrow_type.bit_width == 64 else pa.int32()
         return pc.cast(result, width).view(arrow_type)
@@ -475,7 +269,7 @@ def _variance(func, array, groups) -> pa.Array:
     counts = np.zeros(groups.count, np.int64)
     means = np.zeros(groups.count, np.float64)
     squares = np.zeros(groups.count, np.float64)
-    agg_kernels.welford(float64_values(array), _valid(array), groups.ids, counts, means, squares)
+    agg_kernels.welford(float64_values(array, copy=False), _valid(array), groups.ids, counts, means, squares)
     sample = func.endswith("_samp")
     with np.errstate(invalid="ignore", divide="ignore"):
         result = squares / np.maximum(counts - 1 if sample else counts, 1)
@@ -491,10 +285,11 @@ def _bool_and_or(func, array, groups) -> pa.Array:
         return pa.nulls(groups.count, pa.bool_())
     if not pa.types.is_boolean(array.type):
         raise _unsupported(func, array)
-    values = int64_values(array).astype(np.uint8)
-    out = np.zeros(groups.count, np.uint8)
+    out = np.zeros(groups.count, np.int64)
     counts = np.zeros(groups.count, np.int64)
-    agg_kernels.bool_and_or(values, _valid(array), groups.ids, func == "bool_or", out, counts)
+    # over 0/1 values AND is the minimum, OR the maximum
+    agg_kernels.min_max(int64_values(array, copy=False), _valid(array), groups.ids,
+                        func == "bool_or", out, counts)
     return _with_nulls(out.astype(np.bool_), counts, pa.bool_())
 
 
@@ -514,5 +309,4 @@ _AGGREGATORS = {"count": _count, "sum": _sum, "avg": _avg, "min": _min_max, "max
                 "stddev_samp": _variance, "stddev_pop": _variance, "var_samp": _variance,
                 "var_pop": _variance, "bool_and": _bool_and_or, "bool_or": _bool_and_or}
 
-__all__ = ["AGGREGATES", "Groups", "HashTable", "aggregate", "build_table", "group_ids",
-           "key_codes", "key_matrix", "probe_table"]
+__all__ = ["AGGREGATES", "Groups", "aggregate", "group_ids"]

@@ -4,7 +4,7 @@ In: the left (probe) and right (build) key columns, pairwise comparable, and the
 Out: ``(left_idx, right_idx)`` int64 arrays; -1 marks the missing side of an outer row; semi
 and anti joins return ``(left_idx, None)``.
 
-The right side is built into a hash table (``engine/grouping.build_table``), so pass the smaller
+The right side is built into a hash table (``engine/hash_table.build_table``), so pass the smaller
 input as right.  Each key pair is first turned into int64 codes that agree across both sides:
 integer-like values directly, floats normalized (-0.0 = 0.0, NaN = NaN, as DuckDB compares
 them) and bit-cast, mixed int/float pairs as floats, strings and other types through the build
@@ -24,8 +24,10 @@ import pyarrow.compute as pc
 
 from ..errors import InternalError, UnsupportedSql
 from ..kernels import join as join_kernels
-from .grouping import (as_array, build_table, dictionary_encode, float64_values, float_codes,
-                       int64_values, is_integer_like, key_matrix, null_mask, probe_table)
+from .hash_table import (
+    as_array, build_table, dictionary_encode, float64_values, float_codes, index_codes,
+    int64_values, is_integer_like, key_matrix, null_mask, probe_table,
+)
 
 JOIN_KINDS = ("inner", "left", "right", "full", "semi", "anti")
 _INT64_MAX = 2**63 - 1
@@ -185,8 +187,6 @@ def _is_bytes(arrow_type) -> bool:
 def _dictionary_pair(left: pa.Array, right: pa.Array):
     """Codes from the build side's dictionary; probe values it lacks can't match."""
     encoded = dictionary_encode(right)
-    right_codes = encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     positions = pc.index_in(left, value_set=encoded.dictionary)
-    left_skip = positions.is_null().to_numpy(zero_copy_only=False).view(np.uint8).copy()
-    left_codes = positions.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-    return left_codes, right_codes, left_skip, null_mask(right)
+    left_skip = null_mask(positions)
+    return index_codes(positions), index_codes(encoded.indices), left_skip, null_mask(right)

@@ -9,12 +9,9 @@ cross product, refused past the memory budget.
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-
 from ..errors import SqlError
 from ..planner.conjuncts import and_all, conjuncts
-from .frame import Frame, broadcast, null_padded
+from .frame import Frame, null_padded
 from .hash_join import hash_join
 
 
@@ -57,47 +54,10 @@ def _matches(left: Frame, right: Frame, join: dict, runner, name: str):
         right_idx = np.tile(np.arange(right.length, dtype=np.int64), left.length)
         return left_idx, right_idx
     left_flat, right_flat = left.flat(), right.flat()
-    left_keys, right_keys = [], []
-    for lk, rk in zip(source_key, join_key):
-        lv = broadcast(runner.evaluate(left, lk, left_flat), left.length)
-        rv = broadcast(runner.evaluate(right, rk, right_flat), right.length)
-        lv, rv = common_key_types(lv, rv)
-        left_keys.append(lv)
-        right_keys.append(rv)
-    left_idx, right_idx = hash_join(left_keys, right_keys, "inner")
+    left_keys = [runner.column(left, key, left_flat) for key in source_key]
+    right_keys = [runner.column(right, key, right_flat) for key in join_key]
+    left_idx, right_idx = hash_join(left_keys, right_keys, "inner")  # it unifies key types
     return np.asarray(left_idx, dtype=np.int64), np.asarray(right_idx, dtype=np.int64)
-
-
-def common_key_types(a: pa.Array, b: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """Join keys compared in one type (int32 = int64, dictionary = its values, int = float)."""
-    a, b = _plain(a), _plain(b)
-    if a.type == b.type:
-        return a, b
-    if pa.types.is_integer(a.type) and pa.types.is_integer(b.type):
-        return pc.cast(a, pa.int64()), pc.cast(b, pa.int64())
-    if _numeric(a.type) and _numeric(b.type):
-        return pc.cast(a, pa.float64()), pc.cast(b, pa.float64())
-    if _stringy(a.type) and _stringy(b.type):
-        return pc.cast(a, pa.large_string()), pc.cast(b, pa.large_string())
-    if pa.types.is_null(a.type):
-        return pa.nulls(len(a), b.type), b
-    if pa.types.is_null(b.type):
-        return a, pa.nulls(len(b), a.type)
-    return a, pc.cast(b, a.type)
-
-
-def _plain(values: pa.Array) -> pa.Array:
-    if pa.types.is_dictionary(values.type):
-        return values.dictionary_decode()
-    return values
-
-
-def _numeric(t) -> bool:
-    return pa.types.is_integer(t) or pa.types.is_floating(t)
-
-
-def _stringy(t) -> bool:
-    return pa.types.is_string(t) or pa.types.is_large_string(t)
 
 
 def _unmatched(length: int, matched: np.ndarray) -> np.ndarray:

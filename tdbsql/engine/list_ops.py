@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..errors import UnsupportedSql
+from .frame import broadcast
 
 
 def array_size(evaluator, node: exp.ArraySize):
@@ -49,12 +50,7 @@ def array_filter(evaluator, node: exp.ArrayFilter):
 
 
 def _list_array(evaluator, node) -> pa.Array:
-    values = evaluator.value(node)
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    if isinstance(values, pa.Scalar):
-        values = pa.array([values.as_py()], values.type).take(
-            np.zeros(evaluator.table.num_rows, dtype=np.int64))
+    values = broadcast(evaluator.value(node), evaluator.table.num_rows)
     if pa.types.is_large_list(values.type):
         values = values.cast(pa.list_(values.type.value_type))
     if not pa.types.is_list(values.type):

@@ -14,13 +14,14 @@ from sqlglot import exp, planner
 
 from ..catalog import ArraySource
 from ..planner.conjuncts import and_all, conjuncts
-from ..planner.metadata_aggregates import answer_from_metadata
+from .metadata_residual import answer_from_metadata
 from ..planner.ranges import scan_ranges
+from .aggregate_step import FUNCTIONS, is_count_star, star_operands
 from .frame import Frame
-from .project import project
+from .project import filter_project
 from .scan_step import unqualified
 
-_SIMPLE = {exp.Sum: "sum", exp.Min: "min", exp.Max: "max"}
+_ANSWERABLE = ("count", "sum", "min", "max")
 
 
 def try_metadata_answer(runner, step) -> tuple[Frame, list] | None:
@@ -35,7 +36,7 @@ def try_metadata_answer(runner, step) -> tuple[Frame, list] | None:
     source, window = runner.catalog.resolve(scan.source, runner.sql)
     if not isinstance(source, ArraySource):
         return None
-    array = source.open(window)
+    array = runner.open_array(source, window)
     condition = and_all(conjuncts(scan.condition) + conjuncts(join.condition)
                         + runner.pushed.get(id(scan), []))
     predicate = unqualified(condition)
@@ -45,13 +46,9 @@ def try_metadata_answer(runner, step) -> tuple[Frame, list] | None:
     if values is None:
         return None
     table = pa.table({name: _column(value) for (name, _), value in zip(aggregates, values)})
+    runner.scan_stats[id(step)] = stats
     frame = Frame({step.name: table, scan.name: table}, 1)
-    if step.condition is not None:
-        frame = frame.filter(runner.mask(frame, step.condition))
-    if step.projections:
-        frame = Frame.single(step.name, project(runner, frame, step.projections))
-    runner.metadata_stats = stats
-    return frame, [join, scan]
+    return filter_project(runner, step, frame), [join, scan]
 
 
 def _shape(step):
@@ -69,24 +66,21 @@ def _shape(step):
 
 
 def _aggregates(step) -> list | None:
-    stars = {op.alias_or_name for op in step.operands if isinstance(op.unalias(), exp.Star)}
+    """(output name, (func, column)) per aggregation, or None unless every one is a bare
+    count(*) / count(col) / sum / min / max of a column (no DISTINCT, nothing around it)."""
+    stars = star_operands(step)
     if len(stars) != len(step.operands):
         return None
     out = []
     for expression in step.aggregations:
         call = expression.unalias()
-        argument = call.this if isinstance(call, exp.AggFunc) else None
-        if isinstance(call, exp.Count):
-            if argument is None or isinstance(argument, exp.Star) or \
-                    (isinstance(argument, exp.Column) and argument.name in stars):
-                out.append((expression.alias_or_name, ("count_star", None)))
-                continue
-            func = "count"
-        else:
-            func = _SIMPLE.get(type(call))
-        if func is None or not isinstance(argument, exp.Column) or argument.name in stars:
+        if is_count_star(call, stars):
+            out.append((expression.alias_or_name, ("count_star", None)))
+            continue
+        func = "count" if isinstance(call, exp.Count) else FUNCTIONS.get(type(call))
+        if func not in _ANSWERABLE or not isinstance(call.this, exp.Column):
             return None
-        out.append((expression.alias_or_name, (func, argument.name)))
+        out.append((expression.alias_or_name, (func, call.this.name)))
     return out
 
 

@@ -1,21 +1,29 @@
-"""Evaluate a step's projections (``expr AS name``) into an output table."""
+"""The tail every step shares: its condition (WHERE / HAVING), then its projections
+(``expr AS name``) into the step's output table."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 from sqlglot import exp
 
-from .frame import Frame, broadcast
+from .frame import Frame
+
+
+def filter_project(runner, step, frame: Frame, *, filtered: bool = False) -> Frame:
+    """``frame`` filtered by ``step.condition`` (unless ``filtered``: the caller applied it)
+    and projected to the step's output table; without projections the frame stays as is."""
+    if step.condition is not None and not filtered:
+        frame = frame.filter(runner.mask(frame, step.condition))
+    if step.projections:
+        return Frame.single(step.name, project(runner, frame, step.projections))
+    return frame
 
 
 def project(runner, frame: Frame, projections, flat: pa.Table | None = None) -> pa.Table:
     flat = frame.flat() if flat is None else flat
-    names, arrays = [], []
-    for node in projections:
-        names.append(output_name(node))
-        value = runner.evaluate(frame, node.unalias() if isinstance(node, exp.Alias) else node,
-                                flat)
-        arrays.append(broadcast(value, frame.length))
+    names = [output_name(node) for node in projections]
+    arrays = [runner.column(frame, node.unalias() if isinstance(node, exp.Alias) else node, flat)
+              for node in projections]
     return pa.Table.from_arrays(arrays, names=names)
 
 

@@ -4,7 +4,8 @@ Each step turns the ``Frame``s of its dependencies into a new ``Frame``:
 
     Scan          a TileDB array (pruned by the scan's predicates) / Arrow table / CTE / one row
     Join          hash join on the equi-keys sqlglot lifted out of ON, then the residual ON
-    Aggregate     group ids + aggregate kernels, then HAVING and the projections
+    Aggregate     group ids + aggregate kernels, then HAVING and the projections (or, for
+                  count/sum/min/max over one array, tile metadata: ``metadata_answer``)
     Sort          sort keys over the input plus the projections; LIMIT keeps the top rows
     SetOperation  UNION [ALL] / INTERSECT / EXCEPT [ALL] by group ids over both sides
 
@@ -26,11 +27,11 @@ from ..planner.build import LogicalQuery
 from ..planner.conjuncts import and_all, conjuncts
 from ..planner.pushdown import scan_filters
 from .aggregate_step import run_aggregate
-from .evaluate import where_mask
-from .frame import Frame, rows_only
+from .evaluate import evaluate, where_mask
+from .frame import ROW_PLACEHOLDER, Frame, broadcast, rows_only
 from .join_step import run_join
 from .metadata_answer import try_metadata_answer
-from .project import project
+from .project import filter_project
 from .scan_step import read_source
 from .setop_step import run_set_operation
 from .sort_step import run_sort
@@ -38,11 +39,13 @@ from .subqueries import SubqueryResolver
 
 
 class Runner:
-    def __init__(self, catalog, sql: str, memory_rows: int):
+    def __init__(self, catalog, sql: str, memory_rows: int, arrays: dict | None = None):
         self.catalog = catalog
         self.sql = sql
         self.memory_rows = memory_rows
+        self.arrays = {} if arrays is None else arrays  # (source, window) -> opened Array
         self.profile: list[dict] = []
+        self.scan_stats: dict[int, dict] = {}  # id(step) -> pruning funnel of its scan
 
     def run(self, query: LogicalQuery) -> pa.Table:
         self.query = query
@@ -51,6 +54,14 @@ class Runner:
         root = query.plan.root
         frames = self.run_plan(query.plan)
         return _output(frames[root], root, query.names)
+
+    def open_array(self, source, window):
+        """The array behind ``source`` at ``window``, opened once per query (the planner opened
+        it already to learn its columns)."""
+        key = (source, window)
+        if key not in self.arrays:
+            self.arrays[key] = source.open(window)
+        return self.arrays[key]
 
     def run_plan(self, plan: planner.Plan) -> dict:
         """Execute ``plan``'s DAG; returns the frame of every step still needed (the root)."""
@@ -62,20 +73,14 @@ class Runner:
                 frames[step], replaced = answered
                 skipped.update(replaced)
                 self._record(step, frames[step], 0.0)
-                self.profile[-1]["scan"] = self.metadata_stats
         waiting = {step: set(step.dependencies) - set(frames) for step in plan.dag
                    if step not in frames and step not in skipped}
         ready = [step for step, deps in waiting.items() if not deps]
         done: set = set(frames)
         while ready:
             step = ready.pop()
-            dependencies = {dep.name: frames[dep] for dep in step.dependencies}
-            inputs = _merge(list(dependencies.values()))
             started = time.perf_counter()
-            if isinstance(step, planner.SetOperation):  # both inputs may share a name
-                dependencies = {"left": frames[step.left_step], "right": frames[step.right_step]}
-            frame = self._step(step, inputs, dependencies)
-            frame = _offset_limit(frame, step)
+            frame = _offset_limit(self._step(step, frames), step)
             frames[step] = frame
             self._record(step, frame, time.perf_counter() - started)
             done.add(step)
@@ -88,17 +93,19 @@ class Runner:
                     frames.pop(dep, None)  # free what no later step reads
         return frames
 
-    def _step(self, step, inputs: Frame, dependencies: dict[str, Frame]) -> Frame:
+    def _step(self, step, frames: dict) -> Frame:
+        dependencies = {dep.name: frames[dep] for dep in step.dependencies}
+        if isinstance(step, planner.SetOperation):  # both inputs may share a name
+            return run_set_operation(step, frames[step.left_step], frames[step.right_step], self)
+        if isinstance(step, planner.Join):
+            return filter_project(self, step, run_join(step, dependencies, self))
+        inputs = _merge(list(dependencies.values()))
         if isinstance(step, planner.Scan):
             return self._scan(step, inputs)
-        if isinstance(step, planner.Join):
-            return self._filter_project(step, run_join(step, dependencies, self))
         if isinstance(step, planner.Aggregate):
             return run_aggregate(step, inputs, self)
         if isinstance(step, planner.Sort):
             return run_sort(step, inputs, self)
-        if isinstance(step, planner.SetOperation):
-            return run_set_operation(step, dependencies["left"], dependencies["right"], self)
         raise UnsupportedSql(f"plan step {type(step).__name__} is not supported")
 
     def _scan(self, step: planner.Scan, inputs: Frame) -> Frame:
@@ -112,35 +119,28 @@ class Runner:
             frame = Frame({step.name: table, source.name: table}, table.num_rows)
         else:
             frame, stats = read_source(self, step, source, condition)
-            self._scan_stats = stats
+            if stats is not None:
+                self.scan_stats[id(step)] = stats
         if condition is not None:
             frame = frame.filter(self.mask(frame, condition))
-        if step.projections:
-            return Frame.single(step.name, project(self, frame, step.projections))
-        return frame
-
-    def _filter_project(self, step, frame: Frame) -> Frame:
-        if step.condition is not None:
-            frame = frame.filter(self.mask(frame, step.condition))
-        if step.projections:
-            return Frame.single(step.name, project(self, frame, step.projections))
-        return frame
+        return filter_project(self, step, frame, filtered=True)
 
     # -- expression helpers shared by the steps -----------------------------------------
 
     def evaluate(self, frame: Frame, node: exp.Expression, flat: pa.Table | None = None):
-        from .evaluate import evaluate
-
+        """``node`` over the rows of ``frame`` (an Arrow array, or a scalar for constants)."""
         flat = frame.flat() if flat is None else flat
         node, flat = self.subqueries.resolve(node, flat, frame)
         return evaluate(flat, node, self.sql)
+
+    def column(self, frame: Frame, node: exp.Expression, flat: pa.Table | None = None) -> pa.Array:
+        """``node`` over the rows of ``frame`` as one array of ``frame.length`` values."""
+        return broadcast(self.evaluate(frame, node, flat), frame.length)
 
     def mask(self, frame: Frame, node: exp.Expression, flat: pa.Table | None = None) -> np.ndarray:
         flat = frame.flat() if flat is None else flat
         node, flat = self.subqueries.resolve(node, flat, frame)
         mask = where_mask(flat, node, self.sql)
-        if isinstance(mask, pa.Scalar):
-            return np.full(frame.length, bool(mask.as_py()), dtype=bool)
         if isinstance(mask, pa.ChunkedArray):
             mask = mask.combine_chunks()
         return mask.to_numpy(zero_copy_only=False).astype(bool, copy=False)
@@ -154,10 +154,8 @@ class Runner:
 
     def _record(self, step, frame: Frame, seconds: float) -> None:
         entry = {"step": step, "rows": frame.length, "seconds": seconds}
-        stats = getattr(self, "_scan_stats", None)
-        if isinstance(step, planner.Scan) and stats is not None:
-            entry["scan"] = stats
-            self._scan_stats = None
+        if id(step) in self.scan_stats:
+            entry["scan"] = self.scan_stats[id(step)]
         self.profile.append(entry)
 
 
@@ -171,6 +169,7 @@ def _merge(frames: list[Frame]) -> Frame:
 
 
 def _offset_limit(frame: Frame, step) -> Frame:
+    """OFFSET/LIMIT of a step (a Sort applies its own while choosing the rows to take)."""
     if isinstance(step, planner.Sort) or (not step.offset and step.limit is math.inf):
         return frame
     stop = frame.length if step.limit is math.inf else min(frame.length,
@@ -183,7 +182,7 @@ def _output(frame: Frame, root, names: list[str] | None) -> pa.Table:
     table = frame.tables.get(root.name)
     if table is None:
         table = next(iter(frame.tables.values()))
-    if table.column_names == ["__row"]:
+    if table.column_names == [ROW_PLACEHOLDER]:
         return pa.table({})
     if names is not None and len(names) == table.num_columns:
         table = table.rename_columns(names)

@@ -27,9 +27,6 @@ bytes_decoded              bytes of the decoded tiles (values, offsets, validity
 time_s                     wall time of the scan
 rows                       rows returned
 =========================  ==================================================================
-
-Older names kept for callers: ``fragments`` (= after timestamps), ``fragments_read``
-(= after domain), ``tiles`` (= after domain), ``tiles_read`` (= after zone map).
 """
 
 from __future__ import annotations
@@ -42,7 +39,7 @@ import numpy as np
 from ..planner.pruning import Ranges
 from ..planner.zonemap import (
     Stats, TileClasses, attribute_stats, bounds_stats, cell_counts, classify, field_kinds,
-    parse_predicate,
+    parse_predicate, same_field,
 )
 from .column import Column
 
@@ -91,35 +88,25 @@ class TileScan:
         listed tile, ``cells`` the cell count of each listed tile.  None without tests."""
         if self.predicate is None or not self.predicate.tests:
             return None
-        all_cells = None
+        all_cells = cell_counts(frag.metadata)
+        cache: dict[str, Stats | None] = {}  # two conjuncts on one column: one zone map
 
         def stats_of(name: str) -> Stats | None:
-            nonlocal all_cells
-            kind = self.kinds[name]
-            if kind.is_dim:
-                lows, highs = dim_bounds[name]
-                return bounds_stats(lows, highs, cells)
-            if all_cells is None:
-                all_cells = cell_counts(frag.metadata)
-            stats = attribute_stats(frag, kind, self.same_field(frag.fields.get(name)), all_cells)
-            return None if stats is None else _subset(stats, tiles)
+            if name not in cache:
+                kind = self.kinds[name]
+                if kind.is_dim:
+                    cache[name] = bounds_stats(*dim_bounds[name], cells)
+                else:
+                    stats = attribute_stats(frag, kind, self.same_field(frag.fields.get(name)),
+                                            all_cells)
+                    cache[name] = None if stats is None else _subset(stats, tiles)
+            return cache[name]
 
         return classify(self.predicate, self.kinds, stats_of, len(tiles))
 
     def same_field(self, spec) -> bool:
-        """False for an attribute dropped and added again with another type: the fragment's
-        cells belong to the dropped one (tiledb reinterprets their bytes; we read the new
-        attribute's fill value instead)."""
-        if spec is None:
-            return False
-        if spec.name.startswith("__") or spec.name in self.dim_names:
-            return True
-        try:
-            attr = self.schema.attribute(spec.name)
-        except KeyError:
-            return True
-        return (int(attr.datatype), attr.cell_val_num, attr.nullable) == \
-            (int(spec.datatype), spec.cell_val_num, spec.nullable)
+        """See ``planner.zonemap.same_field``."""
+        return same_field(self.schema, spec)
 
     def count_tile_bytes(self, frag, name: str, tile_idx: int, column: Column) -> None:
         meta = frag.metadata
@@ -133,14 +120,6 @@ class TileScan:
         decoded += 0 if column.offsets is None else column.offsets.nbytes
         decoded += 0 if column.validity is None else column.validity.nbytes
         self.stats["bytes_decoded"] += int(decoded)
-
-    def legacy_stats(self) -> dict:
-        s = self.stats
-        s["fragments"] = s["fragments_after_timestamps"]
-        s["fragments_read"] = s["fragments_after_domain"]
-        s["tiles"] = s["tiles_after_domain"]
-        s["tiles_read"] = s["tiles_after_zonemap"]
-        return s
 
 
 def _subset(stats: Stats, tiles: np.ndarray) -> Stats:
@@ -171,5 +150,4 @@ def scan(array, fields: list[str], ranges: Ranges, predicate=None, *,
     result = runner.run()
     runner.stats["time_s"] = time.perf_counter() - started
     runner.stats["rows"] = result.length
-    runner.legacy_stats()
     return result

@@ -24,7 +24,7 @@ def read_source(runner, step, table: exp.Table, condition) -> tuple[Frame, dict 
         names = [n for n in source.table.column_names if n in used]
         data = source.table.select(names) if names else rows_only(source.table.num_rows)
         return Frame.single(step.name, data), None
-    array = source.open(window)
+    array = runner.open_array(source, window)
     columns = [d.name for d in array.schema.dimensions] + [a.name for a in array.schema.attributes]
     fields = [c for c in columns if c in used]
     predicate = unqualified(condition)

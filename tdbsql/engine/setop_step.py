@@ -14,7 +14,7 @@ from sqlglot import exp
 from ..errors import SqlError
 from .frame import Frame
 from .grouping import group_ids
-from .join_step import common_key_types
+from .functions import cast_value, common_type, plain
 
 
 def run_set_operation(step, left_frame: Frame, right_frame: Frame, runner) -> Frame:
@@ -23,7 +23,7 @@ def run_set_operation(step, left_frame: Frame, right_frame: Frame, runner) -> Fr
     if left.num_columns != right.num_columns:
         raise SqlError(f"{step.op.__name__.upper()} needs the same number of columns on both "
                        f"sides ({left.num_columns} vs {right.num_columns})", runner.sql)
-    stacked = _stack(left, right)
+    stacked = _stack(left, right, runner.sql)
     if issubclass(step.op, exp.Union) and not step.distinct:
         return Frame.single(step.name, stacked)
     groups = group_ids(list(stacked.columns)) if stacked.num_columns else None
@@ -51,12 +51,17 @@ def _output_table(frame: Frame, name: str) -> pa.Table:
     return table if table is not None else next(iter(frame.tables.values()))
 
 
-def _stack(left: pa.Table, right: pa.Table) -> pa.Table:
+def _stack(left: pa.Table, right: pa.Table, sql: str) -> pa.Table:
+    """Both sides' rows in one table, each column in the type DuckDB unifies the two to."""
     columns = []
-    for a, b in zip(left.columns, right.columns):
-        a, b = a.combine_chunks(), b.combine_chunks()
+    for name, a, b in zip(left.column_names, left.columns, right.columns):
+        a, b = plain(a.combine_chunks()), plain(b.combine_chunks())
         if a.type != b.type:
-            a, b = common_key_types(a, b)
+            target = common_type([a.type, b.type])
+            if target is None:
+                raise SqlError(f"set operation: column {name!r} is {a.type} on the left and "
+                               f"{b.type} on the right", sql)
+            a, b = cast_value(a, target), cast_value(b, target)
         columns.append(pa.concat_arrays([a, b]))
     return pa.Table.from_arrays(columns, names=left.column_names)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .frame import Frame, broadcast
+from .frame import Frame
 from .project import project
 
 
@@ -33,7 +33,7 @@ def run_sort(step, inputs: Frame, runner) -> Frame:
 def sort_indices(runner, frame: Frame, flat: pa.Table, keys) -> np.ndarray:
     arrays, sort_keys = {}, []
     for i, ordered in enumerate(keys):
-        value = broadcast(runner.evaluate(frame, ordered.this, flat), frame.length)
+        value = runner.column(frame, ordered.this, flat)
         if pa.types.is_dictionary(value.type):
             value = value.dictionary_decode()
         arrays[f"k{i}"] = value

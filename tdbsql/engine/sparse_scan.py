@@ -39,7 +39,7 @@ from ..format.delete_condition import (
 )
 from ..format.filters.compression import CompressionFilter
 from ..storage.directory import UINT64_MAX
-from ..planner.pruning import Ranges, fragment_overlaps, isolated_tiles, sparse_tiles
+from ..planner.pruning import Ranges, fragment_overlaps, isolated_tiles, leaf_mbrs, sparse_tiles
 from ..planner.zonemap import NEVER, cell_counts
 from ..storage.tiles import FieldSpec
 from .column import Column, concat
@@ -115,7 +115,7 @@ class SparseScan(TileScan):
         self.stats["fragments_after_domain"] += 1
         tile_count = meta.tile_count
         self.stats["tiles_after_domain"] += tile_count
-        mbrs = _leaf_mbrs(meta)
+        mbrs = leaf_mbrs(meta)
         tiles = sparse_tiles(mbrs, self.dim_names, self.ranges, tile_count)
         self.stats["tiles_after_mbr"] += len(tiles)
         skip = self.skip_tiles.get(frag_idx)
@@ -193,7 +193,7 @@ class SparseScan(TileScan):
         fields = frag.fields
         cols: dict[str, Column] = {}
         if any(d not in fields for d in self.dim_names):
-            cols.update(self._zipped_coords(frag, tile_idx))
+            cols.update(zipped_coords(frag, tile_idx))
         for name in need + [TIMESTAMPS, DELETE_TIMESTAMPS]:
             if name in fields and name not in cols and self.same_field(fields[name]):
                 cols[name] = frag.tiles.read(fields[name], tile_idx)
@@ -202,21 +202,6 @@ class SparseScan(TileScan):
             if name not in cols:  # attribute added after this fragment was written
                 cols[name] = fill_column(self.schema.attribute(name), n)
         return cols
-
-    def _zipped_coords(self, frag, tile_idx: int) -> dict[str, Column]:
-        """Coordinates of a format < 5 fragment: one ``__coords`` file, all dimensions."""
-        schema = frag.schema
-        dims = schema.dimensions
-        spec = FieldSpec(ZIPPED_COORDS, ZIPPED_COORDS, dims[0].datatype, len(dims),
-                         schema.coords_filters)
-        values = frag.tiles.read(spec, tile_idx).values
-        n = len(values) // len(dims)
-        compressed = any(isinstance(f, CompressionFilter) for f in schema.coords_filters.filters)
-        if frag.version > 1 or compressed:  # stored split: all of dim 0, then all of dim 1...
-            per_dim = values.reshape(len(dims), n)
-        else:  # stored zipped: the dimensions of a cell side by side
-            per_dim = values.reshape(n, len(dims)).T
-        return {d.name: Column(np.ascontiguousarray(per_dim[i])) for i, d in enumerate(dims)}
 
     def _range_mask(self, cols):
         mask = None
@@ -264,31 +249,40 @@ class SparseScan(TileScan):
 
     def _deleted_by(self, cond, entry, columns, ts, frag_of_cell):
         gone = None
-        t_del = entry.timestamp
         for frag_idx, frag in enumerate(self.fragments):
-            meta = frag.metadata
-            if t_del < frag.timestamp_range[0]:
-                continue
-            if meta.has_delete_meta and entry.marker in meta.processed_conditions:
-                continue
             idx = np.flatnonzero(frag_of_cell == frag_idx)
             if not len(idx):
                 continue
-            tree = cond
-            if meta.has_timestamps and t_del <= frag.timestamp_range[1]:
-                # Only cells written at or before the delete: "t > t_del OR <stored>", the
-                # timestamp test first and ORs merged, as TileDB builds it.
-                children = cond.children if _is_or(cond) else (cond,)
-                tree = ExprNode(CombinationOp.OR, (_AFTER_DELETE,) + tuple(children))
-            leaf = _LeafEvaluator(self.schema, frag, columns, idx, ts[idx], t_del)
-            kept = survivors(tree, leaf, len(idx))
+            kept = kept_by_delete(self.schema, frag, cond, entry, columns, idx, ts[idx])
+            if kept is None:
+                continue
             if gone is None:
                 gone = np.zeros(len(ts), dtype=bool)
             gone[idx[~kept]] = True
         return gone
 
 
-class _LeafEvaluator:
+def kept_by_delete(schema, frag, cond, entry, columns, idx, cell_ts) -> np.ndarray | None:
+    """Which cells ``idx`` of fragment ``frag`` the delete ``(cond, entry)`` keeps, or None when
+    it cannot touch the fragment (written after the delete, or already applied in the
+    fragment's own delete metadata).  With per-cell timestamps only cells written at or before
+    the delete go: "t > t_del OR <stored>", the timestamp test first and ORs merged, as TileDB
+    builds it."""
+    meta = frag.metadata
+    t_del = entry.timestamp
+    if t_del < frag.timestamp_range[0]:
+        return None
+    if meta.has_delete_meta and entry.marker in meta.processed_conditions:
+        return None
+    tree = cond
+    if meta.has_timestamps and t_del <= frag.timestamp_range[1]:
+        children = cond.children if is_or(cond) else (cond,)
+        tree = ExprNode(CombinationOp.OR, (AFTER_DELETE,) + tuple(children))
+    leaf = LeafEvaluator(schema, frag, columns, idx, cell_ts, t_del)
+    return survivors(tree, leaf, len(idx))
+
+
+class LeafEvaluator:
     """Evaluates one value node on the cells ``idx`` of a fragment."""
 
     def __init__(self, schema, frag, columns, idx, cell_ts, t_del):
@@ -297,10 +291,10 @@ class _LeafEvaluator:
         self.cell_ts, self.t_del = cell_ts, t_del
 
     def has_field(self, node: ValueNode) -> bool:
-        return node is _AFTER_DELETE or (node.field in self.present and node.field in self.columns)
+        return node is AFTER_DELETE or (node.field in self.present and node.field in self.columns)
 
     def __call__(self, node: ValueNode) -> np.ndarray:
-        if node is _AFTER_DELETE:
+        if node is AFTER_DELETE:
             return self.cell_ts > np.uint64(self.t_del)
         f = field(self.schema, node.field)
         column = self.columns[node.field].take(self.idx)
@@ -310,7 +304,7 @@ class _LeafEvaluator:
 
 
 # The "cell written after the delete" test of timestamped delete conditions.
-_AFTER_DELETE = ValueNode("__timestamps", ConditionOp.GT)
+AFTER_DELETE = ValueNode("__timestamps", ConditionOp.GT)
 
 
 def survivors(node, leaf, n: int) -> np.ndarray:
@@ -350,7 +344,8 @@ def _apply(node, narrowing: bool, bitmap: np.ndarray, leaf) -> None:
                                  "(TileDB refuses it too)")
 
 
-def _is_or(node) -> bool:
+def is_or(node) -> bool:
+    """An OR node of a condition tree (its children join a timestamped delete's OR)."""
     return isinstance(node, ExprNode) and node.op == CombinationOp.OR
 
 
@@ -389,15 +384,21 @@ def _condition_input(column: Column, f):
 # -- helpers ------------------------------------------------------------------------------------
 
 
-def _leaf_mbrs(meta) -> list[tuple]:
-    """Per dimension (lows, highs) of every sparse tile, from the R-tree leaf level."""
-    out = []
-    for ranges in meta.rtree.leaves:
-        if isinstance(ranges, np.ndarray):
-            out.append((ranges[:, 0], ranges[:, 1]))
-        else:
-            out.append(([lo for lo, _ in ranges], [hi for _, hi in ranges]))
-    return out
+def zipped_coords(frag, tile_idx: int) -> dict[str, Column]:
+    """Coordinates of one tile of a format < 5 fragment: one ``__coords`` file, all
+    dimensions."""
+    schema = frag.schema
+    dims = schema.dimensions
+    spec = FieldSpec(ZIPPED_COORDS, ZIPPED_COORDS, dims[0].datatype, len(dims),
+                     schema.coords_filters)
+    values = frag.tiles.read(spec, tile_idx).values
+    n = len(values) // len(dims)
+    compressed = any(isinstance(f, CompressionFilter) for f in schema.coords_filters.filters)
+    if frag.version > 1 or compressed:  # stored split: all of dim 0, then all of dim 1...
+        per_dim = values.reshape(len(dims), n)
+    else:  # stored zipped: the dimensions of a cell side by side
+        per_dim = values.reshape(n, len(dims)).T
+    return {d.name: Column(np.ascontiguousarray(per_dim[i])) for i, d in enumerate(dims)}
 
 
 def _in_ranges(column: Column, dim, ranges) -> np.ndarray:

@@ -36,7 +36,7 @@ class SubqueryResolver:
                 continue  # inside a subtree already replaced (a subquery under ANY/ALL)
             name = f"__subquery{i}"
             target, value = self._value(sub, flat, frame)
-            flat = flat.append_column(name, broadcast(value, flat.num_rows))
+            flat = flat.append_column(name, broadcast(value, flat.num_rows))  # a constant column
             replacement = exp.column(name, quoted=True)
             if target is node:
                 node = replacement
@@ -58,11 +58,10 @@ class SubqueryResolver:
         parent = sub.parent
         if isinstance(parent, exp.In) and parent.args.get("query") is sub:
             if isinstance(parent.this, exp.Tuple):
-                probes = [broadcast(self.runner.evaluate(frame, e, flat), flat.num_rows)
-                          for e in parent.this.expressions]
+                probes = [self.runner.column(frame, e, flat) for e in parent.this.expressions]
                 return parent, _tuple_membership(probes, result)
-            probe = self.runner.evaluate(frame, parent.this, flat)
-            return parent, _membership(broadcast(probe, flat.num_rows), result.column(0))
+            probe = self.runner.column(frame, parent.this, flat)
+            return parent, _membership(probe, result.column(0))
         if result.num_columns != 1:
             raise SqlError(f"a subquery used as a value must return one column, not "
                            f"{result.num_columns}", self.runner.sql)
@@ -85,7 +84,7 @@ class SubqueryResolver:
         values = self._run(query).column(0).combine_chunks()
         if pa.types.is_dictionary(values.type):
             values = values.dictionary_decode()
-        probe = broadcast(self.runner.evaluate(frame, comparison.this, flat), flat.num_rows)
+        probe = self.runner.column(frame, comparison.this, flat)
         if pa.types.is_dictionary(probe.type):
             probe = probe.dictionary_decode()
         return comparison, _quantified(type(comparison), isinstance(sub, exp.All), probe, values)
@@ -156,17 +155,11 @@ def _tuple_membership(probes: list[pa.Array], candidates: pa.Table) -> pa.Array:
     """``(a, b) IN (SELECT x, y ...)``: TRUE on a match of every part; NULL when no match and
     some part involved is NULL; else FALSE."""
     from .hash_join import hash_join
-    from .join_step import common_key_types
 
     if candidates.num_columns != len(probes):
         raise SqlError(f"IN compares {len(probes)} values with a subquery returning "
                        f"{candidates.num_columns} columns")
-    left, right = [], []
-    for probe, column in zip(probes, candidates.columns):
-        a, b = common_key_types(probe, column.combine_chunks())
-        left.append(a)
-        right.append(b)
-    matched, _ = hash_join(left, right, "semi")
+    matched, _ = hash_join(probes, list(candidates.columns), "semi")
     found = np.zeros(len(probes[0]), dtype=bool)
     found[np.asarray(matched, dtype=np.int64)] = True
     any_null = np.zeros(len(found), dtype=bool)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .binary import Reader, Writer
-from .names import TimestampedName, parse_name
+from .names import FRAGMENTS_DIR, META_DIR, TimestampedName, parse_name
 
 # Entries of a .con that carry a serialized condition after their line.
 _TILE_SUFFIXES = (".del", ".upd")
@@ -101,7 +101,7 @@ def parse_vacuum_file(data: bytes, where: str = "") -> tuple[str, ...]:
 def vacuum_entry_path(line: str, where: str = "") -> str:
     """Reduce a ``.vac`` line (relative or absolute, any format version) to an array-relative
     path: from ``__fragments`` or ``__meta`` on, else the last path part (TileDB's rule)."""
-    for folder in ("__fragments", "__meta"):
+    for folder in (FRAGMENTS_DIR, META_DIR):
         pos = line.find(folder)
         if pos >= 0:
             return line[pos:]

@@ -29,6 +29,15 @@ KNOWN_EXTENSIONS = frozenset(
 )
 
 # Layout ids (TileDB calls them fragment name versions ONE, TWO, THREE).
+# The folders of an array (array_file_hierarchy.md).
+SCHEMA_DIR = "__schema"
+COMMITS_DIR = "__commits"
+FRAGMENTS_DIR = "__fragments"
+FRAGMENT_META_DIR = "__fragment_meta"
+META_DIR = "__meta"
+LABELS_DIR = "__labels"
+ARRAY_DIRS = (COMMITS_DIR, FRAGMENT_META_DIR, FRAGMENTS_DIR, LABELS_DIR, META_DIR, SCHEMA_DIR)
+
 LAYOUT_UUID_FIRST = 1  # __uuid_t1[_t2]
 LAYOUT_NO_VERSION = 2  # __t1_t2_uuid
 LAYOUT_VERSIONED = 3  # __t1_t2_uuid_v

@@ -32,8 +32,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..datatypes import VAR_NUM, Datatype
+from ..datatypes import VAR_NUM, Datatype, arrow_type, type_info
 from ..errors import DataError, ProgrammingError
+from .. import schema as sch
 from .sources import ColumnStats
 
 ROW_DIM = "rowid"  # the dimension of a source ingested without --dims (row number from 0)
@@ -41,16 +42,6 @@ ROW_DIM_DOMAIN = (0, 2**62 - 1)  # room to append: rows continue after the non-e
 DEFAULT_ZSTD_LEVEL = 3
 DEFAULT_DENSE_TILE = 100_000  # cells per space tile of a dense row dimension
 
-_INT = {
-    pa.int8(): Datatype.INT8, pa.int16(): Datatype.INT16, pa.int32(): Datatype.INT32,
-    pa.int64(): Datatype.INT64, pa.uint8(): Datatype.UINT8, pa.uint16(): Datatype.UINT16,
-    pa.uint32(): Datatype.UINT32, pa.uint64(): Datatype.UINT64,
-    pa.float32(): Datatype.FLOAT32, pa.float64(): Datatype.FLOAT64, pa.bool_(): Datatype.BOOL,
-}
-_DATETIME = {"s": Datatype.DATETIME_SEC, "ms": Datatype.DATETIME_MS,
-             "us": Datatype.DATETIME_US, "ns": Datatype.DATETIME_NS}
-_TIME = {"s": Datatype.TIME_SEC, "ms": Datatype.TIME_MS, "us": Datatype.TIME_US,
-         "ns": Datatype.TIME_NS}
 _DIM_KINDS = ("int", "float", "datetime", "time", "string")
 
 
@@ -64,10 +55,14 @@ class ColumnPlan:
 
     name: str
     source_type: pa.DataType
-    target_type: pa.DataType  # the Arrow type the writer takes (= what the reader returns)
     datatype: Datatype
     cell_val_num: int  # 1, n, or VAR_NUM
     nullable: bool = False
+
+    @property
+    def target_type(self) -> pa.DataType:
+        """The Arrow type the writer takes (= what the reader returns for the field)."""
+        return arrow_type(self.datatype, self.cell_val_num)
 
     @property
     def var(self) -> bool:
@@ -105,33 +100,35 @@ class Plan:
 
 def column_plan(field: pa.Field, *, as_dim: bool = False, nullable: bool = False) -> ColumnPlan:
     """What ``field`` becomes (raises IngestError naming the column for types TileDB lacks)."""
-    target, datatype, cell_val_num = _map_type(field.name, field.type, as_dim)
-    return ColumnPlan(field.name, field.type, target, datatype, cell_val_num, nullable)
+    datatype, cell_val_num = _map_type(field.name, field.type, as_dim)
+    return ColumnPlan(field.name, field.type, datatype, cell_val_num, nullable)
 
 
-def _map_type(name: str, t: pa.DataType, as_dim: bool):
+def _map_type(name: str, t: pa.DataType, as_dim: bool) -> tuple[Datatype, int]:
+    """(TileDB datatype, cell_val_num) of an Arrow type (see the module docstring)."""
     if pa.types.is_dictionary(t):
         return _map_type(name, t.value_type, as_dim)
-    if t in _INT:
-        return t, _INT[t], 1
+    numeric = _numeric_datatype(t)
+    if numeric is not None:
+        return numeric, 1
     if pa.types.is_float16(t):
-        return pa.float32(), Datatype.FLOAT32, 1
+        return Datatype.FLOAT32, 1
     if pa.types.is_decimal(t):
-        return pa.float64(), Datatype.FLOAT64, 1
+        return Datatype.FLOAT64, 1
     if _is_string(t):
-        return pa.string(), Datatype.STRING_ASCII if as_dim else Datatype.STRING_UTF8, VAR_NUM
+        return Datatype.STRING_ASCII if as_dim else Datatype.STRING_UTF8, VAR_NUM
     if _is_binary(t):
-        return pa.binary(), Datatype.BLOB, VAR_NUM
+        return Datatype.BLOB, VAR_NUM
     if pa.types.is_date32(t):
-        return pa.date32(), Datatype.DATETIME_DAY, 1
+        return Datatype.DATETIME_DAY, 1
     if pa.types.is_date64(t):
-        return pa.timestamp("ms"), Datatype.DATETIME_MS, 1
+        return Datatype.DATETIME_MS, 1
     if pa.types.is_timestamp(t):
-        return pa.timestamp(t.unit), _DATETIME[t.unit], 1
+        return sch.to_datatype(np.dtype(f"datetime64[{t.unit}]")), 1
     if pa.types.is_time32(t) or pa.types.is_time64(t):
-        return t, _TIME[t.unit], 1
+        return sch.to_datatype(np.dtype(f"timedelta64[{t.unit}]")), 1
     if pa.types.is_duration(t):
-        return pa.int64(), Datatype.INT64, 1
+        return Datatype.INT64, 1
     if not as_dim and (pa.types.is_list(t) or pa.types.is_large_list(t)
                        or pa.types.is_fixed_size_list(t)):
         return _map_list(name, t)
@@ -142,14 +139,20 @@ def _map_type(name: str, t: pa.DataType, as_dim: bool):
     raise IngestError(f"column {name!r} has type {t}, which cannot be {what} of a TileDB array")
 
 
-def _map_list(name: str, t: pa.DataType):
-    value = t.value_type
-    if value not in _INT or pa.types.is_boolean(value):
+def _map_list(name: str, t: pa.DataType) -> tuple[Datatype, int]:
+    value = _numeric_datatype(t.value_type)
+    if value is None or value == Datatype.BOOL:
         raise IngestError(f"column {name!r} has type {t}: TileDB multi-value cells must hold "
                           "numbers")
-    if pa.types.is_fixed_size_list(t):
-        return pa.list_(value, t.list_size), _INT[value], t.list_size
-    return pa.list_(value), _INT[value], VAR_NUM
+    return value, t.list_size if pa.types.is_fixed_size_list(t) else VAR_NUM
+
+
+def _numeric_datatype(t: pa.DataType) -> Datatype | None:
+    """INT8..UINT64, FLOAT32/64 or BOOL for the Arrow type of the same name, else None."""
+    if (pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_float32(t)
+            or pa.types.is_float64(t)):
+        return sch.to_datatype(np.dtype(t.to_pandas_dtype()))
+    return None
 
 
 def _is_string(t: pa.DataType) -> bool:
@@ -233,7 +236,7 @@ def build_plan(schema: pa.Schema, dims, *, sparse: bool, tile=None, stats=None) 
 
 
 def _row_dim(sparse: bool, tile) -> DimPlan:
-    column = ColumnPlan(ROW_DIM, pa.uint64(), pa.uint64(), Datatype.UINT64, 1)
+    column = ColumnPlan(ROW_DIM, pa.uint64(), Datatype.UINT64, 1)
     if tile is None and not sparse:
         tile = DEFAULT_DENSE_TILE
     return DimPlan(column, ROW_DIM_DOMAIN, tile)
@@ -273,8 +276,6 @@ def _dim_plan(field: pa.Field, stats: ColumnStats | None, domain, tile, sparse: 
 
 
 def _kind(datatype: Datatype) -> str:
-    from ..datatypes import type_info
-
     return type_info(datatype).kind
 
 
@@ -293,8 +294,6 @@ def _default_dense_tile(domain) -> int:
 
 def storage_dtype(column: ColumnPlan) -> np.dtype:
     """The numpy dtype of one value as TileDB stores it (datetimes as datetime64[unit])."""
-    from ..datatypes import type_info
-
     info = type_info(column.datatype)
     if info.kind == "datetime":
         return np.dtype(f"datetime64[{info.unit}]")
@@ -420,8 +419,6 @@ def parse_filters(spec: str):
     A number after a colon is the level of a compressor or the window of bit-width reduction
     and positive delta.
     """
-    from .. import schema as sch
-
     spec = spec.strip()
     if spec.lower() in ("", "none"):
         return sch.FilterList([])
@@ -447,14 +444,10 @@ def parse_filters(spec: str):
 
 
 def default_filters():
-    from .. import schema as sch
-
     return sch.FilterList([sch.Zstd(DEFAULT_ZSTD_LEVEL)])
 
 
 def _as_filters(value):
-    from .. import schema as sch
-
     if isinstance(value, str):
         return parse_filters(value)
     return sch.as_filter_list(value)
@@ -476,8 +469,6 @@ def resolve_filters(filters, names: list[str]) -> dict:
 def to_schema(plan: Plan, *, capacity=None, filters=None, allows_duplicates: bool = True,
               cell_order: str = "row-major"):
     """The ``tdbsql.schema.Schema`` of a plan (Zstd everywhere unless ``filters`` says)."""
-    from .. import schema as sch
-
     chosen = resolve_filters(filters, list(plan.dim_names) + [a.name for a in plan.attrs])
     attr_default = chosen.get("*", default_filters())
     dims = [sch.Dim(d.column.name, "ascii" if d.domain is None else d.column.datatype,

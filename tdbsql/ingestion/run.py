@@ -1,6 +1,6 @@
 """The ingest loop: a source file -> a new (or existing) TileDB array, one fragment per batch.
 
-In: a source (path, or an in-memory ``pyarrow.Table`` / pandas DataFrame), the array path and
+In: a source (a path, or in-memory data: an Arrow table, a DataFrame...), the array path and
 the choices of ``tdbsql.ingest``.  Out: the array on disk and an ``IngestReport``.
 
 Steps: open the source; learn dimension domains and NULL counts (file statistics, else one
@@ -27,7 +27,9 @@ import numpy as np
 import pyarrow as pa
 
 from ..datatypes import arrow_type, type_info
-from ..errors import ArrayNotFoundError, ProgrammingError
+from ..errors import ArrayNotFoundError, DataError, ProgrammingError
+from ..format.names import COMMITS_DIR, FRAGMENTS_DIR, SCHEMA_DIR
+from ..storage.fragment_writer import commit_fragment
 from . import infer
 from .infer import IngestError, Plan
 from .sources import ColumnStats, Source, batch_stats, merge_stats, open_source
@@ -108,21 +110,21 @@ def ingest(source, array_path, *, dims=None, sparse: bool = True, tile=None, cap
 
 
 def _open(source, kind) -> Source:
-    if isinstance(source, pa.Table | pa.RecordBatch) or _is_dataframe(source):
-        return _table_source(source)
-    return open_source(source, kind)
-
-
-def _is_dataframe(obj) -> bool:
-    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
+    if isinstance(source, str | os.PathLike):
+        return open_source(source, kind)
+    return _table_source(source)
 
 
 def _table_source(data) -> Source:
-    """An in-memory table as a Source (its batches are slices: no copies)."""
-    if _is_dataframe(data):
-        data = pa.Table.from_pandas(data, preserve_index=False)
-    if isinstance(data, pa.RecordBatch):
-        data = pa.Table.from_batches([data])
+    """In-memory data as a Source: whatever ``tdbsql.write`` takes (an Arrow table, batch or
+    reader, a pandas DataFrame, a dict of arrays), read the way ``write`` reads it (a named
+    DataFrame index is a column; float NaN is a value, not a NULL).  Batches are slices."""
+    from ..storage.write_buffers import to_arrow
+    from ..storage.writer import columns_of
+
+    if not isinstance(data, pa.Table):
+        data = pa.table({name: to_arrow(column, name)
+                         for name, column in columns_of(data).items()})
     return _TableSource("<table>", "table", data.schema, data.num_rows, table=data)
 
 
@@ -139,7 +141,7 @@ class _TableSource(Source):
 
 
 def _array_exists(path: str) -> bool:
-    return os.path.isdir(os.path.join(path, "__schema")) or os.path.isfile(
+    return os.path.isdir(os.path.join(path, SCHEMA_DIR)) or os.path.isfile(
         os.path.join(path, "__array_schema.tdb"))
 
 
@@ -223,7 +225,7 @@ def _append_column(src: Source, name: str, datatype, cell_val_num, nullable: boo
     if not _castable(found.target_type, wanted):
         raise IngestError(f"column {name!r} is {field.type} in the source but "
                           f"{type_info(datatype).datatype.name} ({wanted}) in the array")
-    return infer.ColumnPlan(name, field.type, wanted, datatype, cell_val_num, nullable)
+    return infer.ColumnPlan(name, field.type, datatype, cell_val_num, nullable)
 
 
 def _castable(have: pa.DataType, want: pa.DataType) -> bool:
@@ -243,7 +245,7 @@ def _castable(have: pa.DataType, want: pa.DataType) -> bool:
 
 def _append_dim(src: Source, dim, stats: ColumnStats | None, row_dim: bool) -> infer.DimPlan:
     if row_dim:
-        return infer.DimPlan(infer.ColumnPlan(dim.name, pa.uint64(), pa.uint64(), dim.datatype, 1),
+        return infer.DimPlan(infer.ColumnPlan(dim.name, pa.uint64(), dim.datatype, 1),
                              dim.domain, dim.tile_extent)
     column = _append_column(src, dim.name, dim.datatype, 1 if not dim.is_var else dim.cell_val_num,
                             False, True)
@@ -362,7 +364,7 @@ def _global_sorted(table: pa.Table, schema_fmt) -> pa.Table:
     from ..storage.write_buffers import field_buffer
 
     infer.check_no_nan(table, None, [d.name for d in schema_fmt.dimensions])
-    dims = [field_buffer(table.column(d.name), d.name, d.datatype, d.cell_val_num, False, b"")
+    dims = [field_buffer(table.column(d.name), d.name, d.datatype, d.cell_val_num, False)
             for d in schema_fmt.dimensions]
     tiling.check_in_domain(schema_fmt, dims)
     order = tiling.global_order(schema_fmt, dims)
@@ -420,46 +422,23 @@ def _write_group(path, plan: Plan, schema_fmt, table: pa.Table, stamp: int, key)
 
 
 def _write_dense(path, plan: Plan, schema_fmt, table: pa.Table, stamp: int, key) -> str:
-    """A group of a dense ingest: its cells must fill the rectangle they span."""
+    """A group of a dense ingest: the writer places the cells in the rectangle they fill."""
     from ..storage.writer import write
 
-    coords = [_coord_ints(table.column(d.column.name)) for d in plan.dims]
-    lows = [int(c.min()) for c in coords]
-    highs = [int(c.max()) for c in coords]
-    shape = [h - lo + 1 for lo, h in zip(lows, highs)]
-    volume = int(np.prod(shape, dtype=object))
-    linear = np.ravel_multi_index(tuple(c - lo for c, lo in zip(coords, lows)), shape) \
-        if volume == table.num_rows else None
-    if linear is None or len(np.unique(linear)) != volume:
-        spans = ", ".join(f"{d.column.name} {lo}..{h}" for d, lo, h in zip(plan.dims, lows, highs))
-        raise IngestError(f"dense ingest: {table.num_rows:,} rows do not fill the rectangle "
-                          f"{spans} ({volume:,} cells) exactly once; use --sparse, or a source "
-                          "with every cell of each batch's rectangle")
-    order = np.argsort(linear, kind="stable")
-    attrs = table.select([a.name for a in plan.attrs]).take(pa.array(order))
-    subarray = tuple(zip(lows, highs))
-    # The dense writer commits at once; a later failure removes these fragments again.
-    return write(path, attrs, timestamp=stamp, key=key, subarray=subarray)
-
-
-def _coord_ints(column) -> np.ndarray:
-    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if pa.types.is_date32(column.type):
-        return column.cast(pa.int32()).to_numpy().astype(np.int64)
-    if pa.types.is_temporal(column.type):
-        return column.cast(pa.int64()).to_numpy()
-    return column.to_numpy().astype(np.int64)
+    names = [d.column.name for d in plan.dims] + [a.name for a in plan.attrs]
+    try:
+        # The dense writer commits at once; a later failure removes these fragments again.
+        return write(path, table.select(names), timestamp=stamp, key=key)
+    except DataError as err:
+        raise IngestError(f"dense ingest: {err}; use --sparse, or a source with every cell "
+                          "of each batch's rectangle") from None
 
 
 def _commit(path: str, fragments: list[str]) -> None:
-    """Make the fragments visible, in write order, after all their data is on disk: an empty
-    ``__commits/<name>.wrt`` each, exactly what the writer's own commit creates."""
-    folder = os.path.join(path, "__commits")
+    """Make the fragments visible, in write order, after all their data is on disk."""
     for name in fragments:
-        marker = os.path.join(folder, f"{name}.wrt")
-        if not os.path.exists(marker):  # dense fragments arrive committed
-            with open(marker, "wb"):
-                pass
+        if not os.path.exists(os.path.join(path, COMMITS_DIR, f"{name}.wrt")):
+            commit_fragment(path, name)  # (dense fragments arrive committed)
 
 
 def _undo(path: str, fragments: list[str], created: bool, folder_existed: bool) -> None:
@@ -473,10 +452,10 @@ def _undo(path: str, fragments: list[str], created: bool, folder_existed: bool) 
             shutil.rmtree(full, ignore_errors=True) if os.path.isdir(full) else os.remove(full)
         return
     for name in fragments:
-        marker = os.path.join(path, "__commits", f"{name}.wrt")
+        marker = os.path.join(path, COMMITS_DIR, f"{name}.wrt")
         if os.path.exists(marker):
             os.remove(marker)
-        shutil.rmtree(os.path.join(path, "__fragments", name), ignore_errors=True)
+        shutil.rmtree(os.path.join(path, FRAGMENTS_DIR, name), ignore_errors=True)
 
 
 # --- progress -----------------------------------------------------------------------------

@@ -56,6 +56,7 @@ class Source:
     _csv_types: dict = field(default_factory=dict, repr=False)
     _csv_stats: dict = field(default_factory=dict, repr=False)
     _files: tuple = ()  # Parquet: the files, in order
+    _footers: tuple = ()  # Parquet: each file's FileMetaData (read once, at open)
     _csv_delimiter: str = ","
 
     def batches(self, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
@@ -118,15 +119,17 @@ def _open_parquet(path: str) -> Source:
     try:
         dataset = ds.dataset(path, format="parquet")
         schema = dataset.schema
-        num_rows = 0
-        for fragment in _parquet_fragments(dataset):
-            num_rows += fragment.metadata.num_rows
+        footers = []
+        for fragment in dataset.get_fragments():
+            fragment.ensure_complete_metadata()
+            footers.append(fragment.metadata)
             _check_same_types(schema, fragment, dataset.files[0])
     except (pa.ArrowException, OSError) as exc:
         raise SourceError(f"{path}: not a readable Parquet source ({_first_line(exc)})") from None
     if not dataset.files:
         raise SourceError(f"{path}: the directory holds no Parquet files")
-    return Source(path, "parquet", schema, num_rows, _files=tuple(dataset.files))
+    return Source(path, "parquet", schema, sum(f.num_rows for f in footers),
+                  _files=tuple(dataset.files), _footers=tuple(footers))
 
 
 def _check_same_types(schema: pa.Schema, fragment, first: str) -> None:
@@ -141,12 +144,6 @@ def _check_same_types(schema: pa.Schema, fragment, first: str) -> None:
             raise SourceError(
                 f"{fragment.path}: column {column.name!r} is {physical.field(index).type} "
                 f"here but {column.type} in {first} (mixed types)")
-
-
-def _parquet_fragments(dataset):
-    for fragment in dataset.get_fragments():
-        fragment.ensure_complete_metadata()
-        yield fragment
 
 
 def _parquet_batches(source: Source, columns) -> Iterator[pa.RecordBatch]:
@@ -165,12 +162,8 @@ def _parquet_batches(source: Source, columns) -> Iterator[pa.RecordBatch]:
 def _parquet_stats(source: Source, columns: list[str]) -> dict[str, ColumnStats]:
     """Footer statistics of every row group, per column; a column with any group lacking
     min/max or a null count is left out (the caller computes it)."""
-    import pyarrow.dataset as ds
-
-    dataset = ds.dataset(source.path, format="parquet")
     found: dict[str, list] = {name: [] for name in columns}
-    for fragment in _parquet_fragments(dataset):
-        meta = fragment.metadata
+    for meta in source._footers:
         index = {meta.schema.column(i).path: i for i in range(meta.num_columns)}
         for rg in range(meta.num_row_groups):
             group = meta.row_group(rg)

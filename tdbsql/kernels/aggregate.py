@@ -1,13 +1,15 @@
 """Per-group aggregate accumulators (the inner loops of the hash aggregate).
 
 In: ``ids`` (int64 group id per row; rows with id -1 are ignored), the values as a writable
-C-contiguous int64 / float64 / uint8 array, and ``valid`` (uint8, 1 = not NULL; an empty array
+C-contiguous int64 or float64 array, and ``valid`` (uint8, 1 = not NULL; an empty array
 means "no NULLs").  Out: per-group accumulators the caller allocates zeroed (or as stated) with
 one slot per group; ``counts[g]`` always receives the number of non-NULL values of group ``g``,
 so the caller can turn empty groups into NULL.
 
 Float sums are compensated (Neumaier), which agrees with DuckDB's compensated double sum to the
-last bits on ordinary data; variances use Welford's update in row order.
+last bits on ordinary data; variances use Welford's update in row order.  bool_and / bool_or
+are ``min_max`` over 0/1 values.  Integer and float sums stay two kernels: one detects
+overflow, the other compensates rounding.
 """
 
 from __future__ import annotations
@@ -101,30 +103,10 @@ def sum_float(values, valid, ids, sums, compensations, counts):
 
 
 @jit
-def min_max_int(values, valid, ids, want_max, out, counts):
-    """Per-group minimum (``want_max`` false) or maximum of int64 values."""
-    has_valid = valid.shape[0] > 0
-    total = 0
-    for row in range(ids.shape[0]):
-        group = ids[row]
-        if group < 0 or (has_valid and valid[row] == 0):
-            continue
-        value = values[row]
-        if counts[group] == 0:
-            out[group] = value
-        elif want_max:
-            if value > out[group]:
-                out[group] = value
-        elif value < out[group]:
-            out[group] = value
-        counts[group] += 1
-        total += 1
-    return total
-
-
-@jit
-def min_max_float(values, valid, ids, want_max, out, counts):
-    """Per-group min or max of float64 values, NaN ordered above every number (as DuckDB)."""
+def min_max(values, valid, ids, want_max, out, counts):
+    """Per-group minimum (``want_max`` false) or maximum of int64 or float64 values, NaN
+    ordered above every number (as DuckDB); ``out`` has the values' dtype.  (``x != x`` is
+    the NaN test: constant false for integers, so the int64 specialisation loses nothing.)"""
     has_valid = valid.shape[0] > 0
     total = 0
     for row in range(ids.shape[0]):
@@ -136,9 +118,9 @@ def min_max_float(values, valid, ids, want_max, out, counts):
         if counts[group] == 0:
             out[group] = value
         elif want_max:
-            if np.isnan(value) or (not np.isnan(current) and value > current):
+            if value != value or (current == current and value > current):
                 out[group] = value
-        elif np.isnan(current) or (not np.isnan(value) and value < current):
+        elif current != current or (value == value and value < current):
             out[group] = value
         counts[group] += 1
         total += 1
@@ -160,27 +142,5 @@ def welford(values, valid, ids, counts, means, squares):
         delta = value - means[group]
         means[group] += delta / count
         squares[group] += delta * (value - means[group])
-        total += 1
-    return total
-
-
-@jit
-def bool_and_or(values, valid, ids, want_or, out, counts):
-    """Per-group AND (``want_or`` false) or OR of uint8 truth values; ``out`` is uint8."""
-    has_valid = valid.shape[0] > 0
-    total = 0
-    for row in range(ids.shape[0]):
-        group = ids[row]
-        if group < 0 or (has_valid and valid[row] == 0):
-            continue
-        truth = values[row] != 0
-        if counts[group] == 0:
-            out[group] = truth
-        elif want_or:
-            if truth:
-                out[group] = 1
-        elif not truth:
-            out[group] = 0
-        counts[group] += 1
         total += 1
     return total

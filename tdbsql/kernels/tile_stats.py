@@ -10,7 +10,8 @@ TileDB's quirks are kept on purpose, since readers compare against these bytes:
   NaN cell becomes the min/max until the next cell replaces it;
 * sums saturate at the sum type's limits and then stop (``break``), floats too;
 * strings compare like C ``strncmp`` (unsigned bytes, stopping at a NUL byte); var strings
-  compare their common prefix, then the shorter one is smaller.
+  compare their common prefix, then the shorter one is smaller (fixed-size strings, all one
+  length, reduce to the plain ``strncmp``).
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from . import jit
 
 
 @jit
-def min_max_fixed(values, validity, tile_size, init_min, init_max, out_min, out_max, out_valid):
-    """Numeric min/max per tile of NON-null cells; ``out_valid`` counts the valid cells."""
+def min_max_fixed(values, validity, tile_size, init_min, init_max, out_min, out_max):
+    """Numeric min/max per tile of the cells whose validity is not 0."""
     n = values.shape[0]
     n_tiles = out_min.shape[0]
     for tile_idx in range(n_tiles):
@@ -30,19 +31,16 @@ def min_max_fixed(values, validity, tile_size, init_min, init_max, out_min, out_
         end = min(start + tile_size, n)
         lo = init_min
         hi = init_max
-        valid = 0
         for cell_idx in range(start, end):
             if validity[cell_idx] == 0:
                 continue
             value = values[cell_idx]
-            valid += 1
             if not (lo < value):
                 lo = value
             if not (hi > value):
                 hi = value
         out_min[tile_idx] = lo
         out_max[tile_idx] = hi
-        out_valid[tile_idx] = valid
     return n_tiles
 
 
@@ -126,31 +124,6 @@ def _strncmp(data, a_start, b_start, size):
 
 
 @jit
-def min_max_fixed_chars(data, cell_size, validity, tile_size, out_min, out_max):
-    """Index of the min and max cell per tile of fixed-size strings (-1: all cells null)."""
-    n = validity.shape[0]
-    for tile_idx in range(out_min.shape[0]):
-        start = tile_idx * tile_size
-        end = min(start + tile_size, n)
-        lo = -1
-        hi = -1
-        for cell_idx in range(start, end):
-            if validity[cell_idx] == 0:
-                continue
-            if lo < 0:
-                lo = cell_idx
-                hi = cell_idx
-                continue
-            if _strncmp(data, lo * cell_size, cell_idx * cell_size, cell_size) > 0:
-                lo = cell_idx
-            if _strncmp(data, hi * cell_size, cell_idx * cell_size, cell_size) < 0:
-                hi = cell_idx
-        out_min[tile_idx] = lo
-        out_max[tile_idx] = hi
-    return out_min.shape[0]
-
-
-@jit
 def _var_cmp(data, a_start, a_size, b_start, b_size):
     """TileDB's min_max_var order: strncmp over the common length, then the length."""
     common = min(a_size, b_size)
@@ -165,8 +138,10 @@ def _var_cmp(data, a_start, a_size, b_start, b_size):
 
 
 @jit
-def min_max_var(data, offsets, validity, tile_size, out_min, out_max):
-    """Index of the min and max cell per tile of var-sized strings (-1: all cells null)."""
+def min_max_strings(data, offsets, validity, tile_size, out_min, out_max):
+    """Index of the min and max cell per tile of strings (-1: all cells null).  Fixed-size
+    strings pass ``offsets = arange(cells + 1) * cell_size``: over equal lengths this order is
+    TileDB's fixed-size ``strncmp`` comparison."""
     n = validity.shape[0]
     for tile_idx in range(out_min.shape[0]):
         start = tile_idx * tile_size

@@ -3,12 +3,17 @@ dense space tiles by the query box.
 
 ``Ranges`` maps a dimension name to a list of inclusive ``(lo, hi)`` ranges that every row the
 query can return satisfies (see ``planner.ranges``).  Bounds of string dimensions are UTF-8
-bytes, compared bytewise as TileDB orders them, and ``None`` for an open end.  Dropping a fragment or tile whose domain
-misses every range is always sound: no cell in it can be returned.
+bytes, compared bytewise as TileDB orders them, and ``None`` for an open end.  Dropping a
+fragment or tile whose domain misses every range is always sound: no cell in it can be returned.
+
+Tile bounds come from ``leaf_mbrs`` (sparse: the R-tree leaf level) and ``DenseTileGrid``
+(dense: the space tiles covering a fragment's non-empty domain, in the array's tile order).
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import Any
 
 import numpy as np
@@ -100,3 +105,75 @@ def box_inside(lows, highs, dim_names: list[str], ranges: Ranges) -> np.ndarray:
             hit |= ok
         inside &= hit
     return inside
+
+
+def leaf_mbrs(meta) -> list[tuple[Any, Any]]:
+    """Per dimension ``(lows, highs)`` of every sparse tile, from the R-tree leaf level: numpy
+    arrays for fixed-size dimensions, lists of bytes-like bounds for var-sized ones."""
+    out = []
+    for ranges in meta.rtree.leaves:
+        if isinstance(ranges, np.ndarray):
+            out.append((ranges[:, 0], ranges[:, 1]))
+        else:
+            out.append(([lo for lo, _ in ranges], [hi for _, hi in ranges]))
+    return out
+
+
+class DenseTileGrid:
+    """The space tiles of a dense fragment: tile ``i`` in the array's tile order over the tiles
+    that cover the fragment's non-empty domain ``frag_lo .. frag_hi`` (Python ints)."""
+
+    def __init__(self, schema, frag_lo: list[int], frag_hi: list[int]):
+        dims = schema.dimensions
+        self.dom_lo = [int(d.domain[0]) for d in dims]
+        self.ext = [int(d.tile_extent) for d in dims]
+        self.first = [(f - d) // e for f, d, e in zip(frag_lo, self.dom_lo, self.ext)]
+        last = [(f - d) // e for f, d, e in zip(frag_hi, self.dom_lo, self.ext)]
+        self.counts = [l - f + 1 for f, l in zip(self.first, last)]
+        self.col_major = schema.tile_order == 1
+        self.extents = np.array(self.ext, dtype=np.int64)
+        self.count = math.prod(self.counts)
+        self.cells_per_tile = math.prod(self.ext)
+
+    def _fastest_first(self) -> range:
+        """Dimension positions from the fastest-varying one in the tile order."""
+        ndim = len(self.counts)
+        return range(ndim) if self.col_major else range(ndim - 1, -1, -1)
+
+    def tiles_meeting(self, lo: list[int], hi: list[int], ranges: list):
+        """(fragment tile index, absolute lower corner) of every tile meeting [lo, hi] and, per
+        dimension, one of its query ranges (``ranges[d]``: list of (lo, hi) or None)."""
+        spans = []
+        for d in range(len(self.counts)):
+            t0 = (lo[d] - self.dom_lo[d]) // self.ext[d] - self.first[d]
+            t1 = (hi[d] - self.dom_lo[d]) // self.ext[d] - self.first[d]
+            span = range(t0, t1 + 1)
+            if ranges[d] is not None and len(ranges[d]) > 1:  # a gap may skip whole tiles
+                span = [t for t in span if self._meets(d, t, ranges[d])]
+            spans.append(span)
+        # enumerate in tile order so tiles are read front to back in their files
+        strides, step = [0] * len(spans), 1
+        for d in self._fastest_first():
+            strides[d] = step
+            step *= self.counts[d]
+        loops = list(reversed(spans)) if self.col_major else spans
+        for combo in itertools.product(*loops):
+            tcoord = list(reversed(combo)) if self.col_major else combo
+            index = sum(t * s for t, s in zip(tcoord, strides))
+            corner = [d + (t + f) * e for d, t, f, e in
+                      zip(self.dom_lo, tcoord, self.first, self.ext)]
+            yield index, corner
+
+    def tile_bounds(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Per dimension the (lows, highs) of every tile, by tile index (int64)."""
+        index = np.arange(self.count, dtype=np.int64)
+        lows: list = [None] * len(self.counts)
+        for d in self._fastest_first():
+            lows[d] = self.dom_lo[d] + (index % self.counts[d] + self.first[d]) * self.ext[d]
+            index = index // self.counts[d]
+        return lows, [lo + e - 1 for lo, e in zip(lows, self.ext)]
+
+    def _meets(self, d: int, t: int, ranges) -> bool:
+        t_lo = self.dom_lo[d] + (t + self.first[d]) * self.ext[d]
+        t_hi = t_lo + self.ext[d] - 1
+        return any(r_lo <= t_hi and t_lo <= r_hi for r_lo, r_hi in ranges)

@@ -32,17 +32,16 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, Callable
 
 import numpy as np
 from sqlglot import exp
 
-from .conjuncts import conjuncts
-
 from ..datatypes import VAR_NUM, Datatype, type_info
 from ..kernels import zonemap as kernels
+from .conjuncts import conjuncts
 
 NEVER, MAYBE, ALWAYS = kernels.NEVER, kernels.MAYBE, kernels.ALWAYS
 _NAT = np.iinfo(np.int64).min
@@ -59,7 +58,7 @@ _UNIT_NS = {"W": 7 * 86400 * 10**9, "D": 86400 * 10**9, "h": 3600 * 10**9, "m": 
 @dataclass(frozen=True)
 class FieldKind:
     """How a field's values compare: ``domain`` is int / uint / float / datetime / bytes or
-    None (not comparable here: bool, UTF-8 strings, multi-value cells...)."""
+    None (not comparable here: bool, UTF-8 strings, multi-value cells, enumerations...)."""
 
     name: str
     datatype: int
@@ -74,7 +73,10 @@ def field_kinds(schema) -> dict[str, FieldKind]:
     for dim in schema.dimensions:
         out[dim.name] = _kind(dim.name, dim.datatype, dim.cell_val_num, True, False)
     for attr in schema.attributes:
-        out[attr.name] = _kind(attr.name, attr.datatype, attr.cell_val_num, False, attr.nullable)
+        kind = _kind(attr.name, attr.datatype, attr.cell_val_num, False, attr.nullable)
+        if attr.enumeration_name:  # stored values are label indices; SQL compares the labels
+            kind = replace(kind, domain=None)
+        out[attr.name] = kind
     return out
 
 
@@ -318,6 +320,21 @@ def cell_counts(meta) -> np.ndarray:
     return counts
 
 
+def same_field(schema, spec) -> bool:
+    """Whether a fragment's field ``spec`` holds the cells of the schema's field of that name:
+    False for an attribute dropped and added again with another type (tiledb reinterprets the
+    old bytes; we read the new attribute's fill value) and for a field the fragment lacks
+    (``spec`` None).  Dimensions and internal fields (``__timestamps``...) always match."""
+    if spec is None:
+        return False
+    try:
+        attr = schema.attribute(spec.name)
+    except KeyError:
+        return True
+    return (int(attr.datatype), attr.cell_val_num, attr.nullable) == \
+        (int(spec.datatype), spec.cell_val_num, spec.nullable)
+
+
 def attribute_stats(frag, kind: FieldKind, spec_matches: bool, cells: np.ndarray) -> Stats | None:
     """Zone map of an attribute in a fragment, or None when the metadata has none usable
     (format < 11, the attribute added later or re-typed, no min/max for its type)."""
@@ -404,12 +421,9 @@ def classify_test(test: Test, kind: FieldKind, stats: Stats | None, n: int) -> n
         return _null_test(test.kind, kind, stats, n)
     if stats is None:
         return np.full(n, MAYBE, dtype=np.int8)
-    if test.empty:
-        inside = np.full(n, NEVER, dtype=np.int8)
-    else:
-        inside = np.full(n, NEVER, dtype=np.int8)
-        for interval in test.intervals:  # OR of the intervals: the best class wins
-            np.maximum(inside, _interval(interval, kind, stats), out=inside)
+    inside = np.full(n, NEVER, dtype=np.int8)  # an empty test has no interval: NEVER
+    for interval in test.intervals:  # OR of the intervals: the best class wins
+        np.maximum(inside, _interval(interval, kind, stats), out=inside)
     if test.kind == "in":
         return inside
     return _negate(inside, stats)
@@ -417,8 +431,7 @@ def classify_test(test: Test, kind: FieldKind, stats: Stats | None, n: int) -> n
 
 def _null_test(which: str, kind: FieldKind, stats: Stats | None, n: int) -> np.ndarray:
     if not kind.nullable and kind.domain != "datetime":
-        none_null = np.full(n, NEVER if which == "is_null" else ALWAYS, dtype=np.int8)
-        return none_null
+        return np.full(n, NEVER if which == "is_null" else ALWAYS, dtype=np.int8)
     out = np.full(n, MAYBE, dtype=np.int8)
     if stats is None:
         return out

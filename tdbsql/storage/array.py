@@ -24,6 +24,7 @@ from .directory import (
 )
 from .tiles import TileReader, field_specs
 from . import vfs
+from ..format.names import META_DIR, SCHEMA_DIR
 
 MAX_FORMAT_VERSION = 23
 
@@ -185,7 +186,7 @@ class Array:
 
         found = {}
         for ref in self.schema.enumerations:
-            path = os.path.join(self.path, "__schema", "__enumerations", ref.filename)
+            path = os.path.join(self.path, SCHEMA_DIR, "__enumerations", ref.filename)
             found[ref.name] = read_enumeration(vfs.read_file(path), path, self.key)
         return found
 
@@ -209,7 +210,7 @@ class Array:
 
         self.schema  # opening checks the key, as TileDB's open does
         start, end = self.window
-        return load_metadata_dir(os.path.join(self.path, "__meta"), start, end, self.key)
+        return load_metadata_dir(os.path.join(self.path, META_DIR), start, end, self.key)
 
     def __repr__(self) -> str:
         kind = "sparse" if self.schema.sparse else "dense"

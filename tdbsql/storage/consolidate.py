@@ -37,47 +37,24 @@ import os
 from dataclasses import dataclass
 
 from ..errors import ProgrammingError, UnsupportedFormatError
-from ..format.commits import (
-    ConsolidatedCommit, encode_consolidated_commits, encode_vacuum_file,
-    parse_consolidated_commits, parse_ignore_file,
-)
+from ..format.commits import ConsolidatedCommit, encode_consolidated_commits, encode_vacuum_file
 from ..format.consolidated_fragment_metadata import encode_consolidated_fragment_metadata
 from ..format.fragment_metadata import legacy_footer_size
 from ..format.metadata import (
     encode_metadata_file, merge_entries, read_metadata_file, select_metadata_files,
 )
-from ..format.names import new_name, parse_name
+from ..format.names import COMMITS_DIR, FRAGMENT_META_DIR, META_DIR, new_name, parse_name
 from . import vfs
 from .array import Array, normalize_key
 from .directory import FRAGMENT_METADATA_FILE
 from .locking import maintenance_lock
 from .maintenance import (
-    COMMITS_DIR, FRAGMENT_META_DIR, META_DIR, atomic_write, list_folder, write_version,
+    MODES, CommitFiles, ConsolidationReport, atomic_write, check_mode, list_folder,
+    read_commit_files, span_name, write_version,
 )
 
-MODES = ("fragments", "fragment_meta", "commits", "array_meta")
 # Commits live in __commits (and fragment metadata in __fragment_meta) from format 12 on.
 COMMITS_MIN_VERSION = 12
-
-
-@dataclass(frozen=True)
-class ConsolidationReport:
-    """What a consolidation merged (``inputs``) and wrote (``created``), array-relative.
-
-    With ``dry_run`` nothing was written and ``created`` shows the names it would use (the
-    uuid part differs in a real run).  ``reason`` says why nothing was (or would be) done.
-    """
-
-    path: str
-    mode: str
-    dry_run: bool
-    inputs: tuple[str, ...] = ()
-    created: tuple[str, ...] = ()
-    reason: str = ""
-
-    @property
-    def consolidated(self) -> bool:
-        return bool(self.created)
 
 
 def consolidate(path, *, mode: str = "fragments", timestamp=None, key=None, dry_run: bool = False,
@@ -90,12 +67,11 @@ def consolidate(path, *, mode: str = "fragments", timestamp=None, key=None, dry_
     with their delete time (TileDB's ``sm.consolidation.purge_deleted_cells``, default off).
     """
     path = os.path.abspath(os.fspath(path))
-    if mode not in MODES:
-        raise ProgrammingError(f"unknown consolidation mode {mode!r}; use one of {', '.join(MODES)}")
+    check_mode(mode, "consolidation")
     window = _window(timestamp)
     key = normalize_key(key)
     array = Array(path, timestamp=(0, None), key=key)
-    array.schema  # opening checks the key, as TileDB's consolidation does
+    array.schema  # opening checks the key (before the lock file is touched), as TileDB does
     if dry_run:
         return _run(array, mode, window, dry_run=True, purge=purge_deleted_cells)
     with maintenance_lock(path, f"consolidate ({mode})"):
@@ -105,17 +81,16 @@ def consolidate(path, *, mode: str = "fragments", timestamp=None, key=None, dry_
 
 
 def _run(array: Array, mode: str, window, dry_run: bool, purge: bool) -> ConsolidationReport:
+    version = _require_version(array, mode)
     if mode == "fragments":
-        from .fragment_consolidation import consolidate_fragments
-
-        _require_version(array, "consolidating fragments")
+        from .fragment_consolidation import consolidate_fragments  # the engine: import on use
 
         return consolidate_fragments(array, window, dry_run, purge)
     if mode == "fragment_meta":
-        return _fragment_meta(array, dry_run)
+        return _fragment_meta(array, version, dry_run)
     if mode == "commits":
-        return _commits(array, dry_run)
-    return _array_meta(array, window, dry_run)
+        return _commits(array, version, dry_run)
+    return _array_meta(array, version, window, dry_run)
 
 
 def _window(timestamp) -> tuple[int, int]:
@@ -131,37 +106,31 @@ def _window(timestamp) -> tuple[int, int]:
     return (start, end)
 
 
-def _require_version(array: Array, what: str) -> int:
+def _require_version(array: Array, mode: str) -> int:
     version = write_version(array.schema.version)
     if version < COMMITS_MIN_VERSION:
+        what = mode.replace("_meta", " metadata")
         raise UnsupportedFormatError(
-            f"{array.path}: {what} needs an array of format {COMMITS_MIN_VERSION} or later "
-            f"(this one is format {array.schema.version}); upgrade it with tiledb first")
+            f"{array.path}: consolidating {what} needs an array of format {COMMITS_MIN_VERSION} "
+            f"or later (this one is format {array.schema.version}); upgrade it with tiledb first")
     return version
 
 
 # -- commits ------------------------------------------------------------------------------------
 
 
-def _commits(array: Array, dry_run: bool) -> ConsolidationReport:
-    version = _require_version(array, "consolidating commits")
+def _commits(array: Array, version: int, dry_run: bool) -> ConsolidationReport:
     path = array.path
     plan = commits_plan(path)
-    report = ConsolidationReport(path, "commits", dry_run, tuple(plan.entries))
+    report = ConsolidationReport(path, "commits", dry_run, plan.entries)
     if not plan.entries:
-        return _nothing(report, "no commits to consolidate")
-    if not plan.new_entries and len(plan.con_files) <= 1 and not plan.ign_files:
-        return _nothing(report, "commits are already consolidated in one file")
-    first, last = parse_name(plan.entries[0]), parse_name(plan.entries[-1])
-    t1, t2 = first.t1, last.t2
-    if t1 > t2:  # TileDB's first/last rule fails on names sorted by string; keep it valid
-        stamps = [parse_name(e) for e in plan.entries]
-        t1, t2 = min(s.t1 for s in stamps), max(s.t2 for s in stamps)
-    relative = f"{COMMITS_DIR}/{new_name(t1, t2, version, '.con')}"
-    report = _created(report, relative)
+        return report.skipped("no commits to consolidate")
+    if not plan.new_entries and len(plan.files.con_files) <= 1 and not plan.files.ign_files:
+        return report.skipped("commits are already consolidated in one file")
+    report = report.creating(f"{COMMITS_DIR}/{span_name(plan.entries, version, '.con')}")
     if not dry_run:
         entries = [ConsolidatedCommit(uri, plan.condition_bytes(path, uri)) for uri in plan.entries]
-        atomic_write(path, relative, encode_consolidated_commits(entries))
+        atomic_write(path, report.created[0], encode_consolidated_commits(entries))
     return report
 
 
@@ -171,56 +140,42 @@ class CommitsPlan:
 
     entries: tuple[str, ...]  # array-relative, in the order the .con lists them
     new_entries: tuple[str, ...]  # those no .con lists yet
-    con_files: tuple[str, ...]
-    ign_files: tuple[str, ...]
-    embedded: dict  # relative .del uri -> its condition bytes from a .con
+    files: CommitFiles
 
     def condition_bytes(self, path: str, uri: str) -> bytes | None:
         if not uri.endswith(".del"):
             return None
         full = os.path.join(path, uri)
-        return vfs.read_file(full) if vfs.is_file(full) else self.embedded[uri]
+        return vfs.read_file(full) if vfs.is_file(full) else self.files.embedded[uri]
 
 
 def commits_plan(path: str) -> CommitsPlan:
-    commits = list_folder(path, COMMITS_DIR, ".wrt", ".del", ".con", ".ign")
-    ign_files = tuple(c.relative for c in commits if c.parsed.ext == ".ign")
-    ignored = set()
-    for rel in ign_files:
-        ignored.update(parse_ignore_file(vfs.read_file(os.path.join(path, rel)), rel))
-    con_files = tuple(c.relative for c in commits if c.parsed.ext == ".con")
-    listed, embedded = set(), {}
-    for rel in con_files:
-        for entry in parse_consolidated_commits(vfs.read_file(os.path.join(path, rel)), rel):
-            if entry.uri not in ignored:
-                listed.add(entry.uri)
-            if entry.tile is not None:
-                embedded.setdefault(entry.uri, entry.tile)
+    files = read_commit_files(path)
+    listed = files.consolidated
     new = [c.relative for c in list_folder(path, "", ".ok") if c.relative not in listed]
-    new += [c.relative for c in commits
-            if c.parsed.ext in (".wrt", ".del") and c.relative not in listed]
+    new += [c.relative for c in list_folder(path, COMMITS_DIR, ".wrt", ".del")
+            if c.relative not in listed]
     # TileDB copies only .wrt/.ok/.del lines into a new .con (an .upd stays in its file).
     kept = sorted(u for u in listed if u.endswith((".wrt", ".ok", ".del")))
-    return CommitsPlan(tuple(kept + new), tuple(new), con_files, ign_files, embedded)
+    return CommitsPlan(tuple(kept + new), tuple(new), files)
 
 
 # -- fragment metadata --------------------------------------------------------------------------
 
 
-def _fragment_meta(array: Array, dry_run: bool) -> ConsolidationReport:
-    version = _require_version(array, "consolidating fragment metadata")
+def _fragment_meta(array: Array, version: int, dry_run: bool) -> ConsolidationReport:
     fragments = [f for f in array.fragments if f.entry.version > 2]  # 1-2 have no footer
     report = ConsolidationReport(array.path, "fragment_meta", dry_run,
                                  tuple(f"__fragments/{f.name}" if f.entry.version >= 12 else f.name
                                        for f in fragments))
     if len(fragments) < 2:
-        return _nothing(report, "fewer than two fragments")
+        return report.skipped("fewer than two fragments")
     first, last = fragments[0].timestamp_range, fragments[-1].timestamp_range
-    relative = f"{FRAGMENT_META_DIR}/{new_name(first[0], last[1], version, '.meta')}"
-    report = _created(report, relative)
+    report = report.creating(
+        f"{FRAGMENT_META_DIR}/{new_name(first[0], last[1], version, '.meta')}")
     if not dry_run:
         footers = [(f.name, _footer(array, f)) for f in fragments]
-        atomic_write(array.path, relative,
+        atomic_write(array.path, report.created[0],
                      encode_consolidated_fragment_metadata(footers, version, array.key))
     return report
 
@@ -244,42 +199,27 @@ def _footer(array: Array, fragment) -> bytes:
 # -- array metadata -----------------------------------------------------------------------------
 
 
-def _array_meta(array: Array, window, dry_run: bool) -> ConsolidationReport:
-    version = _require_version(array, "consolidating array metadata")
+def _array_meta(array: Array, version: int, window, dry_run: bool) -> ConsolidationReport:
     meta_dir = os.path.join(array.path, META_DIR)
-    names = vfs.list_dir(meta_dir)
-    chosen = select_metadata_files(names, lambda n: vfs.read_file(os.path.join(meta_dir, n)),
-                                   window[0], window[1])
+    chosen = select_metadata_files(vfs.list_dir(meta_dir),
+                                   lambda n: vfs.read_file(os.path.join(meta_dir, n)), *window)
     report = ConsolidationReport(array.path, "array_meta", dry_run,
                                  tuple(f"{META_DIR}/{n}" for n in chosen))
     if len(chosen) <= 1:
-        return _nothing(report, "fewer than two metadata files in the window")
+        return report.skipped("fewer than two metadata files in the window")
     # TileDB names the merged file from the first file's start and the last file's end.
     name = new_name(parse_name(chosen[0]).t1, parse_name(chosen[-1]).t2, None)
     merged = merge_entries(read_metadata_file(vfs.read_file(os.path.join(meta_dir, n)),
                                               f"{META_DIR}/{n}", array.key) for n in chosen)
     # All keys deleted: TileDB writes no metadata file, only the .vac that retires the old ones.
-    created = ((f"{META_DIR}/{name}",) if merged else ()) + (f"{META_DIR}/{name}.vac",)
-    report = ConsolidationReport(array.path, "array_meta", dry_run, report.inputs, created)
+    report = report.creating(*((f"{META_DIR}/{name}",) if merged else ()),
+                             f"{META_DIR}/{name}.vac")
     if not dry_run:
         if merged:
-            atomic_write(array.path, created[0],
+            atomic_write(array.path, report.created[0],
                          encode_metadata_file(merged.values(), version, array.key))
-        atomic_write(array.path, created[-1],
-                     encode_vacuum_file(f"{META_DIR}/{n}" for n in chosen))
+        atomic_write(array.path, report.created[-1], encode_vacuum_file(report.inputs))
     return report
-
-
-# -- reports ------------------------------------------------------------------------------------
-
-
-def _nothing(report: ConsolidationReport, reason: str) -> ConsolidationReport:
-    return ConsolidationReport(report.path, report.mode, report.dry_run, report.inputs, (), reason)
-
-
-def _created(report: ConsolidationReport, *relative: str) -> ConsolidationReport:
-    return ConsolidationReport(report.path, report.mode, report.dry_run, report.inputs,
-                               report.created + relative, report.reason)
 
 
 __all__ = ["ConsolidationReport", "MODES", "consolidate", "commits_plan"]

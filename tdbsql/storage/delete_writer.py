@@ -26,8 +26,11 @@ from ..errors import SqlError, UnsupportedSql
 from ..format.delete_condition import (
     CombinationOp, ConditionOp, ExprNode, Node, ValueNode, encode_delete_condition, negate,
 )
+from ..format.fragment_metadata import WRITE_VERSION
 from ..format.names import new_name, now_ms
 from .array import Array
+from .writer import write_new
+from ..format.names import COMMITS_DIR
 
 _OPS = {exp.EQ: ConditionOp.EQ, exp.NEQ: ConditionOp.NE, exp.LT: ConditionOp.LT,
         exp.LTE: ConditionOp.LE, exp.GT: ConditionOp.GT, exp.GTE: ConditionOp.GE}
@@ -43,13 +46,9 @@ def write_delete(path: str, where: str, *, timestamp: int | None = None, key=Non
     fields.update({d.name: d for d in array.schema.dimensions})
     condition = parse_condition(where, fields)
     t = timestamp if timestamp is not None else now_ms()
-    name = new_name(t, t, 22, ".del")
+    name = new_name(t, t, WRITE_VERSION, ".del")
     data = encode_delete_condition(flatten(negate(condition)), key=array.key)
-    folder = os.path.join(array.path, "__commits")
-    tmp = os.path.join(folder, f".{name}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, os.path.join(folder, name))
+    write_new(os.path.join(array.path, COMMITS_DIR, name), data)
     return name
 
 

@@ -14,18 +14,26 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pyarrow as pa
 
 from ..datatypes import VAR_NUM, Layout
 from ..errors import DataError
 from ..format.array_schema import ArraySchema
 from ..format.fragment_metadata import cells_per_dense_tile
 from ..format.names import now_ms
+from ..schema import raw_temporal
 from .fragment_writer import FragmentWriter
-from .write_buffers import FieldBuffer, field_buffer
+from .write_buffers import FieldBuffer, field_buffer, to_arrow
 
 
 def write_dense(path: str, schema: ArraySchema, columns: dict, subarray, timestamp: int | None,
-                key: bytes | None) -> str:
+                key: bytes | None, labels: dict | None = None) -> str:
+    """``labels``: enumerated attribute -> its labels (``writer.enumeration_labels``).  Without
+    ``subarray``, the columns must hold every dimension and the rows must fill the rectangle
+    their coordinates span, each cell once, in any order (``rectangle_of``)."""
+    labels = labels or {}
+    if subarray is None and all(d.name in columns for d in schema.dimensions):
+        columns, subarray = rectangle_of(schema, columns)
     box = _subarray(schema, subarray)
     n_cells = int(np.prod([hi - lo + 1 for lo, hi in box]))
     order = "F" if schema.cell_order == Layout.COL_MAJOR else "C"
@@ -35,9 +43,8 @@ def write_dense(path: str, schema: ArraySchema, columns: dict, subarray, timesta
             raise DataError(f"missing column {attr.name!r}: a dense write needs every attribute")
         column = _flatten(columns[attr.name], order, attr)
         buf = field_buffer(column, attr.name, attr.datatype, attr.cell_val_num, attr.nullable,
-                           attr.fill_value)
-        count = len(buf.offsets) - 1 if buf.offsets is not None else len(buf.values) // max(
-            1, attr.cell_val_num if attr.cell_val_num != VAR_NUM else 1)
+                           labels=labels.get(attr.name))
+        count = buf.cells(attr.cell_val_num)
         if count != n_cells:
             raise DataError(f"column {attr.name!r} has {count} cells, the subarray "
                             f"{[list(b) for b in box]} has {n_cells}")
@@ -47,7 +54,7 @@ def write_dense(path: str, schema: ArraySchema, columns: dict, subarray, timesta
         raise DataError(f"column {extra[0]!r} is not an attribute of the dense array")
     positions = tile_positions(schema, box)
     written = (positions >= 0).astype(np.uint8)
-    tiled = {a.name: _pad(buffers[a.name], positions, a) for a in schema.attributes}
+    tiled = {a.name: pad_dense(buffers[a.name], positions, a) for a in schema.attributes}
     t = timestamp if timestamp is not None else now_ms()
     writer = FragmentWriter(path, schema, timestamp_range=(t, t), key=key)
     writer.write(tiled, dense=True, n_cells=len(positions), tile_size=cells_per_dense_tile(schema),
@@ -56,14 +63,53 @@ def write_dense(path: str, schema: ArraySchema, columns: dict, subarray, timesta
     return writer.name
 
 
+def rectangle_of(schema: ArraySchema, columns: dict) -> tuple[dict, tuple]:
+    """Cells given with their coordinates -> (attribute columns in the schema's cell order over
+    the rectangle the coordinates span, that rectangle).  The rows must cover it exactly once."""
+    dims = schema.dimensions
+    coords = [_coordinates(columns[d.name], d) for d in dims]
+    lows = [int(c.min()) if len(c) else 0 for c in coords]
+    highs = [int(c.max()) if len(c) else -1 for c in coords]
+    shape = [h - lo + 1 for lo, h in zip(lows, highs)]
+    volume = int(np.prod(shape, dtype=object))
+    n = len(coords[0])
+    order = "F" if schema.cell_order == Layout.COL_MAJOR else "C"
+    linear = np.ravel_multi_index(tuple(c - lo for c, lo in zip(coords, lows)), shape,
+                                  order=order) if volume == n and n else None
+    if linear is None or len(np.unique(linear)) != volume:
+        spans = ", ".join(f"{d.name} {lo}..{hi}" for d, lo, hi in zip(dims, lows, highs))
+        raise DataError(f"{n:,} rows do not fill the rectangle {spans} ({volume:,} cells) "
+                        "exactly once, as a dense write without subarray needs")
+    rows = np.argsort(linear, kind="stable")
+    attrs = {name: to_arrow(column, name).take(rows) for name, column in columns.items()
+             if name not in {d.name for d in dims}}
+    return attrs, tuple(zip(lows, highs))
+
+
+def _coordinates(column, dim) -> np.ndarray:
+    """A dimension column as raw int64 coordinates (dates and times in the dimension's unit)."""
+    arr = to_arrow(column, dim.name)
+    if arr.null_count:
+        raise DataError(f"dimension {dim.name!r} has NULL coordinates")
+    if pa.types.is_date32(arr.type) or pa.types.is_time32(arr.type):
+        return arr.cast(pa.int32()).to_numpy().astype(np.int64)
+    if pa.types.is_temporal(arr.type):
+        unit = dim.info.unit
+        return arr.to_numpy(zero_copy_only=False).astype(f"M8[{unit}]").astype(np.int64) \
+            if pa.types.is_timestamp(arr.type) or pa.types.is_date64(arr.type) \
+            else arr.cast(pa.int64()).to_numpy()
+    return arr.to_numpy(zero_copy_only=False).astype(np.int64)
+
+
 def _subarray(schema: ArraySchema, subarray) -> tuple[tuple[int, int], ...]:
     if subarray is None:
-        raise DataError("a dense write needs subarray=((lo, hi), ...) per dimension")
+        raise DataError("a dense write needs subarray=((lo, hi), ...) per dimension, or "
+                        "every dimension as a column")
     if len(subarray) != len(schema.dimensions):
         raise DataError(f"subarray has {len(subarray)} ranges for {len(schema.dimensions)} dimensions")
     box = []
     for dim, rng in zip(schema.dimensions, subarray):
-        lo, hi = (_raw(v, dim) for v in rng)
+        lo, hi = (raw_temporal(v, dim.info.unit) for v in rng)
         dlo, dhi = dim.domain
         if lo > hi:
             raise DataError(f"dimension {dim.name!r}: subarray range [{lo}, {hi}] is empty")
@@ -72,14 +118,6 @@ def _subarray(schema: ArraySchema, subarray) -> tuple[tuple[int, int], ...]:
                             f"domain [{dlo}, {dhi}]")
         box.append((lo, hi))
     return tuple(box)
-
-
-def _raw(value, dim) -> int:
-    if isinstance(value, np.datetime64):
-        return int(value.astype(f"M8[{dim.info.unit}]").astype(np.int64))
-    if isinstance(value, np.timedelta64):
-        return int(value.astype(f"m8[{dim.info.unit}]").astype(np.int64))
-    return int(value)
 
 
 def _flatten(column, order: str, attr):
@@ -135,10 +173,11 @@ def _strides(shape: list[int], col_major: bool) -> list[int]:
     return strides
 
 
-def _pad(buf: FieldBuffer, positions: np.ndarray, attr) -> FieldBuffer:
-    """The tiles' cells: written cells from ``buf``, zero padding elsewhere."""
+def pad_dense(buf: FieldBuffer, positions: np.ndarray, attr) -> FieldBuffer:
+    """The tiles' cells (``positions`` from ``tile_positions``): written cells from ``buf``,
+    zero padding elsewhere."""
     cvn = 1 if attr.cell_val_num == VAR_NUM else attr.cell_val_num
-    n = (len(buf.offsets) - 1) if buf.offsets is not None else len(buf.values) // cvn
+    n = buf.cells(cvn)
     take = np.where(positions >= 0, positions, n)  # index n is the padding cell
     if buf.offsets is not None:
         pad = np.zeros(attr.info.size, dtype=np.uint8)

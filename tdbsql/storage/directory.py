@@ -32,6 +32,7 @@ from ..errors import ArrayNotFoundError
 from ..format.commits import parse_consolidated_commits, parse_ignore_file, parse_vacuum_file
 from ..format.names import parse_name
 from . import vfs
+from ..format.names import COMMITS_DIR, FRAGMENTS_DIR, FRAGMENT_META_DIR, SCHEMA_DIR
 
 UINT64_MAX = 2**64 - 1
 CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION = 15
@@ -126,13 +127,13 @@ def list_array(path: str, window: tuple[int, int] = (0, UINT64_MAX)) -> ArrayDir
     if not schemas:
         raise ArrayNotFoundError(f"not a TileDB array: {path!r} has no array schema")
     root = vfs.list_dir(path)
-    commits = vfs.list_dir(os.path.join(path, "__commits"))
+    commits = vfs.list_dir(os.path.join(path, COMMITS_DIR))
     consolidated, con_deletes = _consolidated_commits(path, commits, window)
     legacy, legacy_vac = _root_fragments(path, root, consolidated)
     fragments, vacuums, dir_deletes = _commit_dir(path, commits, consolidated, window)
     deletes = sorted(con_deletes + dir_deletes, key=lambda d: d.timestamp)
     meta_files = [os.path.join(path, n) for n in root if n.endswith(".meta")]
-    meta_dir = os.path.join(path, "__fragment_meta")
+    meta_dir = os.path.join(path, FRAGMENT_META_DIR)
     meta_files += [os.path.join(meta_dir, n) for n in vfs.list_dir(meta_dir) if n.endswith(".meta")]
     return ArrayDirectory(path, window, tuple(schemas), tuple(legacy + fragments),
                           tuple(legacy_vac + vacuums), tuple(deletes), tuple(meta_files))
@@ -140,7 +141,7 @@ def list_array(path: str, window: tuple[int, int] = (0, UINT64_MAX)) -> ArrayDir
 
 def _list_schemas(path: str) -> list[SchemaEntry]:
     entries = []
-    schema_dir = os.path.join(path, "__schema")
+    schema_dir = os.path.join(path, SCHEMA_DIR)
     for name in vfs.list_dir(schema_dir):
         full = os.path.join(schema_dir, name)
         parsed = parse_name(name) if name.startswith("__") else None
@@ -163,12 +164,12 @@ def _consolidated_commits(path: str, commits: list[str], window):
     """Commit URIs named by ``.con`` files (minus ignored ones) and the deletes they embed."""
     ignored: set[str] = set()
     for name in (c for c in commits if c.endswith(".ign")):
-        full = os.path.join(path, "__commits", name)
+        full = os.path.join(path, COMMITS_DIR, name)
         ignored.update(parse_ignore_file(vfs.read_file(full), full))
     named: set[str] = set()
     deletes: list[DeleteEntry] = []
     for name in (c for c in commits if c.endswith(".con")):
-        full = os.path.join(path, "__commits", name)
+        full = os.path.join(path, COMMITS_DIR, name)
         data = vfs.read_file(full)
         for entry in parse_consolidated_commits(data, full):
             if entry.uri not in ignored:
@@ -209,7 +210,7 @@ def _commit_dir(path: str, commits: list[str], consolidated: set[str], window):
     names = sorted(os.path.basename(u)[: -len(".wrt")] for u in consolidated if u.endswith(".wrt"))
     vacuums, deletes = [], []
     for name in commits:
-        full = os.path.join(path, "__commits", name)
+        full = os.path.join(path, COMMITS_DIR, name)
         relative = f"__commits/{name}"
         if name.endswith(".wrt") and relative not in consolidated:
             names.append(name[: -len(".wrt")])
@@ -226,7 +227,7 @@ def _commit_dir(path: str, commits: list[str], consolidated: set[str], window):
     for name in names:
         parsed = parse_name(name)
         if parsed is not None:
-            fragments.append(FragmentEntry(name, os.path.join(path, "__fragments", name),
+            fragments.append(FragmentEntry(name, os.path.join(path, FRAGMENTS_DIR, name),
                                            parsed.timestamp_range, parsed.format_version))
     return fragments, vacuums, deletes
 

@@ -2,8 +2,9 @@
 
 In: an opened ``Array`` (window [0, now]), the consolidation window, ``dry_run`` and
 ``purge``.  Out: a ``ConsolidationReport``; unless a dry run, a new fragment
-``__fragments/__<first t1>_<last t2>_<uuid>_<v>``, its ``.wrt`` and a ``.vac`` listing the
-merged fragments.
+``__fragments/__<first t1>_<last t2>_<uuid>_22``, its ``.wrt`` and a ``.vac`` listing the
+merged fragments.  The name carries format 22 whatever the array's format, because
+``FragmentWriter`` writes format-22 files and readers parse a fragment by its name's version.
 
 Which fragments (``FragmentConsolidator::consolidate`` with TileDB's defaults -- no step
 limits, size ratio 0, amplification 1.0): every visible fragment written wholly inside the
@@ -38,27 +39,33 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..datatypes import VAR_NUM, Layout, type_info
 from ..engine.column import Column, concat
+from ..engine.dense_scan import DenseScan
 from ..engine.fill import fill_column
-from ..engine.sparse_scan import (
-    _AFTER_DELETE, SparseScan, _is_or, _LeafEvaluator, read_condition, survivors,
-)
+from ..engine.sparse_scan import kept_by_delete, read_condition, zipped_coords
 from ..format.commits import encode_vacuum_file
-from ..format.delete_condition import CombinationOp, ExprNode
-from ..format.fragment_metadata import DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, TIMESTAMPS
-from ..format.names import new_name
-from .directory import UINT64_MAX
-from .maintenance import COMMITS_DIR, FRAGMENTS_DIR, atomic_write, remove_tree, write_version
+from ..format.fragment_metadata import (
+    DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, TIMESTAMPS, WRITE_VERSION, cells_per_dense_tile,
+)
+from ..format.names import COMMITS_DIR, FRAGMENTS_DIR, new_name
+from ..planner.zonemap import same_field
+from . import tiling
+from .array import Array
+from .dense_writer import pad_dense, tile_positions
+from .directory import CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION, UINT64_MAX
+from .fragment_writer import FragmentWriter
+from .maintenance import ConsolidationReport, atomic_write, remove
+from .write_buffers import FieldBuffer
+from .writer import mbrs as tile_mbrs
 
-CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION = 15
 _NO_DELETE = np.uint64(UINT64_MAX)
 
 
-def consolidate_fragments(array, window, dry_run: bool, purge: bool):
-    from .consolidate import ConsolidationReport
-
+def consolidate_fragments(array, window, dry_run: bool, purge: bool) -> ConsolidationReport:
     schema = array.schema
     visible = array.fragments
     chosen = [f for f in visible
@@ -66,17 +73,16 @@ def consolidate_fragments(array, window, dry_run: bool, purge: bool):
     inputs = tuple(_relative(f) for f in chosen)
     report = ConsolidationReport(array.path, "fragments", dry_run, inputs)
     if len(chosen) < 2:
-        return ConsolidationReport(array.path, "fragments", dry_run, inputs, (),
-                                   "fewer than two fragments in the window")
+        return report.skipped("fewer than two fragments in the window")
     if schema.dense:
         anterior = [f for f in visible if f.timestamp_range[0] < window[0]]
         refusal = dense_refusal(schema, chosen, anterior)
         if refusal:
-            return ConsolidationReport(array.path, "fragments", dry_run, inputs, (), refusal)
-    version = write_version(schema.version)
-    name = new_name(chosen[0].timestamp_range[0], chosen[-1].timestamp_range[1], version)
-    created = (f"{FRAGMENTS_DIR}/{name}", f"{COMMITS_DIR}/{name}.wrt", f"{COMMITS_DIR}/{name}.vac")
-    report = ConsolidationReport(array.path, "fragments", dry_run, inputs, created)
+            return report.skipped(refusal)
+    # Named with the version FragmentWriter writes: the name tells readers how to parse it.
+    name = new_name(chosen[0].timestamp_range[0], chosen[-1].timestamp_range[1], WRITE_VERSION)
+    report = report.creating(f"{FRAGMENTS_DIR}/{name}", f"{COMMITS_DIR}/{name}.wrt",
+                             f"{COMMITS_DIR}/{name}.vac")
     if dry_run:
         return report
     try:
@@ -84,10 +90,10 @@ def consolidate_fragments(array, window, dry_run: bool, purge: bool):
             _write_sparse(array, chosen, name, purge)
     except BaseException:
         # Never committed, so no reader saw it; leave no orphan folder behind (as TileDB).
-        remove_tree(os.path.join(array.path, created[0]))
+        remove(os.path.join(array.path, report.created[0]))
         raise
     writer.commit()
-    atomic_write(array.path, created[2], encode_vacuum_file(inputs))
+    atomic_write(array.path, report.created[2], encode_vacuum_file(inputs))
     return report
 
 
@@ -111,7 +117,7 @@ class _Cells:
 
 def _write_sparse(array, chosen, name: str, purge: bool):
     schema = array.schema
-    deletes = [d for d in array.directory.deletes]
+    deletes = list(array.directory.deletes)
     markers = [d.marker for d in deletes]
     conditions = [(read_condition(d, array.key), d) for d in deletes]
     parts = [_fragment_cells(array, frag, frag_idx, markers) for frag_idx, frag in enumerate(chosen)]
@@ -155,25 +161,15 @@ def _tile(array, frag, tile_idx: int, names: list[str]) -> dict[str, Column]:
     schema, fields = array.schema, frag.fields
     cols: dict[str, Column] = {}
     if any(d.name not in fields for d in schema.dimensions):  # format < 5: zipped coordinates
-        cols.update(SparseScan(array, [], {})._zipped_coords(frag, tile_idx))
+        cols.update(zipped_coords(frag, tile_idx))
     for name in names + [TIMESTAMPS, DELETE_TIMESTAMPS, DELETE_CONDITION_INDEX]:
-        if name not in cols and name in fields and _same_field(schema, fields[name]):
+        if name not in cols and name in fields and same_field(schema, fields[name]):
             cols[name] = frag.tiles.read(fields[name], tile_idx)
     n = len(cols[schema.dimensions[0].name])
     for attr in schema.attributes:
         if attr.name not in cols:  # added after this fragment was written
             cols[attr.name] = fill_column(attr, n)
     return cols
-
-
-def _same_field(schema, spec) -> bool:
-    """An attribute dropped and added again with another type does not carry over."""
-    try:
-        attr = schema.attribute(spec.name)
-    except KeyError:
-        return True
-    return (int(attr.datatype), attr.cell_val_num, attr.nullable) == \
-        (int(spec.datatype), spec.cell_val_num, spec.nullable)
 
 
 def _u64(tiles, name: str, n: int, default: int) -> np.ndarray:
@@ -197,22 +193,17 @@ def _apply_deletes(schema, frag, cells: _Cells, conditions) -> None:
     n = len(cells.ts)
     if not n or not conditions:
         return
-    meta = frag.metadata
-    processed = set(meta.processed_conditions or []) if meta.has_delete_meta else set()
     first_dt = np.full(n, _NO_DELETE, dtype=np.uint64)
     first_idx = np.full(n, _NO_DELETE, dtype=np.uint64)
     idx = np.arange(n, dtype=np.int64)
     for cond_idx, (cond, entry) in enumerate(conditions):
-        t_del = entry.timestamp
-        if entry.is_update or entry.marker in processed or t_del < frag.timestamp_range[0]:
+        if entry.is_update:
             continue
-        tree = cond
-        if meta.has_timestamps and t_del <= frag.timestamp_range[1]:
-            children = cond.children if _is_or(cond) else (cond,)
-            tree = ExprNode(CombinationOp.OR, (_AFTER_DELETE,) + tuple(children))
-        leaf = _LeafEvaluator(schema, frag, cells.columns, idx, cells.ts, t_del)
-        gone = ~survivors(tree, leaf, n) & (first_dt == _NO_DELETE)
-        first_dt[gone] = np.uint64(t_del)
+        kept = kept_by_delete(schema, frag, cond, entry, cells.columns, idx, cells.ts)
+        if kept is None:
+            continue
+        gone = ~kept & (first_dt == _NO_DELETE)
+        first_dt[gone] = np.uint64(entry.timestamp)
         first_idx[gone] = np.uint64(cond_idx)
     newer = first_dt < cells.dt
     cells.dt[newer] = first_dt[newer]
@@ -241,19 +232,19 @@ def _purged(schema, cells: _Cells, have_conditions: bool) -> _Cells:
 
 
 def _coordinate_groups(schema, cells: _Cells) -> np.ndarray:
-    """A group number per cell, equal for equal coordinates."""
+    """A group number per cell, equal for equal coordinates (compared by their bytes, so 0.0
+    and -0.0 stay apart, as in the reader's merge)."""
     keys = []
     for dim in schema.dimensions:
         col = cells.columns[dim.name]
         if col.offsets is not None:
-            raw = [bytes(col.values[col.offsets[i]:col.offsets[i + 1]]) for i in range(len(col))]
-            _, inverse = np.unique(np.array(raw, dtype=object), return_inverse=True)
-            keys.append(inverse.astype(np.int64))
+            key = pa.Array.from_buffers(pa.large_binary(), len(col), [
+                None, pa.py_buffer(np.ascontiguousarray(col.offsets, dtype=np.int64)),
+                pa.py_buffer(np.ascontiguousarray(col.values).view(np.uint8))])
         else:
-            _, inverse = np.unique(col.values.view(type_info(dim.datatype).numpy), return_inverse=True)
-            keys.append(inverse.astype(np.int64))
-    stacked = np.stack(keys, axis=1)
-    _, group = np.unique(stacked, axis=0, return_inverse=True)
+            key = pa.array(np.ascontiguousarray(col.values).view(f"<u{type_info(dim.datatype).size}"))
+        keys.append(np.asarray(pc.dictionary_encode(key).indices, dtype=np.int64))
+    _, group = np.unique(np.stack(keys, axis=1), axis=0, return_inverse=True)
     return group.reshape(-1).astype(np.int64)
 
 
@@ -262,11 +253,6 @@ def _coordinate_groups(schema, cells: _Cells) -> np.ndarray:
 
 def _write_cells(array, cells: _Cells, name: str, chosen, with_timestamps: bool,
                  delete_meta: bool, markers: list[str]):
-    from . import tiling
-    from .fragment_writer import FragmentWriter
-    from .write_buffers import FieldBuffer
-    from .writer import _mbrs
-
     schema = array.schema
     buffers = {n: _buffer(schema, n, c) for n, c in cells.columns.items()}
     if with_timestamps:
@@ -277,7 +263,7 @@ def _write_cells(array, cells: _Cells, name: str, chosen, with_timestamps: bool,
     buffers = {k: b.take(order, cvn.get(k, 1)) for k, b in buffers.items()}
     dims = [buffers[d.name] for d in schema.dimensions]
     n = len(cells.ts)
-    mbrs, ned = _mbrs(schema, dims, schema.capacity, n)
+    mbrs, ned = tile_mbrs(schema, dims, schema.capacity, n)
     writer = FragmentWriter(array.path, schema, timestamp_range=(
         chosen[0].timestamp_range[0], chosen[-1].timestamp_range[1]), key=array.key, name=name)
     extra = {}
@@ -291,8 +277,6 @@ def _write_cells(array, cells: _Cells, name: str, chosen, with_timestamps: bool,
 
 
 def _buffer(schema, name: str, column: Column):
-    from .write_buffers import FieldBuffer
-
     field = next((f for f in list(schema.attributes) + list(schema.dimensions) if f.name == name))
     validity = None
     if getattr(field, "nullable", False):
@@ -358,12 +342,6 @@ def _overlap(a, b) -> bool:
 
 
 def _write_dense(array, chosen, name: str):
-    from ..format.fragment_metadata import cells_per_dense_tile
-    from .array import Array
-    from .dense_writer import _pad, tile_positions
-    from .fragment_writer import FragmentWriter
-    from ..engine.dense_scan import DenseScan
-
     schema = array.schema
     t1, t2 = chosen[0].timestamp_range[0], chosen[-1].timestamp_range[1]
     # A dense read of [t1, t2] sees exactly the chosen fragments (whole-range overlap only).
@@ -380,7 +358,7 @@ def _write_dense(array, chosen, name: str):
     tiled = {}
     for attr in schema.attributes:
         column = result.columns[attr.name].take(cell_order)
-        tiled[attr.name] = _pad(_buffer(schema, attr.name, column), positions, attr)
+        tiled[attr.name] = pad_dense(_buffer(schema, attr.name, column), positions, attr)
     writer = FragmentWriter(array.path, schema, timestamp_range=(t1, t2), key=array.key, name=name)
     writer.write(tiled, dense=True, n_cells=len(positions), tile_size=cells_per_dense_tile(schema),
                  non_empty_domain=box, written_mask=(positions >= 0).astype(np.uint8))

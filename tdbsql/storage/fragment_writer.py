@@ -28,13 +28,11 @@ from ..format.fragment_metadata import (
     DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, TIMESTAMPS, WRITE_VERSION, FragmentMetadata,
     FragmentStats, field_infos,
 )
-from ..format.names import new_name
+from ..format.names import COMMITS_DIR, FRAGMENTS_DIR, new_name
 from ..format.rtree import RTree
 from . import tile_metadata as tm
 from .write_buffers import FieldBuffer
 
-COMMITS_DIR = "__commits"
-FRAGMENTS_DIR = "__fragments"
 
 
 @dataclass(frozen=True)
@@ -138,10 +136,8 @@ class FragmentWriter:
         return meta
 
     def commit(self) -> None:
-        """Create ``__commits/<name>.wrt``: from now on readers see the fragment."""
-        path = os.path.join(self.array_path, COMMITS_DIR, f"{self.name}.wrt")
-        with open(path, "wb"):
-            pass
+        """From now on readers see the fragment."""
+        commit_fragment(self.array_path, self.name)
 
     # -- one field ----------------------------------------------------------------------------
 
@@ -237,6 +233,13 @@ class FragmentWriter:
             file_validity_sizes=validity_sizes, rtree=rtree, sections=sections,
             fragment_stats=FragmentStats(*(tuple(x) for x in zip(*frag_stats))),
             name=self.name)
+
+
+def commit_fragment(array_path: str, name: str) -> None:
+    """Create ``__commits/<name>.wrt`` (empty), the marker that makes a written fragment
+    visible; it must come after every file of the fragment is on disk."""
+    with open(os.path.join(array_path, COMMITS_DIR, f"{name}.wrt"), "wb"):
+        pass
 
 
 def _offsets(tiles: list[bytes]) -> np.ndarray:

@@ -1,29 +1,66 @@
-"""Shared by consolidate and vacuum: which files exist, how TileDB names and writes them.
+"""Shared by consolidate and vacuum: the modes, which files exist, how TileDB names and writes
+them, and the report a consolidation returns.
 
 In: an array folder.  Out: listings of ``__commits`` / ``__meta`` / ``__fragment_meta`` with
-parsed names, the write format version TileDB would use, and ``atomic_write`` -- every file
-consolidation creates appears whole (written to a ``.tmp`` sibling, flushed, renamed), so a
-reader listing the folder never meets half a ``.con``, ``.meta`` or ``.vac``.  The temporary
-file lives in the array root as ``.tdbsql-<uuid>.tmp``: a dotted name in the root is never a
-fragment for TileDB or tdbsql, whereas TileDB reads *every* file of ``__fragment_meta``.
+parsed names, the ``.con`` / ``.ign`` files read once (``read_commit_files``), the write format
+version TileDB would use, and ``atomic_write`` -- every file consolidation creates appears
+whole (written to a ``.tmp`` sibling, flushed, renamed), so a reader listing the folder never
+meets half a ``.con``, ``.meta`` or ``.vac``.  The temporary file lives in the array root as
+``.tdbsql-<uuid>.tmp``: a dotted name in the root is never a fragment for TileDB or tdbsql,
+whereas TileDB reads *every* file of ``__fragment_meta``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import shutil
 import uuid
 from dataclasses import dataclass
 
-from ..format.names import TimestampedName, parse_name
+from ..errors import ProgrammingError
+from ..format.commits import parse_consolidated_commits, parse_ignore_file
+from ..format.fragment_metadata import WRITE_VERSION
+from ..format.names import COMMITS_DIR, TimestampedName, new_name, parse_name
 from . import vfs
 
-COMMITS_DIR = "__commits"
-FRAGMENTS_DIR = "__fragments"
-META_DIR = "__meta"
-FRAGMENT_META_DIR = "__fragment_meta"
+# TileDB's sm.consolidation.mode / sm.vacuum.mode values, shared by both operations.
+MODES = ("fragments", "fragment_meta", "commits", "array_meta")
 # TileDB writes with the schema's version unless it predates back-compatible writes (v7).
 BACK_COMPAT_WRITES_MIN_VERSION = 7
-FORMAT_VERSION = 22
+
+
+def check_mode(mode: str, operation: str) -> None:
+    """Refuse a mode TileDB does not have (``operation``: "consolidation" or "vacuum")."""
+    if mode not in MODES:
+        raise ProgrammingError(f"unknown {operation} mode {mode!r}; use one of {', '.join(MODES)}")
+
+
+@dataclass(frozen=True)
+class ConsolidationReport:
+    """What a consolidation merged (``inputs``) and wrote (``created``), array-relative.
+
+    With ``dry_run`` nothing was written and ``created`` shows the names it would use (the
+    uuid part differs in a real run).  ``reason`` says why nothing was (or would be) done.
+    """
+
+    path: str
+    mode: str
+    dry_run: bool
+    inputs: tuple[str, ...] = ()
+    created: tuple[str, ...] = ()
+    reason: str = ""
+
+    @property
+    def consolidated(self) -> bool:
+        return bool(self.created)
+
+    def skipped(self, reason: str) -> "ConsolidationReport":
+        """The same inputs, nothing created, and why."""
+        return dataclasses.replace(self, created=(), reason=reason)
+
+    def creating(self, *relative: str) -> "ConsolidationReport":
+        return dataclasses.replace(self, created=self.created + relative)
 
 
 @dataclass(frozen=True)
@@ -40,7 +77,7 @@ class Listed:
 
 def write_version(schema_version: int) -> int:
     """The format version TileDB writes new files of an array with (``write_version()``)."""
-    return FORMAT_VERSION if schema_version < BACK_COMPAT_WRITES_MIN_VERSION else schema_version
+    return WRITE_VERSION if schema_version < BACK_COMPAT_WRITES_MIN_VERSION else schema_version
 
 
 def list_folder(path: str, folder: str, *extensions: str) -> list[Listed]:
@@ -52,6 +89,47 @@ def list_folder(path: str, folder: str, *extensions: str) -> list[Listed]:
         if parsed is not None and parsed.ext in extensions and vfs.is_file(os.path.join(base, name)):
             found.append(Listed(f"{folder}/{name}" if folder else name, parsed))
     return found
+
+
+def span_name(uris, version: int | None, ext: str) -> str:
+    """A fresh name covering ``uris`` (in listing order): TileDB takes the first one's start
+    and the last one's end; where names sorted as strings make that an invalid range, the
+    smallest start and largest end are taken instead."""
+    stamps = [parse_name(u) for u in uris]
+    t1, t2 = stamps[0].t1, stamps[-1].t2
+    if t1 > t2:
+        t1, t2 = min(s.t1 for s in stamps), max(s.t2 for s in stamps)
+    return new_name(t1, t2, version, ext)
+
+
+@dataclass(frozen=True)
+class CommitFiles:
+    """The consolidated commits (``.con``) and ignore (``.ign``) files of ``__commits``."""
+
+    con_files: tuple[Listed, ...]
+    ign_files: tuple[Listed, ...]
+    con_data: dict  # .con relative path -> its bytes
+    consolidated: frozenset  # commit uris some .con lists and no .ign hides (TileDB's set)
+    embedded: dict  # relative .del uri -> its condition bytes, from the first .con holding it
+
+
+def read_commit_files(path: str) -> CommitFiles:
+    """Read every ``.con`` and ``.ign`` of the array once."""
+    ign_files = tuple(list_folder(path, COMMITS_DIR, ".ign"))
+    ignored = set()
+    for listed in ign_files:
+        ignored.update(parse_ignore_file(vfs.read_file(os.path.join(path, listed.relative)),
+                                         listed.relative))
+    con_files = tuple(list_folder(path, COMMITS_DIR, ".con"))
+    con_data = {c.relative: vfs.read_file(os.path.join(path, c.relative)) for c in con_files}
+    consolidated, embedded = set(), {}
+    for relative, data in con_data.items():
+        for entry in parse_consolidated_commits(data, relative):
+            if entry.uri not in ignored:
+                consolidated.add(entry.uri)
+            if entry.tile is not None:
+                embedded.setdefault(entry.uri, entry.tile)
+    return CommitFiles(con_files, ign_files, con_data, frozenset(consolidated), embedded)
 
 
 def atomic_write(array_path: str, relative: str, data: bytes) -> None:
@@ -66,23 +144,12 @@ def atomic_write(array_path: str, relative: str, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def remove_file(path: str) -> bool:
-    """Remove a file if it is there; True if it was."""
-    try:
-        os.remove(path)
-        return True
-    except FileNotFoundError:
-        return False
-
-
-def remove_tree(path: str) -> bool:
-    """Remove a fragment folder if it is there (files first, then the folder)."""
-    if not os.path.isdir(path):
-        return False
-    for root, dirs, files in os.walk(path, topdown=False):
-        for name in files:
-            remove_file(os.path.join(root, name))
-        for name in dirs:
-            os.rmdir(os.path.join(root, name))
-    os.rmdir(path)
-    return True
+def remove(path: str) -> None:
+    """Remove a file or a fragment folder if it is there."""
+    if os.path.isdir(path):
+        shutil.rmtree(path)
+    else:
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass

@@ -15,7 +15,6 @@ NULL keeps zero min/max bytes.  The ``__coords`` slot gets zero mins/maxes/sums 
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -77,14 +76,16 @@ def tile_stats(datatype: int, cell_val_num: int, is_dim: bool, nullable: bool,
     if written is not None:
         validity = np.ascontiguousarray(validity & written)
     if has_min_max(datatype, is_dim, is_var, cell_val_num):
-        if is_var:
-            stats.mins, stats.maxes = _var_min_max(buf, validity, tile_size, n_tiles)
-        elif datatype in _CHARS:
-            stats.mins, stats.maxes = _char_min_max(buf, cell_val_num, validity, tile_size, n_tiles)
+        if is_var or datatype in _CHARS:
+            stats.mins, stats.maxes = _string_min_max(buf, cell_val_num, validity, tile_size,
+                                                      n_tiles)
         else:
-            stats.mins, stats.maxes = _numeric_min_max(datatype, buf, validity, tile_size, n_tiles)
+            stats.mins, stats.maxes = _numeric_min_max(
+                datatype, buf.values.view(type_info(datatype).numpy), validity, tile_size,
+                n_tiles)
     if has_sum(datatype, is_var, cell_val_num):
-        stats.sums = _sums(datatype, buf, validity, tile_size, n_tiles)
+        stats.sums = _sums(sum_kind(datatype), _sum_input(datatype, buf.values), validity,
+                           tile_size, n_tiles)
     if nullable and isinstance(stats.mins, np.ndarray):
         # a tile whose cells are all NULL keeps the zeroed buffer (TileDB skips setting it)
         all_null = stats.null_counts.astype(np.int64) == counts
@@ -93,43 +94,34 @@ def tile_stats(datatype: int, cell_val_num: int, is_dim: bool, nullable: bool,
     return stats
 
 
-def _numeric_min_max(datatype, buf, validity, tile_size, n_tiles):
-    info = type_info(datatype)
-    values = np.ascontiguousarray(buf.values.view(info.numpy))
-    dtype = info.numpy
-    if info.kind == "float":
-        init_min, init_max = np.finfo(dtype).max, np.finfo(dtype).min
-    else:
-        init_min, init_max = np.iinfo(dtype).max, np.iinfo(dtype).min
-    mins = np.empty(n_tiles, dtype=dtype)
-    maxes = np.empty(n_tiles, dtype=dtype)
-    valid = np.empty(n_tiles, dtype=np.int64)
-    kernels.min_max_fixed(values, validity, tile_size, dtype.type(init_min), dtype.type(init_max),
-                          mins, maxes, valid)
+def _numeric_min_max(datatype, values, validity, tile_size, n_out):
+    """Min and max of ``values`` (a numeric array of the field's type) per ``tile_size``
+    values, skipping those whose validity is 0: ``n_out`` of each."""
+    dtype = type_info(datatype).numpy
+    big = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    mins = np.empty(n_out, dtype=dtype)
+    maxes = np.empty(n_out, dtype=dtype)
+    kernels.min_max_fixed(np.ascontiguousarray(values, dtype=dtype), validity, tile_size,
+                          dtype.type(big.max), dtype.type(big.min), mins, maxes)
     return mins, maxes
 
 
-def _char_min_max(buf, cell_val_num, validity, tile_size, n_tiles):
+def _string_min_max(buf, cell_val_num, validity, tile_size, n_tiles):
+    """Per-tile min/max strings; a fixed-size cell compares as a string of ``cell_val_num``
+    bytes (TileDB's strncmp over equal lengths is the var comparison), an all-NULL tile gets
+    zero bytes of the cell size (no bytes when var-sized)."""
     data = np.ascontiguousarray(buf.values.view(np.uint8))
+    if cell_val_num == VAR_NUM:
+        offsets, empty = np.ascontiguousarray(buf.offsets, dtype=np.int64), b""
+    else:
+        offsets = np.arange(len(validity) + 1, dtype=np.int64) * cell_val_num
+        empty = bytes(cell_val_num)
     lo = np.empty(n_tiles, dtype=np.int64)
     hi = np.empty(n_tiles, dtype=np.int64)
-    kernels.min_max_fixed_chars(data, cell_val_num, validity, tile_size, lo, hi)
-    zero = bytes(cell_val_num)
+    kernels.min_max_strings(data, offsets, validity, tile_size, lo, hi)
 
     def cell(idx):
-        return zero if idx < 0 else data[idx * cell_val_num:(idx + 1) * cell_val_num].tobytes()
-    return [cell(i) for i in lo.tolist()], [cell(i) for i in hi.tolist()]
-
-
-def _var_min_max(buf, validity, tile_size, n_tiles):
-    data = np.ascontiguousarray(buf.values.view(np.uint8))
-    offsets = np.ascontiguousarray(buf.offsets, dtype=np.int64)
-    lo = np.empty(n_tiles, dtype=np.int64)
-    hi = np.empty(n_tiles, dtype=np.int64)
-    kernels.min_max_var(data, offsets, validity, tile_size, lo, hi)
-
-    def cell(idx):
-        return b"" if idx < 0 else data[offsets[idx]:offsets[idx + 1]].tobytes()
+        return empty if idx < 0 else data[offsets[idx]:offsets[idx + 1]].tobytes()
     return [cell(i) for i in lo.tolist()], [cell(i) for i in hi.tolist()]
 
 
@@ -142,21 +134,22 @@ def sum_kind(datatype: int) -> str:
     return "uint"
 
 
-def _sums(datatype, buf, validity, tile_size, n_tiles) -> np.ndarray:
-    info = type_info(datatype)
-    values = buf.values.view(info.numpy)
-    kind = sum_kind(datatype)
+_SUM_TYPES = {"float": np.float64, "int": np.int64, "uint": np.uint64}
+_SUM_KERNELS = {"float": kernels.sum_float64, "int": kernels.sum_int64,
+                "uint": kernels.sum_uint64}
+
+
+def _sum_input(datatype, values: np.ndarray) -> np.ndarray:
     if datatype == Datatype.CHAR:
-        values = values.view(np.int8)  # a C char is signed
-    if kind == "float":
-        out = np.empty(n_tiles, dtype=np.float64)
-        kernels.sum_float64(np.ascontiguousarray(values, dtype=np.float64), validity, tile_size, out)
-    elif kind == "int":
-        out = np.empty(n_tiles, dtype=np.int64)
-        kernels.sum_int64(np.ascontiguousarray(values, dtype=np.int64), validity, tile_size, out)
-    else:
-        out = np.empty(n_tiles, dtype=np.uint64)
-        kernels.sum_uint64(np.ascontiguousarray(values, dtype=np.uint64), validity, tile_size, out)
+        return values.view(np.int8)  # a C char is signed
+    return values.view(type_info(datatype).numpy)
+
+
+def _sums(kind: str, values, validity, tile_size, n_out) -> np.ndarray:
+    """Saturating sums of ``values`` per ``tile_size`` values (those with validity 1), in
+    the sum type of ``kind``: ``n_out`` of them."""
+    out = np.empty(n_out, dtype=_SUM_TYPES[kind])
+    _SUM_KERNELS[kind](np.ascontiguousarray(values, dtype=out.dtype), validity, tile_size, out)
     return out
 
 
@@ -178,28 +171,19 @@ def fragment_stat(datatype: int, cell_val_num: int, is_dim: bool, nullable: bool
         elif datatype in _CHARS:
             mn, mx = _fragment_chars(stats, all_null, cell_val_num)
         else:
-            mn, mx = _fragment_numeric(datatype, stats, all_null)
+            n_tiles = max(len(counts), 1)
+            mn = _numeric_min_max(datatype, stats.mins, _valid(all_null), n_tiles, 1)[0].tobytes()
+            mx = _numeric_min_max(datatype, stats.maxes, _valid(all_null), n_tiles, 1)[1].tobytes()
     total = bytes(8)
     if has_sum(datatype, is_var, cell_val_num):
-        total = _fragment_sum(datatype, stats.sums, all_null)
+        # the tile sums summed as the tiles' cells were (saturating, all-NULL tiles skipped)
+        total = _sums(sum_kind(datatype), stats.sums, _valid(all_null), max(len(counts), 1),
+                      1).tobytes()
     return mn, mx, total, null_count
 
 
-def _fragment_numeric(datatype, stats, all_null):
-    info = type_info(datatype)
-    dtype = info.numpy
-    if info.kind == "float":
-        lo, hi = dtype.type(np.finfo(dtype).max), dtype.type(np.finfo(dtype).min)
-    else:
-        lo, hi = dtype.type(np.iinfo(dtype).max), dtype.type(np.iinfo(dtype).min)
-    for tile_idx in range(len(stats.mins)):
-        if all_null[tile_idx]:
-            continue
-        value = stats.mins[tile_idx]
-        lo = lo if lo < value else value
-        value = stats.maxes[tile_idx]
-        hi = hi if hi > value else value
-    return np.array([lo], dtype=dtype).tobytes(), np.array([hi], dtype=dtype).tobytes()
+def _valid(all_null: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(~all_null, dtype=np.uint8)
 
 
 def _strncmp(a: bytes, b: bytes, n: int) -> int:
@@ -252,42 +236,6 @@ def _fragment_var(stats, all_null):
     return (lo or b""), (hi or b"")
 
 
-def _fragment_sum(datatype, sums, all_null) -> bytes:
-    kind = sum_kind(datatype)
-    if kind == "float":
-        total, big = 0.0, 1.7976931348623157e308
-        for tile_idx, value in enumerate(sums.tolist()):
-            if all_null[tile_idx]:
-                continue
-            if (total < 0.0) == (value < 0.0) and abs(total) > big - abs(value):
-                total = -big if total < 0.0 else big
-                break
-            total += value
-        return struct.pack("<d", total)
-    if kind == "int":
-        total, big, small = 0, 2**63 - 1, -(2**63)
-        for tile_idx, value in enumerate(sums.tolist()):
-            if all_null[tile_idx]:
-                continue
-            if total > 0 and value > 0 and total > big - value:
-                total = big
-                break
-            if total < 0 and value < 0 and total < small - value:
-                total = small
-                break
-            total += value
-        return struct.pack("<q", total)
-    total, big = 0, 2**64 - 1
-    for tile_idx, value in enumerate(sums.tolist()):
-        if all_null[tile_idx]:
-            continue
-        if total > big - value:
-            total = big
-            break
-        total += value
-    return struct.pack("<Q", total)
-
-
 def coords_slot(schema, n_tiles: int) -> tuple[TileStats, tuple[bytes, bytes, bytes, int]]:
     """The empty ``__coords`` slot: zeroed per-tile mins/maxes/sums and their fragment values."""
     dim0 = schema.dimensions[0]
@@ -312,6 +260,5 @@ def coords_slot(schema, n_tiles: int) -> tuple[TileStats, tuple[bytes, bytes, by
             frag_min = np.array([big.max], dtype=dtype).tobytes()
             frag_max = np.array([big.min], dtype=dtype).tobytes()
     if has_sum(dt, False, 1):
-        stats.sums = np.zeros(n_tiles, dtype={"float": np.float64, "int": np.int64,
-                                              "uint": np.uint64}[sum_kind(dt)])
+        stats.sums = np.zeros(n_tiles, dtype=_SUM_TYPES[sum_kind(dt)])
     return stats, (frag_min, frag_max, bytes(8), 0)

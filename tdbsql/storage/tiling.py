@@ -4,6 +4,7 @@ In: the dimension buffers of a write (``FieldBuffer`` per dimension, in schema o
 stored schema.  Out: ``global_order(...)`` -> the permutation that sorts cells the way TileDB's
 unordered writer does (``GlobalCmpQB``: space tile indices in the tile order, then coordinates
 in the cell order; ``HilbertCmpQB``: Hilbert value, then coordinates row-major);
+``first_out_of_order`` checks cells said to be in that order without sorting them;
 ``duplicate_rows`` -> rows whose coordinates repeat the previous cell's (bytewise, as TileDB's
 ``memcmp``); ``check_in_domain`` raises naming the first coordinate outside the domain.
 
@@ -28,23 +29,35 @@ HILBERT_WORD_BITS = 63  # TileDB: (sizeof(uint64_t) * 8 - 1) / dim_num bits per 
 
 def global_order(schema: ArraySchema, dims: list[FieldBuffer]) -> np.ndarray:
     """int64 permutation putting the cells in TileDB's global order (stable)."""
-    n = _cell_count(dims[0])
-    if n == 0:
+    if dims[0].cells() == 0:
         return np.zeros(0, dtype=np.int64)
-    cell_keys = [_cell_key(dim, buf) for dim, buf in zip(schema.dimensions, dims)]
-    if schema.cell_order == Layout.COL_MAJOR:
-        cell_keys = cell_keys[::-1]
-    if schema.cell_order == Layout.HILBERT:
-        primary = [hilbert_values(schema, dims)]
-    else:
-        primary = _tile_keys(schema, dims)
-    keys = primary + cell_keys
+    keys = _order_keys(schema, dims)
     # lexsort: the LAST key is the primary one
     return np.lexsort(tuple(reversed(keys))).astype(np.int64)
 
 
-def _cell_count(buf: FieldBuffer) -> int:
-    return len(buf.offsets) - 1 if buf.offsets is not None else len(buf.values)
+def first_out_of_order(schema: ArraySchema, dims: list[FieldBuffer]) -> int:
+    """The first cell that sorts before its predecessor in the global order, or -1 when the
+    cells are in global order (a check without sorting)."""
+    if dims[0].cells() < 2:
+        return -1
+    decided = np.zeros(dims[0].cells() - 1, dtype=bool)
+    bad = np.zeros_like(decided)
+    for key in _order_keys(schema, dims):  # primary key first
+        prev, cur = key[:-1], key[1:]
+        bad |= ~decided & (cur < prev)
+        decided |= cur != prev
+    return int(np.argmax(bad)) + 1 if bad.any() else -1
+
+
+def _order_keys(schema: ArraySchema, dims: list[FieldBuffer]) -> list[np.ndarray]:
+    """The sort keys of the global order, the primary one first."""
+    cell_keys = [_cell_key(dim, buf) for dim, buf in zip(schema.dimensions, dims)]
+    if schema.cell_order == Layout.COL_MAJOR:
+        cell_keys = cell_keys[::-1]
+    if schema.cell_order == Layout.HILBERT:
+        return [hilbert_values(schema, dims)] + cell_keys
+    return _tile_keys(schema, dims) + cell_keys
 
 
 def _cell_key(dim: Dimension, buf: FieldBuffer) -> np.ndarray:
@@ -102,7 +115,7 @@ def hilbert_values(schema: ArraySchema, dims: list[FieldBuffer]) -> np.ndarray:
     n_dims = len(schema.dimensions)
     bits = HILBERT_WORD_BITS // n_dims
     max_bucket = float((1 << bits) - 1)
-    n = _cell_count(dims[0])
+    n = dims[0].cells()
     buckets = np.empty((n, n_dims), dtype=np.uint64)
     column = np.empty(n, dtype=np.uint64)
     for dim_idx, (dim, buf) in enumerate(zip(schema.dimensions, dims)):
@@ -124,7 +137,7 @@ def hilbert_values(schema: ArraySchema, dims: list[FieldBuffer]) -> np.ndarray:
 
 def duplicate_rows(schema: ArraySchema, dims: list[FieldBuffer]) -> np.ndarray:
     """Indices (in the given, already sorted order) of cells equal to the previous cell."""
-    n = _cell_count(dims[0])
+    n = dims[0].cells()
     if n < 2:
         return np.zeros(0, dtype=np.int64)
     cols = []
@@ -161,4 +174,5 @@ def check_in_domain(schema: ArraySchema, dims: list[FieldBuffer]) -> None:
                             f"outside the domain [{lo}, {hi}]")
 
 
-__all__ = ["check_in_domain", "duplicate_rows", "global_order", "hilbert_values", "tile_indices"]
+__all__ = ["check_in_domain", "duplicate_rows", "first_out_of_order", "global_order",
+           "hilbert_values", "tile_indices"]

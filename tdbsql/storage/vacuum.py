@@ -28,20 +28,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..errors import ProgrammingError
-from ..format.commits import encode_ignore_file, parse_consolidated_commits, parse_vacuum_file
-from ..format.names import new_name, parse_name
+from ..format.commits import encode_ignore_file, parse_vacuum_file
+from ..format.fragment_metadata import WRITE_VERSION
+from ..format.names import COMMITS_DIR, FRAGMENT_META_DIR, META_DIR
 from . import vfs
 from .array import normalize_key
-from .directory import list_array
+from .directory import UINT64_MAX, list_array
 from .locking import maintenance_lock
 from .maintenance import (
-    COMMITS_DIR, FORMAT_VERSION, FRAGMENT_META_DIR, META_DIR, atomic_write,
-    list_folder, remove_file, remove_tree,
+    MODES, atomic_write, check_mode, list_folder, read_commit_files, remove, span_name,
 )
-
-MODES = ("fragments", "fragment_meta", "commits", "array_meta")
-_ALL_TIME = (0, 2**64 - 1)
 
 
 @dataclass(frozen=True)
@@ -56,76 +52,58 @@ class VacuumReport:
 
 
 @dataclass(frozen=True)
-class _Plan:
-    ignore: tuple[str, ...] = ()  # commit uris for a new .ign file (written first)
+class VacuumPlan:
+    """What a vacuum does: write ``ignore_file`` listing ``ignore`` (first), then remove
+    ``steps`` in order -- the same plan for a dry run and a real run."""
+
     steps: tuple[str, ...] = ()  # array-relative paths, removed in this order
+    ignore: tuple[str, ...] = ()  # commit uris for a new .ign file
+    ignore_file: str = ""  # its array-relative name
+
+    @property
+    def written(self) -> tuple[str, ...]:
+        return (self.ignore_file,) if self.ignore_file else ()
 
 
 def vacuum(path, *, mode: str = "fragments", key=None, dry_run: bool = False) -> VacuumReport:
     """Vacuum the array at ``path`` (``key`` is accepted for symmetry: vacuum reads no
     encrypted file, as in TileDB)."""
     path = os.path.abspath(os.fspath(path))
-    if mode not in MODES:
-        raise ProgrammingError(f"unknown vacuum mode {mode!r}; use one of {', '.join(MODES)}")
+    check_mode(mode, "vacuum")
     normalize_key(key)
     list_array(path)  # a clear error if this is not an array
     if dry_run:
-        return _report(path, mode, True, plan(path, mode))
-    with maintenance_lock(path, f"vacuum ({mode})"):
         chosen = plan(path, mode)
-        written = _execute(path, chosen)
-        return VacuumReport(path, mode, False, chosen.steps, written)
+    else:
+        with maintenance_lock(path, f"vacuum ({mode})"):
+            chosen = plan(path, mode)
+            _execute(path, chosen)
+    return VacuumReport(path, mode, dry_run, chosen.steps, chosen.written)
 
 
-def plan(path: str, mode: str) -> _Plan:
-    if mode == "fragments":
-        return _fragments_plan(path)
-    if mode == "fragment_meta":
-        return _fragment_meta_plan(path)
-    if mode == "commits":
-        return _commits_plan(path)
-    return _array_meta_plan(path)
+def plan(path: str, mode: str) -> VacuumPlan:
+    check_mode(mode, "vacuum")
+    return _PLANS[mode](path)
 
 
-def _report(path: str, mode: str, dry_run: bool, chosen: _Plan) -> VacuumReport:
-    written = (f"{COMMITS_DIR}/{_ignore_name(chosen.ignore)}",) if chosen.ignore else ()
-    return VacuumReport(path, mode, dry_run, chosen.steps, written)
-
-
-def _execute(path: str, chosen: _Plan) -> tuple[str, ...]:
-    written = ()
+def _execute(path: str, chosen: VacuumPlan) -> None:
     if chosen.ignore:
-        relative = f"{COMMITS_DIR}/{_ignore_name(chosen.ignore)}"
-        atomic_write(path, relative, encode_ignore_file(chosen.ignore))
-        written = (relative,)
+        atomic_write(path, chosen.ignore_file, encode_ignore_file(chosen.ignore))
     for relative in chosen.steps:
-        full = os.path.join(path, relative)
-        if os.path.isdir(full):
-            remove_tree(full)
-        else:
-            remove_file(full)
-    return written
-
-
-def _ignore_name(uris) -> str:
-    first, last = parse_name(uris[0]), parse_name(uris[-1])
-    t1, t2 = first.t1, last.t2
-    if t1 > t2:
-        t1, t2 = min(parse_name(u).t1 for u in uris), max(parse_name(u).t2 for u in uris)
-    return new_name(t1, t2, FORMAT_VERSION, ".ign")
+        remove(os.path.join(path, relative))
 
 
 # -- fragments ----------------------------------------------------------------------------------
 
 
-def _fragments_plan(path: str) -> _Plan:
+def _fragments_plan(path: str) -> VacuumPlan:
     """TileDB's ``FragmentConsolidator::vacuum``: over all time every ``.vac`` counts and every
     committed fragment it lists goes."""
-    directory = list_array(path, _ALL_TIME)
+    directory = list_array(path, (0, UINT64_MAX))
     hidden = set()
     for vac in directory.vacuum_files:
         hidden |= vac.hides
-    consolidated = _consolidated_commit_lines(path)
+    consolidated = read_commit_files(path).consolidated
     ignore, steps = [], []
     for entry in directory.committed:
         if entry.name not in hidden:
@@ -137,7 +115,11 @@ def _fragments_plan(path: str) -> _Plan:
             steps.append(commit)
         steps.append(os.path.relpath(entry.path, path))
     steps += [_vac_relative(v.name, v.version) for v in directory.vacuum_files]
-    return _Plan(tuple(ignore), tuple(steps))
+    if not ignore:
+        return VacuumPlan(tuple(steps))
+    # TileDB names an .ign file with its own format version, whatever the array's.
+    name = span_name(ignore, WRITE_VERSION, ".ign")
+    return VacuumPlan(tuple(steps), tuple(ignore), f"{COMMITS_DIR}/{name}")
 
 
 def _commit_file(entry) -> str:
@@ -150,55 +132,35 @@ def _vac_relative(name: str, version: int) -> str:
     return name if version < 12 else f"{COMMITS_DIR}/{name}"
 
 
-def _consolidated_commit_lines(path: str) -> set[str]:
-    """Commit uris that ``.con`` files list and no ``.ign`` hides (TileDB's consolidated set)."""
-    lines = set()
-    ignored = set()
-    for listed in list_folder(path, COMMITS_DIR, ".ign"):
-        ignored.update(_raw_lines(vfs.read_file(os.path.join(path, listed.relative))))
-    for listed in list_folder(path, COMMITS_DIR, ".con"):
-        data = vfs.read_file(os.path.join(path, listed.relative))
-        lines.update(e.uri for e in parse_consolidated_commits(data, listed.relative)
-                     if e.uri not in ignored)
-    return lines
-
-
 # -- fragment metadata --------------------------------------------------------------------------
 
 
-def _fragment_meta_plan(path: str) -> _Plan:
-    metas = [m for m in list_folder(path, "", ".meta")] + list_folder(path, FRAGMENT_META_DIR, ".meta")
+def _fragment_meta_plan(path: str) -> VacuumPlan:
+    metas = list_folder(path, "", ".meta") + list_folder(path, FRAGMENT_META_DIR, ".meta")
     if not metas:
-        return _Plan()
+        return VacuumPlan()
     latest = max(m.parsed.t2 for m in metas)
-    return _Plan((), tuple(m.relative for m in metas if m.parsed.t2 != latest))
+    return VacuumPlan(tuple(m.relative for m in metas if m.parsed.t2 != latest))
 
 
 # -- commits ------------------------------------------------------------------------------------
 
 
-def _commits_plan(path: str) -> _Plan:
+def _commits_plan(path: str) -> VacuumPlan:
     """TileDB's ``CommitsConsolidator::vacuum`` (``load_consolidated_commit_uris`` in COMMITS
     mode)."""
-    ignored = set()
-    ign_files = list_folder(path, COMMITS_DIR, ".ign")
-    for listed in ign_files:
-        ignored.update(_raw_lines(vfs.read_file(os.path.join(path, listed.relative))))
-    con_files = list_folder(path, COMMITS_DIR, ".con")
-    contents = {c.relative: vfs.read_file(os.path.join(path, c.relative)) for c in con_files}
-    in_set = set()
-    for relative, data in contents.items():
-        in_set.update(e.uri for e in parse_consolidated_commits(data, relative) if e.uri not in ignored)
+    files = read_commit_files(path)
+    in_set = files.consolidated
     steps = [uri for uri in sorted(in_set) if vfs.is_file(os.path.join(path, uri))]
-    for con in con_files:
+    for con in files.con_files:
         # TileDB reads the .con line by line here, condition bytes included: a .con with a
         # delete holds lines that are no commit and never "contains everything".
-        raw = _raw_lines(contents[con.relative])
+        raw = _raw_lines(files.con_data[con.relative])
         if all(line in in_set for line in raw) and len(raw) == len(in_set):
-            steps += [c.relative for c in con_files if c.relative != con.relative]
-            steps += [i.relative for i in ign_files]
+            steps += [c.relative for c in files.con_files if c.relative != con.relative]
+            steps += [i.relative for i in files.ign_files]
             break
-    return _Plan((), tuple(steps))
+    return VacuumPlan(tuple(steps))
 
 
 def _raw_lines(data: bytes) -> list[str]:
@@ -213,19 +175,19 @@ def _raw_lines(data: bytes) -> list[str]:
 # -- array metadata -----------------------------------------------------------------------------
 
 
-def _array_meta_plan(path: str) -> _Plan:
+def _array_meta_plan(path: str) -> VacuumPlan:
     """TileDB's ``ArrayMetaConsolidator::vacuum``: over all time every ``.vac`` counts."""
-    meta_dir = os.path.join(path, META_DIR)
-    files = {m.name for m in list_folder(path, META_DIR, "") if not m.name.endswith(".tmp")}
+    files = {m.relative for m in list_folder(path, META_DIR, "")}
     vacs = list_folder(path, META_DIR, ".vac")
     listed = set()
     for vac in vacs:
-        data = vfs.read_file(os.path.join(meta_dir, vac.name))
-        listed.update(parse_vacuum_file(data, vac.relative))
-    steps = sorted(rel for rel in listed if rel.startswith(f"{META_DIR}/")
-                   and rel[len(META_DIR) + 1:] in files)
-    steps += [vac.relative for vac in vacs]
-    return _Plan((), tuple(steps))
+        listed.update(parse_vacuum_file(vfs.read_file(os.path.join(path, vac.relative)),
+                                        vac.relative))
+    steps = sorted(listed & files) + [vac.relative for vac in vacs]
+    return VacuumPlan(tuple(steps))
 
 
-__all__ = ["MODES", "VacuumReport", "vacuum"]
+_PLANS = {"fragments": _fragments_plan, "fragment_meta": _fragment_meta_plan,
+          "commits": _commits_plan, "array_meta": _array_meta_plan}
+
+__all__ = ["MODES", "VacuumPlan", "VacuumReport", "plan", "vacuum"]

@@ -31,11 +31,11 @@ class FieldBuffer:
     offsets: np.ndarray | None = None  # var-sized: int64 byte offsets, cells + 1
     validity: np.ndarray | None = None  # nullable: uint8 per cell
 
-    @property
-    def cell_count(self) -> int:
+    def cells(self, cell_val_num: int = 1) -> int:
+        """The number of cells (``cell_val_num`` values per fixed cell; ignored when var)."""
         if self.offsets is not None:
             return len(self.offsets) - 1
-        return -1
+        return len(self.values) // max(cell_val_num, 1)
 
     def take(self, order: np.ndarray, cell_val_num: int) -> "FieldBuffer":
         """The cells in ``order`` (a permutation or selection of cell indices)."""
@@ -90,10 +90,16 @@ def to_arrow(column, name: str) -> pa.Array:
         raise DataError(f"column {name!r}: cannot read the values ({exc})") from None
 
 
-def field_buffer(column, name: str, datatype: int, cell_val_num: int, nullable: bool,
-                 fill: bytes) -> FieldBuffer:
-    """Convert one column for a field; errors name the column and the first bad row."""
+def field_buffer(column, name: str, datatype: int, cell_val_num: int, nullable: bool, *,
+                 labels: pa.Array | None = None) -> FieldBuffer:
+    """Convert one column for a field; errors name the column and the first bad row.
+
+    ``labels``: the enumeration of an enumerated attribute (see ``label_indices``).  NULL
+    cells are zero bytes, as TileDB-Py writes them.
+    """
     arr = to_arrow(column, name)
+    if labels is not None:
+        arr = label_indices(arr, name, labels)
     info = type_info(datatype)
     if arr.null_count and not nullable and info.kind in ("datetime", "time"):
         # NaT (INT64_MIN) is how a non-nullable datetime says "no value"; the reader shows NULL
@@ -103,16 +109,45 @@ def field_buffer(column, name: str, datatype: int, cell_val_num: int, nullable: 
         if cell_val_num == VAR_NUM:
             values, offsets = _var_bytes(arr, name, datatype)
             return FieldBuffer(values, offsets, validity)
-        values = _fixed_bytes(arr, name, datatype, cell_val_num, fill)
+        values = _fixed_bytes(arr, name, datatype, cell_val_num)
         return FieldBuffer(values, None, validity)
     if cell_val_num == VAR_NUM:
         values, offsets = _var_numbers(arr, name, datatype)
         return FieldBuffer(values.view(np.uint8), offsets, validity)
     if cell_val_num > 1:
-        values = _multi_numbers(arr, name, datatype, cell_val_num, fill)
+        values = _multi_numbers(arr, name, datatype, cell_val_num)
         return FieldBuffer(values, None, validity)
-    values = _numbers(arr, name, datatype, fill)
+    values = _numbers(arr, name, datatype)
     return FieldBuffer(values, None, validity)
+
+
+def label_indices(arr: pa.Array, name: str, labels: pa.Array) -> pa.Array:
+    """An enumerated attribute's column as stored indices.  Dictionary arrays (what reads of
+    the attribute return) and string/binary columns hold labels, looked up in ``labels``;
+    any other column already holds the indices (as TileDB-Py writes them)."""
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    elif not (_is_text(arr.type) and _is_text(labels.type)):
+        return arr
+    if arr.type != labels.type:
+        try:
+            arr = arr.cast(labels.type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise DataError(f"column {name!r}: {arr.type} values cannot be labels of type "
+                            f"{labels.type}") from None
+    indices = pc.index_in(arr, value_set=labels)
+    unknown = pc.and_(pc.is_null(indices), pc.is_valid(arr)).to_numpy(zero_copy_only=False)
+    if unknown.any():
+        row = int(np.argmax(unknown))
+        shown = ", ".join(repr(v) for v in labels.slice(0, 10).to_pylist())
+        raise DataError(f"column {name!r}, row {row}: {arr[row].as_py()!r} is not a label of the "
+                        f"attribute's enumeration ({shown}{', ...' if len(labels) > 10 else ''})")
+    return indices
+
+
+def _is_text(t: pa.DataType) -> bool:
+    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t))
 
 
 def _nat_for_nulls(arr: pa.Array, name: str, info) -> pa.Array:
@@ -141,29 +176,17 @@ def _first_null(arr: pa.Array) -> int:
 # --- numbers -----------------------------------------------------------------------------
 
 
-def _numbers(arr: pa.Array, name: str, datatype: int, fill: bytes) -> np.ndarray:
+def _numbers(arr: pa.Array, name: str, datatype: int) -> np.ndarray:
+    """NULL cells hold zero bytes, as TileDB-Py writes them (readers never look at them)."""
     info = type_info(datatype)
     if info.kind in ("datetime", "time"):
-        values = _temporal(arr, name, info)
-    elif info.kind == "bool":
-        values = _cast(arr, pa.bool_(), name, datatype).to_numpy(zero_copy_only=False)
-        values = np.asarray(values, dtype=bool).astype(np.uint8)
-        return _fill_nulls(values, arr, fill, info.numpy)
+        values = _temporal(arr, name, info)  # NULLs already 0
     else:
-        target = pa.from_numpy_dtype(info.numpy)
+        target = pa.bool_() if info.kind == "bool" else pa.from_numpy_dtype(info.numpy)
         values = _cast(arr, target, name, datatype)
-        values = values.fill_null(0) if values.null_count else values
+        values = values.fill_null(False if info.kind == "bool" else 0) if values.null_count else values
         values = values.to_numpy(zero_copy_only=False)
-    return _fill_nulls(np.ascontiguousarray(values, dtype=info.numpy), arr, fill, info.numpy)
-
-
-def _fill_nulls(values: np.ndarray, arr: pa.Array, fill: bytes, dtype: np.dtype) -> np.ndarray:
-    """NULL cells hold zero bytes, as TileDB-Py writes them (readers never look at them)."""
-    if arr.null_count:
-        mask = pc.is_null(arr).to_numpy(zero_copy_only=False)
-        values = values.copy()
-        values[mask] = 0
-    return np.ascontiguousarray(values)
+    return np.ascontiguousarray(values, dtype=info.numpy)
 
 
 def _cast(arr: pa.Array, target: pa.DataType, name: str, datatype: int) -> pa.Array:
@@ -248,7 +271,7 @@ def _list_parts(arr: pa.Array, name: str) -> tuple[pa.Array, np.ndarray]:
     raise DataError(f"column {name!r}: expected lists of values, got {t}")
 
 
-def _multi_numbers(arr, name, datatype, cell_val_num, fill) -> np.ndarray:
+def _multi_numbers(arr, name, datatype, cell_val_num) -> np.ndarray:
     flat, offsets = _list_parts(arr, name)
     lengths = np.diff(offsets)
     bad = np.flatnonzero(lengths != cell_val_num)
@@ -256,14 +279,13 @@ def _multi_numbers(arr, name, datatype, cell_val_num, fill) -> np.ndarray:
         row = int(bad[0])
         raise DataError(f"column {name!r}, row {row}: a cell holds {int(lengths[row])} values, "
                         f"the field takes {cell_val_num}")
-    values = _numbers(flat, name, datatype, fill)
-    return values
+    return _numbers(flat, name, datatype)
 
 
 def _var_numbers(arr, name, datatype) -> tuple[np.ndarray, np.ndarray]:
     flat, offsets = _list_parts(arr, name)
     info = type_info(datatype)
-    values = _numbers(flat, name, datatype, bytes(info.size))
+    values = _numbers(flat, name, datatype)
     return np.ascontiguousarray(values), offsets * info.size
 
 
@@ -284,7 +306,7 @@ def _string_values(arr: pa.Array, name: str, datatype: int) -> pa.Array:
     if codec != "utf-8" and (pa.types.is_string(t) or pa.types.is_large_string(t)):
         return pa.array([None if v is None else v.encode(codec) for v in arr.to_pylist()],
                         type=pa.binary())
-    return arr.cast(pa.large_binary()) if not pa.types.is_fixed_size_binary(t) else arr.cast(pa.large_binary())
+    return arr.cast(pa.large_binary())
 
 
 def _var_bytes(arr, name, datatype) -> tuple[np.ndarray, np.ndarray]:
@@ -306,19 +328,18 @@ def _var_bytes(arr, name, datatype) -> tuple[np.ndarray, np.ndarray]:
     return np.array(data, dtype=np.uint8), offsets - start
 
 
-def _fixed_bytes(arr, name, datatype, cell_val_num, fill) -> np.ndarray:
+def _fixed_bytes(arr, name, datatype, cell_val_num) -> np.ndarray:
+    """Each string NUL-padded to the cell size (NULL cells: all zero bytes)."""
     width = type_info(datatype).size * cell_val_num
-    raw, offsets = _var_bytes(arr, name, datatype)
+    raw, offsets = _var_bytes(arr, name, datatype)  # NULLs come back empty
     lengths = np.diff(offsets)
     too_long = np.flatnonzero(lengths > width)
     if len(too_long):
         row = int(too_long[0])
         raise DataError(f"column {name!r}, row {row}: {int(lengths[row])} bytes do not fit a "
                         f"{width}-byte cell")
-    out = np.zeros((len(lengths), width), dtype=np.uint8)
-    nulls = pc.is_null(arr).to_numpy(zero_copy_only=False) if arr.null_count else None
-    for row in range(len(lengths)):
-        if nulls is not None and nulls[row]:
-            continue  # zero bytes, like every NULL cell
-        out[row, : lengths[row]] = raw[offsets[row] : offsets[row + 1]]
-    return out.reshape(-1).view(type_info(datatype).numpy)
+    out = np.zeros(len(lengths) * width, dtype=np.uint8)
+    # byte j of row r goes to r * width + j: the row starts shifted from packed to padded
+    shift = np.arange(len(lengths), dtype=np.int64) * width - offsets[:-1]
+    out[np.arange(len(raw), dtype=np.int64) + np.repeat(shift, lengths)] = raw
+    return out.view(type_info(datatype).numpy)

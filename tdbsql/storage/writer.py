@@ -8,7 +8,9 @@ tdbsql read back cell for cell:
 * ``create``: ``__schema/__t_t_<uuid>`` (+ ``__schema/__enumerations/__<uuid>_0``) and the
   empty folders TileDB makes (``__commits``, ``__fragments``, ``__fragment_meta``,
   ``__labels``, ``__meta``);
-* ``write`` / ``write_fragment``: one fragment per call (``fragment_writer``), committed last;
+* ``write`` / ``write_fragment``: one fragment per call (``fragment_writer``), committed last
+  (``write`` takes enumerated attributes as labels or indices, ``write_fragment`` as indices;
+  ``mbrs`` -- the R-tree leaves of sorted sparse cells -- is shared with consolidation);
 * ``put_metadata`` / ``delete_metadata``: one ``__meta/__t_t_<uuid>`` file each;
 * ``delete``: a ``__commits/__t_t_<uuid>_22.del`` delete commit (``delete_writer``).
 
@@ -24,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..datatypes import VAR_NUM
-from ..errors import ArrayNotFoundError, DataError, TdbsqlError
+from ..errors import DataError, TdbsqlError
 from ..format.array_schema import ArraySchema, write_array_schema
 from ..format.enumeration import ENUMERATIONS_DIR, write_enumeration
 from ..format.fragment_metadata import TIMESTAMPS
@@ -34,8 +36,8 @@ from . import tiling
 from .array import Array, normalize_key
 from .fragment_writer import FragmentWriter
 from .write_buffers import FieldBuffer, field_buffer
+from ..format.names import ARRAY_DIRS, META_DIR, SCHEMA_DIR
 
-ARRAY_DIRS = ("__commits", "__fragment_meta", "__fragments", "__labels", "__meta", "__schema")
 
 
 # --- create ----------------------------------------------------------------------------------
@@ -47,7 +49,7 @@ def create(path: str, schema: Schema, *, key=None, timestamp: int | None = None)
         raise TypeError("create() takes a tdbsql.Schema")
     raw_key = normalize_key(key)
     path = os.path.abspath(path)
-    if os.path.isdir(os.path.join(path, "__schema")):
+    if os.path.isdir(os.path.join(path, SCHEMA_DIR)):
         raise TdbsqlError(f"{path!r} is already a TileDB array")
     if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
         raise TdbsqlError(f"cannot create an array at {path!r}: the path exists and is not empty")
@@ -62,12 +64,13 @@ def create(path: str, schema: Schema, *, key=None, timestamp: int | None = None)
         os.makedirs(os.path.join(path, folder), exist_ok=True)
     os.makedirs(os.path.join(path, ENUMERATIONS_DIR), exist_ok=True)
     for file_name, data in enum_bytes.items():
-        _write_new(os.path.join(path, ENUMERATIONS_DIR, file_name), data)
+        write_new(os.path.join(path, ENUMERATIONS_DIR, file_name), data)
     # The schema file last: until it exists the folder is not an array.
-    _write_new(os.path.join(path, "__schema", name), schema_bytes)
+    write_new(os.path.join(path, SCHEMA_DIR, name), schema_bytes)
 
 
-def _write_new(path: str, data: bytes) -> None:
+def write_new(path: str, data: bytes) -> None:
+    """Write ``path`` whole or not at all (a temporary name readers ignore, then a rename)."""
     tmp = f"{path}.tmp-{os.getpid()}"
     with open(tmp, "wb") as f:
         f.write(data)
@@ -103,9 +106,13 @@ def _has_named_index(frame) -> bool:
     return any(name is not None for name in frame.index.names)
 
 
-def _buffers(schema: ArraySchema, columns: dict, names: list[str]) -> dict[str, FieldBuffer]:
+def _buffers(schema: ArraySchema, columns: dict,
+             labels: Mapping[str, pa.Array] | None = None) -> dict[str, FieldBuffer]:
+    """Every attribute and dimension converted; ``labels``: enumerated attribute -> labels."""
+    labels = labels or {}
     fields = {a.name: a for a in schema.attributes}
     dims = {d.name: d for d in schema.dimensions}
+    names = list(fields) + list(dims)
     unknown = sorted(set(columns) - set(names))
     if unknown:
         raise DataError(f"column {unknown[0]!r} is not a dimension or attribute of the array "
@@ -116,14 +123,10 @@ def _buffers(schema: ArraySchema, columns: dict, names: list[str]) -> dict[str, 
                         f"{'dimension and ' if dims and missing[0] in dims else ''}attribute")
     out, count = {}, None
     for name in names:
-        if name in fields:
-            a = fields[name]
-            buf = field_buffer(columns[name], name, a.datatype, a.cell_val_num, a.nullable,
-                               a.fill_value)
-        else:
-            d = dims[name]
-            buf = field_buffer(columns[name], name, d.datatype, d.cell_val_num, False, b"")
-        n = _count(buf, fields.get(name))
+        field = fields.get(name) or dims[name]
+        buf = field_buffer(columns[name], name, field.datatype, field.cell_val_num,
+                           getattr(field, "nullable", False), labels=labels.get(name))
+        n = buf.cells(_cvn(schema, name))
         if count is not None and n != count:
             raise DataError(f"column {name!r} has {n} cells, the others {count}")
         count = n
@@ -131,11 +134,12 @@ def _buffers(schema: ArraySchema, columns: dict, names: list[str]) -> dict[str, 
     return out
 
 
-def _count(buf: FieldBuffer, attr) -> int:
-    if buf.offsets is not None:
-        return len(buf.offsets) - 1
-    cvn = attr.cell_val_num if attr is not None else 1
-    return len(buf.values) // max(cvn, 1)
+def enumeration_labels(array: Array) -> dict[str, pa.Array]:
+    """Enumerated attribute name -> its labels (what a write may give instead of indices)."""
+    from ..engine.fields import enumeration_labels as labels_of
+
+    return {a.name: labels_of(array.enumerations[a.enumeration_name])
+            for a in array.schema.attributes if a.enumeration_name}
 
 
 # --- write -------------------------------------------------------------------------------------
@@ -143,21 +147,21 @@ def _count(buf: FieldBuffer, attr) -> int:
 
 def write(path: str, data, *, timestamp: int | None = None, key=None, subarray=None) -> str:
     """Write one fragment; returns its folder name.  Sparse: any cell order.  Dense:
-    ``subarray`` gives (lo, hi) per dimension and the cells come in the schema's cell order."""
+    ``subarray`` gives (lo, hi) per dimension and the cells come in the schema's cell order.
+    Enumerated attributes take labels (dictionary or string columns) or their integer indices."""
     array = Array(path, None, key)
     schema = array.schema
     t = timestamp if timestamp is not None else now_ms()
     columns = columns_of(data)
+    labels = enumeration_labels(array)
     if schema.dense:
         from .dense_writer import write_dense
 
-        return write_dense(array.path, schema, columns, subarray, t, array.key)
+        return write_dense(array.path, schema, columns, subarray, t, array.key, labels)
     if subarray is not None:
         raise DataError("subarray is for dense arrays; sparse writes take coordinate columns")
-    names = [a.name for a in schema.attributes] + [d.name for d in schema.dimensions]
-    buffers = _buffers(schema, columns, names)
-    return _write_sparse(array.path, schema, buffers, (t, t), array.key, ordered=False,
-                         cell_timestamps=None, commit=True)
+    return _write_sparse(array.path, schema, _buffers(schema, columns, labels), (t, t),
+                         array.key)
 
 
 def write_fragment(path: str, schema_fmt: ArraySchema, table: pa.Table, *,
@@ -165,35 +169,40 @@ def write_fragment(path: str, schema_fmt: ArraySchema, table: pa.Table, *,
                    ordered: bool = False, commit: bool = True) -> str:
     """The low-level sparse fragment writer (INSERT, ingest, consolidation).
 
-    ``table`` holds every dimension and attribute; ``cell_timestamps`` (uint64 per cell)
-    writes the per-cell timestamps field ``t.tdb``; ``ordered`` says the cells are already in
-    global order (checked); ``commit=False`` leaves the ``.wrt`` to the caller.
+    ``table`` holds every dimension and attribute (enumerated attributes as their stored
+    indices); ``cell_timestamps`` (uint64 per cell) writes the per-cell timestamps field
+    ``t.tdb``; ``ordered`` says the cells are already in global order (checked);
+    ``commit=False`` leaves the ``.wrt`` to the caller.
     """
     if not schema_fmt.sparse:
         raise DataError("write_fragment writes sparse fragments; use write() for dense arrays")
     raw_key = normalize_key(key)
-    t = now_ms()
-    timestamp_range = timestamp_range or (t, t)
-    names = [a.name for a in schema_fmt.attributes] + [d.name for d in schema_fmt.dimensions]
-    buffers = _buffers(schema_fmt, columns_of(table), names)
+    buffers = _buffers(schema_fmt, columns_of(table))
     if cell_timestamps is not None:
         stamps = np.ascontiguousarray(np.asarray(cell_timestamps, dtype=np.uint64))
+        n = buffers[schema_fmt.dimensions[0].name].cells()
+        if len(stamps) != n:
+            raise DataError(f"cell_timestamps has {len(stamps)} values for {n} cells")
         buffers[TIMESTAMPS] = FieldBuffer(stamps)
+    if timestamp_range is None:
+        t = now_ms()
+        timestamp_range = (t, t)
     return _write_sparse(os.path.abspath(path), schema_fmt, buffers, tuple(timestamp_range),
-                         raw_key, ordered=ordered, cell_timestamps=cell_timestamps, commit=commit)
+                         raw_key, ordered=ordered, commit=commit)
 
 
-def _write_sparse(path, schema, buffers, timestamp_range, key, *, ordered, cell_timestamps,
-                  commit) -> str:
+def _write_sparse(path, schema, buffers, timestamp_range, key, *, ordered=False,
+                  commit=True) -> str:
+    """Sort (or check the order of) the cells, refuse duplicates, write and commit."""
     dims = [buffers[d.name] for d in schema.dimensions]
-    n = _count(dims[0], None)
+    n = dims[0].cells()
     tiling.check_in_domain(schema, dims)
-    order = tiling.global_order(schema, dims)
     if ordered:
-        if not np.array_equal(order, np.arange(n)):
-            bad = int(np.argmax(order != np.arange(n)))
+        bad = tiling.first_out_of_order(schema, dims)
+        if bad >= 0:
             raise DataError(f"ordered=True but cell {bad} is not in global order")
     else:
+        order = tiling.global_order(schema, dims)
         buffers = {name: buf.take(order, _cvn(schema, name)) for name, buf in buffers.items()}
         dims = [buffers[d.name] for d in schema.dimensions]
     if not schema.allows_duplicates:
@@ -204,16 +213,17 @@ def _write_sparse(path, schema, buffers, timestamp_range, key, *, ordered, cell_
                                for d in schema.dimensions)
             raise DataError(f"duplicate coordinates ({coords}) at row {row}: the array does not "
                             "allow duplicates")
-    mbrs, ned = _mbrs(schema, dims, schema.capacity, n)
+    leaves, ned = mbrs(schema, dims, schema.capacity, n)
     writer = FragmentWriter(path, schema, timestamp_range=timestamp_range, key=key)
     writer.write(buffers, dense=False, n_cells=n, tile_size=schema.capacity,
-                 non_empty_domain=ned, mbrs=mbrs, has_timestamps=cell_timestamps is not None)
+                 non_empty_domain=ned, mbrs=leaves, has_timestamps=TIMESTAMPS in buffers)
     if commit:
         writer.commit()
     return writer.name
 
 
 def _cvn(schema: ArraySchema, name: str) -> int:
+    """Values per fixed cell of field ``name`` (1 for dimensions, var and internal fields)."""
     for a in schema.attributes:
         if a.name == name:
             return 1 if a.cell_val_num == VAR_NUM else a.cell_val_num
@@ -222,27 +232,28 @@ def _cvn(schema: ArraySchema, name: str) -> int:
 
 def _coord_text(dim, buf: FieldBuffer, idx: int) -> str:
     if dim.is_var:
-        return repr(bytes(buf.values[buf.offsets[idx]:buf.offsets[idx + 1]]).decode("utf-8", "replace"))
+        return repr(_cell_bytes(buf, idx).decode("utf-8", "replace"))
     return repr(buf.values[idx].item())
 
 
-def _mbrs(schema: ArraySchema, dims: list[FieldBuffer], tile_size: int, n: int):
-    """Per-tile MBRs (the R-tree leaves) and the non-empty domain, or (None, None)."""
+def mbrs(schema: ArraySchema, dims: list[FieldBuffer], tile_size: int, n: int):
+    """Per-tile MBRs (the R-tree leaves) and the non-empty domain of sparse cells in global
+    order, ``tile_size`` cells a tile; (None, None) when there are no cells."""
     if n == 0:
         return None, None
     starts = np.arange(0, n, tile_size)
     leaves, ned = [], []
     for dim, buf in zip(schema.dimensions, dims):
         if dim.is_var:
+            # equal ranks are equal strings: any cell of a tile's min / max rank gives its bytes
             ranks = tiling.string_ranks(buf)
-            pairs = []
-            for s in starts.tolist():
-                e = min(s + tile_size, n)
-                chunk = ranks[s:e]
-                lo_idx, hi_idx = s + int(np.argmin(chunk)), s + int(np.argmax(chunk))
-                pairs.append((_cell_bytes(buf, lo_idx), _cell_bytes(buf, hi_idx)))
-            leaves.append(tuple(pairs))
-            ned.append((min(p[0] for p in pairs), max(p[1] for p in pairs)))
+            cell_of_rank = np.empty(int(ranks.max()) + 1, dtype=np.int64)
+            cell_of_rank[ranks] = np.arange(n)
+            lo = cell_of_rank[np.minimum.reduceat(ranks, starts)].tolist()
+            hi = cell_of_rank[np.maximum.reduceat(ranks, starts)].tolist()
+            leaves.append(tuple((_cell_bytes(buf, a), _cell_bytes(buf, b)) for a, b in zip(lo, hi)))
+            ned.append((_cell_bytes(buf, int(cell_of_rank[ranks.min()])),
+                        _cell_bytes(buf, int(cell_of_rank[ranks.max()]))))
         else:
             lo = np.minimum.reduceat(buf.values, starts)
             hi = np.maximum.reduceat(buf.values, starts)
@@ -283,9 +294,9 @@ def _write_metadata(path: str, entries, key, timestamp) -> None:
     array.schema  # checks the key as opening does
     t = timestamp if timestamp is not None else now_ms()
     data = encode_metadata_file(entries, key=array.key)
-    folder = os.path.join(array.path, "__meta")
+    folder = os.path.join(array.path, META_DIR)
     os.makedirs(folder, exist_ok=True)
-    _write_new(os.path.join(folder, new_name(t, t, None)), data)
+    write_new(os.path.join(folder, new_name(t, t, None)), data)
 
 
 # --- deletes -------------------------------------------------------------------------------------
@@ -296,11 +307,6 @@ def delete(path: str, where: str, *, timestamp: int | None = None, key=None) -> 
     from .delete_writer import write_delete
 
     return write_delete(path, where, timestamp=timestamp, key=key)
-
-
-def require_array(path: str) -> None:
-    if not os.path.isdir(os.path.join(path, "__schema")):
-        raise ArrayNotFoundError(f"no TileDB array at {path!r}")
 
 
 __all__ = ["create", "delete", "delete_metadata", "put_metadata", "write", "write_fragment"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bz2
 import struct
+import threading
 import zlib
 from dataclasses import dataclass
 from typing import ClassVar
@@ -132,15 +133,38 @@ class ZstdFilter(CompressionFilter):
     name: ClassVar[str] = "ZSTD"
 
     def compress(self, data: bytes) -> bytes:
-        import zstandard
-
-        level = self.level if self.level != -1 else 3
-        return zstandard.ZstdCompressor(level=level).compress(data)
+        return _ZSTD.compressor(self.level if self.level != -1 else 3).compress(data)
 
     def decompress(self, data: bytes, size: int) -> bytes:
-        import zstandard
+        return _ZSTD.decompressor().decompress(data, max_output_size=size)
 
-        return zstandard.ZstdDecompressor().decompress(data, max_output_size=size)
+
+class _ZstdCodecs(threading.local):
+    """This thread's zstd contexts, made once and reused for every 64 KiB chunk (making one
+    allocates its working memory, which costs more than compressing a small chunk).  Per
+    thread because a zstandard context must not be used by two threads at once."""
+
+    def __init__(self):
+        self._compressors: dict = {}
+        self._decompressor = None
+
+    def compressor(self, level: int):
+        found = self._compressors.get(level)
+        if found is None:
+            import zstandard
+
+            found = self._compressors[level] = zstandard.ZstdCompressor(level=level)
+        return found
+
+    def decompressor(self):
+        if self._decompressor is None:
+            import zstandard
+
+            self._decompressor = zstandard.ZstdDecompressor()
+        return self._decompressor
+
+
+_ZSTD = _ZstdCodecs()
 
 
 @register

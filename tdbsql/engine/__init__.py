@@ -1,0 +1,14 @@
+"""Physical execution: tiles -> columns -> Arrow, and the operators over them.
+
+Scanning: ``scan`` (entry, funnel counters), ``sparse_scan`` / ``dense_scan`` (TileDB's read
+semantics), ``column`` (raw cells), ``fill``, ``arrow_convert`` / ``fields`` (cells -> Arrow),
+``parallel`` (the tile-decoding thread pool).
+
+Running a plan: ``runner`` drives the steps over ``frame``s; ``scan_step``, ``join_step``
+(+ ``hash_join``, ``hash_table``), ``aggregate_step`` (+ ``grouping``), ``sort_step``,
+``setop_step``, ``project``, ``subqueries``; ``metadata_answer`` / ``metadata_residual``
+answer count/sum/min/max from tile metadata.
+
+Expressions: ``evaluate`` (the evaluator), ``functions`` (+ ``functions_math``,
+``functions_text``), ``arithmetic``, ``datetime_ops``, ``list_ops``, ``value_types``.
+"""

@@ -1,0 +1,179 @@
+"""Arithmetic of the SQL evaluator: ``+ - * / // %`` and unary minus, numbers and dates.
+
+In: the ``Evaluator`` (to evaluate operands and raise span errors) and the operator node.
+Out: an Arrow value (an ``Interval`` for interval arithmetic).  DuckDB's rules: integers
+compute in BIGINT (UBIGINT when both sides are unsigned) and an overflow is an error; ``/``
+gives DOUBLE; ``//`` and ``%`` truncate toward zero (the remainder has the dividend's sign) and
+an integer division by zero is an error (``%`` on DOUBLE is ``fmod``, NaN for a zero divisor);
+date +/- integer days, date/timestamp +/- INTERVAL, date - date (days) and timestamp -
+timestamp (an interval) as ``datetime_ops`` computes them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import datetime_ops as dto
+from .frame import broadcast
+from .value_types import cast_value, common_type, fit_literals, kind, plain
+
+INTERVAL_ALONE = "an INTERVAL can only be added to or subtracted from a date or timestamp"
+
+
+def add(ev, node):
+    return _arith(ev, node, "add")
+
+
+def subtract(ev, node):
+    return _arith(ev, node, "subtract")
+
+
+def multiply(ev, node):
+    return _arith(ev, node, "multiply")
+
+
+def _arith(ev, node, op: str):
+    left, right = ev(node.this), ev(node.expression)
+    temporal = _temporal_arith(ev, node, op, left, right)
+    if temporal is not None:
+        return temporal
+    left, right = _numbers(ev, node, left, right)
+    if kind(left.type) in ("int", "uint"):
+        return _checked(ev, node, f"{op}_checked", left, right)
+    return getattr(pc, op)(left, right)
+
+
+def _temporal_arith(ev, node, op, left, right):
+    """Date/time arithmetic, or None if neither side is a date, timestamp or interval."""
+    kinds = {_kind_of(left), _kind_of(right)}
+    if not kinds & {"date", "timestamp", "interval"}:
+        return None
+    try:
+        return _temporal(ev, node, op, left, right)
+    except dto.DatetimeError as err:
+        raise ev.error(str(err), node) from None
+    except pa.ArrowInvalid as err:
+        raise ev.error(f"date/time arithmetic out of range ({err})", node) from None
+
+
+def _temporal(ev, node, op, left, right):
+    lk, rk = _kind_of(left), _kind_of(right)
+    if lk == "interval" and rk == "interval" and op in ("add", "subtract"):
+        return left + (right if op == "add" else -right)
+    if op == "add" and lk == "interval" and rk in ("date", "timestamp"):
+        left, right, lk, rk = right, left, rk, lk
+    if lk in ("date", "timestamp") and rk == "interval" and op in ("add", "subtract"):
+        return dto.add_interval(plain(left), right if op == "add" else -right)
+    if op == "add" and lk in ("int", "uint") and rk == "date":
+        left, right, lk, rk = right, left, rk, lk
+    if lk == "date" and rk in ("int", "uint") and op in ("add", "subtract"):
+        days = right if op == "add" else pc.negate_checked(pc.cast(right, pa.int64()))
+        return dto.add_days(plain(left), pc.cast(days, pa.int64()))
+    if op == "subtract" and lk == "date" and rk == "date":
+        return dto.date_diff_days(plain(left), plain(right))
+    if op == "subtract" and {lk, rk} <= {"date", "timestamp"}:
+        a, b = dto.common_timestamp(plain(left), plain(right))
+        return pc.subtract_checked(a, b)
+    raise ev.error(f"cannot {op} {_type_name(left)} and {_type_name(right)}", node)
+
+
+def _numbers(ev, node, left, right):
+    """Operands of + - * / // %: integers widen to BIGINT (UBIGINT if both unsigned)."""
+    left, right = fit_literals([plain(_not_interval(ev, left, node)),
+                                plain(_not_interval(ev, right, node))])
+    for value in (left, right):
+        if kind(value.type) not in ("int", "uint", "float", "null"):
+            raise ev.error(f"cannot apply {node.key.upper()} to {left.type} and "
+                           f"{right.type}", node)
+    target = common_type([left.type, right.type])
+    if pa.types.is_null(target):
+        target = pa.int64()
+    if kind(target) == "int" or (kind(target) == "uint" and target != pa.uint64()):
+        target = pa.int64() if kind(target) == "int" else pa.uint64()
+    return ev.coerce_pair(cast_value(left, target), cast_value(right, target), node,
+                          "combine")
+
+
+def _not_interval(ev, value, node):
+    if isinstance(value, dto.Interval):
+        raise ev.error(INTERVAL_ALONE, node)
+    return value
+
+
+def _checked(ev, node, function: str, left, right):
+    try:
+        return getattr(pc, function)(left, right)
+    except pa.ArrowInvalid as err:
+        text = str(err).lower()
+        if "divide by zero" in text:
+            raise ev.error("division by zero", node) from None
+        raise ev.error(f"integer overflow in {node.sql(dialect='duckdb')}", node) from None
+
+
+def divide(ev, node):
+    left, right = _numbers(ev, node, ev(node.this), ev(node.expression))
+    return pc.divide(pc.cast(left, pa.float64()), pc.cast(right, pa.float64()))
+
+
+def integer_divide(ev, node):
+    left, right = _numbers(ev, node, ev(node.this), ev(node.expression))
+    if kind(left.type) == "float":  # DuckDB: // on DOUBLE is plain division
+        _no_zero_divisor(ev, node, right)
+        return pc.divide(left, right)
+    return _checked(ev, node, "divide_checked", left, right)
+
+
+def modulo(ev, node):
+    left, right = _numbers(ev, node, ev(node.this), ev(node.expression))
+    if kind(left.type) == "float":
+        return float_mod(left, right)
+    _no_zero_divisor(ev, node, right)
+    quotient = _checked(ev, node, "divide_checked", left, right)
+    product = _checked(ev, node, "multiply_checked", quotient, right)
+    return _checked(ev, node, "subtract_checked", left, product)
+
+
+def _no_zero_divisor(ev, node, divisor):
+    if pc.any(pc.equal(divisor, 0)).as_py() if not isinstance(divisor, pa.Scalar) \
+            else divisor.is_valid and divisor.as_py() == 0:
+        raise ev.error("division by zero", node)
+
+
+def negate(ev, node):
+    value = ev(node.this)
+    if isinstance(value, dto.Interval):
+        return -value
+    value = plain(value)
+    if kind(value.type) not in ("int", "uint", "float", "null"):
+        raise ev.error(f"cannot negate {value.type}", node)
+    if kind(value.type) == "null":
+        return value
+    try:
+        return pc.negate_checked(value)
+    except pa.ArrowInvalid:
+        raise ev.error(f"integer overflow in {node.sql(dialect='duckdb')}", node) from None
+
+
+def _kind_of(value) -> str:
+    return "interval" if isinstance(value, dto.Interval) else kind(value.type)
+
+
+def _type_name(value) -> str:
+    return "INTERVAL" if isinstance(value, dto.Interval) else str(value.type)
+
+
+def float_mod(left, right):
+    """``fmod`` (sign of the dividend), NaN for a zero divisor, NULL where either is NULL."""
+    length = next((len(v) for v in (left, right) if not isinstance(v, pa.Scalar)), 1)
+    a, b = broadcast(left, length), broadcast(right, length)
+    a_np = pc.fill_null(pc.cast(a, pa.float64()), 0.0).to_numpy()
+    b_np = pc.fill_null(pc.cast(b, pa.float64()), 1.0).to_numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result = np.fmod(a_np, b_np)
+    valid = pc.and_(pc.is_valid(a), pc.is_valid(b))
+    out = pa.array(result, pa.float64(), mask=pc.invert(valid).to_numpy(zero_copy_only=False))
+    if isinstance(left, pa.Scalar) and isinstance(right, pa.Scalar):
+        return out[0]
+    return out

@@ -1,0 +1,216 @@
+"""String SQL functions, registered into ``functions.REGISTRY``.
+
+In: evaluated arguments and the ``Call``.  Out: an Arrow value.  DuckDB's semantics: NULL in,
+NULL out; ``concat`` skips NULLs (``||`` does not: see the evaluator); ``substr`` is 1-based
+with DuckDB's negative start/length rules; ``trim`` without characters removes spaces only;
+``lpad``/``rpad`` cut longer strings to the width.  ``as_text`` prints values as DuckDB's
+VARCHAR cast does (also used by CAST and ``||``).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .functions import register
+from .value_types import join_strings, kind, null_like, plain
+
+# One string argument in, a string out: (name, aliases, Arrow kernel).
+_STRING_FUNCTIONS = (
+    ("lower", ("lcase",), pc.utf8_lower), ("upper", ("ucase",), pc.utf8_upper),
+    ("reverse", (), pc.utf8_reverse),
+)
+# (name, aliases, Arrow kernel) of the functions testing a string against a constant.
+_PATTERN_FUNCTIONS = (
+    ("starts_with", ("prefix",), pc.starts_with), ("ends_with", ("suffix",), pc.ends_with),
+    ("contains", (), pc.match_substring),
+)
+_TRIM_FUNCTIONS = (("trim", pc.utf8_trim), ("ltrim", pc.utf8_ltrim), ("rtrim", pc.utf8_rtrim))
+
+
+def _on_string(kernel):
+    def impl(ctx, s):
+        return kernel(ctx.string(s, 0))
+    return impl
+
+
+def _on_pattern(kernel):
+    def impl(ctx, s, pattern):
+        text = ctx.constant(ctx.string(pattern, 1), 1, "pattern")
+        s = ctx.string(s, 0)
+        if text is None:
+            return null_like(s, pa.bool_())
+        return kernel(s, pattern=text)
+    return impl
+
+
+def _on_trim(kernel):
+    def impl(ctx, s, chars=None):
+        """DuckDB's trim without characters removes spaces only (not tabs or newlines)."""
+        text = " " if chars is None else ctx.constant(ctx.string(chars, 1), 1, "trim characters")
+        if text is None:
+            return pa.scalar(None, pa.string())
+        return kernel(ctx.string(s, 0), characters=text)
+    return impl
+
+
+for _name, _aliases, _kernel in _STRING_FUNCTIONS:
+    register(_name, 1, aliases=_aliases)(_on_string(_kernel))
+for _name, _aliases, _kernel in _PATTERN_FUNCTIONS:
+    register(_name, 2, aliases=_aliases)(_on_pattern(_kernel))
+for _name, _kernel in _TRIM_FUNCTIONS:
+    register(_name, 1, 2)(_on_trim(_kernel))
+
+
+@register("length", 1, aliases=("char_length", "character_length", "len"))
+def _length(ctx, s):
+    return pc.cast(pc.utf8_length(ctx.string(s, 0)), pa.int64())
+
+
+@register("octet_length", 1, aliases=("strlen",))
+def _octet_length(ctx, s):
+    s = plain(s)
+    if kind(s.type) not in ("string", "binary", "null"):
+        raise ctx.error(f"expects a string or blob, got {s.type}", 0)
+    return pc.cast(pc.binary_length(ctx.string(s, 0) if kind(s.type) != "binary" else s),
+                   pa.int64())
+
+
+@register("repeat", 2)
+def _repeat(ctx, s, count):
+    count = pc.max_element_wise(ctx.integer(count, 1), pa.scalar(0, pa.int64()), skip_nulls=False)
+    return pc.binary_repeat(ctx.string(s, 0), count)
+
+
+@register("concat", 1, None)
+def _concat(ctx, *values):
+    """concat() treats NULL as the empty string."""
+    return join_strings([as_text(ctx, v, i) for i, v in enumerate(values)], "replace")
+
+
+def as_text(ctx, value, index: int):
+    """A value as VARCHAR (numbers, dates, booleans print as DuckDB prints them)."""
+    value = plain(value)
+    if kind(value.type) == "string":
+        return value
+    if kind(value.type) == "bool":
+        return pc.if_else(value, "true", "false")
+    try:
+        return pc.cast(value, pa.string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise ctx.error(f"cannot convert {value.type} to a string", index) from None
+
+
+
+
+@register("replace", 3)
+def _replace(ctx, s, old, new):
+    old_text = ctx.constant(ctx.string(old, 1), 1, "search string")
+    new_text = ctx.constant(ctx.string(new, 2), 2, "replacement")
+    s = ctx.string(s, 0)
+    if old_text is None or new_text is None:
+        return null_like(s, pa.string())
+    if old_text == "":
+        return s
+    return pc.replace_substring(s, pattern=old_text, replacement=new_text)
+
+
+@register("strpos", 2, aliases=("instr", "position"))
+def _strpos(ctx, s, needle):
+    """1-based character position of the first match, 0 if none."""
+    text = ctx.constant(ctx.string(needle, 1), 1, "search string")
+    s = ctx.string(s, 0)
+    if text is None:
+        return null_like(s, pa.int64())
+    if text == "":
+        return pc.if_else(pc.is_null(s), pa.scalar(None, pa.int64()), pa.scalar(1, pa.int64()))
+    pieces = pc.split_pattern(s, pattern=text, max_splits=1)
+    found = pc.greater(pc.list_value_length(pieces), 1)
+    before = pc.cast(pc.utf8_length(pc.list_element(pieces, 0)), pa.int64())
+    return pc.if_else(found, pc.add(before, 1), pa.scalar(0, pa.int64()))
+
+
+@register("left", 2)
+def _left(ctx, s, count):
+    n = ctx.constant(ctx.integer(count, 1), 1, "length")
+    s = ctx.string(s, 0)
+    if n is None:
+        return null_like(s, pa.string())
+    return pc.utf8_slice_codeunits(s, 0, n)  # a negative n drops characters from the end
+
+
+@register("right", 2)
+def _right(ctx, s, count):
+    n = ctx.constant(ctx.integer(count, 1), 1, "length")
+    s = ctx.string(s, 0)
+    if n is None:
+        return null_like(s, pa.string())
+    if n == 0:
+        return pc.utf8_slice_codeunits(s, 0, 0)
+    return pc.utf8_slice_codeunits(s, -n)  # a negative n drops characters from the start
+
+
+@register("substring", 2, 3, aliases=("substr",))
+def _substring(ctx, s, start, length=None):
+    """DuckDB's substring: 1-based ``start``; a negative start counts from the end; a negative
+    length takes the characters before ``start``; start 0 eats one character of length."""
+    begin = ctx.constant(ctx.integer(start, 1), 1, "start")
+    count = None if length is None else ctx.constant(ctx.integer(length, 2), 2, "length")
+    s = ctx.string(s, 0)
+    if begin is None or (length is not None and count is None):
+        return null_like(s, pa.string())
+    if count is None:
+        if begin > 0:
+            return pc.utf8_slice_codeunits(s, begin - 1)
+        return pc.utf8_slice_codeunits(s, begin) if begin < 0 else s
+    if begin > 0:
+        lo, hi = (begin - 1, begin - 1 + count) if count >= 0 else (begin - 1 + count, begin - 1)
+        return pc.utf8_slice_codeunits(s, max(lo, 0), max(hi, 0))
+    if begin == 0:
+        return pc.utf8_slice_codeunits(s, 0, max(count - 1, 0))
+    lo, hi = (begin, begin + count) if count >= 0 else (begin + count, begin)
+    # Offsets relative to the end: a stop at or past the end means "to the end".
+    return _slice_from_end(s, lo, hi)
+
+
+def _slice_from_end(s, lo: int, hi: int):
+    if hi >= 0:
+        return pc.utf8_slice_codeunits(s, lo)
+    return pc.utf8_slice_codeunits(s, lo, hi)
+
+
+
+
+@register("lpad", 3)
+def _lpad(ctx, s, width, fill):
+    return _pad(ctx, s, width, fill, left=True)
+
+
+@register("rpad", 3)
+def _rpad(ctx, s, width, fill):
+    return _pad(ctx, s, width, fill, left=False)
+
+
+def _pad(ctx, s, width, fill, left: bool):
+    """Pad to ``width`` characters cycling ``fill``; longer strings are cut to ``width``."""
+    n = ctx.constant(ctx.integer(width, 1), 1, "width")
+    text = ctx.constant(ctx.string(fill, 2), 2, "padding")
+    s = ctx.string(s, 0)
+    if n is None or text is None:
+        return null_like(s, pa.string())
+    n = max(n, 0)
+    cut = pc.utf8_slice_codeunits(s, 0, n)
+    missing = pc.subtract(n, pc.cast(pc.utf8_length(cut), pa.int64()))
+    if text == "":
+        if pc.any(pc.greater(missing, 0)).as_py():
+            raise ctx.error("insufficient padding (empty fill string)", 2)
+        return cut
+    cycle = (text * (n // len(text) + 1))[:n]
+    if isinstance(missing, pa.Scalar):
+        padding = pa.scalar(cycle[:missing.as_py()] if missing.is_valid else None, pa.string())
+    else:  # one padding string per distinct shortfall, not one per width up to n
+        shortfalls = pc.drop_null(pc.unique(missing))
+        prefixes = pa.array([cycle[:k] for k in shortfalls.to_pylist()], pa.string())
+        padding = pc.take(prefixes, pc.index_in(missing, value_set=shortfalls))
+    parts = (padding, cut) if left else (cut, padding)
+    return join_strings(list(parts), "emit_null")

@@ -1,0 +1,273 @@
+"""Key columns -> int64 codes -> a hash table of groups (GROUP BY, DISTINCT, join build side).
+
+In: key columns (pyarrow arrays of any type).  Out: ``HashTable`` (a group id per row, dense
+``0..count-1`` in first-appearance order, each group's first row, and what ``probe_table``
+needs to look rows of another key matrix up), plus the Arrow -> numpy helpers the aggregates
+and joins share (``int64_values``, ``float64_values``, ``valid_mask``, ``null_mask``).
+
+Every key column first becomes int64 *codes* (``key_codes``): integers, dates, times, timestamps
+and booleans as their integer value; floats with -0.0 folded into 0.0 and all NaNs made one,
+then bit-cast; everything else (strings, binary, decimals) through ``dictionary_encode``.  A
+NULL is a group of its own: dictionary codes use -1, value codes get an extra 0/1 NULL-flag
+column.  The code columns, stacked into a (columns, rows) matrix, go to the hashing kernels
+(``kernels/hashing.py``): a direct lookup when the codes span a small box, else open addressing.
+
+Values are read straight from the Arrow buffers (no ``fill_null`` / ``to_numpy`` passes): the
+value in a NULL slot is whatever the buffer holds, so every consumer masks NULLs out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import UnsupportedSql
+from ..kernels import hashing
+
+NO_ROWS = np.empty(0, np.uint8)  # "no mask" for the kernels' skip/valid arguments
+# a direct-lookup box bigger than this stops being cache friendly: hash instead
+_DIRECT_MAX_SLOTS = 1 << 22
+_FIRST_TABLE_SLOTS = 1 << 12
+
+
+@dataclass(frozen=True)
+class HashTable:
+    """Groups of a key matrix plus what it takes to look other rows up (join build side).
+
+    ``table`` is either the open-addressing table (``mins`` empty) or, in direct mode, the
+    flat slot -> group lookup over the box ``mins + [0, extents)``.
+    """
+
+    keys: np.ndarray
+    ids: np.ndarray
+    count: int
+    first: np.ndarray
+    table: np.ndarray
+    mins: np.ndarray
+    extents: np.ndarray
+
+    @property
+    def direct(self) -> bool:
+        return self.mins.shape[0] > 0
+
+
+# --- Arrow -> numpy ------------------------------------------------------------------------
+
+
+def as_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """One contiguous Array (dictionary values decoded first: chunks may carry different
+    dictionaries)."""
+    if pa.types.is_dictionary(values.type):
+        values = pc.cast(values, values.type.value_type)
+    if isinstance(values, pa.ChunkedArray):
+        if values.num_chunks == 1:  # combine_chunks would copy even a single chunk
+            return values.chunk(0)
+        return values.combine_chunks() if values.num_chunks else pa.array([], values.type)
+    return values
+
+
+def _bits(buffer: pa.Buffer | None, offset: int, n: int) -> np.ndarray:
+    """uint8 0/1 per bit ``offset .. offset+n`` of an Arrow bitmap (least significant first)."""
+    if n == 0:
+        return np.zeros(0, np.uint8)
+    first = offset // 8
+    packed = np.frombuffer(buffer, np.uint8, (offset + n + 7) // 8 - first, first)
+    start = offset % 8
+    return np.unpackbits(packed, bitorder="little")[start:start + n]
+
+
+def valid_mask(array: pa.Array) -> np.ndarray | None:
+    """uint8 per row, 1 = not NULL; None when the array has no NULLs."""
+    if array.null_count == 0:
+        return None
+    if pa.types.is_null(array.type):
+        return np.zeros(len(array), np.uint8)
+    return _bits(array.buffers()[0], array.offset, len(array))
+
+
+def null_mask(array: pa.Array) -> np.ndarray | None:
+    """uint8 per row, 1 = NULL; None when the array has no NULLs."""
+    valid = valid_mask(array)
+    return None if valid is None else np.bitwise_xor(valid, 1, out=valid)
+
+
+def _data(array: pa.Array) -> np.ndarray:
+    """The values of a fixed-width numeric array as a numpy view of its data buffer (writable
+    only when Arrow's buffer is mutable); NULL slots hold anything."""
+    dtype = np.dtype(array.type.to_pandas_dtype())
+    if len(array) == 0:
+        return np.zeros(0, dtype)
+    return np.frombuffer(array.buffers()[1], dtype, len(array), array.offset * dtype.itemsize)
+
+
+def is_integer_like(arrow_type: pa.DataType) -> bool:
+    """Types whose values are integers in an int64 (temporal types by their raw count)."""
+    return (pa.types.is_integer(arrow_type) or pa.types.is_boolean(arrow_type)
+            or pa.types.is_temporal(arrow_type)) and not pa.types.is_interval(arrow_type)
+
+
+def int64_values(array: pa.Array, *, copy: bool = True) -> np.ndarray:
+    """int64 values of an integer-like array (uint64 bit-cast), writable and C-contiguous.
+
+    ``copy=False`` returns Arrow's own memory when it already is that: for kernels that only
+    read their input (the aggregates), never for one that writes into it.
+    """
+    arrow_type = array.type
+    if pa.types.is_boolean(arrow_type):
+        return _bits(array.buffers()[1], array.offset, len(array)).astype(np.int64)
+    if pa.types.is_temporal(arrow_type):
+        array = array.view(pa.int64() if arrow_type.bit_width == 64 else pa.int32())
+    values = _data(array)
+    if values.dtype == np.uint64:
+        values = values.view(np.int64)
+    return values.astype(np.int64) if copy else np.require(values, np.int64, ["C", "W"])
+
+
+def float64_values(array: pa.Array, *, copy: bool = True) -> np.ndarray:
+    """float64 values of a numeric array (integers, floats, decimals, booleans), writable and
+    C-contiguous; ``copy`` as for ``int64_values``."""
+    if pa.types.is_decimal(array.type) or pa.types.is_boolean(array.type):
+        array = pc.cast(array, pa.float64())
+    values = _data(array)
+    return values.astype(np.float64) if copy else np.require(values, np.float64, ["C", "W"])
+
+
+def float_codes(values: np.ndarray) -> np.ndarray:
+    """Bit patterns of float64 values with -0.0 == 0.0 and all NaNs one code (in place)."""
+    values[np.isnan(values)] = np.nan
+    values += 0.0  # -0.0 + 0.0 is +0.0
+    return values.view(np.int64)
+
+
+# --- key codes -----------------------------------------------------------------------------
+
+
+def key_codes(values: pa.Array | pa.ChunkedArray) -> list[np.ndarray]:
+    """int64 code columns of one key column: equal keys <-> equal codes, NULL its own key."""
+    array = as_array(values)
+    arrow_type = array.type
+    if pa.types.is_null(arrow_type):
+        return [np.zeros(len(array), np.int64)]
+    if is_integer_like(arrow_type):
+        codes = int64_values(array)
+    elif pa.types.is_floating(arrow_type):
+        codes = float_codes(float64_values(array))
+    else:
+        return [dictionary_codes(array)]
+    nulls = null_mask(array)
+    if nulls is None:
+        return [codes]
+    codes[nulls.view(np.bool_)] = 0  # whatever the NULL slots held: one code for all
+    return [codes, nulls.astype(np.int64)]
+
+
+def dictionary_encode(array: pa.Array) -> pa.DictionaryArray:
+    """``pc.dictionary_encode`` (NULLs stay NULL indices) with a clear error for types that
+    cannot be hashed (lists, structs, ...)."""
+    try:
+        return pc.dictionary_encode(array)
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid) as err:
+        raise UnsupportedSql(f"grouping or joining on a column of type {array.type} "
+                             f"is not supported") from err
+
+
+def dictionary_codes(array: pa.Array) -> np.ndarray:
+    """Codes of any hashable Arrow type via ``dictionary_encode``; NULL -> -1."""
+    return index_codes(dictionary_encode(array).indices)
+
+
+def index_codes(indices: pa.Array) -> np.ndarray:
+    """Writable int64 codes of integer positions (dictionary indices), NULL -> -1."""
+    codes = int64_values(indices)
+    nulls = null_mask(indices)
+    if nulls is not None:
+        codes[nulls.view(np.bool_)] = -1
+    return codes
+
+
+def key_matrix(columns: list[np.ndarray], nrows: int) -> np.ndarray:
+    """Stack code columns into the kernels' (columns, rows) C-contiguous int64 matrix."""
+    if not columns:
+        return np.zeros((1, nrows), np.int64)
+    if len(columns) == 1:
+        return np.ascontiguousarray(columns[0]).reshape(1, nrows)
+    return np.stack(columns)
+
+
+# --- building and probing the table --------------------------------------------------------
+
+
+def build_table(keys: np.ndarray, skip: np.ndarray | None = None) -> HashTable:
+    """Group the rows of a key matrix (rows with ``skip`` set get id -1)."""
+    skip = NO_ROWS if skip is None else skip
+    box = _direct_box(keys, skip)
+    if box is not None:
+        return _build_direct(keys, skip, *box)
+    return _build_hashed(keys, skip)
+
+
+def _direct_box(keys: np.ndarray, skip: np.ndarray):
+    """(mins, extents, size) when the codes span a box small enough for a direct lookup."""
+    nrows = keys.shape[1]
+    if nrows == 0:
+        return None
+    selected = keys if skip.shape[0] == 0 else keys[:, skip == 0]
+    if selected.shape[1] == 0:
+        return None
+    mins = selected.min(axis=1)
+    maxs = selected.max(axis=1)
+    size = 1
+    for low, high in zip(mins.tolist(), maxs.tolist()):
+        size *= high - low + 1  # Python ints: no overflow for wide ranges
+    if size > min(_DIRECT_MAX_SLOTS, 2 * nrows + 1024):
+        return None
+    return mins.astype(np.int64), (maxs - mins + 1).astype(np.int64), size
+
+
+def _build_direct(keys, skip, mins, extents, size) -> HashTable:
+    nrows = keys.shape[1]
+    slot_groups = np.full(size, -1, np.int64)
+    ids = np.empty(nrows, np.int64)
+    first = np.empty(min(size, nrows), np.int64)
+    count = hashing.group_direct(keys, mins, extents, skip, slot_groups, ids, first)
+    return HashTable(keys, ids, count, first[:count].copy(), slot_groups, mins, extents)
+
+
+def _build_hashed(keys, skip) -> HashTable:
+    nrows = keys.shape[1]
+    capacity = _FIRST_TABLE_SLOTS
+    table = np.full(capacity, -1, np.int64)
+    first = np.empty(capacity // 2, np.int64)
+    ids = np.empty(nrows, np.int64)
+    row, count = 0, 0
+    while True:
+        row, count = hashing.group_insert(keys, skip, row, count, table, first, ids)
+        if row >= nrows:
+            break
+        # half full: double the table, re-insert the groups so far, carry on from `row`
+        capacity *= 2
+        table = np.full(capacity, -1, np.int64)
+        hashing.table_rehash(keys, first, count, table)
+        first = np.concatenate([first, np.empty(capacity // 2 - first.shape[0], np.int64)])
+    empty = np.empty(0, np.int64)
+    return HashTable(keys, ids, count, first[:count].copy(), table, empty, empty)
+
+
+def probe_table(built: HashTable, keys: np.ndarray, skip: np.ndarray | None = None):
+    """Group id (in ``built``) of every row of another key matrix with the same columns;
+    -1 where the key is absent or the row is skipped."""
+    skip = NO_ROWS if skip is None else skip
+    out = np.empty(keys.shape[1], np.int64)
+    if built.count == 0:
+        out.fill(-1)
+        return out
+    if built.direct:
+        slots = np.empty(keys.shape[1], np.int64)
+        hashing.box_slots(keys, built.mins, built.extents, skip, slots)
+        hashing.direct_probe(slots, built.table, out)
+    else:
+        hashing.table_probe(built.table, built.keys, built.first, keys, skip, out)
+    return out

@@ -1,0 +1,84 @@
+"""Aggregates from tile metadata plus a scan of the rest: the engine half of
+``planner.metadata_aggregates``.
+
+In: an opened ``Array``, dimension ``Ranges``, the pushed-down predicate (sqlglot, unqualified
+column names, or None) and the aggregates as ``(func, column)`` pairs, func in count_star /
+count / sum / min / max (column None for count_star).  Out: one Python value per aggregate, as
+SQL over the scanned rows gives it (count -> int, sum of integers -> exact int, sum over no
+value -> None, min/max typed like the column's Arrow values), or None when no tile can be
+answered from metadata (the caller then runs the ordinary plan).
+
+The planner picks the tiles whose metadata is the answer; the tiles it did not pick are decoded
+by the ordinary scan (told to leave the answered ones out), the predicate evaluated on their
+rows, and their per-aggregate values (``engine.grouping``) folded into the partial results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp
+
+from ..planner.metadata_aggregates import MetadataPlan, plan_from_metadata
+from ..planner.pruning import Ranges
+from .column import Column
+from .evaluate import where_mask
+from .fields import column_to_arrow
+from .fill import field
+from .grouping import Groups, aggregate
+from .scan import scan
+
+
+def answer_from_metadata(array, ranges: Ranges, predicate, aggregates: list[tuple[str, str | None]],
+                         stats: dict | None = None) -> list | None:
+    """See the module docstring.  ``stats``, when given, receives the residual scan's funnel
+    counters (``tiles_from_metadata`` counts the tiles answered from metadata)."""
+    plan = plan_from_metadata(array, ranges, predicate, aggregates)
+    if plan is None:
+        return None
+    _residual(array, ranges, predicate, aggregates, plan, stats)
+    return [partial.result(lambda raw, column=column: _to_python(array, column, raw))
+            for partial, (_, column) in zip(plan.partials, aggregates)]
+
+
+def _residual(array, ranges, predicate, aggregates, plan: MetadataPlan, stats) -> None:
+    """Decode the tiles not answered from metadata and fold their rows into the partials."""
+    wanted = {c for _, c in aggregates if c}
+    if predicate is not None:
+        wanted |= {c.name for c in predicate.find_all(exp.Column)}
+    schema = array.schema
+    fields = [f.name for f in list(schema.dimensions) + list(schema.attributes)
+              if f.name in wanted] or [schema.dimensions[0].name]
+    result = scan(array, fields, ranges, predicate, skip_tiles=plan.answered)
+    if stats is not None:
+        stats.update(result.stats)
+    table = pa.table({f: column_to_arrow(array, f, result.columns[f]) for f in fields})
+    if predicate is not None and table.num_rows:
+        table = table.filter(where_mask(table, predicate, predicate.sql(dialect="duckdb")))
+    one_group = Groups.single(table.num_rows)
+    for (func, column), partial in zip(aggregates, plan.partials):
+        if func == "count_star":
+            partial.count += table.num_rows
+            continue
+        values = table.column(column)
+        non_null = len(values) - values.null_count
+        if func in ("count", "sum"):
+            partial.count += non_null
+        if func == "count" or non_null == 0:
+            continue
+        value = aggregate(func, values, one_group)[0].as_py()
+        if func == "sum":
+            # an integer sum past int64 comes back as decimal128(38, 0): exact as an int
+            partial.total += value if isinstance(value, float) else int(value)
+        else:
+            partial.typed.append(value)
+
+
+def _to_python(array, column: str, raw):
+    """A raw storage value (number or bytes) as the Python value of the column's Arrow type."""
+    if isinstance(raw, bytes):
+        col = Column(np.frombuffer(raw, dtype=np.uint8).copy(),
+                     np.array([0, len(raw)], dtype=np.int64))
+    else:
+        col = Column(np.array([raw]).astype(field(array.schema, column).info.numpy))
+    return column_to_arrow(array, column, col)[0].as_py()

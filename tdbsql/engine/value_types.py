@@ -1,0 +1,269 @@
+"""How the evaluator types, unifies and casts Arrow values, with DuckDB's readings.
+
+In: Arrow values (arrays, chunked arrays, scalars) and Arrow types.  Out: the value "kind"
+(``int``, ``uint``, ``float``, ``string``, ``date``...), the type a set of values unifies to
+(``common_type``), casts that read strings and floats as DuckDB does (``cast_value``) and the
+TRY_CAST pre-pass that turns unconvertible values into NULLs (``null_unconvertible``), and
+comparisons where NaN equals NaN and sorts above every number (``compare_plain``).  The
+evaluator, the scalar functions and the arithmetic all coerce through these.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import datetime_ops as dto
+
+
+# --- kinds and unification ------------------------------------------------------------------
+
+
+def plain(value):
+    """Dictionary (enumeration) values decoded to their label type; other values unchanged."""
+    if pa.types.is_dictionary(value.type):
+        return pc.cast(value, value.type.value_type)
+    return value
+
+
+def kind(t: pa.DataType) -> str:
+    if pa.types.is_dictionary(t):
+        return kind(t.value_type)
+    for name, test in (("null", pa.types.is_null), ("bool", pa.types.is_boolean),
+                       ("uint", pa.types.is_unsigned_integer), ("int", pa.types.is_integer),
+                       ("float", pa.types.is_floating), ("string", _is_string),
+                       ("binary", _is_binary), ("date", pa.types.is_date),
+                       ("timestamp", pa.types.is_timestamp), ("duration", pa.types.is_duration),
+                       ("time", pa.types.is_time)):
+        if test(t):
+            return name
+    return "other"
+
+
+def _is_string(t) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def _is_binary(t) -> bool:
+    return pa.types.is_binary(t) or pa.types.is_large_binary(t)
+
+
+def is_numeric(value) -> bool:
+    return kind(value.type) in ("int", "uint", "float")
+
+
+def common_type(types: list[pa.DataType]) -> pa.DataType | None:
+    """The type DuckDB would unify ``types`` to (NULL-typed members ignored); None if none."""
+    kinds = {kind(t) for t in types} - {"null"}
+    real = [t.value_type if pa.types.is_dictionary(t) else t for t in types
+            if kind(t) != "null"]
+    if not kinds:
+        return pa.null()
+    if len({str(t) for t in real}) == 1:
+        return real[0]
+    if kinds <= {"int", "uint"}:
+        return pa.uint64() if kinds == {"uint"} else pa.int64()
+    if kinds <= {"int", "uint", "float"}:
+        return pa.float32() if all(pa.types.is_float32(t) for t in real
+                                   if kind(t) == "float") and kinds == {"float"} \
+            else pa.float64()
+    if kinds == {"string"}:
+        return pa.large_string() if any(pa.types.is_large_string(t) for t in real) else pa.string()
+    if kinds <= {"date", "timestamp"}:
+        units = [t.unit for t in real if pa.types.is_timestamp(t)]
+        return pa.timestamp(dto.finest_unit(units)) if units else pa.date32()
+    # A string next to a typed value is read as that type, as DuckDB reads string literals.
+    typed = [t for t in real if kind(t) != "string"]
+    if "string" in kinds and typed and common_type(typed) is not None:
+        return common_type(typed)
+    return None
+
+
+def fit_literals(values: list) -> list:
+    """Non-negative integer constants next to an unsigned column take the column's type, so
+    ``u > 9223372036854775807`` on a UBIGINT column needs no signed common type."""
+    if not any(kind(v.type) == "uint" and not isinstance(v, pa.Scalar) for v in values):
+        return values
+    return [pa.scalar(v.as_py(), pa.uint64())
+            if isinstance(v, pa.Scalar) and kind(v.type) == "int" and v.is_valid
+            and v.as_py() >= 0 else v for v in values]
+
+
+def join_strings(parts: list, null_handling: str):
+    """Concatenate string values row by row; strings and large strings mixed become large
+    strings (Arrow's kernel wants one type, separator included)."""
+    target = pa.large_string() if any(pa.types.is_large_string(p.type) for p in parts) \
+        else pa.string()
+    parts = [pc.cast(p, target) for p in parts]
+    return pc.binary_join_element_wise(*parts, pa.scalar("", target),
+                                       null_handling=null_handling, null_replacement="")
+
+
+
+# --- casts ----------------------------------------------------------------------------------
+
+
+def cast_value(value, target: pa.DataType):
+    """Cast with DuckDB's readings: ISO strings to DATE/TIMESTAMP, floats to ints rounding half
+    away from zero.  Raises ``ValueError`` (with the bad value) when a value does not convert."""
+    value = plain(value)
+    if value.type == target or pa.types.is_null(target):
+        return value
+    if pa.types.is_null(value.type):
+        return pa.scalar(None, target) if isinstance(value, pa.Scalar) else \
+            pa.nulls(len(value), target)
+    source = kind(value.type)
+    if source == "string" and isinstance(value, pa.Scalar) and kind(target) in ("date",
+                                                                               "timestamp"):
+        return _cast_string_scalar(value, target)
+    if source == "float" and pa.types.is_integer(target):
+        value = pc.round(value, round_mode="half_to_even")  # DuckDB: DOUBLE -> int rounds to even
+    if source == "string" and pa.types.is_integer(target):
+        return _string_to_int(value, target)
+    if source == "string" and kind(target) != "string":
+        value = pc.utf8_trim_whitespace(value)
+    try:
+        return pc.cast(value, target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+        raise ValueError(_first_line(err)) from None
+
+
+def _cast_string_scalar(value: pa.Scalar, target: pa.DataType):
+    if not value.is_valid:
+        return pa.scalar(None, target)
+    try:
+        if pa.types.is_date(target):
+            return pa.scalar(dto.parse_date(value.as_py()), target)
+        stamp = pa.scalar(dto.parse_timestamp(value.as_py()), pa.timestamp("us"))
+        return pc.cast(stamp, target)
+    except dto.DatetimeError as err:
+        raise ValueError(str(err)) from None
+
+
+def _string_to_int(value, target):
+    """DuckDB reads ' 12 ' and '1.5' (rounded) as integers."""
+    trimmed = pc.utf8_trim_whitespace(value)
+    try:
+        return pc.cast(trimmed, target)
+    except pa.ArrowInvalid:
+        pass
+    try:
+        as_float = pc.cast(trimmed, pa.float64())
+    except pa.ArrowInvalid as err:
+        raise ValueError(_first_line(err)) from None
+    try:
+        return pc.cast(pc.round(as_float, round_mode="half_to_even"), target)
+    except pa.ArrowInvalid as err:
+        raise ValueError(_first_line(err)) from None
+
+
+def _first_line(err: Exception) -> str:
+    return str(err).strip().splitlines()[0]
+
+
+def null_like(value, t: pa.DataType):
+    """All-NULL value of type ``t`` shaped like ``value``."""
+    if isinstance(value, pa.Scalar):
+        return pa.scalar(None, t)
+    return pa.nulls(len(value), t)
+
+
+
+def null_unconvertible(value, target: pa.DataType):
+    """TRY_CAST: NULL where the value would not convert (checked with vectorised tests)."""
+    source = kind(value.type)
+    if source == "string" and kind(target) in ("int", "uint", "float"):
+        text = pc.utf8_trim_whitespace(value)
+        number = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
+        ok = pc.match_substring_regex(text, number)
+        if kind(target) == "float":
+            ok = pc.or_(ok, pc.match_substring_regex(text, r"^[+-]?(inf|infinity|nan)$",
+                                                     ignore_case=True))
+        value = pc.if_else(ok, value, pa.scalar(None, value.type))
+        if kind(target) != "float":
+            value = _null_out_of_range(value, pc.cast(pc.if_else(ok, text, None),
+                                                      pa.float64()), target)
+        return value
+    if source == "string" and kind(target) in ("date", "timestamp"):
+        text = pc.utf8_trim_whitespace(value)
+        shape = r"^\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?$"
+        ok = pc.match_substring_regex(text, shape)
+        day = pc.utf8_slice_codeunits(pc.if_else(ok, text, None), 0, 10)
+        real = pc.is_valid(pc.strptime(day, format="%Y-%m-%d", unit="s", error_is_null=True))
+        return pc.if_else(pc.and_(ok, real), value, pa.scalar(None, value.type))
+    if source in ("int", "uint", "float") and kind(target) in ("int", "uint"):
+        as_float = pc.cast(value, pa.float64())
+        if source == "float":
+            as_float = pc.round(as_float, round_mode="half_towards_infinity")
+        return _null_out_of_range(value, as_float, target)
+    return value
+
+
+def _null_out_of_range(value, as_float, target):
+    info = np.iinfo(target.to_pandas_dtype())
+    ok = pc.and_(pc.greater_equal(as_float, float(info.min)),
+                 pc.less(as_float, float(info.max) + 1.0))
+    return pc.if_else(pc.fill_null(ok, False), value, pa.scalar(None, value.type))
+
+
+# --- comparisons -----------------------------------------------------------------------------
+
+
+def is_dictionary(value) -> bool:
+    return not isinstance(value, (pa.Scalar, dto.Interval)) and pa.types.is_dictionary(value.type)
+
+
+def on_values(value, function, result_type: pa.DataType):
+    """``function`` applied to a value's distinct labels when it is dictionary-encoded (then
+    expanded through the indices), else to the value itself."""
+    if isinstance(value, pa.ChunkedArray) and pa.types.is_dictionary(value.type):
+        chunks = [on_values(chunk, function, result_type) for chunk in value.chunks]
+        return pa.chunked_array(chunks, type=chunks[0].type if chunks else result_type)
+    if isinstance(value, pa.DictionaryArray):
+        return pc.take(function(value.dictionary), value.indices)
+    return function(plain(value))
+
+
+def compare_plain(op: str, left, right):
+    """A comparison where NaN equals NaN and is greater than every number (DuckDB)."""
+    result = getattr(pc, op)(left, right)
+    if kind(left.type) != "float" or not (_has_nan(left) or _has_nan(right)):
+        return result
+    left_nan, right_nan = pc.is_nan(left), pc.is_nan(right)
+    both = pc.and_kleene(left_nan, right_nan)
+    if op in ("equal", "not_equal"):
+        equal = pc.or_kleene(pc.equal(left, right), both)
+        return equal if op == "equal" else pc.invert(equal)
+    if op in ("greater", "greater_equal"):
+        return compare_plain("less" if op == "greater" else "less_equal", right, left)
+    below = pc.or_kleene(pc.less(left, right), pc.and_kleene(pc.invert(left_nan), right_nan))
+    if op == "less":
+        return below
+    return pc.or_kleene(below, pc.or_kleene(pc.equal(left, right), both))
+
+
+def _has_nan(value) -> bool:
+    if isinstance(value, pa.Scalar):
+        return value.is_valid and value.as_py() != value.as_py()
+    return bool(pc.any(pc.is_nan(value)).as_py())
+
+
+def nan_members(found, values, items, target):
+    """pc.is_in never matches NaN; DuckDB's NaN = NaN does."""
+    if kind(target) != "float" or not any(i.as_py() != i.as_py() for i in items):
+        return found
+    return pc.or_(found, pc.fill_null(pc.is_nan(values), False))
+
+
+def float32_literal(left, right):
+    """A float literal compared with a FLOAT (float32) column is cast to FLOAT first, as DuckDB
+    and TileDB do -- otherwise ``f = 0.3`` misses float32(0.3)."""
+    def fix(scalar, other):
+        if (isinstance(scalar, pa.Scalar) and not isinstance(other, pa.Scalar)
+                and pa.types.is_float32(other.type) and pa.types.is_floating(scalar.type)
+                and scalar.is_valid):
+            return pa.scalar(scalar.as_py(), pa.float32())
+        return scalar
+    return fix(left, right), fix(right, left)
+

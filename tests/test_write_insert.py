@@ -1,0 +1,59 @@
+"""INSERT through SQL onto the writer: enumerated attributes take their labels, nullable
+attributes may be left out; checked by reading back with ``tiledb``."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+tiledb = pytest.importorskip("tiledb")
+
+import tdbsql  # noqa: E402
+from tdbsql import schema as S  # noqa: E402
+from tdbsql.errors import DataError  # noqa: E402
+from tdbsql.storage.writer import create  # noqa: E402
+
+
+@pytest.fixture()
+def table(tmp_path):
+    path = str(tmp_path / "a")
+    create(path, S.Schema([S.Dim("x", "int64", (0, 99), 10)],
+                          [S.Attr("c", "int8", enumeration="colour"),
+                           S.Attr("w", "int8", enumeration="weight", nullable=True),
+                           S.Attr("n", "float64", nullable=True)],
+                          enumerations=[S.Enumeration("colour", ["red", "green", "blue"]),
+                                        S.Enumeration("weight", [0.5, 1.5, 2.5])]))
+    return path, tdbsql.connect().register("t", path)
+
+
+def _rows(path):
+    with tiledb.open(path) as A:
+        got = A.query(return_arrow=True).df[0:99].sort_by("x")
+    return [tuple(r.values()) for r in got.to_pylist()]
+
+
+def test_insert_labels_and_omitted_nullable_attributes(table):
+    path, con = table
+    assert con.sql("INSERT INTO t VALUES (1, 'blue', 2.5, 0.25)").fetchall() == [(1,)]
+    assert con.sql("INSERT INTO t (c, x) VALUES ('red', 2), ('green', 3)").fetchall() == [(2,)]
+    # enumerated columns read as labels and write back as labels
+    assert con.sql("INSERT INTO t SELECT x + 10, c, w, n FROM t").fetchall() == [(3,)]
+    expected = [(1, "blue", 2.5, 0.25), (2, "red", None, None), (3, "green", None, None)]
+    expected += [(x + 10, c, w, n) for x, c, w, n in expected]
+    assert _rows(path) == expected
+    assert con.sql("SELECT x, c FROM t WHERE c = 'green' ORDER BY x").fetchall() == [
+        (3, "green"), (13, "green")]
+
+
+def test_insert_errors_name_the_field_or_label(table):
+    path, con = table
+    with pytest.raises(DataError, match=r"column 'c', row 1: 'pink' is not a label"):
+        con.sql("INSERT INTO t VALUES (1, 'red', NULL, NULL), (2, 'pink', NULL, NULL)")
+    with pytest.raises(DataError, match=r"column 'w', row 0: 9\.0 is not a label"):
+        con.sql("INSERT INTO t VALUES (1, 'red', 9, NULL)")
+    with pytest.raises(tdbsql.SqlError, match="attribute 'c'"):
+        con.sql("INSERT INTO t (x) VALUES (1)")
+    with pytest.raises(tdbsql.SqlError, match="dimension 'x'"):
+        con.sql("INSERT INTO t (c) VALUES ('red')")
+    assert os.listdir(os.path.join(path, "__fragments")) == []
