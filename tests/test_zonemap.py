@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from tdbsql.engine.evaluate import where_mask
 from tdbsql.engine.fields import column_to_arrow
 from tdbsql.engine.scan import STAT_KEYS, scan
+from tdbsql.storage.tile_cache import tile_cache
 from tdbsql.planner.zonemap import (
     ALWAYS, MAYBE, NEVER, Stats, classify_test, field_kinds, parse_predicate,
 )
@@ -148,11 +149,15 @@ def test_always_tiles_flagged(one_fragment):
 
 
 def test_stats_count_bytes_and_time(one_fragment):
+    tile_cache().clear()
     result = _check(one_fragment, "a < 100", fields=["d", "a"])
     s = result.stats
     assert s["bytes_read"] > 0 and s["bytes_decoded"] >= 100 * (8 + 4)
     assert s["time_s"] >= 0 and s["rows"] == 100
     assert s["fragments_total"] == s["fragments_after_timestamps"] == 1
+    # the same tiles again come from the tile cache: decoded bytes as before, none read
+    again = _check(one_fragment, "a < 100", fields=["d", "a"]).stats
+    assert again["bytes_read"] == 0 and again["bytes_decoded"] == s["bytes_decoded"]
 
 
 def test_unpushable_predicates_keep_everything(one_fragment):

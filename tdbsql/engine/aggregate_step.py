@@ -29,14 +29,74 @@ FUNCTIONS = {  # sqlglot aggregate -> engine.grouping function
 
 
 def run_aggregate(step, inputs: Frame, runner) -> Frame:
-    grouped = _Grouped(step, inputs, runner)
-    columns = dict(grouped.keys)
+    grouped = Grouped(step, inputs, runner)
+    return finish_aggregate(step, runner, grouped.keys, grouped.groups.count, grouped.call,
+                            list(inputs.tables))
+
+
+def finish_aggregate(step, runner, keys: dict[str, pa.Array], count: int, call_value,
+                     input_names) -> Frame:
+    """The step's output from one row per group: the group ``keys``, each aggregate call's
+    value (``call_value(call)``), the expressions around the calls, then HAVING and the
+    projections.  ``input_names``: the table aliases the step consumed (they see its output)."""
+    per_group = dict(keys)  # an expression may name a grouped column by its qualified name
+    for name, node in step.group.items():
+        if isinstance(node, exp.Column):
+            per_group[_qualified(node)] = keys[name]
+    columns = dict(keys)
     for expression in step.aggregations:
-        columns[expression.alias_or_name] = grouped.output(expression)
-    count = grouped.groups.count
+        columns[expression.alias_or_name] = _output(expression, per_group, count, call_value,
+                                                    runner)
     table = pa.table(columns) if columns else rows_only(count)
-    frame = Frame({step.name: table, **{name: table for name in inputs.tables}}, count)
+    frame = Frame({step.name: table, **{name: table for name in input_names}}, count)
     return filter_project(runner, step, frame)
+
+
+def _output(expression: exp.Expression, per_group: dict, count: int, call_value,
+            runner) -> pa.Array:
+    """One output of the step: its aggregate calls per group, then the expression around them,
+    evaluated over one row per group."""
+    body = expression.unalias().copy()
+    if isinstance(body, exp.AggFunc):
+        return call_value(body)
+    values = {}
+    for i, call in enumerate(aggregate_calls(body)):
+        values[f"__agg{i}"] = call_value(call)
+        call.replace(exp.column(f"__agg{i}", quoted=True))
+    columns = {**per_group, **values}
+    table = pa.table(columns) if columns else rows_only(count)
+    return runner.column(Frame({None: table}, count), body)
+
+
+def aggregate_calls(body: exp.Expression) -> list[exp.AggFunc]:
+    """The aggregate calls of an output expression (not those nested in another call)."""
+    if isinstance(body, exp.AggFunc):
+        return [body]
+    return [n for n in body.find_all(exp.AggFunc) if _outermost(n)]
+
+
+def call_spec(call: exp.AggFunc, stars: set[str]) -> tuple[str, exp.Expression | None, bool]:
+    """(function, argument, distinct) of an aggregate call; function is one of
+    ``engine.grouping.AGGREGATES`` or count_if / array_agg / first."""
+    if is_count_star(call, stars):
+        return "count_star", None, False
+    argument, distinct = call.this, isinstance(call.this, exp.Distinct)
+    if distinct:
+        if len(argument.expressions) != 1:
+            raise UnsupportedSql(f"{call.sql()!r}: DISTINCT over several columns")
+        argument = argument.expressions[0]
+    if isinstance(call, exp.Count):
+        return "count", argument, distinct
+    if isinstance(call, exp.CountIf):
+        return "count_if", argument, distinct
+    if isinstance(call, exp.ArrayAgg):
+        return "array_agg", argument, distinct
+    if isinstance(call, (exp.First, exp.AnyValue)):
+        return "first", argument, distinct
+    func = FUNCTIONS.get(type(call))
+    if func is None:
+        raise UnsupportedSql(f"aggregate function {call.sql()!r} is not supported")
+    return func, argument, distinct
 
 
 def star_operands(step) -> set[str]:
@@ -51,7 +111,7 @@ def is_count_star(call: exp.AggFunc, stars: set[str]) -> bool:
         or (isinstance(argument, exp.Column) and argument.name in stars))
 
 
-class _Grouped:
+class Grouped:
     """The step's input rows with its operands evaluated and its group ids found."""
 
     def __init__(self, step, inputs: Frame, runner):
@@ -66,51 +126,23 @@ class _Grouped:
         self.groups = group_ids(keys) if keys else Groups.single(inputs.length)
         first = pa.array(self.groups.first)
         self.keys = {name: key.take(first) for name, key in zip(step.group, keys)}
-        # an expression around an aggregate may name a grouped column by its qualified name
-        self.per_group = dict(self.keys)
-        for name, node in step.group.items():
-            if isinstance(node, exp.Column):
-                self.per_group[_qualified(node)] = self.keys[name]
 
     def values(self, node: exp.Expression) -> pa.Array:
         return self.runner.column(self.inputs, node, self.flat)
 
-    def output(self, expression: exp.Expression) -> pa.Array:
-        """One output of the step: its aggregate calls per group, then the expression around
-        them, evaluated over one row per group."""
-        body = expression.unalias().copy()
-        if isinstance(body, exp.AggFunc):
-            return self.call(body)
-        values = {}
-        for i, call in enumerate([n for n in body.find_all(exp.AggFunc) if _outermost(n)]):
-            values[f"__agg{i}"] = self.call(call)
-            call.replace(exp.column(f"__agg{i}", quoted=True))
-        columns = {**self.per_group, **values}
-        count = self.groups.count
-        table = pa.table(columns) if columns else rows_only(count)
-        return self.runner.column(Frame({None: table}, count), body)
-
     def call(self, call: exp.AggFunc) -> pa.Array:
+        """The value of one aggregate call per group."""
+        func, argument, distinct = call_spec(call, self.stars)
         groups = self.groups
-        if is_count_star(call, self.stars):
+        if func == "count_star":
             return aggregate("count_star", None, groups)
-        argument, distinct = call.this, isinstance(call.this, exp.Distinct)
-        if distinct:
-            if len(argument.expressions) != 1:
-                raise UnsupportedSql(f"{call.sql()!r}: DISTINCT over several columns")
-            argument = argument.expressions[0]
         values = self.values(argument)
-        if isinstance(call, exp.Count):
-            return aggregate("count", values, groups, distinct=distinct)
-        if isinstance(call, exp.CountIf):
+        if func == "count_if":
             return pc.fill_null(aggregate("sum", pc.cast(values, pa.int64()), groups), 0)
-        if isinstance(call, exp.ArrayAgg):
+        if func == "array_agg":
             return _list_per_group(values, groups)
-        if isinstance(call, (exp.First, exp.AnyValue)):
+        if func == "first":
             return values.take(null_padded(groups.first))  # a group without rows: NULL
-        func = FUNCTIONS.get(type(call))
-        if func is None:
-            raise UnsupportedSql(f"aggregate function {call.sql()!r} is not supported")
         if func in ("min", "max") and pa.types.is_dictionary(values.type):
             values = values.dictionary_decode()
         return aggregate(func, values, groups, distinct=distinct)

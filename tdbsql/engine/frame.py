@@ -49,8 +49,52 @@ class Frame:
         return Frame(taken, len(indices))
 
     def filter(self, mask) -> "Frame":
-        indices = np.flatnonzero(np.asarray(mask, dtype=bool))
-        return self.take(indices)
+        mask = np.asarray(mask, dtype=bool)
+        if mask.all():
+            return self
+        return self.take(np.flatnonzero(mask))
+
+
+def concat_frames(frames: list[Frame]) -> Frame:
+    """The rows of ``frames`` (same aliases and columns, e.g. the batches of one scan) one
+    after another; aliases sharing a table keep sharing it."""
+    if len(frames) == 1:
+        return frames[0]
+    done: dict[int, pa.Table] = {}
+    tables = {}
+    for alias, table in frames[0].tables.items():
+        if id(table) not in done:
+            done[id(table)] = concat_tables([f.tables[alias] for f in frames])
+        tables[alias] = done[id(table)]
+    return Frame(tables, sum(f.length for f in frames))
+
+
+def concat_tables(tables: list[pa.Table]) -> pa.Table:
+    """Tables of the same columns one after another.  A string column that some batch had to
+    keep as binary (bytes that are not UTF-8) is binary in all of them."""
+    schemas = {t.schema for t in tables}
+    if len(schemas) > 1:
+        names = tables[0].column_names
+        types = [unified_type([t.schema.field(i).type for t in tables]) for i in range(len(names))]
+        tables = [t.cast(pa.schema([pa.field(n, ty) for n, ty in zip(names, types)]))
+                  if t.schema.types != types else t for t in tables]
+    return pa.concat_tables(tables)
+
+
+def unified_type(types: list[pa.DataType]) -> pa.DataType:
+    """One type for the batches of a column: binary over string, the widest decimal (an
+    integer sum that overflowed int64 in one batch), else the first type that is not null."""
+    kinds = set(types)
+    if len(kinds) == 1:
+        return types[0]
+    if any(pa.types.is_large_binary(t) for t in kinds):
+        return pa.large_binary()
+    if any(pa.types.is_binary(t) for t in kinds):
+        return pa.binary()
+    decimals = [t for t in kinds if pa.types.is_decimal(t)]
+    if decimals:
+        return pa.decimal128(38, max(t.scale for t in decimals))
+    return next((t for t in types if not pa.types.is_null(t)), types[0])
 
 
 def rows_only(length: int) -> pa.Table:

@@ -264,12 +264,25 @@ def _restore_type(result: pa.Array, arrow_type: pa.DataType) -> pa.Array:
 def _variance(func, array, groups) -> pa.Array:
     if _kind(array.type) == "null":
         return pa.nulls(groups.count, pa.float64())
-    if _kind(array.type) not in ("int", "float", "decimal"):
+    counts, _, squares = variance_state(func, array, groups)
+    return variance_result(func, counts, squares)
+
+
+def variance_state(func: str, array: pa.Array, groups: Groups):
+    """Per group: (count, mean, sum of squared deviations) of the non-NULL values (Welford)."""
+    if _kind(array.type) not in ("int", "float", "decimal", "null"):
         raise _unsupported(func, array)
     counts = np.zeros(groups.count, np.int64)
     means = np.zeros(groups.count, np.float64)
     squares = np.zeros(groups.count, np.float64)
-    agg_kernels.welford(float64_values(array, copy=False), _valid(array), groups.ids, counts, means, squares)
+    if _kind(array.type) != "null":
+        agg_kernels.welford(float64_values(array, copy=False), _valid(array), groups.ids,
+                            counts, means, squares)
+    return counts, means, squares
+
+
+def variance_result(func: str, counts: np.ndarray, squares: np.ndarray) -> pa.Array:
+    """var/stddev (samp or pop) from per-group counts and sums of squared deviations."""
     sample = func.endswith("_samp")
     with np.errstate(invalid="ignore", divide="ignore"):
         result = squares / np.maximum(counts - 1 if sample else counts, 1)
@@ -309,4 +322,5 @@ _AGGREGATORS = {"count": _count, "sum": _sum, "avg": _avg, "min": _min_max, "max
                 "stddev_samp": _variance, "stddev_pop": _variance, "var_samp": _variance,
                 "var_pop": _variance, "bool_and": _bool_and_or, "bool_or": _bool_and_or}
 
-__all__ = ["AGGREGATES", "Groups", "aggregate", "group_ids"]
+__all__ = ["AGGREGATES", "Groups", "aggregate", "group_ids", "variance_result",
+           "variance_state"]

@@ -32,7 +32,8 @@ from .frame import ROW_PLACEHOLDER, Frame, broadcast, rows_only
 from .join_step import run_join
 from .metadata_answer import try_metadata_answer
 from .project import filter_project
-from .scan_step import read_source
+from .pipeline import stream_scan, try_streamed_aggregate
+from .scan_step import array_scan
 from .setop_step import run_set_operation
 from .sort_step import run_sort
 from .subqueries import SubqueryResolver
@@ -68,11 +69,14 @@ class Runner:
         frames: dict[planner.Step, Frame] = {}
         skipped: set = set()
         for step in plan.dag:
-            answered = try_metadata_answer(self, step)
-            if answered is not None:  # count/sum/min/max straight from tile metadata
-                frames[step], replaced = answered
+            started = time.perf_counter()
+            # count/sum/min/max straight from tile metadata, else an aggregate fed tile by tile
+            answered = try_metadata_answer(self, step) or try_streamed_aggregate(self, step)
+            if answered is not None:
+                frame, replaced = answered
+                frames[step] = _offset_limit(frame, step)
                 skipped.update(replaced)
-                self._record(step, frames[step], 0.0)
+                self.record(step, frames[step].length, time.perf_counter() - started)
         waiting = {step: set(step.dependencies) - set(frames) for step in plan.dag
                    if step not in frames and step not in skipped}
         ready = [step for step, deps in waiting.items() if not deps]
@@ -82,7 +86,7 @@ class Runner:
             started = time.perf_counter()
             frame = _offset_limit(self._step(step, frames), step)
             frames[step] = frame
-            self._record(step, frame, time.perf_counter() - started)
+            self.record(step, frame.length, time.perf_counter() - started)
             done.add(step)
             for dependent in step.dependents:
                 if dependent in waiting and waiting[dependent] <= done and dependent not in ready \
@@ -118,9 +122,10 @@ class Runner:
             table = inputs.tables[source.name]
             frame = Frame({step.name: table, source.name: table}, table.num_rows)
         else:
-            frame, stats = read_source(self, step, source, condition)
-            if stats is not None:
-                self.scan_stats[id(step)] = stats
+            scanned = array_scan(self, step, source, condition)
+            if not isinstance(scanned, Frame):  # an array: read, filtered, projected per tile
+                return stream_scan(self, step, scanned, condition)
+            frame = scanned
         if condition is not None:
             frame = frame.filter(self.mask(frame, condition))
         return filter_project(self, step, frame, filtered=True)
@@ -152,8 +157,9 @@ class Runner:
                            f"{self.memory_rows:,} rows (set TDBSQL_MAX_ROWS to raise it, or add a "
                            "join condition / filter)")
 
-    def _record(self, step, frame: Frame, seconds: float) -> None:
-        entry = {"step": step, "rows": frame.length, "seconds": seconds}
+    def record(self, step, rows: int, seconds: float) -> None:
+        """Rows and time of a step for EXPLAIN ANALYZE (with its scan's funnel, if any)."""
+        entry = {"step": step, "rows": rows, "seconds": seconds}
         if id(step) in self.scan_stats:
             entry["scan"] = self.scan_stats[id(step)]
         self.profile.append(entry)

@@ -22,7 +22,8 @@ tiles_after_mbr            tiles meeting the ranges (sparse: R-tree MBRs; dense:
 tiles_after_zonemap        tiles left after the zone maps (the tiles decoded)
 tiles_always               of those, tiles where the whole predicate is true for every cell
 tiles_from_metadata        tiles left out because ``answer_from_metadata`` used their metadata
-bytes_read                 bytes of tile data read from files (compressed, all fields)
+bytes_read                 bytes of tile data read from files (compressed, all fields; none for
+                           tiles the tile cache served, ``storage.tile_cache``)
 bytes_decoded              bytes of the decoded tiles (values, offsets, validity)
 time_s                     wall time of the scan
 rows                       rows returned
@@ -31,6 +32,7 @@ rows                       rows returned
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 
@@ -77,6 +79,15 @@ class TileScan:
         self.stats["fragments_total"] = len(array.directory.committed)
         self.stats["fragments_after_timestamps"] = len(self.fragments)
         self.stats["tiles_total"] = sum(f.metadata.tile_count for f in self.fragments)
+        self._stats_lock = threading.Lock()
+
+    def tasks(self) -> list:
+        """Units of work for ``read``: a scan that cannot stream has one, ``None``."""
+        return [None]
+
+    def read(self, task) -> ScanResult:
+        """The cells of one task of ``tasks()`` (the whole scan for ``None``)."""
+        return self.run()
 
     @property
     def wants_always(self) -> bool:
@@ -108,18 +119,20 @@ class TileScan:
         """See ``planner.zonemap.same_field``."""
         return same_field(self.schema, spec)
 
-    def count_tile_bytes(self, frag, name: str, tile_idx: int, column: Column) -> None:
+    def count_tile_bytes(self, frag, name: str, tile_idx: int, column: Column,
+                         cached: bool = False) -> None:
         meta = frag.metadata
         read = meta.tile_range(name, tile_idx)[1]
         if column.offsets is not None:
             read += meta.tile_var_range(name, tile_idx)[1]
         if column.validity is not None:
             read += meta.tile_validity_range(name, tile_idx)[1]
-        self.stats["bytes_read"] += int(read)
         decoded = column.values.nbytes
         decoded += 0 if column.offsets is None else column.offsets.nbytes
         decoded += 0 if column.validity is None else column.validity.nbytes
-        self.stats["bytes_decoded"] += int(decoded)
+        with self._stats_lock:  # tiles are read on several threads
+            self.stats["bytes_read"] += 0 if cached else int(read)
+            self.stats["bytes_decoded"] += int(decoded)
 
 
 def _subset(stats: Stats, tiles: np.ndarray) -> Stats:
@@ -133,20 +146,25 @@ def _subset(stats: Stats, tiles: np.ndarray) -> Stats:
                  pick(stats.cell_counts), pick(stats.trusted), pick(stats.null_exact))
 
 
+def open_scan(array, fields: list[str], ranges: Ranges, predicate=None, *,
+              skip_tiles: dict[int, np.ndarray] | None = None) -> TileScan:
+    """The scan of ``array`` for ``fields`` (sparse or dense), pruned but not read yet."""
+    if array.schema.sparse:
+        from .sparse_scan import SparseScan
+
+        return SparseScan(array, fields, ranges, predicate, skip_tiles)
+    from .dense_scan import DenseScan
+
+    return DenseScan(array, fields, ranges, predicate, skip_tiles)
+
+
 def scan(array, fields: list[str], ranges: Ranges, predicate=None, *,
          skip_tiles: dict[int, np.ndarray] | None = None) -> ScanResult:
     """Cells of ``fields`` (see the module docstring); ``skip_tiles`` leaves tiles out (only
     for tiles whose cells no other fragment overwrites or is overwritten by -- the metadata
     aggregate path)."""
     started = time.perf_counter()
-    if array.schema.sparse:
-        from .sparse_scan import SparseScan
-
-        runner = SparseScan(array, fields, ranges, predicate, skip_tiles)
-    else:
-        from .dense_scan import DenseScan
-
-        runner = DenseScan(array, fields, ranges, predicate, skip_tiles)
+    runner = open_scan(array, fields, ranges, predicate, skip_tiles=skip_tiles)
     result = runner.run()
     runner.stats["time_s"] = time.perf_counter() - started
     runner.stats["rows"] = result.length

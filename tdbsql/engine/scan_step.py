@@ -2,11 +2,14 @@
 
 Only the columns the query reads through this alias are decoded (projection pruning).  The
 scan's predicate, with the alias stripped, gives the dimension ranges that prune fragments and
-tiles, and goes to the scan itself for zone-map pruning on attributes.
+tiles, and goes to the scan itself for zone-map pruning on attributes.  An array scan is read
+task by task (``ArrayScan``): one tile each when the scan can stream, so the rows can be
+filtered and projected -- or aggregated -- as they come (``engine.pipeline``).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
@@ -14,27 +17,48 @@ from ..catalog import ArrowSource
 from ..planner.ranges import scan_ranges
 from .fields import column_to_arrow
 from .frame import Frame, rows_only
-from .scan import scan
+from .scan import open_scan
 
 
-def read_source(runner, step, table: exp.Table, condition) -> tuple[Frame, dict | None]:
+class ArrayScan:
+    """The scan of one array for one plan step, pruned; ``frame(task)`` reads one task."""
+
+    def __init__(self, runner, step, array, condition):
+        self.step, self.array = step, array
+        columns = [d.name for d in array.schema.dimensions] + \
+                  [a.name for a in array.schema.attributes]
+        used = runner.query.used_columns.get(step.name, frozenset())
+        self.fields = [c for c in columns if c in used]
+        predicate = unqualified(condition)
+        self.scan = open_scan(array, self.fields or columns[:1],
+                              scan_ranges(predicate, array.schema), predicate)
+        self.stats = self.scan.stats
+
+    def tasks(self) -> list:
+        return self.scan.tasks() or [None]  # nothing left: one task gives the empty result
+
+    def frame(self, task) -> tuple[Frame, np.ndarray | None]:
+        """The rows of one task as the step's frame, and per row whether its tile satisfies
+        the whole predicate (None: no row known to)."""
+        result = self.scan.read(task)
+        if self.fields:
+            data = pa.Table.from_arrays(
+                [column_to_arrow(self.array, name, result.columns[name]) for name in self.fields],
+                names=self.fields)
+        else:
+            data = rows_only(result.length)
+        return Frame.single(self.step.name, data), result.always
+
+
+def array_scan(runner, step, table: exp.Table, condition) -> ArrayScan | Frame:
+    """An ``ArrayScan`` for an array, or the frame of a registered Arrow table."""
     source, window = runner.catalog.resolve(table, runner.sql)
-    used = runner.query.used_columns.get(step.name, frozenset())
     if isinstance(source, ArrowSource):
+        used = runner.query.used_columns.get(step.name, frozenset())
         names = [n for n in source.table.column_names if n in used]
         data = source.table.select(names) if names else rows_only(source.table.num_rows)
-        return Frame.single(step.name, data), None
-    array = runner.open_array(source, window)
-    columns = [d.name for d in array.schema.dimensions] + [a.name for a in array.schema.attributes]
-    fields = [c for c in columns if c in used]
-    predicate = unqualified(condition)
-    result = scan(array, fields or columns[:1], scan_ranges(predicate, array.schema), predicate)
-    if fields:
-        data = pa.Table.from_arrays(
-            [column_to_arrow(array, name, result.columns[name]) for name in fields], names=fields)
-    else:
-        data = rows_only(result.length)
-    return Frame.single(step.name, data), result.stats
+        return Frame.single(step.name, data)
+    return ArrayScan(runner, step, runner.open_array(source, window), condition)
 
 
 def unqualified(node: exp.Expression | None) -> exp.Expression | None:

@@ -28,6 +28,8 @@ version hides older ones too):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -39,7 +41,9 @@ from ..format.delete_condition import (
 )
 from ..format.filters.compression import CompressionFilter
 from ..storage.directory import UINT64_MAX
-from ..planner.pruning import Ranges, fragment_overlaps, isolated_tiles, leaf_mbrs, sparse_tiles
+from ..planner.pruning import (
+    Ranges, box_inside, fragment_overlaps, isolated_tiles, leaf_mbrs, sparse_tiles,
+)
 from ..planner.zonemap import NEVER, cell_counts
 from ..storage.tiles import FieldSpec
 from .column import Column, concat
@@ -52,6 +56,18 @@ DELETE_TIMESTAMPS = "__delete_timestamps"
 ZIPPED_COORDS = "__coords"
 
 
+@dataclass(frozen=True)
+class TileTask:
+    """One tile to read: its fragment's position, its index, whether the whole predicate holds
+    on it (ALWAYS), and whether the window covers its fragment's cell timestamps only partly."""
+
+    frag_idx: int
+    tile_idx: int
+    always: bool
+    partial: bool
+    inside: bool  # the tile's MBR lies inside the ranges: no cell needs the range test
+
+
 class SparseScan(TileScan):
     def __init__(self, array, fields: list[str], ranges: Ranges, predicate=None,
                  skip_tiles=None):
@@ -59,15 +75,69 @@ class SparseScan(TileScan):
         self.deletes = [(read_condition(d, array.key), d) for d in array.directory.deletes]
         self._check_delete_fields()
 
+    @property
+    def streamable(self) -> bool:
+        """Can tiles be read one at a time?  Yes unless cells of several tiles must be merged
+        (newest wins per coordinate)."""
+        return not self._needs_dedup()
+
+    def tasks(self) -> list:
+        """The units ``read`` takes: one per kept tile when the scan streams, else one task
+        (``None``) that reads and merges everything."""
+        if not self.streamable:
+            return [None]
+        return [task for frag_idx, frag in enumerate(self.fragments)
+                for task in self._fragment_tasks(frag_idx, frag)]
+
+    def read(self, task) -> ScanResult:
+        """The cells of one task of ``tasks()``: one tile, ranges, window and deletes applied
+        (safe to call from several threads at once)."""
+        if task is None:
+            return self._merged()
+        need = self._need()
+        if task.inside:  # coordinates are read only when asked for
+            need = list(dict.fromkeys(self.fields + self._delete_fields()))
+        cols = self._tile_cells(task, need)
+        ts, dt, always = cols.pop("__ts"), cols.pop("__dt"), cols.pop("__always")
+        frag_of_cell = np.full(len(ts), task.frag_idx, dtype=np.int64)
+        alive = self._survivors(cols, ts, dt, frag_of_cell)
+        if alive is not None:
+            idx = np.flatnonzero(alive)
+            cols = {n: c.take(idx) for n, c in cols.items()}
+            always = always[idx]
+        length = len(always)
+        return ScanResult({f: cols[f] for f in self.fields}, length, self.stats,
+                          always if always.any() else None)
+
     def run(self) -> ScanResult:
-        need = list(dict.fromkeys(self.fields + self.dim_names + self._delete_fields()))
-        parts = []
-        for frag_idx, frag in enumerate(self.fragments):
-            for cols in self._fragment_cells(frag_idx, frag, need):
-                cols["__frag"] = np.full(len(cols["__ts"]), frag_idx, dtype=np.int64)
-                parts.append(cols)
+        if not self.streamable:
+            return self._merged()
+        parts = list(map_ordered(self.read, self.tasks()))
         if not parts:
-            return ScanResult({f: empty_column(self.schema, f) for f in self.fields}, 0, self.stats)
+            return self._empty()
+        always = [np.zeros(p.length, bool) if p.always is None else p.always for p in parts]
+        flags = np.concatenate(always)
+        return ScanResult({f: concat([p.columns[f] for p in parts]) for f in self.fields},
+                          sum(p.length for p in parts), self.stats,
+                          flags if flags.any() else None)
+
+    def _empty(self) -> ScanResult:
+        return ScanResult({f: empty_column(self.schema, f) for f in self.fields}, 0, self.stats)
+
+    def _need(self) -> list[str]:
+        return list(dict.fromkeys(self.fields + self.dim_names + self._delete_fields()))
+
+    def _merged(self) -> ScanResult:
+        """Every kept tile read, then one cell per coordinate (newest wins), then deletes."""
+        need = self._need()
+        tasks = [task for frag_idx, frag in enumerate(self.fragments)
+                 for task in self._fragment_tasks(frag_idx, frag)]
+        parts = []
+        for task, cols in zip(tasks, map_ordered(lambda t: self._tile_cells(t, need), tasks)):
+            cols["__frag"] = np.full(len(cols["__ts"]), task.frag_idx, dtype=np.int64)
+            parts.append(cols)
+        if not parts:
+            return self._empty()
         columns = {name: concat([p[name] for p in parts]) for name in need}
         ts, dt, frag_of_cell, always = (np.concatenate([p[k] for p in parts])
                                         for k in ("__ts", "__dt", "__frag", "__always"))
@@ -80,7 +150,7 @@ class SparseScan(TileScan):
             idx = np.flatnonzero(alive)
             columns = {n: c.take(idx) for n, c in columns.items()}
             always = always[idx]
-        length = len(columns[self.dim_names[0]])
+        length = len(always)
         return ScanResult({f: columns[f] for f in self.fields}, length, self.stats,
                           always if always.any() else None)
 
@@ -106,12 +176,11 @@ class SparseScan(TileScan):
 
     # -- reading a fragment ------------------------------------------------------------------
 
-    def _fragment_cells(self, frag_idx, frag, need):
-        """Per tile: the ``need`` columns plus ``__ts`` / ``__dt`` arrays (uint64) and
-        ``__always`` (bool: the tile satisfies the whole predicate)."""
+    def _fragment_tasks(self, frag_idx, frag) -> list["TileTask"]:
+        """The tiles of one fragment left after the pruning funnel (counted in ``stats``)."""
         meta = frag.metadata
         if not fragment_overlaps(meta.non_empty_domain, self.dim_names, self.ranges):
-            return
+            return []
         self.stats["fragments_after_domain"] += 1
         tile_count = meta.tile_count
         self.stats["tiles_after_domain"] += tile_count
@@ -128,27 +197,39 @@ class SparseScan(TileScan):
                                                and frag.timestamp_range[1] <= hi)
         self.stats["tiles_after_zonemap"] += len(tiles)
         self.stats["tiles_always"] += int(always.sum())
-        decoded = map_ordered(lambda tile_idx: self._read_tile(frag, int(tile_idx), need), tiles)
-        for tile_idx, tile_always, cols in zip(tiles, always, decoded):
-            for name, column in cols.items():
-                if name in frag.fields:
-                    self.count_tile_bytes(frag, name, int(tile_idx), column)
-            n = len(cols[self.dim_names[0]])
-            ts = (cols.pop(TIMESTAMPS).values.view(np.uint64) if TIMESTAMPS in cols
-                  else np.full(n, frag.timestamp_range[0], dtype=np.uint64))
-            dt = (cols.pop(DELETE_TIMESTAMPS).values.view(np.uint64) if DELETE_TIMESTAMPS in cols
-                  else np.full(n, UINT64_MAX, dtype=np.uint64))
-            flags = np.full(n, bool(tile_always), dtype=bool)
-            mask = self._range_mask(cols)
-            if partial:
-                in_window = (ts >= lo) & (ts <= hi)
-                mask = in_window if mask is None else mask & in_window
-            if mask is not None:
-                idx = np.flatnonzero(mask)
-                cols = {k: v.take(idx) for k, v in cols.items()}
-                ts, dt, flags = ts[idx], dt[idx], flags[idx]
-            cols["__ts"], cols["__dt"], cols["__always"] = ts, dt, flags
-            yield cols
+        inside = box_inside([_pick(lows, tiles) for lows, _ in mbrs],
+                            [_pick(highs, tiles) for _, highs in mbrs], self.dim_names,
+                            self.ranges)
+        return [TileTask(frag_idx, int(t), bool(a), partial, bool(i))
+                for t, a, i in zip(tiles, always, inside)]
+
+    def _tile_cells(self, task: "TileTask", need) -> dict:
+        """One tile's ``need`` columns, restricted to the ranges (and the window), plus
+        ``__ts`` / ``__dt`` arrays (uint64) and ``__always`` (bool: the tile satisfies the
+        whole predicate)."""
+        frag = self.fragments[task.frag_idx]
+        cached: list[str] = []
+        cols = self._read_tile(frag, task.tile_idx, need, cached)
+        for name, column in cols.items():
+            if name in frag.fields:
+                self.count_tile_bytes(frag, name, task.tile_idx, column, name in cached)
+        n = len(next(iter(cols.values())))
+        ts = (cols.pop(TIMESTAMPS).values.view(np.uint64) if TIMESTAMPS in cols
+              else np.full(n, frag.timestamp_range[0], dtype=np.uint64))
+        dt = (cols.pop(DELETE_TIMESTAMPS).values.view(np.uint64) if DELETE_TIMESTAMPS in cols
+              else np.full(n, UINT64_MAX, dtype=np.uint64))
+        flags = np.full(n, task.always, dtype=bool)
+        mask = None if task.inside else self._range_mask(cols)
+        if task.partial:
+            lo, hi = self.array.window
+            in_window = (ts >= lo) & (ts <= hi)
+            mask = in_window if mask is None else mask & in_window
+        if mask is not None and not mask.all():
+            idx = np.flatnonzero(mask)
+            cols = {k: v.take(idx) for k, v in cols.items()}
+            ts, dt, flags = ts[idx], dt[idx], flags[idx]
+        cols["__ts"], cols["__dt"], cols["__always"] = ts, dt, flags
+        return cols
 
     def _zone_prune(self, frag_idx, frag, mbrs, tiles):
         """Tiles kept after the zone maps, and per kept tile whether it is ALWAYS."""
@@ -189,15 +270,16 @@ class SparseScan(TileScan):
         alone = isolated_tiles(mbrs, self.dim_names, others, frag.metadata.tile_count)
         return alone[tiles]
 
-    def _read_tile(self, frag, tile_idx: int, need) -> dict[str, Column]:
+    def _read_tile(self, frag, tile_idx: int, need, cached: list) -> dict[str, Column]:
         fields = frag.fields
         cols: dict[str, Column] = {}
         if any(d not in fields for d in self.dim_names):
             cols.update(zipped_coords(frag, tile_idx))
         for name in need + [TIMESTAMPS, DELETE_TIMESTAMPS]:
             if name in fields and name not in cols and self.same_field(fields[name]):
-                cols[name] = frag.tiles.read(fields[name], tile_idx)
-        n = len(cols[self.dim_names[0]])
+                cols[name] = frag.tiles.read(fields[name], tile_idx, cached)
+        # the cells a read column holds; metadata's count only if no column was read
+        n = len(next(iter(cols.values()))) if cols else frag.metadata.tile_cell_count(tile_idx)
         for name in need:
             if name not in cols:  # attribute added after this fragment was written
                 cols[name] = fill_column(self.schema.attribute(name), n)
@@ -399,6 +481,13 @@ def zipped_coords(frag, tile_idx: int) -> dict[str, Column]:
     else:  # stored zipped: the dimensions of a cell side by side
         per_dim = values.reshape(n, len(dims)).T
     return {d.name: Column(np.ascontiguousarray(per_dim[i])) for i, d in enumerate(dims)}
+
+
+def _pick(values, tiles: np.ndarray):
+    """Per-tile bounds of the tiles ``tiles`` (a numpy array, or a list for string dims)."""
+    if isinstance(values, np.ndarray):
+        return values[tiles]
+    return [values[int(i)] for i in tiles]
 
 
 def _in_ranges(column: Column, dim, ranges) -> np.ndarray:

@@ -26,6 +26,7 @@ from ..errors import CorruptArrayError
 from . import filters as _filters  # noqa: F401  (registers every filter)
 from .binary import Reader, Writer
 from .filters import ChunkContext, Filter, filter_class
+from .filters.compression import CompressionFilter
 
 _CHUNK_HEADER = struct.Struct("<III")
 ENCRYPTION_MARKER_ID = 11  # TILEDB_FILTER_AES_256_GCM, serialized only in generic tile headers
@@ -137,6 +138,16 @@ class FilterPipeline:
         to it and the offsets file's tile -- an empty tile, ``num_chunks = 0`` -- need not be
         read; otherwise the list stays untouched.
         """
+        if encryption is None and len(self.filters) == 1:
+            codec = self.filters[0]
+            if isinstance(codec, CompressionFilter) and codec.byte_codec:
+                out = codec.decode_chunks(data, where)
+                if out is not None:
+                    if expected_size is not None and out.nbytes != expected_size:
+                        raise CorruptArrayError(
+                            f"chunks add up to {out.nbytes} bytes, expected {expected_size}",
+                            where)
+                    return out
         chunks = list(iter_chunks(data, where))
         total = sum(c[0] for c in chunks)
         if expected_size is not None and total != expected_size:

@@ -20,6 +20,7 @@ from ..engine.column import Column
 from ..errors import CorruptArrayError
 from ..format.filter_pipeline import FilterPipeline
 from . import vfs
+from .tile_cache import tile_cache
 
 
 
@@ -99,6 +100,13 @@ class _ReadAhead:
             self.held -= len(self.windows.pop(oldest)[1])
 
 
+def column_nbytes(column: Column) -> int:
+    """Bytes a decoded tile holds (values, offsets, validity)."""
+    total = column.values.nbytes
+    total += 0 if column.offsets is None else column.offsets.nbytes
+    return total + (0 if column.validity is None else column.validity.nbytes)
+
+
 class TileReader:
     """Decodes tiles of one fragment; ``meta`` is its ``FragmentMetadata``."""
 
@@ -113,8 +121,43 @@ class TileReader:
         self.version = meta.version
         self.files = _ReadAhead()
         self._paths: dict[tuple[str, str], str] = {}
+        self._identities: dict[str, tuple | None] = {}
 
-    def read(self, spec: FieldSpec, tile_idx: int) -> Column:
+    def read(self, spec: FieldSpec, tile_idx: int, hits: list | None = None) -> Column:
+        """Tile ``tile_idx`` of field ``spec``, from the tile cache when it holds it (then its
+        name is appended to ``hits``, if given)."""
+        key = self._cache_key(spec, tile_idx)
+        if key is None:
+            return self._decode(spec, tile_idx)
+        cache = tile_cache()
+        column = cache.get(key)
+        if column is not None:
+            if hits is not None:
+                hits.append(spec.name)
+            return column
+        column = self._decode(spec, tile_idx)
+        cache.put(key, column, column_nbytes(column))
+        return column
+
+    def _cache_key(self, spec: FieldSpec, tile_idx: int):
+        if self.encryption is not None or tile_cache().budget == 0:
+            return None
+        suffixes = ["", "_var"] if spec.is_var else [""]
+        if spec.nullable:
+            suffixes.append("_validity")
+        files = []
+        for suffix in suffixes:
+            path = self._file(spec.file_stem, suffix)
+            identity = self._identities.get(path)
+            if identity is None:
+                identity = self._identities[path] = vfs.file_identity(path)
+            if identity is None:
+                return None  # let the read report the missing file
+            files.append(identity)
+        return (tuple(files), spec.name, spec.datatype, spec.cell_val_num, spec.nullable,
+                tile_idx)
+
+    def _decode(self, spec: FieldSpec, tile_idx: int) -> Column:
         meta = self.meta
         if spec.is_var:
             offsets_raw = self._tile(spec, tile_idx, "", meta.tile_offsets, meta.file_sizes,

@@ -36,6 +36,16 @@ def file_size(path: str) -> int:
         raise CorruptArrayError(f"cannot stat ({exc.strerror})", path) from None
 
 
+def file_identity(path: str) -> tuple[int, int, int, int] | None:
+    """(device, inode, size, modification time in ns) of a file, None if it cannot be
+    stat'ed: what tells a rewritten file from the one read before."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
 def read_file(path: str) -> bytes:
     try:
         with open(path, "rb") as f:

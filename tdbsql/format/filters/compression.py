@@ -27,6 +27,10 @@ from ..binary import Reader, Writer
 from .base import ChunkContext, Filter, register
 
 _PART = struct.Struct("<II")
+_U64 = struct.Struct("<Q")
+# A chunk holding one compressed data part: original, filtered and metadata lengths, then
+# the codec's metadata (no metadata parts, one data part, its two lengths).
+_SIMPLE_CHUNK = struct.Struct("<IIIIIII")
 
 
 def _as_bytes(data) -> bytes | memoryview:
@@ -99,6 +103,51 @@ class CompressionFilter(Filter):
             raise CorruptArrayError(
                 f"{self.name} decompressed {len(out)} bytes, expected {size}", ctx.where
             )
+        return out
+
+    @property
+    def byte_codec(self) -> bool:
+        """Does the codec work on bytes alone (not RLE / DELTA / DICTIONARY, which need the
+        values' type)?"""
+        return type(self).decompress_part is CompressionFilter.decompress_part
+
+    def decode_chunks(self, data, where: str) -> np.ndarray | None:
+        """Every chunk of a tile filtered by this codec alone, decoded straight into one
+        buffer -- the common pipeline without the per-chunk framework.  None when a chunk is
+        laid out otherwise (the general path then decodes the tile)."""
+        view = memoryview(data).cast("B")
+        size = len(view)
+        if size < 8:
+            return None
+        (num_chunks,) = _U64.unpack_from(view, 0)
+        if num_chunks > size // 28:
+            return None
+        chunks, pos, total = [], 8, 0
+        for _ in range(num_chunks):
+            if pos + 28 > size:
+                return None
+            orig, filtered, meta_len, num_meta, num_data, part_orig, part_comp = \
+                _SIMPLE_CHUNK.unpack_from(view, pos)
+            pos += 28
+            if meta_len != 16 or num_meta != 0 or num_data != 1 or part_orig != orig or \
+                    part_comp != filtered or pos + filtered > size:
+                return None
+            chunks.append((pos, orig, filtered))
+            pos += filtered
+            total += orig
+        out = np.empty(total, dtype=np.uint8)
+        filled = 0
+        for start, orig, filtered in chunks:
+            try:
+                part = self.decompress(view[start:start + filtered], orig)
+            except Exception as exc:  # the codec's own error type varies per library
+                raise CorruptArrayError(f"{self.name} decompression failed ({exc})",
+                                        where) from None
+            if len(part) != orig:
+                raise CorruptArrayError(f"{self.name} decompressed {len(part)} bytes, "
+                                        f"expected {orig}", where)
+            out[filled:filled + orig] = np.frombuffer(part, dtype=np.uint8)
+            filled += orig
         return out
 
     def encode(self, metadata, data, ctx: ChunkContext):

@@ -1,0 +1,191 @@
+"""Aggregation in two phases, for rows that arrive batch by batch (a streamed scan).
+
+``partial(step, frame, runner)`` groups one batch and keeps, per group, the batch's key values
+and a small *state* per aggregate call.  ``combine(step, partials, runner, names)`` regroups
+the partial rows of all batches by key (first-appearance order, so groups come out in the order
+a single pass would give them) and folds the states:
+
+=====================  ========================================  ===============================
+function               state per group                           folded by
+=====================  ========================================  ===============================
+count(*), count(x)     the count                                 sum of counts
+count_if(p)            the count of true                         sum of counts
+sum(x)                 the sum (NULL without values)             sum of sums
+avg(x)                 sum, count                                sum of sums / sum of counts
+min, max, bool_and/or  the batch's min / max                     min / max of those
+first, any_value       the batch's first value                   the first batch's
+var/stddev (samp/pop)  count, mean, squared deviations (Welford)  Chan's parallel update
+=====================  ========================================  ===============================
+
+Calls with DISTINCT, array_agg and anything else without such a state make the step run
+the ordinary way (``streamable``).  Result types are those of ``engine.grouping``: an integer
+sum too large for int64 is exact (decimal128(38, 0)), otherwise int64.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import UnsupportedSql
+from .aggregate_step import (
+    Grouped, aggregate_calls, call_spec, finish_aggregate, star_operands,
+)
+from .frame import Frame, null_padded, unified_type
+from .grouping import Groups, aggregate, group_ids, variance_result, variance_state
+
+_FOLDABLE = ("count_star", "count", "count_if", "first", "sum", "avg", "min", "max",
+             "bool_and", "bool_or", "stddev_samp", "stddev_pop", "var_samp", "var_pop")
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def streamable(step) -> bool:
+    """Can every aggregate call of ``step`` be computed from per-batch states?"""
+    stars = star_operands(step)
+    try:
+        specs = [call_spec(call, stars) for expression in step.aggregations
+                 for call in aggregate_calls(expression.unalias())]
+    except UnsupportedSql:
+        return False  # the ordinary path reports it
+    return all(func in _FOLDABLE and not distinct for func, _, distinct in specs)
+
+
+@dataclass(frozen=True)
+class Partial:
+    """One batch's groups: key values and, per call (by its SQL text), its state arrays."""
+
+    keys: dict[str, pa.Array]
+    states: dict[str, tuple[str, pa.DataType | None, list]]  # func, argument type, arrays
+    count: int
+
+
+def partial(step, frame: Frame, runner) -> Partial | None:
+    """The states of one batch, or None for a batch without rows (it adds nothing)."""
+    if frame.length == 0:
+        return None
+    grouped = Grouped(step, frame, runner)
+    states: dict = {}
+    for expression in step.aggregations:
+        for call in aggregate_calls(expression.unalias()):
+            text = call.sql()
+            if text not in states:
+                states[text] = _state(call, grouped)
+    return Partial(grouped.keys, states, grouped.groups.count)
+
+
+def _state(call, grouped: Grouped) -> tuple[str, pa.DataType | None, list]:
+    func, argument, _ = call_spec(call, grouped.stars)
+    groups = grouped.groups
+    if func == "count_star":
+        return func, None, [aggregate("count_star", None, groups)]
+    values = grouped.values(argument)
+    if func in ("min", "max") and pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+    if func == "count":
+        arrays = [aggregate("count", values, groups)]
+    elif func == "count_if":
+        arrays = [pc.fill_null(aggregate("sum", pc.cast(values, pa.int64()), groups), 0)]
+    elif func == "first":
+        arrays = [values.take(null_padded(groups.first))]
+    elif func == "avg":
+        arrays = [aggregate("sum", values, groups), aggregate("count", values, groups)]
+    elif func.startswith(("var", "stddev")):
+        arrays = [pa.array(a) for a in variance_state(func, values, groups)]
+    else:  # sum, min, max, bool_and, bool_or
+        arrays = [aggregate(func, values, groups)]
+    return func, values.type, arrays
+
+
+def combine(step, partials: list[Partial], runner, input_names) -> Frame:
+    """The step's output from the states of every batch (at least one)."""
+    keys = {name: concat_arrays([p.keys[name] for p in partials]) for name in step.group}
+    rows = sum(p.count for p in partials)
+    groups = group_ids(list(keys.values())) if keys else Groups.single(rows)
+    first = pa.array(groups.first)
+    finals: dict[str, pa.Array] = {}
+
+    def call_value(call) -> pa.Array:
+        text = call.sql()
+        if text not in finals:
+            func, arg_type, _ = partials[0].states[text]
+            columns = [concat_arrays([p.states[text][2][i] for p in partials])
+                       for i in range(len(partials[0].states[text][2]))]
+            finals[text] = _fold(func, arg_type, columns, groups)
+        return finals[text]
+
+    group_keys = {name: key.take(first) for name, key in keys.items()}
+    return finish_aggregate(step, runner, group_keys, groups.count, call_value, input_names)
+
+
+def _fold(func: str, arg_type, columns: list[pa.Array], groups: Groups) -> pa.Array:
+    if func in ("count_star", "count", "count_if"):
+        return _count(columns[0], groups)
+    if func == "first":
+        return columns[0].take(null_padded(groups.first))
+    if func == "sum":
+        return _sum(columns[0], arg_type, groups)
+    if func == "avg":
+        return _mean(_sum(columns[0], arg_type, groups), _count(columns[1], groups))
+    if func.startswith(("var", "stddev")):
+        return _variance(func, columns, groups)
+    return aggregate(func, columns[0], groups)  # min, max, bool_and, bool_or
+
+
+def _count(counts: pa.Array, groups: Groups) -> pa.Array:
+    return pc.fill_null(aggregate("sum", counts, groups), 0)
+
+
+def _sum(sums: pa.Array, arg_type, groups: Groups) -> pa.Array:
+    """Sum of partial sums; an integer column's sum is int64 whenever it fits."""
+    total = aggregate("sum", sums, groups)
+    integer = pa.types.is_integer(arg_type) or pa.types.is_boolean(arg_type)
+    if integer and pa.types.is_decimal(total.type):
+        values = total.to_pylist()
+        if all(v is None or _INT64[0] <= v <= _INT64[1] for v in values):
+            return pa.array([None if v is None else int(v) for v in values], pa.int64())
+    return total
+
+
+def _mean(totals: pa.Array, counts: pa.Array) -> pa.Array:
+    n = counts.to_numpy(zero_copy_only=False)
+    if pa.types.is_decimal(totals.type) and totals.type.scale == 0:  # exact int / int
+        means = np.array([0.0 if v is None or c == 0 else int(v) / int(c)
+                          for v, c in zip(totals.to_pylist(), n.tolist())], np.float64)
+    else:
+        if not pa.types.is_integer(totals.type):  # int64 sums divide exactly as they are
+            totals = pc.cast(totals, pa.float64())
+        sums = totals.fill_null(0).to_numpy(zero_copy_only=False)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = sums / np.maximum(n, 1)
+    mask = n == 0
+    return pa.array(means, pa.float64(), mask=mask if mask.any() else None)
+
+
+def _variance(func: str, columns: list[pa.Array], groups: Groups) -> pa.Array:
+    """Chan et al.'s pairwise update: counts add, means weight by count, squared deviations
+    add plus each part's count times its mean's squared distance from the whole's."""
+    counts, means, squares = (np.asarray(c.to_numpy(zero_copy_only=False)) for c in columns)
+    size, ids = groups.count, groups.ids
+    present = counts > 0  # a part without values says nothing (its mean is a placeholder)
+    weights = np.where(present, counts, 0).astype(np.float64)
+    n = np.bincount(ids, weights=weights, minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(ids, weights=np.where(present, weights * means, 0.0),
+                           minlength=size) / np.maximum(n, 1)
+        deviation = np.where(present, means - mean[ids], 0.0)
+        m2 = (np.bincount(ids, weights=np.where(present, squares, 0.0), minlength=size)
+              + np.bincount(ids, weights=weights * deviation * deviation, minlength=size))
+    return variance_result(func, np.rint(n).astype(np.int64), m2)
+
+
+def concat_arrays(arrays: list[pa.Array]) -> pa.Array:
+    """Arrays of one logical column from several batches as one (``unified_type``)."""
+    arrays = [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
+    if len(arrays) == 1:
+        return arrays[0]
+    target = unified_type([a.type for a in arrays])
+    arrays = [a if a.type == target else pc.cast(a, target) for a in arrays]
+    return pa.concat_arrays(arrays)

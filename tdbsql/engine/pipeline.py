@@ -1,0 +1,139 @@
+"""Streamed execution: an array scan and the steps right above it, one tile at a time.
+
+A scan of an array reads task by task (``ArrayScan``: one tile each when no merge across tiles
+is needed).  Each task's rows are filtered by the scan's condition -- not at all when the tile
+is ALWAYS for the whole predicate -- and projected on the thread pool, so both cores work and
+only the rows that pass are kept (``stream_scan``).
+
+An Aggregate over a chain of such a scan and filter-only Join steps (how sqlglot plans
+``SELECT agg FROM array WHERE ... GROUP BY ...``) never holds the scanned rows: each batch goes
+through the chain and is folded into per-group partial states
+(``engine.partial_aggregate``), which are combined at the end (``try_streamed_aggregate``).
+Memory is then a few tiles per worker plus the groups.  Conjuncts the planner pushed into the
+scan are not evaluated again above it.
+
+Expressions holding subqueries keep to one thread (a subquery runs once and is cached).
+"""
+
+from __future__ import annotations
+
+import time
+
+from sqlglot import exp, planner
+
+from ..catalog import ArraySource
+from ..planner.conjuncts import and_all, conjuncts
+from .aggregate_step import run_aggregate
+from .frame import Frame, concat_frames
+from .parallel import map_ordered
+from .partial_aggregate import combine, partial, streamable
+from .project import filter_project
+from .scan_step import ArrayScan
+
+_SUBQUERY = (exp.Subquery, exp.Exists, exp.Any, exp.All)
+
+
+def stream_scan(runner, step, scanned: ArrayScan, condition) -> Frame:
+    """The scan step's output: every task filtered and projected, then concatenated."""
+    started = time.perf_counter()
+    batches = _map(lambda task: scan_batch(runner, step, scanned, condition, task),
+                   scanned.tasks(), _has_subquery(condition, *step.projections))
+    rows = 0
+    frames = []
+    for scanned_rows, frame in batches:
+        rows += scanned_rows
+        frames.append(frame)
+    _scan_done(runner, step, scanned, rows, started)
+    return concat_frames(frames)
+
+
+def scan_batch(runner, step, scanned: ArrayScan, condition, task) -> tuple[int, Frame]:
+    """(rows read, the step's output frame) for one task."""
+    frame, always = scanned.frame(task)
+    rows = frame.length
+    if condition is not None and not (always is not None and bool(always.all())):
+        frame = frame.filter(runner.mask(frame, condition))
+    return rows, filter_project(runner, step, frame, filtered=True)
+
+
+def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
+    """(the Aggregate step's frame, the steps it ran inside it) or None when ``step`` is not
+    an aggregate over a streamable chain."""
+    if not isinstance(step, planner.Aggregate) or not streamable(step) or _has_subquery(
+            *step.operands, *step.group.values(), *step.aggregations):
+        return None
+    chain = _chain_below(step)
+    if chain is None:
+        return None
+    scan, filters = chain
+    source, window = runner.catalog.resolve(scan.source, runner.sql)
+    if not isinstance(source, ArraySource):
+        return None
+    pushed = runner.pushed.get(id(scan), [])
+    condition = and_all(conjuncts(scan.condition) + pushed)
+    if _has_subquery(condition, *scan.projections):
+        return None
+    scanned = ArrayScan(runner, scan, runner.open_array(source, window), condition)
+    residuals = [and_all([c for c in conjuncts(f.condition) if not any(c is p for p in pushed)])
+                 for f in filters]
+
+    def batch(task):
+        rows, frame = scan_batch(runner, scan, scanned, condition, task)
+        passed = [frame.length]
+        for filter_step, residual in zip(filters, residuals):
+            if residual is not None:
+                frame = frame.filter(runner.mask(frame, residual))
+            frame = filter_project(runner, filter_step, frame, filtered=True)
+            passed.append(frame.length)
+        return rows, passed, frame, partial(step, frame, runner)
+
+    started = time.perf_counter()
+    rows, passed, partials, last = 0, [0] * (len(filters) + 1), [], None
+    for batch_rows, batch_passed, frame, state in map_ordered(batch, scanned.tasks()):
+        rows += batch_rows
+        passed = [a + b for a, b in zip(passed, batch_passed)]
+        last = frame
+        if state is not None:
+            partials.append(state)
+    scan_seconds = time.perf_counter() - started
+    _scan_done(runner, scan, scanned, rows, started)
+    runner.record(scan, passed[0], scan_seconds)
+    for filter_step, count in zip(filters, passed[1:]):
+        runner.record(filter_step, count, 0.0)
+    if partials:
+        result = combine(step, partials, runner, list(last.tables))
+    else:  # no row at all: the ordinary aggregate over the (typed, empty) last batch
+        result = run_aggregate(step, last, runner)
+    return result, [scan, *filters]
+
+
+def _chain_below(step) -> tuple[planner.Scan, list[planner.Join]] | None:
+    """(scan, filter-only Join steps bottom-up) under ``step``, each feeding only the next."""
+    if len(step.dependencies) != 1:
+        return None
+    below = next(iter(step.dependencies))
+    filters = []
+    while isinstance(below, planner.Join):
+        if below.joins or len(below.dependencies) != 1 or len(below.dependents) != 1 or \
+                _has_subquery(below.condition, *below.projections):
+            return None
+        filters.insert(0, below)
+        below = next(iter(below.dependencies))
+    if not isinstance(below, planner.Scan) or not isinstance(below.source, exp.Table) or \
+            below.dependencies or len(below.dependents) != 1:
+        return None
+    return below, filters
+
+
+def _scan_done(runner, step, scanned: ArrayScan, rows: int, started: float) -> None:
+    scanned.stats["time_s"] = time.perf_counter() - started
+    scanned.stats["rows"] = rows
+    runner.scan_stats[id(step)] = scanned.stats
+
+
+def _has_subquery(*nodes) -> bool:
+    return any(node is not None and node.find(*_SUBQUERY) for node in nodes)
+
+
+def _map(fn, items, serial: bool):
+    return map(fn, items) if serial else map_ordered(fn, items)

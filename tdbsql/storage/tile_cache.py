@@ -1,0 +1,74 @@
+"""A bounded, process-wide cache of decoded tiles: repeated queries skip reading and decoding.
+
+Keyed by the tile's files (device, inode, size, modification time of each, so a rewritten or
+damaged file is never served from the cache), the field and the tile index; the value is the
+decoded ``Column``, shared read-only by every query that reads the tile (operators never write
+into a column's buffers).  Least recently used tiles go first once the decoded bytes pass the
+budget: ``TDBSQL_TILE_CACHE_MB`` (default 1024; 0 turns the cache off).  Tiles of encrypted
+arrays are never cached, so a wrong key cannot read decrypted data left by a right one.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+
+DEFAULT_MB = 1024
+
+
+def budget_bytes() -> int:
+    raw = os.environ.get("TDBSQL_TILE_CACHE_MB", str(DEFAULT_MB))
+    try:
+        return max(0, int(float(raw) * 1024 * 1024))
+    except ValueError:
+        return DEFAULT_MB * 1024 * 1024
+
+
+class TileCache:
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.held = 0
+        self.hits = 0
+        self.misses = 0
+        self._tiles: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            found = self._tiles.get(key)
+            if found is None:
+                self.misses += 1
+                return None
+            self._tiles.move_to_end(key)
+            self.hits += 1
+            return found[0]
+
+    def put(self, key, column, nbytes: int) -> None:
+        if nbytes > self.budget:
+            return
+        with self._lock:
+            old = self._tiles.pop(key, None)
+            if old is not None:
+                self.held -= old[1]
+            self._tiles[key] = (column, nbytes)
+            self.held += nbytes
+            while self.held > self.budget:
+                _, (_, size) = self._tiles.popitem(last=False)
+                self.held -= size
+
+    def clear(self) -> None:
+        with self._lock:
+            self._tiles.clear()
+            self.held = 0
+
+
+_CACHE: TileCache | None = None
+
+
+def tile_cache() -> TileCache:
+    """The process's cache (its budget read from the environment on first use)."""
+    global _CACHE
+    if _CACHE is None:
+        _CACHE = TileCache(budget_bytes())
+    return _CACHE
