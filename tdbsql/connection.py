@@ -7,12 +7,17 @@
 ``sql`` runs SELECT / WITH / set operations through the planner and runner and returns a
 ``Result``; ``EXPLAIN [ANALYZE] ...`` returns the plan text as a one-column result;
 ``INSERT`` and ``DELETE`` write to arrays (``tdbsql.dml``).
+
+Plans are kept per SQL text (the last ``PLAN_CACHE`` queries): running the same query again
+skips parsing and optimizing as long as the tables it names have the same columns and types.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections import OrderedDict
+from dataclasses import dataclass
 
 import pyarrow as pa
 
@@ -22,11 +27,20 @@ from .result import Result
 
 _EXPLAIN = re.compile(r"^\s*EXPLAIN(\s+ANALYZE)?\s+", re.IGNORECASE)
 DEFAULT_MAX_ROWS = 200_000_000
+PLAN_CACHE = 64
+
+
+@dataclass(frozen=True)
+class _Planned:
+    tables: list  # the tree's table references, to resolve again
+    schema: tuple  # what the plan was built against
+    query: object  # the LogicalQuery
 
 
 class Connection:
     def __init__(self):
         self.catalog = Catalog()
+        self._plans: OrderedDict[str, _Planned] = OrderedDict()
 
     def register(self, name: str, path: str, *, timestamp=None, key=None) -> "Connection":
         """Make the array at ``path`` the table ``name`` (read at ``timestamp``, ms)."""
@@ -52,6 +66,9 @@ class Connection:
 
         from .planner.parse import parse
 
+        if sql in self._plans:  # a query planned before (never INSERT / DELETE)
+            query, runner = self._plan(sql)
+            return Result(runner.run(query))
         tree = parse(sql)
         if isinstance(tree, (exp.Insert, exp.Delete)):
             from .dml import run_delete, run_insert
@@ -77,19 +94,36 @@ class Connection:
         from .planner.build import build, referenced_tables, table_key
         from .planner.parse import parse
 
-        tree = parse(sql) if tree is None else tree
+        planned = self._plans.get(sql)
+        if planned is None:
+            tree = parse(sql) if tree is None else tree
+            tables = referenced_tables(tree)
+        else:
+            tables = planned.tables
         schema, arrays = {}, {}
-        for table in referenced_tables(tree):
+        for table in tables:
             source, window = self.catalog.resolve(table, sql)
-            if isinstance(source, ArraySource) and (source, window) not in arrays:
-                arrays[source, window] = source.open(window)  # the runner reads this one too
-            schema[table_key(table)] = _sql_schema(source, arrays.get((source, window)))
-        query = build(tree, schema, sql)
+            array = None
+            if isinstance(source, ArraySource):
+                if (source, window) not in arrays:  # the runner reads this one too
+                    arrays[source, window] = source.open(window)
+                array = arrays[source, window]
+            schema[table_key(table)] = _sql_schema(source, array)
+        frozen = tuple((name, tuple(columns.items())) for name, columns in schema.items())
+        if planned is not None and planned.schema == frozen:
+            query = planned.query
+            self._plans.move_to_end(sql)
+        else:
+            query = build(parse(sql) if tree is None else tree, schema, sql)
+            self._plans[sql] = _Planned(tables, frozen, query)
+            while len(self._plans) > PLAN_CACHE:
+                self._plans.popitem(last=False)
         max_rows = int(os.environ.get("TDBSQL_MAX_ROWS", DEFAULT_MAX_ROWS))
         return query, Runner(self.catalog, sql, max_rows, arrays)
 
     def close(self) -> None:
         self.catalog.sources.clear()
+        self._plans.clear()
 
     def __enter__(self) -> "Connection":
         return self

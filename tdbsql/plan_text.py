@@ -23,7 +23,9 @@ def _tree(step, depth: int, lines: list[str], profile: dict, pushed: dict, seen:
     pad = "  " * depth
     entry = profile.get(id(step))
     head = f"{pad}{_label(step)}"
-    if entry is not None:
+    if entry is not None and entry.get("streamed"):  # ran tile by tile inside its consumer
+        head += f"  [rows={entry['rows']:,} streamed]"
+    elif entry is not None:
         head += f"  [rows={entry['rows']:,} time={entry['seconds'] * 1000:.1f} ms]"
     lines.append(head)
     for detail in _details(step, pushed):

@@ -149,3 +149,29 @@ def test_aggregates_answered_from_tile_metadata(tmp_path):
     text = tdbsql.explain(sql, path, analyze=True)
     answered = int(text.split(" answered from metadata")[0].rsplit(", ", 1)[1])
     assert answered > 10  # most tiles never decoded
+
+
+def test_plan_reused_until_a_table_changes(versions):
+    con = tdbsql.connect()
+    con.register("t", versions)
+    sql = "SELECT k, v FROM t WHERE v > 20 ORDER BY k"
+    first = con.sql(sql).fetchall()
+    planned = con._plans[sql].query
+    assert con.sql(sql).fetchall() == first and con._plans[sql].query is planned
+    # the same name now holds other columns' types: planned again, not reused
+    con.register_arrow("t", pa.table({"k": [1, 2], "v": ["x", "y"]}))
+    with pytest.raises(tdbsql.SqlError):
+        con.sql(sql)  # VARCHAR > INTEGER
+    con.register_arrow("t", pa.table({"k": [1, 2], "v": [25.5, 3.0]}))
+    assert con.sql(sql).fetchall() == [(1, 25.5)]
+    con.register_arrow("t", pa.table({"k": [1]}))
+    with pytest.raises(tdbsql.SqlError, match="v"):
+        con.sql(sql)
+
+
+def test_arrow_table_joins_an_array(versions):
+    con = tdbsql.connect()
+    con.register("a", versions)
+    con.register_arrow("names", pa.table({"k": [1, 2, 5], "name": ["one", "two", "five"]}))
+    got = con.sql("SELECT n.name, a.v FROM a JOIN names n ON a.k = n.k ORDER BY n.name")
+    assert got.fetchall() == [("five", 50), ("one", 10), ("two", 21)]

@@ -95,11 +95,9 @@ def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
         last = frame
         if state is not None:
             partials.append(state)
-    scan_seconds = time.perf_counter() - started
     _scan_done(runner, scan, scanned, rows, started)
-    runner.record(scan, passed[0], scan_seconds)
-    for filter_step, count in zip(filters, passed[1:]):
-        runner.record(filter_step, count, 0.0)
+    for chained, count in zip([scan, *filters], passed):
+        runner.record(chained, count, streamed=True)
     if partials:
         result = combine(step, partials, runner, list(last.tables))
     else:  # no row at all: the ordinary aggregate over the (typed, empty) last batch

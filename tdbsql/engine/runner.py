@@ -157,9 +157,10 @@ class Runner:
                            f"{self.memory_rows:,} rows (set TDBSQL_MAX_ROWS to raise it, or add a "
                            "join condition / filter)")
 
-    def record(self, step, rows: int, seconds: float) -> None:
-        """Rows and time of a step for EXPLAIN ANALYZE (with its scan's funnel, if any)."""
-        entry = {"step": step, "rows": rows, "seconds": seconds}
+    def record(self, step, rows: int, seconds: float = 0.0, streamed: bool = False) -> None:
+        """Rows and time of a step for EXPLAIN ANALYZE (with its scan's funnel, if any); a
+        ``streamed`` step ran batch by batch inside the step it feeds (its time is there)."""
+        entry = {"step": step, "rows": rows, "seconds": seconds, "streamed": streamed}
         if id(step) in self.scan_stats:
             entry["scan"] = self.scan_stats[id(step)]
         self.profile.append(entry)
