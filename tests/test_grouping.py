@@ -36,6 +36,19 @@ def test_null_differs_from_zero_and_empty_string():
     assert group_ids([pa.array(["", None, ""])]).ids.tolist() == [0, 1, 0]
 
 
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.one_of(st.none(), st.binary(max_size=9)), max_size=40), st.integers(0, 3))
+def test_short_and_long_string_keys_group_by_value(cells, start):
+    """Keys of at most 7 bytes are packed into codes, longer ones dictionary-encoded: either
+    way one group per distinct value (b"a" and b"a\\0" differ), NULL its own, sliced too."""
+    for arrow_type in (pa.binary(), pa.large_binary()):
+        array = pa.array([b"pad"] * start + cells, arrow_type).slice(start)
+        groups = group_ids([array])
+        first_seen = list(dict.fromkeys(cells))
+        assert groups.count == len(first_seen)
+        assert [first_seen[i] for i in groups.ids] == cells
+
+
 def test_float_keys_fold_negative_zero_and_nans():
     nan_other = np.frombuffer(np.array([0x7FF8000000000001], np.uint64).tobytes(), np.float64)[0]
     keys = pa.array([0.0, -0.0, float("nan"), -float("nan"), nan_other, None, 1.5])

@@ -7,9 +7,10 @@ and joins share (``int64_values``, ``float64_values``, ``valid_mask``, ``null_ma
 
 Every key column first becomes int64 *codes* (``key_codes``): integers, dates, times, timestamps
 and booleans as their integer value; floats with -0.0 folded into 0.0 and all NaNs made one,
-then bit-cast; everything else (strings, binary, decimals) through ``dictionary_encode``.  A
-NULL is a group of its own: dictionary codes use -1, value codes get an extra 0/1 NULL-flag
-column.  The code columns, stacked into a (columns, rows) matrix, go to the hashing kernels
+then bit-cast; strings and binary whose cells all fit 7 bytes as those bytes and the length
+packed into one int64 (``kernels.hashing.pack_short_strings``); everything else (longer
+strings, decimals) through ``dictionary_encode``.  A NULL is a group of its own: dictionary
+codes use -1, value codes get an extra 0/1 NULL-flag column.  The code columns, stacked into a (columns, rows) matrix, go to the hashing kernels
 (``kernels/hashing.py``): a direct lookup when the codes span a small box, else open addressing.
 
 Values are read straight from the Arrow buffers (no ``fill_null`` / ``to_numpy`` passes): the
@@ -156,12 +157,41 @@ def key_codes(values: pa.Array | pa.ChunkedArray) -> list[np.ndarray]:
     elif pa.types.is_floating(arrow_type):
         codes = float_codes(float64_values(array))
     else:
-        return [dictionary_codes(array)]
+        codes = short_string_codes(array)
+        if codes is None:
+            return [dictionary_codes(array)]
     nulls = null_mask(array)
     if nulls is None:
         return [codes]
     codes[nulls.view(np.bool_)] = 0  # whatever the NULL slots held: one code for all
     return [codes, nulls.astype(np.int64)]
+
+
+_STRING_TYPES = {pa.string(): np.int32, pa.binary(): np.int32, pa.large_string(): np.int64,
+                 pa.large_binary(): np.int64}
+
+
+def short_string_codes(array: pa.Array) -> np.ndarray | None:
+    """Codes of a string / binary column whose cells are all at most 7 bytes (flags, codes,
+    short names -- typical GROUP BY keys): the bytes themselves packed into an int64, no hash
+    table needed.  None for other columns (``dictionary_codes`` then)."""
+    offset_type = _STRING_TYPES.get(array.type)
+    if offset_type is None or len(array) == 0:
+        return None
+    buffers = array.buffers()
+    offsets = np.frombuffer(buffers[1], offset_type, len(array) + 1, array.offset *
+                            np.dtype(offset_type).itemsize).astype(np.int64)
+    if offsets[-1] - offsets[0] > 7 * len(array):
+        return None  # some cell must be longer
+    data = np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else \
+        np.zeros(0, np.uint8)
+    if not data.flags.writeable:
+        data = data[offsets[0]:offsets[-1]].copy()
+        offsets -= offsets[0]
+    codes = np.empty(len(array), np.int64)
+    if not hashing.pack_short_strings(offsets, data, codes):
+        return None
+    return codes
 
 
 def dictionary_encode(array: pa.Array) -> pa.DictionaryArray:

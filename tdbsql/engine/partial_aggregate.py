@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from sqlglot import exp
 
 from ..errors import UnsupportedSql
 from .aggregate_step import (
@@ -62,17 +63,19 @@ class Partial:
     count: int
 
 
-def partial(step, frame: Frame, runner) -> Partial | None:
-    """The states of one batch, or None for a batch without rows (it adds nothing)."""
+def step_calls(step) -> dict[str, exp.AggFunc]:
+    """The distinct aggregate calls of ``step`` by their SQL text."""
+    return {call.sql(): call for expression in step.aggregations
+            for call in aggregate_calls(expression.unalias())}
+
+
+def partial(step, calls: dict, frame: Frame, runner) -> Partial | None:
+    """The states of one batch (``calls``: ``step_calls(step)``), or None for a batch without
+    rows (it adds nothing)."""
     if frame.length == 0:
         return None
     grouped = Grouped(step, frame, runner)
-    states: dict = {}
-    for expression in step.aggregations:
-        for call in aggregate_calls(expression.unalias()):
-            text = call.sql()
-            if text not in states:
-                states[text] = _state(call, grouped)
+    states = {text: _state(call, grouped) for text, call in calls.items()}
     return Partial(grouped.keys, states, grouped.groups.count)
 
 

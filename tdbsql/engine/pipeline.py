@@ -26,7 +26,7 @@ from ..planner.conjuncts import and_all, conjuncts
 from .aggregate_step import run_aggregate
 from .frame import Frame, concat_frames
 from .parallel import map_ordered
-from .partial_aggregate import combine, partial, streamable
+from .partial_aggregate import combine, partial, step_calls, streamable
 from .project import filter_project
 from .scan_step import ArrayScan
 
@@ -77,6 +77,8 @@ def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
     residuals = [and_all([c for c in conjuncts(f.condition) if not any(c is p for p in pushed)])
                  for f in filters]
 
+    calls = step_calls(step)
+
     def batch(task):
         rows, frame = scan_batch(runner, scan, scanned, condition, task)
         passed = [frame.length]
@@ -85,7 +87,7 @@ def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
                 frame = frame.filter(runner.mask(frame, residual))
             frame = filter_project(runner, filter_step, frame, filtered=True)
             passed.append(frame.length)
-        return rows, passed, frame, partial(step, frame, runner)
+        return rows, passed, frame, partial(step, calls, frame, runner)
 
     started = time.perf_counter()
     rows, passed, partials, last = 0, [0] * (len(filters) + 1), [], None

@@ -200,3 +200,21 @@ def direct_probe(slots, slot_groups, out):
         if group >= 0:
             found += 1
     return found
+
+
+@jit
+def pack_short_strings(offsets, data, out):
+    """Each cell's bytes (``data[offsets[i]:offsets[i + 1]]``) and length packed into one int64
+    -- byte ``j`` at bits ``8j``, the length at bits 56..63 -- so equal strings of at most 7
+    bytes get equal codes and different ones different codes.  Returns False (``out`` then
+    partly written) as soon as a cell is longer."""
+    for i in range(len(out)):
+        start = offsets[i]
+        length = offsets[i + 1] - start
+        if length > 7:
+            return False
+        code = np.int64(length) << 56
+        for j in range(length):
+            code |= np.int64(data[start + j]) << (8 * j)
+        out[i] = code
+    return True
