@@ -10,7 +10,8 @@ An Aggregate over a chain of such a scan and filter-only Join steps (how sqlglot
 through the chain and is folded into per-group partial states
 (``engine.partial_aggregate``), which are combined at the end (``try_streamed_aggregate``).
 Memory is then a few tiles per worker plus the groups.  Conjuncts the planner pushed into the
-scan are not evaluated again above it.
+scan are not evaluated again above it.  When grouping by dimensions, tiles whose metadata is
+the answer are not read at all (``engine.metadata_groups``).
 
 Expressions holding subqueries keep to one thread (a subquery runs once and is cached).
 """
@@ -26,6 +27,7 @@ from ..planner.conjuncts import and_all, conjuncts
 from .aggregate_step import run_aggregate
 from .frame import Frame, concat_frames
 from .parallel import map_ordered
+from .metadata_groups import metadata_groups
 from .partial_aggregate import combine, partial, step_calls, streamable
 from .project import filter_project
 from .scan_step import ArrayScan
@@ -73,11 +75,14 @@ def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
     condition = and_all(conjuncts(scan.condition) + pushed)
     if _has_subquery(condition, *scan.projections):
         return None
-    scanned = ArrayScan(runner, scan, runner.open_array(source, window), condition)
+    array = runner.open_array(source, window)
     residuals = [and_all([c for c in conjuncts(f.condition) if not any(c is p for p in pushed)])
                  for f in filters]
-
     calls = step_calls(step)
+    answered, skip = None, {}
+    if not any(residuals) and not scan.projections and not any(f.projections for f in filters):
+        answered, skip = metadata_groups(step, calls, array, condition)
+    scanned = ArrayScan(runner, scan, array, condition, skip)
 
     def batch(task):
         rows, frame = scan_batch(runner, scan, scanned, condition, task)
@@ -90,7 +95,8 @@ def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
         return rows, passed, frame, partial(step, calls, frame, runner)
 
     started = time.perf_counter()
-    rows, passed, partials, last = 0, [0] * (len(filters) + 1), [], None
+    rows, passed, last = 0, [0] * (len(filters) + 1), None
+    partials = [] if answered is None else [answered]
     for batch_rows, batch_passed, frame, state in map_ordered(batch, scanned.tasks()):
         rows += batch_rows
         passed = [a + b for a, b in zip(passed, batch_passed)]

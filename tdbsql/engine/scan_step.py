@@ -21,9 +21,10 @@ from .scan import open_scan
 
 
 class ArrayScan:
-    """The scan of one array for one plan step, pruned; ``frame(task)`` reads one task."""
+    """The scan of one array for one plan step, pruned; ``frame(task)`` reads one task.
+    ``skip_tiles`` (fragment position -> bool per tile) leaves out tiles answered otherwise."""
 
-    def __init__(self, runner, step, array, condition):
+    def __init__(self, runner, step, array, condition, skip_tiles: dict | None = None):
         self.step, self.array = step, array
         columns = [d.name for d in array.schema.dimensions] + \
                   [a.name for a in array.schema.attributes]
@@ -31,7 +32,8 @@ class ArrayScan:
         self.fields = [c for c in columns if c in used]
         predicate = unqualified(condition)
         self.scan = open_scan(array, self.fields or columns[:1],
-                              scan_ranges(predicate, array.schema), predicate)
+                              scan_ranges(predicate, array.schema), predicate,
+                              skip_tiles=skip_tiles)
         self.stats = self.scan.stats
 
     def tasks(self) -> list:

@@ -111,6 +111,20 @@ def plan_from_metadata(array, ranges: Ranges, predicate,
 def _answer_fragment(array, frag_idx, frag, ranges, pred, kinds, aggregates, partials):
     """Adds the metadata of this fragment's answerable tiles to ``partials``; returns the bool
     mask (over the fragment's tiles) of those tiles, or None."""
+    found = _answerable(array, frag_idx, frag, ranges, pred, kinds, aggregates)
+    if found is None:
+        return None
+    candidate, stats_of, cells, _ = found
+    tiles = np.flatnonzero(candidate)
+    for (func, column), partial in zip(aggregates, partials):
+        _add(partial, func, kinds.get(column), stats_of(column) if column else None,
+             frag, column, tiles, cells)
+    return candidate
+
+
+def _answerable(array, frag_idx, frag, ranges, pred, kinds, aggregates):
+    """(bool per tile: its metadata answers every aggregate soundly, the tile stats getter,
+    cells per tile, per dimension the tiles' bounds) or None when no tile qualifies."""
     placed = _placed_tiles(array, frag_idx, frag, ranges)
     if placed is None:
         return None
@@ -136,11 +150,73 @@ def _answer_fragment(array, frag_idx, frag, ranges, pred, kinds, aggregates, par
             candidate &= _usable(func, kinds[column], stats_of(column), frag, column, n)
     if not candidate.any():
         return None
-    tiles = np.flatnonzero(candidate)
-    for (func, column), partial in zip(aggregates, partials):
-        _add(partial, func, kinds.get(column), stats_of(column) if column else None,
-             frag, column, tiles, cells)
-    return candidate
+    return candidate, stats_of, cells, bounds
+
+
+@dataclass(frozen=True)
+class TileAnswers:
+    """What the tiles ``tiles`` of fragment ``frag_idx`` contribute, tile by tile: the value
+    of each group dimension (constant over each tile) and, per aggregate, the tile's count,
+    sum or min/max (raw storage values) and its count of non-NULL values."""
+
+    frag_idx: int
+    tiles: np.ndarray
+    keys: dict[str, np.ndarray]
+    values: list[np.ndarray]
+    non_null: list[np.ndarray]
+
+
+def answer_groups_from_metadata(array, ranges: Ranges, predicate,
+                                aggregates: list[tuple[str, str | None]],
+                                group_dims: list[str]) -> list[TileAnswers] | None:
+    """GROUP BY dimensions: the tiles whose metadata answers the aggregates (as
+    ``plan_from_metadata`` decides) and over which every group dimension is constant (its
+    bounds are one value), each as one group row.  None when no tile qualifies."""
+    kinds = field_kinds(array.schema)
+    dims = {d.name: d for d in array.schema.dimensions}
+    if not group_dims or any(name not in dims or dims[name].is_var for name in group_dims):
+        return None
+    for func, column in aggregates:
+        if func not in FUNCS or (func != "count_star" and column not in kinds):
+            return None
+        if func == "sum" and kinds[column].domain not in ("int", "uint", "float"):
+            return None
+        if func in ("min", "max") and kinds[column].domain not in ("int", "uint", "float",
+                                                                   "datetime"):
+            return None  # string bounds would need converting per tile; decoded instead
+    pred = Predicate((), True) if predicate is None else parse_predicate(predicate, kinds)
+    if not pred.complete:
+        return None
+    answers = []
+    for frag_idx, frag in enumerate(array.fragments):
+        found = _answerable(array, frag_idx, frag, ranges, pred, kinds, aggregates)
+        if found is None:
+            continue
+        candidate, stats_of, cells, bounds = found
+        for name in group_dims:
+            lows, highs = bounds[name]
+            candidate &= np.asarray(lows) == np.asarray(highs)
+        tiles = np.flatnonzero(candidate)
+        if not len(tiles):
+            continue
+        values, non_null = [], []
+        for func, column in aggregates:
+            if func == "count_star":
+                values.append(cells[tiles].astype(np.int64))
+                non_null.append(cells[tiles].astype(np.int64))
+                continue
+            stats = stats_of(column)
+            present = (cells[tiles] - stats.null_counts[tiles]).astype(np.int64)
+            non_null.append(present)
+            if func == "count":
+                values.append(present)
+            elif func == "sum":
+                values.append(np.asarray(frag.metadata.tile_sums[column])[tiles])
+            else:
+                values.append(np.asarray(stats.mins if func == "min" else stats.maxes)[tiles])
+        keys = {name: np.asarray(bounds[name][0])[tiles] for name in group_dims}
+        answers.append(TileAnswers(frag_idx, tiles, keys, values, non_null))
+    return answers or None
 
 
 def _placed_tiles(array, frag_idx, frag, ranges):
