@@ -267,3 +267,10 @@ def test_groups_by_dimension_leave_answered_tiles_unread(days):
     # 40 + 1 tiles: day 7's first tile (k 0..7) and the second fragment's tile (day 7, k 0..2)
     # overlap, so both are decoded and merged (8 cells); the other 39 come from metadata
     assert "39 answered from metadata" in text and "8 cells" in text, text
+
+
+def test_funnel_counted_once_when_every_tile_is_pruned(tiles):
+    text = tdbsql.explain("SELECT id FROM array WHERE k > 100", tiles, analyze=True)
+    assert "Fragments: 1 -> 1 (timestamps) -> 1 (non-empty domain)" in text, text
+    assert f"Tiles: {N // CAPACITY} -> {N // CAPACITY} (MBRs / space tiles) -> 0 (zone maps)" \
+        in text, text

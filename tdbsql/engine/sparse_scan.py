@@ -73,6 +73,7 @@ class SparseScan(TileScan):
                  skip_tiles=None):
         super().__init__(array, fields, ranges, predicate, skip_tiles)
         self.deletes = [(read_condition(d, array.key), d) for d in array.directory.deletes]
+        self._planned: list[TileTask] | None = None
         self._check_delete_fields()
 
     @property
@@ -84,10 +85,14 @@ class SparseScan(TileScan):
     def tasks(self) -> list:
         """The units ``read`` takes: one per kept tile when the scan streams, else one task
         (``None``) that reads and merges everything."""
-        if not self.streamable:
-            return [None]
-        return [task for frag_idx, frag in enumerate(self.fragments)
-                for task in self._fragment_tasks(frag_idx, frag)]
+        return self._tiles() if self.streamable else [None]
+
+    def _tiles(self) -> list["TileTask"]:
+        """Every tile left after the pruning funnel (planned once: the funnel counts it)."""
+        if self._planned is None:
+            self._planned = [task for frag_idx, frag in enumerate(self.fragments)
+                             for task in self._fragment_tasks(frag_idx, frag)]
+        return self._planned
 
     def read(self, task) -> ScanResult:
         """The cells of one task of ``tasks()``: one tile, ranges, window and deletes applied
@@ -100,14 +105,7 @@ class SparseScan(TileScan):
         cols = self._tile_cells(task, need)
         ts, dt, always = cols.pop("__ts"), cols.pop("__dt"), cols.pop("__always")
         frag_of_cell = np.full(len(ts), task.frag_idx, dtype=np.int64)
-        alive = self._survivors(cols, ts, dt, frag_of_cell)
-        if alive is not None:
-            idx = np.flatnonzero(alive)
-            cols = {n: c.take(idx) for n, c in cols.items()}
-            always = always[idx]
-        length = len(always)
-        return ScanResult({f: cols[f] for f in self.fields}, length, self.stats,
-                          always if always.any() else None)
+        return self._after_deletes(cols, ts, dt, frag_of_cell, always)
 
     def run(self) -> ScanResult:
         if not self.streamable:
@@ -130,8 +128,7 @@ class SparseScan(TileScan):
     def _merged(self) -> ScanResult:
         """Every kept tile read, then one cell per coordinate (newest wins), then deletes."""
         need = self._need()
-        tasks = [task for frag_idx, frag in enumerate(self.fragments)
-                 for task in self._fragment_tasks(frag_idx, frag)]
+        tasks = self._tiles()
         parts = []
         for task, cols in zip(tasks, map_ordered(lambda t: self._tile_cells(t, need), tasks)):
             cols["__frag"] = np.full(len(cols["__ts"]), task.frag_idx, dtype=np.int64)
@@ -145,13 +142,16 @@ class SparseScan(TileScan):
             keep = self._newest_per_coordinate(columns, ts, frag_of_cell)
             columns = {n: c.take(keep) for n, c in columns.items()}
             ts, dt, frag_of_cell, always = ts[keep], dt[keep], frag_of_cell[keep], always[keep]
+        return self._after_deletes(columns, ts, dt, frag_of_cell, always)
+
+    def _after_deletes(self, columns, ts, dt, frag_of_cell, always) -> ScanResult:
+        """The cells that survive delete metadata and delete conditions, as the result."""
         alive = self._survivors(columns, ts, dt, frag_of_cell)
         if alive is not None:
             idx = np.flatnonzero(alive)
             columns = {n: c.take(idx) for n, c in columns.items()}
             always = always[idx]
-        length = len(always)
-        return ScanResult({f: columns[f] for f in self.fields}, length, self.stats,
+        return ScanResult({f: columns[f] for f in self.fields}, len(always), self.stats,
                           always if always.any() else None)
 
     def _needs_dedup(self) -> bool:
