@@ -274,3 +274,45 @@ def test_funnel_counted_once_when_every_tile_is_pruned(tiles):
     assert "Fragments: 1 -> 1 (timestamps) -> 1 (non-empty domain)" in text, text
     assert f"Tiles: {N // CAPACITY} -> {N // CAPACITY} (MBRs / space tiles) -> 0 (zone maps)" \
         in text, text
+
+
+def test_disjoint_fragments_stream_and_overlapping_ones_merge(tmp_path):
+    """Without duplicates, fragments whose non-empty domains are apart need no merge (the scan
+    streams); once one overlaps another, the newest cell per coordinate wins again."""
+    from tdbsql.engine.sparse_scan import SparseScan
+    from tdbsql.storage.array import Array
+
+    uri = str(tmp_path / "frags")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 999), tile=100, dtype=np.int64),
+                        tiledb.Dim("s", domain=(None, None), tile=None, dtype="ascii"))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=4, attrs=[
+        tiledb.Attr("v", dtype=np.int64)]))
+    for ts, (lo, word) in enumerate([(0, "a"), (100, "b"), (200, "a")], start=1):
+        with tiledb.open(uri, "w", timestamp=ts) as A:
+            d = np.arange(lo, lo + 10, dtype=np.int64)
+            A[d, np.array([word] * 10, dtype=object)] = {"v": d * ts}
+    sql = "SELECT d, s, v FROM array ORDER BY d, s"
+    want = [(int(d), w, int(d) * ts) for ts, (lo, w) in enumerate([(0, "a"), (100, "b"),
+                                                                      (200, "a")], start=1)
+            for d in range(lo, lo + 10)]
+    assert SparseScan(Array(uri), ["d", "v"], {}).streamable
+    assert _tuples(tdbsql.query(sql, uri)) == want == _tiledb_rows(uri)
+    with tiledb.open(uri, "w", timestamp=9) as A:  # overwrites d = 105..107 of fragment 2
+        A[np.array([105, 106, 107]), np.array(["b", "b", "b"], dtype=object)] = {
+            "v": np.array([-1, -2, -3])}
+    assert not SparseScan(Array(uri), ["d", "v"], {}).streamable
+    want = [(d, w, {105: -1, 106: -2, 107: -3}.get(d, v)) for d, w, v in want]
+    assert _tuples(tdbsql.query(sql, uri)) == want == _tiledb_rows(uri)
+
+
+def _tuples(table: pa.Table) -> list[tuple]:
+    return [tuple(row.values()) for row in table.to_pylist()]
+
+
+def _tiledb_rows(uri: str) -> list[tuple]:
+    with tiledb.open(uri) as A:
+        cells = A.query(return_arrow=True).df[:]
+    rows = [(int(d), s.decode() if isinstance(s, bytes) else s, int(v))
+            for d, s, v in zip(cells.column("d").to_pylist(), cells.column("s").to_pylist(),
+                               cells.column("v").to_pylist())]
+    return sorted(rows)

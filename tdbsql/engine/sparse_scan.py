@@ -74,6 +74,7 @@ class SparseScan(TileScan):
         super().__init__(array, fields, ranges, predicate, skip_tiles)
         self.deletes = [(read_condition(d, array.key), d) for d in array.directory.deletes]
         self._planned: list[TileTask] | None = None
+        self._dedup: bool | None = None
         self._check_delete_fields()
 
     @property
@@ -155,10 +156,16 @@ class SparseScan(TileScan):
                           always if always.any() else None)
 
     def _needs_dedup(self) -> bool:
-        frags = self.fragments
-        if self.schema.allows_duplicates:
-            return False
-        return len(frags) > 1 or any(f.metadata.has_timestamps for f in frags)
+        """Can one coordinate have several cells?  Not with duplicates allowed, nor when no
+        fragment holds per-cell timestamps (a consolidated fragment may keep several versions)
+        and the fragments' non-empty domains are pairwise disjoint (a fragment's own
+        coordinates are unique)."""
+        if self._dedup is None:
+            frags = self.fragments
+            self._dedup = not self.schema.allows_duplicates and (
+                any(f.metadata.has_timestamps for f in frags) or not _disjoint(
+                    [f.metadata.non_empty_domain for f in frags], self.dim_names))
+        return self._dedup
 
     def _check_delete_fields(self) -> None:
         """TileDB refuses to read when a delete in the window tests a field the schema in force
@@ -481,6 +488,26 @@ def zipped_coords(frag, tile_idx: int) -> dict[str, Column]:
     else:  # stored zipped: the dimensions of a cell side by side
         per_dim = values.reshape(n, len(dims)).T
     return {d.name: Column(np.ascontiguousarray(per_dim[i])) for i, d in enumerate(dims)}
+
+
+MAX_DISJOINT_CHECK = 256  # fragments compared pairwise; more are merged without checking
+
+
+def _disjoint(domains: list, dim_names: list[str]) -> bool:
+    """Are the non-empty domains pairwise disjoint (some dimension apart for every pair)?"""
+    if len(domains) > MAX_DISJOINT_CHECK:
+        return False
+    for i, first in enumerate(domains):
+        if first is None:
+            continue
+        box = {name: [(_plain(lo), _plain(hi))] for name, (lo, hi) in zip(dim_names, first)}
+        if any(fragment_overlaps(other, dim_names, box) for other in domains[i + 1:]):
+            return False
+    return True
+
+
+def _plain(bound):
+    return bytes(bound) if isinstance(bound, (bytearray, memoryview)) else bound
 
 
 def _pick(values, tiles: np.ndarray):
