@@ -316,3 +316,14 @@ def _tiledb_rows(uri: str) -> list[tuple]:
             for d, s, v in zip(cells.column("d").to_pylist(), cells.column("s").to_pylist(),
                                cells.column("v").to_pylist())]
     return sorted(rows)
+
+
+def test_expressions_around_metadata_aggregates(days):
+    """Ungrouped count/sum/min/max come from metadata also inside larger expressions."""
+    sql = "SELECT sum(v) / count(*) AS m, max(v) - min(v) AS r, count(x) + 1 AS c FROM t"
+    con = duckdb.connect()
+    con.register("t", oracle_table(days))
+    got = tdbsql.query(sql.replace("FROM t", "FROM array"), days)
+    assert _same(_rows(got), con.sql(sql).fetchall())
+    text = tdbsql.explain(sql.replace("FROM t", "FROM array"), days, analyze=True)
+    assert "39 answered from metadata" in text, text

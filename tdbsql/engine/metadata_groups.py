@@ -13,8 +13,9 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from ..planner.metadata_aggregates import answer_groups_from_metadata
+from ..planner.metadata_aggregates import tile_answers
 from ..planner.ranges import scan_ranges
+from ..planner.zonemap import field_kinds
 from .aggregate_step import call_spec, star_operands
 from .column import Column
 from .fields import column_to_arrow, field_arrow_type
@@ -24,6 +25,7 @@ from .partial_aggregate import Partial
 from .scan_step import unqualified
 
 _ANSWERABLE = ("count_star", "count", "sum", "min", "max")
+_NUMERIC = ("int", "uint", "float", "datetime")
 
 
 def metadata_groups(step, calls: dict, array, condition) -> tuple[Partial | None, dict]:
@@ -35,20 +37,15 @@ def metadata_groups(step, calls: dict, array, condition) -> tuple[Partial | None
         if not isinstance(node, exp.Column) or node.name not in dims:
             return None, {}
         group_dims[name] = node.name
-    stars = star_operands(step)
-    aggregates = []
-    for call in calls.values():
-        func, argument, distinct = call_spec(call, stars)
-        if func == "count_star":
-            aggregates.append((func, None))
-        elif func in _ANSWERABLE and not distinct and isinstance(argument, exp.Column) \
-                and argument.name not in stars:
-            aggregates.append((func, argument.name))
-        else:
-            return None, {}
+    aggregates = metadata_calls(step, calls)
+    kinds = field_kinds(array.schema)
+    if aggregates is None or any(
+            func in ("min", "max") and kinds[column].domain not in _NUMERIC
+            for func, column in aggregates):  # string bounds stay with the decoded path
+        return None, {}
     predicate = unqualified(condition)
-    answers = answer_groups_from_metadata(array, scan_ranges(predicate, array.schema), predicate,
-                                          aggregates, list(dict.fromkeys(group_dims.values())))
+    answers = tile_answers(array, scan_ranges(predicate, array.schema), predicate, aggregates,
+                           tuple(dict.fromkeys(group_dims.values())))
     if not answers:
         return None, {}
     skip: dict[int, np.ndarray] = {}
@@ -72,6 +69,25 @@ def metadata_groups(step, calls: dict, array, condition) -> tuple[Partial | None
         states[text] = (func, None if column is None else field_arrow_type(array, column),
                         arrays)
     return Partial(keys, states, rows), skip
+
+
+def metadata_calls(step, calls: dict) -> list[tuple[str, str | None]] | None:
+    """``(func, column)`` per call of ``calls`` (``partial_aggregate.step_calls``), or None
+    unless every one is count(*) or a count / sum / min / max of a plain column (not of an
+    operand: an expression the planner computed)."""
+    stars = star_operands(step)
+    operands = {op.alias_or_name for op in step.operands}
+    aggregates = []
+    for call in calls.values():
+        func, argument, distinct = call_spec(call, stars)
+        if func == "count_star":
+            aggregates.append((func, None))
+        elif func in _ANSWERABLE and not distinct and isinstance(argument, exp.Column) \
+                and argument.name not in operands:
+            aggregates.append((func, argument.name))
+        else:
+            return None
+    return aggregates
 
 
 def _typed(array, name: str, raw: np.ndarray, valid: np.ndarray | None = None) -> pa.Array:

@@ -64,7 +64,7 @@ def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
     if not isinstance(step, planner.Aggregate) or not streamable(step) or _has_subquery(
             *step.operands, *step.group.values(), *step.aggregations):
         return None
-    chain = _chain_below(step)
+    chain = chain_below(step)
     if chain is None:
         return None
     scan, filters = chain
@@ -113,7 +113,7 @@ def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
     return result, [scan, *filters]
 
 
-def _chain_below(step) -> tuple[planner.Scan, list[planner.Join]] | None:
+def chain_below(step) -> tuple[planner.Scan, list[planner.Join]] | None:
     """(scan, filter-only Join steps bottom-up) under ``step``, each feeding only the next."""
     if len(step.dependencies) != 1:
         return None

@@ -3,7 +3,9 @@ that metadata contributes.
 
 In: an opened ``Array``, dimension ``Ranges``, the pushed-down predicate (sqlglot, unqualified
 column names, or None) and the aggregates as ``(func, column)`` pairs, func in count_star /
-count / sum / min / max (column None for count_star).  Out: ``plan_from_metadata`` ->
+count / sum / min / max (column None for count_star).  ``tile_answers`` lists the answerable
+tiles with each one's contribution (per group row when grouping by dimensions constant over
+the tile: ``engine/metadata_groups.py``); ``plan_from_metadata`` folds them into a
 ``MetadataPlan`` (per aggregate a ``Partial`` holding the answered tiles' share, and per
 fragment the tiles answered) or None when no tile can be answered from metadata.  The engine
 (``engine/metadata_residual.py``) decodes the other tiles, folds their rows into the partials
@@ -85,41 +87,45 @@ class MetadataPlan:
 def plan_from_metadata(array, ranges: Ranges, predicate,
                        aggregates: list[tuple[str, str | None]]) -> MetadataPlan | None:
     """See the module docstring."""
-    kinds = field_kinds(array.schema)
-    for func, column in aggregates:
-        if func not in FUNCS or (func != "count_star" and column not in kinds):
-            return None
-        if func == "sum" and kinds[column].domain not in ("int", "uint", "float"):
-            return None  # sums of other types are the evaluator's business
-    pred = Predicate((), True) if predicate is None else parse_predicate(predicate, kinds)
-    if not pred.complete:
-        return None  # an ununderstood conjunct: no tile is ALWAYS
+    answers = tile_answers(array, ranges, predicate, aggregates)
+    if answers is None:
+        return None
     partials = [Partial(func) for func, _ in aggregates]
     answered = {}
-    for frag_idx, frag in enumerate(array.fragments):
-        chosen = _answer_fragment(array, frag_idx, frag, ranges, pred, kinds, aggregates, partials)
-        if chosen is not None and chosen.any():
-            answered[frag_idx] = chosen
-    if not answered:
-        return None
+    for answer in answers:
+        answered[answer.frag_idx] = np.zeros(
+            array.fragments[answer.frag_idx].metadata.tile_count, dtype=bool)
+        answered[answer.frag_idx][answer.tiles] = True
+        for i, ((func, _), partial) in enumerate(zip(aggregates, partials)):
+            _fold(partial, func, answer.values[i], answer.non_null[i])
     return MetadataPlan(partials, answered)
 
 
+def _fold(partial: Partial, func: str, values, non_null: np.ndarray) -> None:
+    """Add the per-tile contributions of some tiles to ``partial``."""
+    if func in ("count_star", "count"):
+        partial.count += int(np.sum(values))
+        return
+    has_values = np.flatnonzero(non_null > 0)
+    if func == "sum":
+        partial.count += int(non_null.sum())
+        sums = np.asarray(values)[has_values]
+        if sums.dtype.kind == "f":
+            partial.total += float(np.sum(sums, dtype=np.float64))
+        else:
+            partial.total += sum(int(v) for v in sums.tolist())
+        return
+    if not len(has_values):
+        return
+    if isinstance(values, np.ndarray):
+        chosen = values[has_values]
+        partial.raw.append((chosen.min() if func == "min" else chosen.max()).item())
+    else:
+        chosen = [values[int(i)] for i in has_values]
+        partial.raw.append(min(chosen) if func == "min" else max(chosen))
+
+
 # -- which tiles, per fragment ------------------------------------------------------------------
-
-
-def _answer_fragment(array, frag_idx, frag, ranges, pred, kinds, aggregates, partials):
-    """Adds the metadata of this fragment's answerable tiles to ``partials``; returns the bool
-    mask (over the fragment's tiles) of those tiles, or None."""
-    found = _answerable(array, frag_idx, frag, ranges, pred, kinds, aggregates)
-    if found is None:
-        return None
-    candidate, stats_of, cells, _ = found
-    tiles = np.flatnonzero(candidate)
-    for (func, column), partial in zip(aggregates, partials):
-        _add(partial, func, kinds.get(column), stats_of(column) if column else None,
-             frag, column, tiles, cells)
-    return candidate
 
 
 def _answerable(array, frag_idx, frag, ranges, pred, kinds, aggregates):
@@ -157,36 +163,34 @@ def _answerable(array, frag_idx, frag, ranges, pred, kinds, aggregates):
 class TileAnswers:
     """What the tiles ``tiles`` of fragment ``frag_idx`` contribute, tile by tile: the value
     of each group dimension (constant over each tile) and, per aggregate, the tile's count,
-    sum or min/max (raw storage values) and its count of non-NULL values."""
+    sum or min/max (raw storage values: numbers, or a list of bytes for strings) and its count
+    of non-NULL values."""
 
     frag_idx: int
     tiles: np.ndarray
     keys: dict[str, np.ndarray]
-    values: list[np.ndarray]
+    values: list
     non_null: list[np.ndarray]
 
 
-def answer_groups_from_metadata(array, ranges: Ranges, predicate,
-                                aggregates: list[tuple[str, str | None]],
-                                group_dims: list[str]) -> list[TileAnswers] | None:
-    """GROUP BY dimensions: the tiles whose metadata answers the aggregates (as
-    ``plan_from_metadata`` decides) and over which every group dimension is constant (its
-    bounds are one value), each as one group row.  None when no tile qualifies."""
+def tile_answers(array, ranges: Ranges, predicate, aggregates: list[tuple[str, str | None]],
+                 group_dims: tuple[str, ...] = ()) -> list[TileAnswers] | None:
+    """The tiles whose metadata soundly answers the aggregates, fragment by fragment, with what
+    each contributes; with ``group_dims`` (fixed-size dimensions) only tiles over which every
+    one of them is constant (its bounds are one value), each then a group row.  None when no
+    tile qualifies."""
     kinds = field_kinds(array.schema)
     dims = {d.name: d for d in array.schema.dimensions}
-    if not group_dims or any(name not in dims or dims[name].is_var for name in group_dims):
+    if any(name not in dims or dims[name].is_var for name in group_dims):
         return None
     for func, column in aggregates:
         if func not in FUNCS or (func != "count_star" and column not in kinds):
             return None
         if func == "sum" and kinds[column].domain not in ("int", "uint", "float"):
-            return None
-        if func in ("min", "max") and kinds[column].domain not in ("int", "uint", "float",
-                                                                   "datetime"):
-            return None  # string bounds would need converting per tile; decoded instead
+            return None  # sums of other types are the evaluator's business
     pred = Predicate((), True) if predicate is None else parse_predicate(predicate, kinds)
     if not pred.complete:
-        return None
+        return None  # an ununderstood conjunct: no tile is ALWAYS
     answers = []
     for frag_idx, frag in enumerate(array.fragments):
         found = _answerable(array, frag_idx, frag, ranges, pred, kinds, aggregates)
@@ -213,7 +217,9 @@ def answer_groups_from_metadata(array, ranges: Ranges, predicate,
             elif func == "sum":
                 values.append(np.asarray(frag.metadata.tile_sums[column])[tiles])
             else:
-                values.append(np.asarray(stats.mins if func == "min" else stats.maxes)[tiles])
+                bounds_of = stats.mins if func == "min" else stats.maxes
+                values.append(np.asarray(bounds_of)[tiles] if isinstance(bounds_of, np.ndarray)
+                              else [bounds_of[int(i)] for i in tiles])
         keys = {name: np.asarray(bounds[name][0])[tiles] for name in group_dims}
         answers.append(TileAnswers(frag_idx, tiles, keys, values, non_null))
     return answers or None
@@ -294,31 +300,3 @@ def _usable(func, kind: FieldKind, stats, frag, column, n) -> np.ndarray:
     if stats.mins is None:
         return stats.null_counts >= stats.cell_counts
     return (stats.trusted == 1) | (stats.null_counts >= stats.cell_counts)
-
-
-def _add(partial: Partial, func, kind, stats, frag, column, tiles, cells) -> None:
-    if func == "count_star":
-        partial.count += int(cells[tiles].sum())
-        return
-    non_null = cells[tiles] - stats.null_counts[tiles]
-    if func == "count":
-        partial.count += int(non_null.sum())
-        return
-    has_values = tiles[non_null > 0]
-    if func == "sum":
-        sums = np.asarray(frag.metadata.tile_sums[column])[has_values]
-        partial.count += int(non_null.sum())
-        if kind.domain == "float":
-            partial.total += float(np.sum(sums, dtype=np.float64))
-        else:
-            partial.total += sum(int(v) for v in sums.tolist())
-        return
-    bounds = stats.mins if func == "min" else stats.maxes
-    if isinstance(bounds, np.ndarray):
-        chosen = bounds[has_values]
-        if len(chosen):
-            partial.raw.append((chosen.min() if func == "min" else chosen.max()).item())
-    elif bounds is not None:
-        chosen = [bounds[int(i)] for i in has_values]
-        if chosen:
-            partial.raw.append(min(chosen) if func == "min" else max(chosen))
