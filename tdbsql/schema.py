@@ -98,10 +98,6 @@ def _is_temporal(dt: Datatype) -> bool:
     return type_info(dt).kind in ("datetime", "time")
 
 
-def _is_float(dt: Datatype) -> bool:
-    return type_info(dt).kind == "float"
-
-
 # --- filters --------------------------------------------------------------------------------
 
 
@@ -557,9 +553,6 @@ def validate(s: Schema) -> None:
         _check_dense(s)
     if _ORDERS[s.cell_order] == Layout.HILBERT and len(s.dims) > HILBERT_MAX_DIMS:
         raise SchemaError(f"Hilbert order supports at most {HILBERT_MAX_DIMS} dimensions")
-    for label, fl in (("coords", s.coords_filters), ("offsets", s.offsets_filters),
-                      ("validity", s.validity_filters)):
-        fl.to_format()
     coords = s.coords_filters.to_format()
     for d in s.dims:  # dimensions without their own filters use the coords filters
         if not as_filter_list(d.filters).filters:

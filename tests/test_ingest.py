@@ -524,3 +524,24 @@ def test_public_api_ingest_stays_callable(tmp_path):
     assert callable(tdbsql.ingest)
     tdbsql.ingest(table, tmp_path / "b", dims="k")
     assert tdbsql.query("SELECT k FROM array", str(tmp_path / "b")).num_rows == 2
+
+
+def test_dense_ingest_commits_every_batch_at_the_end(tmp_path, monkeypatch):
+    """Dense batches, like sparse ones, stay invisible until the whole source is written."""
+    import tdbsql.ingestion.run as run
+
+    seen = []
+    real = run.commit_fragment
+
+    def spy(path, name):
+        seen.append(sorted(n for n in os.listdir(os.path.join(path, "__commits"))
+                           if n.endswith(".wrt")))
+        real(path, name)
+
+    monkeypatch.setattr(run, "commit_fragment", spy)
+    table = sample(250).select(["temp", "count"])
+    pq.write_table(table, tmp_path / "s.parquet")
+    ingest(tmp_path / "s.parquet", tmp_path / "a", sparse=False, batch_rows=100)
+    assert [len(s) for s in seen] == [0, 1, 2]
+    got = tdbsql.query("SELECT temp FROM array", str(tmp_path / "a"))
+    assert got.column("temp").to_pylist() == table.column("temp").to_pylist()

@@ -130,13 +130,14 @@ class Grouped:
     def values(self, node: exp.Expression) -> pa.Array:
         return self.runner.column(self.inputs, node, self.flat)
 
-    def call(self, call: exp.AggFunc) -> pa.Array:
-        """The value of one aggregate call per group."""
+    def call(self, call: exp.AggFunc, values: pa.Array | None = None) -> pa.Array:
+        """The value of one aggregate call per group (``values``: its argument, if the caller
+        evaluated it already)."""
         func, argument, distinct = call_spec(call, self.stars)
         groups = self.groups
         if func == "count_star":
             return aggregate("count_star", None, groups)
-        values = self.values(argument)
+        values = self.values(argument) if values is None else values
         if func == "count_if":
             return pc.fill_null(aggregate("sum", pc.cast(values, pa.int64()), groups), 0)
         if func == "array_agg":

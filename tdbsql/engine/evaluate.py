@@ -135,11 +135,13 @@ class Evaluator:
     def _alias(self, node):
         return self(node.this)
 
-    def _interval(self, node: exp.Interval):
-        amount = node.this
+    def _interval(self, node: exp.Interval, amount: exp.Expression | None = None):
+        """``amount``: the (un-negated) amount being read; the plan's nodes are never
+        rewrapped (scans evaluate one expression on several threads)."""
+        amount = node.this if amount is None else amount
         unit = node.args.get("unit")
         if isinstance(amount, exp.Neg):
-            return -self._interval(exp.Interval(this=amount.this, unit=unit))
+            return -self._interval(node, amount.this)
         if not isinstance(amount, exp.Literal):
             raise UnsupportedSql(f"INTERVAL with a non-constant amount: {node.sql()}")
         try:

@@ -52,8 +52,24 @@ def _dictionary(array, attr, indices: pa.Array) -> pa.Array:
     return pa.DictionaryArray.from_arrays(indices, labels, ordered=enumeration.ordered)
 
 
+_LABELS: dict[int, tuple] = {}  # id(enumeration) -> (enumeration, labels): built once
+_LABELS_KEPT = 64
+
+
 def enumeration_labels(enumeration) -> pa.Array:
-    """The labels of an enumeration as an Arrow array."""
+    """The labels of an enumeration as an Arrow array (built once per loaded enumeration: a
+    scan asks for them on every tile)."""
+    found = _LABELS.get(id(enumeration))
+    if found is not None and found[0] is enumeration:
+        return found[1]
+    labels = _build_labels(enumeration)
+    if len(_LABELS) >= _LABELS_KEPT:
+        _LABELS.clear()
+    _LABELS[id(enumeration)] = (enumeration, labels)
+    return labels
+
+
+def _build_labels(enumeration) -> pa.Array:
     info = type_info(enumeration.datatype)
     if info.kind == "string":
         values = enumeration.values()

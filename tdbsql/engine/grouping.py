@@ -163,11 +163,16 @@ def _integer_sum(array: pa.Array, groups: Groups) -> pa.Array:
         if not agg_kernels.sum_int(values, valid, groups.ids, sums, counts):
             return _with_nulls(sums, counts, pa.int64())
     exact, counts = _exact_sums(values, valid, array.type, groups)
-    as_int = [None if count == 0 else total for total, count in zip(exact, counts.tolist())]
-    if all(total is None or _INT64_MIN <= total <= _INT64_MAX for total in as_int):
-        return pa.array(as_int, pa.int64())
-    return pa.array([None if total is None else Decimal(total) for total in as_int],
-                    pa.decimal128(38, 0))
+    return exact_integers([None if count == 0 else total
+                           for total, count in zip(exact, counts.tolist())])
+
+
+def exact_integers(values: list) -> pa.Array:
+    """Python ints (or None) as int64 when every one fits, else exactly as decimal128(38, 0)
+    (DuckDB's HUGEINT results)."""
+    if all(v is None or _INT64_MIN <= v <= _INT64_MAX for v in values):
+        return pa.array(values, pa.int64())
+    return pa.array([None if v is None else Decimal(v) for v in values], pa.decimal128(38, 0))
 
 
 def _exact_sums(values, valid, arrow_type, groups) -> tuple[list[int], np.ndarray]:
@@ -322,5 +327,5 @@ _AGGREGATORS = {"count": _count, "sum": _sum, "avg": _avg, "min": _min_max, "max
                 "stddev_samp": _variance, "stddev_pop": _variance, "var_samp": _variance,
                 "var_pop": _variance, "bool_and": _bool_and_or, "bool_or": _bool_and_or}
 
-__all__ = ["AGGREGATES", "Groups", "aggregate", "group_ids", "variance_result",
+__all__ = ["AGGREGATES", "Groups", "aggregate", "exact_integers", "group_ids", "variance_result",
            "variance_state"]

@@ -23,8 +23,13 @@ def array_size(evaluator, node: exp.ArraySize):
 
 
 def array_filter(evaluator, node: exp.ArrayFilter):
-    lists = _list_array(evaluator, node.this)
-    function = node.expression
+    return _filtered(evaluator, node.this, node.expression, node)
+
+
+def _filtered(evaluator, source: exp.Expression, function: exp.Expression, node):
+    """The lists of ``source`` keeping the elements the one-argument lambda ``function``
+    holds for (``node``, the call, for messages; the plan's nodes are never rewrapped)."""
+    lists = _list_array(evaluator, source)
     if not isinstance(function, exp.Lambda) or len(function.expressions) != 1:
         raise UnsupportedSql(f"list_filter needs a one-argument lambda: {node.sql()!r}")
     variable = function.expressions[0].name
@@ -62,7 +67,6 @@ def array_any(evaluator, node: exp.ArrayAny):
     """sqlglot's ARRAY_ANY(list, f): TRUE for an empty list or when f holds for an element
     (what its DuckDB spelling ``len(l) = 0 OR len(list_filter(l, f)) <> 0`` computes)."""
     lists = _list_array(evaluator, node.this)
-    matched = pc.list_value_length(array_filter(evaluator, exp.ArrayFilter(
-        this=node.this, expression=node.expression)))
+    matched = pc.list_value_length(_filtered(evaluator, node.this, node.expression, node))
     empty = pc.equal(pc.list_value_length(lists), 0)
     return pc.or_kleene(empty, pc.not_equal(matched, 0))

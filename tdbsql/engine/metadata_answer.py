@@ -16,6 +16,7 @@ from ..catalog import ArraySource
 from ..planner.conjuncts import and_all, conjuncts
 from ..planner.ranges import scan_ranges
 from .aggregate_step import finish_aggregate
+from .grouping import exact_integers
 from .frame import Frame
 from .metadata_groups import metadata_calls
 from .metadata_residual import answer_from_metadata
@@ -60,6 +61,6 @@ def _column(value) -> pa.Array:
         return pa.array([value.as_py()], value.type)
     if isinstance(value, pa.Array):
         return value
-    if isinstance(value, int) and not -2**63 <= value < 2**63:
-        return pa.array([value], pa.decimal128(38, 0))
+    if isinstance(value, int) and not isinstance(value, bool):
+        return exact_integers([value])
     return pa.array([value])

@@ -27,15 +27,20 @@ def _pool() -> ThreadPoolExecutor:
 
 
 def map_ordered(fn: Callable[[T], R], items: Iterable[T], window: int | None = None) -> Iterator[R]:
-    """``map(fn, items)`` on the pool, yielding results in order with ``window`` in flight."""
+    """``map(fn, items)`` on the pool, yielding results in order with ``window`` in flight.
+    When a task fails or the consumer stops early, the tasks not started yet are cancelled."""
     if workers() <= 1:
         yield from map(fn, items)
         return
     window = window or 2 * workers()
     pending: deque = deque()
-    for item in items:
-        pending.append(_pool().submit(fn, item))
-        if len(pending) >= window:
+    try:
+        for item in items:
+            pending.append(_pool().submit(fn, item))
+            if len(pending) >= window:
+                yield pending.popleft().result()
+        while pending:
             yield pending.popleft().result()
-    while pending:
-        yield pending.popleft().result()
+    finally:
+        for future in pending:
+            future.cancel()

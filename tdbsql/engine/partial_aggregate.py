@@ -36,11 +36,12 @@ from .aggregate_step import (
     Grouped, aggregate_calls, call_spec, finish_aggregate, star_operands,
 )
 from .frame import Frame, null_padded, unified_type
-from .grouping import Groups, aggregate, group_ids, variance_result, variance_state
+from .grouping import (
+    Groups, aggregate, exact_integers, group_ids, variance_result, variance_state,
+)
 
 _FOLDABLE = ("count_star", "count", "count_if", "first", "sum", "avg", "min", "max",
              "bool_and", "bool_or", "stddev_samp", "stddev_pop", "var_samp", "var_pop")
-_INT64 = (-(2**63), 2**63 - 1)
 
 
 def streamable(step) -> bool:
@@ -85,20 +86,12 @@ def _state(call, grouped: Grouped) -> tuple[str, pa.DataType | None, list]:
     if func == "count_star":
         return func, None, [aggregate("count_star", None, groups)]
     values = grouped.values(argument)
-    if func in ("min", "max") and pa.types.is_dictionary(values.type):
-        values = values.dictionary_decode()
-    if func == "count":
-        arrays = [aggregate("count", values, groups)]
-    elif func == "count_if":
-        arrays = [pc.fill_null(aggregate("sum", pc.cast(values, pa.int64()), groups), 0)]
-    elif func == "first":
-        arrays = [values.take(null_padded(groups.first))]
-    elif func == "avg":
+    if func == "avg":
         arrays = [aggregate("sum", values, groups), aggregate("count", values, groups)]
     elif func.startswith(("var", "stddev")):
         arrays = [pa.array(a) for a in variance_state(func, values, groups)]
-    else:  # sum, min, max, bool_and, bool_or
-        arrays = [aggregate(func, values, groups)]
+    else:  # the batch's own value is the state (count, sum, min, max, first, ...)
+        arrays = [grouped.call(call, values)]
     return func, values.type, arrays
 
 
@@ -146,9 +139,7 @@ def _sum(sums: pa.Array, arg_type, groups: Groups) -> pa.Array:
     total = aggregate("sum", sums, groups)
     integer = pa.types.is_integer(arg_type) or pa.types.is_boolean(arg_type)
     if integer and pa.types.is_decimal(total.type):
-        values = total.to_pylist()
-        if all(v is None or _INT64[0] <= v <= _INT64[1] for v in values):
-            return pa.array([None if v is None else int(v) for v in values], pa.int64())
+        return exact_integers([None if v is None else int(v) for v in total.to_pylist()])
     return total
 
 

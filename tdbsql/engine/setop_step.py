@@ -32,13 +32,14 @@ def run_set_operation(step, left_frame: Frame, right_frame: Frame, runner) -> Fr
     n_left = left.num_rows
     in_left = np.bincount(ids[:n_left], minlength=count)
     in_right = np.bincount(ids[n_left:], minlength=count)
+    # each group's first row; left rows come first, so a group the left has starts there
+    firsts = groups.first if groups is not None else np.arange(count, dtype=np.int64)
     if issubclass(step.op, exp.Union):
-        keep = _first_rows(ids, count)
+        keep = firsts
     elif step.distinct:
         wanted = (in_left > 0) & (in_right > 0) if issubclass(step.op, exp.Intersect) else \
             (in_left > 0) & (in_right == 0)
-        first_left = _first_rows(ids[:n_left], count)
-        keep = first_left[wanted[ids[first_left]]]
+        keep = firsts[wanted]
     else:
         copies = np.minimum(in_left, in_right) if issubclass(step.op, exp.Intersect) else \
             np.maximum(in_left - in_right, 0)
@@ -64,12 +65,6 @@ def _stack(left: pa.Table, right: pa.Table, sql: str) -> pa.Table:
             a, b = cast_value(a, target), cast_value(b, target)
         columns.append(pa.concat_arrays([a, b]))
     return pa.Table.from_arrays(columns, names=left.column_names)
-
-
-def _first_rows(ids: np.ndarray, count: int) -> np.ndarray:
-    """The first row of each group id that occurs in ``ids``."""
-    _, first = np.unique(ids, return_index=True)
-    return first.astype(np.int64)
 
 
 def _leading_copies(ids: np.ndarray, copies: np.ndarray) -> np.ndarray:

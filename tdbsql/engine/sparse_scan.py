@@ -100,9 +100,10 @@ class SparseScan(TileScan):
         (safe to call from several threads at once)."""
         if task is None:
             return self._merged()
-        need = self._need()
         if task.inside:  # coordinates are read only when asked for
             need = list(dict.fromkeys(self.fields + self._delete_fields()))
+        else:
+            need = self._need()
         cols = self._tile_cells(task, need)
         ts, dt, always = cols.pop("__ts"), cols.pop("__dt"), cols.pop("__always")
         frag_of_cell = np.full(len(ts), task.frag_idx, dtype=np.int64)
@@ -338,10 +339,11 @@ class SparseScan(TileScan):
 
     def _deleted_by(self, cond, entry, columns, ts, frag_of_cell):
         gone = None
-        for frag_idx, frag in enumerate(self.fragments):
-            idx = np.flatnonzero(frag_of_cell == frag_idx)
-            if not len(idx):
-                continue
+        present = np.unique(frag_of_cell)
+        for frag_idx in present.tolist():
+            frag = self.fragments[frag_idx]
+            idx = (np.arange(len(frag_of_cell)) if len(present) == 1
+                   else np.flatnonzero(frag_of_cell == frag_idx))
             kept = kept_by_delete(self.schema, frag, cond, entry, columns, idx, ts[idx])
             if kept is None:
                 continue
@@ -386,7 +388,9 @@ class LeafEvaluator:
         if node is AFTER_DELETE:
             return self.cell_ts > np.uint64(self.t_del)
         f = field(self.schema, node.field)
-        column = self.columns[node.field].take(self.idx)
+        column = self.columns[node.field]
+        if len(self.idx) != len(column):  # the cells of one fragment among others
+            column = column.take(self.idx)
         validity = {} if column.validity is None else {node.field: column.validity}
         return evaluate(node, {node.field: _condition_input(column, f)}, validity,
                         {node.field: int(f.datatype)}, num_cells=len(self.idx))

@@ -427,8 +427,8 @@ def _write_dense(path, plan: Plan, schema_fmt, table: pa.Table, stamp: int, key)
 
     names = [d.column.name for d in plan.dims] + [a.name for a in plan.attrs]
     try:
-        # The dense writer commits at once; a later failure removes these fragments again.
-        return write(path, table.select(names), timestamp=stamp, key=key)
+        # committed with the others at the end, like sparse groups
+        return write(path, table.select(names), timestamp=stamp, key=key, commit=False)
     except DataError as err:
         raise IngestError(f"dense ingest: {err}; use --sparse, or a source with every cell "
                           "of each batch's rectangle") from None
@@ -437,8 +437,7 @@ def _write_dense(path, plan: Plan, schema_fmt, table: pa.Table, stamp: int, key)
 def _commit(path: str, fragments: list[str]) -> None:
     """Make the fragments visible, in write order, after all their data is on disk."""
     for name in fragments:
-        if not os.path.exists(os.path.join(path, COMMITS_DIR, f"{name}.wrt")):
-            commit_fragment(path, name)  # (dense fragments arrive committed)
+        commit_fragment(path, name)
 
 
 def _undo(path: str, fragments: list[str], created: bool, folder_existed: bool) -> None:

@@ -10,7 +10,6 @@ A key for an array that is not encrypted is refused, as in TileDB.
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -24,13 +23,9 @@ from .directory import (
 )
 from .tiles import TileReader, field_specs
 from . import vfs
-from ..format.names import META_DIR, SCHEMA_DIR
+from ..format.names import META_DIR, SCHEMA_DIR, now_ms
 
 MAX_FORMAT_VERSION = 23
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def normalize_window(timestamp) -> tuple[int, int]:

@@ -27,10 +27,11 @@ from .write_buffers import FieldBuffer, field_buffer, to_arrow
 
 
 def write_dense(path: str, schema: ArraySchema, columns: dict, subarray, timestamp: int | None,
-                key: bytes | None, labels: dict | None = None) -> str:
+                key: bytes | None, labels: dict | None = None, commit: bool = True) -> str:
     """``labels``: enumerated attribute -> its labels (``writer.enumeration_labels``).  Without
     ``subarray``, the columns must hold every dimension and the rows must fill the rectangle
-    their coordinates span, each cell once, in any order (``rectangle_of``)."""
+    their coordinates span, each cell once, in any order (``rectangle_of``).  ``commit=False``
+    leaves the ``.wrt`` to the caller."""
     labels = labels or {}
     if subarray is None and all(d.name in columns for d in schema.dimensions):
         columns, subarray = rectangle_of(schema, columns)
@@ -59,7 +60,8 @@ def write_dense(path: str, schema: ArraySchema, columns: dict, subarray, timesta
     writer = FragmentWriter(path, schema, timestamp_range=(t, t), key=key)
     writer.write(tiled, dense=True, n_cells=len(positions), tile_size=cells_per_dense_tile(schema),
                  non_empty_domain=box, written_mask=written)
-    writer.commit()
+    if commit:
+        writer.commit()
     return writer.name
 
 

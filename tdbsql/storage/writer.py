@@ -145,10 +145,12 @@ def enumeration_labels(array: Array) -> dict[str, pa.Array]:
 # --- write -------------------------------------------------------------------------------------
 
 
-def write(path: str, data, *, timestamp: int | None = None, key=None, subarray=None) -> str:
+def write(path: str, data, *, timestamp: int | None = None, key=None, subarray=None,
+          commit: bool = True) -> str:
     """Write one fragment; returns its folder name.  Sparse: any cell order.  Dense:
     ``subarray`` gives (lo, hi) per dimension and the cells come in the schema's cell order.
-    Enumerated attributes take labels (dictionary or string columns) or their integer indices."""
+    Enumerated attributes take labels (dictionary or string columns) or their integer indices.
+    ``commit=False`` leaves the ``.wrt`` to the caller (``fragment_writer.commit_fragment``)."""
     array = Array(path, None, key)
     schema = array.schema
     t = timestamp if timestamp is not None else now_ms()
@@ -157,11 +159,11 @@ def write(path: str, data, *, timestamp: int | None = None, key=None, subarray=N
     if schema.dense:
         from .dense_writer import write_dense
 
-        return write_dense(array.path, schema, columns, subarray, t, array.key, labels)
+        return write_dense(array.path, schema, columns, subarray, t, array.key, labels, commit)
     if subarray is not None:
         raise DataError("subarray is for dense arrays; sparse writes take coordinate columns")
     return _write_sparse(array.path, schema, _buffers(schema, columns, labels), (t, t),
-                         array.key)
+                         array.key, commit=commit)
 
 
 def write_fragment(path: str, schema_fmt: ArraySchema, table: pa.Table, *,
