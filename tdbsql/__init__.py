@@ -6,11 +6,19 @@ Public API only; see ``tdbsql.api`` for the pipeline.
 from .errors import (
     ArrayLockedError,
     ArrayNotFoundError,
-    SchemaError,
     ChecksumMismatchError,
     CorruptArrayError,
+    DatabaseError,
+    DataError,
     EncryptionKeyError,
     Error,
+    IntegrityError,
+    InterfaceError,
+    InternalError,
+    NotSupportedError,
+    OperationalError,
+    ProgrammingError,
+    SchemaError,
     SqlError,
     TdbsqlError,
     UnsupportedFormatError,
@@ -136,4 +144,7 @@ __all__ = [
     "ArrayLockedError", "SchemaError", *_SCHEMA_NAMES, "Error", "TdbsqlError", "SqlError", "UnsupportedSql",
     "ArrayNotFoundError", "CorruptArrayError", "ChecksumMismatchError", "EncryptionKeyError",
     "UnsupportedFormatError",
+    # the PEP 249 classes every error above derives from
+    "InterfaceError", "DatabaseError", "DataError", "OperationalError", "IntegrityError",
+    "InternalError", "ProgrammingError", "NotSupportedError",
 ]

@@ -14,7 +14,6 @@ skips parsing and optimizing as long as the tables it names have the same column
 
 from __future__ import annotations
 
-import os
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ import pyarrow as pa
 from .catalog import ArraySource, ArrowSource, Catalog
 from .errors import SqlError
 from .result import Result
+from .settings import env_number
 
 _EXPLAIN = re.compile(r"^\s*EXPLAIN(\s+ANALYZE)?\s+", re.IGNORECASE)
 DEFAULT_MAX_ROWS = 200_000_000
@@ -118,7 +118,7 @@ class Connection:
             self._plans[sql] = _Planned(tables, frozen, query)
             while len(self._plans) > PLAN_CACHE:
                 self._plans.popitem(last=False)
-        max_rows = int(os.environ.get("TDBSQL_MAX_ROWS", DEFAULT_MAX_ROWS))
+        max_rows = env_number("TDBSQL_MAX_ROWS", DEFAULT_MAX_ROWS, minimum=1)
         return query, Runner(self.catalog, sql, max_rows, arrays)
 
     def close(self) -> None:

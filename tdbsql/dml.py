@@ -17,7 +17,20 @@ from .errors import SqlError, UnsupportedSql
 from .planner.parse import span_of
 
 
+_CLAUSES = {"using": "USING", "returning": "RETURNING", "conflict": "ON CONFLICT",
+            "alternative": "OR REPLACE / OR IGNORE", "by_name": "BY NAME", "with_": "WITH",
+            "overwrite": "OVERWRITE"}
+
+
+def _refuse_clauses(tree: exp.Expression, statement: str) -> None:
+    """A clause this writer would ignore is refused, never silently dropped."""
+    for arg, clause in _CLAUSES.items():
+        if tree.args.get(arg):
+            raise UnsupportedSql(f"{statement} ... {clause} is not supported")
+
+
 def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
+    _refuse_clauses(tree, "INSERT")
     target = tree.this
     names = None
     if isinstance(target, exp.Schema):
@@ -48,6 +61,7 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
 
 
 def run_delete(connection, tree: exp.Delete, sql: str) -> pa.Table:
+    _refuse_clauses(tree, "DELETE")
     source = _array_source(connection, tree.this, sql)
     where = tree.args.get("where")
     if where is None:

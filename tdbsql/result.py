@@ -11,6 +11,7 @@ from .errors import MissingExtraError
 class Result:
     def __init__(self, table: pa.Table):
         self._table = table
+        self._next = 0  # the row fetchone / fetchmany give next
 
     @property
     def columns(self) -> list[str]:
@@ -34,13 +35,19 @@ class Result:
         return polars.from_arrow(self._table)
 
     def fetchall(self) -> list[tuple]:
-        columns = [c.to_pylist() for c in self._table.columns]
-        return list(zip(*columns))
+        """Every row (whatever fetchone / fetchmany have read)."""
+        return _rows(self._table)
 
     def fetchone(self) -> tuple | None:
-        if self._table.num_rows == 0:
-            return None
-        return tuple(c[0].as_py() for c in self._table.columns)
+        """The next row, None past the last: ``while (row := r.fetchone()) is not None``."""
+        rows = self.fetchmany(1)
+        return rows[0] if rows else None
+
+    def fetchmany(self, size: int = 1) -> list[tuple]:
+        """The next ``size`` rows (fewer at the end, none past it)."""
+        start = self._next
+        self._next = min(self._table.num_rows, start + max(0, int(size)))
+        return _rows(self._table.slice(start, self._next - start))
 
     def fetch_record_batch(self, rows_per_batch: int = 1_000_000) -> pa.RecordBatchReader:
         batches = self._table.to_batches(max_chunksize=rows_per_batch)
@@ -55,3 +62,7 @@ class Result:
 
     def __repr__(self) -> str:
         return f"<tdbsql.Result {self._table.num_rows} rows x {self._table.num_columns} columns>"
+
+
+def _rows(table: pa.Table) -> list[tuple]:
+    return list(zip(*(c.to_pylist() for c in table.columns)))

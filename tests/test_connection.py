@@ -175,3 +175,40 @@ def test_arrow_table_joins_an_array(versions):
     con.register_arrow("names", pa.table({"k": [1, 2, 5], "name": ["one", "two", "five"]}))
     got = con.sql("SELECT n.name, a.v FROM a JOIN names n ON a.k = n.k ORDER BY n.name")
     assert got.fetchall() == [("five", 50), ("one", 10), ("two", 21)]
+
+
+def test_fetchone_walks_the_rows(versions):
+    res = tdbsql.connect().register("a", versions).sql("SELECT k FROM a ORDER BY k")
+    seen = []
+    while (row := res.fetchone()) is not None:
+        seen.append(row)
+    assert seen == [(1,), (2,), (3,), (4,), (5,)]
+    res = tdbsql.connect().register("a", versions).sql("SELECT k FROM a ORDER BY k")
+    assert res.fetchmany(2) == [(1,), (2,)] and res.fetchmany(5) == [(3,), (4,), (5,)]
+    assert res.fetchmany(2) == [] and res.fetchone() is None
+    assert res.fetchall() == seen  # every row, whatever was fetched before
+    empty = tdbsql.connect().register("a", versions).sql("SELECT k FROM a WHERE k > 99")
+    assert empty.fetchone() is None and empty.fetchall() == [] and empty.arrow().num_rows == 0
+
+
+def test_bad_settings_name_the_variable(versions, monkeypatch):
+    from tdbsql.storage.tile_cache import budget_bytes
+
+    for name in ("TDBSQL_THREADS", "TDBSQL_MAX_ROWS"):
+        monkeypatch.setenv(name, "abc")
+        with pytest.raises(tdbsql.InterfaceError, match=name):
+            tdbsql.connect().register("a", versions).sql("SELECT count(*) FROM a").fetchall()
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("TDBSQL_TILE_CACHE_MB", "lots")
+    with pytest.raises(tdbsql.InterfaceError, match="TDBSQL_TILE_CACHE_MB"):
+        budget_bytes()
+    monkeypatch.setenv("TDBSQL_TILE_CACHE_MB", "0.5")
+    assert budget_bytes() == 512 * 1024
+
+
+def test_bad_timestamp_windows_are_refused(versions):
+    for bad in [(2500, 1500), -5, "abc", 1.5, (True, 2000)]:
+        with pytest.raises(tdbsql.InterfaceError, match="timestamp"):
+            tdbsql.query("SELECT count(*) FROM array", versions, timestamp=bad)
+    assert tdbsql.query("SELECT count(*) AS n FROM array", versions,
+                        timestamp=(None, 1500)).column("n").to_pylist() == [4]

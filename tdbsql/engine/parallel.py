@@ -9,6 +9,8 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable, Iterator, TypeVar
 
+from ..settings import env_number
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -16,7 +18,7 @@ _POOL: ThreadPoolExecutor | None = None
 
 
 def workers() -> int:
-    return int(os.environ.get("TDBSQL_THREADS", os.cpu_count() or 1))
+    return env_number("TDBSQL_THREADS", os.cpu_count() or 1, minimum=1)
 
 
 def _pool() -> ThreadPoolExecutor:

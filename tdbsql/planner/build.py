@@ -81,7 +81,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
                              "engine (SELECT, WITH, UNION/INTERSECT/EXCEPT are)")
     _refuse(tree, sql)
     names = output_names(tree)
-    tree = _expand_group_by_all(tree)
+    tree = _fetch_as_limit(_expand_group_by_all(tree))
     tree = _exact_names(tree, schema)
     try:
         optimized = optimize(tree, schema=MappingSchema(schema, dialect=_DIALECT, normalize=False),
@@ -127,11 +127,31 @@ def _refuse(tree: exp.Expression, sql: str) -> None:
     for node in tree.find_all(exp.Lateral, exp.Unnest, exp.Pivot):
         raise UnsupportedSql(f"{node.key.upper()} is not supported: {node.sql()!r}")
     for node in tree.find_all(exp.Join):
-        if node.args.get("using"):
-            continue
         kind = (node.kind or "").upper()
         if kind in ("ASOF", "POSITIONAL", "SEMI", "ANTI") or node.args.get("method"):
             raise UnsupportedSql(f"{kind or node.args.get('method')} JOIN is not supported")
+    for node in tree.find_all(exp.TableSample, exp.Qualify):
+        raise UnsupportedSql(f"{node.key.upper()} is not supported: {node.sql()!r}")
+    for node in tree.find_all(exp.Distinct):
+        if node.args.get("on"):
+            raise UnsupportedSql(f"DISTINCT ON is not supported: {node.sql()!r}")
+    for node in tree.find_all(exp.SetOperation):
+        if node.args.get("by_name"):
+            raise UnsupportedSql("UNION/INTERSECT/EXCEPT BY NAME is not supported")
+    for node in tree.find_all(exp.Between):
+        if node.args.get("symmetric"):
+            raise UnsupportedSql(f"BETWEEN SYMMETRIC is not supported: {node.sql()!r}")
+    for node in tree.find_all(exp.Limit, exp.Offset, exp.Fetch):
+        options = node.args.get("limit_options")
+        if options is not None and (options.args.get("percent") or options.args.get("with_ties")):
+            raise UnsupportedSql(f"{node.sql()!r} (a percentage or WITH TIES) is not supported")
+        count = node.args.get("count") if isinstance(node, exp.Fetch) else node.expression
+        if isinstance(node, exp.Limit) and isinstance(count, exp.Null):
+            continue  # LIMIT NULL: no limit
+        if count is not None and not (isinstance(count, exp.Literal) and not count.is_string
+                                      and count.name.isdigit()):
+            raise SqlError(f"{node.key.upper()} takes a non-negative integer constant, not "
+                           f"{count.sql()!r}", sql, span_of(count))
 
 
 def _exact_names(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp.Expression:
@@ -158,6 +178,19 @@ def _exact_names(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp
             ident.set("quoted", True)
         elif not ident.quoted:
             ident.set("this", ident.name.lower())  # aliases: case-insensitive, as in DuckDB
+    return tree
+
+
+def _fetch_as_limit(tree: exp.Expression) -> exp.Expression:
+    """``FETCH FIRST n ROWS ONLY`` is ``LIMIT n`` (what sqlglot's planner reads); ``LIMIT
+    NULL`` is no limit (DuckDB)."""
+    for limit in list(tree.find_all(exp.Limit)):
+        if isinstance(limit.expression, exp.Null):
+            limit.pop()
+    for fetch in list(tree.find_all(exp.Fetch)):
+        count = fetch.args.get("count")
+        fetch.replace(exp.Limit(expression=count.copy() if count is not None
+                                else exp.Literal.number(1)))
     return tree
 
 

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..errors import EncryptionKeyError, UnsupportedFormatError
+from ..errors import EncryptionKeyError, InterfaceError, UnsupportedFormatError
 from ..datatypes import EncryptionType
 from ..format.array_schema import ArraySchema, read_array_schema
 from ..format.binary import Reader
@@ -29,13 +29,29 @@ MAX_FORMAT_VERSION = 23
 
 
 def normalize_window(timestamp) -> tuple[int, int]:
-    """``None`` -> [0, now]; ``t`` -> [0, t]; ``(t1, t2)`` -> [t1, t2] (None ends allowed)."""
+    """``None`` -> [0, now]; ``t`` -> [0, t]; ``(t1, t2)`` -> [t1, t2] (None ends allowed).
+    Timestamps are milliseconds >= 0 and a window's start is not after its end."""
     if timestamp is None:
         return (0, now_ms())
-    if isinstance(timestamp, tuple | list):
-        start, end = timestamp
-        return (int(start or 0), int(end) if end is not None else now_ms())
-    return (0, int(timestamp))
+    try:
+        if isinstance(timestamp, tuple | list):
+            start, end = timestamp
+            window = (_millis(start or 0), _millis(end) if end is not None else now_ms())
+        else:
+            window = (0, _millis(timestamp))
+    except (TypeError, ValueError):
+        raise InterfaceError(f"timestamp {timestamp!r} is not milliseconds or a (start, end) "
+                             "pair of them") from None
+    if window[0] < 0 or window[0] > window[1]:
+        raise InterfaceError(f"timestamp window {list(window)} is empty or negative "
+                             "(timestamps are milliseconds since the epoch, start <= end)")
+    return window
+
+
+def _millis(value) -> int:
+    if isinstance(value, bool) or isinstance(value, str) or int(value) != value:
+        raise ValueError(value)
+    return int(value)
 
 
 def normalize_key(key) -> bytes | None:

@@ -10,19 +10,16 @@ arrays are never cached, so a wrong key cannot read decrypted data left by a rig
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
+
+from ..settings import env_number
 
 DEFAULT_MB = 1024
 
 
 def budget_bytes() -> int:
-    raw = os.environ.get("TDBSQL_TILE_CACHE_MB", str(DEFAULT_MB))
-    try:
-        return max(0, int(float(raw) * 1024 * 1024))
-    except ValueError:
-        return DEFAULT_MB * 1024 * 1024
+    return int(env_number("TDBSQL_TILE_CACHE_MB", DEFAULT_MB, integer=False) * 1024 * 1024)
 
 
 class TileCache:
