@@ -38,8 +38,8 @@ def connection_for(path: str | None, *, key=None, timestamp=None, arrays=None):
     if path is not None:
         con.register("array", path, timestamp=timestamp, key=key)
         base = os.path.basename(os.path.normpath(path))
-        if base and base != "array":
-            con.register(base, path, timestamp=timestamp, key=key)
+        if base and base != "array":  # the same source: opened once per query, not again here
+            con.catalog.register(base, con.catalog.sources["array"])
     for name, array_path in (arrays or {}).items():
         con.register(name, array_path, key=key)
     return con

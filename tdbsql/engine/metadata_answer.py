@@ -42,8 +42,8 @@ def try_metadata_answer(runner, step) -> tuple[Frame, list] | None:
     if not isinstance(source, ArraySource):
         return None
     array = runner.open_array(source, window)
-    condition = and_all(conjuncts(scan.condition) + runner.pushed.get(id(scan), [])
-                        + [c for f in filters for c in conjuncts(f.condition)])
+    condition = and_all(conjuncts(runner.scan_condition(scan))
+                        + [c for f in filters for c in conjuncts(runner.residual(f))])
     predicate = unqualified(condition)
     stats: dict = {}
     values = answer_from_metadata(array, scan_ranges(predicate, array.schema), predicate,

@@ -23,7 +23,6 @@ import time
 from sqlglot import exp, planner
 
 from ..catalog import ArraySource
-from ..planner.conjuncts import and_all, conjuncts
 from .aggregate_step import run_aggregate
 from .frame import Frame, concat_frames
 from .parallel import map_ordered
@@ -71,13 +70,11 @@ def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
     source, window = runner.catalog.resolve(scan.source, runner.sql)
     if not isinstance(source, ArraySource):
         return None
-    pushed = runner.pushed.get(id(scan), [])
-    condition = and_all(conjuncts(scan.condition) + pushed)
+    condition = runner.scan_condition(scan)
     if _has_subquery(condition, *scan.projections):
         return None
     array = runner.open_array(source, window)
-    residuals = [and_all([c for c in conjuncts(f.condition) if not any(c is p for p in pushed)])
-                 for f in filters]
+    residuals = [runner.residual(f) for f in filters]
     calls = step_calls(step)
     answered, skip = None, {}
     if not any(residuals) and not scan.projections and not any(f.projections for f in filters):

@@ -51,6 +51,7 @@ class Runner:
     def run(self, query: LogicalQuery) -> pa.Table:
         self.query = query
         self.pushed = scan_filters(query.plan)
+        self._pushed_ids = {id(c) for found in self.pushed.values() for c in found}
         self.subqueries = SubqueryResolver(self, query.plan.ctes)
         root = query.plan.root
         frames = self.run_plan(query.plan)
@@ -102,7 +103,11 @@ class Runner:
         if isinstance(step, planner.SetOperation):  # both inputs may share a name
             return run_set_operation(step, frames[step.left_step], frames[step.right_step], self)
         if isinstance(step, planner.Join):
-            return filter_project(self, step, run_join(step, dependencies, self))
+            frame = run_join(step, dependencies, self)
+            residual = self.residual(step)
+            if residual is not None:
+                frame = frame.filter(self.mask(frame, residual))
+            return filter_project(self, step, frame, filtered=True)
         inputs = _merge(list(dependencies.values()))
         if isinstance(step, planner.Scan):
             return self._scan(step, inputs)
@@ -114,7 +119,7 @@ class Runner:
 
     def _scan(self, step: planner.Scan, inputs: Frame) -> Frame:
         source = step.source
-        condition = and_all(conjuncts(step.condition) + self.pushed.get(id(step), []))
+        condition = self.scan_condition(step)
         if source is None:
             frame = Frame({step.name: rows_only(1)}, 1)
         elif isinstance(source, exp.Table) and source.name in inputs.tables and \
@@ -129,6 +134,14 @@ class Runner:
         if condition is not None:
             frame = frame.filter(self.mask(frame, condition))
         return filter_project(self, step, frame, filtered=True)
+
+    def scan_condition(self, scan: planner.Scan):
+        """What a scan filters by: its own condition and the conjuncts pushed into it."""
+        return and_all(conjuncts(scan.condition) + self.pushed.get(id(scan), []))
+
+    def residual(self, step):
+        """A step's condition without the conjuncts pushed into its scans (they ran there)."""
+        return and_all([c for c in conjuncts(step.condition) if id(c) not in self._pushed_ids])
 
     # -- expression helpers shared by the steps -----------------------------------------
 

@@ -5,8 +5,9 @@ tables have no WHERE of their own.  A conjunct that reads one table alias only c
 table's scan -- where the scan prunes fragments and tiles with it -- as long as the alias is not
 on the NULL-supplying side of an outer join (a WHERE on the right side of a LEFT JOIN must see
 the NULL rows the join makes).  ON conjuncts of an inner or LEFT join that read only the joined
-table filter that table before the join, which is what ON means.  Pushed conjuncts stay where
-they were too: evaluating them twice is cheap and keeps the rewrite obviously sound.
+table filter that table before the join, which is what ON means.  Pushed conjuncts stay in the
+plan where they were (EXPLAIN shows both places); the runner evaluates a WHERE conjunct only in
+the scan it was pushed into (``Runner.residual``).
 """
 
 from __future__ import annotations
