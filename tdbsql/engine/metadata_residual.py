@@ -15,6 +15,8 @@ rows, and their per-aggregate values (``engine.grouping``) folded into the parti
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pyarrow as pa
 from sqlglot import exp
@@ -26,7 +28,8 @@ from .evaluate import where_mask
 from .fields import column_to_arrow
 from .fill import field
 from .grouping import Groups, aggregate
-from .scan import scan
+from .parallel import map_ordered
+from .scan import open_scan
 
 
 def answer_from_metadata(array, ranges: Ranges, predicate, aggregates: list[tuple[str, str | None]],
@@ -49,12 +52,24 @@ def _residual(array, ranges, predicate, aggregates, plan: MetadataPlan, stats) -
     schema = array.schema
     fields = [f.name for f in list(schema.dimensions) + list(schema.attributes)
               if f.name in wanted] or [schema.dimensions[0].name]
-    result = scan(array, fields, ranges, predicate, skip_tiles=plan.answered)
+    started = time.perf_counter()
+    reader = open_scan(array, fields, ranges, predicate, skip_tiles=plan.answered)
+    rows = 0
+    for result in map_ordered(reader.read, reader.tasks() or [None]):  # tile by tile
+        rows += result.length
+        table = pa.table({f: column_to_arrow(array, f, result.columns[f]) for f in fields})
+        whole = result.always is not None and bool(result.always.all())
+        if predicate is not None and table.num_rows and not whole:
+            table = table.filter(where_mask(table, predicate, predicate.sql(dialect="duckdb")))
+        _fold_rows(table, aggregates, plan)
     if stats is not None:
-        stats.update(result.stats)
-    table = pa.table({f: column_to_arrow(array, f, result.columns[f]) for f in fields})
-    if predicate is not None and table.num_rows:
-        table = table.filter(where_mask(table, predicate, predicate.sql(dialect="duckdb")))
+        reader.stats["time_s"] = time.perf_counter() - started
+        reader.stats["rows"] = rows
+        stats.update(reader.stats)
+
+
+def _fold_rows(table: pa.Table, aggregates, plan: MetadataPlan) -> None:
+    """Fold the rows of one decoded batch into the partials."""
     one_group = Groups.single(table.num_rows)
     for (func, column), partial in zip(aggregates, plan.partials):
         if func == "count_star":
