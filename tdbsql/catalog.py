@@ -66,7 +66,8 @@ class Catalog:
         for source in self.sources.values():  # a quoted path naming a registered array
             if isinstance(source, ArraySource) and _same_path(source.path, name):
                 return source, window
-        if os.path.isdir(name):
+        # a path: quoted (FROM './data/a'), never a bare word that happens to name a folder
+        if table.this.args.get("quoted") and os.path.isdir(name):
             return ArraySource(name), window
         known = sorted(self.sources)
         close = difflib.get_close_matches(name, known, n=1)

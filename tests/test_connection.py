@@ -212,3 +212,14 @@ def test_bad_timestamp_windows_are_refused(versions):
             tdbsql.query("SELECT count(*) FROM array", versions, timestamp=bad)
     assert tdbsql.query("SELECT count(*) AS n FROM array", versions,
                         timestamp=(None, 1500)).column("n").to_pylist() == [4]
+
+
+def test_only_quoted_names_are_paths(versions, tmp_path, monkeypatch):
+    """FROM 'a/path' opens an array; a bare word is a table name even where a folder of that
+    name exists (a typo must not open some directory)."""
+    monkeypatch.chdir(os.path.dirname(versions))
+    name = os.path.basename(versions)
+    con = tdbsql.connect()
+    assert con.sql(f"SELECT count(*) FROM '{name}'").fetchall() == [(5,)]
+    with pytest.raises(tdbsql.SqlError, match="unknown table"):
+        con.sql(f"SELECT count(*) FROM {name}")
