@@ -91,12 +91,13 @@ class Connection:
 
     def _plan(self, sql: str, tree=None):
         from .engine.runner import Runner
-        from .planner.build import build, referenced_tables, table_key
+        from .planner.build import build, check_statement, referenced_tables, table_key
         from .planner.parse import parse
 
         planned = self._plans.get(sql)
         if planned is None:
             tree = parse(sql) if tree is None else tree
+            check_statement(tree)
             tables = referenced_tables(tree)
         else:
             tables = planned.tables

@@ -60,6 +60,15 @@ class LogicalQuery:
     scalar_subqueries: frozenset[str]  # CTEs that stand for scalar subqueries: <= 1 row
 
 
+def check_statement(tree: exp.Expression) -> None:
+    """Refuse a statement the query engine does not run, before anything is looked up."""
+    if not isinstance(tree, _SUPPORTED_ROOTS):
+        raise UnsupportedSql(f"{tree.key.upper()} statements are not supported by the query "
+                             "engine (SELECT, WITH, UNION/INTERSECT/EXCEPT are)")
+    if isinstance(tree.args.get("with_"), exp.With) and tree.args["with_"].args.get("recursive"):
+        raise UnsupportedSql("WITH RECURSIVE is not supported")
+
+
 def referenced_tables(tree: exp.Expression) -> list[exp.Table]:
     """The base tables of a query: every table reference that is not a CTE name."""
     ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
@@ -76,9 +85,7 @@ def table_key(table: exp.Table) -> str:
 
 def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> LogicalQuery:
     """Optimize ``tree`` against ``schema`` ({table: {column: SQL type}}) and plan it."""
-    if not isinstance(tree, _SUPPORTED_ROOTS):
-        raise UnsupportedSql(f"{tree.key.upper()} statements are not supported by the query "
-                             "engine (SELECT, WITH, UNION/INTERSECT/EXCEPT are)")
+    check_statement(tree)
     _refuse(tree, sql)
     names = output_names(tree)
     tree = _fetch_as_limit(_expand_group_by_all(tree))
