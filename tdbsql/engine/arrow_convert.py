@@ -94,6 +94,9 @@ def _strings(column: Column, datatype: int, cell_val_num: int, target, mask, nam
     if target == pa.binary():
         return arr
     as_string = arr.view(pa.string())
+    used = raw[offsets[0]:offsets[-1]]
+    if not used.size or used.max() < 0x80:
+        return as_string  # ASCII is valid UTF-8: no need for Arrow's slower full check
     try:
         as_string.validate(full=True)
     except pa.ArrowInvalid:

@@ -76,23 +76,43 @@ def partial(step, calls: dict, frame: Frame, runner) -> Partial | None:
     if frame.length == 0:
         return None
     grouped = Grouped(step, frame, runner)
-    states = {text: _state(call, grouped) for text, call in calls.items()}
+    memo: dict = {}
+    states = {text: _state(call, grouped, memo) for text, call in calls.items()}
     return Partial(grouped.keys, states, grouped.groups.count)
 
 
-def _state(call, grouped: Grouped) -> tuple[str, pa.DataType | None, list]:
+def _state(call, grouped: Grouped, memo: dict) -> tuple[str, pa.DataType | None, list]:
+    """The call's state arrays; ``memo`` shares a per-group reduction between calls of one
+    batch (``sum(x)`` and ``avg(x)`` both need the sums of ``x``)."""
     func, argument, _ = call_spec(call, grouped.stars)
     groups = grouped.groups
     if func == "count_star":
         return func, None, [aggregate("count_star", None, groups)]
     values = grouped.values(argument)
+
+    def reduced(name: str) -> pa.Array:
+        key = (name, _argument_key(argument))
+        if key not in memo:
+            memo[key] = aggregate(name, values, groups)
+        return memo[key]
+
     if func == "avg":
-        arrays = [aggregate("sum", values, groups), aggregate("count", values, groups)]
+        arrays = [reduced("sum"), reduced("count")]
+    elif func in ("sum", "count"):
+        arrays = [reduced(func)]
     elif func.startswith(("var", "stddev")):
         arrays = [pa.array(a) for a in variance_state(func, values, groups)]
-    else:  # the batch's own value is the state (count, sum, min, max, first, ...)
+    else:  # the batch's own value is the state (min, max, first, ...)
         arrays = [grouped.call(call, values)]
     return func, values.type, arrays
+
+
+def _argument_key(argument: exp.Expression):
+    """Equal keys for arguments with equal values: a column by its name, anything else by
+    identity (the planner names a repeated expression once, as an operand column)."""
+    if isinstance(argument, exp.Column):
+        return argument.table, argument.name
+    return id(argument)
 
 
 def combine(step, partials: list[Partial], runner, input_names) -> Frame:

@@ -104,9 +104,15 @@ class SparseScan(TileScan):
             need = list(dict.fromkeys(self.fields + self._delete_fields()))
         else:
             need = self._need()
-        cols = self._tile_cells(task, need)
+        cols = self._tile_cells(task, need, stamps=bool(self.deletes))
         ts, dt, always = cols.pop("__ts"), cols.pop("__dt"), cols.pop("__always")
-        frag_of_cell = np.full(len(ts), task.frag_idx, dtype=np.int64)
+        if dt is None and not self.deletes:  # nothing in this tile can be deleted
+            return ScanResult({f: cols[f] for f in self.fields}, len(next(iter(cols.values()))),
+                              self.stats, always)
+        n = len(ts)
+        dt = np.full(n, UINT64_MAX, dtype=np.uint64) if dt is None else dt
+        always = np.zeros(n, dtype=bool) if always is None else always
+        frag_of_cell = np.full(n, task.frag_idx, dtype=np.int64)
         return self._after_deletes(cols, ts, dt, frag_of_cell, always)
 
     def run(self) -> ScanResult:
@@ -211,10 +217,12 @@ class SparseScan(TileScan):
         return [TileTask(frag_idx, int(t), bool(a), partial, bool(i))
                 for t, a, i in zip(tiles, always, inside)]
 
-    def _tile_cells(self, task: "TileTask", need) -> dict:
+    def _tile_cells(self, task: "TileTask", need, stamps: bool = True) -> dict:
         """One tile's ``need`` columns, restricted to the ranges (and the window), plus
         ``__ts`` / ``__dt`` arrays (uint64) and ``__always`` (bool: the tile satisfies the
-        whole predicate)."""
+        whole predicate).  Without ``stamps`` (a streamed read with no delete condition) the
+        arrays nothing needs are None: ``__ts`` unless stored, ``__dt`` unless stored (no cell
+        deleted), ``__always`` for a tile that is not ALWAYS."""
         frag = self.fragments[task.frag_idx]
         cached: list[str] = []
         cols = self._read_tile(frag, task.tile_idx, need, cached)
@@ -222,11 +230,13 @@ class SparseScan(TileScan):
             if name in frag.fields:
                 self.count_tile_bytes(frag, name, task.tile_idx, column, name in cached)
         n = len(next(iter(cols.values())))
-        ts = (cols.pop(TIMESTAMPS).values.view(np.uint64) if TIMESTAMPS in cols
-              else np.full(n, frag.timestamp_range[0], dtype=np.uint64))
-        dt = (cols.pop(DELETE_TIMESTAMPS).values.view(np.uint64) if DELETE_TIMESTAMPS in cols
-              else np.full(n, UINT64_MAX, dtype=np.uint64))
-        flags = np.full(n, task.always, dtype=bool)
+        ts = cols.pop(TIMESTAMPS).values.view(np.uint64) if TIMESTAMPS in cols else None
+        dt = cols.pop(DELETE_TIMESTAMPS).values.view(np.uint64) \
+            if DELETE_TIMESTAMPS in cols else None
+        if ts is None and (stamps or dt is not None or task.partial):
+            ts = np.full(n, frag.timestamp_range[0], dtype=np.uint64)
+        if dt is None and stamps:
+            dt = np.full(n, UINT64_MAX, dtype=np.uint64)
         mask = None if task.inside else self._range_mask(cols)
         if task.partial:
             lo, hi = self.array.window
@@ -235,7 +245,10 @@ class SparseScan(TileScan):
         if mask is not None and not mask.all():
             idx = np.flatnonzero(mask)
             cols = {k: v.take(idx) for k, v in cols.items()}
-            ts, dt, flags = ts[idx], dt[idx], flags[idx]
+            ts = None if ts is None else ts[idx]
+            dt = None if dt is None else dt[idx]
+            n = len(idx)
+        flags = np.full(n, task.always, dtype=bool) if stamps or task.always else None
         cols["__ts"], cols["__dt"], cols["__always"] = ts, dt, flags
         return cols
 

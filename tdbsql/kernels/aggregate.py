@@ -82,23 +82,46 @@ def sum_int_split(values, unsigned, valid, ids, highs, lows, counts):
 
 @jit
 def sum_float(values, valid, ids, sums, compensations, counts):
-    """Neumaier-compensated float64 sums; the caller adds ``compensations`` to finite sums."""
+    """Neumaier-compensated float64 sums; the caller adds ``compensations`` to finite sums.
+
+    With few groups, consecutive rows often hit the same group, and each row would wait for
+    the previous one's add and store; so even and odd rows go to two lanes of accumulators
+    (independent chains), merged at the end.  Many groups spread rows anyway: one lane.
+    """
+    ngroups = sums.shape[0]
+    lanes = 2 if ngroups <= 4096 else 1
+    lane_sums = np.zeros(lanes * ngroups)
+    lane_comps = np.zeros(lanes * ngroups)
+    lane_counts = np.zeros(lanes * ngroups, np.int64)
     has_valid = valid.shape[0] > 0
     total = 0
     for row in range(ids.shape[0]):
         group = ids[row]
         if group < 0 or (has_valid and valid[row] == 0):
             continue
+        slot = lanes * group + (row & (lanes - 1))
         value = values[row]
+        before = lane_sums[slot]
+        after = before + value
+        if abs(before) >= abs(value):
+            lane_comps[slot] += (before - after) + value
+        else:
+            lane_comps[slot] += (value - after) + before
+        lane_sums[slot] = after
+        lane_counts[slot] += 1
+        total += 1
+    for slot in range(lanes * ngroups):
+        group = slot // lanes
+        value = lane_sums[slot]
         before = sums[group]
         after = before + value
         if abs(before) >= abs(value):
             compensations[group] += (before - after) + value
         else:
             compensations[group] += (value - after) + before
+        compensations[group] += lane_comps[slot]
         sums[group] = after
-        counts[group] += 1
-        total += 1
+        counts[group] += lane_counts[slot]
     return total
 
 

@@ -24,6 +24,7 @@ from sqlglot.schema import MappingSchema
 
 from ..errors import SqlError, UnsupportedSql
 from .parse import span_of
+from .shared_operands import share_operands
 
 _SUPPORTED_ROOTS = (exp.Select, exp.SetOperation)
 # Names are matched to the arrays' exact spelling by ``_exact_names``; after that the optimizer
@@ -99,7 +100,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     except SqlglotError as err:
         raise SqlError(f"cannot plan this query: {err}", sql) from None
     try:
-        plan = Plan(optimized)
+        plan = share_operands(Plan(optimized))
     except SqlglotError as err:
         raise UnsupportedSql(f"cannot plan this query: {err}") from None
     return LogicalQuery(optimized, plan, _used_columns(optimized), names,
