@@ -175,6 +175,34 @@ def test_float_sum_is_compensated():
     assert aggregate("sum", values, groups).to_pylist() == [1.0, 1.0]
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.floats(-1e12, 1e12)), max_size=300),
+       st.booleans())
+def test_float_sums_match_exact_sums_per_group(rows, many_groups):
+    """Both accumulator layouts (two lanes for few groups, one for many) give each group's
+    sum as exactly as math.fsum, up to a few ulps of the summed magnitudes."""
+    spread = 5000 if many_groups else 1  # over 4096 groups: the one-lane layout
+    ids = np.array([g * spread for g, _ in rows], np.int64)
+    count = 6 * spread
+    groups = Groups(ids, count, np.full(count, -1, np.int64))
+    values = pa.array([v for _, v in rows], pa.float64())
+    sums = aggregate("sum", values, groups).to_pylist()
+    for group in range(count):
+        members = [v for g, v in rows if g * spread == group]
+        if not members:
+            assert sums[group] is None
+            continue
+        scale = math.fsum(abs(v) for v in members)
+        assert abs(sums[group] - math.fsum(members)) <= 1e-15 * scale + 1e-300
+
+
+def test_float_sum_infinities_follow_ieee():
+    values = pa.array([1.0, float("inf"), float("inf"), float("-inf"), float("inf"), 3.0])
+    groups = Groups(np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2, 4]))
+    out = aggregate("sum", values, groups).to_pylist()
+    assert out[0] == float("inf") and math.isnan(out[1]) and out[2] == float("inf")
+
+
 def test_variance_small_groups_and_bool_aggregates():
     groups = Groups(np.array([0, 1, 1, 2]), 3, np.array([0, 1, 3]))
     values = pa.array([4.0, 1.0, 3.0, None])
