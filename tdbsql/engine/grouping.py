@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from ..errors import InternalError, UnsupportedSql
 from ..kernels import aggregate as agg_kernels
 from .hash_table import (
-    NO_ROWS, as_array, build_table, float64_values, int64_values, is_integer_like, key_codes,
+    NO_ROWS, as_array, box_code, build_table, float64_values, int64_values, is_integer_like, key_codes,
     key_matrix, valid_mask,
 )
 
@@ -60,7 +60,8 @@ def group_ids(keys: list[pa.Array | pa.ChunkedArray]) -> Groups:
         raise InternalError("group_ids needs at least one key column (use Groups.single)")
     nrows = lengths.pop()
     columns = [code for key in keys for code in key_codes(key)]
-    built = build_table(key_matrix(columns, nrows))
+    code = box_code(columns, nrows)
+    built = build_table(key_matrix(columns, nrows) if code is None else code.reshape(1, nrows))
     return Groups(built.ids, built.count, built.first)
 
 

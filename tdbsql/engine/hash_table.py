@@ -218,6 +218,29 @@ def index_codes(indices: pa.Array) -> np.ndarray:
     return codes
 
 
+def box_code(columns: list[np.ndarray], nrows: int) -> np.ndarray | None:
+    """One int64 code per row for several code columns -- the row's position in the box their
+    values span (``((c0 - lo0) * extent1 + c1 - lo1) * ...``) -- when that box is small enough
+    for a direct lookup; None otherwise.  Equal rows <-> equal codes, with no key matrix to
+    stack (GROUP BY flag, status)."""
+    if nrows == 0 or len(columns) < 2:
+        return None
+    lows, extents, size = [], [], 1
+    for column in columns:
+        low, high = int(column.min()), int(column.max())
+        lows.append(low)
+        extents.append(high - low + 1)
+        size *= high - low + 1  # Python ints: no overflow for wide ranges
+        if size > min(_DIRECT_MAX_SLOTS, 2 * nrows + 1024):
+            return None
+    code = columns[0] - lows[0]
+    for column, low, extent in zip(columns[1:], lows[1:], extents[1:]):
+        code *= extent
+        code += column
+        code -= low
+    return code
+
+
 def key_matrix(columns: list[np.ndarray], nrows: int) -> np.ndarray:
     """Stack code columns into the kernels' (columns, rows) C-contiguous int64 matrix."""
     if not columns:
