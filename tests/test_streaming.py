@@ -107,6 +107,33 @@ def test_streamed_results_equal_duckdb(tiles, oracle, sql):
     assert _same(_rows(got), _rows(want)), (sql, _rows(got)[:5], _rows(want)[:5])
 
 
+@pytest.mark.parametrize("sql", [
+    "SELECT id, k FROM t WHERE id BETWEEN 300 AND 2100 AND k >= -9",
+    "SELECT k, count(*), sum(id) FROM t WHERE id BETWEEN 300 AND 2100 AND k >= -9 GROUP BY k",
+])
+def test_conjuncts_settled_by_zone_maps_are_not_tested_again(tiles, oracle, monkeypatch, sql):
+    """Tiles inside the id range do not test it again; tiles whose k is never NULL (k >= -9
+    for every value) do not test k; tiles with both settled test nothing."""
+    from tdbsql.engine.scan_step import ArrayScan
+
+    kept = []
+    task_condition = ArrayScan.task_condition
+
+    def spy(self, task, condition):
+        result = task_condition(self, task, condition)
+        kept.append(None if result is None else result.sql())
+        return result
+
+    monkeypatch.setattr(ArrayScan, "task_condition", spy)
+    got = tdbsql.query(sql.replace("FROM t", "FROM array"), tiles)
+    want = oracle.sql(sql).arrow()
+    want = want.read_all() if isinstance(want, pa.RecordBatchReader) else want
+    assert _same(_rows(got), _rows(want))
+    assert None in kept  # settled whole
+    assert '"array"."k" >= -9' in kept  # inside the range, a NULL in k
+    assert any(c is not None and '"array"."id"' in c for c in kept)  # at an edge of the range
+
+
 def test_streamed_aggregate_runs_in_batches(tiles):
     text = tdbsql.explain("SELECT g, sum(x) FROM array WHERE id > 350 GROUP BY g", tiles,
                           analyze=True)

@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
+from ..planner.conjuncts import without_settled
 from ..planner.metadata_aggregates import MetadataPlan, plan_from_metadata
 from ..planner.pruning import Ranges
 from .column import Column
@@ -55,12 +56,19 @@ def _residual(array, ranges, predicate, aggregates, plan: MetadataPlan, stats) -
     started = time.perf_counter()
     reader = open_scan(array, fields, ranges, predicate, skip_tiles=plan.answered)
     rows = 0
-    for result in map_ordered(reader.read, reader.tasks() or [None]):  # tile by tile
+    text = None if predicate is None else predicate.sql(dialect="duckdb")
+    remaining: dict[int, exp.Expression | None] = {}
+    tasks = reader.tasks() or [None]
+    for task, result in zip(tasks, map_ordered(reader.read, tasks)):  # tile by tile
         rows += result.length
         table = pa.table({f: column_to_arrow(array, f, result.columns[f]) for f in fields})
         whole = result.always is not None and bool(result.always.all())
-        if predicate is not None and table.num_rows and not whole:
-            table = table.filter(where_mask(table, predicate, predicate.sql(dialect="duckdb")))
+        settled = getattr(task, "settled", 0)
+        if settled not in remaining:
+            remaining[settled] = without_settled(predicate, settled)
+        condition = remaining[settled]
+        if condition is not None and table.num_rows and not whole:
+            table = table.filter(where_mask(table, condition, text))
         _fold_rows(table, aggregates, plan)
     if stats is not None:
         reader.stats["time_s"] = time.perf_counter() - started

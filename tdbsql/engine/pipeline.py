@@ -1,9 +1,10 @@
 """Streamed execution: an array scan and the steps right above it, one tile at a time.
 
 A scan of an array reads task by task (``ArrayScan``: one tile each when no merge across tiles
-is needed).  Each task's rows are filtered by the scan's condition -- not at all when the tile
-is ALWAYS for the whole predicate -- and projected on the thread pool, so both cores work and
-only the rows that pass are kept (``stream_scan``).
+is needed).  Each task's rows are filtered by the conjuncts of the scan's condition that the
+tile's zone maps left open (``ArrayScan.task_condition``; none when the tile is ALWAYS for the
+whole predicate) and projected on the thread pool, so both cores work and only the rows that
+pass are kept (``stream_scan``).
 
 An Aggregate over a chain of such a scan and filter-only Join steps (how sqlglot plans
 ``SELECT agg FROM array WHERE ... GROUP BY ...``) never holds the scanned rows: each batch goes
@@ -52,6 +53,7 @@ def scan_batch(runner, step, scanned: ArrayScan, condition, task) -> tuple[int, 
     """(rows read, the step's output frame) for one task."""
     frame, always = scanned.frame(task)
     rows = frame.length
+    condition = scanned.task_condition(task, condition)
     if condition is not None and not (always is not None and bool(always.all())):
         frame = frame.filter(runner.mask(frame, condition))
     return rows, filter_project(runner, step, frame, filtered=True)

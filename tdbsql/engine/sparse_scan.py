@@ -66,6 +66,7 @@ class TileTask:
     always: bool
     partial: bool
     inside: bool  # the tile's MBR lies inside the ranges: no cell needs the range test
+    settled: int = 0  # bit p: conjunct p of the predicate holds for every cell of the tile
 
 
 class SparseScan(TileScan):
@@ -205,7 +206,7 @@ class SparseScan(TileScan):
         if skip is not None:
             self.stats["tiles_from_metadata"] += int(skip[tiles].sum())
             tiles = tiles[~skip[tiles]]
-        tiles, always = self._zone_prune(frag_idx, frag, mbrs, tiles)
+        tiles, always, settled = self._zone_prune(frag_idx, frag, mbrs, tiles)
         lo, hi = self.array.window
         partial = meta.has_timestamps and not (lo <= frag.timestamp_range[0]
                                                and frag.timestamp_range[1] <= hi)
@@ -214,8 +215,8 @@ class SparseScan(TileScan):
         inside = box_inside([_pick(lows, tiles) for lows, _ in mbrs],
                             [_pick(highs, tiles) for _, highs in mbrs], self.dim_names,
                             self.ranges)
-        return [TileTask(frag_idx, int(t), bool(a), partial, bool(i))
-                for t, a, i in zip(tiles, always, inside)]
+        return [TileTask(frag_idx, int(t), bool(a), partial, bool(i), int(c))
+                for t, a, i, c in zip(tiles, always, inside, settled)]
 
     def _tile_cells(self, task: "TileTask", need, stamps: bool = True) -> dict:
         """One tile's ``need`` columns, restricted to the ranges (and the window), plus
@@ -253,9 +254,10 @@ class SparseScan(TileScan):
         return cols
 
     def _zone_prune(self, frag_idx, frag, mbrs, tiles):
-        """Tiles kept after the zone maps, and per kept tile whether it is ALWAYS."""
+        """Tiles kept after the zone maps, and per kept tile whether it is ALWAYS and which
+        conjuncts are (``TileClasses.settled``)."""
         if self.predicate is None or not self.predicate.tests or not len(tiles):
-            return tiles, np.zeros(len(tiles), dtype=bool)
+            return tiles, np.zeros(len(tiles), dtype=bool), np.zeros(len(tiles), np.uint64)
         cells = cell_counts(frag.metadata)[tiles]
         bounds = {name: (lows[tiles] if isinstance(lows, np.ndarray) else [lows[i] for i in tiles],
                          highs[tiles] if isinstance(highs, np.ndarray) else [highs[i] for i in tiles])
@@ -266,7 +268,7 @@ class SparseScan(TileScan):
         if attr_never.any():
             drop |= attr_never & self._zone_drop_allowed(frag_idx, frag, mbrs, tiles)
         keep = ~drop
-        return tiles[keep], classes.always[keep]
+        return tiles[keep], classes.always[keep], classes.settled[keep]
 
     def _zone_drop_allowed(self, frag_idx, frag, mbrs, tiles) -> np.ndarray:
         """Per tile of ``tiles``: may it be dropped because an attribute conjunct is NEVER?

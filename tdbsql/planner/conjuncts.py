@@ -24,3 +24,14 @@ def and_all(terms: list[exp.Expression]) -> exp.Expression | None:
     for term in terms[1:]:
         result = exp.and_(result, term, copy=False)
     return result
+
+
+def without_settled(node: exp.Expression | None, settled: int) -> exp.Expression | None:
+    """``node`` without the conjuncts whose position (``conjuncts`` order, below 64) has its
+    bit set in ``settled`` -- those the zone maps showed true for every cell of a tile; None
+    when nothing is left.  The kept terms are copies (``node`` may be in use on other
+    threads); a condition holding a subquery is kept whole (its result is cached per node)."""
+    if not settled or node is None or node.find(exp.Subquery, exp.Exists):
+        return node
+    return and_all([term.copy() for position, term in enumerate(conjuncts(node))
+                    if not (position < 64 and settled >> position & 1)])

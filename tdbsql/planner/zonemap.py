@@ -116,6 +116,7 @@ class Test:
     kind: str
     intervals: tuple[Interval, ...] = ()
     empty: bool = False  # "in" over no value of the column's type: true for no cell
+    position: int = -1  # which conjunct of the predicate (``conjuncts`` order) it came from
 
 
 @dataclass(frozen=True)
@@ -130,12 +131,12 @@ class Predicate:
 
 def parse_predicate(node: exp.Expression | None, kinds: dict[str, FieldKind]) -> Predicate:
     tests, complete = [], True
-    for conj in conjuncts(node):
+    for position, conj in enumerate(conjuncts(node)):
         test = _test(conj, kinds)
         if test is None:
             complete = False
         else:
-            tests.append(test)
+            tests.append(replace(test, position=position))
     return Predicate(tuple(tests), complete)
 
 
@@ -395,6 +396,9 @@ class TileClasses:
     dims: np.ndarray  # int8 per tile: AND of the dimension conjuncts
     attrs: np.ndarray  # int8 per tile: AND of the attribute conjuncts
     complete: bool
+    # uint64 per tile: bit p set when conjunct p (below 64) is ALWAYS there, so a reader of
+    # the tile need not test it (each cell's own tile describes it: sound under merging too)
+    settled: np.ndarray
 
     @property
     def always(self) -> np.ndarray:
@@ -408,12 +412,15 @@ def classify(pred: Predicate, kinds: dict[str, FieldKind],
              stats_of: Callable[[str], Stats | None], n: int) -> TileClasses:
     dims = np.full(n, ALWAYS, dtype=np.int8)
     attrs = np.full(n, ALWAYS, dtype=np.int8)
+    settled = np.zeros(n, dtype=np.uint64)
     for test in pred.tests:
         stats = stats_of(test.column)
         cls = classify_test(test, kinds[test.column], stats, n)
         target = dims if kinds[test.column].is_dim else attrs
         np.minimum(target, cls, out=target)
-    return TileClasses(dims, attrs, pred.complete)
+        if 0 <= test.position < 64:
+            settled[cls == ALWAYS] |= np.uint64(1 << test.position)
+    return TileClasses(dims, attrs, pred.complete, settled)
 
 
 def classify_test(test: Test, kind: FieldKind, stats: Stats | None, n: int) -> np.ndarray:
