@@ -15,6 +15,7 @@ from .errors import (
     IntegrityError,
     InterfaceError,
     InternalError,
+    MemoryLimitError,
     NotSupportedError,
     OperationalError,
     ProgrammingError,
@@ -35,11 +36,14 @@ def query(sql, path=None, *, key=None, timestamp=None):
     return _query(sql, path, key=key, timestamp=timestamp)
 
 
-def connect():
-    """A connection: register arrays (``con.register(name, path)``) and run ``con.sql(...)``."""
+def connect(memory_mb=None):
+    """A connection: register arrays (``con.register(name, path)``) and run ``con.sql(...)``.
+    ``memory_mb``: the budget for a query's intermediate results (default
+    ``$TDBSQL_MEMORY_MB``, else 75% of physical memory); past it a query stops with
+    ``MemoryLimitError``."""
     from .connection import connect as _connect
 
-    return _connect()
+    return _connect(memory_mb)
 
 
 def explain(sql, path=None, *, key=None, timestamp=None, analyze=False):
@@ -143,7 +147,7 @@ __all__ = [
     "create", "write", "delete", "put_metadata", "delete_metadata", "ingest",
     "ArrayLockedError", "SchemaError", *_SCHEMA_NAMES, "Error", "TdbsqlError", "SqlError", "UnsupportedSql",
     "ArrayNotFoundError", "CorruptArrayError", "ChecksumMismatchError", "EncryptionKeyError",
-    "UnsupportedFormatError",
+    "UnsupportedFormatError", "MemoryLimitError",
     # the PEP 249 classes every error above derives from
     "InterfaceError", "DatabaseError", "DataError", "OperationalError", "IntegrityError",
     "InternalError", "ProgrammingError", "NotSupportedError",

@@ -38,9 +38,14 @@ class _Planned:
 
 
 class Connection:
-    def __init__(self):
+    def __init__(self, memory_mb: float | None = None):
         self.catalog = Catalog()
         self._plans: OrderedDict[str, _Planned] = OrderedDict()
+        if memory_mb is not None:
+            from .engine.memory import budget_mb
+
+            budget_mb(memory_mb)  # a bad value fails here, not at the first query
+        self.memory_mb = memory_mb  # None: $TDBSQL_MEMORY_MB, read per query
 
     def register(self, name: str, path: str, *, timestamp=None, key=None) -> "Connection":
         """Make the array at ``path`` the table ``name`` (read at ``timestamp``, ms)."""
@@ -90,6 +95,7 @@ class Connection:
         return explain_text(query, runner, analyze)
 
     def _plan(self, sql: str, tree=None):
+        from .engine.memory import MemoryBudget, budget_mb
         from .engine.runner import Runner
         from .planner.build import build, check_statement, referenced_tables, table_key
         from .planner.parse import parse
@@ -120,7 +126,8 @@ class Connection:
             while len(self._plans) > PLAN_CACHE:
                 self._plans.popitem(last=False)
         max_rows = env_number("TDBSQL_MAX_ROWS", DEFAULT_MAX_ROWS, minimum=1)
-        return query, Runner(self.catalog, sql, max_rows, arrays)
+        budget = MemoryBudget(budget_mb(self.memory_mb))
+        return query, Runner(self.catalog, sql, max_rows, arrays, budget)
 
     def close(self) -> None:
         self.catalog.sources.clear()
@@ -133,8 +140,8 @@ class Connection:
         self.close()
 
 
-def connect() -> Connection:
-    return Connection()
+def connect(memory_mb: float | None = None) -> Connection:
+    return Connection(memory_mb)
 
 
 def _sql_schema(source, array) -> dict[str, str]:

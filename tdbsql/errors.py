@@ -31,6 +31,11 @@ class OperationalError(DatabaseError):
     """PEP 249 ``OperationalError``."""
 
 
+class MemoryLimitError(OperationalError):
+    """A query would hold more intermediate data than its memory budget
+    (``TDBSQL_MEMORY_MB`` / ``tdbsql.connect(memory_mb=...)``)."""
+
+
 class IntegrityError(DatabaseError):
     """PEP 249 ``IntegrityError``."""
 

@@ -25,6 +25,11 @@ class Column:
     def is_var(self) -> bool:
         return self.offsets is not None
 
+    @property
+    def nbytes(self) -> int:
+        return self.values.nbytes + sum(0 if part is None else part.nbytes
+                                        for part in (self.offsets, self.validity))
+
     def __len__(self) -> int:
         if self.offsets is not None:
             return len(self.offsets) - 1

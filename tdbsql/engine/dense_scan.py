@@ -57,6 +57,7 @@ class DenseScan(TileScan):
             raise DataError(f"the dense result box {list(zip(box_lo, box_hi))} holds {n} cells; "
                             "restrict the dimensions in WHERE")
         attrs = [f for f in self.fields if f not in self.dim_names]
+        self.check_budget(n * self._cell_bytes(attrs), f"the {n:,}-cell result box")
         outs = {a: _output(self.schema.attribute(a), n) for a in attrs}
         # Per result cell, set by the newest fragment writing it: left out (its tile was
         # NEVER, or answered from metadata) / its tile ALWAYS satisfies the predicate.
@@ -78,6 +79,16 @@ class DenseScan(TileScan):
         if always is not None and not always.any():
             always = None
         return ScanResult({f: columns[f] for f in self.fields}, n, self.stats, always)
+
+    def _cell_bytes(self, attrs: list[str]) -> int:
+        """Bytes per result cell before var-sized values: fixed values or offsets, validity,
+        coordinates, flags."""
+        size = 2  # the ALWAYS and left-out flags
+        for name in attrs:
+            attr = self.schema.attribute(name)
+            size += 8 if attr.is_var else attr.cell_size
+            size += 1 if attr.nullable else 0
+        return size + 8 * sum(1 for f in self.fields if f in self.dim_names)
 
     def _overlay(self, frag_idx, frag, box_lo, box_hi, shape, outs):
         ned = frag.metadata.non_empty_domain

@@ -39,7 +39,7 @@ def _join_one(left: Frame, right: Frame, join: dict, runner, name: str) -> Frame
         unmatched = _unmatched(right.length, right_idx)
         right_idx = np.concatenate([right_idx, unmatched])
         left_idx = np.concatenate([left_idx, np.full(len(unmatched), -1, np.int64)])
-    runner.check_rows(len(left_idx), f"the join with {name!r}")
+    runner.check_join(len(left_idx), left, right, f"the join with {name!r}")
     return _combine(left.take(null_padded(left_idx)), right.take(null_padded(right_idx)))
 
 
@@ -49,7 +49,8 @@ def _matches(left: Frame, right: Frame, join: dict, runner, name: str):
         raise SqlError("more than one row returned by a subquery used as an expression",
                        runner.sql)
     if not source_key:
-        runner.check_rows(left.length * right.length, f"the cross join with {name!r}")
+        runner.check_join(left.length * right.length, left, right,
+                          f"the cross join with {name!r}")
         left_idx = np.repeat(np.arange(left.length, dtype=np.int64), right.length)
         right_idx = np.tile(np.arange(right.length, dtype=np.int64), left.length)
         return left_idx, right_idx

@@ -47,7 +47,7 @@ def try_metadata_answer(runner, step) -> tuple[Frame, list] | None:
     predicate = unqualified(condition)
     stats: dict = {}
     values = answer_from_metadata(array, scan_ranges(predicate, array.schema), predicate,
-                                  aggregates, stats)
+                                  aggregates, stats, runner.budget)
     if values is None:
         return None
     runner.scan_stats[id(step)] = stats

@@ -34,18 +34,18 @@ from .scan import open_scan
 
 
 def answer_from_metadata(array, ranges: Ranges, predicate, aggregates: list[tuple[str, str | None]],
-                         stats: dict | None = None) -> list | None:
+                         stats: dict | None = None, budget=None) -> list | None:
     """See the module docstring.  ``stats``, when given, receives the residual scan's funnel
     counters (``tiles_from_metadata`` counts the tiles answered from metadata)."""
     plan = plan_from_metadata(array, ranges, predicate, aggregates)
     if plan is None:
         return None
-    _residual(array, ranges, predicate, aggregates, plan, stats)
+    _residual(array, ranges, predicate, aggregates, plan, stats, budget)
     return [partial.result(lambda raw, column=column: _to_python(array, column, raw))
             for partial, (_, column) in zip(plan.partials, aggregates)]
 
 
-def _residual(array, ranges, predicate, aggregates, plan: MetadataPlan, stats) -> None:
+def _residual(array, ranges, predicate, aggregates, plan: MetadataPlan, stats, budget) -> None:
     """Decode the tiles not answered from metadata and fold their rows into the partials."""
     wanted = {c for _, c in aggregates if c}
     if predicate is not None:
@@ -54,7 +54,7 @@ def _residual(array, ranges, predicate, aggregates, plan: MetadataPlan, stats) -
     fields = [f.name for f in list(schema.dimensions) + list(schema.attributes)
               if f.name in wanted] or [schema.dimensions[0].name]
     started = time.perf_counter()
-    reader = open_scan(array, fields, ranges, predicate, skip_tiles=plan.answered)
+    reader = open_scan(array, fields, ranges, predicate, skip_tiles=plan.answered, budget=budget)
     rows = 0
     text = None if predicate is None else predicate.sql(dialect="duckdb")
     remaining: dict[int, exp.Expression | None] = {}

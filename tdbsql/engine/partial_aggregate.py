@@ -63,6 +63,11 @@ class Partial:
     states: dict[str, tuple[str, pa.DataType | None, list]]  # func, argument type, arrays
     count: int
 
+    @property
+    def nbytes(self) -> int:
+        return sum(key.nbytes for key in self.keys.values()) + sum(
+            array.nbytes for _, _, arrays in self.states.values() for array in arrays)
+
 
 def step_calls(step) -> dict[str, exp.AggFunc]:
     """The distinct aggregate calls of ``step`` by their SQL text."""

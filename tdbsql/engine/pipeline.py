@@ -40,11 +40,13 @@ def stream_scan(runner, step, scanned: ArrayScan, condition) -> Frame:
     started = time.perf_counter()
     batches = _map(lambda task: scan_batch(runner, step, scanned, condition, task),
                    scanned.tasks(), _has_subquery(condition, *step.projections))
-    rows = 0
+    rows, held = 0, 0
     frames = []
     for scanned_rows, frame in batches:
         rows += scanned_rows
         frames.append(frame)
+        held += runner.budget.bytes_of(frame)
+        runner.budget.check(2 * held, f"the scan of {step.name!r}")  # x2: the batches, joined
     _scan_done(runner, step, scanned, rows, started)
     return concat_frames(frames)
 
@@ -94,7 +96,7 @@ def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
         return rows, passed, frame, partial(step, calls, frame, runner)
 
     started = time.perf_counter()
-    rows, passed, last = 0, [0] * (len(filters) + 1), None
+    rows, passed, last, held = 0, [0] * (len(filters) + 1), None, 0
     partials = [] if answered is None else [answered]
     for batch_rows, batch_passed, frame, state in map_ordered(batch, scanned.tasks()):
         rows += batch_rows
@@ -102,6 +104,9 @@ def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
         last = frame
         if state is not None:
             partials.append(state)
+            held += state.nbytes
+            # x2: the states are concatenated to be combined
+            runner.budget.check(2 * held, f"the aggregate step {step.name!r}")
     _scan_done(runner, scan, scanned, rows, started)
     for chained, count in zip([scan, *filters], passed):
         runner.record(chained, count, streamed=True)

@@ -30,6 +30,7 @@ from .aggregate_step import run_aggregate
 from .evaluate import evaluate, where_mask
 from .frame import ROW_PLACEHOLDER, Frame, broadcast, rows_only
 from .join_step import run_join
+from .memory import MemoryBudget, budget_mb, frame_bytes
 from .metadata_answer import try_metadata_answer
 from .project import filter_project
 from .pipeline import stream_scan, try_streamed_aggregate
@@ -40,10 +41,12 @@ from .subqueries import SubqueryResolver
 
 
 class Runner:
-    def __init__(self, catalog, sql: str, memory_rows: int, arrays: dict | None = None):
+    def __init__(self, catalog, sql: str, memory_rows: int, arrays: dict | None = None,
+                 budget: MemoryBudget | None = None):
         self.catalog = catalog
         self.sql = sql
         self.memory_rows = memory_rows
+        self.budget = MemoryBudget(budget_mb()) if budget is None else budget
         self.arrays = {} if arrays is None else arrays  # (source, window) -> opened Array
         self.profile: list[dict] = []
         self.scan_stats: dict[int, dict] = {}  # id(step) -> pruning funnel of its scan
@@ -78,6 +81,7 @@ class Runner:
                 frames[step] = _offset_limit(frame, step)
                 skipped.update(replaced)
                 self.record(step, frames[step].length, time.perf_counter() - started)
+                self.budget.settle(frames.values(), _what(step))
         waiting = {step: set(step.dependencies) - set(frames) for step in plan.dag
                    if step not in frames and step not in skipped}
         ready = [step for step, deps in waiting.items() if not deps]
@@ -96,6 +100,7 @@ class Runner:
             for dep in step.dependencies:
                 if all(d in done for d in dep.dependents if d in waiting):
                     frames.pop(dep, None)  # free what no later step reads
+            self.budget.settle(frames.values(), _what(step))
         return frames
 
     def _step(self, step, frames: dict) -> Frame:
@@ -170,6 +175,13 @@ class Runner:
                            f"{self.memory_rows:,} rows (set TDBSQL_MAX_ROWS to raise it, or add a "
                            "join condition / filter)")
 
+    def check_join(self, rows: int, left: Frame, right: Frame, what: str) -> None:
+        """Refuse a join output of ``rows`` rows past the row cap or the memory budget (its
+        bytes estimated from the inputs' bytes per row, plus the pair indices)."""
+        self.check_rows(rows, what)
+        per_row = 16 + sum(frame_bytes(f) / max(f.length, 1) for f in (left, right))
+        self.budget.check(int(rows * per_row), what)
+
     def record(self, step, rows: int, seconds: float = 0.0, streamed: bool = False) -> None:
         """Rows and time of a step for EXPLAIN ANALYZE (with its scan's funnel, if any); a
         ``streamed`` step ran batch by batch inside the step it feeds (its time is there)."""
@@ -177,6 +189,11 @@ class Runner:
         if id(step) in self.scan_stats:
             entry["scan"] = self.scan_stats[id(step)]
         self.profile.append(entry)
+
+
+def _what(step) -> str:
+    """A step as error messages name it."""
+    return f"the {step.type_name.lower()} step {step.name!r}"
 
 
 def _merge(frames: list[Frame]) -> Frame:

@@ -75,6 +75,7 @@ class TileScan:
         self.kinds = field_kinds(self.schema)
         self.predicate = None if predicate is None else parse_predicate(predicate, self.kinds)
         self.skip_tiles = skip_tiles or {}
+        self.budget = None  # a MemoryBudget for what the scan must hold whole (merges, boxes)
         self.stats = dict.fromkeys(STAT_KEYS, 0)
         self.stats["fragments_total"] = len(array.directory.committed)
         self.stats["fragments_after_timestamps"] = len(self.fragments)
@@ -119,6 +120,11 @@ class TileScan:
         """See ``planner.zonemap.same_field``."""
         return same_field(self.schema, spec)
 
+    def check_budget(self, nbytes: int, what: str) -> None:
+        """Refuse to hold ``nbytes`` for ``what`` past the memory budget (if one is set)."""
+        if self.budget is not None:
+            self.budget.check(nbytes, f"{what} of the array {self.array.path!r}")
+
     def count_tile_bytes(self, frag, name: str, tile_idx: int, column: Column,
                          cached: bool = False) -> None:
         meta = frag.metadata
@@ -147,15 +153,19 @@ def _subset(stats: Stats, tiles: np.ndarray) -> Stats:
 
 
 def open_scan(array, fields: list[str], ranges: Ranges, predicate=None, *,
-              skip_tiles: dict[int, np.ndarray] | None = None) -> TileScan:
-    """The scan of ``array`` for ``fields`` (sparse or dense), pruned but not read yet."""
+              skip_tiles: dict[int, np.ndarray] | None = None, budget=None) -> TileScan:
+    """The scan of ``array`` for ``fields`` (sparse or dense), pruned but not read yet;
+    ``budget`` (a ``MemoryBudget``) bounds what it must hold whole."""
     if array.schema.sparse:
         from .sparse_scan import SparseScan
 
-        return SparseScan(array, fields, ranges, predicate, skip_tiles)
-    from .dense_scan import DenseScan
+        reader = SparseScan(array, fields, ranges, predicate, skip_tiles)
+    else:
+        from .dense_scan import DenseScan
 
-    return DenseScan(array, fields, ranges, predicate, skip_tiles)
+        reader = DenseScan(array, fields, ranges, predicate, skip_tiles)
+    reader.budget = budget
+    return reader
 
 
 def scan(array, fields: list[str], ranges: Ranges, predicate=None, *,

@@ -34,7 +34,7 @@ class ArrayScan:
         predicate = unqualified(condition)
         self.scan = open_scan(array, self.fields or columns[:1],
                               scan_ranges(predicate, array.schema), predicate,
-                              skip_tiles=skip_tiles)
+                              skip_tiles=skip_tiles, budget=runner.budget)
         self.stats = self.scan.stats
         self._conditions: dict[int, exp.Expression | None] = {}
 
@@ -67,6 +67,7 @@ def array_scan(runner, step, table: exp.Table, condition) -> ArrayScan | Frame:
     source, window = runner.catalog.resolve(table, runner.sql)
     if isinstance(source, ArrowSource):
         used = runner.query.used_columns.get(step.name, frozenset())
+        runner.budget.borrow(source.table)  # the caller's memory, not the query's
         names = [n for n in source.table.column_names if n in used]
         data = source.table.select(names) if names else rows_only(source.table.num_rows)
         return Frame.single(step.name, data)

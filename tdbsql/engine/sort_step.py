@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .frame import Frame
+from .memory import frame_bytes
 from .project import project
 
 
@@ -25,6 +26,10 @@ def run_sort(step, inputs: Frame, runner) -> Frame:
     order = sort_indices(runner, inputs, keyed, step.key)
     stop = len(order) if step.limit is math.inf else step.offset + int(step.limit)
     order = order[step.offset:stop]
+    source = projected.nbytes if projected is not None else frame_bytes(inputs)
+    # the sorted copy and the sort's row order, next to the input
+    runner.budget.check(int(source * len(order) / max(inputs.length, 1)) + order.nbytes,
+                        f"the sort step {step.name!r}")
     if projected is not None:
         return Frame.single(step.name, projected.take(order))
     return inputs.take(order)

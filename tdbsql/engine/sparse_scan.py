@@ -138,10 +138,13 @@ class SparseScan(TileScan):
         """Every kept tile read, then one cell per coordinate (newest wins), then deletes."""
         need = self._need()
         tasks = self._tiles()
-        parts = []
+        parts, held = [], 0
         for task, cols in zip(tasks, map_ordered(lambda t: self._tile_cells(t, need), tasks)):
             cols["__frag"] = np.full(len(cols["__ts"]), task.frag_idx, dtype=np.int64)
             parts.append(cols)
+            held += sum(c.nbytes for c in cols.values())
+            # x2: the tiles are concatenated, then the newest cells taken
+            self.check_budget(2 * held, "merging the overlapping fragments")
         if not parts:
             return self._empty()
         columns = {name: concat([p[name] for p in parts]) for name in need}

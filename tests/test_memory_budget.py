@@ -1,0 +1,127 @@
+"""The query memory budget (``engine.memory``): what must be held whole is counted, a query
+past the budget stops with ``MemoryLimitError`` naming the step, streamed work stays within a
+budget far below the data's size, and results under the budget are DuckDB's."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pytest
+import tiledb
+
+import tdbsql
+from sql_fixtures import oracle_table
+
+N = 200_000  # 3.2 MB of two int64/float64 columns; the small budget below is 1 MB
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory) -> str:
+    uri = str(tmp_path_factory.mktemp("memory") / "big")
+    dom = tiledb.Domain(tiledb.Dim("id", domain=(0, 10**9), tile=10**6, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=5000, attrs=[
+        tiledb.Attr("g", dtype=np.int32), tiledb.Attr("x", dtype=np.float64)]))
+    rng = np.random.default_rng(3)
+    with tiledb.open(uri, "w") as A:
+        A[np.arange(N, dtype=np.int64) * 3] = {
+            "g": rng.integers(0, 7, N).astype(np.int32), "x": rng.random(N)}
+    return uri
+
+
+@pytest.fixture(scope="module")
+def overlapping(tmp_path_factory) -> str:
+    """Two writes over the same coordinates: reading them merges (newest wins)."""
+    uri = str(tmp_path_factory.mktemp("memory") / "overlap")
+    dom = tiledb.Domain(tiledb.Dim("id", domain=(0, 10**6), tile=1000, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=1000,
+                                                attrs=[tiledb.Attr("x", dtype=np.float64)]))
+    ids = np.arange(100_000, dtype=np.int64)
+    for ts, scale in ((1, 1.0), (2, 2.0)):
+        with tiledb.open(uri, "w", timestamp=ts) as A:
+            A[ids] = {"x": ids * scale}
+    return uri
+
+
+def _con(path: str, memory_mb=None) -> tdbsql.Connection:
+    return tdbsql.connect(memory_mb=memory_mb).register("t", path)
+
+
+def test_streamed_aggregate_fits_a_budget_far_below_the_data(big):
+    got = _con(big, 1).sql("SELECT g, count(*) AS n, sum(x) AS s, min(id) AS lo FROM t "
+                           "GROUP BY g ORDER BY g").fetchall()
+    duck = duckdb.connect()
+    duck.register("t", oracle_table(big))
+    want = duck.sql("SELECT g, count(*), sum(x), min(id) FROM t GROUP BY g ORDER BY g").fetchall()
+    assert [(g, n, lo) for g, n, _, lo in got] == [(g, n, lo) for g, n, _, lo in want]
+    assert [s for *_, s, _ in got] == pytest.approx([s for *_, s, _ in want], rel=1e-12)
+
+
+def test_materialised_scan_and_sort_past_the_budget_stop_clearly(big):
+    with pytest.raises(tdbsql.MemoryLimitError, match=r"scan of 't'.*1\.0 MB.*TDBSQL_MEMORY_MB"):
+        _con(big, 1).sql("SELECT id, x FROM t").fetchall()
+    with pytest.raises(tdbsql.MemoryLimitError, match="sort step"):
+        _con(big, 7).sql("SELECT id, x FROM t ORDER BY x").fetchall()
+    # the same queries with room run, and the error is an OperationalError (PEP 249)
+    assert issubclass(tdbsql.MemoryLimitError, tdbsql.OperationalError)
+    assert _con(big, 64).sql("SELECT id FROM t ORDER BY x LIMIT 2").arrow().num_rows == 2
+
+
+def test_join_output_past_the_budget_stops_before_it_is_built(big):
+    sql = "SELECT a.id, b.x FROM t a JOIN t b ON a.g = b.g WHERE a.id < 3000 AND b.id < 3000"
+    with pytest.raises(tdbsql.MemoryLimitError, match="join with 'b'"):
+        _con(big, 1).sql(sql).fetchall()
+    rows = _con(big, 256).sql(sql).arrow().num_rows
+    duck = duckdb.connect()
+    duck.register("t", oracle_table(big))
+    assert rows == duck.sql(sql).fetchall().__len__()
+
+
+def test_merging_overlapping_fragments_counts_the_cells_it_holds(overlapping):
+    with pytest.raises(tdbsql.MemoryLimitError, match="merging the overlapping fragments"):
+        _con(overlapping, 1).sql("SELECT sum(x) FROM t WHERE x > 5").fetchall()
+    got = _con(overlapping, 64).sql("SELECT sum(x) AS s FROM t WHERE x > 5").fetchall()
+    assert got == [(float(sum(i * 2.0 for i in range(100_000) if i * 2.0 > 5)),)]
+
+
+def test_dense_result_box_past_the_budget_is_refused_before_allocation(tmp_path):
+    uri = str(tmp_path / "dense")
+    dom = tiledb.Domain(tiledb.Dim("r", domain=(0, 999_999), tile=100_000, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=False,
+                                                attrs=[tiledb.Attr("v", dtype=np.int64)]))
+    with tiledb.open(uri, "w") as A:
+        A[0:1_000_000] = np.arange(1_000_000, dtype=np.int64)
+    with pytest.raises(tdbsql.MemoryLimitError, match="1,000,000-cell result box"):
+        _con(uri, 2).sql("SELECT r, v FROM t WHERE v % 2 = 0").fetchall()
+    assert _con(uri, 2).sql("SELECT r, v FROM t WHERE r < 1000 AND v % 2 = 0").arrow() \
+        .num_rows == 500
+
+
+def test_registered_arrow_tables_are_the_callers_memory():
+    table = pa.table({"a": np.arange(N), "b": np.ones(N)})  # 3.2 MB, budget 1 MB
+    con = tdbsql.connect(memory_mb=1).register_arrow("t", table)
+    assert con.sql("SELECT sum(b) AS s, max(a) AS m FROM t").fetchall() == [(float(N), N - 1)]
+    with pytest.raises(tdbsql.MemoryLimitError):  # a sorted copy is the query's own
+        con.sql("SELECT a FROM t ORDER BY b DESC").fetchall()
+
+
+def test_bad_budgets_are_interface_errors(big, monkeypatch):
+    for bad in (0, -1, "lots", True):
+        with pytest.raises(tdbsql.InterfaceError, match="memory_mb"):
+            tdbsql.connect(memory_mb=bad)
+    monkeypatch.setenv("TDBSQL_MEMORY_MB", "lots")
+    with pytest.raises(tdbsql.InterfaceError, match="TDBSQL_MEMORY_MB"):
+        _con(big).sql("SELECT count(*) FROM t").fetchall()
+    monkeypatch.setenv("TDBSQL_MEMORY_MB", "1")
+    with pytest.raises(tdbsql.MemoryLimitError, match="1.0 MB"):
+        _con(big).sql("SELECT id, x FROM t").fetchall()
+
+
+def test_cli_names_the_budget(big, monkeypatch, capsys):
+    from tdbsql.cli import main
+
+    monkeypatch.setenv("TDBSQL_MEMORY_MB", "1")
+    code = main(["query", "SELECT id, x FROM array", big])
+    assert code != 0
+    err = capsys.readouterr().err
+    assert "memory budget" in err and "Traceback" not in err
