@@ -11,7 +11,8 @@ value.  Fragments of format < 5 keep all coordinates in one ``__coords`` file.
 
 Then, unless the array allows duplicates, one cell per coordinate: the newest wins, by
 (timestamp, fragment position), where the timestamp is the cell's own (``t.tdb``) or the first
-timestamp of its fragment.  Deletion runs after that ("post-deduplication", so a deleted newest
+timestamp of its fragment.  Tiles stream one by one when no coordinate can have two cells;
+otherwise the merge runs slab by slab along the first dimension (``engine.merge_slabs``).  Deletion runs after that ("post-deduplication", so a deleted newest
 version hides older ones too):
 
 * delete metadata of consolidated fragments (``dt.tdb``): a cell whose delete time is <= the
@@ -47,6 +48,7 @@ from ..planner.pruning import (
 from ..planner.zonemap import NEVER, cell_counts
 from ..storage.tiles import FieldSpec
 from .column import Column, concat
+from .merge_slabs import plan_slabs
 from .parallel import map_ordered
 from .fill import all_names, empty_column, field, fill_column
 from .scan import ScanResult, TileScan
@@ -69,6 +71,32 @@ class TileTask:
     settled: int = 0  # bit p: conjunct p of the predicate holds for every cell of the tile
 
 
+@dataclass(frozen=True)
+class SlabTask:
+    """The tiles meeting one slab ``[low, high)`` of the first dimension (None: unbounded),
+    whose cells inside it are merged on their own."""
+
+    low: object | None
+    high: object | None
+    tiles: tuple[TileTask, ...]
+
+
+def _inside_slab(cols: dict, dim: str, slab: SlabTask) -> dict:
+    """A tile's cells (and their ``__`` arrays) whose first coordinate lies in the slab."""
+    values = cols[dim].values
+    mask = None
+    if slab.low is not None:
+        mask = values >= slab.low
+    if slab.high is not None:
+        below = values < slab.high
+        mask = below if mask is None else mask & below
+    if mask is None or mask.all():
+        return cols
+    idx = np.flatnonzero(mask)
+    return {name: column[idx] if isinstance(column, np.ndarray) else column.take(idx)
+            for name, column in cols.items()}
+
+
 class SparseScan(TileScan):
     def __init__(self, array, fields: list[str], ranges: Ranges, predicate=None,
                  skip_tiles=None):
@@ -85,9 +113,30 @@ class SparseScan(TileScan):
         return not self._needs_dedup()
 
     def tasks(self) -> list:
-        """The units ``read`` takes: one per kept tile when the scan streams, else one task
-        (``None``) that reads and merges everything."""
-        return self._tiles() if self.streamable else [None]
+        """The units ``read`` takes: one per kept tile when the scan streams; when cells must
+        be merged, one ``SlabTask`` per slab of the first dimension (``engine.merge_slabs``),
+        or one task (``None``) merging everything when the first dimension is var-sized."""
+        if self.streamable:
+            return self._tiles()
+        return self._slabs() or [None]
+
+    def _slabs(self) -> list["SlabTask"] | None:
+        """The merge cut into slabs, or None (var-sized first dimension, or one slab)."""
+        tiles = self._tiles()
+        bounds: dict[int, tuple] = {}
+        lows, highs = [], []
+        for task in tiles:
+            if task.frag_idx not in bounds:
+                bounds[task.frag_idx] = leaf_mbrs(self.fragments[task.frag_idx].metadata)[0]
+            frag_lows, frag_highs = bounds[task.frag_idx]
+            if not isinstance(frag_lows, np.ndarray):
+                return None  # bytes bounds: merged in one go
+            lows.append(frag_lows[task.tile_idx])
+            highs.append(frag_highs[task.tile_idx])
+        slabs = plan_slabs(np.array(lows), np.array(highs))
+        if len(slabs) < 2:
+            return None
+        return [SlabTask(s.low, s.high, tuple(tiles[i] for i in s.tiles)) for s in slabs]
 
     def _tiles(self) -> list["TileTask"]:
         """Every tile left after the pruning funnel (planned once: the funnel counts it)."""
@@ -101,6 +150,8 @@ class SparseScan(TileScan):
         (safe to call from several threads at once)."""
         if task is None:
             return self._merged()
+        if isinstance(task, SlabTask):
+            return self._merge(list(task.tiles), task)
         if task.inside:  # coordinates are read only when asked for
             need = list(dict.fromkeys(self.fields + self._delete_fields()))
         else:
@@ -136,10 +187,20 @@ class SparseScan(TileScan):
 
     def _merged(self) -> ScanResult:
         """Every kept tile read, then one cell per coordinate (newest wins), then deletes."""
+        return self._merge(self._tiles())
+
+    def _merge(self, tasks: list["TileTask"], slab: "SlabTask | None" = None) -> ScanResult:
+        """The cells of ``tasks``' tiles (only those inside ``slab``, if given: its tiles are
+        read on the calling thread, slabs being tasks themselves), merged newest-wins."""
         need = self._need()
-        tasks = self._tiles()
+
+        def cells(task):
+            cols = self._tile_cells(task, need)
+            return cols if slab is None else _inside_slab(cols, self.dim_names[0], slab)
+
         parts, held = [], 0
-        for task, cols in zip(tasks, map_ordered(lambda t: self._tile_cells(t, need), tasks)):
+        reads = map(cells, tasks) if slab is not None else map_ordered(cells, tasks)
+        for task, cols in zip(tasks, reads):
             cols["__frag"] = np.full(len(cols["__ts"]), task.frag_idx, dtype=np.int64)
             parts.append(cols)
             held += sum(c.nbytes for c in cols.values())
