@@ -282,3 +282,16 @@ def oracle_table(path: str, timestamp=None) -> pa.Table:
 def sql_arrays(tmp_path_factory) -> dict[str, str]:
     """``{fixture name: path}`` of the arrays above, built once per test session."""
     return build_fixtures(str(tmp_path_factory.mktemp("sql_arrays")))
+
+
+def assert_same_rows(got: list[tuple], want: list[tuple], rel: float = 1e-12) -> None:
+    """Rows equal in order: floats to ``rel``, everything else exactly."""
+    import pytest
+
+    assert len(got) == len(want), (got[:5], want[:5])
+    for got_row, want_row in zip(got, want):
+        for ours, theirs in zip(got_row, want_row):
+            if isinstance(theirs, float):
+                assert ours == pytest.approx(theirs, rel=rel)
+            else:
+                assert ours == theirs

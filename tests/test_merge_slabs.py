@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tdbsql
-from sql_fixtures import oracle_table
+from sql_fixtures import assert_same_rows, oracle_table
 from tdbsql.engine.memory import MemoryBudget
 from tdbsql.engine.merge_slabs import plan_slabs
 from tdbsql.engine.scan import open_scan
@@ -76,7 +76,7 @@ def test_overlapping_fragments_are_read_in_slabs(layered):
 ])
 def test_slab_merge_equals_tiledb(layered, oracle, sql):
     got = tdbsql.connect().register("t", layered).sql(sql).fetchall()
-    _same(got, oracle.sql(sql).fetchall())
+    assert_same_rows(got, oracle.sql(sql).fetchall())
 
 
 def test_slabs_keep_a_merge_within_a_budget_the_whole_merge_exceeds(layered, oracle):
@@ -89,14 +89,5 @@ def test_slabs_keep_a_merge_within_a_budget_the_whole_merge_exceeds(layered, ora
         oracle.sql("SELECT count(*) FROM t").fetchall()[0][0]
     sql = "SELECT g, count(*), sum(x) FROM t GROUP BY g ORDER BY g"
     got = tdbsql.connect(memory_mb=2).register("t", layered).sql(sql).fetchall()
-    _same(got, oracle.sql(sql).fetchall())
+    assert_same_rows(got, oracle.sql(sql).fetchall())
 
-
-def _same(got: list[tuple], want: list[tuple]) -> None:
-    assert len(got) == len(want)
-    for got_row, want_row in zip(got, want):
-        for ours, theirs in zip(got_row, want_row):
-            if isinstance(theirs, float):
-                assert ours == pytest.approx(theirs, rel=1e-12)
-            else:
-                assert ours == theirs

@@ -10,6 +10,7 @@ import sqlglot
 from sqlglot import planner
 
 import tdbsql
+from sql_fixtures import assert_same_rows
 from tdbsql.planner.build import build
 
 SCHEMA = {"t": {"g": "TEXT", "a": "DOUBLE", "b": "DOUBLE", "c": "BIGINT"}}
@@ -51,10 +52,4 @@ def test_results_equal_duckdb_with_nulls(sql):
     duck = duckdb.connect()
     duck.register("t", table)
     theirs = duck.sql(sql).fetchall()
-    assert len(ours) == len(theirs)
-    for got, want in zip(ours, theirs):
-        for ours_value, their_value in zip(got, want):
-            if isinstance(their_value, float):
-                assert ours_value == pytest.approx(their_value, rel=1e-12)
-            else:
-                assert ours_value == their_value
+    assert_same_rows(ours, theirs)

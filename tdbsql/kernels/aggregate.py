@@ -100,29 +100,25 @@ def sum_float(values, valid, ids, sums, compensations, counts):
         if group < 0 or (has_valid and valid[row] == 0):
             continue
         slot = lanes * group + (row & (lanes - 1))
-        value = values[row]
-        before = lane_sums[slot]
-        after = before + value
-        if abs(before) >= abs(value):
-            lane_comps[slot] += (before - after) + value
-        else:
-            lane_comps[slot] += (value - after) + before
-        lane_sums[slot] = after
+        lane_sums[slot], error = _neumaier(lane_sums[slot], values[row])
+        lane_comps[slot] += error
         lane_counts[slot] += 1
         total += 1
     for slot in range(lanes * ngroups):
         group = slot // lanes
-        value = lane_sums[slot]
-        before = sums[group]
-        after = before + value
-        if abs(before) >= abs(value):
-            compensations[group] += (before - after) + value
-        else:
-            compensations[group] += (value - after) + before
-        compensations[group] += lane_comps[slot]
-        sums[group] = after
+        sums[group], error = _neumaier(sums[group], lane_sums[slot])
+        compensations[group] += error + lane_comps[slot]
         counts[group] += lane_counts[slot]
     return total
+
+
+@jit
+def _neumaier(total, value):
+    """``(total + value, its rounding error)``, the error exact (Neumaier's step)."""
+    after = total + value
+    if abs(total) >= abs(value):
+        return after, (total - after) + value
+    return after, (value - after) + total
 
 
 @jit
