@@ -29,11 +29,12 @@ from .errors import (
 __version__ = "0.1.0"
 
 
-def query(sql, path=None, *, key=None, timestamp=None):
-    """Run ``sql`` over the array at ``path`` (named ``array`` in the SQL); a pyarrow.Table."""
+def query(sql, path=None, *, key=None, timestamp=None, memory_mb=None):
+    """Run ``sql`` over the array at ``path`` (named ``array`` in the SQL); a pyarrow.Table.
+    ``memory_mb``: the query's memory budget, as for ``connect``."""
     from .api import query as _query
 
-    return _query(sql, path, key=key, timestamp=timestamp)
+    return _query(sql, path, key=key, timestamp=timestamp, memory_mb=memory_mb)
 
 
 def connect(memory_mb=None):
@@ -46,11 +47,12 @@ def connect(memory_mb=None):
     return _connect(memory_mb)
 
 
-def explain(sql, path=None, *, key=None, timestamp=None, analyze=False):
+def explain(sql, path=None, *, key=None, timestamp=None, analyze=False, memory_mb=None):
     """The plan of ``sql`` over the array at ``path`` as text (``analyze``: run and measure)."""
     from .api import explain as _explain
 
-    return _explain(sql, path, key=key, timestamp=timestamp, analyze=analyze)
+    return _explain(sql, path, key=key, timestamp=timestamp, analyze=analyze,
+                    memory_mb=memory_mb)
 
 
 def open(path, *, timestamp=None, key=None):  # noqa: A001 - mirrors tiledb.open

@@ -20,21 +20,25 @@ def open(path: str, *, timestamp=None, key=None) -> Array:  # noqa: A001 - mirro
     return Array(path, timestamp, key)
 
 
-def query(sql: str, path: str | None = None, *, key=None, timestamp=None) -> pa.Table:
+def query(sql: str, path: str | None = None, *, key=None, timestamp=None,
+          memory_mb=None) -> pa.Table:
     """Run one query over the array at ``path``; returns a ``pyarrow.Table``."""
-    return connection_for(path, key=key, timestamp=timestamp).sql(sql).arrow()
+    return connection_for(path, key=key, timestamp=timestamp,
+                          memory_mb=memory_mb).sql(sql).arrow()
 
 
 def explain(sql: str, path: str | None = None, *, key=None, timestamp=None,
-            analyze: bool = False) -> str:
+            analyze: bool = False, memory_mb=None) -> str:
     """The plan of ``sql`` (with ``analyze``: run it and add rows, tiles and time per step)."""
-    return connection_for(path, key=key, timestamp=timestamp).explain(sql, analyze=analyze)
+    return connection_for(path, key=key, timestamp=timestamp,
+                          memory_mb=memory_mb).explain(sql, analyze=analyze)
 
 
-def connection_for(path: str | None, *, key=None, timestamp=None, arrays=None):
+def connection_for(path: str | None, *, key=None, timestamp=None, arrays=None,
+                   memory_mb=None):
     """A connection with ``path`` as ``array`` (and its directory name) plus ``arrays``
-    ({name: path})."""
-    con = connect()
+    ({name: path}); ``memory_mb`` as for ``connect``."""
+    con = connect(memory_mb)
     if path is not None:
         con.register("array", path, timestamp=timestamp, key=key)
         base = os.path.basename(os.path.normpath(path))

@@ -39,6 +39,9 @@ def _add_query_inputs(p: argparse.ArgumentParser) -> None:
                    help="make the array at PATH the table NAME (repeatable)")
     p.add_argument("--timestamp", "--as-of", dest="timestamp", type=int, metavar="MS",
                    help="read the positional array as of this time (ms since the epoch)")
+    p.add_argument("--memory-mb", type=float, metavar="MB",
+                   help="memory budget for intermediate results (default $TDBSQL_MEMORY_MB, "
+                        "else 75%% of physical memory)")
 
 
 def _arrays(pairs: list[str]) -> dict[str, str]:
@@ -126,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
 
             sql = sys.stdin.read() if args.sql == "-" else args.sql
             con = connection_for(args.path, key=key, timestamp=args.timestamp,
-                                 arrays=_arrays(args.array))
+                                 arrays=_arrays(args.array), memory_mb=args.memory_mb)
             if args.command == "explain":
                 print(con.explain(sql, analyze=args.analyze))
             else:

@@ -85,5 +85,7 @@ def funnel_lines(stats: dict) -> list[str]:
               if get("tiles_from_metadata") else "")]
     if "bytes_read" in stats:
         out.append(f"Bytes: {get('bytes_read', 0):,} read, {get('bytes_decoded', 0):,} decoded; "
-                   f"{get('rows', 0):,} cells")
+                   f"{get('rows', 0):,} cells"
+                   + (f"; newest-wins merge in {get('merge_slabs')} slabs"
+                      if get("merge_slabs") else ""))
     return out

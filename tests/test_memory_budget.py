@@ -125,3 +125,17 @@ def test_cli_names_the_budget(big, monkeypatch, capsys):
     assert code != 0
     err = capsys.readouterr().err
     assert "memory budget" in err and "Traceback" not in err
+
+
+def test_budget_reaches_the_one_liners_and_the_cli_flag(big, capsys):
+    from tdbsql.cli import main
+
+    with pytest.raises(tdbsql.MemoryLimitError, match="1.0 MB"):
+        tdbsql.query("SELECT id, x FROM array", big, memory_mb=1)
+    assert tdbsql.query("SELECT count(*) AS n FROM array", big, memory_mb=1) \
+        .column("n").to_pylist() == [N]
+    assert main(["query", "SELECT id, x FROM array", big, "--memory-mb", "1"]) != 0
+    assert "memory budget of 1.0 MB" in capsys.readouterr().err
+    assert main(["query", "SELECT count(*) FROM array", big, "--memory-mb", "1",
+                 "--format", "csv"]) == 0
+    assert str(N) in capsys.readouterr().out

@@ -91,3 +91,9 @@ def test_slabs_keep_a_merge_within_a_budget_the_whole_merge_exceeds(layered, ora
     got = tdbsql.connect(memory_mb=2).register("t", layered).sql(sql).fetchall()
     assert_same_rows(got, oracle.sql(sql).fetchall())
 
+
+
+def test_explain_analyze_counts_the_slabs(layered):
+    text = tdbsql.explain("SELECT count(*) FROM array", layered, analyze=True)
+    tasks = open_scan(tdbsql.open(layered), ["x"], Ranges({})).tasks()
+    assert f"newest-wins merge in {len(tasks)} slabs" in text, text

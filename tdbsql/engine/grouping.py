@@ -26,8 +26,8 @@ import pyarrow.compute as pc
 from ..errors import InternalError, UnsupportedSql
 from ..kernels import aggregate as agg_kernels
 from .hash_table import (
-    NO_ROWS, as_array, box_code, build_table, float64_values, int64_values, is_integer_like, key_codes,
-    key_matrix, valid_mask,
+    NO_ROWS, as_array, float64_values, group_rows, int64_values, is_integer_like, key_codes,
+    valid_mask,
 )
 
 AGGREGATES = ("count_star", "count", "sum", "avg", "min", "max", "stddev_samp", "stddev_pop",
@@ -59,9 +59,7 @@ def group_ids(keys: list[pa.Array | pa.ChunkedArray]) -> Groups:
     if not keys:
         raise InternalError("group_ids needs at least one key column (use Groups.single)")
     nrows = lengths.pop()
-    columns = [code for key in keys for code in key_codes(key)]
-    code = box_code(columns, nrows)
-    built = build_table(key_matrix(columns, nrows) if code is None else code.reshape(1, nrows))
+    built = group_rows([code for key in keys for code in key_codes(key)], nrows)
     return Groups(built.ids, built.count, built.first)
 
 
@@ -99,8 +97,7 @@ def _values_array(values, nrows: int) -> pa.Array:
 
 def _distinct_pairs(array: pa.Array, groups: Groups) -> tuple[pa.Array, Groups]:
     """Keep the first row of every distinct (group, value) pair."""
-    columns = [groups.ids] + key_codes(array)  # key_matrix stacks them into a new matrix
-    pairs = build_table(key_matrix(columns, len(array)))
+    pairs = group_rows([groups.ids] + key_codes(array), len(array))
     rows = np.sort(pairs.first)
     return array.take(pa.array(rows)), Groups(groups.ids[rows], groups.count, groups.first)
 

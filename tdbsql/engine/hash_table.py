@@ -10,8 +10,10 @@ and booleans as their integer value; floats with -0.0 folded into 0.0 and all Na
 then bit-cast; strings and binary whose cells all fit 7 bytes as those bytes and the length
 packed into one int64 (``kernels.hashing.pack_short_strings``); everything else (longer
 strings, decimals) through ``dictionary_encode``.  A NULL is a group of its own: dictionary
-codes use -1, value codes get an extra 0/1 NULL-flag column.  The code columns, stacked into a (columns, rows) matrix, go to the hashing kernels
-(``kernels/hashing.py``): a direct lookup when the codes span a small box, else open addressing.
+codes use -1, value codes get an extra 0/1 NULL-flag column.  The code columns go to the
+hashing kernels (``kernels/hashing.py``): a direct lookup when the codes span a small box (for
+grouping, several columns then become one box-position code: ``group_rows``), else open
+addressing over the columns stacked into a (columns, rows) matrix.
 
 Values are read straight from the Arrow buffers (no ``fill_null`` / ``to_numpy`` passes): the
 value in a NULL slot is whatever the buffer holds, so every consumer masks NULLs out.
@@ -218,29 +220,6 @@ def index_codes(indices: pa.Array) -> np.ndarray:
     return codes
 
 
-def box_code(columns: list[np.ndarray], nrows: int) -> np.ndarray | None:
-    """One int64 code per row for several code columns -- the row's position in the box their
-    values span (``((c0 - lo0) * extent1 + c1 - lo1) * ...``) -- when that box is small enough
-    for a direct lookup; None otherwise.  Equal rows <-> equal codes, with no key matrix to
-    stack (GROUP BY flag, status)."""
-    if nrows == 0 or len(columns) < 2:
-        return None
-    lows, extents, size = [], [], 1
-    for column in columns:
-        low, high = int(column.min()), int(column.max())
-        lows.append(low)
-        extents.append(high - low + 1)
-        size *= high - low + 1  # Python ints: no overflow for wide ranges
-        if size > min(_DIRECT_MAX_SLOTS, 2 * nrows + 1024):
-            return None
-    code = columns[0] - lows[0]
-    for column, low, extent in zip(columns[1:], lows[1:], extents[1:]):
-        code *= extent
-        code += column
-        code -= low
-    return code
-
-
 def key_matrix(columns: list[np.ndarray], nrows: int) -> np.ndarray:
     """Stack code columns into the kernels' (columns, rows) C-contiguous int64 matrix."""
     if not columns:
@@ -256,28 +235,48 @@ def key_matrix(columns: list[np.ndarray], nrows: int) -> np.ndarray:
 def build_table(keys: np.ndarray, skip: np.ndarray | None = None) -> HashTable:
     """Group the rows of a key matrix (rows with ``skip`` set get id -1)."""
     skip = NO_ROWS if skip is None else skip
-    box = _direct_box(keys, skip)
+    selected = keys if skip.shape[0] == 0 else keys[:, skip == 0]
+    box = _box(list(selected), keys.shape[1])
     if box is not None:
-        return _build_direct(keys, skip, *box)
+        lows, extents, size = box
+        return _build_direct(keys, skip, np.array(lows, np.int64), np.array(extents, np.int64),
+                             size)
     return _build_hashed(keys, skip)
 
 
-def _direct_box(keys: np.ndarray, skip: np.ndarray):
-    """(mins, extents, size) when the codes span a box small enough for a direct lookup."""
-    nrows = keys.shape[1]
-    if nrows == 0:
+def group_rows(columns: list[np.ndarray], nrows: int) -> HashTable:
+    """Group rows by their code columns (GROUP BY, DISTINCT).  Several columns spanning a small
+    box become one code per row -- the row's position in the box, ``((c0 - lo0) * extent1 +
+    c1 - lo1) * ...`` -- so no key matrix is stacked (GROUP BY flag, status); the table's
+    ``keys`` are then those codes."""
+    box = _box(columns, nrows) if len(columns) > 1 else None
+    if box is None:
+        return build_table(key_matrix(columns, nrows))
+    lows, extents, size = box
+    code = columns[0] - lows[0]
+    for column, low, extent in zip(columns[1:], lows[1:], extents[1:]):
+        code *= extent
+        code += column
+        code -= low
+    return _build_direct(code.reshape(1, nrows), NO_ROWS, np.zeros(1, np.int64),
+                         np.array([size], np.int64), size)
+
+
+def _box(columns: list[np.ndarray], nrows: int) -> tuple[list[int], list[int], int] | None:
+    """(lows, extents, size) of the box the code columns span, when it is small enough for a
+    direct lookup (a flat array of ``size`` slots for ``nrows`` rows); None otherwise."""
+    if nrows == 0 or not columns or len(columns[0]) == 0:
         return None
-    selected = keys if skip.shape[0] == 0 else keys[:, skip == 0]
-    if selected.shape[1] == 0:
-        return None
-    mins = selected.min(axis=1)
-    maxs = selected.max(axis=1)
-    size = 1
-    for low, high in zip(mins.tolist(), maxs.tolist()):
+    limit = min(_DIRECT_MAX_SLOTS, 2 * nrows + 1024)
+    lows, extents, size = [], [], 1
+    for column in columns:
+        low, high = int(column.min()), int(column.max())
+        lows.append(low)
+        extents.append(high - low + 1)
         size *= high - low + 1  # Python ints: no overflow for wide ranges
-    if size > min(_DIRECT_MAX_SLOTS, 2 * nrows + 1024):
-        return None
-    return mins.astype(np.int64), (maxs - mins + 1).astype(np.int64), size
+        if size > limit:
+            return None
+    return lows, extents, size
 
 
 def _build_direct(keys, skip, mins, extents, size) -> HashTable:

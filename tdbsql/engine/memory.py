@@ -103,5 +103,10 @@ class MemoryBudget:
                 f"raise the budget (TDBSQL_MEMORY_MB, or tdbsql.connect(memory_mb=...))")
 
 
+def step_label(step) -> str:
+    """A plan step as the budget's messages name it: ``the sort step 't'``."""
+    return f"the {step.type_name.lower()} step {step.name!r}"
+
+
 def _mb(nbytes: int) -> str:
     return f"{nbytes / _MB:,.1f} MB"

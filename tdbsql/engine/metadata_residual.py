@@ -21,7 +21,6 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from ..planner.conjuncts import without_settled
 from ..planner.metadata_aggregates import MetadataPlan, plan_from_metadata
 from ..planner.pruning import Ranges
 from .column import Column
@@ -57,16 +56,12 @@ def _residual(array, ranges, predicate, aggregates, plan: MetadataPlan, stats, b
     reader = open_scan(array, fields, ranges, predicate, skip_tiles=plan.answered, budget=budget)
     rows = 0
     text = None if predicate is None else predicate.sql(dialect="duckdb")
-    remaining: dict[int, exp.Expression | None] = {}
     tasks = reader.tasks() or [None]
     for task, result in zip(tasks, map_ordered(reader.read, tasks)):  # tile by tile
         rows += result.length
         table = pa.table({f: column_to_arrow(array, f, result.columns[f]) for f in fields})
         whole = result.always is not None and bool(result.always.all())
-        settled = getattr(task, "settled", 0)
-        if settled not in remaining:
-            remaining[settled] = without_settled(predicate, settled)
-        condition = remaining[settled]
+        condition = reader.task_condition(task, predicate)
         if condition is not None and table.num_rows and not whole:
             table = table.filter(where_mask(table, condition, text))
         _fold_rows(table, aggregates, plan)

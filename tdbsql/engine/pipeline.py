@@ -27,6 +27,7 @@ from ..catalog import ArraySource
 from .aggregate_step import run_aggregate
 from .frame import Frame, concat_frames
 from .parallel import map_ordered
+from .memory import step_label
 from .metadata_groups import metadata_groups
 from .partial_aggregate import combine, partial, step_calls, streamable
 from .project import filter_project
@@ -106,7 +107,7 @@ def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
             partials.append(state)
             held += state.nbytes
             # x2: the states are concatenated to be combined
-            runner.budget.check(2 * held, f"the aggregate step {step.name!r}")
+            runner.budget.check(2 * held, step_label(step))
     _scan_done(runner, scan, scanned, rows, started)
     for chained, count in zip([scan, *filters], passed):
         runner.record(chained, count, streamed=True)

@@ -30,7 +30,7 @@ from .aggregate_step import run_aggregate
 from .evaluate import evaluate, where_mask
 from .frame import ROW_PLACEHOLDER, Frame, broadcast, rows_only
 from .join_step import run_join
-from .memory import MemoryBudget, budget_mb, frame_bytes
+from .memory import MemoryBudget, budget_mb, frame_bytes, step_label
 from .metadata_answer import try_metadata_answer
 from .project import filter_project
 from .pipeline import stream_scan, try_streamed_aggregate
@@ -81,7 +81,7 @@ class Runner:
                 frames[step] = _offset_limit(frame, step)
                 skipped.update(replaced)
                 self.record(step, frames[step].length, time.perf_counter() - started)
-                self.budget.settle(frames.values(), _what(step))
+                self.budget.settle(frames.values(), step_label(step))
         waiting = {step: set(step.dependencies) - set(frames) for step in plan.dag
                    if step not in frames and step not in skipped}
         ready = [step for step, deps in waiting.items() if not deps]
@@ -100,7 +100,7 @@ class Runner:
             for dep in step.dependencies:
                 if all(d in done for d in dep.dependents if d in waiting):
                     frames.pop(dep, None)  # free what no later step reads
-            self.budget.settle(frames.values(), _what(step))
+            self.budget.settle(frames.values(), step_label(step))
         return frames
 
     def _step(self, step, frames: dict) -> Frame:
@@ -189,11 +189,6 @@ class Runner:
         if id(step) in self.scan_stats:
             entry["scan"] = self.scan_stats[id(step)]
         self.profile.append(entry)
-
-
-def _what(step) -> str:
-    """A step as error messages name it."""
-    return f"the {step.type_name.lower()} step {step.name!r}"
 
 
 def _merge(frames: list[Frame]) -> Frame:

@@ -24,7 +24,9 @@ tiles_always               of those, tiles where the whole predicate is true for
 tiles_from_metadata        tiles left out because ``answer_from_metadata`` used their metadata
 bytes_read                 bytes of tile data read from files (compressed, all fields; none for
                            tiles the tile cache served, ``storage.tile_cache``)
-bytes_decoded              bytes of the decoded tiles (values, offsets, validity)
+bytes_decoded              bytes of the decoded tiles (values, offsets, validity; a tile read
+                           by two merge slabs counts twice)
+merge_slabs                slabs the newest-wins merge ran in (0: no merge, or one pass)
 time_s                     wall time of the scan
 rows                       rows returned
 =========================  ==================================================================
@@ -38,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..planner.conjuncts import without_settled
 from ..planner.pruning import Ranges
 from ..planner.zonemap import (
     Stats, TileClasses, attribute_stats, bounds_stats, cell_counts, classify, field_kinds,
@@ -47,8 +50,8 @@ from .column import Column
 
 STAT_KEYS = ("fragments_total", "fragments_after_timestamps", "fragments_after_domain",
              "tiles_total", "tiles_after_domain", "tiles_after_mbr", "tiles_after_zonemap",
-             "tiles_always", "tiles_from_metadata", "bytes_read", "bytes_decoded", "time_s",
-             "rows")
+             "tiles_always", "tiles_from_metadata", "bytes_read", "bytes_decoded", "merge_slabs",
+             "time_s", "rows")
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,7 @@ class TileScan:
         self.predicate = None if predicate is None else parse_predicate(predicate, self.kinds)
         self.skip_tiles = skip_tiles or {}
         self.budget = None  # a MemoryBudget for what the scan must hold whole (merges, boxes)
+        self._conditions: dict[tuple[int, int], object] = {}
         self.stats = dict.fromkeys(STAT_KEYS, 0)
         self.stats["fragments_total"] = len(array.directory.committed)
         self.stats["fragments_after_timestamps"] = len(self.fragments)
@@ -89,6 +93,15 @@ class TileScan:
     def read(self, task) -> ScanResult:
         """The cells of one task of ``tasks()`` (the whole scan for ``None``)."""
         return self.run()
+
+    def task_condition(self, task, condition):
+        """``condition`` -- the predicate this scan was opened with, or the same conjuncts in
+        the same order with qualified names -- without the conjuncts the zone maps settled for
+        every cell of the task's tile (``conjuncts.without_settled``); cached per set."""
+        key = (getattr(task, "settled", 0), id(condition))
+        if key not in self._conditions:  # a race computes it twice, harmlessly
+            self._conditions[key] = without_settled(condition, key[0])
+        return self._conditions[key]
 
     @property
     def wants_always(self) -> bool:

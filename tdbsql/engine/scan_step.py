@@ -14,7 +14,6 @@ import pyarrow as pa
 from sqlglot import exp
 
 from ..catalog import ArrowSource
-from ..planner.conjuncts import without_settled
 from ..planner.ranges import scan_ranges
 from .fields import column_to_arrow
 from .frame import Frame, rows_only
@@ -36,18 +35,14 @@ class ArrayScan:
                               scan_ranges(predicate, array.schema), predicate,
                               skip_tiles=skip_tiles, budget=runner.budget)
         self.stats = self.scan.stats
-        self._conditions: dict[int, exp.Expression | None] = {}
 
     def tasks(self) -> list:
         return self.scan.tasks() or [None]  # nothing left: one task gives the empty result
 
     def task_condition(self, task, condition: exp.Expression | None) -> exp.Expression | None:
-        """``condition`` (the one this scan was opened with) without the conjuncts the zone
-        maps settled for every cell of the task's tile (``without_settled``)."""
-        settled = getattr(task, "settled", 0)
-        if settled not in self._conditions:  # a race computes it twice, harmlessly
-            self._conditions[settled] = without_settled(condition, settled)
-        return self._conditions[settled]
+        """``condition`` (the one this scan was opened with) without the conjuncts settled for
+        the task's tile (``TileScan.task_condition``)."""
+        return self.scan.task_condition(task, condition)
 
     def frame(self, task) -> tuple[Frame, np.ndarray | None]:
         """The rows of one task as the step's frame, and per row whether its tile satisfies

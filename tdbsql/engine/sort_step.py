@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .frame import Frame
-from .memory import frame_bytes
+from .memory import frame_bytes, step_label
 from .project import project
 
 
@@ -29,7 +29,7 @@ def run_sort(step, inputs: Frame, runner) -> Frame:
     source = projected.nbytes if projected is not None else frame_bytes(inputs)
     # the sorted copy and the sort's row order, next to the input
     runner.budget.check(int(source * len(order) / max(inputs.length, 1)) + order.nbytes,
-                        f"the sort step {step.name!r}")
+                        step_label(step))
     if projected is not None:
         return Frame.single(step.name, projected.take(order))
     return inputs.take(order)

@@ -103,6 +103,7 @@ class SparseScan(TileScan):
         super().__init__(array, fields, ranges, predicate, skip_tiles)
         self.deletes = [(read_condition(d, array.key), d) for d in array.directory.deletes]
         self._planned: list[TileTask] | None = None
+        self._slab_tasks: list | None = None
         self._dedup: bool | None = None
         self._check_delete_fields()
 
@@ -118,7 +119,9 @@ class SparseScan(TileScan):
         or one task (``None``) merging everything when the first dimension is var-sized."""
         if self.streamable:
             return self._tiles()
-        return self._slabs() or [None]
+        if self._slab_tasks is None:
+            self._slab_tasks = self._slabs() or [None]
+        return self._slab_tasks
 
     def _slabs(self) -> list["SlabTask"] | None:
         """The merge cut into slabs, or None (var-sized first dimension, or one slab)."""
@@ -136,6 +139,7 @@ class SparseScan(TileScan):
         slabs = plan_slabs(np.array(lows), np.array(highs))
         if len(slabs) < 2:
             return None
+        self.stats["merge_slabs"] = len(slabs)
         return [SlabTask(s.low, s.high, tuple(tiles[i] for i in s.tiles)) for s in slabs]
 
     def _tiles(self) -> list["TileTask"]:
@@ -158,13 +162,7 @@ class SparseScan(TileScan):
             need = self._need()
         cols = self._tile_cells(task, need, stamps=bool(self.deletes))
         ts, dt, always = cols.pop("__ts"), cols.pop("__dt"), cols.pop("__always")
-        if dt is None and not self.deletes:  # nothing in this tile can be deleted
-            return ScanResult({f: cols[f] for f in self.fields}, len(next(iter(cols.values()))),
-                              self.stats, always)
-        n = len(ts)
-        dt = np.full(n, UINT64_MAX, dtype=np.uint64) if dt is None else dt
-        always = np.zeros(n, dtype=bool) if always is None else always
-        frag_of_cell = np.full(n, task.frag_idx, dtype=np.int64)
+        frag_of_cell = None if ts is None else np.full(len(ts), task.frag_idx, dtype=np.int64)
         return self._after_deletes(cols, ts, dt, frag_of_cell, always)
 
     def run(self) -> ScanResult:
@@ -223,9 +221,10 @@ class SparseScan(TileScan):
         if alive is not None:
             idx = np.flatnonzero(alive)
             columns = {n: c.take(idx) for n, c in columns.items()}
-            always = always[idx]
-        return ScanResult({f: columns[f] for f in self.fields}, len(always), self.stats,
-                          always if always.any() else None)
+            always = None if always is None else always[idx]
+        length = len(next(iter(columns.values()))) if columns else 0
+        return ScanResult({f: columns[f] for f in self.fields}, length, self.stats,
+                          always if always is not None and always.any() else None)
 
     def _needs_dedup(self) -> bool:
         """Can one coordinate have several cells?  Not with duplicates allowed, nor when no
@@ -405,9 +404,11 @@ class SparseScan(TileScan):
         return np.sort(np.asarray(order)[first])
 
     def _survivors(self, columns, ts, dt, frag_of_cell):
-        """Mask of cells that survive delete metadata and delete conditions, or None."""
+        """Mask of cells that survive delete metadata and delete conditions, or None.  ``dt``
+        None: no delete metadata; ``ts`` / ``frag_of_cell`` are needed with delete conditions
+        only."""
         alive = None
-        if (dt != UINT64_MAX).any():
+        if dt is not None and (dt != UINT64_MAX).any():
             t_end = self.array.window[1]
             alive = dt >= UINT64_MAX if t_end >= UINT64_MAX else dt > t_end
         for cond, entry in self.deletes:
