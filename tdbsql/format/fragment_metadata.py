@@ -100,6 +100,16 @@ class FieldInfo:
             return "".join(_V8_PERCENT.get(c, c) for c in self.name)
         return f"{'a' if self.role == 'attribute' else 'd'}{self.index}"
 
+    def filters(self, schema: ArraySchema) -> FilterPipeline:
+        """The pipeline this field's tiles are filtered with: its attribute's or dimension's
+        own; the internal timestamp / delete fields use the coords filters, as TileDB writes
+        them (so do the zipped ``__coords`` of formats < 5)."""
+        if self.role == "attribute":
+            return schema.attributes[self.index].filters
+        if self.role == "dimension":
+            return schema.dimensions[self.index].filters
+        return schema.coords_filters
+
 
 # Version 8 percent-encoded these characters in data file names (the last five for Windows).
 _V8_PERCENT = {c: f"%{ord(c):02X}" for c in "!#$%&'()*+,/:;=?@[]\""}

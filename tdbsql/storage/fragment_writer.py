@@ -23,46 +23,25 @@ import numpy as np
 
 from ..datatypes import VAR_NUM, Datatype, type_info
 from ..format.array_schema import ArraySchema
-from ..format.filter_pipeline import EMPTY_TILE, FilterPipeline
+from ..format.filter_pipeline import EMPTY_TILE
 from ..format.fragment_metadata import (
-    DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, TIMESTAMPS, WRITE_VERSION, FragmentMetadata,
-    FragmentStats, field_infos,
+    WRITE_VERSION, FragmentMetadata, FragmentStats, field_infos,
 )
 from ..format.names import COMMITS_DIR, FRAGMENTS_DIR, new_name
 from ..format.rtree import RTree
 from . import tile_metadata as tm
+from .tiles import FieldSpec, stored_fields
 from .write_buffers import FieldBuffer
 
 
 
-@dataclass(frozen=True)
-class FieldSpec:
-    name: str
-    stem: str  # a0 / d1 / t
-    datatype: int
-    cell_val_num: int
-    nullable: bool
-    is_dim: bool
-    filters: FilterPipeline
-
-
 def field_specs(schema: ArraySchema, dense: bool, has_timestamps: bool,
                 has_delete_meta: bool = False) -> list[FieldSpec]:
-    """The fields a fragment stores, in file order."""
-    out = [FieldSpec(a.name, f"a{i}", a.datatype, a.cell_val_num, a.nullable, False, a.filters)
-           for i, a in enumerate(schema.attributes)]
-    if not dense:
-        out += [FieldSpec(d.name, f"d{i}", d.datatype, d.cell_val_num, False, True, d.filters)
-                for i, d in enumerate(schema.dimensions)]
-    if has_timestamps:
-        out.append(FieldSpec(TIMESTAMPS, "t", Datatype.UINT64, 1, False, False,
-                             schema.coords_filters))
-    if has_delete_meta:  # consolidated fragments keep deleted cells with their delete time
-        out.append(FieldSpec(DELETE_TIMESTAMPS, "dt", Datatype.UINT64, 1, False, False,
-                             schema.coords_filters))
-        out.append(FieldSpec(DELETE_CONDITION_INDEX, "dci", Datatype.UINT64, 1, False, False,
-                             schema.coords_filters))
-    return out
+    """The fields a fragment stores, in file order: those its metadata lists
+    (``field_infos``), without the dimensions of a dense fragment (they have no files)."""
+    infos = field_infos(schema, WRITE_VERSION, has_timestamps, has_delete_meta)
+    return [spec for spec in stored_fields(schema, infos, WRITE_VERSION)
+            if not (dense and spec.is_dim)]
 
 
 @dataclass
@@ -172,11 +151,11 @@ class FragmentWriter:
         result = _Written(_offsets(fixed), _offsets(var) if is_var else np.zeros(n_tiles, np.uint64),
                           var_sizes, _offsets(validity) if spec.nullable else np.zeros(n_tiles, np.uint64),
                           sum(map(len, fixed)), sum(map(len, var)), sum(map(len, validity)))
-        self._write_file(f"{spec.stem}.tdb", b"".join(fixed))
+        self._write_file(f"{spec.file_stem}.tdb", b"".join(fixed))
         if is_var:
-            self._write_file(f"{spec.stem}_var.tdb", b"".join(var))
+            self._write_file(f"{spec.file_stem}_var.tdb", b"".join(var))
         if spec.nullable:
-            self._write_file(f"{spec.stem}_validity.tdb", b"".join(validity))
+            self._write_file(f"{spec.file_stem}_validity.tdb", b"".join(validity))
         return result
 
     def _offsets_tile(self, spec: FieldSpec, cell_starts: np.ndarray) -> bytes:

@@ -26,7 +26,7 @@ from .tile_cache import tile_cache
 
 @dataclass(frozen=True)
 class FieldSpec:
-    """Everything needed to decode a field's tiles."""
+    """Everything needed to encode or decode a field's tiles."""
 
     name: str  # key of the field in the fragment metadata's per-field maps
     file_stem: str  # a0, d1, t, dt, dci (or the legacy name)
@@ -34,28 +34,29 @@ class FieldSpec:
     cell_val_num: int
     filters: FilterPipeline
     nullable: bool = False
+    is_dim: bool = False
 
     @property
     def is_var(self) -> bool:
         return self.cell_val_num == VAR_NUM
 
 
-def field_specs(schema, meta) -> dict[str, FieldSpec]:
-    """The readable fields of a fragment (``meta``: its FragmentMetadata), by name.
+def stored_fields(schema, infos, version: int) -> list[FieldSpec]:
+    """The fields with data files of their own, in file order: every per-field entry of the
+    fragment metadata (``infos``, from ``field_infos``) but the ``__coords`` slot, whose legacy
+    zipped coordinates (< v5) are not read field by field (and which is empty later).
 
-    Timestamps / delete timestamps / delete condition indices of consolidated fragments use the
-    coords filters, as TileDB writes them.
+    Derived from the metadata's entries so that reader and writer (``fragment_writer``) agree
+    with it on which fields exist, their order, stems and filters.
     """
-    pipelines = {a.name: a.filters for a in schema.attributes}
-    pipelines.update({d.name: d.filters for d in schema.dimensions})
-    specs = {}
-    for info in meta.infos:
-        if info.role == "coords":
-            continue  # legacy zipped coordinates (< v5) are not read field by field
-        specs[info.name] = FieldSpec(info.name, info.file_stem(meta.version), info.datatype,
-                                     info.cell_val_num,
-                                     pipelines.get(info.name, schema.coords_filters), info.nullable)
-    return specs
+    return [FieldSpec(info.name, info.file_stem(version), info.datatype, info.cell_val_num,
+                      info.filters(schema), info.nullable, info.role == "dimension")
+            for info in infos if info.role != "coords"]
+
+
+def field_specs(schema, meta) -> dict[str, FieldSpec]:
+    """The readable fields of a fragment (``meta``: its FragmentMetadata), by name."""
+    return {spec.name: spec for spec in stored_fields(schema, meta.infos, meta.version)}
 
 
 READ_AHEAD = 64 * 1024  # bytes read from a tile's start: the next tiles of a scan come free
