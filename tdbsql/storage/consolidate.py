@@ -17,7 +17,7 @@ Modes (TileDB's ``sm.consolidation.mode``):
 - ``array_meta``: the metadata files of the window are merged (later puts and deletes win) into
   one ``__meta/<name>`` file plus a ``.vac`` listing the merged files.
 
-Safety for readers: every file appears atomically (``maintenance.atomic_write``); a new
+Safety for readers: every file appears atomically (``vfs.atomic_write``); a new
 ``.con`` or ``.meta`` only repeats information that is still in place, and a metadata
 ``.vac`` is written after the merged file it points readers to.  Fragment consolidation commits
 its fragment before its ``.vac`` (see ``fragment_consolidation``).  Consolidate and vacuum
@@ -49,7 +49,7 @@ from .array import Array, normalize_key
 from .directory import FRAGMENT_METADATA_FILE
 from .locking import maintenance_lock
 from .maintenance import (
-    MODES, CommitFiles, ConsolidationReport, atomic_write, check_mode, list_folder,
+    MODES, CommitFiles, ConsolidationReport, check_mode, list_folder,
     read_commit_files, span_name, write_version,
 )
 
@@ -130,7 +130,7 @@ def _commits(array: Array, version: int, dry_run: bool) -> ConsolidationReport:
     report = report.creating(f"{COMMITS_DIR}/{span_name(plan.entries, version, '.con')}")
     if not dry_run:
         entries = [ConsolidatedCommit(uri, plan.condition_bytes(path, uri)) for uri in plan.entries]
-        atomic_write(path, report.created[0], encode_consolidated_commits(entries))
+        vfs.atomic_write(path, report.created[0], encode_consolidated_commits(entries))
     return report
 
 
@@ -175,7 +175,7 @@ def _fragment_meta(array: Array, version: int, dry_run: bool) -> ConsolidationRe
         f"{FRAGMENT_META_DIR}/{new_name(first[0], last[1], version, '.meta')}")
     if not dry_run:
         footers = [(f.name, _footer(array, f)) for f in fragments]
-        atomic_write(array.path, report.created[0],
+        vfs.atomic_write(array.path, report.created[0],
                      encode_consolidated_fragment_metadata(footers, version, array.key))
     return report
 
@@ -216,9 +216,9 @@ def _array_meta(array: Array, version: int, window, dry_run: bool) -> Consolidat
                              f"{META_DIR}/{name}.vac")
     if not dry_run:
         if merged:
-            atomic_write(array.path, report.created[0],
+            vfs.atomic_write(array.path, report.created[0],
                          encode_metadata_file(merged.values(), version, array.key))
-        atomic_write(array.path, report.created[-1], encode_vacuum_file(report.inputs))
+        vfs.atomic_write(array.path, report.created[-1], encode_vacuum_file(report.inputs))
     return report
 
 

@@ -15,8 +15,6 @@ its own readers refuse on fixed-size fields, so no delete commit can express it 
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import sqlglot
 from sqlglot import exp
@@ -29,7 +27,7 @@ from ..format.delete_condition import (
 from ..format.fragment_metadata import WRITE_VERSION
 from ..format.names import new_name, now_ms
 from .array import Array
-from .writer import write_new
+from . import vfs
 from ..format.names import COMMITS_DIR
 
 _OPS = {exp.EQ: ConditionOp.EQ, exp.NEQ: ConditionOp.NE, exp.LT: ConditionOp.LT,
@@ -48,7 +46,7 @@ def write_delete(path: str, where: str, *, timestamp: int | None = None, key=Non
     t = timestamp if timestamp is not None else now_ms()
     name = new_name(t, t, WRITE_VERSION, ".del")
     data = encode_delete_condition(flatten(negate(condition)), key=array.key)
-    write_new(os.path.join(array.path, COMMITS_DIR, name), data)
+    vfs.atomic_write(array.path, f"{COMMITS_DIR}/{name}", data)
     return name
 
 

@@ -53,12 +53,12 @@ from ..format.fragment_metadata import (
 )
 from ..format.names import COMMITS_DIR, FRAGMENTS_DIR, new_name
 from ..planner.zonemap import same_field
-from . import tiling
+from . import tiling, vfs
 from .array import Array
 from .dense_writer import pad_dense, tile_positions
 from .directory import CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION, UINT64_MAX
 from .fragment_writer import FragmentWriter
-from .maintenance import ConsolidationReport, atomic_write, remove
+from .maintenance import ConsolidationReport, remove
 from .write_buffers import FieldBuffer
 from .writer import mbrs as tile_mbrs
 
@@ -93,7 +93,7 @@ def consolidate_fragments(array, window, dry_run: bool, purge: bool) -> Consolid
         remove(os.path.join(array.path, report.created[0]))
         raise
     writer.commit()
-    atomic_write(array.path, report.created[2], encode_vacuum_file(inputs))
+    vfs.atomic_write(array.path, report.created[2], encode_vacuum_file(inputs))
     return report
 
 

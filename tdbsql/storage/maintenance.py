@@ -3,11 +3,9 @@ them, and the report a consolidation returns.
 
 In: an array folder.  Out: listings of ``__commits`` / ``__meta`` / ``__fragment_meta`` with
 parsed names, the ``.con`` / ``.ign`` files read once (``read_commit_files``), the write format
-version TileDB would use, and ``atomic_write`` -- every file consolidation creates appears
-whole (written to a ``.tmp`` sibling, flushed, renamed), so a reader listing the folder never
-meets half a ``.con``, ``.meta`` or ``.vac``.  The temporary file lives in the array root as
-``.tdbsql-<uuid>.tmp``: a dotted name in the root is never a fragment for TileDB or tdbsql,
-whereas TileDB reads *every* file of ``__fragment_meta``.
+version TileDB would use.  Every file consolidation and vacuum create appears whole
+(``vfs.atomic_write``), so a reader listing the folder never meets half a ``.con``, ``.meta``,
+``.vac`` or ``.ign``.
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
-import uuid
 from dataclasses import dataclass
 
 from ..errors import ProgrammingError
@@ -130,18 +127,6 @@ def read_commit_files(path: str) -> CommitFiles:
             if entry.tile is not None:
                 embedded.setdefault(entry.uri, entry.tile)
     return CommitFiles(con_files, ign_files, con_data, frozenset(consolidated), embedded)
-
-
-def atomic_write(array_path: str, relative: str, data: bytes) -> None:
-    """Create ``<array_path>/<relative>`` with ``data``; no reader ever sees it partly written."""
-    path = os.path.join(array_path, relative)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = os.path.join(array_path, f".tdbsql-{uuid.uuid4().hex}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def remove(path: str) -> None:

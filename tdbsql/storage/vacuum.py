@@ -36,7 +36,7 @@ from .array import normalize_key
 from .directory import UINT64_MAX, list_array
 from .locking import maintenance_lock
 from .maintenance import (
-    MODES, atomic_write, check_mode, list_folder, read_commit_files, remove, span_name,
+    MODES, check_mode, list_folder, read_commit_files, remove, span_name,
 )
 
 
@@ -88,7 +88,7 @@ def plan(path: str, mode: str) -> VacuumPlan:
 
 def _execute(path: str, chosen: VacuumPlan) -> None:
     if chosen.ignore:
-        atomic_write(path, chosen.ignore_file, encode_ignore_file(chosen.ignore))
+        vfs.atomic_write(path, chosen.ignore_file, encode_ignore_file(chosen.ignore))
     for relative in chosen.steps:
         remove(os.path.join(path, relative))
 

@@ -1,4 +1,5 @@
-"""Local files: the only code that touches the file system for reading.
+"""Local files: the only code that touches the file system for reading, and ``atomic_write``,
+the one way whole files (schemas, metadata, commits, consolidation results) are created.
 
 Errors become tdbsql errors naming the path; ranged reads validate offsets against the file size
 so a corrupt offset cannot trigger a huge read.
@@ -7,6 +8,7 @@ so a corrupt offset cannot trigger a huge read.
 from __future__ import annotations
 
 import os
+import uuid
 
 from ..errors import ArrayNotFoundError, CorruptArrayError
 
@@ -72,6 +74,33 @@ def read_range(path: str, offset: int, size: int) -> bytes:
         raise CorruptArrayError("file is missing", path) from None
     except IsADirectoryError:
         raise CorruptArrayError("is a directory, expected a file", path) from None
+
+
+def atomic_write(array_path: str, relative: str, data: bytes) -> None:
+    """Create (or replace) ``<array_path>/<relative>`` with ``data``, durably and atomically.
+
+    The bytes go to a temporary file, are fsync'ed, and the file is renamed into place: a reader
+    listing the folder sees the whole file or none, and after a crash a visible file is not
+    empty or truncated.  The temporary file lives in the array root as ``.tdbsql-<uuid>.tmp``:
+    a dotted name in the root is never a fragment for TileDB or tdbsql, whereas TileDB takes
+    every file of ``__fragment_meta`` (and the names in ``__schema``, ``__meta``,
+    ``__commits``) for its own.  A failed write removes its temporary file.
+    """
+    path = os.path.join(array_path, relative)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = os.path.join(array_path, f".tdbsql-{uuid.uuid4().hex}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except FileNotFoundError:
+            pass
+        raise
 
 
 def require_dir(path: str) -> None:

@@ -32,7 +32,7 @@ from ..format.enumeration import ENUMERATIONS_DIR, write_enumeration
 from ..format.fragment_metadata import TIMESTAMPS
 from ..format.names import new_name, now_ms
 from ..schema import Schema
-from . import tiling
+from . import tiling, vfs
 from .array import Array, normalize_key
 from .fragment_writer import FragmentWriter
 from .write_buffers import FieldBuffer, field_buffer
@@ -64,17 +64,9 @@ def create(path: str, schema: Schema, *, key=None, timestamp: int | None = None)
         os.makedirs(os.path.join(path, folder), exist_ok=True)
     os.makedirs(os.path.join(path, ENUMERATIONS_DIR), exist_ok=True)
     for file_name, data in enum_bytes.items():
-        write_new(os.path.join(path, ENUMERATIONS_DIR, file_name), data)
+        vfs.atomic_write(path, f"{ENUMERATIONS_DIR}/{file_name}", data)
     # The schema file last: until it exists the folder is not an array.
-    write_new(os.path.join(path, SCHEMA_DIR, name), schema_bytes)
-
-
-def write_new(path: str, data: bytes) -> None:
-    """Write ``path`` whole or not at all (a temporary name readers ignore, then a rename)."""
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    vfs.atomic_write(path, f"{SCHEMA_DIR}/{name}", schema_bytes)
 
 
 # --- input normalisation -------------------------------------------------------------------
@@ -296,9 +288,7 @@ def _write_metadata(path: str, entries, key, timestamp) -> None:
     array.schema  # checks the key as opening does
     t = timestamp if timestamp is not None else now_ms()
     data = encode_metadata_file(entries, key=array.key)
-    folder = os.path.join(array.path, META_DIR)
-    os.makedirs(folder, exist_ok=True)
-    write_new(os.path.join(folder, new_name(t, t, None)), data)
+    vfs.atomic_write(array.path, f"{META_DIR}/{new_name(t, t, None)}", data)
 
 
 # --- deletes -------------------------------------------------------------------------------------
