@@ -93,6 +93,8 @@ class ArrayDirectory:
     vacuum_files: tuple[VacuumEntry, ...]
     deletes: tuple[DeleteEntry, ...]  # in the window, sorted by timestamp
     fragment_meta_files: tuple[str, ...]  # consolidated fragment metadata (.meta) paths
+    # commit uris ("__commits/<name>.wrt", "<name>.ok", ...) some .con lists and no .ign hides
+    consolidated: frozenset[str] = frozenset()
 
     @property
     def latest_schema(self) -> SchemaEntry:
@@ -122,10 +124,7 @@ class ArrayDirectory:
 
 def list_array(path: str, window: tuple[int, int] = (0, UINT64_MAX)) -> ArrayDirectory:
     path = os.path.abspath(path)
-    vfs.require_dir(path)
-    schemas = _list_schemas(path)
-    if not schemas:
-        raise ArrayNotFoundError(f"not a TileDB array: {path!r} has no array schema")
+    schemas = require_array(path)
     root = vfs.list_dir(path)
     commits = vfs.list_dir(os.path.join(path, COMMITS_DIR))
     consolidated, con_deletes = _consolidated_commits(path, commits, window)
@@ -136,7 +135,18 @@ def list_array(path: str, window: tuple[int, int] = (0, UINT64_MAX)) -> ArrayDir
     meta_dir = os.path.join(path, FRAGMENT_META_DIR)
     meta_files += [os.path.join(meta_dir, n) for n in vfs.list_dir(meta_dir) if n.endswith(".meta")]
     return ArrayDirectory(path, window, tuple(schemas), tuple(legacy + fragments),
-                          tuple(legacy_vac + vacuums), tuple(deletes), tuple(meta_files))
+                          tuple(legacy_vac + vacuums), tuple(deletes), tuple(meta_files),
+                          frozenset(consolidated))
+
+
+def require_array(path: str) -> list[SchemaEntry]:
+    """The schema files of the array at ``path``; a clear ArrayNotFoundError when it is none.
+    Lists ``__schema`` only, so a caller that just needs the check does not list the array."""
+    vfs.require_dir(path)
+    schemas = _list_schemas(path)
+    if not schemas:
+        raise ArrayNotFoundError(f"not a TileDB array: {path!r} has no array schema")
+    return schemas
 
 
 def _list_schemas(path: str) -> list[SchemaEntry]:

@@ -33,7 +33,7 @@ from ..format.fragment_metadata import WRITE_VERSION
 from ..format.names import COMMITS_DIR, FRAGMENT_META_DIR, META_DIR
 from . import vfs
 from .array import normalize_key
-from .directory import UINT64_MAX, list_array
+from .directory import UINT64_MAX, list_array, require_array
 from .locking import maintenance_lock
 from .maintenance import (
     MODES, check_mode, list_folder, read_commit_files, remove, span_name,
@@ -71,7 +71,7 @@ def vacuum(path, *, mode: str = "fragments", key=None, dry_run: bool = False) ->
     path = os.path.abspath(os.fspath(path))
     check_mode(mode, "vacuum")
     normalize_key(key)
-    list_array(path)  # a clear error if this is not an array
+    require_array(path)  # a clear error if this is not an array
     if dry_run:
         chosen = plan(path, mode)
     else:
@@ -103,13 +103,12 @@ def _fragments_plan(path: str) -> VacuumPlan:
     hidden = set()
     for vac in directory.vacuum_files:
         hidden |= vac.hides
-    consolidated = read_commit_files(path).consolidated
     ignore, steps = [], []
     for entry in directory.committed:
         if entry.name not in hidden:
             continue
         commit = _commit_file(entry)
-        if commit in consolidated:  # a .con commits it: only an .ign file can retract that
+        if commit in directory.consolidated:  # a .con commits it: only an .ign file can retract that
             ignore.append(commit)
         if vfs.is_file(os.path.join(path, commit)):
             steps.append(commit)
@@ -177,8 +176,9 @@ def _raw_lines(data: bytes) -> list[str]:
 
 def _array_meta_plan(path: str) -> VacuumPlan:
     """TileDB's ``ArrayMetaConsolidator::vacuum``: over all time every ``.vac`` counts."""
-    files = {m.relative for m in list_folder(path, META_DIR, "")}
-    vacs = list_folder(path, META_DIR, ".vac")
+    listing = list_folder(path, META_DIR, "", ".vac")
+    files = {m.relative for m in listing if m.parsed.ext == ""}
+    vacs = [m for m in listing if m.parsed.ext == ".vac"]
     listed = set()
     for vac in vacs:
         listed.update(parse_vacuum_file(vfs.read_file(os.path.join(path, vac.relative)),
