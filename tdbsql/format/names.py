@@ -37,6 +37,10 @@ FRAGMENT_META_DIR = "__fragment_meta"
 META_DIR = "__meta"
 LABELS_DIR = "__labels"
 ARRAY_DIRS = (COMMITS_DIR, FRAGMENT_META_DIR, FRAGMENTS_DIR, LABELS_DIR, META_DIR, SCHEMA_DIR)
+# From this format version on, fragments live in __fragments and their commit markers and
+# vacuum files in __commits (consolidated fragment metadata in __fragment_meta); older
+# formats keep them all in the array root.
+FOLDERS_MIN_VERSION = 12
 
 LAYOUT_UUID_FIRST = 1  # __uuid_t1[_t2]
 LAYOUT_NO_VERSION = 2  # __t1_t2_uuid
@@ -89,6 +93,19 @@ class TimestampedName:
 
     def __str__(self) -> str:
         return self.filename
+
+
+def array_relative(folder: str, name: str, version: int) -> str:
+    """Where a fragment folder or commit file ``name`` of format ``version`` lives, relative to
+    the array: in ``folder`` from format 12 on, in the array root before."""
+    return f"{folder}/{name}" if version >= FOLDERS_MIN_VERSION else name
+
+
+def commit_marker(fragment: str, version: int) -> str:
+    """The array-relative file that commits ``fragment``: ``__commits/<name>.wrt`` from
+    format 12 on, ``<name>.ok`` in the array root before."""
+    ext = ".wrt" if version >= FOLDERS_MIN_VERSION else ".ok"
+    return array_relative(COMMITS_DIR, fragment + ext, version)
 
 
 def base_name(path: str) -> str:

@@ -43,7 +43,10 @@ from ..format.fragment_metadata import legacy_footer_size
 from ..format.metadata import (
     encode_metadata_file, merge_entries, read_metadata_file, select_metadata_files,
 )
-from ..format.names import COMMITS_DIR, FRAGMENT_META_DIR, META_DIR, new_name, parse_name
+from ..format.names import (
+    COMMITS_DIR, FOLDERS_MIN_VERSION, FRAGMENT_META_DIR, FRAGMENTS_DIR, META_DIR, array_relative,
+    new_name, parse_name,
+)
 from . import vfs
 from .array import Array, normalize_key
 from .directory import FRAGMENT_METADATA_FILE
@@ -52,10 +55,6 @@ from .maintenance import (
     MODES, CommitFiles, ConsolidationReport, check_mode, list_folder,
     read_commit_files, span_name, write_version,
 )
-
-# Commits live in __commits (and fragment metadata in __fragment_meta) from format 12 on.
-COMMITS_MIN_VERSION = 12
-
 
 def consolidate(path, *, mode: str = "fragments", timestamp=None, key=None, dry_run: bool = False,
                 purge_deleted_cells: bool = False) -> ConsolidationReport:
@@ -108,10 +107,10 @@ def _window(timestamp) -> tuple[int, int]:
 
 def _require_version(array: Array, mode: str) -> int:
     version = write_version(array.schema.version)
-    if version < COMMITS_MIN_VERSION:
+    if version < FOLDERS_MIN_VERSION:  # no __commits / __fragment_meta to write into
         what = mode.replace("_meta", " metadata")
         raise UnsupportedFormatError(
-            f"{array.path}: consolidating {what} needs an array of format {COMMITS_MIN_VERSION} "
+            f"{array.path}: consolidating {what} needs an array of format {FOLDERS_MIN_VERSION} "
             f"or later (this one is format {array.schema.version}); upgrade it with tiledb first")
     return version
 
@@ -166,7 +165,7 @@ def commits_plan(path: str) -> CommitsPlan:
 def _fragment_meta(array: Array, version: int, dry_run: bool) -> ConsolidationReport:
     fragments = [f for f in array.fragments if f.entry.version > 2]  # 1-2 have no footer
     report = ConsolidationReport(array.path, "fragment_meta", dry_run,
-                                 tuple(f"__fragments/{f.name}" if f.entry.version >= 12 else f.name
+                                 tuple(array_relative(FRAGMENTS_DIR, f.name, f.entry.version)
                                        for f in fragments))
     if len(fragments) < 2:
         return report.skipped("fewer than two fragments")

@@ -51,7 +51,7 @@ from ..format.commits import encode_vacuum_file
 from ..format.fragment_metadata import (
     DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, TIMESTAMPS, WRITE_VERSION, cells_per_dense_tile,
 )
-from ..format.names import COMMITS_DIR, FRAGMENTS_DIR, new_name
+from ..format.names import COMMITS_DIR, FRAGMENTS_DIR, array_relative, new_name
 from ..planner.zonemap import same_field
 from . import tiling, vfs
 from .array import Array
@@ -70,7 +70,7 @@ def consolidate_fragments(array, window, dry_run: bool, purge: bool) -> Consolid
     visible = array.fragments
     chosen = [f for f in visible
               if window[0] <= f.timestamp_range[0] and f.timestamp_range[1] <= window[1]]
-    inputs = tuple(_relative(f) for f in chosen)
+    inputs = tuple(array_relative(FRAGMENTS_DIR, f.name, f.entry.version) for f in chosen)
     report = ConsolidationReport(array.path, "fragments", dry_run, inputs)
     if len(chosen) < 2:
         return report.skipped("fewer than two fragments in the window")
@@ -95,10 +95,6 @@ def consolidate_fragments(array, window, dry_run: bool, purge: bool) -> Consolid
     writer.commit()
     vfs.atomic_write(array.path, report.created[2], encode_vacuum_file(inputs))
     return report
-
-
-def _relative(fragment) -> str:
-    return fragment.name if fragment.entry.version < 12 else f"{FRAGMENTS_DIR}/{fragment.name}"
 
 
 # -- sparse -------------------------------------------------------------------------------------

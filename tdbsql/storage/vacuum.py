@@ -30,7 +30,9 @@ from dataclasses import dataclass
 
 from ..format.commits import encode_ignore_file, parse_vacuum_file
 from ..format.fragment_metadata import WRITE_VERSION
-from ..format.names import COMMITS_DIR, FRAGMENT_META_DIR, META_DIR
+from ..format.names import (
+    COMMITS_DIR, FRAGMENT_META_DIR, META_DIR, array_relative, commit_marker,
+)
 from . import vfs
 from .array import normalize_key
 from .directory import UINT64_MAX, list_array, require_array
@@ -107,28 +109,18 @@ def _fragments_plan(path: str) -> VacuumPlan:
     for entry in directory.committed:
         if entry.name not in hidden:
             continue
-        commit = _commit_file(entry)
+        commit = commit_marker(entry.name, entry.version)
         if commit in directory.consolidated:  # a .con commits it: only an .ign file can retract that
             ignore.append(commit)
         if vfs.is_file(os.path.join(path, commit)):
             steps.append(commit)
         steps.append(os.path.relpath(entry.path, path))
-    steps += [_vac_relative(v.name, v.version) for v in directory.vacuum_files]
+    steps += [array_relative(COMMITS_DIR, v.name, v.version) for v in directory.vacuum_files]
     if not ignore:
         return VacuumPlan(tuple(steps))
     # TileDB names an .ign file with its own format version, whatever the array's.
     name = span_name(ignore, WRITE_VERSION, ".ign")
     return VacuumPlan(tuple(steps), tuple(ignore), f"{COMMITS_DIR}/{name}")
-
-
-def _commit_file(entry) -> str:
-    if entry.version < 12:
-        return f"{entry.name}.ok"
-    return f"{COMMITS_DIR}/{entry.name}.wrt"
-
-
-def _vac_relative(name: str, version: int) -> str:
-    return name if version < 12 else f"{COMMITS_DIR}/{name}"
 
 
 # -- fragment metadata --------------------------------------------------------------------------
