@@ -103,27 +103,33 @@ def rle_decode(src, value_size, out):
 
 
 @jit
+def _string_run_end(data, starts, ends, first):
+    """The index after the run of cells equal to cell ``first`` (same length, same bytes): the
+    one run test both encoding passes use, so the sizes counted are the sizes written."""
+    length = ends[first] - starts[first]
+    i = first + 1
+    while (i < starts.shape[0] and ends[i] - starts[i] == length
+           and _same(data, starts[i], starts[first], length)):
+        i += 1
+    return i
+
+
+@jit
 def rle_strings_params(data, starts, ends, out):
     """Fill ``out`` with (longest run, longest string, number of runs, bytes of run strings)."""
-    n = starts.shape[0]
     max_run = 0
     max_len = 0
     runs = 0
     strings = 0
-    run = 0
-    for i in range(n + 1):
-        if i > 0 and i < n:
-            la = ends[i] - starts[i]
-            if la == ends[i - 1] - starts[i - 1] and _same(data, starts[i], starts[i - 1], la):
-                run += 1
-                continue
-        if i > 0:
-            length = ends[i - 1] - starts[i - 1]
-            max_run = max(max_run, run)
-            max_len = max(max_len, length)
-            runs += 1
-            strings += length
-        run = 1
+    i = 0
+    while i < starts.shape[0]:
+        end = _string_run_end(data, starts, ends, i)
+        length = ends[i] - starts[i]
+        max_run = max(max_run, end - i)
+        max_len = max(max_len, length)
+        runs += 1
+        strings += length
+        i = end
     out[0] = max_run
     out[1] = max_len
     out[2] = runs
@@ -134,25 +140,19 @@ def rle_strings_params(data, starts, ends, out):
 @jit
 def rle_strings_encode(data, starts, ends, run_bytes, len_bytes, out):
     """Write the runs of the strings ``data[starts[i]:ends[i]]``; returns bytes written."""
-    n = starts.shape[0]
     pos = 0
-    run = 0
-    for i in range(n + 1):
-        if i > 0 and i < n:
-            la = ends[i] - starts[i]
-            if la == ends[i - 1] - starts[i - 1] and _same(data, starts[i], starts[i - 1], la):
-                run += 1
-                continue
-        if i > 0:
-            s = starts[i - 1]
-            length = ends[i - 1] - s
-            _store_be(out, pos, np.uint64(run), run_bytes)
-            _store_be(out, pos + run_bytes, np.uint64(length), len_bytes)
-            pos += run_bytes + len_bytes
-            for k in range(length):
-                out[pos + k] = data[s + k]
-            pos += length
-        run = 1
+    i = 0
+    while i < starts.shape[0]:
+        end = _string_run_end(data, starts, ends, i)
+        s = starts[i]
+        length = ends[i] - s
+        _store_be(out, pos, np.uint64(end - i), run_bytes)
+        _store_be(out, pos + run_bytes, np.uint64(length), len_bytes)
+        pos += run_bytes + len_bytes
+        for k in range(length):
+            out[pos + k] = data[s + k]
+        pos += length
+        i = end
     return pos
 
 
