@@ -5,7 +5,8 @@ dictionary_size u32`` and the dictionary (per distinct string in order of first 
 length, ``string_len_bytes`` big-endian, and its bytes).  Data: one id per cell, ``id_bytes``
 big-endian.  (The format spec mentions a word count before the dictionary; TileDB writes none.)
 Decoding rebuilds the cell offsets into ``ctx.offsets_out``.  TileDB applies the filter to
-nothing else.  The decoding loops are ``tdbsql.kernels.dictionary``.
+nothing else.  The decoding loops are ``tdbsql.kernels.dictionary``; encoding numbers the
+strings with Arrow's hash-based ``dictionary_encode``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ...errors import CorruptArrayError, DataError, UnsupportedFormatError
 from ...kernels import dictionary as kernels
@@ -56,22 +59,45 @@ class DictionaryFilter(CompressionFilter):
             raise DataError("the DICTIONARY filter needs var-sized ASCII/UTF-8 strings and offsets")
         src = as_uint8(data)
         starts, ends = cell_bounds(ctx.offsets_in, src.nbytes)
-        raw = src.tobytes()
-        # A hash map from each distinct string to its id: this encoder-only path is Python.
-        ids_of: dict[bytes, int] = {}
-        ids = np.array([ids_of.setdefault(raw[s:e], len(ids_of)) for s, e in zip(starts, ends)],
-                       dtype=np.uint64)
+        encoded = pc.dictionary_encode(_cells(src, starts, ends))
+        word_bytes, word_offsets = _buffers(encoded.dictionary)
         id_bytes = width_code(starts.size)
-        len_bytes = width_code(int((ends - starts).max(initial=0)))
-        stored_ids = ids.astype(f">u{id_bytes}").view(np.uint8)
-        words = _serialize_words(list(ids_of), len_bytes)
+        len_bytes = width_code(int(np.diff(word_offsets).max(initial=0)))
+        stored_ids = encoded.indices.to_numpy().astype(f">u{id_bytes}").view(np.uint8)
+        words = _serialize_words(word_bytes, word_offsets, len_bytes)
         w = VarStringHeader(src.nbytes, stored_ids.nbytes, starts.size).write(Writer())
-        w.u8(id_bytes).u8(len_bytes).u32(len(words)).raw(words)
+        w.u8(id_bytes).u8(len_bytes).u32(words.nbytes).raw(words)
         return w.getvalue() + bytes(metadata), stored_ids
 
 
-def _serialize_words(words: list[bytes], len_bytes: int) -> bytes:
-    return b"".join(len(word).to_bytes(len_bytes, "big") + word for word in words)
+def _cells(src: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pa.LargeBinaryArray:
+    """The tile's strings as an Arrow array over the same bytes (no copy).  Its dictionary
+    encoding numbers the distinct strings in order of first appearance, as TileDB does."""
+    offsets = np.append(starts, ends[-1:] if ends.size else 0).astype(np.int64)
+    return pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), starts.size, [None, pa.py_buffer(offsets), pa.py_buffer(src)])
+
+
+def _buffers(words: pa.LargeBinaryArray) -> tuple[np.ndarray, np.ndarray]:
+    """The data buffer of ``words`` and its ``len(words) + 1`` offsets into it."""
+    _, offsets, data = words.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int64)[words.offset:words.offset + len(words) + 1]
+    return (np.empty(0, dtype=np.uint8) if data is None else np.frombuffer(data, dtype=np.uint8),
+            offsets)
+
+
+def _serialize_words(values: np.ndarray, offsets: np.ndarray, len_bytes: int) -> np.ndarray:
+    """Per word its length (``len_bytes`` big-endian) then its bytes: the length headers are
+    scattered to their places and every other byte is word data, in order."""
+    lengths = np.diff(offsets)
+    record = lengths + len_bytes
+    headers = ((np.cumsum(record) - record)[:, None] + np.arange(len_bytes)).ravel()
+    out = np.empty(int(record.sum()), dtype=np.uint8)
+    out[headers] = lengths.astype(f">u{len_bytes}").view(np.uint8)
+    is_word = np.ones(out.size, dtype=bool)
+    is_word[headers] = False
+    out[is_word] = values[offsets[0]:offsets[-1]]
+    return out
 
 
 def _decode(ids, id_bytes: int, words, len_bytes: int, header: VarStringHeader, where: str):
