@@ -619,7 +619,6 @@ class FragmentMetadata:
     optional_sections: tuple[tuple[int, bytes], ...] = ()
     schema: ArraySchema | None = field(default=None, compare=False, repr=False)
     name: str = field(default="", compare=False)  # the fragment folder name
-    footer_size: int = field(default=0, compare=False, repr=False)
 
     # -- sections ----------------------------------------------------------------------------
 
@@ -986,10 +985,16 @@ class _SchemaChooser(Mapping):
         return len(self.schemas or ())
 
 
-def _read_file_footer(read_range: ReadRange, size: int | None, choose, version: int, where: str):
-    if size is None:
-        raise ValueError("read_fragment_metadata needs file_size with a read_range callable")
-    schema = choose[LEGACY_SCHEMA_NAME] if version < 10 else None
+def raw_footer(read_range: ReadRange, size: int, schema: ArraySchema | None, version: int,
+               where: str) -> tuple[bytes, int]:
+    """The footer bytes of a format 3+ ``__fragment_metadata.tdb`` of ``size`` bytes, and
+    where they start (sections must end there).
+
+    The footer ends the file, followed by its u64 length -- always from v10; before v10 only
+    with var-sized dimensions, otherwise ``schema`` (the legacy schema, only used before v10)
+    fixes its size.  Readers and fragment_meta consolidation (which copies the bytes) both find
+    it here.
+    """
     if version < 10 and all(not d.is_var for d in schema.dimensions):
         footer_size = legacy_footer_size(schema, version)
         footer_offset = size - footer_size
@@ -1003,6 +1008,15 @@ def _read_file_footer(read_range: ReadRange, size: int | None, choose, version: 
     data = read_range(footer_offset, footer_size)
     if len(data) != footer_size:
         raise CorruptArrayError(f"footer: read {len(data)} of {footer_size} bytes", where)
+    return data, footer_offset
+
+
+def _read_file_footer(read_range: ReadRange, size: int | None, choose, version: int, where: str):
+    if size is None:
+        raise ValueError("read_fragment_metadata needs file_size with a read_range callable")
+    schema = choose[LEGACY_SCHEMA_NAME] if version < 10 else None
+    data, footer_offset = raw_footer(read_range, size, schema, version, where)
+    footer_size = len(data)
     try:
         footer, chosen = parse_footer(data, choose, where, name_version=version)
     except CorruptArrayError as exc:
@@ -1026,7 +1040,7 @@ def _from_footer(ftr: Footer, schema: ArraySchema, source: _Source, key, name: s
         ftr.version, ftr.schema_name, ftr.dense, ftr.non_empty_domain, ftr.sparse_tile_num,
         ftr.last_tile_cell_num, ftr.has_timestamps, ftr.has_delete_meta, names,
         _size_map(names, ftr.file_sizes), _size_map(names[: len(ftr.file_var_sizes)], ftr.file_var_sizes, names),
-        _size_map(names, ftr.file_validity_sizes), sections, ftr.optional_sections, schema, name, ftr.size)
+        _size_map(names, ftr.file_validity_sizes), sections, ftr.optional_sections, schema, name)
 
 
 def _check_offsets(ftr: Footer, names: tuple[str, ...], limit: int, where: str) -> None:
@@ -1070,7 +1084,7 @@ def _read_v1_v2(read_range: ReadRange, size, choose, name: str, key, has_coords_
     return FragmentMetadata(
         version, LEGACY_SCHEMA_NAME, dense, ned, mbr_num, last_tile_cell_num, False, False, names,
         _size_map(names, file_sizes), _size_map(names[:a], file_var_sizes, names), _size_map(names, None),
-        Sections(infos, values), (), schema, name, 0)
+        Sections(infos, values), (), schema, name)
 
 
 # --- writing ------------------------------------------------------------------------------------

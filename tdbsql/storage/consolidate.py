@@ -33,13 +33,14 @@ give an invalid name; ``.del`` conditions whose file was already vacuumed are co
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 
 from ..errors import ProgrammingError, UnsupportedFormatError
 from ..format.commits import ConsolidatedCommit, encode_consolidated_commits, encode_vacuum_file
 from ..format.consolidated_fragment_metadata import encode_consolidated_fragment_metadata
-from ..format.fragment_metadata import legacy_footer_size
+from ..format.fragment_metadata import raw_footer
 from ..format.metadata import (
     encode_metadata_file, merge_entries, read_metadata_file, select_metadata_files,
 )
@@ -186,13 +187,9 @@ def _footer(array: Array, fragment) -> bytes:
     if known is not None:
         return known
     source = os.path.join(fragment.entry.path, FRAGMENT_METADATA_FILE)
-    size = vfs.file_size(source)
-    schema = fragment.schema
-    if fragment.entry.version < 10 and all(not d.is_var for d in schema.dimensions):
-        length = legacy_footer_size(array.schema_for_fragment(fragment.entry), fragment.entry.version)
-        return vfs.read_range(source, size - length, length)
-    length = int.from_bytes(vfs.read_range(source, size - 8, 8), "little")
-    return vfs.read_range(source, size - 8 - length, length)
+    data, _ = raw_footer(functools.partial(vfs.read_range, source), vfs.file_size(source),
+                         array.schema_for_fragment(fragment.entry), fragment.entry.version, source)
+    return data
 
 
 # -- array metadata -----------------------------------------------------------------------------
