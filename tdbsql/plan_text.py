@@ -42,7 +42,9 @@ def _tree(step, depth: int, lines: list[str], profile: dict, pushed: dict, seen:
 def _label(step) -> str:
     if isinstance(step, planner.Scan):
         source = step.source.sql(dialect="duckdb") if step.source is not None else "(one row)"
-        return f"Scan {step.name}: {source}"
+        return f"{'Window' if _windows(step) else 'Scan'} {step.name}: {source}"
+    if isinstance(step, planner.Join) and not step.joins:  # sqlglot's step for WHERE alone
+        return f"{'Filter' if step.condition is not None else 'Project'} {step.name}"
     if isinstance(step, planner.SetOperation):
         return f"{step.op.__name__}{' DISTINCT' if step.distinct else ' ALL'} {step.name}"
     return f"{step.type_name} {step.name}"
@@ -65,6 +67,8 @@ def _details(step, pushed: dict) -> list[str]:
             out.append("Aggregates: " + ", ".join(e.sql() for e in step.aggregations))
     if isinstance(step, planner.Sort):
         out.append("Key: " + ", ".join(e.sql() for e in step.key))
+    if _windows(step):
+        out += [f"Function: {w.sql(dialect='duckdb')}" for w in _windows(step)]
     if step.condition is not None and not (isinstance(step.condition, exp.Boolean)):
         out.append(f"Filter: {step.condition.sql(dialect='duckdb')}")
     if step.limit != float("inf"):
@@ -72,6 +76,12 @@ def _details(step, pushed: dict) -> list[str]:
     if step.offset:
         out.append(f"Offset: {step.offset}")
     return out
+
+
+def _windows(step) -> list[exp.Window]:
+    """The window calls a step computes (``planner.windows`` gives them a step of their
+    own)."""
+    return [p.unalias() for p in step.projections if isinstance(p.unalias(), exp.Window)]
 
 
 def funnel_lines(stats: dict) -> list[str]:

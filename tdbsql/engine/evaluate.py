@@ -32,6 +32,7 @@ from . import datetime_ops as dto
 from .frame import broadcast
 from .functions import REGISTRY, Call, call, call_shape, node_span
 from .functions_text import as_text
+from .window_functions import window_value
 from .value_types import (cast_value, common_type, compare_plain, fit_literals, float32_literal,
                           is_dictionary, join_strings, kind, nan_members, null_like,
                           null_unconvertible, on_values, plain)
@@ -472,6 +473,7 @@ _HANDLERS = {
     exp.DPipe: Evaluator._dpipe,
     exp.ArraySize: list_ops.array_size, exp.ArrayFilter: list_ops.array_filter,
     exp.ArrayAny: list_ops.array_any,
+    exp.Window: lambda ev, node: window_value(ev, node),
     **{cls: Evaluator._comparison for cls in _COMPARE},
 }
 

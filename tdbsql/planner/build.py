@@ -25,6 +25,7 @@ from sqlglot.schema import MappingSchema
 from ..errors import SqlError, UnsupportedSql
 from .parse import span_of
 from .shared_operands import share_operands
+from .windows import lift_windows
 
 _SUPPORTED_ROOTS = (exp.Select, exp.SetOperation)
 # Names are matched to the arrays' exact spelling by ``_exact_names``; after that the optimizer
@@ -94,7 +95,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     try:
         optimized = optimize(tree, schema=MappingSchema(schema, dialect=_DIALECT, normalize=False),
                              dialect=_DIALECT, leave_tables_isolated=True, rules=_RULES)
-        optimized = _simplify_conditions(optimized)
+        optimized = lift_windows(_simplify_conditions(optimized))
     except OptimizeError as err:
         raise _name_error(err, tree, schema, sql) from None
     except SqlglotError as err:
@@ -130,16 +131,19 @@ def _refuse(tree: exp.Expression, sql: str) -> None:
             if agg.find_ancestor(exp.Select) is where.parent:
                 raise SqlError(f"aggregate {agg.sql(dialect='duckdb')} is not allowed in WHERE "
                                "(use HAVING)", sql, span_of(agg))
-    for node in tree.find_all(exp.Window):
-        raise UnsupportedSql(f"window functions are not supported yet: {node.sql()!r}")
     for node in tree.find_all(exp.Lateral, exp.Unnest, exp.Pivot):
         raise UnsupportedSql(f"{node.key.upper()} is not supported: {node.sql()!r}")
     for node in tree.find_all(exp.Join):
         kind = (node.kind or "").upper()
         if kind in ("ASOF", "POSITIONAL", "SEMI", "ANTI") or node.args.get("method"):
             raise UnsupportedSql(f"{kind or node.args.get('method')} JOIN is not supported")
-    for node in tree.find_all(exp.TableSample, exp.Qualify):
+    for node in tree.find_all(exp.TableSample):
         raise UnsupportedSql(f"{node.key.upper()} is not supported: {node.sql()!r}")
+    for node in tree.find_all(exp.Qualify):
+        select = node.parent
+        if not any(w.find_ancestor(exp.Select) is select for w in select.find_all(exp.Window)):
+            raise SqlError("QUALIFY needs a window function in the select list or in QUALIFY",
+                           sql, span_of(node))
     for node in tree.find_all(exp.Distinct):
         if node.args.get("on"):
             raise UnsupportedSql(f"DISTINCT ON is not supported: {node.sql()!r}")

@@ -1,0 +1,54 @@
+"""Window-frame kernels: rows are in window order (partition, then ORDER BY) and every row has a
+frame ``[start, end)`` of rows; frames only move forward (start and end never decrease), which
+holds for ROWS and RANGE frames with constant offsets."""
+
+from __future__ import annotations
+
+from . import jit
+
+
+@jit
+def compensated_prefix(values, valid, high, low):
+    """Running sums of the valid ``values`` as double-doubles: ``high[i] + low[i]`` is the sum
+    of rows ``0..i-1`` to about 106 bits, so ``(high[e] - high[s]) + (low[e] - low[s])`` is a
+    frame's sum without the cancellation a plain running sum suffers.  Non-finite values must
+    be masked out by the caller (they are counted apart)."""
+    total = 0.0
+    error = 0.0
+    high[0] = 0.0
+    low[0] = 0.0
+    for i in range(values.shape[0]):
+        if valid[i]:
+            value = values[i]
+            added = total + value
+            if abs(total) >= abs(value):
+                error += (total - added) + value
+            else:
+                error += (value - added) + total
+            total = added
+        high[i + 1] = total
+        low[i + 1] = error
+    return values.shape[0]
+
+
+@jit
+def sliding_extreme(ranks, valid, starts, ends, largest, queue, out):
+    """For every row the index of the smallest (largest) valid ``ranks`` value in its frame,
+    -1 for a frame without one: a monotonic queue of candidate rows, O(n) in all."""
+    head = 0
+    tail = 0
+    added = 0
+    for i in range(starts.shape[0]):
+        while added < ends[i]:
+            if valid[added]:
+                rank = ranks[added]
+                while tail > head and ((ranks[queue[tail - 1]] <= rank) if largest
+                                       else (ranks[queue[tail - 1]] >= rank)):
+                    tail -= 1
+                queue[tail] = added
+                tail += 1
+            added += 1
+        while tail > head and queue[head] < starts[i]:
+            head += 1
+        out[i] = queue[head] if tail > head else -1
+    return starts.shape[0]

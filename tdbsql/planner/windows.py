@@ -1,0 +1,260 @@
+"""Window functions: give each ``SELECT`` that has ``... OVER (...)`` a step of its own.
+
+A window function sees the rows a SELECT has after WHERE, GROUP BY and HAVING, and its value is
+then used by the select list, QUALIFY, DISTINCT, ORDER BY and LIMIT.  sqlglot's planner has no
+window step (and would take ``sum(x) OVER ()`` for an aggregate of the SELECT), so a windowed
+SELECT is split into three, chained as CTEs (``k`` numbers the windowed SELECTs of a query):
+
+    _w<k>_rows   SELECT <every non-window expression the rest needs> AS _wc<i>
+                 FROM ... WHERE ... GROUP BY ... HAVING ...          (the original rows)
+    _w<k>        SELECT _wc<i>, <window call over _wc columns> AS _ww<j>
+                 FROM _w<k>_rows                                     (windows, all rows at once)
+    (in place)   SELECT [DISTINCT] <select list over _wc/_ww> FROM _w<k>
+                 WHERE <QUALIFY> ORDER BY ... LIMIT ...
+
+In ``_w<k>`` each window call reads plain columns only, and its function is written as an
+``Anonymous`` call named by the sqlglot node's key (``rownumber``, ``sum``, ``lag`` ...), so no
+aggregate node is left for the planner to mistake; ``engine.window_functions`` computes it.
+Constant arguments (``lag(x, 2, 0)``, ``ntile(4)``) stay inline.  Runs on the optimized tree,
+where every column names its table and a bare column in ORDER BY / QUALIFY names an output
+alias.
+"""
+
+from __future__ import annotations
+
+from itertools import count
+
+from sqlglot import exp
+
+from ..errors import UnsupportedSql
+
+_FRAME_KINDS = ("ROWS", "RANGE")
+
+
+def lift_windows(tree: exp.Expression) -> exp.Expression:
+    """``tree`` with every SELECT that computes window functions split into its three steps."""
+    numbers = count()
+    for select in reversed(list(tree.find_all(exp.Select))):
+        if not _own_windows(select):
+            continue
+        split = _Split(select, next(numbers)).build()
+        if select is tree:
+            tree = split
+        else:
+            select.replace(split)
+    return tree
+
+
+def _own_windows(select: exp.Select) -> list[exp.Window]:
+    """The window calls a SELECT computes itself (not those of a nested SELECT, nor the
+    WINDOW clause's definitions)."""
+    named = set(map(id, select.args.get("windows") or []))
+    return [w for w in select.find_all(exp.Window)
+            if w.find_ancestor(exp.Select) is select and id(w) not in named]
+
+
+class _Split:
+    def __init__(self, select: exp.Select, number: int):
+        self.select = select
+        self.rows_name, self.windowed_name = f"_w{number}_rows", f"_w{number}"
+        self.lifted: dict[exp.Expression, str] = {}  # expression -> _wc<i> in rows
+        self.windows: dict[exp.Window, str] = {}  # window call -> _ww<j> in windowed
+        self.named = {w.alias_or_name: w for w in select.args.get("windows") or []}
+
+    def build(self) -> exp.Select:
+        select = self.select
+        outputs = {e.alias_or_name: e for e in select.expressions}
+        projections = [exp.alias_(self.rewrite(e.unalias()), e.alias_or_name, quoted=True)
+                       for e in select.expressions]
+        outer = exp.Select(expressions=projections)
+        outer.set("from_", exp.From(this=exp.Table(this=_ident(self.windowed_name))))
+        qualify = select.args.get("qualify")
+        if qualify is not None:
+            condition = _with_outputs(qualify.this, outputs)
+            outer.set("where", exp.Where(this=self.rewrite(condition)))
+        order = select.args.get("order")
+        if order is not None:
+            outer.set("order", exp.Order(expressions=[
+                exp.Ordered(this=self.rewrite(o.this), desc=o.args.get("desc"),
+                            nulls_first=o.args.get("nulls_first"))
+                for o in order.expressions]))
+        for key in ("distinct", "limit", "offset"):
+            if select.args.get(key) is not None:
+                outer.set(key, select.args[key].copy())
+        ctes = [cte.copy() for cte in (select.args.get("with_") or exp.With()).expressions]
+        ctes += [exp.CTE(this=self._rows(), alias=exp.TableAlias(this=_ident(self.rows_name))),
+                 exp.CTE(this=self._windowed(),
+                         alias=exp.TableAlias(this=_ident(self.windowed_name)))]
+        outer.set("with_", exp.With(expressions=ctes))
+        return outer
+
+    # -- the three steps ---------------------------------------------------------------------
+
+    def _rows(self) -> exp.Select:
+        rows = exp.Select(expressions=[exp.alias_(node.copy(), name, quoted=True)
+                                       for node, name in self.lifted.items()]
+                          or [exp.alias_(exp.Literal.number(1), "_wc0", quoted=True)])
+        for key in ("from_", "joins", "where", "group", "having"):
+            value = self.select.args.get(key)
+            if value is not None:  # an empty join list too: the planner then names steps right
+                rows.set(key, [v.copy() for v in value] if isinstance(value, list)
+                         else value.copy())
+        return rows
+
+    def _windowed(self) -> exp.Select:
+        passed = [exp.alias_(exp.column(name, self.rows_name, quoted=True), name, quoted=True)
+                  for name in self.lifted.values()]
+        windowed = exp.Select(expressions=passed + [
+            exp.alias_(window, name, quoted=True) for window, name in self.windows.items()])
+        windowed.set("from_", exp.From(this=exp.Table(this=_ident(self.rows_name))))
+        return windowed
+
+    # -- rewriting expressions of the select list, QUALIFY and ORDER BY -----------------------
+
+    def rewrite(self, node: exp.Expression) -> exp.Expression:
+        """``node`` over the windowed step's columns: window calls become ``_ww`` columns,
+        the largest parts without one become ``_wc`` columns computed by the rows step, bare
+        output aliases and constants stay."""
+        if isinstance(node, exp.Window):
+            return self._window(node)
+        if not _has(node, exp.Window) and not _alias_refs(node):
+            if _is_constant(node):
+                return node.copy()
+            return exp.column(self._lift(node), self.windowed_name, quoted=True)
+        if isinstance(node, exp.Column):  # an output alias (ORDER BY x)
+            return node.copy()
+        node = node.copy()
+        for key, value in list(node.args.items()):
+            if isinstance(value, exp.Expression):
+                node.set(key, self.rewrite(value))
+            elif isinstance(value, list):
+                node.set(key, [self.rewrite(v) if isinstance(v, exp.Expression) else v
+                               for v in value])
+        return node
+
+    def _lift(self, node: exp.Expression) -> str:
+        if node not in self.lifted:
+            self.lifted[node] = f"_wc{len(self.lifted)}"
+        return self.lifted[node]
+
+    def _column(self, node: exp.Expression) -> exp.Expression:
+        """An operand of a window call, read from the rows step (constants stay inline)."""
+        if _has(node, exp.Window):
+            raise UnsupportedSql(f"a window function inside a window function: {node.sql()!r}")
+        if _is_constant(node):
+            return node.copy()
+        return exp.column(self._lift(node), self.rows_name, quoted=True)
+
+    def _argument(self, node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Star):
+            return _STAR
+        if isinstance(node, exp.Distinct):  # count(DISTINCT x) OVER (...)
+            if len(node.expressions) != 1:
+                raise UnsupportedSql(f"DISTINCT over several columns: {node.sql()!r}")
+            return exp.Distinct(expressions=[self._column(node.expressions[0])])
+        return self._column(node)
+
+    def _window(self, window: exp.Window) -> exp.Column:
+        window = self._resolve_named(window)
+        function = window.this
+        ignore_nulls = isinstance(function, exp.IgnoreNulls)
+        if isinstance(function, (exp.IgnoreNulls, exp.RespectNulls)):
+            function = function.this
+        if isinstance(function, exp.Filter):
+            raise UnsupportedSql(f"FILTER in a window function is not supported: "
+                                 f"{window.sql(dialect='duckdb')!r}")
+        call = exp.Anonymous(this=_function_name(function),
+                             expressions=[self._argument(a) for a in _arguments(function)])
+        order = window.args.get("order")
+        lifted = exp.Window(
+            this=exp.IgnoreNulls(this=call) if ignore_nulls else call,
+            partition_by=[self._column(p) for p in window.args.get("partition_by") or []],
+            order=None if order is None else exp.Order(expressions=[
+                exp.Ordered(this=self._column(o.this), desc=o.args.get("desc"),
+                            nulls_first=o.args.get("nulls_first"))
+                for o in order.expressions]),
+            spec=_checked_spec(window))
+        name = self.windows.get(lifted)
+        if name is None:  # the same call twice (QUALIFY naming a select-list window) runs once
+            name = self.windows[lifted] = f"_ww{len(self.windows)}"
+        return exp.column(name, self.windowed_name, quoted=True)
+
+    def _resolve_named(self, window: exp.Window) -> exp.Window:
+        """``OVER w`` / ``OVER (w ORDER BY ...)``: the WINDOW clause's definition of ``w`` (a
+        Window whose ``this`` is its name) with what the call adds to it."""
+        reference = window.args.get("alias")
+        if reference is None:
+            return window
+        base = self.named.get(reference.name)
+        if base is None:
+            raise UnsupportedSql(f"window {reference.name!r} is not defined in a WINDOW clause")
+        merged = window.copy()
+        merged.set("alias", None)
+        for key in ("partition_by", "order", "spec"):
+            if not merged.args.get(key) and base.args.get(key):
+                merged.set(key, base.args[key].copy() if key != "partition_by"
+                           else [p.copy() for p in base.args[key]])
+        return merged
+
+
+_STAR = exp.Star()
+
+
+def _function_name(function: exp.Expression) -> str:
+    if isinstance(function, exp.Anonymous):
+        return function.name.lower()
+    return function.sql_name().lower()
+
+
+def _arguments(function: exp.Expression) -> list[exp.Expression]:
+    """A call's arguments in their SQL order (sqlglot keeps them as named args)."""
+    args = []
+    for key in type(function).arg_types:
+        value = function.args.get(key)
+        if isinstance(value, list):
+            args.extend(value)
+        elif isinstance(value, exp.Expression):
+            args.append(value)
+    return args
+
+
+def _checked_spec(window: exp.Window) -> exp.WindowSpec | None:
+    spec = window.args.get("spec")
+    if spec is None:
+        return None
+    kind = str(spec.args.get("kind") or "").upper()
+    text = window.sql(dialect="duckdb")
+    if kind not in _FRAME_KINDS:
+        raise UnsupportedSql(f"{kind} frames are not supported (ROWS and RANGE are): {text!r}")
+    if spec.args.get("exclude") is not None:
+        raise UnsupportedSql(f"EXCLUDE in a window frame is not supported: {text!r}")
+    for bound in (spec.args.get("start"), spec.args.get("end")):
+        if isinstance(bound, exp.Expression) and not _is_constant(bound):
+            raise UnsupportedSql(f"a window frame offset must be a constant: {text!r}")
+    return spec.copy()
+
+
+def _with_outputs(condition: exp.Expression, outputs: dict[str, exp.Expression]):
+    """QUALIFY may name select-list aliases: read them as the expressions they stand for."""
+    condition = condition.copy()
+    for column in list(condition.find_all(exp.Column)):
+        if not column.table and column.name in outputs:
+            column.replace(outputs[column.name].unalias().copy())
+    return condition
+
+
+def _has(node: exp.Expression, kind) -> bool:
+    return node.find(kind) is not None
+
+
+def _alias_refs(node: exp.Expression) -> bool:
+    """Does ``node`` name an output alias (a column without a table)?"""
+    return any(not c.table for c in node.find_all(exp.Column))
+
+
+def _is_constant(node: exp.Expression) -> bool:
+    return node.find(exp.Column, exp.AggFunc, exp.Subquery, exp.Star, exp.Window) is None
+
+
+def _ident(name: str) -> exp.Identifier:
+    return exp.to_identifier(name, quoted=True)
