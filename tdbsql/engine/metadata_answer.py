@@ -13,7 +13,7 @@ import pyarrow as pa
 from sqlglot import planner
 
 from ..catalog import ArraySource
-from ..planner.conjuncts import and_all, conjuncts
+from ..planner.conjuncts import and_all, conjuncts, unqualified
 from ..planner.ranges import scan_ranges
 from .aggregate_step import finish_aggregate
 from .grouping import exact_integers
@@ -22,7 +22,6 @@ from .metadata_groups import metadata_calls
 from .metadata_residual import answer_from_metadata
 from .partial_aggregate import step_calls
 from .pipeline import chain_below
-from .scan_step import unqualified
 
 def try_metadata_answer(runner, step) -> tuple[Frame, list] | None:
     """(the aggregate step's frame, the steps it replaces) or None."""

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
+from ..planner.conjuncts import unqualified
 from ..planner.metadata_aggregates import tile_answers
 from ..planner.ranges import scan_ranges
 from ..planner.zonemap import field_kinds
@@ -22,7 +23,6 @@ from .fields import column_to_arrow, field_arrow_type
 from .fill import field
 from .grouping import Groups, aggregate
 from .partial_aggregate import Partial
-from .scan_step import unqualified
 
 _ANSWERABLE = ("count_star", "count", "sum", "min", "max")
 _NUMERIC = ("int", "uint", "float", "datetime")

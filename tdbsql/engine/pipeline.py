@@ -54,10 +54,8 @@ def stream_scan(runner, step, scanned: ArrayScan, condition) -> Frame:
 
 def scan_batch(runner, step, scanned: ArrayScan, condition, task) -> tuple[int, Frame]:
     """(rows read, the step's output frame) for one task."""
-    frame, always = scanned.frame(task)
-    rows = frame.length
-    condition = scanned.task_condition(task, condition)
-    if condition is not None and not (always is not None and bool(always.all())):
+    rows, frame, condition = scanned.batch(task, condition)
+    if condition is not None:
         frame = frame.filter(runner.mask(frame, condition))
     return rows, filter_project(runner, step, frame, filtered=True)
 

@@ -40,13 +40,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..planner.conjuncts import without_settled
+from ..planner.conjuncts import unqualified, without_settled
 from ..planner.pruning import Ranges
 from ..planner.zonemap import (
     Stats, TileClasses, attribute_stats, bounds_stats, cell_counts, classify, field_kinds,
     parse_predicate, same_field,
 )
 from .column import Column
+from .stored_filter import StoredFilter, stored_filter
 
 STAT_KEYS = ("fragments_total", "fragments_after_timestamps", "fragments_after_domain",
              "tiles_total", "tiles_after_domain", "tiles_after_mbr", "tiles_after_zonemap",
@@ -80,6 +81,7 @@ class TileScan:
         self.skip_tiles = skip_tiles or {}
         self.budget = None  # a MemoryBudget for what the scan must hold whole (merges, boxes)
         self._conditions: dict[tuple[int, int], object] = {}
+        self._stored_filters: dict[int, tuple] = {}
         self.stats = dict.fromkeys(STAT_KEYS, 0)
         self.stats["fragments_total"] = len(array.directory.committed)
         self.stats["fragments_after_timestamps"] = len(self.fragments)
@@ -102,6 +104,15 @@ class TileScan:
         if key not in self._conditions:  # a race computes it twice, harmlessly
             self._conditions[key] = without_settled(condition, key[0])
         return self._conditions[key]
+
+    def stored_filter(self, condition) -> StoredFilter:
+        """``condition`` (a ``task_condition``) split into stored-value tests and the rest;
+        cached per condition (the cache keeps the condition alive, so its id stays its own)."""
+        key = id(condition)
+        if key not in self._stored_filters:
+            self._stored_filters[key] = (condition, stored_filter(
+                condition, unqualified(condition), self.kinds))
+        return self._stored_filters[key][1]
 
     @property
     def wants_always(self) -> bool:

@@ -9,15 +9,16 @@ filtered and projected -- or aggregated -- as they come (``engine.pipeline``).
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
 from ..catalog import ArrowSource
+from ..planner.conjuncts import unqualified
 from ..planner.ranges import scan_ranges
 from .fields import column_to_arrow
 from .frame import Frame, rows_only
 from .scan import open_scan
+from .stored_filter import compress
 
 
 class ArrayScan:
@@ -44,17 +45,32 @@ class ArrayScan:
         the task's tile (``TileScan.task_condition``)."""
         return self.scan.task_condition(task, condition)
 
-    def frame(self, task) -> tuple[Frame, np.ndarray | None]:
-        """The rows of one task as the step's frame, and per row whether its tile satisfies
-        the whole predicate (None: no row known to)."""
+    def batch(self, task, condition: exp.Expression | None
+              ) -> tuple[int, Frame, exp.Expression | None]:
+        """(rows read, the rows of one task as the step's frame, what of ``condition`` is left
+        to evaluate over them).  The conjuncts the zone maps settled for the task's tile are
+        dropped (all of them when the tile is ALWAYS for the whole predicate); of the rest,
+        those on stored numbers and dates filter the cells before they become Arrow
+        (``engine.stored_filter``)."""
         result = self.scan.read(task)
+        columns, length = result.columns, result.length
+        if result.always is not None and bool(result.always.all()):
+            condition = None
+        condition = self.task_condition(task, condition)
+        if condition is not None and self.fields:
+            stored = self.scan.stored_filter(condition)
+            if stored.tests:
+                keep = stored.keep(columns, length)
+                if not keep.all():
+                    columns, length = compress(columns, keep), int(keep.sum())
+                condition = stored.residual
         if self.fields:
             data = pa.Table.from_arrays(
-                [column_to_arrow(self.array, name, result.columns[name]) for name in self.fields],
+                [column_to_arrow(self.array, name, columns[name]) for name in self.fields],
                 names=self.fields)
         else:
-            data = rows_only(result.length)
-        return Frame.single(self.step.name, data), result.always
+            data = rows_only(length)
+        return result.length, Frame.single(self.step.name, data), condition
 
 
 def array_scan(runner, step, table: exp.Table, condition) -> ArrayScan | Frame:
@@ -67,11 +83,3 @@ def array_scan(runner, step, table: exp.Table, condition) -> ArrayScan | Frame:
         data = source.table.select(names) if names else rows_only(source.table.num_rows)
         return Frame.single(step.name, data)
     return ArrayScan(runner, step, runner.open_array(source, window), condition)
-
-
-def unqualified(node: exp.Expression | None) -> exp.Expression | None:
-    """``node`` with table qualifiers dropped: the scan sees its own column names."""
-    if node is None:
-        return None
-    return node.transform(
-        lambda n: exp.column(n.name, quoted=True) if isinstance(n, exp.Column) else n)

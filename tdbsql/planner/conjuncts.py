@@ -1,4 +1,5 @@
-"""Split a boolean expression into its top-level AND terms, and join terms back."""
+"""Split a boolean expression into its top-level AND terms, join terms back, and strip table
+qualifiers (a scan sees its own column names)."""
 
 from __future__ import annotations
 
@@ -35,3 +36,11 @@ def without_settled(node: exp.Expression | None, settled: int) -> exp.Expression
         return node
     return and_all([term.copy() for position, term in enumerate(conjuncts(node))
                     if not (position < 64 and settled >> position & 1)])
+
+
+def unqualified(node: exp.Expression | None) -> exp.Expression | None:
+    """``node`` with table qualifiers dropped: the scan sees its own column names."""
+    if node is None:
+        return None
+    return node.transform(
+        lambda n: exp.column(n.name, quoted=True) if isinstance(n, exp.Column) else n)

@@ -1,0 +1,114 @@
+"""Conjuncts tested on a task's stored values, before its cells become Arrow.
+
+A scan's condition is mostly ``column <op> constant`` / ``BETWEEN`` / ``IN (constants)`` over
+numbers and dates (TPC-H Q6: a date range, a discount band, a quantity bound).  The zone-map
+parser (``planner.zonemap.parse_predicate``) already turns such conjuncts into intervals in
+each column's stored domain, with exact integer bounds (``x < 23.5`` on an int column is
+``x <= 23``) and dates as stored units.  Those tests run here, one Numba pass per conjunct
+over the decoded values (``kernels/predicate.py``), and only the rows that pass are gathered
+and converted to Arrow; the conjuncts the parser does not take (expressions, LIKE, strings,
+IS NULL, float32 or uint64 columns ...) stay for the evaluator, over the fewer rows.
+
+Same answers as the evaluator: NULL fails every test, NaN sorts above every number, a datetime
+INT64_MIN (NaT) is NULL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sqlglot import exp
+
+from ..datatypes import Datatype
+from ..kernels import predicate as kernels
+from ..planner.conjuncts import and_all, conjuncts
+from ..planner.zonemap import FieldKind, Test, parse_predicate
+from .column import Column
+
+_NO_VALIDITY = np.zeros(0, np.uint8)
+
+
+@dataclass(frozen=True)
+class _Kernel:
+    """One test in the kernel's terms."""
+
+    column: str
+    lo: np.ndarray
+    hi: np.ndarray
+    lo_strict: np.ndarray
+    hi_strict: np.ndarray
+    lo_open: np.ndarray
+    hi_open: np.ndarray
+    negate: bool
+    nat_is_null: bool
+
+
+@dataclass(frozen=True)
+class StoredFilter:
+    tests: tuple[_Kernel, ...]  # conjuncts the kernel evaluates
+    residual: exp.Expression | None  # the other conjuncts, for the evaluator
+
+    def keep(self, columns: dict[str, Column], length: int) -> np.ndarray:
+        """Per row whether every test holds."""
+        keep = np.ones(length, bool)
+        for test in self.tests:
+            column = columns[test.column]
+            values = column.values if column.values.flags.writeable else column.values.copy()
+            validity = _NO_VALIDITY if column.validity is None else column.validity
+            if len(test.lo) == 1:
+                kept = kernels.keep_in_interval(
+                    values, validity, test.lo[0], test.hi[0], test.lo_strict[0],
+                    test.hi_strict[0], test.lo_open[0], test.hi_open[0], test.negate,
+                    test.nat_is_null, keep)
+            else:
+                kept = kernels.keep_in_intervals(
+                    values, validity, test.lo, test.hi, test.lo_strict, test.hi_strict,
+                    test.lo_open, test.hi_open, test.negate, test.nat_is_null, keep)
+            if kept == 0:
+                break
+        return keep
+
+
+def stored_filter(condition: exp.Expression, unqualified: exp.Expression,
+                  kinds: dict[str, FieldKind]) -> StoredFilter:
+    """Split ``condition`` (``unqualified``: the same with bare column names, as the scan's
+    fields are named) into kernel tests and the residual for the evaluator."""
+    tests = [_kernel(test, kinds[test.column])
+             for test in parse_predicate(unqualified, kinds).tests]
+    tests = [t for t in tests if t is not None]
+    taken = {t[0] for t in tests}
+    residual = and_all([term.copy() for position, term in enumerate(conjuncts(condition))
+                        if position not in taken])
+    return StoredFilter(tuple(t[1] for t in tests), residual)
+
+
+def _kernel(test: Test, kind: FieldKind) -> tuple[int, _Kernel] | None:
+    if test.kind not in ("in", "not_in") or kind.domain not in ("int", "uint", "float",
+                                                                  "datetime"):
+        return None
+    if kind.domain == "float" and kind.datatype != Datatype.FLOAT64:
+        return None  # float32: DuckDB compares in FLOAT, the literal rounded; the evaluator does
+    if kind.datatype == Datatype.UINT64:
+        return None  # bounds past int64
+    bound_type = np.float64 if kind.domain == "float" else np.int64
+    intervals = test.intervals
+
+    def bounds(attr: str) -> np.ndarray:
+        return np.array([0 if getattr(i, attr) is None else getattr(i, attr)
+                         for i in intervals], bound_type)
+
+    def flags(get) -> np.ndarray:
+        return np.array([get(i) for i in intervals], np.bool_)
+
+    return test.position, _Kernel(
+        kind.name, bounds("lo"), bounds("hi"),
+        flags(lambda i: i.lo_strict), flags(lambda i: i.hi_strict),
+        flags(lambda i: i.lo is None), flags(lambda i: i.hi is None),
+        test.kind == "not_in", kind.domain == "datetime")
+
+
+def compress(columns: dict[str, Column], keep: np.ndarray) -> dict[str, Column]:
+    """The rows of ``columns`` where ``keep`` is True."""
+    indices = np.flatnonzero(keep)
+    return {name: column.take(indices) for name, column in columns.items()}

@@ -1,0 +1,74 @@
+"""Row filters on stored values: ``column IN intervals`` tests ANDed into a keep-mask.
+
+In: one column's stored values (int or float64, one value a cell), its validity (uint8, 1 =
+valid; an empty array when the column has no NULLs) and the test's intervals
+``lo[k] <(=) v <(=) hi[k]`` (``lo_open`` / ``hi_open``: unbounded on that side).  A row stays
+kept when it was kept and the test is true for it: inside some interval (outside all of them
+when ``negate``); NULL never passes.  SQL's float order puts NaN above every number (DuckDB),
+so NaN lies inside exactly the intervals unbounded above; a datetime cell holding INT64_MIN
+(NaT) is NULL (``nat_is_null``).
+"""
+
+from __future__ import annotations
+
+from . import jit
+
+_INT64_MIN = -(2**63)
+
+
+@jit
+def keep_in_interval(values, validity, lo, hi, lo_strict, hi_strict, lo_open, hi_open, negate,
+                     nat_is_null, keep):
+    """``keep_in_intervals`` for one interval (a comparison, BETWEEN): one branch-free pass."""
+    kept = 0
+    has_validity = validity.shape[0] > 0
+    for i in range(keep.shape[0]):
+        value = values[i]
+        above = lo_open or (value > lo if lo_strict else value >= lo)
+        below = hi_open or (value < hi if hi_strict else value <= hi)
+        inside = (above and below) or (hi_open and value != value)  # NaN: above all numbers
+        passed = keep[i] and (inside != negate)
+        if has_validity:
+            passed = passed and validity[i] != 0
+        if nat_is_null:
+            passed = passed and value != _INT64_MIN
+        keep[i] = passed
+        kept += passed
+    return kept
+
+
+@jit
+def keep_in_intervals(values, validity, lo, hi, lo_strict, hi_strict, lo_open, hi_open, negate,
+                      nat_is_null, keep):
+    """ANDs the test into ``keep`` (bool); returns the number of rows still kept."""
+    kept = 0
+    has_validity = validity.shape[0] > 0
+    for i in range(keep.shape[0]):
+        if not keep[i]:
+            continue
+        if has_validity and validity[i] == 0:
+            keep[i] = False
+            continue
+        value = values[i]
+        if nat_is_null and value == _INT64_MIN:
+            keep[i] = False
+            continue
+        inside = False
+        if value != value:  # NaN
+            for k in range(lo.shape[0]):
+                if hi_open[k]:
+                    inside = True
+                    break
+        else:
+            for k in range(lo.shape[0]):
+                if not lo_open[k] and (value < lo[k] or (lo_strict[k] and value == lo[k])):
+                    continue
+                if not hi_open[k] and (value > hi[k] or (hi_strict[k] and value == hi[k])):
+                    continue
+                inside = True
+                break
+        if inside == negate:
+            keep[i] = False
+        else:
+            kept += 1
+    return kept
