@@ -13,13 +13,13 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sqlglot import exp, parse_one
+from sqlglot import parse_one
 
 import tdbsql
 from tdbsql.engine.stored_filter import stored_filter
 from tdbsql.kernels import predicate as kernels
-from tdbsql.planner.conjuncts import conjuncts
-from tdbsql.planner.zonemap import field_kinds
+from tdbsql.planner.conjuncts import conjuncts, unqualified
+from tdbsql.planner.zonemap import field_kinds, parse_predicate
 
 N = 64
 
@@ -94,9 +94,8 @@ def test_the_kernel_takes_numbers_and_dates_and_leaves_the_rest():
     schema_kinds = field_kinds(tdbsql.open(_tiny_array()).schema)
     condition = parse_one("t.i > 2 AND t.s LIKE 'a%' AND t.f BETWEEN 0 AND 1 AND t.i + 1 = 3 "
                           "AND t.f IS NULL")
-    unqualified = condition.transform(
-        lambda n: exp.column(n.name) if isinstance(n, exp.Column) else n)
-    split = stored_filter(condition, unqualified, schema_kinds)
+    predicate = parse_predicate(unqualified(condition), schema_kinds)
+    split = stored_filter(condition, predicate, schema_kinds)
     assert [t.column for t in split.tests] == ["i", "f"]
     assert [c.sql() for c in conjuncts(split.residual)] == [
         "t.s LIKE 'a%'", "t.i + 1 = 3", "t.f IS NULL"]

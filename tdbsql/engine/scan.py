@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..planner.conjuncts import unqualified, without_settled
+from ..planner.conjuncts import without_settled
 from ..planner.pruning import Ranges
 from ..planner.zonemap import (
     Stats, TileClasses, attribute_stats, bounds_stats, cell_counts, classify, field_kinds,
@@ -81,7 +81,7 @@ class TileScan:
         self.skip_tiles = skip_tiles or {}
         self.budget = None  # a MemoryBudget for what the scan must hold whole (merges, boxes)
         self._conditions: dict[tuple[int, int], object] = {}
-        self._stored_filters: dict[int, tuple] = {}
+        self._filters: dict[tuple[int, int], tuple] = {}
         self.stats = dict.fromkeys(STAT_KEYS, 0)
         self.stats["fragments_total"] = len(array.directory.committed)
         self.stats["fragments_after_timestamps"] = len(self.fragments)
@@ -105,14 +105,17 @@ class TileScan:
             self._conditions[key] = without_settled(condition, key[0])
         return self._conditions[key]
 
-    def stored_filter(self, condition) -> StoredFilter:
-        """``condition`` (a ``task_condition``) split into stored-value tests and the rest;
-        cached per condition (the cache keeps the condition alive, so its id stays its own)."""
-        key = id(condition)
-        if key not in self._stored_filters:
-            self._stored_filters[key] = (condition, stored_filter(
-                condition, unqualified(condition), self.kinds))
-        return self._stored_filters[key][1]
+    def task_filter(self, task, condition) -> StoredFilter:
+        """How to filter a task's cells by ``condition`` (as for ``task_condition``): the
+        unsettled conjuncts on stored numbers and dates as kernel tests, the rest for the
+        evaluator; cached per settled set (the cache keeps ``condition`` alive, so its id stays
+        its own)."""
+        settled = getattr(task, "settled", 0)
+        key = (settled, id(condition))
+        if key not in self._filters:
+            self._filters[key] = (condition, stored_filter(condition, self.predicate,
+                                                           self.kinds, settled))
+        return self._filters[key][1]
 
     @property
     def wants_always(self) -> bool:

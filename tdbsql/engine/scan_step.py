@@ -56,14 +56,13 @@ class ArrayScan:
         columns, length = result.columns, result.length
         if result.always is not None and bool(result.always.all()):
             condition = None
-        condition = self.task_condition(task, condition)
-        if condition is not None and self.fields:
-            stored = self.scan.stored_filter(condition)
-            if stored.tests:
-                keep = stored.keep(columns, length)
+        if condition is not None:
+            filtering = self.scan.task_filter(task, condition)
+            if filtering.tests:
+                keep = filtering.keep(columns, length)
                 if not keep.all():
                     columns, length = compress(columns, keep), int(keep.sum())
-                condition = stored.residual
+            condition = filtering.residual
         if self.fields:
             data = pa.Table.from_arrays(
                 [column_to_arrow(self.array, name, columns[name]) for name in self.fields],

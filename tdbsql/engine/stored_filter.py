@@ -22,8 +22,8 @@ from sqlglot import exp
 
 from ..datatypes import Datatype
 from ..kernels import predicate as kernels
-from ..planner.conjuncts import and_all, conjuncts
-from ..planner.zonemap import FieldKind, Test, parse_predicate
+from ..planner.conjuncts import and_all, conjuncts, without_settled
+from ..planner.zonemap import FieldKind, Predicate, Test
 from .column import Column
 
 _NO_VALIDITY = np.zeros(0, np.uint8)
@@ -70,20 +70,28 @@ class StoredFilter:
         return keep
 
 
-def stored_filter(condition: exp.Expression, unqualified: exp.Expression,
-                  kinds: dict[str, FieldKind]) -> StoredFilter:
-    """Split ``condition`` (``unqualified``: the same with bare column names, as the scan's
-    fields are named) into kernel tests and the residual for the evaluator."""
-    tests = [_kernel(test, kinds[test.column])
-             for test in parse_predicate(unqualified, kinds).tests]
-    tests = [t for t in tests if t is not None]
-    taken = {t[0] for t in tests}
+def stored_filter(condition: exp.Expression, predicate: Predicate, kinds: dict[str, FieldKind],
+                  settled: int = 0) -> StoredFilter:
+    """Split ``condition`` into kernel tests and the residual for the evaluator.  ``predicate``
+    is ``condition`` parsed by the zone-map parser (test positions are conjunct positions);
+    conjuncts whose bit is set in ``settled`` hold for every cell and are dropped.  A condition
+    holding a subquery goes to the evaluator whole (its result is cached per node)."""
+    if condition.find(exp.Subquery, exp.Exists) is not None:
+        return StoredFilter((), without_settled(condition, settled))
+    tests = [(test.position, _kernel(test, kinds[test.column])) for test in predicate.tests
+             if not _settled(test.position, settled)]
+    tests = [(position, test) for position, test in tests if test is not None]
+    taken = {position for position, _ in tests}
     residual = and_all([term.copy() for position, term in enumerate(conjuncts(condition))
-                        if position not in taken])
-    return StoredFilter(tuple(t[1] for t in tests), residual)
+                        if position not in taken and not _settled(position, settled)])
+    return StoredFilter(tuple(test for _, test in tests), residual)
 
 
-def _kernel(test: Test, kind: FieldKind) -> tuple[int, _Kernel] | None:
+def _settled(position: int, settled: int) -> bool:
+    return position < 64 and bool(settled >> position & 1)
+
+
+def _kernel(test: Test, kind: FieldKind) -> _Kernel | None:
     if test.kind not in ("in", "not_in") or kind.domain not in ("int", "uint", "float",
                                                                   "datetime"):
         return None
@@ -101,7 +109,7 @@ def _kernel(test: Test, kind: FieldKind) -> tuple[int, _Kernel] | None:
     def flags(get) -> np.ndarray:
         return np.array([get(i) for i in intervals], np.bool_)
 
-    return test.position, _Kernel(
+    return _Kernel(
         kind.name, bounds("lo"), bounds("hi"),
         flags(lambda i: i.lo_strict), flags(lambda i: i.hi_strict),
         flags(lambda i: i.lo is None), flags(lambda i: i.hi is None),

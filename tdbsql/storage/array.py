@@ -9,6 +9,7 @@ A key for an array that is not encrypted is refused, as in TileDB.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from functools import cached_property
@@ -117,6 +118,28 @@ class Fragment:
                           schema.validity_filters, self.array.encryption)
 
 
+# Parsed schemas by (file, its identity, the key): a schema file is written once under a unique
+# name, so a query that opens an array again parses nothing; a rewritten file has a new identity
+# (keys are held as digests only).
+_SCHEMAS: dict[tuple, ArraySchema] = {}
+_SCHEMAS_KEPT = 256
+
+
+def _read_schema(entry, key: bytes | None) -> ArraySchema:
+    identity = vfs.file_identity(entry.path)
+    cache_key = (entry.path, identity, None if key is None else hashlib.sha256(key).digest())
+    schema = _SCHEMAS.get(cache_key) if identity is not None else None
+    if schema is None:
+        data = vfs.read_file(entry.path)
+        if key is not None:
+            _require_encrypted(data, entry.path)
+        schema = read_array_schema(data, entry.path, entry.name, key)
+        if len(_SCHEMAS) >= _SCHEMAS_KEPT:
+            _SCHEMAS.pop(next(iter(_SCHEMAS)))
+        _SCHEMAS[cache_key] = schema
+    return schema
+
+
 class Array:
     """A TileDB array opened for reading at a timestamp window."""
 
@@ -131,12 +154,7 @@ class Array:
     @cached_property
     def schemas(self) -> dict[str, ArraySchema]:
         """Every schema of the array by file name (schema evolution keeps them all)."""
-        found = {}
-        for entry in self.directory.schemas:
-            data = vfs.read_file(entry.path)
-            if self.key is not None:
-                _require_encrypted(data, entry.path)
-            found[entry.name] = read_array_schema(data, entry.path, entry.name, self.key)
+        found = {entry.name: _read_schema(entry, self.key) for entry in self.directory.schemas}
         for schema in found.values():
             if schema.version > MAX_FORMAT_VERSION:
                 raise UnsupportedFormatError(
