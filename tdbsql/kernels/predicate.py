@@ -17,9 +17,25 @@ _INT64_MIN = -(2**63)
 
 
 @jit
+def _inside(value, lo, hi, lo_strict, hi_strict, lo_open, hi_open):
+    """``lo <(=) value <(=) hi``; NaN lies above every number, so only in ``hi_open``."""
+    above = lo_open or (value > lo if lo_strict else value >= lo)
+    below = hi_open or (value < hi if hi_strict else value <= hi)
+    return (above and below) or (hi_open and value != value)
+
+
+@jit
+def _valid(values, validity, has_validity, nat_is_null, i):
+    """Row ``i`` is not NULL: its validity bit, and not NaT when datetimes read NaT as NULL."""
+    return (not has_validity or validity[i] != 0) and \
+        (not nat_is_null or values[i] != _INT64_MIN)
+
+
+@jit
 def keep_in_interval(values, validity, lo, hi, lo_strict, hi_strict, lo_open, hi_open, negate,
                      nat_is_null, keep):
-    """``keep_in_intervals`` for one interval (a comparison, BETWEEN): one branch-free pass."""
+    """``keep_in_intervals`` for one interval (a comparison, BETWEEN): one branch-free pass
+    (written out: through the helpers below LLVM keeps the branches, 8x slower)."""
     kept = 0
     has_validity = validity.shape[0] > 0
     for i in range(keep.shape[0]):
@@ -46,29 +62,13 @@ def keep_in_intervals(values, validity, lo, hi, lo_strict, hi_strict, lo_open, h
     for i in range(keep.shape[0]):
         if not keep[i]:
             continue
-        if has_validity and validity[i] == 0:
-            keep[i] = False
-            continue
-        value = values[i]
-        if nat_is_null and value == _INT64_MIN:
-            keep[i] = False
-            continue
         inside = False
-        if value != value:  # NaN
-            for k in range(lo.shape[0]):
-                if hi_open[k]:
-                    inside = True
-                    break
-        else:
-            for k in range(lo.shape[0]):
-                if not lo_open[k] and (value < lo[k] or (lo_strict[k] and value == lo[k])):
-                    continue
-                if not hi_open[k] and (value > hi[k] or (hi_strict[k] and value == hi[k])):
-                    continue
+        for k in range(lo.shape[0]):
+            if _inside(values[i], lo[k], hi[k], lo_strict[k], hi_strict[k], lo_open[k],
+                       hi_open[k]):
                 inside = True
                 break
-        if inside == negate:
-            keep[i] = False
-        else:
-            kept += 1
+        passed = inside != negate and _valid(values, validity, has_validity, nat_is_null, i)
+        keep[i] = passed
+        kept += passed
     return kept
