@@ -129,3 +129,16 @@ def test_open_string_ranges_keep_high_bytes(tmp_path):
     assert sorted(ours.column("v").to_pylist()) == [1, 2, 3, 4]
     ours = tdbsql.query("SELECT v FROM array WHERE s < 'z'", uri)
     assert sorted(ours.column("v").to_pylist()) == [0, 1]
+
+
+@pytest.mark.parametrize("order", ["f", "f DESC", "f NULLS FIRST", "f DESC NULLS FIRST"])
+def test_order_by_puts_nan_above_every_number(order):
+    """Arrow sorts NaN next to the NULLs; DuckDB above every number, both ways."""
+    table = pa.table({"id": pa.array(range(6), pa.int64()),
+                      "f": pa.array([1.0, float("nan"), None, -2.0, float("inf"), 0.5])})
+    sql = f"SELECT id FROM t ORDER BY {order}"
+    con = tdbsql.connect()
+    con.register_arrow("t", table)
+    oracle = duckdb.connect()
+    oracle.register("t", table)
+    assert con.sql(sql).fetchall() == oracle.sql(sql).fetchall()

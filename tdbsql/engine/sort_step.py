@@ -1,6 +1,7 @@
 """The Sort step: ORDER BY keys over the input rows and the step's projections, then
 OFFSET/LIMIT.  Sort keys may name input columns or output aliases; NULL placement follows each
-key's NULLS FIRST/LAST (DuckDB's default is NULLS LAST both ways, which sqlglot spells out)."""
+key's NULLS FIRST/LAST (DuckDB's default is NULLS LAST both ways, which sqlglot spells out);
+NaN sorts above every number, as in DuckDB (``sort_columns``)."""
 
 from __future__ import annotations
 
@@ -41,12 +42,28 @@ def sort_indices(runner, frame: Frame, flat: pa.Table, keys) -> np.ndarray:
         value = runner.column(frame, ordered.this, flat)
         if pa.types.is_dictionary(value.type):
             value = value.dictionary_decode()
-        arrays[f"k{i}"] = value
-        desc = bool(ordered.args.get("desc"))
-        nulls_first = bool(ordered.args.get("nulls_first"))
-        sort_keys.append((f"k{i}", "descending" if desc else "ascending",
-                          "at_start" if nulls_first else "at_end"))
+        columns, keys = sort_columns(f"k{i}", value, bool(ordered.args.get("desc")),
+                                     bool(ordered.args.get("nulls_first")))
+        arrays.update(columns)
+        sort_keys += keys
     if not arrays:
         return np.arange(frame.length, dtype=np.int64)
     indices = pc.sort_indices(pa.table(arrays), sort_keys=sort_keys)
     return indices.to_numpy().astype(np.int64, copy=False)
+
+
+def sort_columns(name: str, values, desc: bool, nulls_first: bool) -> tuple[dict, list]:
+    """The columns and ``pc.sort_indices`` keys that sort by one ORDER BY key in DuckDB's order.
+    Arrow puts NaN next to the NULLs (after the numbers with NULLS LAST, before them with NULLS
+    FIRST) where DuckDB puts it above every number; so a float key with a NaN, sorted ASC NULLS
+    FIRST or DESC NULLS LAST, is sorted first by an is-NaN flag (NULL for NULLs)."""
+    direction = "descending" if desc else "ascending"
+    placement = "at_start" if nulls_first else "at_end"
+    columns, keys = {}, []
+    if desc != nulls_first and pa.types.is_floating(values.type) and \
+            pc.any(pc.is_nan(values)).as_py():
+        columns[f"{name}_nan"] = pc.is_nan(values)
+        keys.append((f"{name}_nan", direction, placement))
+    columns[name] = values
+    keys.append((name, direction, placement))
+    return columns, keys
