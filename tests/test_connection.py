@@ -124,8 +124,8 @@ def test_errors_are_sql_errors(versions):
         con.sql("SELECT * FROM b")
     with pytest.raises(tdbsql.SqlError, match="did you mean 'v'"):
         con.sql("SELECT vv FROM a")
-    with pytest.raises(tdbsql.UnsupportedSql, match="RANGE frames with an offset"):
-        con.sql("SELECT k, sum(v) OVER (ORDER BY k RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) "
+    with pytest.raises(tdbsql.UnsupportedSql, match="GROUPS frames"):
+        con.sql("SELECT k, sum(v) OVER (ORDER BY k GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW) "
                 "FROM a")
     with pytest.raises(tdbsql.ArrayNotFoundError):
         con.register("x", "/no/such/array")

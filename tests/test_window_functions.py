@@ -6,6 +6,7 @@ The SQL-level behaviour, with expected rows DuckDB produced, is in tests/sql/win
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 
 import duckdb
@@ -48,6 +49,12 @@ def tables(draw) -> pa.Table:
                                      min_size=n, max_size=n))], pa.float64()),
         "s": pa.array(draw(st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "Ä", ""])),
                                     min_size=n, max_size=n)), pa.string()),
+        "d": pa.array([None if v is None else dt.date(2024, 1, 1) + dt.timedelta(days=v)
+                       for v in draw(st.lists(st.one_of(st.none(), st.integers(-40, 40)),
+                                              min_size=n, max_size=n))], pa.date32()),
+        "ts": pa.array([None if v is None else dt.datetime(2024, 2, 28) + dt.timedelta(hours=v)
+                        for v in draw(st.lists(st.one_of(st.none(), st.integers(-900, 900)),
+                                               min_size=n, max_size=n))], pa.timestamp("ms")),
     })
 
 
@@ -65,6 +72,8 @@ def windows(draw) -> str:
         order = f"ORDER BY {', '.join(keys + ['id'])}" if frame else ""
         return f"{function} OVER ({' '.join(p for p in (partition, order, frame) if p)})"
     frame = ""
+    if keys and function not in WHOLE_PARTITION_ONLY and draw(st.integers(0, 2)) == 0:
+        return _range_offset_window(draw, partition, function)
     if keys and draw(st.booleans()):
         start = draw(st.sampled_from(BOUNDS[:-1]))
         later = BOUNDS[max(BOUNDS.index(start), 1):]
@@ -81,6 +90,50 @@ def windows(draw) -> str:
         keys = keys + ["id"]
     order = f"ORDER BY {', '.join(keys)}" if keys else ""
     return f"{function} OVER ({' '.join(p for p in (partition, order, frame) if p)})"
+
+
+RANGE_KEYS = ["x", "x DESC", "y", "y DESC", "x NULLS FIRST", "y DESC NULLS FIRST", "d",
+              "d DESC", "ts", "ts DESC NULLS FIRST"]
+NUMBER_OFFSETS = ["0", "1", "2", "1.5", "0.25", "10"]
+INTERVAL_OFFSETS = ["INTERVAL 1 DAY", "INTERVAL 2 DAYS", "INTERVAL 36 HOURS",
+                    "INTERVAL 1 MONTH", "INTERVAL '1 day 6 hours'"]
+
+
+def _range_offset_window(draw, partition: str, function: str) -> str:
+    """``function OVER (... ORDER BY key RANGE BETWEEN ...)`` with an offset on one side at
+    least: one ORDER BY key (a number, date or timestamp; ties are peers, so only functions
+    that do not depend on the order among peers)."""
+    key = draw(st.sampled_from(RANGE_KEYS))
+    column = key.split()[0]
+    offsets = INTERVAL_OFFSETS if column == "ts" else NUMBER_OFFSETS if column in "xy" else \
+        ["0", "1", "3"] + INTERVAL_OFFSETS
+    if column == "x":
+        offsets = [o for o in offsets if "." not in o] + ["1.5"]
+    if column == "d":
+        offsets = [o for o in offsets if "." not in o]
+
+    def bound(sides: list[str]) -> tuple[int, str]:
+        """(place from preceding to following, text) of a bound on one of ``sides``."""
+        side = draw(st.sampled_from(sides))
+        if side == "CURRENT ROW":
+            return 2, side
+        if side.startswith("UNBOUNDED"):
+            return (0 if side.endswith("PRECEDING") else 4), side
+        return (1 if side == "PRECEDING" else 3), f"{draw(st.sampled_from(offsets))} {side}"
+
+    while True:
+        (first, start), (last, end) = bound(["UNBOUNDED PRECEDING", "PRECEDING", "CURRENT ROW",
+                                             "FOLLOWING"]), \
+            bound(["PRECEDING", "CURRENT ROW", "FOLLOWING", "UNBOUNDED FOLLOWING"])
+        if (1 in (first, last) or 3 in (first, last)) and not (first >= 2 and last < first):
+            break
+    if function.startswith(("row_number", "lag", "lead", "first_value", "last_value",
+                            "nth_value", "ntile")):
+        function = draw(st.sampled_from([f for f in FUNCTIONS if f.startswith(
+            ("count", "sum", "avg", "min", "max", "rank", "dense_rank", "percent_rank",
+             "cume_dist"))]))
+    order = f"ORDER BY {key} RANGE BETWEEN {start} AND {end}"
+    return f"{function} OVER ({' '.join(p for p in (partition, order) if p)})"
 
 
 def _rows(table: pa.Table) -> list[tuple]:
@@ -191,3 +244,89 @@ def test_large_integer_frame_sums_are_exact():
     got = con.sql("SELECT sum(v) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) "
                   "FROM t ORDER BY id").arrow().column(0).to_pylist()
     assert [int(v) for v in got] == [big, 2 * big, 0]
+
+
+SPECIAL = pa.table({
+    "id": pa.array(range(1, 10), pa.int64()),
+    "f": pa.array([1.0, math.nan, None, -2.0, math.inf, -math.inf, 1.0, math.nan, 0.5]),
+    "u": pa.array([1, 2, 3, 250, None, 7, 7, 0, 9], pa.uint8()),
+    "i": pa.array([2**31 - 2, -2**31 + 1, 0, 5, None, 7, 7, 8, 9], pa.int32()),
+    "b": pa.array([2**63 - 1, -2**63, 0, 5, None, 7, 7, 8, 9], pa.int64()),
+})
+SPECIAL_CASES = [
+    # NaN sorts above every number (also DESC and NULLS FIRST), inf - inf is NaN
+    "sum(id) OVER (ORDER BY f RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING)",
+    "sum(id) OVER (ORDER BY f DESC RANGE BETWEEN 1 PRECEDING AND 0.5 FOLLOWING)",
+    "sum(id) OVER (ORDER BY f NULLS FIRST RANGE BETWEEN 2 FOLLOWING AND UNBOUNDED FOLLOWING)",
+    "sum(id) OVER (ORDER BY f DESC NULLS FIRST RANGE BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)",
+    "sum(id) OVER (ORDER BY f RANGE BETWEEN 'inf'::DOUBLE FOLLOWING AND UNBOUNDED FOLLOWING)",
+    "row_number() OVER (ORDER BY f DESC, id)",
+    "row_number() OVER (ORDER BY f NULLS FIRST, id)",
+    # integer keys: a fractional offset compares exactly, a big one saturates
+    "sum(id) OVER (ORDER BY b RANGE BETWEEN 1.5 PRECEDING AND 0.5 FOLLOWING)",
+    "sum(id) OVER (ORDER BY b DESC RANGE BETWEEN 2.5 FOLLOWING AND 100.5 FOLLOWING)",
+    "sum(id) OVER (ORDER BY i RANGE BETWEEN 1e30 PRECEDING AND 2e9 PRECEDING)",
+    "sum(id) OVER (ORDER BY i RANGE BETWEEN 'inf'::DOUBLE PRECEDING AND CURRENT ROW)",
+    "sum(id) OVER (ORDER BY u RANGE BETWEEN 300 PRECEDING AND 1 FOLLOWING)",
+    "sum(id) OVER (ORDER BY u DESC RANGE BETWEEN 300 FOLLOWING AND 4000000000 FOLLOWING)",
+]
+SPECIAL_ERRORS = [
+    "sum(id) OVER (ORDER BY f RANGE BETWEEN 'inf'::DOUBLE PRECEDING AND CURRENT ROW)",  # inf-inf
+    "sum(id) OVER (ORDER BY f RANGE BETWEEN 'nan'::DOUBLE PRECEDING AND CURRENT ROW)",
+    "sum(id) OVER (ORDER BY i RANGE BETWEEN -1 PRECEDING AND CURRENT ROW)",
+    "sum(id) OVER (ORDER BY u RANGE BETWEEN 2 PRECEDING AND CURRENT ROW)",  # 1 - 2 in UTINYINT
+    "sum(id) OVER (ORDER BY u RANGE BETWEEN CURRENT ROW AND 6 FOLLOWING)",  # 250 + 6
+    "sum(id) OVER (ORDER BY u DESC RANGE BETWEEN 1 FOLLOWING AND 3 FOLLOWING)",  # 0 - 1
+    "sum(id) OVER (ORDER BY i RANGE BETWEEN CURRENT ROW AND 2 FOLLOWING)",  # INTEGER overflow
+    "sum(id) OVER (ORDER BY b DESC RANGE BETWEEN 1 PRECEDING AND CURRENT ROW)",
+    "rank() OVER (ORDER BY u, id RANGE BETWEEN 1 PRECEDING AND CURRENT ROW)",
+    "sum(id) OVER (ORDER BY f RANGE BETWEEN NULL PRECEDING AND CURRENT ROW)",
+]
+
+
+@pytest.mark.parametrize("window", SPECIAL_CASES)
+def test_range_offsets_on_special_values_equal_duckdb(window):
+    sql = f"SELECT id, {window} AS w FROM t ORDER BY id"
+    con = tdbsql.connect()
+    con.register_arrow("t", SPECIAL)
+    oracle = duckdb.connect()
+    oracle.register("t", SPECIAL)
+    assert _rows(con.sql(sql).arrow()) == [tuple(_normal(v) for v in row)
+                                           for row in oracle.sql(sql).fetchall()]
+
+
+@pytest.mark.parametrize("window", SPECIAL_ERRORS)
+def test_range_offsets_duckdb_rejects_are_sql_errors(window):
+    sql = f"SELECT id, {window} AS w FROM t ORDER BY id"
+    con = tdbsql.connect()
+    con.register_arrow("t", SPECIAL)
+    oracle = duckdb.connect()
+    oracle.register("t", SPECIAL)
+    with pytest.raises(duckdb.Error):
+        oracle.sql(sql).fetchall()
+    with pytest.raises(tdbsql.SqlError):
+        con.sql(sql).fetchall()
+
+
+def test_range_bounds_kernel_equals_a_plain_search():
+    keys = np.array([1.0, 2.0, 2.0, 5.0, math.inf, math.nan, math.nan])
+    n = len(keys)
+    lo, hi = np.zeros(n, np.int64), np.full(n, n, np.int64)
+    for descending in (False, True):
+        ordered = keys[::-1].copy() if descending else keys
+        for inclusive in (False, True):
+            for target in (0.0, 2.0, 3.0, math.inf, math.nan):
+                targets = np.full(n, target)
+                out = np.empty(n, np.int64)
+                kernels.range_bounds(ordered, targets, lo, hi, descending, inclusive, out)
+
+                def rank(v):  # NaN above every number
+                    return (1, 0.0) if math.isnan(v) else (0, v)
+
+                def before(k):
+                    a, b = rank(k), rank(target)
+                    if descending:
+                        a, b = b, a
+                    return a < b or (inclusive and a == b)
+                want = next((p for p in range(n) if not before(ordered[p])), n)
+                assert (out == want).all(), (descending, inclusive, target)

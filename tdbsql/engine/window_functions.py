@@ -11,17 +11,30 @@ input's row order, with DuckDB's semantics:
   the frame; first_value/last_value/nth_value and the aggregates read it.  The default frame
   is RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW (the row and its peers) with ORDER BY,
   the whole partition without;
+* a RANGE frame with an offset (``RANGE BETWEEN 2 PRECEDING AND 1 FOLLOWING``) needs exactly
+  one ORDER BY key: a number with a numeric offset, a DATE with whole days or an INTERVAL, a
+  TIMESTAMP with an INTERVAL.  With ASC ``n PRECEDING`` starts the frame at the partition's
+  first row whose key is >= key - n (``n FOLLOWING`` ends it after the last key <= key + n;
+  DESC flips the direction), found by a binary search per row among the partition's non-NULL
+  keys (``kernels.window.range_bounds``); NaN sorts above every number, as DuckDB has it.
+  A row whose key is NULL has its NULL peers as the offset bound.  The arithmetic is
+  DuckDB's: an integer offset is added in the key's type and an overflow is an error, a
+  fractional one compares exactly; a bound on the wrong side of its row (a negative offset,
+  inf - inf) is an error, row by row as in DuckDB (so not over no rows);
 * an aggregate whose frame is the whole partition is the grouped aggregate of the partition
   (any aggregate the engine has); over a moving frame count/sum/avg read running sums
-  (compensated for floats) and min/max a monotonic queue (``kernels/window.py``).
+  (compensated for floats) and min/max a monotonic queue (``kernels/window.py``).  Frames
+  only move forward (ROWS and RANGE alike), which those two rely on.
 
-Not supported (``UnsupportedSql``): RANGE frames with an offset, GROUPS frames, EXCLUDE,
-FILTER, IGNORE NULLS on lag/lead, DISTINCT aggregates and aggregates other than
-count/sum/avg/min/max over a moving frame.
+The frame clause is checked (DuckDB's parser and binder errors) for every function, those that
+ignore the frame too.  Not supported (``UnsupportedSql``): GROUPS frames, EXCLUDE, FILTER,
+IGNORE NULLS on lag/lead, DISTINCT aggregates and aggregates other than count/sum/avg/min/max
+over a moving frame, RANGE offsets over DECIMAL, TIME or INTERVAL keys, or written as strings.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,9 +44,11 @@ from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
 from ..kernels import window as kernels
+from . import datetime_ops as dto
 from .frame import broadcast, null_padded
 from .grouping import AGGREGATES, Groups, aggregate, exact_integers, group_ids
 from .hash_table import float64_values, int64_values
+from .sort_step import sort_columns
 from .value_types import cast_value, kind
 
 _AGGREGATE_NAMES = {"stddev": "stddev_samp", "variance": "var_samp", "variance_pop": "var_pop",
@@ -51,6 +66,7 @@ def window_value(ev, node: exp.Window) -> pa.Array:
     name = call.name.lower()
     layout = Layout.of(ev, node)
     window = _Window(ev, node, call, layout, ignore_nulls)
+    window.check_frame()
     ranking = _RANKING.get(name)
     if ranking is not None:
         return window.in_row_order(pa.array(ranking(window)))
@@ -78,6 +94,7 @@ class Layout:
     peer_start: np.ndarray
     peer_end: np.ndarray
     peer_new: np.ndarray  # position starts a peer group
+    sort_values: list  # the ORDER BY keys' values (input order)
 
     @classmethod
     def of(cls, ev, node: exp.Window) -> Layout:
@@ -90,9 +107,10 @@ class Layout:
             columns = {"p": pa.array(partitions.ids)}
             sort_keys = [("p", "ascending", "at_end")]
             for i, (o, values) in enumerate(zip(ordered, sort_values)):
-                columns[f"k{i}"] = values
-                sort_keys.append((f"k{i}", "descending" if o.args.get("desc") else "ascending",
-                                  "at_start" if o.args.get("nulls_first") else "at_end"))
+                key_columns, key_sorts = sort_columns(f"k{i}", values, bool(o.args.get("desc")),
+                                                      bool(o.args.get("nulls_first")))
+                columns.update(key_columns)
+                sort_keys += key_sorts
             order = pc.sort_indices(pa.table(columns), sort_keys=sort_keys).to_numpy()
         else:
             order = np.argsort(partitions.ids, kind="stable")
@@ -104,7 +122,8 @@ class Layout:
             peer_new = part_new
         part_start, part_end = _runs(part_new)
         peer_start, peer_end = _runs(peer_new)
-        return cls(order, partitions, part_start, part_end, peer_start, peer_end, peer_new)
+        return cls(order, partitions, part_start, part_end, peer_start, peer_end, peer_new,
+                   sort_values)
 
 
 class _Window:
@@ -116,6 +135,7 @@ class _Window:
         self.ignore_nulls = ignore_nulls
         self.n = len(layout.order)
         self.position = np.arange(self.n, dtype=np.int64)
+        self._range_key: _RangeKey | None = None
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -254,6 +274,28 @@ class _Window:
 
     # -- frames --------------------------------------------------------------------------------
 
+    def check_frame(self) -> None:
+        """The frame clause's checks (DuckDB's parser and binder), made for every window
+        function, those that ignore the frame too."""
+        spec = self.node.args.get("spec")
+        if spec is None:
+            return
+        start, end = _Bound.pair(spec)
+        if start.what == "unbounded" and start.side == "FOLLOWING":
+            raise self.error("a frame cannot start at UNBOUNDED FOLLOWING")
+        if end.what == "unbounded" and end.side == "PRECEDING":
+            raise self.error("a frame cannot end at UNBOUNDED PRECEDING")
+        if start.what == "current" and end.what == "offset" and end.side == "PRECEDING":
+            raise self.error("a frame starting at the current row cannot end at a preceding row")
+        if start.what == "offset" and start.side == "FOLLOWING" and (
+                end.what == "current" or end.side == "PRECEDING"):
+            raise self.error("a frame starting at a following row cannot end at the current "
+                             "row or a preceding row")
+        if _is_range(spec):
+            for bound in (start, end):
+                if bound.what == "offset":
+                    self._range_offset(self.range_key(), bound)
+
     def frame(self) -> tuple[np.ndarray, np.ndarray]:
         """Every position's frame ``[start, end)`` of window positions."""
         layout = self.layout
@@ -263,36 +305,182 @@ class _Window:
             if not has_order:
                 return layout.part_start, layout.part_end
             return layout.part_start, layout.peer_end
-        rows = str(spec.args.get("kind")).upper() == "ROWS"
-        start = self._bound(spec.args.get("start"), spec.args.get("start_side"), rows, True)
-        end_value = spec.args.get("end")
-        end = self._bound(end_value if end_value is not None else "CURRENT ROW",
-                          spec.args.get("end_side"), rows, False)
-        start = np.clip(start, layout.part_start, layout.part_end)
-        end = np.clip(end, layout.part_start, layout.part_end)
+        rows = not _is_range(spec)
+        first, last = _Bound.pair(spec)
+        start = np.clip(self._bound(first, rows, True), layout.part_start, layout.part_end)
+        end = np.clip(self._bound(last, rows, False), layout.part_start, layout.part_end)
         return start, np.maximum(end, start)
 
-    def _bound(self, value, side, rows: bool, is_start: bool) -> np.ndarray:
+    def _bound(self, bound: _Bound, rows: bool, is_start: bool) -> np.ndarray:
         layout = self.layout
-        side = str(side or "").upper()
-        if isinstance(value, str) and value.upper() == "UNBOUNDED":
-            if side == "FOLLOWING" and is_start or side == "PRECEDING" and not is_start:
-                raise self.error(f"a frame cannot {'start' if is_start else 'end'} at "
-                                 f"UNBOUNDED {side}")
-            return layout.part_start if side == "PRECEDING" else layout.part_end
-        if isinstance(value, str) and value.upper() == "CURRENT ROW":
+        if bound.what == "unbounded":
+            return layout.part_start if bound.side == "PRECEDING" else layout.part_end
+        if bound.what == "current":
             if rows:
                 return self.position if is_start else self.position + 1
             return layout.peer_start if is_start else layout.peer_end
         if not rows:
-            raise UnsupportedSql("RANGE frames with an offset are not supported (use ROWS, or "
-                                 "RANGE with UNBOUNDED / CURRENT ROW)")
-        offset = self.ev.value(value)
+            return self._range_bound(bound, is_start)
+        offset = self.ev.value(bound.value)
         if not isinstance(offset, pa.Scalar) or not pa.types.is_integer(offset.type) or \
                 not offset.is_valid or offset.as_py() < 0:
             raise self.error("a ROWS frame offset must be a non-negative integer constant")
-        shift = offset.as_py() * (-1 if side == "PRECEDING" else 1)
+        shift = offset.as_py() * (-1 if bound.side == "PRECEDING" else 1)
         return self.position + shift + (0 if is_start else 1)
+
+    # -- RANGE frames with an offset -----------------------------------------------------------
+
+    def range_key(self) -> _RangeKey:
+        """The one ORDER BY key a RANGE frame with an offset measures, in window order."""
+        if self._range_key is not None:
+            return self._range_key
+        ordered = (self.node.args.get("order") or exp.Order()).expressions
+        if len(ordered) != 1:
+            raise self.error("a RANGE frame with an offset needs exactly one ORDER BY key "
+                             f"(not {len(ordered)})")
+        values = self.layout.sort_values[0]
+        key_kind = kind(values.type)
+        if pa.types.is_decimal(values.type) or key_kind in ("time", "duration"):
+            raise UnsupportedSql(f"a RANGE frame with an offset over a {values.type} ORDER BY key "
+                                 "is not supported (numbers, dates and timestamps are)")
+        if key_kind not in _RANGE_KEY_KINDS:
+            raise self.error(f"a RANGE frame with an offset needs a number, date or timestamp "
+                             f"ORDER BY key, not {values.type}")
+        layout = self.layout
+        values = values.take(pa.array(layout.order))
+        valid = _valid(values)
+        nulls = np.concatenate([[0], np.cumsum(~valid)])
+        part_nulls = nulls[layout.part_end] - nulls[layout.part_start]
+        if ordered[0].args.get("nulls_first"):
+            lo, hi = layout.part_start + part_nulls, layout.part_end
+        else:
+            lo, hi = layout.part_start, layout.part_end - part_nulls
+        self._range_key = _RangeKey(values, key_kind, valid, bool(ordered[0].args.get("desc")),
+                                    np.ascontiguousarray(lo), np.ascontiguousarray(hi))
+        return self._range_key
+
+    def _range_offset(self, key: _RangeKey, bound: _Bound):
+        """A RANGE bound's offset: a Python number, or a ``datetime_ops.Interval``."""
+        value = self.ev(bound.value)
+        if isinstance(value, dto.Interval):
+            if key.kind in ("int", "uint", "float"):
+                raise self.error(f"RANGE {_sql(bound)}: an INTERVAL offset needs a date or "
+                                 f"timestamp ORDER BY key, not {key.values.type}")
+            return value
+        if not isinstance(value, pa.Scalar):
+            raise UnsupportedSql(f"a RANGE frame offset must be a constant: {_sql(bound)}")
+        if not value.is_valid:
+            raise self.error(f"RANGE {_sql(bound)}: a frame offset cannot be NULL")
+        offset_kind = kind(value.type)
+        if offset_kind == "string":
+            raise UnsupportedSql(f"RANGE {_sql(bound)}: write the frame offset as a number or "
+                                 "an INTERVAL, not a string")
+        if offset_kind not in ("int", "uint", "float"):
+            raise self.error(f"RANGE {_sql(bound)}: a frame offset must be a number or an "
+                             f"INTERVAL, not {value.type}")
+        if key.kind == "timestamp":
+            raise self.error(f"RANGE {_sql(bound)}: a timestamp ORDER BY key needs an "
+                             "INTERVAL offset")
+        if key.kind == "date" and offset_kind == "float":
+            raise self.error(f"RANGE {_sql(bound)}: a date ORDER BY key needs a whole number "
+                             "of days or an INTERVAL as offset")
+        return value.as_py()
+
+    def _range_bound(self, bound: _Bound, is_start: bool) -> np.ndarray:
+        """Where a RANGE ``offset PRECEDING/FOLLOWING`` frame starts (ends) for every position:
+        the first row of the partition's non-NULL keys whose key is not before (is after) the
+        current key -/+ offset, by binary search; a row whose key is NULL has its NULL peers."""
+        key = self.range_key()
+        offset = self._range_offset(key, bound)
+        peers = self.layout.peer_start if is_start else self.layout.peer_end
+        if not key.valid.any():
+            return peers
+        up = (bound.side == "FOLLOWING") != key.descending  # the bound is key + offset
+        keys, targets, below, above = self._range_targets(key, offset, bound, up, is_start)
+        found = np.empty(self.n, np.int64)
+        kernels.range_bounds(np.ascontiguousarray(keys), np.ascontiguousarray(targets),
+                             key.lo, key.hi, key.descending, not is_start, found)
+        if below is not None:  # targets past every key the key's type can hold
+            first, past = (key.hi, key.lo) if key.descending else (key.lo, key.hi)
+            found = np.where(below, first, np.where(above, past, found))
+        return np.where(key.valid, found, peers)
+
+    def _range_targets(self, key: _RangeKey, offset, bound: _Bound, up: bool, is_start: bool):
+        """``(keys, targets, below, above)``: the keys to search and every row's key +/- offset
+        as numbers of one dtype; ``below`` / ``above`` (or None) mark targets beyond the keys'
+        dtype.  DuckDB's arithmetic: an integer offset is computed in the key's type (an
+        overflow is an error), a fractional one exactly (DECIMAL: no overflow); floats in the
+        key's float type; a date with whole days, dates and timestamps with an INTERVAL as
+        timestamps."""
+        sign = 1 if up else -1
+        valid = key.valid
+        if key.kind == "float":
+            dtype = np.float32 if pa.types.is_float32(key.values.type) else np.float64
+            keys = _filled(key.values, 0).astype(dtype)
+            with np.errstate(invalid="ignore", over="ignore"):
+                targets = keys + dtype(sign) * dtype(offset)
+            self._check_side(bound, key, keys, targets, up)
+            return keys.astype(np.float64), targets.astype(np.float64), None, None
+        if isinstance(offset, dto.Interval):
+            unit = "ns" if key.kind == "timestamp" and key.values.type.unit == "ns" else "us"
+            tz = key.values.type.tz if key.kind == "timestamp" else None
+            stamps = pc.cast(key.values, pa.timestamp(unit, tz))
+            try:
+                moved = dto.add_interval(stamps, offset if up else -offset)
+            except (pa.ArrowInvalid, dto.DatetimeError, OverflowError) as err:
+                raise self.error(f"RANGE {_sql(bound)}: the frame bound is out of the "
+                                 f"timestamp range ({err})") from None
+            keys = _filled(pc.cast(stamps, pa.int64()), 0)
+            targets = _filled(pc.cast(moved, pa.int64()), 0)
+            self._check_side(bound, key, keys, targets, up)
+            return keys, targets, None, None
+        if key.kind == "date":  # + whole days: a date
+            keys = _filled(pc.cast(key.values, pa.int32()), 0).astype(np.int64)
+            targets, low, high = _shifted(keys, sign * offset, -2**31, 2**31 - 1)
+            if ((low | high) & valid).any():
+                raise self.error(f"RANGE {_sql(bound)}: the frame bound is out of the date "
+                                 "range")
+            self._check_negative(bound, offset)
+            return keys, targets, None, None
+        keys = _filled(key.values, 0)
+        keys = keys.astype(np.uint64 if keys.dtype == np.uint64 else np.int64)
+        if isinstance(offset, int):
+            low, high, arithmetic = _arithmetic_range(key.values.type, offset)
+            targets, under, over = _shifted(keys, sign * offset, low, high)
+            wrong = (under | over) & valid
+            if wrong.any():
+                value = keys[np.argmax(wrong)]
+                raise self.error(f"RANGE {_sql(bound)}: {value} {'+' if up else '-'} {offset} "
+                                 f"is out of the range of {arithmetic}")
+            self._check_negative(bound, offset)
+            return keys, targets, None, None
+        self._check_negative(bound, offset)
+        exact = sign * offset
+        info = np.iinfo(keys.dtype)
+        if math.isinf(exact) or abs(exact) >= 2.0**64:
+            everything, nothing = np.ones(self.n, bool), np.zeros(self.n, bool)
+            return keys, keys, (nothing if up else everything), (everything if up else nothing)
+        # integer keys compare with a fraction as with its ceiling or floor
+        delta = math.ceil(exact) if is_start != key.descending else math.floor(exact)
+        targets, below, above = _shifted(keys, delta, int(info.min), int(info.max))
+        return keys, targets, below, above
+
+    def _check_negative(self, bound: _Bound, offset) -> None:
+        """Integer keys: a negative offset puts every bound on the wrong side (DuckDB checks
+        row by row, so only when some key is not NULL, which the caller made sure of)."""
+        if math.isnan(offset) or offset < 0:
+            raise self.error(f"invalid RANGE {bound.side} value {_sql(bound)}: a frame offset "
+                             "must be zero or more")
+
+    def _check_side(self, bound: _Bound, key: _RangeKey, keys, targets, up: bool) -> None:
+        """DuckDB's check, row by row: ``key - offset PRECEDING`` must not lie after the key
+        (in the window's order, NaN above every number), ``FOLLOWING`` not before it."""
+        wrong = key.valid & (_sql_less(targets, keys) if up else _sql_less(keys, targets))
+        if wrong.any():
+            row = int(np.argmax(wrong))
+            raise self.error(f"invalid RANGE {bound.side} value {_sql(bound)}: a frame offset "
+                             f"must be zero or more, and the bound of the row with ORDER BY key "
+                             f"{key.values[row].as_py()} lies on the wrong side of it")
 
 
 # --- ranking, by window position -----------------------------------------------------------
@@ -338,6 +526,101 @@ def _ntile(w: _Window) -> np.ndarray:
 
 _RANKING = {"row_number": _row_number, "rank": _rank, "dense_rank": _dense_rank,
             "percent_rank": _percent_rank, "cume_dist": _cume_dist, "ntile": _ntile}
+
+
+# --- frame bounds ----------------------------------------------------------------------------
+
+_RANGE_KEY_KINDS = ("null", "int", "uint", "float", "date", "timestamp")
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """One end of a frame clause: UNBOUNDED or an offset (``what`` "unbounded" / "offset") with
+    ``side`` PRECEDING or FOLLOWING, or CURRENT ROW ("current")."""
+
+    what: str
+    side: str = ""
+    value: exp.Expression | None = None
+
+    @classmethod
+    def of(cls, value, side) -> _Bound:
+        if isinstance(value, str):
+            if value.upper() == "UNBOUNDED":
+                return cls("unbounded", str(side or "").upper())
+            if value.upper() == "CURRENT ROW":
+                return cls("current")
+        return cls("offset", str(side or "").upper(), value)
+
+    @classmethod
+    def pair(cls, spec: exp.WindowSpec) -> tuple[_Bound, _Bound]:
+        end = spec.args.get("end")
+        return (cls.of(spec.args.get("start"), spec.args.get("start_side")),
+                cls.of(end if end is not None else "CURRENT ROW", spec.args.get("end_side")))
+
+
+@dataclass(frozen=True)
+class _RangeKey:
+    """The ORDER BY key of a RANGE frame with an offset, in window order; ``lo``/``hi`` bound
+    every position's partition rows whose key is not NULL (the NULLs sort at one end)."""
+
+    values: pa.Array
+    kind: str
+    valid: np.ndarray
+    descending: bool
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+def _is_range(spec: exp.WindowSpec) -> bool:
+    return str(spec.args.get("kind") or "").upper() == "RANGE"
+
+
+def _sql(bound: _Bound) -> str:
+    return f"{bound.value.sql(dialect='duckdb')} {bound.side}"
+
+
+def _filled(values, fill) -> np.ndarray:
+    """An Arrow array as numpy, NULLs replaced by ``fill``."""
+    if values.null_count:
+        values = pc.fill_null(values, fill)
+    return values.to_numpy(zero_copy_only=False)
+
+
+def _sql_less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a < b`` with NaN above every number and equal to NaN."""
+    if a.dtype.kind != "f":
+        return a < b
+    return ~np.isnan(a) & (np.isnan(b) | (a < b))
+
+
+def _arithmetic_range(key_type: pa.DataType, offset: int) -> tuple[int, int, pa.DataType]:
+    """The type DuckDB computes ``key +/- offset`` in (an integer literal offset): the key's
+    type if the offset fits it, else INTEGER (for narrower keys) or BIGINT."""
+    wider = [pa.int32(), pa.int64()] if key_type.bit_width < 32 else [pa.int64()]
+    for candidate in [key_type] + wider:
+        info = np.iinfo(candidate.to_pandas_dtype())
+        if info.min <= offset <= info.max:
+            return int(info.min), int(info.max), candidate
+    return -2**63, 2**63 - 1, pa.int64()
+
+
+def _shifted(keys: np.ndarray, delta: int, low: int, high: int):
+    """``(keys + delta, under, over)`` for int64 or uint64 ``keys`` and any Python int
+    ``delta``: the sums (exact where they fit the dtype) and where they fall below ``low`` /
+    above ``high``."""
+    info = np.iinfo(keys.dtype)
+    under = _compared(keys, low - delta, np.less, info)
+    over = _compared(keys, high - delta, np.greater, info)
+    with np.errstate(over="ignore"):
+        sums = (keys.view(np.uint64) + np.uint64(delta % 2**64)).view(keys.dtype)
+    return sums, under, over
+
+
+def _compared(keys: np.ndarray, threshold: int, op, info) -> np.ndarray:
+    """``op(keys, threshold)`` for a threshold that may lie outside the keys' dtype."""
+    if threshold < info.min or threshold > info.max:  # the same answer for every key
+        return np.full(len(keys), bool(op(int(info.min), threshold)))
+    return op(keys, keys.dtype.type(threshold))
 
 
 # --- helpers ---------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Window-frame kernels: rows are in window order (partition, then ORDER BY) and every row has a
 frame ``[start, end)`` of rows; frames only move forward (start and end never decrease), which
-holds for ROWS and RANGE frames with constant offsets."""
+holds for ROWS and RANGE frames with constant offsets.  ``range_bounds`` finds where a RANGE
+frame with an offset starts or ends."""
 
 from __future__ import annotations
 
@@ -52,3 +53,37 @@ def sliding_extreme(ranks, valid, starts, ends, largest, queue, out):
             head += 1
         out[i] = queue[head] if tail > head else -1
     return starts.shape[0]
+
+
+@jit
+def _less(a, b):
+    """``a < b`` in SQL order, where NaN is above every number and equal to NaN (for integers
+    plain ``<``)."""
+    return a == a and (b != b or a < b)
+
+
+@jit
+def range_bounds(keys, targets, lo, hi, descending, inclusive, out):
+    """For every row ``i`` the first position ``p`` in ``lo[i]..hi[i]`` whose key is not before
+    ``targets[i]`` (``hi[i]`` if none): ``keys[lo[i]:hi[i]]`` is sorted (descending if
+    ``descending``), and a key is before the target when it sorts before it, or, if
+    ``inclusive``, is equal to it.  So with ascending keys a frame start ``key - n PRECEDING``
+    is the first key >= the target and a frame end (exclusive) the first key > the target.
+    A binary search per row."""
+    for i in range(targets.shape[0]):
+        a = lo[i]
+        b = hi[i]
+        target = targets[i]
+        while a < b:
+            middle = (a + b) >> 1
+            key = keys[middle]
+            if descending:
+                before = _less(target, key) or (inclusive and not _less(key, target))
+            else:
+                before = _less(key, target) or (inclusive and not _less(target, key))
+            if before:
+                a = middle + 1
+            else:
+                b = middle
+        out[i] = a
+    return targets.shape[0]

@@ -174,6 +174,7 @@ class _Split:
                             nulls_first=o.args.get("nulls_first"))
                 for o in order.expressions]),
             spec=_checked_spec(window))
+        _keep_span(lifted, window)
         name = self.windows.get(lifted)
         if name is None:  # the same call twice (QUALIFY naming a select-list window) runs once
             name = self.windows[lifted] = f"_ww{len(self.windows)}"
@@ -232,6 +233,19 @@ def _checked_spec(window: exp.Window) -> exp.WindowSpec | None:
         if isinstance(bound, exp.Expression) and not _is_constant(bound):
             raise UnsupportedSql(f"a window frame offset must be a constant: {text!r}")
     return spec.copy()
+
+
+def _keep_span(lifted: exp.Expression, original: exp.Expression) -> None:
+    """Give the rewritten call the original's place in the SQL text (what sqlglot recorded of
+    it: names and literals), so an error in it underlines the call, not one of its parts."""
+    starts, ends = [], []
+    for node in original.walk():
+        meta = getattr(node, "_meta", None) or {}
+        if "start" in meta and "end" in meta:
+            starts.append(meta["start"])
+            ends.append(meta["end"])
+    if starts:
+        lifted.meta["start"], lifted.meta["end"] = min(starts), max(ends)
 
 
 def _with_outputs(condition: exp.Expression, outputs: dict[str, exp.Expression]):
