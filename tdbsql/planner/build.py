@@ -23,6 +23,7 @@ from sqlglot.planner import Plan
 from sqlglot.schema import MappingSchema
 
 from ..errors import SqlError, UnsupportedSql
+from .grouped_columns import check_grouped_columns
 from .parse import span_of
 from .shared_operands import share_operands
 from .windows import lift_windows
@@ -95,6 +96,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     try:
         optimized = optimize(tree, schema=MappingSchema(schema, dialect=_DIALECT, normalize=False),
                              dialect=_DIALECT, leave_tables_isolated=True, rules=_RULES)
+        check_grouped_columns(optimized, sql)
         optimized = lift_windows(_simplify_conditions(optimized))
     except OptimizeError as err:
         raise _name_error(err, tree, schema, sql) from None
