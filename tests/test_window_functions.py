@@ -284,13 +284,19 @@ SPECIAL_ERRORS = [
 ]
 
 
+def _engines(table: pa.Table):
+    """tdbsql and DuckDB, each with ``table`` registered as ``t``."""
+    con = tdbsql.connect()
+    con.register_arrow("t", table)
+    oracle = duckdb.connect()
+    oracle.register("t", table)
+    return con, oracle
+
+
 @pytest.mark.parametrize("window", SPECIAL_CASES)
 def test_range_offsets_on_special_values_equal_duckdb(window):
     sql = f"SELECT id, {window} AS w FROM t ORDER BY id"
-    con = tdbsql.connect()
-    con.register_arrow("t", SPECIAL)
-    oracle = duckdb.connect()
-    oracle.register("t", SPECIAL)
+    con, oracle = _engines(SPECIAL)
     assert _rows(con.sql(sql).arrow()) == [tuple(_normal(v) for v in row)
                                            for row in oracle.sql(sql).fetchall()]
 
@@ -298,10 +304,7 @@ def test_range_offsets_on_special_values_equal_duckdb(window):
 @pytest.mark.parametrize("window", SPECIAL_ERRORS)
 def test_range_offsets_duckdb_rejects_are_sql_errors(window):
     sql = f"SELECT id, {window} AS w FROM t ORDER BY id"
-    con = tdbsql.connect()
-    con.register_arrow("t", SPECIAL)
-    oracle = duckdb.connect()
-    oracle.register("t", SPECIAL)
+    con, oracle = _engines(SPECIAL)
     with pytest.raises(duckdb.Error):
         oracle.sql(sql).fetchall()
     with pytest.raises(tdbsql.SqlError):
