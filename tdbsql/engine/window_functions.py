@@ -35,6 +35,7 @@ over a moving frame, RANGE offsets over DECIMAL, TIME or INTERVAL keys, or writt
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,6 +56,8 @@ _AGGREGATE_NAMES = {"stddev": "stddev_samp", "variance": "var_samp", "variance_p
                     "logical_and": "bool_and", "logical_or": "bool_or"}
 _MOVING = ("count_star", "count", "sum", "avg", "min", "max")
 _INT64_LIMIT = 2**63 - 1
+# (id of a step's input table, PARTITION BY, ORDER BY) -> (weak ref to the table, its Layout)
+_LAYOUTS: dict[tuple, tuple] = {}
 
 
 def window_value(ev, node: exp.Window) -> pa.Array:
@@ -64,7 +67,7 @@ def window_value(ev, node: exp.Window) -> pa.Array:
     if ignore_nulls:
         call = call.this
     name = call.name.lower()
-    layout = Layout.of(ev, node)
+    layout = Layout.shared(ev, node)
     window = _Window(ev, node, call, layout, ignore_nulls)
     window.check_frame()
     ranking = _RANKING.get(name)
@@ -95,6 +98,22 @@ class Layout:
     peer_end: np.ndarray
     peer_new: np.ndarray  # position starts a peer group
     sort_values: list  # the ORDER BY keys' values (input order)
+
+    @classmethod
+    def shared(cls, ev, node: exp.Window) -> Layout:
+        """The layout of ``node``'s window over ``ev.table``, computed once for all the calls of
+        one step that share PARTITION BY and ORDER BY (``rank() OVER w, sum(x) OVER w``): the
+        step evaluates its calls one after another over the same table."""
+        key = (id(ev.table), tuple(p.sql() for p in node.args.get("partition_by") or []),
+               (node.args.get("order") or exp.Order()).sql())
+        cached = _LAYOUTS.get(key)
+        if cached is not None and cached[0]() is ev.table:
+            return cached[1]
+        layout = cls.of(ev, node)
+        # the entry lives as long as the table: freed with the step's input
+        _LAYOUTS[key] = (weakref.ref(ev.table, lambda _, key=key: _LAYOUTS.pop(key, None)),
+                         layout)
+        return layout
 
     @classmethod
     def of(cls, ev, node: exp.Window) -> Layout:

@@ -100,21 +100,22 @@ def sum_float(values, valid, ids, sums, compensations, counts):
         if group < 0 or (has_valid and valid[row] == 0):
             continue
         slot = lanes * group + (row & (lanes - 1))
-        lane_sums[slot], error = _neumaier(lane_sums[slot], values[row])
+        lane_sums[slot], error = neumaier(lane_sums[slot], values[row])
         lane_comps[slot] += error
         lane_counts[slot] += 1
         total += 1
     for slot in range(lanes * ngroups):
         group = slot // lanes
-        sums[group], error = _neumaier(sums[group], lane_sums[slot])
+        sums[group], error = neumaier(sums[group], lane_sums[slot])
         compensations[group] += error + lane_comps[slot]
         counts[group] += lane_counts[slot]
     return total
 
 
 @jit
-def _neumaier(total, value):
-    """``(total + value, its rounding error)``, the error exact (Neumaier's step)."""
+def neumaier(total, value):
+    """``(total + value, its rounding error)``, the error exact (Neumaier's step); the float-sum
+    kernels here and the window frames' running sums (``kernels/window.py``) use it."""
     after = total + value
     if abs(total) >= abs(value):
         return after, (total - after) + value

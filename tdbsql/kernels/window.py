@@ -6,6 +6,7 @@ frame with an offset starts or ends."""
 from __future__ import annotations
 
 from . import jit
+from .aggregate import neumaier
 
 
 @jit
@@ -20,13 +21,8 @@ def compensated_prefix(values, valid, high, low):
     low[0] = 0.0
     for i in range(values.shape[0]):
         if valid[i]:
-            value = values[i]
-            added = total + value
-            if abs(total) >= abs(value):
-                error += (total - added) + value
-            else:
-                error += (value - added) + total
-            total = added
+            total, rounding = neumaier(total, values[i])
+            error += rounding
         high[i + 1] = total
         low[i + 1] = error
     return values.shape[0]
