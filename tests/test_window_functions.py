@@ -333,3 +333,26 @@ def test_range_bounds_kernel_equals_a_plain_search():
                     return a < b or (inclusive and a == b)
                 want = next((p for p in range(n) if not before(ordered[p])), n)
                 assert (out == want).all(), (descending, inclusive, target)
+
+
+def test_calls_over_one_window_share_its_layout(monkeypatch):
+    """rank/row_number/sum over the same PARTITION BY and ORDER BY sort the rows once; a call
+    over another window sorts again."""
+    from tdbsql.engine import window_functions
+
+    built = []
+    original = window_functions.Layout.of.__func__
+
+    def counting(cls, ev, node):
+        built.append(node.sql())
+        return original(cls, ev, node)
+
+    monkeypatch.setattr(window_functions.Layout, "of", classmethod(counting))
+    table = pa.table({"g": [1, 1, 2, 2, 2], "x": [3.0, 1.0, 2.0, 2.0, None]})
+    con, oracle = _engines(table)
+    sql = ("SELECT g, x, rank() OVER w AS r, row_number() OVER w AS rn, sum(x) OVER w AS s, "
+           "count(*) OVER (ORDER BY x) AS c FROM t WINDOW w AS (PARTITION BY g ORDER BY x) "
+           "ORDER BY g, x NULLS LAST")
+    assert con.sql(sql).fetchall() == oracle.sql(sql).fetchall()
+    assert len(built) == 2
+    assert not window_functions._LAYOUTS  # freed with the step's rows
