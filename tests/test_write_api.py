@@ -113,6 +113,27 @@ def test_delete_refuses_what_it_cannot_express(tmp_path):
     assert set(os.listdir(os.path.join(path, "__commits"))) == commits
 
 
+def test_delete_refuses_a_dense_array_before_writing(tmp_path):
+    # dense reads never apply delete commits (TileDB refuses them: "Only supported for sparse
+    # arrays"), so a .del file would be silently ignored: refuse, through the API and SQL
+    path = str(tmp_path / "d")
+    create(path, S.Schema([S.Dim("r", "int32", (1, 4), 2)], [S.Attr("a", "int32")], sparse=False))
+    write(path, {"a": np.arange(4, dtype=np.int32)}, subarray=[(1, 4)], timestamp=1)
+    commits = set(os.listdir(os.path.join(path, "__commits")))
+    with pytest.raises(tdbsql.NotSupportedError, match=r"dense array.*sparse arrays") as err:
+        delete(path, "a < 2")
+    assert path in str(err.value)  # the message names the array
+    with pytest.raises(tdbsql.NotSupportedError, match="dense array"):
+        tdbsql.delete(path, "r = 1")
+    con = tdbsql.connect().register("d", path)
+    with pytest.raises(tdbsql.NotSupportedError, match="dense array"):
+        con.sql("DELETE FROM d WHERE a = 0")
+    assert set(os.listdir(os.path.join(path, "__commits"))) == commits
+    with tiledb.open(path) as A:
+        assert A[1:5]["a"].tolist() == [0, 1, 2, 3]
+    assert con.sql("SELECT a FROM d ORDER BY r").fetchall() == [(0,), (1,), (2,), (3,)]
+
+
 def test_encrypted_array_round_trip(tmp_path):
     path = str(tmp_path / "a")
     schema = S.Schema([S.Dim("x", "int64", (0, 99), 10)], [S.Attr("a", "int32"), S.Attr("s", "utf8")],

@@ -20,7 +20,7 @@ import sqlglot
 from sqlglot import exp
 
 from ..datatypes import VAR_NUM, string_codec, type_info
-from ..errors import SqlError, UnsupportedSql
+from ..errors import NotSupportedError, SqlError, UnsupportedSql
 from ..format.delete_condition import (
     CombinationOp, ConditionOp, ExprNode, Node, ValueNode, encode_delete_condition, negate,
 )
@@ -38,8 +38,14 @@ _FLIPPED = {ConditionOp.LT: ConditionOp.GT, ConditionOp.GT: ConditionOp.LT,
 
 
 def write_delete(path: str, where: str, *, timestamp: int | None = None, key=None) -> str:
-    """Parse, negate and write the delete commit; returns its file name."""
+    """Parse, negate and write the delete commit; returns its file name.
+
+    Dense arrays are refused before anything is written: their reads never apply delete
+    commits, and TileDB refuses them too ("Only supported for sparse arrays")."""
     array = Array(path, None, key)
+    if array.schema.dense:
+        raise NotSupportedError(f"cannot delete from {array.path}: it is a dense array, and "
+                                f"deletes are only supported for sparse arrays (as in TileDB)")
     fields = {a.name: a for a in array.schema.attributes}
     fields.update({d.name: d for d in array.schema.dimensions})
     condition = parse_condition(where, fields)
