@@ -82,3 +82,33 @@ def test_concurrent_writers_lose_nothing(tmp_path):
     assert sorted(xs.tolist()) == want
     got = tdbsql.query("SELECT count(*) AS n FROM array", str(path)).column("n").to_pylist()
     assert got == [4000]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc to name fsync'ed fds")
+def test_commit_marker_is_durable_only_after_the_data(tmp_path, monkeypatch):
+    """Power-loss safety: every data file and the fragment's folder are fsync'ed before the
+    ``.wrt`` exists, and the ``.wrt`` is fsync'ed with ``__commits``."""
+    path = tmp_path / "a"
+    create(str(path), _schema())
+    events = []
+    real_fsync = os.fsync
+
+    def fsync(fd):
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        return real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    xs = np.arange(100)
+    tdbsql.write(str(path), {"x": xs, "v": xs.astype(np.float64), "s": [f"s{x}" for x in xs]})
+    monkeypatch.undo()
+    (name,) = os.listdir(path / "__fragments")
+    fragment = str(path / "__fragments" / name)
+    synced = [p for _, p in events]
+    marker = str(path / "__commits" / f"{name}.wrt")
+    assert marker in synced
+    at_marker = synced.index(marker)
+    before = synced[:at_marker]
+    for file in os.listdir(fragment):  # a0.tdb, a1.tdb, a1_var.tdb, d0.tdb, metadata
+        assert os.path.join(fragment, file) in before, file
+    assert fragment in before and str(path / "__fragments") in before
+    assert str(path / "__commits") in synced[at_marker + 1:]

@@ -30,6 +30,7 @@ from ..format.fragment_metadata import (
 from ..format.names import COMMITS_DIR, FRAGMENTS_DIR, new_name
 from ..format.rtree import RTree
 from . import tile_metadata as tm
+from . import vfs
 from .tiles import FieldSpec, stored_fields
 from .write_buffers import FieldBuffer
 
@@ -166,8 +167,12 @@ class FragmentWriter:
             encryption=self.encryption)
 
     def _write_file(self, name: str, data: bytes) -> None:
+        """One file of the fragment, fsync'ed: the ``.wrt`` written later must never be
+        durable while the data it commits is not (the folder is fsync'ed at the commit)."""
         with open(os.path.join(self.path, name), "wb") as f:
             f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
 
     # -- metadata -----------------------------------------------------------------------------
 
@@ -216,9 +221,16 @@ class FragmentWriter:
 
 def commit_fragment(array_path: str, name: str) -> None:
     """Create ``__commits/<name>.wrt`` (empty), the marker that makes a written fragment
-    visible; it must come after every file of the fragment is on disk."""
-    with open(os.path.join(array_path, COMMITS_DIR, f"{name}.wrt"), "wb"):
-        pass
+    visible; it must come after every file of the fragment is on disk.
+
+    Durability, so a power loss never leaves a marker pointing at data not on disk: the data
+    files were fsync'ed as they were written (``FragmentWriter._write_file``); here the
+    fragment's folder (its file entries) and ``__fragments`` (the folder's entry) are fsync'ed
+    first, then the marker is created and fsync'ed with ``__commits``."""
+    fragments = os.path.join(array_path, FRAGMENTS_DIR)
+    vfs.fsync_dir(os.path.join(fragments, name))
+    vfs.fsync_dir(fragments)
+    vfs.write_durable(os.path.join(array_path, COMMITS_DIR, f"{name}.wrt"), b"")
 
 
 def _offsets(tiles: list[bytes]) -> np.ndarray:

@@ -1,5 +1,6 @@
 """Local files: the only code that touches the file system for reading, and ``atomic_write``,
-the one way whole files (schemas, metadata, commits, consolidation results) are created.
+the one way whole files (schemas, metadata, commits, consolidation results) are created;
+``write_durable`` / ``fsync_dir`` make a fragment's files and its ``.wrt`` marker durable.
 
 Errors become tdbsql errors naming the path; ranged reads validate offsets against the file size
 so a corrupt offset cannot trigger a huge read.
@@ -101,6 +102,33 @@ def atomic_write(array_path: str, relative: str, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def write_durable(path: str, data: bytes) -> None:
+    """Create (or replace) ``path`` with ``data`` in place and make it durable: the bytes are
+    fsync'ed, then the folder holding it, so after a power loss the file is there, whole.
+    Not atomic (a reader may see it half written): for files whose appearance is itself the
+    event, e.g. an empty ``.wrt`` commit marker, or files no reader looks at yet."""
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    fsync_dir(os.path.dirname(path))
+
+
+def fsync_dir(path: str) -> None:
+    """Make the entries of a folder (files created, renamed or removed in it) durable.  A no-op
+    where folders cannot be opened (Windows), which persists entries with the files."""
+    try:
+        fd = os.open(path or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except (PermissionError, IsADirectoryError):
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems refuse fsync on a directory: nothing more to do
+        pass
+    finally:
+        os.close(fd)
 
 
 def require_dir(path: str) -> None:
