@@ -232,6 +232,30 @@ def test_rewritten_file_is_not_served_from_cache(tmp_path):
         tdbsql.query("SELECT sum(a + 0) AS s FROM array", uri)
 
 
+def test_each_data_file_is_stated_once_per_query(tmp_path, monkeypatch):
+    # the tile cache's identity stat gives the read-ahead its file size: no second stat
+    uri = str(tmp_path / "c")
+    dom = tiledb.Domain(tiledb.Dim("id", domain=(1, 1000), tile=10, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=10, attrs=[
+        tiledb.Attr("a", dtype=np.int64), tiledb.Attr("s", dtype=str, var=True)]))
+    with tiledb.open(uri, "w") as A:
+        A[np.arange(1, 101)] = {"a": np.arange(100, dtype=np.int64),
+                                "s": np.array([f"s{i}" for i in range(100)], dtype=object)}
+    stats = []
+    real_stat = os.stat
+
+    def stat(path, *args, **kwargs):
+        stats.append(os.fspath(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)
+    got = tdbsql.query("SELECT sum(a + 0) AS t, max(s) AS m FROM array", uri)
+    monkeypatch.undo()
+    assert got.to_pylist() == [{"t": 4950, "m": "s99"}]
+    for name in ("a0.tdb", "a1.tdb", "a1_var.tdb"):
+        assert sum(p.endswith(os.sep + name) for p in stats) == 1, name
+
+
 def test_encrypted_tiles_are_not_cached(tmp_path):
     key = "0123456789abcdeF0123456789abcdeF"
     uri = str(tmp_path / "enc")

@@ -77,6 +77,11 @@ class _ReadAhead:
         with self.lock:
             return self._read(path, start, size)
 
+    def know_size(self, path: str, size: int) -> None:
+        """The file's size, already stat'ed by the caller: ``_read`` need not stat it again."""
+        with self.lock:
+            self.sizes.setdefault(path, size)
+
     def _read(self, path: str, start: int, size: int) -> memoryview:
         window = self.windows.get(path)
         if window is not None and window[0] <= start and start + size <= window[0] + len(window[1]):
@@ -152,6 +157,8 @@ class TileReader:
             identity = self._identities.get(path)
             if identity is None:
                 identity = self._identities[path] = vfs.file_identity(path)
+                if identity is not None:
+                    self.files.know_size(path, identity[2])  # one stat per file, not two
             if identity is None:
                 return None  # let the read report the missing file
             files.append(identity)
