@@ -254,6 +254,11 @@ SPECIAL = pa.table({
     "b": pa.array([2**63 - 1, -2**63, 0, 5, None, 7, 7, 8, 9], pa.int64()),
 })
 SPECIAL_CASES = [
+    # moving-frame sums: past int64 (-2**63 included), unsigned, booleans
+    "sum(b) OVER (ORDER BY id ROWS 1 PRECEDING)",
+    "sum(u) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING)",
+    "avg(u) OVER (ORDER BY id ROWS 2 PRECEDING)",
+    "sum(u > 5) OVER (ORDER BY id ROWS 1 PRECEDING)",
     # NaN sorts above every number (also DESC and NULLS FIRST), inf - inf is NaN
     "sum(id) OVER (ORDER BY f RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING)",
     "sum(id) OVER (ORDER BY f DESC RANGE BETWEEN 1 PRECEDING AND 0.5 FOLLOWING)",
@@ -356,3 +361,14 @@ def test_calls_over_one_window_share_its_layout(monkeypatch):
     assert con.sql(sql).fetchall() == oracle.sql(sql).fetchall()
     assert len(built) == 2
     assert not window_functions._LAYOUTS  # freed with the step's rows
+
+
+def test_array_agg_first_and_any_value_follow_window_order():
+    table = pa.table({"k": [1, 1, 2, 2, 2], "v": [None, 5, 3, None, 7],
+                      "s": [None, "b", None, "c", "d"]})
+    con, oracle = _engines(table)
+    whole = "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
+    sql = (f"SELECT k, v, array_agg(v) OVER (PARTITION BY k ORDER BY v DESC {whole}), "
+           f"first(s) OVER (PARTITION BY k ORDER BY v {whole}), "
+           f"any_value(s) OVER (PARTITION BY k ORDER BY v {whole}) FROM t ORDER BY k, v")
+    assert con.sql(sql).fetchall() == oracle.sql(sql).fetchall()

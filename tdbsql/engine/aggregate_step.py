@@ -20,12 +20,17 @@ from .frame import Frame, null_padded, rows_only
 from .grouping import Groups, aggregate, group_ids
 from .project import filter_project
 
-FUNCTIONS = {  # sqlglot aggregate -> engine.grouping function
-    exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max",
+FUNCTIONS = {  # sqlglot aggregate -> engine.grouping function, or count_if / array_agg / first
+    exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max",
     exp.Stddev: "stddev_samp", exp.StddevSamp: "stddev_samp", exp.StddevPop: "stddev_pop",
     exp.Variance: "var_samp", exp.VariancePop: "var_pop",
     exp.LogicalAnd: "bool_and", exp.LogicalOr: "bool_or",
+    exp.CountIf: "count_if", exp.ArrayAgg: "array_agg", exp.First: "first",
+    exp.AnyValue: "any_value",
 }
+# the same by SQL name (window calls reach the engine by name: ``planner.windows``)
+FUNCTIONS_BY_NAME = {name.lower(): func for cls, func in FUNCTIONS.items()
+                     for name in cls.sql_names()}
 
 
 def run_aggregate(step, inputs: Frame, runner) -> Frame:
@@ -85,14 +90,6 @@ def call_spec(call: exp.AggFunc, stars: set[str]) -> tuple[str, exp.Expression |
         if len(argument.expressions) != 1:
             raise UnsupportedSql(f"{call.sql()!r}: DISTINCT over several columns")
         argument = argument.expressions[0]
-    if isinstance(call, exp.Count):
-        return "count", argument, distinct
-    if isinstance(call, exp.CountIf):
-        return "count_if", argument, distinct
-    if isinstance(call, exp.ArrayAgg):
-        return "array_agg", argument, distinct
-    if isinstance(call, (exp.First, exp.AnyValue)):
-        return "first", argument, distinct
     func = FUNCTIONS.get(type(call))
     if func is None:
         raise UnsupportedSql(f"aggregate function {call.sql()!r} is not supported")
@@ -134,19 +131,36 @@ class Grouped:
         """The value of one aggregate call per group (``values``: its argument, if the caller
         evaluated it already)."""
         func, argument, distinct = call_spec(call, self.stars)
-        groups = self.groups
-        if func == "count_star":
-            return aggregate("count_star", None, groups)
-        values = self.values(argument) if values is None else values
-        if func == "count_if":
-            return pc.fill_null(aggregate("sum", pc.cast(values, pa.int64()), groups), 0)
-        if func == "array_agg":
-            return _list_per_group(values, groups)
-        if func == "first":
-            return values.take(null_padded(groups.first))  # a group without rows: NULL
-        if func in ("min", "max") and pa.types.is_dictionary(values.type):
-            values = values.dictionary_decode()
-        return aggregate(func, values, groups, distinct=distinct)
+        if func != "count_star" and values is None:
+            values = self.values(argument)
+        return group_value(func, values, self.groups, distinct)
+
+
+def group_value(func: str, values: pa.Array | None, groups: Groups,
+                distinct: bool = False) -> pa.Array:
+    """One value per group of ``func`` (a ``call_spec`` function) over ``values``: for
+    GROUP BY and for window aggregates over whole partitions."""
+    if func == "count_star":
+        return aggregate("count_star", None, groups)
+    if func == "count_if":
+        return pc.fill_null(aggregate("sum", pc.cast(values, pa.int64()), groups), 0)
+    if func == "array_agg":
+        return _list_per_group(values, groups)
+    if func == "first":
+        return values.take(null_padded(groups.first))  # a group without rows: NULL
+    if func == "any_value":  # DuckDB: the first value that is not NULL
+        return values.take(null_padded(_first_valid(values, groups)))
+    if func in ("min", "max") and pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+    return aggregate(func, values, groups, distinct=distinct)
+
+
+def _first_valid(values: pa.Array, groups: Groups) -> np.ndarray:
+    """Per group the first row whose value is not NULL, -1 for none."""
+    rows = np.flatnonzero(values.is_valid().to_numpy(zero_copy_only=False))[::-1]
+    first = np.full(groups.count, -1, np.int64)
+    first[groups.ids[rows]] = rows  # written last to first: the first row stays
+    return first
 
 
 def _qualified(column: exp.Column) -> str:

@@ -13,7 +13,8 @@ count_if(p)            the count of true                         sum of counts
 sum(x)                 the sum (NULL without values)             sum of sums
 avg(x)                 sum, count                                sum of sums / sum of counts
 min, max, bool_and/or  the batch's min / max                     min / max of those
-first, any_value       the batch's first value                   the first batch's
+first                  the batch's first value                   the first batch's
+any_value              the batch's first non-NULL value          the first non-NULL of those
 var/stddev (samp/pop)  count, mean, squared deviations (Welford)  Chan's parallel update
 =====================  ========================================  ===============================
 
@@ -33,14 +34,14 @@ from sqlglot import exp
 
 from ..errors import UnsupportedSql
 from .aggregate_step import (
-    Grouped, aggregate_calls, call_spec, finish_aggregate, star_operands,
+    Grouped, aggregate_calls, call_spec, finish_aggregate, group_value, star_operands,
 )
-from .frame import Frame, null_padded, unified_type
+from .frame import Frame, unified_type
 from .grouping import (
     Groups, aggregate, exact_integers, group_ids, variance_result, variance_state,
 )
 
-_FOLDABLE = ("count_star", "count", "count_if", "first", "sum", "avg", "min", "max",
+_FOLDABLE = ("count_star", "count", "count_if", "first", "any_value", "sum", "avg", "min", "max",
              "bool_and", "bool_or", "stddev_samp", "stddev_pop", "var_samp", "var_pop")
 
 
@@ -144,8 +145,8 @@ def combine(step, partials: list[Partial], runner, input_names) -> Frame:
 def _fold(func: str, arg_type, columns: list[pa.Array], groups: Groups) -> pa.Array:
     if func in ("count_star", "count", "count_if"):
         return _count(columns[0], groups)
-    if func == "first":
-        return columns[0].take(null_padded(groups.first))
+    if func in ("first", "any_value"):  # the batches' values in batch order
+        return group_value(func, columns[0], groups)
     if func == "sum":
         return _sum(columns[0], arg_type, groups)
     if func == "avg":

@@ -47,13 +47,12 @@ from ..errors import SqlError, UnsupportedSql
 from ..kernels import window as kernels
 from . import datetime_ops as dto
 from .frame import broadcast, null_padded
-from .grouping import AGGREGATES, Groups, aggregate, exact_integers, group_ids
+from .aggregate_step import FUNCTIONS_BY_NAME, group_value
+from .grouping import Groups, exact_integers, group_ids
 from .hash_table import float64_values, int64_values
 from .sort_step import sort_columns
-from .value_types import cast_value, kind
+from .value_types import cast_value, kind, plain
 
-_AGGREGATE_NAMES = {"stddev": "stddev_samp", "variance": "var_samp", "variance_pop": "var_pop",
-                    "logical_and": "bool_and", "logical_or": "bool_or"}
 _MOVING = ("count_star", "count", "sum", "avg", "min", "max")
 _INT64_LIMIT = 2**63 - 1
 # (id of a step's input table, PARTITION BY, ORDER BY) -> (weak ref to the table, its Layout)
@@ -77,10 +76,10 @@ def window_value(ev, node: exp.Window) -> pa.Array:
         return window.shifted(-1 if name == "lag" else 1)
     if name in ("first_value", "last_value", "nth_value"):
         return window.frame_value(name)
-    func = _AGGREGATE_NAMES.get(name, name)
+    func = FUNCTIONS_BY_NAME.get(name)
     if func == "count" and window.args and isinstance(window.args[0], exp.Star):
         func = "count_star"
-    if func in AGGREGATES:
+    if func is not None:
         return window.aggregate(func)
     raise UnsupportedSql(f"{name}() is not a window function tdbsql supports")
 
@@ -98,6 +97,17 @@ class Layout:
     peer_end: np.ndarray
     peer_new: np.ndarray  # position starts a peer group
     sort_values: list  # the ORDER BY keys' values (input order)
+    inverse: np.ndarray  # window position of every row: order[inverse[row]] == row
+
+    @property
+    def partition_groups(self) -> Groups:
+        """The partitions as groups of window positions (each group's first row: its
+        partition's first position)."""
+        ids = self.partitions.ids[self.order]
+        first = np.full(self.partitions.count, -1, np.int64)
+        starts = np.flatnonzero(_starts(ids)) if len(ids) else np.zeros(0, np.int64)
+        first[ids[starts]] = starts
+        return Groups(np.ascontiguousarray(ids), self.partitions.count, first)
 
     @classmethod
     def shared(cls, ev, node: exp.Window) -> Layout:
@@ -118,10 +128,10 @@ class Layout:
     @classmethod
     def of(cls, ev, node: exp.Window) -> Layout:
         n = ev.table.num_rows
-        keys = [_plain(broadcast(ev.value(p), n)) for p in node.args.get("partition_by") or []]
+        keys = [plain(broadcast(ev.value(p), n)) for p in node.args.get("partition_by") or []]
         partitions = group_ids(keys) if keys else Groups.single(n)
         ordered = (node.args.get("order") or exp.Order()).expressions
-        sort_values = [_plain(broadcast(ev.value(o.this), n)) for o in ordered]
+        sort_values = [plain(broadcast(ev.value(o.this), n)) for o in ordered]
         if sort_values:
             columns = {"p": pa.array(partitions.ids)}
             sort_keys = [("p", "ascending", "at_end")]
@@ -135,14 +145,17 @@ class Layout:
             order = np.argsort(partitions.ids, kind="stable")
         order = order.astype(np.int64, copy=False)
         part_new = _starts(partitions.ids[order])
-        if sort_values:
-            peer_new = _starts(group_ids(keys + sort_values).ids[order]) | part_new
+        if sort_values:  # peers: equal partition id and ORDER BY keys (keys hashed once)
+            peers = group_ids([pa.array(partitions.ids)] + sort_values)
+            peer_new = _starts(peers.ids[order]) | part_new
         else:
             peer_new = part_new
         part_start, part_end = _runs(part_new)
         peer_start, peer_end = _runs(peer_new)
+        inverse = np.empty(n, np.int64)
+        inverse[order] = np.arange(n, dtype=np.int64)
         return cls(order, partitions, part_start, part_end, peer_start, peer_end, peer_new,
-                   sort_values)
+                   sort_values, inverse)
 
 
 class _Window:
@@ -160,25 +173,18 @@ class _Window:
 
     def in_row_order(self, sorted_values: pa.Array) -> pa.Array:
         """Values by window position -> values by input row."""
-        inverse = np.empty(self.n, np.int64)
-        inverse[self.layout.order] = self.position
-        return sorted_values.take(pa.array(inverse))
+        return sorted_values.take(pa.array(self.layout.inverse))
 
     def rows_at(self, positions: np.ndarray, found: np.ndarray) -> pa.Array:
         """Take indices (input rows, by input row) for the window ``positions`` of every row,
         null where not ``found``."""
         rows = np.where(found, self.layout.order[np.where(found, positions, 0)], -1)
-        by_row = np.empty(self.n, np.int64)
-        by_row[self.layout.order] = rows
-        return null_padded(by_row)
+        return null_padded(rows[self.layout.inverse])
 
     def argument(self, index: int) -> pa.Array:
         if index >= len(self.args):
             raise self.error(f"{self.name}() needs {index + 1} argument(s)")
-        value = broadcast(self.ev.value(self.args[index]), self.n)
-        if isinstance(value, pa.ChunkedArray):
-            value = value.combine_chunks()
-        return _plain(value)
+        return plain(broadcast(self.ev.value(self.args[index]), self.n))
 
     def constant(self, index: int, default: int | None = None) -> int:
         """A constant integer argument (an offset, a bucket count)."""
@@ -211,15 +217,13 @@ class _Window:
         default = self.ev.value(self.args[2])
         if isinstance(default, pa.Scalar) and not default.is_valid:
             return shifted
-        found_by_row = np.empty(self.n, bool)
-        found_by_row[layout.order] = found
         default = broadcast(default, self.n)
         try:
             default = cast_value(default, shifted.type)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             raise self.error(f"the default of {self.name}() does not match its value's type "
                              f"{shifted.type}") from None
-        return pc.if_else(pa.array(found_by_row), shifted, default)
+        return pc.if_else(pa.array(found[layout.inverse]), shifted, default)
 
     # -- first_value / last_value / nth_value --------------------------------------------------
 
@@ -254,7 +258,9 @@ class _Window:
         start, end = self.frame()
         layout = self.layout
         if np.array_equal(start, layout.part_start) and np.array_equal(end, layout.part_end):
-            per_partition = aggregate(func, values, layout.partitions, distinct=distinct)
+            # the partition's rows in window order: first / any_value / array_agg follow it
+            ordered = None if values is None else values.take(pa.array(layout.order))
+            per_partition = group_value(func, ordered, layout.partition_groups, distinct)
             return per_partition.take(pa.array(layout.partitions.ids))
         if distinct:
             raise UnsupportedSql(f"{self.name}(DISTINCT ...) over a moving window frame is not "
@@ -277,16 +283,19 @@ class _Window:
         return self.in_row_order(pc.if_else(pa.array(counts > 0), sums, pa.scalar(None, sums.type)))
 
     def sums(self, values: pa.Array, valid: np.ndarray, start, end, func: str) -> pa.Array:
+        """Frame sums: integers (booleans, unsigned) exactly -- int64 running sums when no
+        partial sum can overflow, Python ints otherwise -- and floats compensated."""
         value_kind = kind(values.type)
-        if value_kind == "int" and not pa.types.is_uint64(values.type):
+        if value_kind in ("int", "uint", "bool") and not (func == "avg" and value_kind == "bool"):
             ints = int64_values(values, copy=True)[self.layout.order]
             ints[~valid] = 0
-            bound = int(np.abs(ints).max(initial=0)) * max(self.n, 1)
-            if bound <= _INT64_LIMIT:
+            peak = max(-int(ints.min(initial=0)), int(ints.max(initial=0)))
+            if not pa.types.is_uint64(values.type) and peak * max(self.n, 1) <= _INT64_LIMIT:
                 return pa.array(_frame_sums(ints, start, end))
-            exact = np.concatenate([[0], np.cumsum(ints.astype(object))])
+            exact = ints.view(np.uint64) if pa.types.is_uint64(values.type) else ints
+            exact = np.concatenate([[0], np.cumsum(exact.astype(object))])
             return exact_integers((exact[end] - exact[start]).tolist())
-        if value_kind not in ("int", "float"):
+        if value_kind != "float":
             raise self.error(f"{func}() needs numbers, not {values.type}")
         return pa.array(_float_frame_sums(float64_values(values, copy=True)[self.layout.order],
                                           valid, start, end))
@@ -643,13 +652,6 @@ def _compared(keys: np.ndarray, threshold: int, op, info) -> np.ndarray:
 
 
 # --- helpers ---------------------------------------------------------------------------------
-
-
-def _plain(values):
-    """Dictionary (enumeration) values decoded: window keys and values compare by value."""
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    return values.dictionary_decode() if pa.types.is_dictionary(values.type) else values
 
 
 def _starts(ids: np.ndarray) -> np.ndarray:

@@ -26,7 +26,7 @@ from ..errors import SqlError, UnsupportedSql
 from .grouped_columns import check_grouped_columns
 from .parse import span_of
 from .shared_operands import share_operands
-from .windows import lift_windows
+from .windows import lift_windows, own_windows
 
 _SUPPORTED_ROOTS = (exp.Select, exp.SetOperation)
 # Names are matched to the arrays' exact spelling by ``_exact_names``; after that the optimizer
@@ -91,7 +91,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     check_statement(tree)
     _refuse(tree, sql)
     names = output_names(tree)
-    tree = _fetch_as_limit(_expand_group_by_all(tree))
+    tree = _null_options(_fetch_as_limit(_expand_group_by_all(tree)))
     tree = _exact_names(tree, schema)
     try:
         optimized = optimize(tree, schema=MappingSchema(schema, dialect=_DIALECT, normalize=False),
@@ -139,11 +139,14 @@ def _refuse(tree: exp.Expression, sql: str) -> None:
         kind = (node.kind or "").upper()
         if kind in ("ASOF", "POSITIONAL", "SEMI", "ANTI") or node.args.get("method"):
             raise UnsupportedSql(f"{kind or node.args.get('method')} JOIN is not supported")
+    for node in tree.find_all(exp.Filter):
+        if not isinstance(node.parent, exp.Window):  # windows refuse it themselves
+            raise UnsupportedSql(f"FILTER (WHERE ...) on an aggregate is not supported: "
+                                 f"{node.sql(dialect='duckdb')!r}")
     for node in tree.find_all(exp.TableSample):
         raise UnsupportedSql(f"{node.key.upper()} is not supported: {node.sql()!r}")
     for node in tree.find_all(exp.Qualify):
-        select = node.parent
-        if not any(w.find_ancestor(exp.Select) is select for w in select.find_all(exp.Window)):
+        if not own_windows(node.parent):
             raise SqlError("QUALIFY needs a window function in the select list or in QUALIFY",
                            sql, span_of(node))
     for node in tree.find_all(exp.Distinct):
@@ -192,6 +195,29 @@ def _exact_names(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp
             ident.set("quoted", True)
         elif not ident.quoted:
             ident.set("this", ident.name.lower())  # aliases: case-insensitive, as in DuckDB
+    return tree
+
+
+def _null_options(tree: exp.Expression) -> exp.Expression:
+    """IGNORE / RESPECT NULLS on a plain aggregate call (not a window call, which reads them):
+    every aggregate but ``first`` and ``array_agg`` skips NULLs anyway, so the option goes; a
+    ``first`` / ``any_value`` that skips NULLs is ``any_value`` (DuckDB's parser writes
+    ``any_value(x)`` itself as ``any_value(x) IGNORE NULLS``), one that keeps them ``first``."""
+    options = [n for n in tree.find_all(exp.IgnoreNulls, exp.RespectNulls)
+               if isinstance(n.this, exp.AggFunc) and not isinstance(n.parent, exp.Window)]
+    if not options:
+        return tree
+    tree = tree.copy()
+    for node in [n for n in tree.find_all(exp.IgnoreNulls, exp.RespectNulls)
+                 if isinstance(n.this, exp.AggFunc) and not isinstance(n.parent, exp.Window)]:
+        call, ignore = node.this, isinstance(node, exp.IgnoreNulls)
+        if isinstance(call, (exp.First, exp.AnyValue)):
+            kind = exp.AnyValue if ignore else exp.First
+            call = kind(this=call.this)
+        elif isinstance(call, exp.ArrayAgg) and ignore:
+            raise UnsupportedSql(f"{node.sql(dialect='duckdb')}: array_agg with IGNORE NULLS "
+                                 "is not supported")
+        node.replace(call)
     return tree
 
 

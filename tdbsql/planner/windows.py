@@ -13,7 +13,7 @@ SELECT is split into three, chained as CTEs (``k`` numbers the windowed SELECTs 
                  WHERE <QUALIFY> ORDER BY ... LIMIT ...
 
 In ``_w<k>`` each window call reads plain columns only, and its function is written as an
-``Anonymous`` call named by the sqlglot node's key (``rownumber``, ``sum``, ``lag`` ...), so no
+``Anonymous`` call named by the function's SQL name (``row_number``, ``sum``, ``lag`` ...), so no
 aggregate node is left for the planner to mistake; ``engine.window_functions`` computes it.
 Constant arguments (``lag(x, 2, 0)``, ``ntile(4)``) stay inline.  Runs on the optimized tree,
 where every column names its table and a bare column in ORDER BY / QUALIFY names an output
@@ -35,7 +35,7 @@ def lift_windows(tree: exp.Expression) -> exp.Expression:
     """``tree`` with every SELECT that computes window functions split into its three steps."""
     numbers = count()
     for select in reversed(list(tree.find_all(exp.Select))):
-        if not _own_windows(select):
+        if not own_windows(select):
             continue
         split = _Split(select, next(numbers)).build()
         if select is tree:
@@ -45,7 +45,7 @@ def lift_windows(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-def _own_windows(select: exp.Select) -> list[exp.Window]:
+def own_windows(select: exp.Select) -> list[exp.Window]:
     """The window calls a SELECT computes itself (not those of a nested SELECT, nor the
     WINDOW clause's definitions)."""
     named = set(map(id, select.args.get("windows") or []))
