@@ -46,10 +46,10 @@ def frame_bytes(*frames, borrowed: frozenset | set = frozenset()) -> int:
     """Bytes of the buffers of the frames' tables, each buffer counted once (a table under two
     aliases, columns or frames sharing a buffer) and ``borrowed`` buffers (by address) not at
     all."""
-    seen: set[int] = set(borrowed)
+    seen: set[int] = set()
     total = 0
     for buffer in _buffers(table for frame in frames for table in frame.tables.values()):
-        if buffer.address not in seen:
+        if buffer.address not in seen and buffer.address not in borrowed:
             seen.add(buffer.address)
             total += buffer.size
     return total

@@ -59,10 +59,9 @@ def _residual(array, ranges, predicate, aggregates, plan: MetadataPlan, stats, b
     tasks = reader.tasks() or [None]
     for task, result in zip(tasks, map_ordered(reader.read, tasks)):  # tile by tile
         rows += result.length
-        table = pa.table({f: column_to_arrow(array, f, result.columns[f]) for f in fields})
-        whole = result.always is not None and bool(result.always.all())
-        condition = reader.task_condition(task, predicate)
-        if condition is not None and table.num_rows and not whole:
+        columns, _, condition = reader.filtered(task, result, predicate)
+        table = pa.table({f: column_to_arrow(array, f, columns[f]) for f in fields})
+        if condition is not None and table.num_rows:
             table = table.filter(where_mask(table, condition, text))
         _fold_rows(table, aggregates, plan)
     if stats is not None:

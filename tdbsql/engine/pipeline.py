@@ -2,7 +2,7 @@
 
 A scan of an array reads task by task (``ArrayScan``: one tile each when no merge across tiles
 is needed).  Each task's rows are filtered by the conjuncts of the scan's condition that the
-tile's zone maps left open (``ArrayScan.task_condition``; none when the tile is ALWAYS for the
+tile's zone maps left open (``TileScan.filtered``; none when the tile is ALWAYS for the
 whole predicate) and projected on the thread pool, so both cores work and only the rows that
 pass are kept (``stream_scan``).
 
@@ -24,6 +24,7 @@ import time
 from sqlglot import exp, planner
 
 from ..catalog import ArraySource
+from ..planner.conjuncts import has_subquery
 from .aggregate_step import run_aggregate
 from .frame import Frame, concat_frames
 from .parallel import map_ordered
@@ -33,14 +34,13 @@ from .partial_aggregate import combine, partial, step_calls, streamable
 from .project import filter_project
 from .scan_step import ArrayScan
 
-_SUBQUERY = (exp.Subquery, exp.Exists, exp.Any, exp.All)
 
 
 def stream_scan(runner, step, scanned: ArrayScan, condition) -> Frame:
     """The scan step's output: every task filtered and projected, then concatenated."""
     started = time.perf_counter()
     batches = _map(lambda task: scan_batch(runner, step, scanned, condition, task),
-                   scanned.tasks(), _has_subquery(condition, *step.projections))
+                   scanned.tasks(), has_subquery(condition, *step.projections))
     rows, held = 0, 0
     frames = []
     for scanned_rows, frame in batches:
@@ -63,7 +63,7 @@ def scan_batch(runner, step, scanned: ArrayScan, condition, task) -> tuple[int, 
 def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
     """(the Aggregate step's frame, the steps it ran inside it) or None when ``step`` is not
     an aggregate over a streamable chain."""
-    if not isinstance(step, planner.Aggregate) or not streamable(step) or _has_subquery(
+    if not isinstance(step, planner.Aggregate) or not streamable(step) or has_subquery(
             *step.operands, *step.group.values(), *step.aggregations):
         return None
     chain = chain_below(step)
@@ -74,7 +74,7 @@ def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
     if not isinstance(source, ArraySource):
         return None
     condition = runner.scan_condition(scan)
-    if _has_subquery(condition, *scan.projections):
+    if has_subquery(condition, *scan.projections):
         return None
     array = runner.open_array(source, window)
     residuals = [runner.residual(f) for f in filters]
@@ -124,7 +124,7 @@ def chain_below(step) -> tuple[planner.Scan, list[planner.Join]] | None:
     filters = []
     while isinstance(below, planner.Join):
         if below.joins or len(below.dependencies) != 1 or len(below.dependents) != 1 or \
-                _has_subquery(below.condition, *below.projections):
+                has_subquery(below.condition, *below.projections):
             return None
         filters.insert(0, below)
         below = next(iter(below.dependencies))
@@ -138,10 +138,6 @@ def _scan_done(runner, step, scanned: ArrayScan, rows: int, started: float) -> N
     scanned.stats["time_s"] = time.perf_counter() - started
     scanned.stats["rows"] = rows
     runner.scan_stats[id(step)] = scanned.stats
-
-
-def _has_subquery(*nodes) -> bool:
-    return any(node is not None and node.find(*_SUBQUERY) for node in nodes)
 
 
 def _map(fn, items, serial: bool):

@@ -40,14 +40,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..planner.conjuncts import without_settled
 from ..planner.pruning import Ranges
 from ..planner.zonemap import (
     Stats, TileClasses, attribute_stats, bounds_stats, cell_counts, classify, field_kinds,
     parse_predicate, same_field,
 )
 from .column import Column
-from .stored_filter import StoredFilter, stored_filter
+from .stored_filter import StoredFilter, compress, stored_filter
 
 STAT_KEYS = ("fragments_total", "fragments_after_timestamps", "fragments_after_domain",
              "tiles_total", "tiles_after_domain", "tiles_after_mbr", "tiles_after_zonemap",
@@ -80,7 +79,6 @@ class TileScan:
         self.predicate = None if predicate is None else parse_predicate(predicate, self.kinds)
         self.skip_tiles = skip_tiles or {}
         self.budget = None  # a MemoryBudget for what the scan must hold whole (merges, boxes)
-        self._conditions: dict[tuple[int, int], object] = {}
         self._filters: dict[tuple[int, int], tuple] = {}
         self.stats = dict.fromkeys(STAT_KEYS, 0)
         self.stats["fragments_total"] = len(array.directory.committed)
@@ -96,18 +94,10 @@ class TileScan:
         """The cells of one task of ``tasks()`` (the whole scan for ``None``)."""
         return self.run()
 
-    def task_condition(self, task, condition):
-        """``condition`` -- the predicate this scan was opened with, or the same conjuncts in
-        the same order with qualified names -- without the conjuncts the zone maps settled for
-        every cell of the task's tile (``conjuncts.without_settled``); cached per set."""
-        key = (getattr(task, "settled", 0), id(condition))
-        if key not in self._conditions:  # a race computes it twice, harmlessly
-            self._conditions[key] = without_settled(condition, key[0])
-        return self._conditions[key]
-
     def task_filter(self, task, condition) -> StoredFilter:
-        """How to filter a task's cells by ``condition`` (as for ``task_condition``): the
-        unsettled conjuncts on stored numbers and dates as kernel tests, the rest for the
+        """How to filter a task's cells by ``condition`` (the predicate this scan was opened
+        with, or the same conjuncts in the same order with qualified names): the unsettled
+        conjuncts on stored numbers and dates as kernel tests, the rest for the
         evaluator; cached per settled set (the cache keeps ``condition`` alive, so its id stays
         its own)."""
         settled = getattr(task, "settled", 0)
@@ -116,6 +106,22 @@ class TileScan:
             self._filters[key] = (condition, stored_filter(condition, self.predicate,
                                                            self.kinds, settled))
         return self._filters[key][1]
+
+    def filtered(self, task, result: ScanResult, condition
+                 ) -> tuple[dict[str, Column], int, object]:
+        """(columns, length, what of ``condition`` is left to evaluate) of a task's cells:
+        the conjuncts the zone maps settled for its tile are dropped (all of them when the
+        tile is ALWAYS for the whole predicate); of the rest, those on stored numbers and
+        dates filter the cells here, before they become Arrow (``engine.stored_filter``)."""
+        columns, length = result.columns, result.length
+        if condition is None or (result.always is not None and bool(result.always.all())):
+            return columns, length, None
+        filtering = self.task_filter(task, condition)
+        if filtering.tests:
+            keep = filtering.keep(columns, length)
+            if not keep.all():
+                columns, length = compress(columns, keep), int(keep.sum())
+        return columns, length, filtering.residual
 
     @property
     def wants_always(self) -> bool:

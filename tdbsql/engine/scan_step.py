@@ -18,7 +18,6 @@ from ..planner.ranges import scan_ranges
 from .fields import column_to_arrow
 from .frame import Frame, rows_only
 from .scan import open_scan
-from .stored_filter import compress
 
 
 class ArrayScan:
@@ -40,29 +39,12 @@ class ArrayScan:
     def tasks(self) -> list:
         return self.scan.tasks() or [None]  # nothing left: one task gives the empty result
 
-    def task_condition(self, task, condition: exp.Expression | None) -> exp.Expression | None:
-        """``condition`` (the one this scan was opened with) without the conjuncts settled for
-        the task's tile (``TileScan.task_condition``)."""
-        return self.scan.task_condition(task, condition)
-
     def batch(self, task, condition: exp.Expression | None
               ) -> tuple[int, Frame, exp.Expression | None]:
         """(rows read, the rows of one task as the step's frame, what of ``condition`` is left
-        to evaluate over them).  The conjuncts the zone maps settled for the task's tile are
-        dropped (all of them when the tile is ALWAYS for the whole predicate); of the rest,
-        those on stored numbers and dates filter the cells before they become Arrow
-        (``engine.stored_filter``)."""
+        to evaluate over them: ``TileScan.filtered``)."""
         result = self.scan.read(task)
-        columns, length = result.columns, result.length
-        if result.always is not None and bool(result.always.all()):
-            condition = None
-        if condition is not None:
-            filtering = self.scan.task_filter(task, condition)
-            if filtering.tests:
-                keep = filtering.keep(columns, length)
-                if not keep.all():
-                    columns, length = compress(columns, keep), int(keep.sum())
-            condition = filtering.residual
+        columns, length, condition = self.scan.filtered(task, result, condition)
         if self.fields:
             data = pa.Table.from_arrays(
                 [column_to_arrow(self.array, name, columns[name]) for name in self.fields],

@@ -22,7 +22,7 @@ from sqlglot import exp
 
 from ..datatypes import Datatype
 from ..kernels import predicate as kernels
-from ..planner.conjuncts import and_all, conjuncts, without_settled
+from ..planner.conjuncts import and_all, conjuncts, has_subquery, is_settled
 from ..planner.zonemap import FieldKind, Predicate, Test
 from .column import Column
 
@@ -76,19 +76,15 @@ def stored_filter(condition: exp.Expression, predicate: Predicate, kinds: dict[s
     is ``condition`` parsed by the zone-map parser (test positions are conjunct positions);
     conjuncts whose bit is set in ``settled`` hold for every cell and are dropped.  A condition
     holding a subquery goes to the evaluator whole (its result is cached per node)."""
-    if condition.find(exp.Subquery, exp.Exists) is not None:
-        return StoredFilter((), without_settled(condition, settled))
+    if has_subquery(condition):
+        return StoredFilter((), condition)
     tests = [(test.position, _kernel(test, kinds[test.column])) for test in predicate.tests
-             if not _settled(test.position, settled)]
+             if not is_settled(test.position, settled)]
     tests = [(position, test) for position, test in tests if test is not None]
     taken = {position for position, _ in tests}
     residual = and_all([term.copy() for position, term in enumerate(conjuncts(condition))
-                        if position not in taken and not _settled(position, settled)])
+                        if position not in taken and not is_settled(position, settled)])
     return StoredFilter(tuple(test for _, test in tests), residual)
-
-
-def _settled(position: int, settled: int) -> bool:
-    return position < 64 and bool(settled >> position & 1)
 
 
 def _kernel(test: Test, kind: FieldKind) -> _Kernel | None:

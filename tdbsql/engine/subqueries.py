@@ -17,6 +17,7 @@ from sqlglot.optimizer.scope import build_scope
 import numpy as np
 
 from ..errors import SqlError, UnsupportedSql
+from ..planner.conjuncts import has_subquery
 from .frame import broadcast
 
 
@@ -28,7 +29,7 @@ class SubqueryResolver:
 
     def resolve(self, node: exp.Expression, flat: pa.Table, frame) -> tuple:
         """``node`` with its subqueries replaced by columns added to ``flat``."""
-        if not node.find(exp.Subquery, exp.Exists, exp.Any, exp.All):
+        if not has_subquery(node):
             return node, flat
         node = node.copy()
         for i, sub in enumerate(list(node.find_all(exp.Exists, exp.Any, exp.All, exp.Subquery))):

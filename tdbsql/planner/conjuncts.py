@@ -27,15 +27,30 @@ def and_all(terms: list[exp.Expression]) -> exp.Expression | None:
     return result
 
 
+SUBQUERIES = (exp.Subquery, exp.Exists, exp.Any, exp.All)  # x > ALL (SELECT ...) has no Subquery
+
+
+def has_subquery(*nodes: exp.Expression | None) -> bool:
+    """Does any of ``nodes`` hold a subquery (its result is cached per node, so such a node
+    is never copied)?"""
+    return any(node is not None and node.find(*SUBQUERIES) is not None for node in nodes)
+
+
+def is_settled(position: int, settled: int) -> bool:
+    """Is conjunct ``position`` (``conjuncts`` order) marked in the ``settled`` bit set (the
+    zone maps showed it true for every cell of a tile; positions from 64 on never are)?"""
+    return position < 64 and bool(settled >> position & 1)
+
+
 def without_settled(node: exp.Expression | None, settled: int) -> exp.Expression | None:
     """``node`` without the conjuncts whose position (``conjuncts`` order, below 64) has its
     bit set in ``settled`` -- those the zone maps showed true for every cell of a tile; None
     when nothing is left.  The kept terms are copies (``node`` may be in use on other
     threads); a condition holding a subquery is kept whole (its result is cached per node)."""
-    if not settled or node is None or node.find(exp.Subquery, exp.Exists):
+    if not settled or node is None or has_subquery(node):
         return node
     return and_all([term.copy() for position, term in enumerate(conjuncts(node))
-                    if not (position < 64 and settled >> position & 1)])
+                    if not is_settled(position, settled)])
 
 
 def unqualified(node: exp.Expression | None) -> exp.Expression | None:
