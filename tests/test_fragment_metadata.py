@@ -713,3 +713,41 @@ def test_missing_metadata_file(tmp_path):
                          (Dimension("x", Datatype.INT32, 1, FilterPipeline(), (0, 9), 5),), ())
     with pytest.raises(CorruptArrayError, match="__fragment_metadata.tdb"):
         read_fragment_metadata(str(folder), schema, folder.name)
+
+
+def test_array_fragment_metadata_stats_the_file_once(tmp_path, monkeypatch):
+    """``Fragment.metadata`` stats ``__fragment_metadata.tdb`` once (its size), reads it by
+    ranges through vfs, and never looks for a format 1-2 ``__coords.tdb``."""
+    from tdbsql.storage import vfs
+    from tdbsql.storage.array import Array
+
+    uri = str(tmp_path / "a")
+    dom = tiledb.Domain(tiledb.Dim("id", domain=(1, 1000), tile=10, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=10, attrs=[
+        tiledb.Attr("a", dtype=np.int64)]))
+    with tiledb.open(uri, "w") as A:
+        A[np.arange(1, 101)] = {"a": np.arange(100, dtype=np.int64)}
+    array = Array(uri)
+    (fragment,) = array.fragments
+    array.schemas, array.consolidated_footers  # noqa: B018 - loaded before counting
+    stats, reads = [], []
+    real_stat, real_read = os.stat, vfs.read_range
+
+    def stat(path, *args, **kwargs):
+        stats.append(os.path.basename(os.fspath(path)))
+        return real_stat(path, *args, **kwargs)
+
+    def read_range(path, offset, size):
+        reads.append(os.path.basename(path))
+        return real_read(path, offset, size)
+
+    monkeypatch.setattr(os, "stat", stat)
+    monkeypatch.setattr(vfs, "read_range", read_range)
+    meta = fragment.metadata
+    meta.load_all()
+    monkeypatch.undo()
+    assert stats == ["__fragment_metadata.tdb"]
+    assert reads and set(reads) == {"__fragment_metadata.tdb"}
+    assert meta.sparse_tile_num == 10
+    assert meta == read_fragment_metadata(fragment.entry.path, array.schema,
+                                          fragment.name).load_all()

@@ -25,6 +25,7 @@ nothing further.
 
 from __future__ import annotations
 
+import functools
 import os
 import struct
 from collections.abc import Callable, Iterator, Mapping
@@ -893,32 +894,16 @@ def fragment_name_version(name: str) -> int:
 
 def _as_read_range(source) -> tuple[ReadRange, int | None]:
     if isinstance(source, (str, os.PathLike)):
+        from ..storage import vfs  # local files are read through vfs only
+
         path = os.fspath(source)
         if os.path.isdir(path):
             path = os.path.join(path, METADATA_FILE)
-        return _file_reader(path), _file_size(path)
+        return functools.partial(vfs.read_range, path), vfs.file_size(path)
     if callable(source):
         return source, None
     data = memoryview(source).cast("B") if not isinstance(source, bytes) else source
     return (lambda offset, size: bytes(data[offset : offset + size])), len(data)
-
-
-def _file_size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError as exc:
-        raise CorruptArrayError(f"cannot stat ({exc.strerror})", path) from None
-
-
-def _file_reader(path: str) -> ReadRange:
-    def read_range(offset: int, size: int) -> bytes:
-        try:
-            with open(path, "rb") as f:
-                f.seek(offset)
-                return f.read(size)
-        except OSError as exc:
-            raise CorruptArrayError(f"cannot read ({exc.strerror})", path) from None
-    return read_range
 
 
 def read_fragment_metadata(source, schema, fragment_name: str, version: int | None = None,

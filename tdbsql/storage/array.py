@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 
 from ..errors import EncryptionKeyError, InterfaceError, UnsupportedFormatError
 from ..datatypes import EncryptionType
@@ -87,15 +87,17 @@ class Fragment:
 
         entry = self.entry
         footer = self.array.consolidated_footers.get(entry.name) if entry.version >= 3 else None
-        coords_file = None
+        # formats 1-2 tell dense from sparse by the __coords.tdb file; later ones by the footer
+        coords_file = False
         if entry.version <= 2:
             coords_file = vfs.is_file(os.path.join(entry.path, "__coords.tdb"))
         source = os.path.join(entry.path, FRAGMENT_METADATA_FILE)
-        file_size = vfs.file_size(source) if vfs.is_file(source) else None
+        # one stat, and ranged reads through vfs (which check each range against the file)
         return read_fragment_metadata(
-            source, self.array.schema_for_fragment(entry), entry.name, entry.version,
-            key=self.array.key, schemas=self.array.schemas, footer=footer,
-            file_size=file_size, has_coords_file=coords_file,
+            partial(vfs.read_range, source), self.array.schema_for_fragment(entry),
+            entry.name, entry.version, key=self.array.key, schemas=self.array.schemas,
+            footer=footer, file_size=vfs.file_size(source), has_coords_file=coords_file,
+            where=source,
         )
 
     @property

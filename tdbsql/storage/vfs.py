@@ -75,6 +75,8 @@ def read_range(path: str, offset: int, size: int) -> bytes:
         raise CorruptArrayError("file is missing", path) from None
     except IsADirectoryError:
         raise CorruptArrayError("is a directory, expected a file", path) from None
+    except OSError as exc:
+        raise CorruptArrayError(f"cannot read ({exc.strerror})", path) from None
 
 
 def atomic_write(array_path: str, relative: str, data: bytes) -> None:
