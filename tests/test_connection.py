@@ -124,9 +124,9 @@ def test_errors_are_sql_errors(versions):
         con.sql("SELECT * FROM b")
     with pytest.raises(tdbsql.SqlError, match="did you mean 'v'"):
         con.sql("SELECT vv FROM a")
-    with pytest.raises(tdbsql.UnsupportedSql, match="GROUPS frames"):
-        con.sql("SELECT k, sum(v) OVER (ORDER BY k GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW) "
-                "FROM a")
+    with pytest.raises(tdbsql.UnsupportedSql, match="EXCLUDE in a window frame"):
+        con.sql("SELECT k, sum(v) OVER (ORDER BY k ROWS BETWEEN 1 PRECEDING AND CURRENT ROW "
+                "EXCLUDE CURRENT ROW) FROM a")
     with pytest.raises(tdbsql.ArrayNotFoundError):
         con.register("x", "/no/such/array")
 

@@ -27,6 +27,7 @@ FUNCTIONS = [
     "row_number()", "rank()", "dense_rank()", "percent_rank()", "cume_dist()", "ntile(3)",
     "lag(x)", "lead(x, 2)", "lag(s, 1, 'none')", "first_value(x)", "last_value(s)",
     "nth_value(x, 2)", "first_value(x IGNORE NULLS)", "last_value(s IGNORE NULLS)",
+    "lag(x IGNORE NULLS)", "lead(s, 2, 'none' IGNORE NULLS)",
     "count(*)", "count(x)", "sum(x)", "avg(y)", "min(s)", "max(y)", "sum(y)", "min(x)",
 ]
 WHOLE_PARTITION_ONLY = ["stddev_samp(y)", "var_pop(x)", "bool_or(x > 2)", "count(DISTINCT g)"]
@@ -80,8 +81,8 @@ def windows(draw) -> str:
         if start.endswith("FOLLOWING"):
             later = later[1:]
         end = draw(st.sampled_from(later))
-        kind = draw(st.sampled_from(["ROWS", "RANGE"])) if all(
-            b.startswith(("UNBOUNDED", "CURRENT")) for b in (start, end)) else "ROWS"
+        kind = draw(st.sampled_from(["ROWS", "RANGE", "GROUPS"] if all(
+            b.startswith(("UNBOUNDED", "CURRENT")) for b in (start, end)) else ["ROWS", "GROUPS"]))
         frame = f"{kind} BETWEEN {start} AND {end}"
     order_dependent = not function.startswith(("rank", "dense_rank", "percent_rank",
                                                 "cume_dist", "count(", "sum(", "avg(",

@@ -24,12 +24,13 @@ input's row order, with DuckDB's semantics:
 * an aggregate whose frame is the whole partition is the grouped aggregate of the partition
   (any aggregate the engine has); over a moving frame count/sum/avg read running sums
   (compensated for floats) and min/max a monotonic queue (``kernels/window.py``).  Frames
-  only move forward (ROWS and RANGE alike), which those two rely on.
+  only move forward (ROWS, RANGE and GROUPS alike), which those two rely on;
+* a GROUPS frame counts peer groups: ``1 PRECEDING`` starts at the previous peer group.
 
 The frame clause is checked (DuckDB's parser and binder errors) for every function, those that
-ignore the frame too.  Not supported (``UnsupportedSql``): GROUPS frames, EXCLUDE, FILTER,
-IGNORE NULLS on lag/lead, DISTINCT aggregates and aggregates other than count/sum/avg/min/max
-over a moving frame, RANGE offsets over DECIMAL, TIME or INTERVAL keys, or written as strings.
+ignore the frame too.  Not supported (``UnsupportedSql``): EXCLUDE, FILTER, DISTINCT
+aggregates and aggregates other than count/sum/avg/min/max over a moving frame, RANGE offsets
+over DECIMAL, TIME or INTERVAL keys, or written as strings.
 """
 
 from __future__ import annotations
@@ -204,13 +205,21 @@ class _Window:
     # -- lag / lead ----------------------------------------------------------------------------
 
     def shifted(self, direction: int) -> pa.Array:
-        if self.ignore_nulls:
-            raise UnsupportedSql(f"IGNORE NULLS in {self.name}() is not supported")
         values = self.argument(0)
-        offset = self.constant(1, default=1)
-        target = self.position + direction * offset
+        shift = direction * self.constant(1, default=1)
         layout = self.layout
-        found = (target >= layout.part_start) & (target < layout.part_end)
+        if self.ignore_nulls and shift:  # count only the rows whose value is not NULL
+            before, valid_positions = _valid_counts(values, layout.order)
+            if shift < 0:  # the |shift|-th valid row before this one
+                k = before[self.position] + shift
+                found = k >= before[layout.part_start]
+            else:  # the shift-th valid row after it
+                k = before[self.position + 1] + shift - 1
+                found = k < before[layout.part_end]
+            target = valid_positions[np.where(found, k, 0)] if len(valid_positions) else k
+        else:
+            target = self.position + shift
+            found = (target >= layout.part_start) & (target < layout.part_end)
         shifted = values.take(self.rows_at(target, found))
         if len(self.args) < 3:
             return shifted
@@ -240,9 +249,7 @@ class _Window:
             position = end - 1 if name == "last_value" else start + nth - 1
             found = (position >= start) & (position < end)
             return values.take(self.rows_at(position, found))
-        valid = _valid(values)[self.layout.order]
-        before = np.concatenate([[0], np.cumsum(valid)])  # valid values before each position
-        valid_positions = np.flatnonzero(valid)
+        before, valid_positions = _valid_counts(values, self.layout.order)
         k = before[end] - 1 if name == "last_value" else before[start] + nth - 1
         found = (k >= before[start]) & (k < before[end])
         position = valid_positions[np.where(found, k, 0)] if len(valid_positions) else k
@@ -333,28 +340,46 @@ class _Window:
             if not has_order:
                 return layout.part_start, layout.part_end
             return layout.part_start, layout.peer_end
-        rows = not _is_range(spec)
+        kind = str(spec.args.get("kind") or "ROWS").upper()
         first, last = _Bound.pair(spec)
-        start = np.clip(self._bound(first, rows, True), layout.part_start, layout.part_end)
-        end = np.clip(self._bound(last, rows, False), layout.part_start, layout.part_end)
+        start = np.clip(self._bound(first, kind, True), layout.part_start, layout.part_end)
+        end = np.clip(self._bound(last, kind, False), layout.part_start, layout.part_end)
         return start, np.maximum(end, start)
 
-    def _bound(self, bound: _Bound, rows: bool, is_start: bool) -> np.ndarray:
+    def _bound(self, bound: _Bound, kind: str, is_start: bool) -> np.ndarray:
+        """Where a ROWS / RANGE / GROUPS frame starts (``is_start``) or ends, exclusive, for
+        every position (clipped to the partition by ``frame``)."""
         layout = self.layout
         if bound.what == "unbounded":
             return layout.part_start if bound.side == "PRECEDING" else layout.part_end
         if bound.what == "current":
-            if rows:
+            if kind == "ROWS":
                 return self.position if is_start else self.position + 1
             return layout.peer_start if is_start else layout.peer_end
-        if not rows:
+        if kind == "RANGE":
             return self._range_bound(bound, is_start)
         offset = self.ev.value(bound.value)
         if not isinstance(offset, pa.Scalar) or not pa.types.is_integer(offset.type) or \
                 not offset.is_valid or offset.as_py() < 0:
-            raise self.error("a ROWS frame offset must be a non-negative integer constant")
+            raise self.error(f"a {kind} frame offset must be a non-negative integer constant")
         shift = offset.as_py() * (-1 if bound.side == "PRECEDING" else 1)
-        return self.position + shift + (0 if is_start else 1)
+        if kind == "ROWS":
+            return self.position + shift + (0 if is_start else 1)
+        return self._groups_bound(shift, is_start)
+
+    def _groups_bound(self, shift: int, is_start: bool) -> np.ndarray:
+        """GROUPS ``n PRECEDING / FOLLOWING``: the first (one past the last) row of the peer
+        group ``shift`` groups from the row's own; past the partition's groups, its edge."""
+        layout = self.layout
+        group = np.cumsum(layout.peer_new) - 1  # peer group of every position
+        firsts = np.flatnonzero(layout.peer_new)
+        ends = np.append(firsts[1:], self.n)
+        target = group + shift
+        lowest, highest = group[layout.part_start], group[layout.part_end - 1]
+        inside = np.clip(target, lowest, highest)
+        bound = (firsts if is_start else ends)[inside]
+        return np.where(target < lowest, layout.part_start,
+                        np.where(target > highest, layout.part_end, bound))
 
     # -- RANGE frames with an offset -----------------------------------------------------------
 
@@ -652,6 +677,13 @@ def _compared(keys: np.ndarray, threshold: int, op, info) -> np.ndarray:
 
 
 # --- helpers ---------------------------------------------------------------------------------
+
+
+def _valid_counts(values: pa.Array, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For IGNORE NULLS: the number of non-NULL values before each window position (n + 1
+    entries) and the positions holding one."""
+    valid = _valid(values)[order]
+    return np.concatenate([[0], np.cumsum(valid)]), np.flatnonzero(valid)
 
 
 def _starts(ids: np.ndarray) -> np.ndarray:

@@ -28,7 +28,7 @@ from sqlglot import exp
 
 from ..errors import UnsupportedSql
 
-_FRAME_KINDS = ("ROWS", "RANGE")
+_FRAME_KINDS = ("ROWS", "RANGE", "GROUPS")
 
 
 def lift_windows(tree: exp.Expression) -> exp.Expression:
@@ -226,7 +226,7 @@ def _checked_spec(window: exp.Window) -> exp.WindowSpec | None:
     kind = str(spec.args.get("kind") or "").upper()
     text = window.sql(dialect="duckdb")
     if kind not in _FRAME_KINDS:
-        raise UnsupportedSql(f"{kind} frames are not supported (ROWS and RANGE are): {text!r}")
+        raise UnsupportedSql(f"{kind} frames are not supported (ROWS, RANGE and GROUPS are): {text!r}")
     if spec.args.get("exclude") is not None:
         raise UnsupportedSql(f"EXCLUDE in a window frame is not supported: {text!r}")
     for bound in (spec.args.get("start"), spec.args.get("end")):
