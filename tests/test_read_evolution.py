@@ -10,6 +10,7 @@ would sort before it (``test_schema_choice_follows_name_order`` covers that case
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -249,3 +250,30 @@ def test_dense_attribute_dropped_and_added_again_with_another_type(tmp_path):
     b = tdbsql.query("SELECT b FROM array ORDER BY x", uri, timestamp=B + 40).column("b")
     assert np.isnan(b[0].as_py()) and np.isnan(b[1].as_py())
     assert b.to_pylist()[2:] == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_schema_needs_only_the_schema_folder(evolved, monkeypatch):
+    """Opening an array and taking its schema lists ``__schema`` only (the root, ``__commits``
+    and ``__fragment_meta`` are listed when fragments are first needed), and picks the same
+    schema the full listing does, at every window."""
+    from tdbsql.storage import vfs
+    from tdbsql.storage.array import Array
+
+    listed = []
+    real_list_dir = vfs.list_dir
+
+    def list_dir(path):
+        listed.append(os.path.relpath(path, evolved))
+        return real_list_dir(path)
+
+    monkeypatch.setattr(vfs, "list_dir", list_dir)
+    for t in (10, 15, 22, 30, 100):
+        listed.clear()
+        array = Array(evolved, B + t)
+        names = [a.name for a in array.schema.attributes]
+        assert listed == ["__schema"]
+        assert names == columns_at(evolved, B + t)[1:]
+        assert array.schema is array.schemas[array.directory.latest_schema.name]
+        assert {"__commits", "."} <= set(listed)  # the full listing, now that it is used
+    with pytest.raises(tdbsql.ArrayNotFoundError):  # still refused at open, not later
+        Array(os.path.join(evolved, "__commits"))

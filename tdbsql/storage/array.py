@@ -20,7 +20,8 @@ from ..format.array_schema import ArraySchema, read_array_schema
 from ..format.binary import Reader
 from ..format.generic_tile import read_header
 from .directory import (
-    FRAGMENT_METADATA_FILE, LEGACY_SCHEMA, ArrayDirectory, FragmentEntry, list_array,
+    FRAGMENT_METADATA_FILE, LEGACY_SCHEMA, ArrayDirectory, FragmentEntry, SchemaEntry,
+    latest_schema, list_array, require_array,
 )
 from .tiles import TileReader, field_specs
 from . import vfs
@@ -149,14 +150,23 @@ class Array:
         self.path = os.path.abspath(path)
         self.window = normalize_window(timestamp)
         self.key = normalize_key(key)
-        self.directory: ArrayDirectory = list_array(self.path, self.window)
+        # Only __schema is listed here (a clear error if this is no array): many callers need
+        # just the schema; the full listing (``directory``) waits until something needs it.
+        self.schema_entries: tuple[SchemaEntry, ...] = tuple(require_array(self.path))
+
+    @cached_property
+    def directory(self) -> ArrayDirectory:
+        """Everything visible at the window (root, ``__commits``, ``__fragment_meta``, the
+        ``.con``/``.ign``/``.vac``/``.del`` files), listed on first use; its schemas are the
+        ones listed at open."""
+        return list_array(self.path, self.window, self.schema_entries)
 
     # -- schemas -------------------------------------------------------------------------
 
     @cached_property
     def schemas(self) -> dict[str, ArraySchema]:
         """Every schema of the array by file name (schema evolution keeps them all)."""
-        found = {entry.name: _read_schema(entry, self.key) for entry in self.directory.schemas}
+        found = {entry.name: _read_schema(entry, self.key) for entry in self.schema_entries}
         for schema in found.values():
             if schema.version > MAX_FORMAT_VERSION:
                 raise UnsupportedFormatError(
@@ -168,7 +178,7 @@ class Array:
     @cached_property
     def schema(self) -> ArraySchema:
         """The schema in force at the end of the window."""
-        return self.schemas[self.directory.latest_schema.name]
+        return self.schemas[latest_schema(self.schema_entries, self.window[1]).name]
 
     def schema_for_fragment(self, entry: FragmentEntry) -> ArraySchema:
         """The schema to parse a fragment's footer with.  Fragments of format 10+ name their
@@ -177,8 +187,8 @@ class Array:
         written by their time)."""
         if LEGACY_SCHEMA in self.schemas:
             return self.schemas[LEGACY_SCHEMA]
-        candidates = [s for s in self.directory.schemas if s.timestamp <= entry.timestamp_range[1]]
-        chosen = (candidates or list(self.directory.schemas))[-1]
+        candidates = [s for s in self.schema_entries if s.timestamp <= entry.timestamp_range[1]]
+        chosen = (candidates or list(self.schema_entries))[-1]
         return self.schemas[chosen.name]
 
     @cached_property

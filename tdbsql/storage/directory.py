@@ -26,6 +26,7 @@ In: the path of an array folder and a window ``(t_start, t_end)`` in ms.  Out: a
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import ArrayNotFoundError
@@ -98,11 +99,7 @@ class ArrayDirectory:
 
     @property
     def latest_schema(self) -> SchemaEntry:
-        chosen = None
-        for entry in self.schemas:
-            if entry.name != LEGACY_SCHEMA and entry.timestamp_range[1] <= self.window[1]:
-                chosen = entry
-        return chosen or self.schemas[0]
+        return latest_schema(self.schemas, self.window[1])
 
     def visible_fragments(self, full_overlap_only: bool) -> tuple[FragmentEntry, ...]:
         """Fragments a read at the window uses (``full_overlap_only``: dense arrays)."""
@@ -122,9 +119,25 @@ class ArrayDirectory:
         return rng[0] >= lo and rng[1] <= hi
 
 
-def list_array(path: str, window: tuple[int, int] = (0, UINT64_MAX)) -> ArrayDirectory:
+def latest_schema(schemas: Sequence[SchemaEntry], t_end: int) -> SchemaEntry:
+    """The schema in force at ``t_end`` among ``schemas`` (as ``require_array`` lists them):
+    the last ``__schema/`` file by name whose end timestamp is <= ``t_end``, else the first.
+    Needs only the ``__schema`` listing, not the whole array's."""
+    chosen = None
+    for entry in schemas:
+        if entry.name != LEGACY_SCHEMA and entry.timestamp_range[1] <= t_end:
+            chosen = entry
+    return chosen or schemas[0]
+
+
+def list_array(path: str, window: tuple[int, int] = (0, UINT64_MAX),
+               schemas: Sequence[SchemaEntry] | None = None) -> ArrayDirectory:
+    """The whole directory at ``window``.  ``schemas``: the array's schema files as
+    ``require_array`` listed them (then the array is known to exist and ``__schema`` is not
+    listed again)."""
     path = os.path.abspath(path)
-    schemas = require_array(path)
+    if schemas is None:
+        schemas = require_array(path)
     root = vfs.list_dir(path)
     commits = vfs.list_dir(os.path.join(path, COMMITS_DIR))
     consolidated, con_deletes = _consolidated_commits(path, commits, window)
