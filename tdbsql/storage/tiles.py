@@ -128,6 +128,7 @@ class TileReader:
         self.files = _ReadAhead()
         self._paths: dict[tuple[str, str], str] = {}
         self._identities: dict[str, tuple | None] = {}
+        self._identity_lock = threading.Lock()  # tiles are read on several threads
 
     def read(self, spec: FieldSpec, tile_idx: int, hits: list | None = None) -> Column:
         """Tile ``tile_idx`` of field ``spec``, from the tile cache when it holds it (then its
@@ -156,14 +157,24 @@ class TileReader:
             path = self._file(spec.file_stem, suffix)
             identity = self._identities.get(path)
             if identity is None:
-                identity = self._identities[path] = vfs.file_identity(path)
-                if identity is not None:
-                    self.files.know_size(path, identity[2])  # one stat per file, not two
+                identity = self._identity(path)
             if identity is None:
                 return None  # let the read report the missing file
             files.append(identity)
         return (tuple(files), spec.name, spec.datatype, spec.cell_val_num, spec.nullable,
                 tile_idx)
+
+    def _identity(self, path: str):
+        """Stat a data file once per reader, even when several threads miss it at once; its
+        size then serves the read-ahead too (one stat per file, not two)."""
+        with self._identity_lock:
+            identity = self._identities.get(path)
+            if identity is None:
+                identity = vfs.file_identity(path)
+                if identity is not None:
+                    self.files.know_size(path, identity[2])  # before other threads read it
+                self._identities[path] = identity
+            return identity
 
     def _decode(self, spec: FieldSpec, tile_idx: int) -> Column:
         meta = self.meta
