@@ -84,7 +84,7 @@ def atomic_write(array_path: str, relative: str, data: bytes) -> None:
 
     The bytes go to a temporary file, are fsync'ed, and the file is renamed into place: a reader
     listing the folder sees the whole file or none, and after a crash a visible file is not
-    empty or truncated.  The temporary file lives in the array root as ``.tdbsql-<uuid>.tmp``:
+    empty or truncated; the folder is fsync'ed after the rename, so the file stays.  The temporary file lives in the array root as ``.tdbsql-<uuid>.tmp``:
     a dotted name in the root is never a fragment for TileDB or tdbsql, whereas TileDB takes
     every file of ``__fragment_meta`` (and the names in ``__schema``, ``__meta``,
     ``__commits``) for its own.  A failed write removes its temporary file.
@@ -104,6 +104,7 @@ def atomic_write(array_path: str, relative: str, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+    fsync_dir(os.path.dirname(path))  # the rename itself survives a power loss
 
 
 def write_durable(path: str, data: bytes) -> None:
