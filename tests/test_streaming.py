@@ -127,9 +127,9 @@ def test_conjuncts_settled_by_zone_maps_are_not_tested_again(tiles, oracle, monk
         tested.append(tuple(sorted([t.column for t in result.tests] + residual)))
         return result
 
-    def spy_batch(self, task, condition):
-        batches.append(task)
-        return batch(self, task, condition)
+    def spy_batch(self, chunk, condition):
+        batches.extend(chunk)
+        return batch(self, chunk, condition)
 
     monkeypatch.setattr(TileScan, "task_filter", spy_filter)
     monkeypatch.setattr(ArrayScan, "batch", spy_batch)
@@ -387,3 +387,53 @@ def test_expressions_around_metadata_aggregates(days):
     assert _same(_rows(got), con.sql(sql).fetchall())
     text = tdbsql.explain(sql.replace("FROM t", "FROM array"), days, analyze=True)
     assert "39 answered from metadata" in text, text
+
+
+def test_chunks_gather_neighbouring_tiles(tiles, oracle, monkeypatch):
+    """A streamed scan reads chunks of several tiles (the steps above run once per chunk),
+    every kept tile exactly once, in order; results equal DuckDB's."""
+    from tdbsql.engine.scan_step import ArrayScan
+
+    chunks = []
+    tasks = ArrayScan.tasks
+
+    def spy_tasks(self):
+        chunks.extend(tasks(self))
+        return chunks
+
+    monkeypatch.setattr(ArrayScan, "tasks", spy_tasks)
+    sql = "SELECT g, count(*), sum(x) FROM t WHERE id > 70 GROUP BY g"
+    got = tdbsql.query(sql.replace("FROM t", "FROM array"), tiles)
+    want = oracle.sql(sql).arrow()
+    want = want.read_all() if isinstance(want, pa.RecordBatchReader) else want
+    assert _same(_rows(got), _rows(want))
+    flat = [task for chunk in chunks for task in chunk]
+    assert 1 < len(chunks) < len(flat)
+    assert [t.tile_idx for t in flat] == sorted({t.tile_idx for t in flat})
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT sum(x), count(*) FROM t WHERE k > 0 AND id > 50",
+    "SELECT g, sum(x) FROM t WHERE k > 0 AND id > 50 GROUP BY g",
+    "SELECT g, x FROM t WHERE k > 0 AND id > 50",
+])
+def test_columns_only_the_scan_condition_reads_stay_unconverted(tiles, oracle, monkeypatch, sql):
+    """Once the stored-value filter applied ``k > 0 AND id > 50``, neither column is turned
+    into Arrow: nothing above the scan reads them (a streamed scan, or the scan of the tiles
+    an aggregate's metadata does not answer)."""
+    from tdbsql.engine import metadata_residual, scan_step
+
+    converted = set()
+    to_arrow = scan_step.column_to_arrow
+
+    def spy(array, name, column):
+        converted.add(name)
+        return to_arrow(array, name, column)
+
+    monkeypatch.setattr(scan_step, "column_to_arrow", spy)
+    monkeypatch.setattr(metadata_residual, "column_to_arrow", spy)
+    got = tdbsql.query(sql.replace("FROM t", "FROM array"), tiles)
+    want = oracle.sql(sql).arrow()
+    want = want.read_all() if isinstance(want, pa.RecordBatchReader) else want
+    assert _same(_rows(got), _rows(want))
+    assert converted and not converted & {"k", "id"}

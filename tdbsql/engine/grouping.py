@@ -17,6 +17,7 @@ A group without non-NULL values gives NULL (count gives 0).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from decimal import Decimal
 
 import numpy as np
@@ -43,6 +44,14 @@ class Groups:
     ids: np.ndarray
     count: int
     first: np.ndarray
+
+    @cached_property
+    def sizes(self) -> np.ndarray:
+        """Rows per group (computed once: ``count(*)`` and ``count`` of columns without NULLs
+        all are these)."""
+        sizes = np.zeros(self.count, np.int64)
+        agg_kernels.count_valid(self.ids, NO_ROWS, sizes)
+        return sizes
 
     @classmethod
     def single(cls, nrows: int) -> Groups:
@@ -72,12 +81,13 @@ def aggregate(func: str, values: pa.Array | pa.ChunkedArray | None, groups: Grou
     func = func.lower()
     if func not in AGGREGATES:
         raise UnsupportedSql(f"aggregate function {func}() is not supported")
-    # ids built elsewhere (e.g. a read-only view) would cost the kernels a new specialisation
-    groups = Groups(np.require(groups.ids, np.int64, ["C", "W"]), groups.count, groups.first)
+    ids = groups.ids
+    if ids.dtype != np.int64 or not ids.flags.c_contiguous or not ids.flags.writeable:
+        # ids built elsewhere (e.g. a read-only view) would cost the kernels a new
+        # specialisation
+        groups = Groups(np.require(ids, np.int64, ["C", "W"]), groups.count, groups.first)
     if func == "count_star":
-        counts = np.zeros(groups.count, np.int64)
-        agg_kernels.count_valid(groups.ids, NO_ROWS, counts)
-        return pa.array(counts, pa.int64())
+        return pa.array(groups.sizes, pa.int64())
     if values is None:
         raise InternalError(f"{func}() needs an argument")
     array = _values_array(values, len(groups.ids))
@@ -133,6 +143,8 @@ def _unsupported(func: str, array: pa.Array) -> UnsupportedSql:
 
 
 def _count(func, array, groups) -> pa.Array:
+    if array.null_count == 0:
+        return pa.array(groups.sizes, pa.int64())
     counts = np.zeros(groups.count, np.int64)
     if array.null_count < len(array):
         agg_kernels.count_valid(groups.ids, _valid(array), counts)

@@ -27,6 +27,7 @@ from .column import Column
 from .evaluate import where_mask
 from .fields import column_to_arrow
 from .fill import field
+from .frame import rows_only
 from .grouping import Groups, aggregate
 from .parallel import map_ordered
 from .scan import open_scan
@@ -57,10 +58,15 @@ def _residual(array, ranges, predicate, aggregates, plan: MetadataPlan, stats, b
     rows = 0
     text = None if predicate is None else predicate.sql(dialect="duckdb")
     tasks = reader.tasks() or [None]
+    aggregated = {c for _, c in aggregates if c}
     for task, result in zip(tasks, map_ordered(reader.read, tasks)):  # tile by tile
         rows += result.length
-        columns, _, condition = reader.filtered(task, result, predicate)
-        table = pa.table({f: column_to_arrow(array, f, columns[f]) for f in fields})
+        columns, length, condition = reader.filtered(task, result, predicate)
+        # a column only the stored-value filter read is not needed any more
+        needed = aggregated | (set() if condition is None else
+                               {c.name for c in condition.find_all(exp.Column)})
+        converted = {f: column_to_arrow(array, f, columns[f]) for f in fields if f in needed}
+        table = pa.table(converted) if converted else rows_only(length)
         if condition is not None and table.num_rows:
             table = table.filter(where_mask(table, condition, text))
         _fold_rows(table, aggregates, plan)

@@ -1,10 +1,11 @@
-"""Streamed execution: an array scan and the steps right above it, one tile at a time.
+"""Streamed execution: an array scan and the steps right above it, a few tiles at a time.
 
-A scan of an array reads task by task (``ArrayScan``: one tile each when no merge across tiles
-is needed).  Each task's rows are filtered by the conjuncts of the scan's condition that the
-tile's zone maps left open (``TileScan.filtered``; none when the tile is ALWAYS for the
-whole predicate) and projected on the thread pool, so both cores work and only the rows that
-pass are kept (``stream_scan``).
+A scan of an array reads task by task (``ArrayScan``: a chunk of neighbouring tiles each when
+no merge across tiles is needed).  Each tile's rows are filtered by the conjuncts of the scan's
+condition that its zone maps left open (``TileScan.filtered``; none when the tile is ALWAYS
+for the whole predicate), and each chunk projected, on the thread pool, so both cores work and
+only the rows that pass are kept (``stream_scan``).  Columns only the pushed-down conjuncts
+read are dropped once those ran (``columns_read``).
 
 An Aggregate over a chain of such a scan and filter-only Join steps (how sqlglot plans
 ``SELECT agg FROM array WHERE ... GROUP BY ...``) never holds the scanned rows: each batch goes
@@ -32,7 +33,7 @@ from .memory import step_label
 from .metadata_groups import metadata_groups
 from .partial_aggregate import combine, partial, step_calls, streamable
 from .project import filter_project
-from .scan_step import ArrayScan
+from .scan_step import ArrayScan, columns_read
 
 
 
@@ -54,10 +55,11 @@ def stream_scan(runner, step, scanned: ArrayScan, condition) -> Frame:
 
 def scan_batch(runner, step, scanned: ArrayScan, condition, task) -> tuple[int, Frame]:
     """(rows read, the step's output frame) for one task."""
-    rows, frame, condition = scanned.batch(task, condition)
-    if condition is not None:
-        frame = frame.filter(runner.mask(frame, condition))
-    return rows, filter_project(runner, step, frame, filtered=True)
+    rows, pieces = scanned.batch(task, condition)
+    frames = [frame if residual is None else
+              scanned.trimmed(frame.filter(runner.mask(frame, residual)))
+              for frame, residual in pieces]
+    return rows, filter_project(runner, step, concat_frames(frames), filtered=True)
 
 
 def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
@@ -82,7 +84,7 @@ def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
     answered, skip = None, {}
     if not any(residuals) and not scan.projections and not any(f.projections for f in filters):
         answered, skip = metadata_groups(step, calls, array, condition)
-    scanned = ArrayScan(runner, scan, array, condition, skip)
+    scanned = ArrayScan(runner, scan, array, condition, skip, columns_read(runner, scan))
 
     def batch(task):
         rows, frame = scan_batch(runner, scan, scanned, condition, task)

@@ -94,6 +94,10 @@ class TileScan:
         """The cells of one task of ``tasks()`` (the whole scan for ``None``)."""
         return self.run()
 
+    def task_cells(self, task) -> int | None:
+        """How many cells one task of ``tasks()`` reads at most (None: not known)."""
+        return None
+
     def task_filter(self, task, condition) -> StoredFilter:
         """How to filter a task's cells by ``condition`` (the predicate this scan was opened
         with, or the same conjuncts in the same order with qualified names): the unsettled

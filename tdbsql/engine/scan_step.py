@@ -3,55 +3,145 @@
 Only the columns the query reads through this alias are decoded (projection pruning).  The
 scan's predicate, with the alias stripped, gives the dimension ranges that prune fragments and
 tiles, and goes to the scan itself for zone-map pruning on attributes.  An array scan is read
-task by task (``ArrayScan``): one tile each when the scan can stream, so the rows can be
-filtered and projected -- or aggregated -- as they come (``engine.pipeline``).
+task by task (``ArrayScan``): a few neighbouring tiles each when the scan can stream, so the
+rows can be filtered and projected -- or aggregated -- as they come (``engine.pipeline``).
+
+A task (a *chunk*) gathers tiles up to ``CHUNK_CELLS`` cells, fewer when that would leave a
+worker idle: the steps above pay their Python overhead per chunk, not per tile (a TileDB array
+written with the default capacity has 10,000 cells a tile).  Columns that only the scan's
+pushed-down condition reads are not turned into Arrow once the condition is applied.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
-from sqlglot import exp
+from sqlglot import exp, planner
 
 from ..catalog import ArrowSource
 from ..planner.conjuncts import unqualified
 from ..planner.ranges import scan_ranges
+from .column import Column, concat
 from .fields import column_to_arrow
-from .frame import Frame, rows_only
+from .frame import ROW_PLACEHOLDER, Frame, rows_only
+from .parallel import workers
 from .scan import open_scan
+
+CHUNK_CELLS = 1 << 19
 
 
 class ArrayScan:
-    """The scan of one array for one plan step, pruned; ``frame(task)`` reads one task.
-    ``skip_tiles`` (fragment position -> bool per tile) leaves out tiles answered otherwise."""
+    """The scan of one array for one plan step, pruned; ``batch(chunk)`` reads one chunk.
+    ``skip_tiles`` (fragment position -> bool per tile) leaves out tiles answered otherwise;
+    ``output`` (column names, None for all) are the columns the steps above read."""
 
-    def __init__(self, runner, step, array, condition, skip_tiles: dict | None = None):
+    def __init__(self, runner, step, array, condition, skip_tiles: dict | None = None,
+                 output: set[str] | None = None):
         self.step, self.array = step, array
         columns = [d.name for d in array.schema.dimensions] + \
                   [a.name for a in array.schema.attributes]
         used = runner.query.used_columns.get(step.name, frozenset())
         self.fields = [c for c in columns if c in used]
+        self.output = self.fields if output is None else [c for c in self.fields if c in output]
         predicate = unqualified(condition)
         self.scan = open_scan(array, self.fields or columns[:1],
                               scan_ranges(predicate, array.schema), predicate,
                               skip_tiles=skip_tiles, budget=runner.budget)
         self.stats = self.scan.stats
 
-    def tasks(self) -> list:
-        return self.scan.tasks() or [None]  # nothing left: one task gives the empty result
+    def tasks(self) -> list[list]:
+        """The scan's tasks in chunks of neighbouring tiles (one chunk, ``[None]``, when
+        nothing is left: it gives the empty result)."""
+        tasks = self.scan.tasks() or [None]
+        cells = [self.scan.task_cells(task) for task in tasks]
+        if None in cells:
+            return [[task] for task in tasks]
+        target = min(CHUNK_CELLS, sum(cells) // (2 * workers()))
+        chunks, current, held = [], [], 0
+        for task, count in zip(tasks, cells):
+            if current and held + count > target:
+                chunks.append(current)
+                current, held = [], 0
+            current.append(task)
+            held += count
+        return chunks + [current]
 
-    def batch(self, task, condition: exp.Expression | None
-              ) -> tuple[int, Frame, exp.Expression | None]:
-        """(rows read, the rows of one task as the step's frame, what of ``condition`` is left
-        to evaluate over them: ``TileScan.filtered``)."""
-        result = self.scan.read(task)
-        columns, length, condition = self.scan.filtered(task, result, condition)
-        if self.fields:
-            data = pa.Table.from_arrays(
-                [column_to_arrow(self.array, name, columns[name]) for name in self.fields],
-                names=self.fields)
-        else:
-            data = rows_only(length)
-        return result.length, Frame.single(self.step.name, data), condition
+    def batch(self, chunk: list, condition: exp.Expression | None
+              ) -> tuple[int, list[tuple[Frame, exp.Expression | None]]]:
+        """(rows read, the rows of one chunk as frames of the step, each with what of
+        ``condition`` is left to evaluate over it: ``TileScan.filtered``).  Tiles left the
+        same residual share one frame."""
+        rows, runs = 0, []  # [residual, [column dicts], length]
+        for task in chunk:
+            result = self.scan.read(task)
+            rows += result.length
+            columns, length, residual = self.scan.filtered(task, result, condition)
+            if length == 0 and runs:
+                continue
+            if runs and (runs[-1][0] is residual or runs[-1][2] == 0):
+                runs[-1][0] = residual
+                runs[-1][1].append(columns)
+                runs[-1][2] += length
+            else:
+                runs.append([residual, [columns], length])
+        return rows, [(self._frame(parts, length, residual), residual)
+                      for residual, parts, length in runs]
+
+    def trimmed(self, frame: Frame) -> Frame:
+        """A frame of ``batch`` without the columns only its residual read (once it ran), so
+        every batch has the same columns."""
+        table = frame.tables[self.step.name]
+        if table.num_columns == len(self.output) or ROW_PLACEHOLDER in table.column_names:
+            return frame
+        return Frame.single(self.step.name, table.select(self.output) if self.output
+                            else rows_only(table.num_rows))
+
+    def _frame(self, parts: list[dict[str, Column]], length: int, residual) -> Frame:
+        names = set(self.output)
+        if residual is not None:
+            names |= {column.name for column in residual.find_all(exp.Column)}
+        fields = [name for name in self.fields if name in names]
+        if not fields:
+            return Frame.single(self.step.name, rows_only(length))
+        data = pa.Table.from_arrays(
+            [column_to_arrow(self.array, name, concat([p[name] for p in parts if len(p[name])])
+                             if length else parts[0][name]) for name in fields], names=fields)
+        return Frame.single(self.step.name, data)
+
+
+def columns_read(runner, scan: planner.Scan) -> set[str] | None:
+    """Names of the scan step's columns that the steps above it read (None: cannot be told,
+    e.g. a ``*``): what its projections read, or -- when it passes its rows on as they are --
+    what the steps above it read (``_read_above``)."""
+    expressions = list(scan.projections) or _read_above(runner, scan)
+    if expressions is None:
+        return None
+    names = set()
+    for expression in expressions:
+        if any(True for _ in expression.find_all(exp.Star)):
+            return None
+        names |= {c.name for c in expression.find_all(exp.Column)
+                  if c.table in ("", scan.name)}
+    return names
+
+
+def _read_above(runner, scan: planner.Scan) -> list[exp.Expression] | None:
+    """The expressions of the filter-only Join steps above ``scan`` (their conditions minus
+    the conjuncts pushed into the scan) up to the first that projects, or up to the Aggregate
+    they feed (without ``count(*)``'s star); None when another kind of step reads the rows."""
+    expressions, step = [], scan
+    while len(step.dependents) == 1:
+        step = next(iter(step.dependents))
+        if isinstance(step, planner.Aggregate):
+            operands = [op for op in step.operands if not isinstance(op.unalias(), exp.Star)]
+            return expressions + operands + [*step.group.values(), *step.aggregations]
+        if not isinstance(step, planner.Join) or step.joins:
+            return None
+        residual = runner.residual(step)
+        expressions += [] if residual is None else [residual]
+        if step.projections:
+            return expressions + list(step.projections)
+    return None
 
 
 def array_scan(runner, step, table: exp.Table, condition) -> ArrayScan | Frame:
@@ -63,4 +153,5 @@ def array_scan(runner, step, table: exp.Table, condition) -> ArrayScan | Frame:
         names = [n for n in source.table.column_names if n in used]
         data = source.table.select(names) if names else rows_only(source.table.num_rows)
         return Frame.single(step.name, data)
-    return ArrayScan(runner, step, runner.open_array(source, window), condition)
+    return ArrayScan(runner, step, runner.open_array(source, window), condition,
+                     output=columns_read(runner, step))

@@ -123,6 +123,11 @@ class SparseScan(TileScan):
             self._slab_tasks = self._slabs() or [None]
         return self._slab_tasks
 
+    def task_cells(self, task) -> int | None:
+        if not isinstance(task, TileTask):
+            return None
+        return self.fragments[task.frag_idx].metadata.tile_cell_count(task.tile_idx)
+
     def _slabs(self) -> list["SlabTask"] | None:
         """The merge cut into slabs, or None (var-sized first dimension, or one slab)."""
         tiles = self._tiles()
