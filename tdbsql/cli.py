@@ -21,6 +21,28 @@ import sys
 FORMATS = ("table", "csv", "json", "parquet", "arrow")
 
 
+class UsageError(Exception):
+    """A command line argparse refused (unknown option or choice, a value of the wrong type)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its usage errors reported like every other error: one line,
+    ``tdbsql: error: ...``, exit 1 (argparse alone prints the usage and exits 2).  Subparsers
+    inherit the class."""
+
+    def error(self, message):
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def milliseconds(text: str) -> int:
+    """A ``--timestamp MS`` value: a whole number of milliseconds since the epoch."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a timestamp (whole milliseconds since the epoch)") from None
+
+
 def add_key_options(p: argparse.ArgumentParser) -> None:
     group = p.add_mutually_exclusive_group()
     group.add_argument("--key", help="encryption key of an AES-256-GCM encrypted array")
@@ -37,27 +59,32 @@ def _add_query_inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", nargs="?", help="the array (named 'array' in the SQL)")
     p.add_argument("--array", "-a", action="append", default=[], metavar="NAME=PATH",
                    help="make the array at PATH the table NAME (repeatable)")
-    p.add_argument("--timestamp", "--as-of", dest="timestamp", type=int, metavar="MS",
-                   help="read the positional array as of this time (ms since the epoch)")
+    p.add_argument("--timestamp", "--as-of", dest="timestamp", type=milliseconds, metavar="MS",
+                   help="read the positional array (PATH) as of this time (ms since the epoch)")
     p.add_argument("--memory-mb", type=float, metavar="MB",
                    help="memory budget for intermediate results (default $TDBSQL_MEMORY_MB, "
                         "else 75%% of physical memory)")
 
 
-def _arrays(pairs: list[str]) -> dict[str, str]:
+def _arrays(pairs: list[str], positional: str | None) -> dict[str, str]:
     import tdbsql
 
     arrays = {}
     for pair in pairs:
         name, sep, path = pair.partition("=")
         if not sep or not name or not path:
-            raise tdbsql.SqlError(f"--array takes NAME=PATH, not {pair!r}")
+            raise tdbsql.ProgrammingError(f"--array takes NAME=PATH, not {pair!r}")
+        if name in arrays:
+            raise tdbsql.ProgrammingError(f"--array names the table {name!r} twice")
+        if name == "array" and positional is not None:
+            raise tdbsql.ProgrammingError(f"--array {pair!r}: the table 'array' is already "
+                                          f"the positional array {positional!r}")
         arrays[name] = path
     return arrays
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tdbsql", description="SQL over TileDB arrays.")
+    parser = _Parser(prog="tdbsql", description="SQL over TileDB arrays.")
     parser.add_argument("--version", action="version", version=f"tdbsql {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     q = sub.add_parser("query", help="run a SELECT over an array",
@@ -79,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser("fragments", help="list an array's fragments",
                        epilog="example: tdbsql fragments ./my_array")
     f.add_argument("path")
-    f.add_argument("--timestamp", "--as-of", dest="timestamp", type=int, metavar="MS")
+    f.add_argument("--timestamp", "--as-of", dest="timestamp", type=milliseconds, metavar="MS",
+                   help="list the fragments visible at this time (ms since the epoch)")
     _add_output_options(f)
     add_key_options(f)
     from .cli_write import add_commands
@@ -117,7 +145,11 @@ def entry() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as err:
+        print(f"tdbsql: error: {err}", file=sys.stderr)
+        return 1
     import tdbsql
 
     try:
@@ -127,9 +159,14 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command in ("query", "explain"):
             from .api import connection_for
 
+            if args.timestamp is not None and args.path is None:
+                raise tdbsql.ProgrammingError(
+                    "--timestamp/--as-of reads the positional array PATH as of a time; give "
+                    "PATH (or write FOR SYSTEM_TIME AS OF MS after an --array table in the SQL)")
+            arrays = _arrays(args.array, args.path)
             sql = sys.stdin.read() if args.sql == "-" else args.sql
             con = connection_for(args.path, key=key, timestamp=args.timestamp,
-                                 arrays=_arrays(args.array), memory_mb=args.memory_mb)
+                                 arrays=arrays, memory_mb=args.memory_mb)
             if args.command == "explain":
                 print(con.explain(sql, analyze=args.analyze))
             else:
@@ -180,7 +217,16 @@ def _key(args) -> str | None:
 def _emit(table, fmt: str, output: str | None) -> None:
     from .output import write_table
 
-    write_table(table, fmt, output)
+    if output is None:
+        write_table(table, fmt, output)  # a BrokenPipeError on stdout ends the command quietly
+        return
+    try:
+        write_table(table, fmt, output)
+    except OSError as err:  # a missing folder, a directory, no permission: the user's to fix
+        from .errors import InterfaceError
+
+        reason = os.strerror(err.errno) if err.errno else str(err)
+        raise InterfaceError(f"cannot write --output {output!r}: {reason}") from None
 
 
 if __name__ == "__main__":
