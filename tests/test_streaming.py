@@ -70,6 +70,11 @@ QUERIES = [
     "SELECT sum(x) / count(x) + max(k) AS e, g IS NULL AS n FROM t GROUP BY g IS NULL",
     "SELECT id, g, x FROM t WHERE k = 3 AND id > 700",
     "SELECT g, count(*) FROM t WHERE id % 5 = 0 GROUP BY ALL",
+    # expressions over a grouped expression beside aggregates (read through the group key)
+    "SELECT length(upper(g)) + count(*) AS n, upper(g) || '!' AS u, sum(x) FROM t "
+    "GROUP BY upper(g) ORDER BY upper(g)",
+    "SELECT (k % 3) * 10 + count(*) AS v, sum(x) - k % 3 AS s FROM t WHERE id > 500 "
+    "GROUP BY k % 3 HAVING k % 3 IS NULL OR (k % 3) + count(*) > 30",
 ]
 
 

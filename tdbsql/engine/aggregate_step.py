@@ -44,10 +44,13 @@ def finish_aggregate(step, runner, keys: dict[str, pa.Array], count: int, call_v
     """The step's output from one row per group: the group ``keys``, each aggregate call's
     value (``call_value(call)``), the expressions around the calls, then HAVING and the
     projections.  ``input_names``: the table aliases the step consumed (they see its output)."""
-    per_group = dict(keys)  # an expression may name a grouped column by its qualified name
+    # an expression reads a key as ``<step>._g<i>`` (``planner.group_keys``), a grouped
+    # column also by its qualified name
+    per_group = dict(keys)
     for name, node in step.group.items():
+        per_group[f"{step.name}.{name}"] = keys[name]
         if isinstance(node, exp.Column):
-            per_group[_qualified(node)] = keys[name]
+            per_group.setdefault(_qualified(node), keys[name])
     columns = dict(keys)
     for expression in step.aggregations:
         columns[expression.alias_or_name] = _output(expression, per_group, count, call_value,

@@ -13,7 +13,7 @@ alias that drives projection pruning.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlglot import exp, planner
 from sqlglot.errors import OptimizeError, SqlglotError
@@ -23,6 +23,7 @@ from sqlglot.planner import Plan
 from sqlglot.schema import MappingSchema
 
 from ..errors import SqlError, UnsupportedSql
+from .group_keys import group_key_references
 from .grouped_columns import check_grouped_columns
 from .parse import span_of
 from .shared_operands import share_operands
@@ -61,6 +62,18 @@ class LogicalQuery:
     used_columns: dict[str, frozenset[str]]  # table alias -> columns read through it
     names: list[str] | None  # result column names as written, when known
     scalar_subqueries: frozenset[str]  # CTEs that stand for scalar subqueries: <= 1 row
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def derived(self, what: str, compute, *nodes):
+        """``compute()``, worked out once per planned query for ``nodes`` (plan steps and
+        expressions, by identity, held so their ids stay theirs): a connection caches plans
+        and runs them again, and what follows from the plan alone need not be redone."""
+        key = (what, *map(id, nodes))
+        hit = self.memo.get(key)
+        if hit is None or any(a is not b for a, b in zip(hit[0], nodes)):
+            hit = (nodes, compute())
+            self.memo[key] = hit
+        return hit[1]
 
 
 def check_statement(tree: exp.Expression) -> None:
@@ -91,7 +104,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     check_statement(tree)
     _refuse(tree, sql)
     names = output_names(tree)
-    tree = _null_options(_fetch_as_limit(_expand_group_by_all(tree)))
+    tree = _null_options(_fetch_as_limit(_expand_group_by_all(tree, sql)))
     tree = _exact_names(tree, schema)
     try:
         optimized = optimize(tree, schema=MappingSchema(schema, dialect=_DIALECT, normalize=False),
@@ -103,7 +116,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     except SqlglotError as err:
         raise SqlError(f"cannot plan this query: {err}", sql) from None
     try:
-        plan = share_operands(Plan(optimized))
+        plan = share_operands(group_key_references(Plan(optimized)))
     except SqlglotError as err:
         raise UnsupportedSql(f"cannot plan this query: {err}") from None
     return LogicalQuery(optimized, plan, _used_columns(optimized), names,
@@ -234,20 +247,42 @@ def _fetch_as_limit(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
-def _expand_group_by_all(tree: exp.Expression) -> exp.Expression:
-    """GROUP BY ALL (DuckDB): group by every select item that has no aggregate."""
+def _expand_group_by_all(tree: exp.Expression, sql: str) -> exp.Expression:
+    """GROUP BY ALL (DuckDB): group by every select item that has no aggregate.  An item
+    with an aggregate may not read a column outside it (``x + count(*)``): DuckDB refuses to
+    mix them rather than group by the column."""
     groups = [g for g in tree.find_all(exp.Group) if g.args.get("all")]
     if not groups:
         return tree
     tree = tree.copy()
     for group in [g for g in tree.find_all(exp.Group) if g.args.get("all")]:
         select = group.parent
+        for item in select.expressions:
+            column = _column_beside_aggregate(item)
+            if column is not None:
+                text = item.unalias().sql(dialect="duckdb", normalize_functions="lower")
+                raise SqlError("GROUP BY ALL: cannot mix aggregates with non-aggregated columns "
+                               f"in {text!r}", sql, span_of(column))
         keys = [e.unalias().copy() for e in select.expressions if not e.find(exp.AggFunc)]
         if keys:
             select.set("group", exp.Group(expressions=keys))
         else:
             select.set("group", None)
     return tree
+
+
+def _column_beside_aggregate(item: exp.Expression) -> exp.Column | None:
+    """A column a select item reads outside its aggregate calls, if it has one (not in a
+    window call or a nested query: those are not refused here)."""
+    if not any(isinstance(n, exp.AggFunc) for n in _outside(item, exp.Window, exp.Select)):
+        return None
+    return next((n for n in _outside(item, exp.AggFunc, exp.Filter, exp.WithinGroup, exp.Window,
+                                     exp.Select) if isinstance(n, exp.Column)), None)
+
+
+def _outside(node: exp.Expression, *kinds):
+    """``node``'s subtree without what is below a node of ``kinds``."""
+    return node.walk(prune=lambda n: n is not node and isinstance(n, kinds))
 
 
 def output_names(tree: exp.Expression) -> list[str] | None:
