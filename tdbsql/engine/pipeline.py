@@ -84,7 +84,8 @@ def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
     answered, skip = None, {}
     if not any(residuals) and not scan.projections and not any(f.projections for f in filters):
         answered, skip = metadata_groups(step, calls, array, condition)
-    scanned = ArrayScan(runner, scan, array, condition, skip, columns_read(runner, scan))
+    output = runner.query.derived("columns read", lambda: columns_read(runner, scan), scan)
+    scanned = ArrayScan(runner, scan, array, condition, skip, output)
 
     def batch(task):
         rows, frame = scan_batch(runner, scan, scanned, condition, task)

@@ -53,8 +53,9 @@ class Runner:
 
     def run(self, query: LogicalQuery) -> pa.Table:
         self.query = query
-        self.pushed = scan_filters(query.plan)
-        self._pushed_ids = {id(c) for found in self.pushed.values() for c in found}
+        self.pushed = query.derived("pushed", lambda: scan_filters(query.plan))
+        self._pushed_ids = query.derived("pushed ids", lambda: {
+            id(c) for found in self.pushed.values() for c in found})
         self.subqueries = SubqueryResolver(self, query.plan.ctes)
         root = query.plan.root
         frames = self.run_plan(query.plan)
@@ -142,11 +143,13 @@ class Runner:
 
     def scan_condition(self, scan: planner.Scan):
         """What a scan filters by: its own condition and the conjuncts pushed into it."""
-        return and_all(conjuncts(scan.condition) + self.pushed.get(id(scan), []))
+        return self.query.derived("scan condition", lambda: and_all(
+            conjuncts(scan.condition) + self.pushed.get(id(scan), [])), scan)
 
     def residual(self, step):
         """A step's condition without the conjuncts pushed into its scans (they ran there)."""
-        return and_all([c for c in conjuncts(step.condition) if id(c) not in self._pushed_ids])
+        return self.query.derived("residual", lambda: and_all(
+            [c for c in conjuncts(step.condition) if id(c) not in self._pushed_ids]), step)
 
     # -- expression helpers shared by the steps -----------------------------------------
 

@@ -43,7 +43,8 @@ class ArrayScan:
         used = runner.query.used_columns.get(step.name, frozenset())
         self.fields = [c for c in columns if c in used]
         self.output = self.fields if output is None else [c for c in self.fields if c in output]
-        predicate = unqualified(condition)
+        predicate = runner.query.derived("unqualified", lambda: unqualified(condition),
+                                         condition)
         self.scan = open_scan(array, self.fields or columns[:1],
                               scan_ranges(predicate, array.schema), predicate,
                               skip_tiles=skip_tiles, budget=runner.budget)
@@ -154,4 +155,5 @@ def array_scan(runner, step, table: exp.Table, condition) -> ArrayScan | Frame:
         data = source.table.select(names) if names else rows_only(source.table.num_rows)
         return Frame.single(step.name, data)
     return ArrayScan(runner, step, runner.open_array(source, window), condition,
-                     output=columns_read(runner, step))
+                     output=runner.query.derived("columns read",
+                                                 lambda: columns_read(runner, step), step))

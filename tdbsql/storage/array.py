@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from dataclasses import dataclass
 from functools import cached_property, partial
 
@@ -84,21 +85,40 @@ class Fragment:
 
     @cached_property
     def metadata(self):
+        """The fragment's metadata, parsed once per process: a committed fragment's metadata
+        file never changes (``_FRAGMENT_METADATA``)."""
+        entry, array = self.entry, self.array
+        footer = array.consolidated_footers.get(entry.name) if entry.version >= 3 else None
+        source = os.path.join(entry.path, FRAGMENT_METADATA_FILE)
+        identity = vfs.file_identity(source)
+        if identity is None:
+            return self._read_metadata(source, footer, None)
+        cache_key = (source, identity, footer, _digest(array.key),
+                     tuple(e.name for e in array.schema_entries))
+        with _FRAGMENT_METADATA_LOCK:
+            metadata = _FRAGMENT_METADATA.get(cache_key)
+        if metadata is None:
+            metadata = self._read_metadata(source, footer, identity[2])
+            with _FRAGMENT_METADATA_LOCK:
+                if len(_FRAGMENT_METADATA) >= _FRAGMENT_METADATA_KEPT:
+                    _FRAGMENT_METADATA.pop(next(iter(_FRAGMENT_METADATA)))
+                _FRAGMENT_METADATA[cache_key] = metadata
+        return metadata
+
+    def _read_metadata(self, source: str, footer: bytes | None, size: int | None):
         from ..format.fragment_metadata import read_fragment_metadata
 
-        entry = self.entry
-        footer = self.array.consolidated_footers.get(entry.name) if entry.version >= 3 else None
+        entry, array = self.entry, self.array
         # formats 1-2 tell dense from sparse by the __coords.tdb file; later ones by the footer
         coords_file = False
         if entry.version <= 2:
             coords_file = vfs.is_file(os.path.join(entry.path, "__coords.tdb"))
-        source = os.path.join(entry.path, FRAGMENT_METADATA_FILE)
         # one stat, and ranged reads through vfs (which check each range against the file)
         return read_fragment_metadata(
-            partial(vfs.read_range, source), self.array.schema_for_fragment(entry),
-            entry.name, entry.version, key=self.array.key, schemas=self.array.schemas,
-            footer=footer, file_size=vfs.file_size(source), has_coords_file=coords_file,
-            where=source,
+            partial(vfs.read_range, source), array.schema_for_fragment(entry),
+            entry.name, entry.version, key=array.key, schemas=array.schemas,
+            footer=footer, file_size=vfs.file_size(source) if size is None else size,
+            has_coords_file=coords_file, where=source,
         )
 
     @property
@@ -127,10 +147,22 @@ class Fragment:
 _SCHEMAS: dict[tuple, ArraySchema] = {}
 _SCHEMAS_KEPT = 256
 
+# Fragment metadata the same way, by (metadata file, its identity, the footer a consolidated
+# metadata file gave, the key, the array's schema files): the sections it loads on demand
+# (R-tree, tile offsets, zone maps) are then loaded once per process too.  A vacuumed fragment
+# is gone from the listing, so its entry is never asked for again.
+_FRAGMENT_METADATA: dict[tuple, object] = {}
+_FRAGMENT_METADATA_KEPT = 512
+_FRAGMENT_METADATA_LOCK = threading.Lock()
+
+
+def _digest(key: bytes | None) -> bytes | None:
+    return None if key is None else hashlib.sha256(key).digest()
+
 
 def _read_schema(entry, key: bytes | None) -> ArraySchema:
     identity = vfs.file_identity(entry.path)
-    cache_key = (entry.path, identity, None if key is None else hashlib.sha256(key).digest())
+    cache_key = (entry.path, identity, _digest(key))
     schema = _SCHEMAS.get(cache_key) if identity is not None else None
     if schema is None:
         data = vfs.read_file(entry.path)
