@@ -170,6 +170,21 @@ def test_plan_reused_until_a_table_changes(versions):
         con.sql(sql)
 
 
+def test_a_reused_plan_sees_new_fragments(tmp_path):
+    """A cached plan keeps what follows from the SQL alone (pushed filters, scan conditions),
+    never data: a write between two runs of one plan shows in the second."""
+    path = str(tmp_path / "a")
+    _sparse(path, {"k": [1, 2, 3], "v": [10, 20, 30], "s": ["a", "b", "c"]}, 1000)
+    con = tdbsql.connect()
+    con.register("t", path)
+    sql = "SELECT k, v, s FROM t WHERE v > 15 AND k < 100 ORDER BY k"
+    assert con.sql(sql).fetchall() == [(2, 20, "b"), (3, 30, "c")]
+    planned = con._plans[sql].query
+    _sparse(path, {"k": [2, 7], "v": [5, 70], "s": ["x", "y"]}, 2000)
+    assert con.sql(sql).fetchall() == [(3, 30, "c"), (7, 70, "y")]
+    assert con._plans[sql].query is planned
+
+
 def test_arrow_table_joins_an_array(versions):
     con = tdbsql.connect()
     con.register("a", versions)

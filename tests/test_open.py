@@ -60,3 +60,28 @@ def test_open_at_timestamp(dense):
     assert len(tdbsql.open(dense, timestamp=(6, 10)).fragments) == 1
     assert len(tdbsql.open(dense).fragments) == 2
     assert tdbsql.open(dense, timestamp=4).non_empty_domain() is None
+
+
+def test_fragment_metadata_parsed_once_until_the_file_changes(tmp_path):
+    """Opening an array again reuses each fragment's parsed metadata (with the sections it
+    loaded); a metadata file rewritten in place is parsed again -- here, found damaged."""
+    uri = str(tmp_path / "a")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(1, 100), tile=10, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True,
+                                                attrs=[tiledb.Attr("v", dtype=np.int32)]))
+    with tiledb.open(uri, "w") as A:
+        A[np.arange(1, 31)] = np.arange(30, dtype=np.int32)
+    first = tdbsql.open(uri).fragments[0].metadata
+    first.rtree  # a section loaded on demand
+    again = tdbsql.open(uri).fragments[0].metadata
+    assert again is first
+    assert tdbsql.query("SELECT sum(v) FROM array WHERE d > 20", uri).to_pylist() == \
+        [{"sum(v)": sum(range(20, 30))}]
+
+    path = tdbsql.open(uri).fragments[0].entry.path + "/__fragment_metadata.tdb"
+    with open(path, "r+b") as f:  # same size, other bytes: the footer no longer parses
+        size = f.seek(0, 2)
+        f.seek(size - 8)
+        f.write(b"\xff" * 8)
+    with pytest.raises(tdbsql.CorruptArrayError):
+        tdbsql.open(uri).fragments[0].metadata
