@@ -9,9 +9,7 @@ A key for an array that is not encrypted is refused, as in TileDB.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import threading
 from dataclasses import dataclass
 from functools import cached_property, partial
 
@@ -26,6 +24,7 @@ from .directory import (
 )
 from .tiles import TileReader, field_specs
 from . import vfs
+from .parsed_files import ParsedFiles, key_digest
 from ..format.names import META_DIR, SCHEMA_DIR, now_ms
 
 MAX_FORMAT_VERSION = 23
@@ -85,25 +84,14 @@ class Fragment:
 
     @cached_property
     def metadata(self):
-        """The fragment's metadata, parsed once per process: a committed fragment's metadata
-        file never changes (``_FRAGMENT_METADATA``)."""
+        """The fragment's metadata, parsed once per process (``storage.parsed_files``): the
+        sections it loads on demand (R-tree, tile offsets, zone maps) then load once too."""
         entry, array = self.entry, self.array
         footer = array.consolidated_footers.get(entry.name) if entry.version >= 3 else None
         source = os.path.join(entry.path, FRAGMENT_METADATA_FILE)
-        identity = vfs.file_identity(source)
-        if identity is None:
-            return self._read_metadata(source, footer, None)
-        cache_key = (source, identity, footer, _digest(array.key),
-                     tuple(e.name for e in array.schema_entries))
-        with _FRAGMENT_METADATA_LOCK:
-            metadata = _FRAGMENT_METADATA.get(cache_key)
-        if metadata is None:
-            metadata = self._read_metadata(source, footer, identity[2])
-            with _FRAGMENT_METADATA_LOCK:
-                if len(_FRAGMENT_METADATA) >= _FRAGMENT_METADATA_KEPT:
-                    _FRAGMENT_METADATA.pop(next(iter(_FRAGMENT_METADATA)))
-                _FRAGMENT_METADATA[cache_key] = metadata
-        return metadata
+        return _FRAGMENT_METADATA.get(
+            source, lambda size: self._read_metadata(source, footer, size), footer,
+            key_digest(array.key), tuple(e.name for e in array.schema_entries))
 
     def _read_metadata(self, source: str, footer: bytes | None, size: int | None):
         from ..format.fragment_metadata import read_fragment_metadata
@@ -141,38 +129,19 @@ class Fragment:
                           schema.validity_filters, self.array.encryption)
 
 
-# Parsed schemas by (file, its identity, the key): a schema file is written once under a unique
-# name, so a query that opens an array again parses nothing; a rewritten file has a new identity
-# (keys are held as digests only).
-_SCHEMAS: dict[tuple, ArraySchema] = {}
-_SCHEMAS_KEPT = 256
-
-# Fragment metadata the same way, by (metadata file, its identity, the footer a consolidated
-# metadata file gave, the key, the array's schema files): the sections it loads on demand
-# (R-tree, tile offsets, zone maps) are then loaded once per process too.  A vacuumed fragment
-# is gone from the listing, so its entry is never asked for again.
-_FRAGMENT_METADATA: dict[tuple, object] = {}
-_FRAGMENT_METADATA_KEPT = 512
-_FRAGMENT_METADATA_LOCK = threading.Lock()
-
-
-def _digest(key: bytes | None) -> bytes | None:
-    return None if key is None else hashlib.sha256(key).digest()
+_SCHEMAS: ParsedFiles[ArraySchema] = ParsedFiles(256)
+_FRAGMENT_METADATA: ParsedFiles = ParsedFiles(512)
+_CONSOLIDATED_FOOTERS: ParsedFiles[dict] = ParsedFiles(256)
 
 
 def _read_schema(entry, key: bytes | None) -> ArraySchema:
-    identity = vfs.file_identity(entry.path)
-    cache_key = (entry.path, identity, _digest(key))
-    schema = _SCHEMAS.get(cache_key) if identity is not None else None
-    if schema is None:
+    def parse(size) -> ArraySchema:
         data = vfs.read_file(entry.path)
         if key is not None:
             _require_encrypted(data, entry.path)
-        schema = read_array_schema(data, entry.path, entry.name, key)
-        if len(_SCHEMAS) >= _SCHEMAS_KEPT:
-            _SCHEMAS.pop(next(iter(_SCHEMAS)))
-        _SCHEMAS[cache_key] = schema
-    return schema
+        return read_array_schema(data, entry.path, entry.name, key)
+
+    return _SCHEMAS.get(entry.path, parse, key_digest(key))
 
 
 class Array:
@@ -247,8 +216,10 @@ class Array:
 
         footers: dict[str, bytes] = {}
         for path in self.directory.fragment_meta_files:
-            meta = read_consolidated_fragment_metadata(vfs.read_file(path), path, self.key)
-            for name, footer in meta.footers.items():
+            found = _CONSOLIDATED_FOOTERS.get(path, lambda size, path=path: (
+                read_consolidated_fragment_metadata(vfs.read_file(path), path, self.key).footers),
+                key_digest(self.key))
+            for name, footer in found.items():
                 footers.setdefault(name, footer)
         return footers
 
