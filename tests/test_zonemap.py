@@ -20,8 +20,10 @@ from tdbsql.engine.evaluate import where_mask
 from tdbsql.engine.fields import column_to_arrow
 from tdbsql.engine.scan import STAT_KEYS, scan
 from tdbsql.storage.tile_cache import tile_cache
+from tdbsql.planner.pruning import leaf_mbrs, pick_tiles
 from tdbsql.planner.zonemap import (
-    ALWAYS, MAYBE, NEVER, Stats, classify_test, field_kinds, parse_predicate,
+    ALWAYS, MAYBE, NEVER, Stats, attribute_stats, cell_counts, classify_test, field_kinds,
+    parse_predicate, stats_getter,
 )
 from tdbsql.storage.array import Array
 
@@ -259,6 +261,44 @@ def test_dense_dimension_and_attribute_conjuncts(tmp_path):
     _dense(path, [(0, 99, np.arange(100) * 2)])
     result = _check(str(path), "d >= 15 AND a < 60", fields=["d", "a"])
     assert result.stats["tiles_after_zonemap"] == 2
+
+
+# -- the zone-map lookup both scans and the metadata aggregates use -----------------------------
+
+
+def test_stats_getter_narrows_to_listed_tiles(one_fragment):
+    """Over some tiles: dimension stats are the bounds given, attribute stats the fragment's
+    metadata narrowed to those tiles in their order; over every tile (``tiles`` None): the
+    metadata as it is.  Each field's stats are worked out once."""
+    array = Array(one_fragment)
+    frag, schema = array.fragments[0], array.schema
+    kinds = field_kinds(schema)
+    cells = cell_counts(frag.metadata)
+    mbrs = dict(zip(["d"], leaf_mbrs(frag.metadata)))
+    every = stats_getter(frag, schema, kinds, mbrs, cells)
+    tiles = np.array([7, 2, 5], dtype=np.int64)
+    bounds = {name: (pick_tiles(lows, tiles), pick_tiles(highs, tiles))
+              for name, (lows, highs) in mbrs.items()}
+    some = stats_getter(frag, schema, kinds, bounds, cells[tiles], tiles)
+    assert some("d").mins.tolist() == [700, 200, 500]
+    assert some("d").maxes.tolist() == [799, 299, 599]
+    assert every("a").mins.tolist() == list(range(0, N, CAPACITY))
+    for name in ("a", "f", "s", "t", "n"):
+        whole = attribute_stats(frag, kinds[name], True, cells)
+        assert _same_stats(every(name), whole)
+        part = some(name)
+        assert part is some(name)  # cached
+        for got, full in zip(vars(part).values(), vars(whole).values()):
+            if isinstance(full, np.ndarray):
+                assert isinstance(got, np.ndarray) and got.flags.c_contiguous
+                np.testing.assert_array_equal(got, full[tiles])  # NaN equals NaN here
+            else:
+                assert isinstance(got, list) and got == [full[i] for i in tiles]
+
+
+def _same_stats(x: Stats, y: Stats) -> bool:
+    return all(np.array_equal(a, b, equal_nan=np.asarray(a).dtype.kind == "f")
+               for a, b in zip(vars(x).values(), vars(y).values()))
 
 
 # -- the classification against brute force ----------------------------------------------------

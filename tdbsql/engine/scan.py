@@ -42,8 +42,7 @@ import numpy as np
 
 from ..planner.pruning import Ranges
 from ..planner.zonemap import (
-    Stats, TileClasses, attribute_stats, bounds_stats, cell_counts, classify, field_kinds,
-    parse_predicate, same_field,
+    TileClasses, classify, field_kinds, parse_predicate, same_field, stats_getter,
 )
 from .column import Column
 from .stored_filter import StoredFilter, compress, stored_filter
@@ -137,20 +136,7 @@ class TileScan:
         listed tile, ``cells`` the cell count of each listed tile.  None without tests."""
         if self.predicate is None or not self.predicate.tests:
             return None
-        all_cells = cell_counts(frag.metadata)
-        cache: dict[str, Stats | None] = {}  # two conjuncts on one column: one zone map
-
-        def stats_of(name: str) -> Stats | None:
-            if name not in cache:
-                kind = self.kinds[name]
-                if kind.is_dim:
-                    cache[name] = bounds_stats(*dim_bounds[name], cells)
-                else:
-                    stats = attribute_stats(frag, kind, self.same_field(frag.fields.get(name)),
-                                            all_cells)
-                    cache[name] = None if stats is None else _subset(stats, tiles)
-            return cache[name]
-
+        stats_of = stats_getter(frag, self.schema, self.kinds, dim_bounds, cells, tiles)
         return classify(self.predicate, self.kinds, stats_of, len(tiles))
 
     def same_field(self, spec) -> bool:
@@ -176,17 +162,6 @@ class TileScan:
         with self._stats_lock:  # tiles are read on several threads
             self.stats["bytes_read"] += 0 if cached else int(read)
             self.stats["bytes_decoded"] += int(decoded)
-
-
-def _subset(stats: Stats, tiles: np.ndarray) -> Stats:
-    def pick(values):
-        if values is None:
-            return None
-        if isinstance(values, np.ndarray):
-            return np.ascontiguousarray(values[tiles])
-        return [values[int(i)] for i in tiles]
-    return Stats(pick(stats.mins), pick(stats.maxes), pick(stats.null_counts),
-                 pick(stats.cell_counts), pick(stats.trusted), pick(stats.null_exact))
 
 
 def open_scan(array, fields: list[str], ranges: Ranges, predicate=None, *,

@@ -43,7 +43,8 @@ from ..format.delete_condition import (
 from ..format.filters.compression import CompressionFilter
 from ..storage.directory import UINT64_MAX
 from ..planner.pruning import (
-    Ranges, box_inside, fragment_overlaps, isolated_tiles, leaf_mbrs, sparse_tiles,
+    Ranges, box_inside, disjoint_domains, fragment_overlaps, isolated_tiles, leaf_mbrs, pick_tiles,
+    sparse_tiles,
 )
 from ..planner.zonemap import NEVER, cell_counts
 from ..storage.tiles import FieldSpec
@@ -56,6 +57,7 @@ from .scan import ScanResult, TileScan
 TIMESTAMPS = "__timestamps"
 DELETE_TIMESTAMPS = "__delete_timestamps"
 ZIPPED_COORDS = "__coords"
+MAX_DISJOINT_CHECK = 256  # fragments compared pairwise; more are merged without checking
 
 
 @dataclass(frozen=True)
@@ -235,12 +237,13 @@ class SparseScan(TileScan):
         """Can one coordinate have several cells?  Not with duplicates allowed, nor when no
         fragment holds per-cell timestamps (a consolidated fragment may keep several versions)
         and the fragments' non-empty domains are pairwise disjoint (a fragment's own
-        coordinates are unique)."""
+        coordinates are unique; checked for up to ``MAX_DISJOINT_CHECK`` fragments)."""
         if self._dedup is None:
             frags = self.fragments
             self._dedup = not self.schema.allows_duplicates and (
-                any(f.metadata.has_timestamps for f in frags) or not _disjoint(
-                    [f.metadata.non_empty_domain for f in frags], self.dim_names))
+                any(f.metadata.has_timestamps for f in frags) or len(frags) > MAX_DISJOINT_CHECK
+                or not disjoint_domains([f.metadata.non_empty_domain for f in frags],
+                                        self.dim_names))
         return self._dedup
 
     def _check_delete_fields(self) -> None:
@@ -280,8 +283,8 @@ class SparseScan(TileScan):
                                                and frag.timestamp_range[1] <= hi)
         self.stats["tiles_after_zonemap"] += len(tiles)
         self.stats["tiles_always"] += int(always.sum())
-        inside = box_inside([_pick(lows, tiles) for lows, _ in mbrs],
-                            [_pick(highs, tiles) for _, highs in mbrs], self.dim_names,
+        inside = box_inside([pick_tiles(lows, tiles) for lows, _ in mbrs],
+                            [pick_tiles(highs, tiles) for _, highs in mbrs], self.dim_names,
                             self.ranges)
         return [TileTask(frag_idx, int(t), bool(a), partial, bool(i), int(c))
                 for t, a, i, c in zip(tiles, always, inside, settled)]
@@ -327,8 +330,7 @@ class SparseScan(TileScan):
         if self.predicate is None or not self.predicate.tests or not len(tiles):
             return tiles, np.zeros(len(tiles), dtype=bool), np.zeros(len(tiles), np.uint64)
         cells = cell_counts(frag.metadata)[tiles]
-        bounds = {name: (lows[tiles] if isinstance(lows, np.ndarray) else [lows[i] for i in tiles],
-                         highs[tiles] if isinstance(highs, np.ndarray) else [highs[i] for i in tiles])
+        bounds = {name: (pick_tiles(lows, tiles), pick_tiles(highs, tiles))
                   for name, (lows, highs) in zip(self.dim_names, mbrs)}
         classes = self.zone_classes(frag, tiles, bounds, cells)
         drop = classes.dims == NEVER  # dimension conjuncts: always sound
@@ -577,33 +579,6 @@ def zipped_coords(frag, tile_idx: int) -> dict[str, Column]:
     else:  # stored zipped: the dimensions of a cell side by side
         per_dim = values.reshape(n, len(dims)).T
     return {d.name: Column(np.ascontiguousarray(per_dim[i])) for i, d in enumerate(dims)}
-
-
-MAX_DISJOINT_CHECK = 256  # fragments compared pairwise; more are merged without checking
-
-
-def _disjoint(domains: list, dim_names: list[str]) -> bool:
-    """Are the non-empty domains pairwise disjoint (some dimension apart for every pair)?"""
-    if len(domains) > MAX_DISJOINT_CHECK:
-        return False
-    for i, first in enumerate(domains):
-        if first is None:
-            continue
-        box = {name: [(_plain(lo), _plain(hi))] for name, (lo, hi) in zip(dim_names, first)}
-        if any(fragment_overlaps(other, dim_names, box) for other in domains[i + 1:]):
-            return False
-    return True
-
-
-def _plain(bound):
-    return bytes(bound) if isinstance(bound, (bytearray, memoryview)) else bound
-
-
-def _pick(values, tiles: np.ndarray):
-    """Per-tile bounds of the tiles ``tiles`` (a numpy array, or a list for string dims)."""
-    if isinstance(values, np.ndarray):
-        return values[tiles]
-    return [values[int(i)] for i in tiles]
 
 
 def _in_ranges(column: Column, dim, ranges) -> np.ndarray:

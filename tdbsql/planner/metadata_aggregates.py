@@ -36,11 +36,11 @@ import numpy as np
 
 from ..storage.directory import UINT64_MAX
 from .pruning import (
-    DenseTileGrid, Ranges, box_inside, fragment_overlaps, isolated_tiles, leaf_mbrs, sparse_tiles,
+    DenseTileGrid, Ranges, box_inside, fragment_overlaps, isolated_tiles, leaf_mbrs, pick_tiles,
+    sparse_tiles,
 )
 from .zonemap import (
-    FieldKind, Predicate, attribute_stats, bounds_stats, cell_counts, classify,
-    field_kinds, parse_predicate, same_field,
+    FieldKind, Predicate, cell_counts, classify, field_kinds, parse_predicate, stats_getter,
 )
 
 FUNCS = ("count_star", "count", "sum", "min", "max")
@@ -117,11 +117,10 @@ def _fold(partial: Partial, func: str, values, non_null: np.ndarray) -> None:
         return
     if not len(has_values):
         return
-    if isinstance(values, np.ndarray):
-        chosen = values[has_values]
+    chosen = pick_tiles(values, has_values)
+    if isinstance(chosen, np.ndarray):
         partial.raw.append((chosen.min() if func == "min" else chosen.max()).item())
     else:
-        chosen = [values[int(i)] for i in has_values]
         partial.raw.append(min(chosen) if func == "min" else max(chosen))
 
 
@@ -136,18 +135,7 @@ def _answerable(array, frag_idx, frag, ranges, pred, kinds, aggregates):
         return None
     bounds, candidate = placed
     cells = cell_counts(frag.metadata)
-    stats_cache: dict = {}
-
-    def stats_of(name):
-        if name not in stats_cache:
-            kind = kinds[name]
-            if kind.is_dim:
-                stats_cache[name] = bounds_stats(*bounds[name], cells)
-            else:
-                matches = same_field(array.schema, frag.fields.get(name))
-                stats_cache[name] = attribute_stats(frag, kind, matches, cells)
-        return stats_cache[name]
-
+    stats_of = stats_getter(frag, array.schema, kinds, bounds, cells)
     n = len(candidate)
     if pred.tests:
         candidate &= classify(pred, kinds, stats_of, n).always
@@ -218,8 +206,7 @@ def tile_answers(array, ranges: Ranges, predicate, aggregates: list[tuple[str, s
                 values.append(np.asarray(frag.metadata.tile_sums[column])[tiles])
             else:
                 bounds_of = stats.mins if func == "min" else stats.maxes
-                values.append(np.asarray(bounds_of)[tiles] if isinstance(bounds_of, np.ndarray)
-                              else [bounds_of[int(i)] for i in tiles])
+                values.append(pick_tiles(bounds_of, tiles))
         keys = {name: np.asarray(bounds[name][0])[tiles] for name in group_dims}
         answers.append(TileAnswers(frag_idx, tiles, keys, values, non_null))
     return answers or None

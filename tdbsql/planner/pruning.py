@@ -7,7 +7,9 @@ bytes, compared bytewise as TileDB orders them, and ``None`` for an open end.  D
 fragment or tile whose domain misses every range is always sound: no cell in it can be returned.
 
 Tile bounds come from ``leaf_mbrs`` (sparse: the R-tree leaf level) and ``DenseTileGrid``
-(dense: the space tiles covering a fragment's non-empty domain, in the array's tile order).
+(dense: the space tiles covering a fragment's non-empty domain, in the array's tile order);
+``pick_tiles`` narrows any per-tile sequence to some tiles.  ``isolated_tiles`` (tiles) and
+``disjoint_domains`` (fragments) test boxes against other fragments' non-empty domains.
 """
 
 from __future__ import annotations
@@ -64,7 +66,16 @@ def range_hull(ranges: list[tuple[Any, Any]]) -> tuple[Any, Any]:
 
 
 def _bytes(value):
+    """A bytes-like bound (``bytearray`` / ``memoryview`` from fragment metadata) as ``bytes``,
+    so it compares with range bounds; any other value as it is."""
     return bytes(value) if isinstance(value, bytearray | memoryview) else value
+
+
+def domain_box(non_empty_domain, dim_names: list[str]) -> Ranges:
+    """A fragment's non-empty domain (per dimension ``(lo, hi)``) as ``Ranges``: one closed
+    range per dimension, bytes-like bounds as ``bytes``.  What ``fragment_overlaps`` and
+    ``sparse_tiles`` test other boxes against."""
+    return {name: [(_bytes(lo), _bytes(hi))] for name, (lo, hi) in zip(dim_names, non_empty_domain)}
 
 
 def isolated_tiles(mbrs: list[tuple[Any, Any]], dim_names: list[str], other_domains,
@@ -77,9 +88,21 @@ def isolated_tiles(mbrs: list[tuple[Any, Any]], dim_names: list[str], other_doma
     for ned in other_domains:
         if ned is None:
             continue
-        box = {name: [(_bytes(lo), _bytes(hi))] for name, (lo, hi) in zip(dim_names, ned)}
-        alone[sparse_tiles(mbrs, dim_names, box, tile_count)] = False
+        alone[sparse_tiles(mbrs, dim_names, domain_box(ned, dim_names), tile_count)] = False
     return alone
+
+
+def disjoint_domains(domains: list, dim_names: list[str]) -> bool:
+    """Are the fragments' non-empty domains (``None``: an empty fragment, apart from all)
+    pairwise disjoint, i.e. some dimension apart for every pair?  The fragment-level twin of
+    ``isolated_tiles``: both test boxes against ``domain_box`` of a non-empty domain."""
+    for i, first in enumerate(domains):
+        if first is None:
+            continue
+        box = domain_box(first, dim_names)
+        if any(fragment_overlaps(other, dim_names, box) for other in domains[i + 1:]):
+            return False
+    return True
 
 
 def box_inside(lows, highs, dim_names: list[str], ranges: Ranges) -> np.ndarray:
@@ -117,6 +140,19 @@ def leaf_mbrs(meta) -> list[tuple[Any, Any]]:
         else:
             out.append(([lo for lo, _ in ranges], [hi for _, hi in ranges]))
     return out
+
+
+def pick_tiles(values, tiles: np.ndarray):
+    """The entries of some tiles from a per-tile sequence (bounds from ``leaf_mbrs`` or
+    ``DenseTileGrid``, or a zone map's per-tile values).
+
+    ``values``: one entry per tile, a numpy array (fixed-size values) or a list (bytes-like
+    bounds of var-sized dimensions and strings); ``tiles``: integer array of tile indices.
+    Returns the entries of ``tiles`` in that order, of the same kind: a new numpy array, or a
+    list."""
+    if isinstance(values, np.ndarray):
+        return values[tiles]
+    return [values[int(i)] for i in tiles]
 
 
 class DenseTileGrid:

@@ -42,6 +42,7 @@ from sqlglot import exp
 from ..datatypes import VAR_NUM, Datatype, type_info
 from ..kernels import zonemap as kernels
 from .conjuncts import conjuncts
+from .pruning import pick_tiles
 
 NEVER, MAYBE, ALWAYS = kernels.NEVER, kernels.MAYBE, kernels.ALWAYS
 _NAT = np.iinfo(np.int64).min
@@ -380,6 +381,48 @@ def bounds_stats(lows, highs, cells: np.ndarray) -> Stats:
     else:
         lows, highs = [bytes(v) for v in lows], [bytes(v) for v in highs]
     return Stats(lows, highs, np.zeros(n, np.uint64), cells, ones, ones)
+
+
+def stats_getter(frag, schema, kinds: dict[str, FieldKind], dim_bounds: dict[str, tuple],
+                 cells: np.ndarray, tiles: np.ndarray | None = None
+                 ) -> Callable[[str], Stats | None]:
+    """The zone-map lookup ``classify`` takes, for some tiles of the fragment ``frag``: a
+    function of a field name returning that field's ``Stats`` over the listed tiles (None: no
+    usable metadata), worked out once per name (two conjuncts on one column: one zone map).
+
+    ``tiles``: the fragment's tile indices described, in order (None: every tile);
+    ``dim_bounds[name]``: a dimension's ``(lows, highs)``, one entry per listed tile (numpy
+    arrays, or lists of bytes-like bounds for var-sized dimensions); ``cells``: the cell count
+    of each listed tile; ``schema``: the array schema in force, ``kinds`` its ``field_kinds``.
+    A dimension's stats are its bounds (``bounds_stats``); an attribute's come from the
+    fragment metadata (``attribute_stats``, None for one the fragment lacks or stored with
+    another type: ``same_field``), narrowed to ``tiles``."""
+    all_cells = cells if tiles is None else cell_counts(frag.metadata)  # metadata: every tile
+    cache: dict[str, Stats | None] = {}
+
+    def stats_of(name: str) -> Stats | None:
+        if name not in cache:
+            kind = kinds[name]
+            if kind.is_dim:
+                cache[name] = bounds_stats(*dim_bounds[name], cells)
+            else:
+                stats = attribute_stats(frag, kind, same_field(schema, frag.fields.get(name)),
+                                        all_cells)
+                cache[name] = stats if stats is None or tiles is None else _subset(stats, tiles)
+        return cache[name]
+
+    return stats_of
+
+
+def _subset(stats: Stats, tiles: np.ndarray) -> Stats:
+    """``stats`` of the tiles ``tiles`` only (contiguous numpy arrays, or lists)."""
+    def pick(values):
+        if values is None:
+            return None
+        picked = pick_tiles(values, tiles)
+        return np.ascontiguousarray(picked) if isinstance(picked, np.ndarray) else picked
+    return Stats(pick(stats.mins), pick(stats.maxes), pick(stats.null_counts),
+                 pick(stats.cell_counts), pick(stats.trusted), pick(stats.null_exact))
 
 
 def _widen(values: np.ndarray) -> np.ndarray:
