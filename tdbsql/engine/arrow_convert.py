@@ -13,6 +13,7 @@ import pyarrow as pa
 from ..datatypes import VAR_NUM, arrow_type, string_codec, temporal_mapping, type_info
 from ..errors import DataError
 from ..kernels import transcode
+from . import pooled
 from .column import Column
 
 _NAT = np.iinfo(np.int64).min
@@ -129,9 +130,16 @@ def _binary(raw: np.ndarray, offsets: np.ndarray, mask) -> pa.Array:
     validity = None if mask is None else pa.array(~mask).buffers()[1]
     return pa.Array.from_buffers(
         pa.binary(), len(offsets) - 1,
-        [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(raw)],
+        [validity, pa.py_buffer(_int32(offsets)), pa.py_buffer(raw)],
         -1 if mask is not None else 0,
     )
+
+
+def _int32(offsets: np.ndarray) -> np.ndarray:
+    """Offsets below 2**31 as int32 (Arrow's string offsets)."""
+    out = pooled.empty(len(offsets), np.int32)
+    np.copyto(out, offsets, casting="unsafe")
+    return out
 
 
 def _or_masks(a, b):

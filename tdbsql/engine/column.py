@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernels import gather as gather_kernels
+from . import pooled
 
 
 @dataclass(frozen=True)
@@ -38,12 +39,12 @@ class Column:
     def take(self, indices: np.ndarray) -> "Column":
         """Cells at ``indices`` (int64), in that order."""
         indices = np.ascontiguousarray(indices, dtype=np.int64)
-        validity = None if self.validity is None else self.validity[indices]
+        validity = None if self.validity is None else pooled.take(self.validity, indices)
         if self.offsets is not None:
             values, offsets = gather_var(self.values, self.offsets, indices)
             return Column(values, offsets, validity, self.cell_val_num)
         if self.cell_val_num == 1:
-            return Column(self.values[indices], None, validity, 1)
+            return Column(pooled.take(self.values, indices), None, validity, 1)
         cells = self.values.reshape(-1, self.cell_val_num)[indices]
         return Column(cells.reshape(-1), None, validity, self.cell_val_num)
 
@@ -52,9 +53,10 @@ def gather_var(values: np.ndarray, offsets: np.ndarray, indices: np.ndarray):
     """Gather var-sized cells: ``(values, offsets)`` of the cells at ``indices``."""
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     lengths = offsets[1:][indices] - offsets[:-1][indices]
-    out_offsets = np.zeros(len(indices) + 1, dtype=np.int64)
+    out_offsets = pooled.empty(len(indices) + 1, np.int64)
+    out_offsets[0] = 0
     np.cumsum(lengths, out=out_offsets[1:])
-    out = np.empty(int(out_offsets[-1]), dtype=np.uint8)
+    out = pooled.empty(int(out_offsets[-1]), np.uint8)
     src = np.ascontiguousarray(values).view(np.uint8)
     if not src.flags.writeable:
         src = src.copy()
@@ -70,19 +72,21 @@ def concat(columns: list[Column]) -> Column:
     has_validity = any(c.validity is not None for c in columns)
     validity = None
     if has_validity:
-        validity = np.concatenate(
+        validity = pooled.concatenate(
             [c.validity if c.validity is not None else np.ones(len(c), np.uint8) for c in columns]
         )
     if columns[0].offsets is None:
-        return Column(np.concatenate([c.values for c in columns]), None, validity, cvn)
-    parts = [np.zeros(1, np.int64)]
-    base = 0
+        return Column(pooled.concatenate([c.values for c in columns]), None, validity, cvn)
+    offsets = pooled.empty(sum(len(c) for c in columns) + 1, np.int64)
+    offsets[0] = base = row = 0
     for c in columns:
-        parts.append(c.offsets[1:] - c.offsets[0] + base)
+        # a sliced column's offsets may start past 0: rebase
+        np.add(c.offsets[1:], base - c.offsets[0], out=offsets[row + 1:row + 1 + len(c)])
         base += int(c.offsets[-1] - c.offsets[0])
-    # a sliced column's values may start past its first offset: rebase
-    values = np.concatenate([c.values[int(c.offsets[0]) : int(c.offsets[-1])] for c in columns])
-    return Column(values, np.concatenate(parts), validity, cvn)
+        row += len(c)
+    values = pooled.concatenate([c.values[int(c.offsets[0]) : int(c.offsets[-1])]
+                                 for c in columns])
+    return Column(values, offsets, validity, cvn)
 
 
 def repeat_value(value: bytes, dtype: np.dtype, count: int, var: bool, cell_val_num: int,

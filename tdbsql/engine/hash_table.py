@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
 from ..kernels import hashing
+from . import pooled
 
 NO_ROWS = np.empty(0, np.uint8)  # "no mask" for the kernels' skip/valid arguments
 # a direct-lookup box bigger than this stops being cache friendly: hash instead
@@ -190,7 +191,7 @@ def short_string_codes(array: pa.Array) -> np.ndarray | None:
     if not data.flags.writeable:
         data = data[offsets[0]:offsets[-1]].copy()
         offsets -= offsets[0]
-    codes = np.empty(len(array), np.int64)
+    codes = pooled.empty(len(array), np.int64)
     if not hashing.pack_short_strings(offsets, data, codes):
         return None
     return codes
@@ -253,7 +254,7 @@ def group_rows(columns: list[np.ndarray], nrows: int) -> HashTable:
     if box is None:
         return build_table(key_matrix(columns, nrows))
     lows, extents, size = box
-    code = columns[0] - lows[0]
+    code = np.subtract(columns[0], lows[0], out=pooled.empty(nrows, np.int64))
     for column, low, extent in zip(columns[1:], lows[1:], extents[1:]):
         code *= extent
         code += column
@@ -282,7 +283,7 @@ def _box(columns: list[np.ndarray], nrows: int) -> tuple[list[int], list[int], i
 def _build_direct(keys, skip, mins, extents, size) -> HashTable:
     nrows = keys.shape[1]
     slot_groups = np.full(size, -1, np.int64)
-    ids = np.empty(nrows, np.int64)
+    ids = pooled.empty(nrows, np.int64)
     first = np.empty(min(size, nrows), np.int64)
     count = hashing.group_direct(keys, mins, extents, skip, slot_groups, ids, first)
     return HashTable(keys, ids, count, first[:count].copy(), slot_groups, mins, extents)
@@ -293,7 +294,7 @@ def _build_hashed(keys, skip) -> HashTable:
     capacity = _FIRST_TABLE_SLOTS
     table = np.full(capacity, -1, np.int64)
     first = np.empty(capacity // 2, np.int64)
-    ids = np.empty(nrows, np.int64)
+    ids = pooled.empty(nrows, np.int64)
     row, count = 0, 0
     while True:
         row, count = hashing.group_insert(keys, skip, row, count, table, first, ids)
@@ -312,12 +313,12 @@ def probe_table(built: HashTable, keys: np.ndarray, skip: np.ndarray | None = No
     """Group id (in ``built``) of every row of another key matrix with the same columns;
     -1 where the key is absent or the row is skipped."""
     skip = NO_ROWS if skip is None else skip
-    out = np.empty(keys.shape[1], np.int64)
+    out = pooled.empty(keys.shape[1], np.int64)
     if built.count == 0:
         out.fill(-1)
         return out
     if built.direct:
-        slots = np.empty(keys.shape[1], np.int64)
+        slots = pooled.empty(keys.shape[1], np.int64)
         hashing.box_slots(keys, built.mins, built.extents, skip, slots)
         hashing.direct_probe(slots, built.table, out)
     else:

@@ -14,7 +14,6 @@ pushed-down condition reads are not turned into Arrow once the condition is appl
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 from sqlglot import exp, planner
 
