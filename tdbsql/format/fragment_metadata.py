@@ -250,6 +250,8 @@ def parse_footer(data, schemas, where: str, offset: int = 0,
     schema_name = _read_schema_name(r) if version >= 10 else LEGACY_SCHEMA_NAME
     schema = _schema_for(schemas, schema_name, where)
     dense = r.bool("footer dense flag")
+    if dense and schema.sparse:  # (a dense array may hold sparse fragments: old TileDB wrote them)
+        raise r.error("footer dense flag", "a dense fragment in a sparse array")
     ned = _read_non_empty_domain(r, schema.dimensions)
     sparse_tile_num = r.u64("footer sparse tile count")
     last_tile_cell_num = r.u64("footer last tile cell count")
