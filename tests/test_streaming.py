@@ -397,8 +397,10 @@ def test_expressions_around_metadata_aggregates(days):
 def test_chunks_gather_neighbouring_tiles(tiles, oracle, monkeypatch):
     """A streamed scan reads chunks of several tiles (the steps above run once per chunk),
     every kept tile exactly once, in order; results equal DuckDB's."""
+    from tdbsql.engine import scan_step
     from tdbsql.engine.scan_step import ArrayScan
 
+    monkeypatch.setattr(scan_step, "SERIAL_CELLS", 0)  # as if the array were large
     chunks = []
     tasks = ArrayScan.tasks
 
@@ -442,3 +444,27 @@ def test_columns_only_the_scan_condition_reads_stay_unconverted(tiles, oracle, m
     want = want.read_all() if isinstance(want, pa.RecordBatchReader) else want
     assert _same(_rows(got), _rows(want))
     assert converted and not converted & {"k", "id"}
+
+
+def test_a_small_scan_stays_on_the_calling_thread(tiles, oracle, monkeypatch):
+    """Below SERIAL_CELLS the chunks run on the calling thread (the pool costs more than it
+    gains); above it they go to the pool.  Results are the same."""
+    from tdbsql.engine import pipeline, scan_step
+
+    pooled = []
+    real = pipeline.map_ordered
+
+    def spy(fn, items, window=None):
+        pooled.append(True)
+        return real(fn, items, window)
+
+    monkeypatch.setattr(pipeline, "map_ordered", spy)
+    sql = "SELECT g, sum(x), count(*) FROM t WHERE id > 100 GROUP BY g"
+    want = oracle.sql(sql).arrow()
+    want = want.read_all() if isinstance(want, pa.RecordBatchReader) else want
+    for serial_cells, expect_pool in ((1 << 22, False), (0, True)):
+        pooled.clear()
+        monkeypatch.setattr(scan_step, "SERIAL_CELLS", serial_cells)
+        got = tdbsql.query(sql.replace("FROM t", "FROM array"), tiles)
+        assert _same(_rows(got), _rows(want))
+        assert bool(pooled) == expect_pool

@@ -40,8 +40,9 @@ from .scan_step import ArrayScan, columns_read
 def stream_scan(runner, step, scanned: ArrayScan, condition) -> Frame:
     """The scan step's output: every task filtered and projected, then concatenated."""
     started = time.perf_counter()
-    batches = _map(lambda task: scan_batch(runner, step, scanned, condition, task),
-                   scanned.tasks(), has_subquery(condition, *step.projections))
+    chunks = scanned.tasks()
+    batches = _map(lambda task: scan_batch(runner, step, scanned, condition, task), chunks,
+                   scanned.serial or has_subquery(condition, *step.projections))
     rows, held = 0, 0
     frames = []
     for scanned_rows, frame in batches:
@@ -100,7 +101,8 @@ def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
     started = time.perf_counter()
     rows, passed, last, held = 0, [0] * (len(filters) + 1), None, 0
     partials = [] if answered is None else [answered]
-    for batch_rows, batch_passed, frame, state in map_ordered(batch, scanned.tasks()):
+    chunks = scanned.tasks()
+    for batch_rows, batch_passed, frame, state in _map(batch, chunks, scanned.serial):
         rows += batch_rows
         passed = [a + b for a, b in zip(passed, batch_passed)]
         last = frame
