@@ -66,22 +66,18 @@ def scan_batch(runner, step, scanned: ArrayScan, condition, task) -> tuple[int, 
 def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
     """(the Aggregate step's frame, the steps it ran inside it) or None when ``step`` is not
     an aggregate over a streamable chain."""
-    if not isinstance(step, planner.Aggregate) or not streamable(step) or has_subquery(
-            *step.operands, *step.group.values(), *step.aggregations):
+    if not isinstance(step, planner.Aggregate):
         return None
-    chain = chain_below(step)
-    if chain is None:
+    shape = runner.query.derived("streamed aggregate", lambda: _streamable_chain(runner, step),
+                                 step)
+    if shape is None:
         return None
-    scan, filters = chain
+    scan, filters, residuals, calls = shape
     source, window = runner.catalog.resolve(scan.source, runner.sql)
     if not isinstance(source, ArraySource):
         return None
     condition = runner.scan_condition(scan)
-    if has_subquery(condition, *scan.projections):
-        return None
     array = runner.open_array(source, window)
-    residuals = [runner.residual(f) for f in filters]
-    calls = step_calls(step)
     answered, skip = None, {}
     if not any(residuals) and not scan.projections and not any(f.projections for f in filters):
         answered, skip = metadata_groups(step, calls, array, condition)
@@ -119,6 +115,22 @@ def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
     else:  # no row at all: the ordinary aggregate over the (typed, empty) last batch
         result = run_aggregate(step, last, runner)
     return result, [scan, *filters]
+
+
+def _streamable_chain(runner, step: planner.Aggregate):
+    """(scan, filter steps, their residual conditions, the step's calls by SQL text) when
+    ``step`` can fold batches of a chain below it (worked out once per planned query), else
+    None."""
+    if not streamable(step) or has_subquery(*step.operands, *step.group.values(),
+                                            *step.aggregations):
+        return None
+    chain = chain_below(step)
+    if chain is None:
+        return None
+    scan, filters = chain
+    if has_subquery(runner.scan_condition(scan), *scan.projections):
+        return None
+    return scan, filters, [runner.residual(f) for f in filters], step_calls(step)
 
 
 def chain_below(step) -> tuple[planner.Scan, list[planner.Join]] | None:

@@ -110,12 +110,14 @@ class TileScan:
                                                            self.kinds, settled))
         return self._filters[key][1]
 
-    def filtered(self, task, result: ScanResult, condition
+    def filtered(self, task, result: ScanResult, condition, wanted: set[str] | None = None
                  ) -> tuple[dict[str, Column], int, object]:
         """(columns, length, what of ``condition`` is left to evaluate) of a task's cells:
         the conjuncts the zone maps settled for its tile are dropped (all of them when the
         tile is ALWAYS for the whole predicate); of the rest, those on stored numbers and
-        dates filter the cells here, before they become Arrow (``engine.stored_filter``)."""
+        dates filter the cells here, before they become Arrow (``engine.stored_filter``).
+        With ``wanted`` (column names), only those and the ones the residual reads are
+        gathered after filtering; the other columns are left out."""
         columns, length = result.columns, result.length
         if condition is None or (result.always is not None and bool(result.always.all())):
             return columns, length, None
@@ -123,6 +125,9 @@ class TileScan:
         if filtering.tests:
             keep = filtering.keep(columns, length)
             if not keep.all():
+                if wanted is not None:
+                    needed = wanted | filtering.residual_columns
+                    columns = {n: c for n, c in columns.items() if n in needed}
                 columns, length = compress(columns, keep), int(keep.sum())
         return columns, length, filtering.residual
 

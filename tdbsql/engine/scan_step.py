@@ -47,6 +47,7 @@ class ArrayScan:
         used = runner.query.used_columns.get(step.name, frozenset())
         self.fields = [c for c in columns if c in used]
         self.output = self.fields if output is None else [c for c in self.fields if c in output]
+        self._wanted = set(self.output)
         predicate = runner.query.derived("unqualified", lambda: unqualified(condition),
                                          condition)
         self.scan = open_scan(array, self.fields or columns[:1],
@@ -83,7 +84,8 @@ class ArrayScan:
         for task in chunk:
             result = self.scan.read(task)
             rows += result.length
-            columns, length, residual = self.scan.filtered(task, result, condition)
+            columns, length, residual = self.scan.filtered(task, result, condition,
+                                                           self._wanted)
             if length == 0 and runs:
                 continue
             if runs and (runs[-1][0] is residual or runs[-1][2] == 0):

@@ -16,6 +16,7 @@ INT64_MIN (NaT) is NULL.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from sqlglot import exp
@@ -48,6 +49,13 @@ class _Kernel:
 class StoredFilter:
     tests: tuple[_Kernel, ...]  # conjuncts the kernel evaluates
     residual: exp.Expression | None  # the other conjuncts, for the evaluator
+
+    @cached_property
+    def residual_columns(self) -> frozenset[str]:
+        """Names of the columns the residual reads."""
+        if self.residual is None:
+            return frozenset()
+        return frozenset(c.name for c in self.residual.find_all(exp.Column))
 
     def keep(self, columns: dict[str, Column], length: int) -> np.ndarray:
         """Per row whether every test holds."""
