@@ -19,6 +19,7 @@ from ..datatypes import VAR_NUM, Datatype, type_info
 from ..engine.column import Column
 from ..errors import CorruptArrayError
 from ..format.filter_pipeline import FilterPipeline
+from ..kernels import offsets as offsets_kernels
 from . import vfs
 from .tile_cache import tile_cache
 
@@ -216,11 +217,11 @@ class TileReader:
             if offsets_raw.nbytes % 8:
                 raise CorruptArrayError("offsets tile size is not a multiple of 8",
                                         self._where(spec, tile_idx, ""))
-            starts = offsets_raw.view(np.uint64).astype(np.int64)
+            starts = offsets_raw.view(np.int64)  # a start past 2**63 reads negative: refused
+            if not starts.flags.writeable or not starts.flags.c_contiguous:
+                starts = starts.copy()
         offsets = np.empty(len(starts) + 1, dtype=np.int64)
-        offsets[:-1] = starts
-        offsets[-1] = values.nbytes
-        if len(starts) and (starts[0] < 0 or np.any(np.diff(offsets) < 0)):
+        if not offsets_kernels.offsets_from_starts(starts, values.nbytes, offsets):
             raise CorruptArrayError("var offsets are not increasing",
                                     self._where(spec, tile_idx, ""))
         return offsets

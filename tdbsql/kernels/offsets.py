@@ -1,0 +1,23 @@
+"""Var-sized cell offsets as TileDB stores them (one start per cell) -> the ``n + 1`` offsets
+the engine uses, checked in the same pass."""
+
+from __future__ import annotations
+
+from . import jit
+
+
+@jit
+def offsets_from_starts(starts, total, out):
+    """``out[:n] = starts`` and ``out[n] = total`` (int64); returns 1 when the offsets never
+    decrease and start at 0 or later, 0 (``out`` then partly written) when they do not."""
+    previous = 0
+    for i in range(starts.shape[0]):
+        value = starts[i]
+        if value < previous:
+            return 0
+        out[i] = value
+        previous = value
+    if total < previous:
+        return 0
+    out[starts.shape[0]] = total
+    return 1
