@@ -14,6 +14,7 @@ tiledb = pytest.importorskip("tiledb")
 import tdbsql  # noqa: E402
 from tdbsql import schema as S  # noqa: E402
 from tdbsql.errors import DataError, EncryptionKeyError, SqlError, TdbsqlError, UnsupportedSql  # noqa: E402
+from tdbsql.storage.array import Array  # noqa: E402
 from tdbsql.storage.writer import (  # noqa: E402
     create, delete, delete_metadata, put_metadata, write, write_fragment,
 )
@@ -296,17 +297,82 @@ def test_ordered_check_agrees_with_the_sort(order):
     rng = np.random.default_rng(7)
     columns = [np.asarray(rng.integers(0, 100, 300), np.int32),
                [f"k{v}" for v in rng.integers(0, 40, 300)]]
-    dims = [field_buffer(c, d.name, d.datatype, d.cell_val_num, False)
-            for c, d in zip(columns, schema.dimensions)]
-    assert tiling.first_out_of_order(schema, dims) >= 0
-    perm = tiling.global_order(schema, dims)
-    ordered = [b.take(perm, 1) for b in dims]
-    assert tiling.first_out_of_order(schema, ordered) == -1
+    coords = tiling.Coords(schema, [field_buffer(c, d.name, d.datatype, d.cell_val_num, False)
+                                    for c, d in zip(columns, schema.dimensions)])
+    assert tiling.first_out_of_order(coords) >= 0
+    perm = tiling.global_order(coords)
+    ordered = coords.take(perm)
+    assert tiling.first_out_of_order(ordered) == -1
     swapped = np.arange(300)
     swapped[[10, 200]] = swapped[[200, 10]]
-    shuffled = [b.take(swapped, 1) for b in ordered]
-    expected = int(np.argmax(tiling.global_order(schema, shuffled) != np.arange(300)))
-    assert tiling.first_out_of_order(schema, shuffled) in (expected, expected + 1)
+    shuffled = ordered.take(swapped)
+    expected = int(np.argmax(tiling.global_order(shuffled) != np.arange(300)))
+    assert tiling.first_out_of_order(shuffled) in (expected, expected + 1)
+
+
+@pytest.mark.parametrize("order", ["row-major", "col-major", "hilbert"])
+def test_coords_carry_string_ranks_through_take(order):
+    """Ranks taken along with the cells answer every step as ranks computed afresh would:
+    the order, its check, the duplicates and the MBRs."""
+    from tdbsql.storage import tiling
+    from tdbsql.storage.write_buffers import field_buffer
+
+    tile = None if order == "hilbert" else 10
+    schema = S.Schema([S.Dim("s", "ascii"), S.Dim("x", "int32", (0, 99), tile),
+                       S.Dim("t", "ascii")], [S.Attr("a", "int8")], cell_order=order,
+                      capacity=7, allows_duplicates=True).to_format()
+    rng = np.random.default_rng(3)
+    n = 400
+    columns = [[f"k{v}" for v in rng.integers(0, 25, n)],
+               np.asarray(rng.integers(0, 100, n), np.int32),
+               ["", "a", "ab", "b", "\x00", "zz"] * (n // 6) + ["a"] * (n % 6)]
+    buffers = [field_buffer(c, d.name, d.datatype, d.cell_val_num, False)
+               for c, d in zip(columns, schema.dimensions)]
+    coords = tiling.Coords(schema, buffers)
+    perm = tiling.global_order(coords)
+    carried = coords.take(perm)  # ranks from the unsorted cells, permuted
+    fresh = tiling.Coords(schema, [b.take(perm, 1) for b in buffers])
+    for dim_idx in (0, 2):
+        np.testing.assert_array_equal(carried.rank(dim_idx), fresh.rank(dim_idx))
+    assert tiling.first_out_of_order(carried) == tiling.first_out_of_order(fresh) == -1
+    np.testing.assert_array_equal(tiling.duplicate_rows(carried), tiling.duplicate_rows(fresh))
+    leaves, ned = tiling.mbrs(carried, 7)
+    assert ned[0] == (b"k0", b"k9") and ned[2] == (b"", b"zz")
+    assert _same_mbrs((leaves, ned), tiling.mbrs(fresh, 7))
+    # a selection keeps the ranks' order (gaps are fine): same duplicates and MBRs
+    pick = np.sort(rng.choice(n, 150, replace=False))
+    picked, fresh_pick = carried.take(pick), tiling.Coords(
+        schema, [b.take(pick, 1) for b in fresh.buffers])
+    np.testing.assert_array_equal(tiling.duplicate_rows(picked), tiling.duplicate_rows(fresh_pick))
+    assert _same_mbrs(tiling.mbrs(picked, 7), tiling.mbrs(fresh_pick, 7))
+
+
+def _same_mbrs(a, b) -> bool:
+    (leaves_a, ned_a), (leaves_b, ned_b) = a, b
+    return ned_a == ned_b and all(
+        np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y
+        for x, y in zip(leaves_a, leaves_b))
+
+
+def test_a_sparse_write_ranks_each_string_dimension_once(tmp_path, monkeypatch):
+    """Sorting, the duplicate check and the MBRs of one write share the string ranks."""
+    from tdbsql.storage import tiling
+
+    calls = []
+    real = tiling.string_ranks
+    monkeypatch.setattr(tiling, "string_ranks", lambda buf: calls.append(1) or real(buf))
+    path = str(tmp_path / "a")
+    create(path, S.Schema([S.Dim("s", "ascii"), S.Dim("t", "ascii")], [S.Attr("a", "int8")],
+                          capacity=2))
+    write(path, {"s": ["b", "a", "c", "a"], "t": ["x", "y", "x", "x"],
+                 "a": np.arange(4, dtype=np.int8)})
+    assert len(calls) == 2  # one per string dimension
+    calls.clear()
+    write_fragment(path, Array(path).schema, pa.table({
+        "s": ["a", "a", "b"], "t": ["x", "y", "x"], "a": np.arange(3, dtype=np.int8)}),
+        ordered=True)
+    assert len(calls) == 2
+    assert tdbsql.query(f"SELECT count(*) AS n FROM '{path}'").column("n").to_pylist() == [4]
 
 
 def test_dense_write_and_insert_without_subarray(tmp_path):

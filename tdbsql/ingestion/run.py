@@ -364,10 +364,11 @@ def _global_sorted(table: pa.Table, schema_fmt) -> pa.Table:
     from ..storage.write_buffers import field_buffer
 
     infer.check_no_nan(table, None, [d.name for d in schema_fmt.dimensions])
-    dims = [field_buffer(table.column(d.name), d.name, d.datatype, d.cell_val_num, False)
-            for d in schema_fmt.dimensions]
-    tiling.check_in_domain(schema_fmt, dims)
-    order = tiling.global_order(schema_fmt, dims)
+    coords = tiling.Coords(schema_fmt, [
+        field_buffer(table.column(d.name), d.name, d.datatype, d.cell_val_num, False)
+        for d in schema_fmt.dimensions])
+    tiling.check_in_domain(coords)
+    order = tiling.global_order(coords)
     if np.array_equal(order, np.arange(len(order))):
         return table
     return table.take(pa.array(order))

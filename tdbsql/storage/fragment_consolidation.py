@@ -60,7 +60,6 @@ from .directory import CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION, UINT64_MAX
 from .fragment_writer import FragmentWriter
 from .maintenance import ConsolidationReport, remove
 from .write_buffers import FieldBuffer
-from .writer import mbrs as tile_mbrs
 
 _NO_DELETE = np.uint64(UINT64_MAX)
 
@@ -253,13 +252,13 @@ def _write_cells(array, cells: _Cells, name: str, chosen, with_timestamps: bool,
     buffers = {n: _buffer(schema, n, c) for n, c in cells.columns.items()}
     if with_timestamps:
         buffers[TIMESTAMPS] = FieldBuffer(np.ascontiguousarray(cells.ts))
-    dims = [buffers[d.name] for d in schema.dimensions]
-    order = tiling.global_order(schema, dims)
+    coords = tiling.Coords(schema, [buffers[d.name] for d in schema.dimensions])
+    order = tiling.global_order(coords)
     cvn = {a.name: (1 if a.cell_val_num == VAR_NUM else a.cell_val_num) for a in schema.attributes}
     buffers = {k: b.take(order, cvn.get(k, 1)) for k, b in buffers.items()}
-    dims = [buffers[d.name] for d in schema.dimensions]
+    coords = coords.take(order, [buffers[d.name] for d in schema.dimensions])
     n = len(cells.ts)
-    mbrs, ned = tile_mbrs(schema, dims, schema.capacity, n)
+    mbrs, ned = tiling.mbrs(coords, schema.capacity)
     writer = FragmentWriter(array.path, schema, timestamp_range=(
         chosen[0].timestamp_range[0], chosen[-1].timestamp_range[1]), key=array.key, name=name)
     extra = {}

@@ -1,15 +1,20 @@
-"""Sparse cells into TileDB's global order; coordinate checks.
+"""Sparse cells into TileDB's global order; coordinate checks; per-tile MBRs.
 
-In: the dimension buffers of a write (``FieldBuffer`` per dimension, in schema order) and the
-stored schema.  Out: ``global_order(...)`` -> the permutation that sorts cells the way TileDB's
-unordered writer does (``GlobalCmpQB``: space tile indices in the tile order, then coordinates
-in the cell order; ``HilbertCmpQB``: Hilbert value, then coordinates row-major);
-``first_out_of_order`` checks cells said to be in that order without sorting them;
-``duplicate_rows`` -> rows whose coordinates repeat the previous cell's (bytewise, as TileDB's
-``memcmp``); ``check_in_domain`` raises naming the first coordinate outside the domain.
+In: ``Coords`` -- the stored schema and the dimension buffers of a write (``FieldBuffer`` per
+dimension, in schema order), with the string ranks every step below shares.
+Out: ``global_order`` -> the permutation that sorts cells the way TileDB's unordered writer
+does (``GlobalCmpQB``: space tile indices in the tile order, then coordinates in the cell
+order; ``HilbertCmpQB``: Hilbert value, then coordinates row-major); ``first_out_of_order``
+checks cells said to be in that order without sorting them; ``duplicate_rows`` -> rows whose
+coordinates repeat the previous cell's (bytewise, as TileDB's ``memcmp``); ``mbrs`` -> the
+R-tree leaves and non-empty domain of cells in global order; ``check_in_domain`` raises naming
+the first coordinate outside the domain.
 
 The keys come from ``tdbsql.kernels.order``; strings are ranked by their bytes (unsigned,
 shorter prefix first) so every key is numeric and one stable ``lexsort`` orders the cells.
+A string dimension is ranked once per write: ``Coords`` keeps the ranks and carries them
+through ``take`` (a permutation or selection keeps their order), so sorting, the duplicate
+check and the MBRs of one write share them.
 """
 
 from __future__ import annotations
@@ -27,43 +32,72 @@ from .write_buffers import FieldBuffer
 HILBERT_WORD_BITS = 63  # TileDB: (sizeof(uint64_t) * 8 - 1) / dim_num bits per dimension
 
 
-def global_order(schema: ArraySchema, dims: list[FieldBuffer]) -> np.ndarray:
+class Coords:
+    """The coordinates of a sparse write: ``schema``, ``buffers`` (one ``FieldBuffer`` per
+    dimension, schema order) and, computed on first use and kept, the rank of each string
+    dimension's cells (``rank(i)``)."""
+
+    def __init__(self, schema: ArraySchema, buffers, ranks=None):
+        self.schema = schema
+        self.buffers: tuple[FieldBuffer, ...] = tuple(buffers)
+        self._ranks: list[np.ndarray | None] = (list(ranks) if ranks is not None
+                                                 else [None] * len(self.buffers))
+
+    @property
+    def n(self) -> int:
+        """The number of cells."""
+        return self.buffers[0].cells()
+
+    def rank(self, dim_idx: int) -> np.ndarray:
+        """uint64 bytewise rank of each cell of string dimension ``dim_idx`` (equal strings,
+        equal ranks), computed once."""
+        if self._ranks[dim_idx] is None:
+            self._ranks[dim_idx] = string_ranks(self.buffers[dim_idx])
+        return self._ranks[dim_idx]
+
+    def take(self, order: np.ndarray, buffers=None) -> "Coords":
+        """The cells ``order`` picks (int64 cell indices), ranks computed so far included.
+        ``buffers``: the dimension buffers already taken in ``order`` by the caller (else they
+        are taken here)."""
+        if buffers is None:
+            buffers = [buf.take(order, 1) for buf in self.buffers]
+        ranks = [None if r is None else np.ascontiguousarray(r[order]) for r in self._ranks]
+        return Coords(self.schema, buffers, ranks)
+
+
+def global_order(coords: Coords) -> np.ndarray:
     """int64 permutation putting the cells in TileDB's global order (stable)."""
-    if dims[0].cells() == 0:
+    if coords.n == 0:
         return np.zeros(0, dtype=np.int64)
-    keys = _order_keys(schema, dims)
+    keys = _order_keys(coords)
     # lexsort: the LAST key is the primary one
     return np.lexsort(tuple(reversed(keys))).astype(np.int64)
 
 
-def first_out_of_order(schema: ArraySchema, dims: list[FieldBuffer]) -> int:
+def first_out_of_order(coords: Coords) -> int:
     """The first cell that sorts before its predecessor in the global order, or -1 when the
     cells are in global order (a check without sorting)."""
-    if dims[0].cells() < 2:
+    if coords.n < 2:
         return -1
-    decided = np.zeros(dims[0].cells() - 1, dtype=bool)
+    decided = np.zeros(coords.n - 1, dtype=bool)
     bad = np.zeros_like(decided)
-    for key in _order_keys(schema, dims):  # primary key first
+    for key in _order_keys(coords):  # primary key first
         prev, cur = key[:-1], key[1:]
         bad |= ~decided & (cur < prev)
         decided |= cur != prev
     return int(np.argmax(bad)) + 1 if bad.any() else -1
 
 
-def _order_keys(schema: ArraySchema, dims: list[FieldBuffer]) -> list[np.ndarray]:
+def _order_keys(coords: Coords) -> list[np.ndarray]:
     """The sort keys of the global order, the primary one first."""
-    cell_keys = [_cell_key(dim, buf) for dim, buf in zip(schema.dimensions, dims)]
+    schema = coords.schema
+    cell_keys = [coords.rank(i) if dim.is_var else buf.values
+                 for i, (dim, buf) in enumerate(zip(schema.dimensions, coords.buffers))]
     if schema.cell_order == Layout.COL_MAJOR:
         cell_keys = cell_keys[::-1]
     if schema.cell_order == Layout.HILBERT:
-        return [hilbert_values(schema, dims)] + cell_keys
-    return _tile_keys(schema, dims) + cell_keys
-
-
-def _cell_key(dim: Dimension, buf: FieldBuffer) -> np.ndarray:
-    if dim.is_var:
-        return string_ranks(buf)
-    return buf.values
+        return [hilbert_values(schema, list(coords.buffers))] + cell_keys
+    return _tile_keys(schema, list(coords.buffers)) + cell_keys
 
 
 def string_ranks(buf: FieldBuffer) -> np.ndarray:
@@ -135,15 +169,15 @@ def hilbert_values(schema: ArraySchema, dims: list[FieldBuffer]) -> np.ndarray:
     return out
 
 
-def duplicate_rows(schema: ArraySchema, dims: list[FieldBuffer]) -> np.ndarray:
+def duplicate_rows(coords: Coords) -> np.ndarray:
     """Indices (in the given, already sorted order) of cells equal to the previous cell."""
-    n = dims[0].cells()
+    n = coords.n
     if n < 2:
         return np.zeros(0, dtype=np.int64)
     cols = []
-    for dim, buf in zip(schema.dimensions, dims):
+    for dim_idx, (dim, buf) in enumerate(zip(coords.schema.dimensions, coords.buffers)):
         if dim.is_var:
-            cols.append(string_ranks(buf))
+            cols.append(coords.rank(dim_idx))
         else:
             # bytewise, as TileDB's memcmp (so 0.0 and -0.0 are different coordinates)
             cols.append(_bits(buf.values))
@@ -159,9 +193,38 @@ def _bits(values: np.ndarray) -> np.ndarray:
     return unsigned.astype(np.uint64)
 
 
-def check_in_domain(schema: ArraySchema, dims: list[FieldBuffer]) -> None:
+def mbrs(coords: Coords, tile_size: int):
+    """Per-tile MBRs (the R-tree leaves: per dimension, a (tiles, 2) array of (min, max), or
+    for strings a tuple of (min bytes, max bytes)) and the non-empty domain ((min, max) per
+    dimension) of cells in global order, ``tile_size`` cells a tile; (None, None) when there
+    are no cells."""
+    n = coords.n
+    if n == 0:
+        return None, None
+    starts = np.arange(0, n, tile_size)
+    leaves, ned = [], []
+    for dim_idx, (dim, buf) in enumerate(zip(coords.schema.dimensions, coords.buffers)):
+        if dim.is_var:
+            # equal ranks are equal strings: any cell of a tile's min / max rank gives its bytes
+            ranks = coords.rank(dim_idx)
+            cell_of_rank = np.empty(int(ranks.max()) + 1, dtype=np.int64)
+            cell_of_rank[ranks] = np.arange(n)
+            lo = cell_of_rank[np.minimum.reduceat(ranks, starts)].tolist()
+            hi = cell_of_rank[np.maximum.reduceat(ranks, starts)].tolist()
+            leaves.append(tuple((buf.cell_bytes(a), buf.cell_bytes(b)) for a, b in zip(lo, hi)))
+            ned.append((buf.cell_bytes(int(cell_of_rank[ranks.min()])),
+                        buf.cell_bytes(int(cell_of_rank[ranks.max()]))))
+        else:
+            lo = np.minimum.reduceat(buf.values, starts)
+            hi = np.maximum.reduceat(buf.values, starts)
+            leaves.append(np.stack([lo, hi], axis=1))
+            ned.append((lo.min().item(), hi.max().item()))
+    return tuple(leaves), tuple(ned)
+
+
+def check_in_domain(coords: Coords) -> None:
     """Refuse coordinates outside the domain (or NaN), naming dimension, row and value."""
-    for dim, buf in zip(schema.dimensions, dims):
+    for dim, buf in zip(coords.schema.dimensions, coords.buffers):
         if dim.is_var:
             continue
         lo, hi = dim.domain
@@ -174,5 +237,5 @@ def check_in_domain(schema: ArraySchema, dims: list[FieldBuffer]) -> None:
                             f"outside the domain [{lo}, {hi}]")
 
 
-__all__ = ["check_in_domain", "duplicate_rows", "first_out_of_order", "global_order",
-           "hilbert_values", "tile_indices"]
+__all__ = ["Coords", "check_in_domain", "duplicate_rows", "first_out_of_order", "global_order",
+           "hilbert_values", "mbrs", "string_ranks", "tile_indices"]

@@ -37,6 +37,10 @@ class FieldBuffer:
             return len(self.offsets) - 1
         return len(self.values) // max(cell_val_num, 1)
 
+    def cell_bytes(self, idx: int) -> bytes:
+        """The bytes of var-sized cell ``idx``."""
+        return bytes(self.values[self.offsets[idx]:self.offsets[idx + 1]])
+
     def take(self, order: np.ndarray, cell_val_num: int) -> "FieldBuffer":
         """The cells in ``order`` (a permutation or selection of cell indices)."""
         validity = None if self.validity is None else np.ascontiguousarray(self.validity[order])

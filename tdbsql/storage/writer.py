@@ -9,8 +9,7 @@ tdbsql read back cell for cell:
   empty folders TileDB makes (``__commits``, ``__fragments``, ``__fragment_meta``,
   ``__labels``, ``__meta``);
 * ``write`` / ``write_fragment``: one fragment per call (``fragment_writer``), committed last
-  (``write`` takes enumerated attributes as labels or indices, ``write_fragment`` as indices;
-  ``mbrs`` -- the R-tree leaves of sorted sparse cells -- is shared with consolidation);
+  (``write`` takes enumerated attributes as labels or indices, ``write_fragment`` as indices);
 * ``put_metadata`` / ``delete_metadata``: one ``__meta/__t_t_<uuid>`` file each;
 * ``delete``: a ``__commits/__t_t_<uuid>_22.del`` delete commit (``delete_writer``).
 
@@ -188,26 +187,26 @@ def write_fragment(path: str, schema_fmt: ArraySchema, table: pa.Table, *,
 def _write_sparse(path, schema, buffers, timestamp_range, key, *, ordered=False,
                   commit=True) -> str:
     """Sort (or check the order of) the cells, refuse duplicates, write and commit."""
-    dims = [buffers[d.name] for d in schema.dimensions]
-    n = dims[0].cells()
-    tiling.check_in_domain(schema, dims)
+    coords = tiling.Coords(schema, [buffers[d.name] for d in schema.dimensions])
+    tiling.check_in_domain(coords)
     if ordered:
-        bad = tiling.first_out_of_order(schema, dims)
+        bad = tiling.first_out_of_order(coords)
         if bad >= 0:
             raise DataError(f"ordered=True but cell {bad} is not in global order")
     else:
-        order = tiling.global_order(schema, dims)
+        order = tiling.global_order(coords)
         buffers = {name: buf.take(order, _cvn(schema, name)) for name, buf in buffers.items()}
-        dims = [buffers[d.name] for d in schema.dimensions]
+        coords = coords.take(order, [buffers[d.name] for d in schema.dimensions])
     if not schema.allows_duplicates:
-        dups = tiling.duplicate_rows(schema, dims)
+        dups = tiling.duplicate_rows(coords)
         if len(dups):
             row = int(dups[0]) if ordered else int(order[dups[0]])
-            coords = ", ".join(_coord_text(d, buffers[d.name], int(dups[0]))
-                               for d in schema.dimensions)
-            raise DataError(f"duplicate coordinates ({coords}) at row {row}: the array does not "
-                            "allow duplicates")
-    leaves, ned = mbrs(schema, dims, schema.capacity, n)
+            coords_text = ", ".join(_coord_text(d, buffers[d.name], int(dups[0]))
+                                    for d in schema.dimensions)
+            raise DataError(f"duplicate coordinates ({coords_text}) at row {row}: the array does "
+                            "not allow duplicates")
+    n = coords.n
+    leaves, ned = tiling.mbrs(coords, schema.capacity)
     writer = FragmentWriter(path, schema, timestamp_range=timestamp_range, key=key)
     writer.write(buffers, dense=False, n_cells=n, tile_size=schema.capacity,
                  non_empty_domain=ned, mbrs=leaves, has_timestamps=TIMESTAMPS in buffers)
@@ -226,38 +225,8 @@ def _cvn(schema: ArraySchema, name: str) -> int:
 
 def _coord_text(dim, buf: FieldBuffer, idx: int) -> str:
     if dim.is_var:
-        return repr(_cell_bytes(buf, idx).decode("utf-8", "replace"))
+        return repr(buf.cell_bytes(idx).decode("utf-8", "replace"))
     return repr(buf.values[idx].item())
-
-
-def mbrs(schema: ArraySchema, dims: list[FieldBuffer], tile_size: int, n: int):
-    """Per-tile MBRs (the R-tree leaves) and the non-empty domain of sparse cells in global
-    order, ``tile_size`` cells a tile; (None, None) when there are no cells."""
-    if n == 0:
-        return None, None
-    starts = np.arange(0, n, tile_size)
-    leaves, ned = [], []
-    for dim, buf in zip(schema.dimensions, dims):
-        if dim.is_var:
-            # equal ranks are equal strings: any cell of a tile's min / max rank gives its bytes
-            ranks = tiling.string_ranks(buf)
-            cell_of_rank = np.empty(int(ranks.max()) + 1, dtype=np.int64)
-            cell_of_rank[ranks] = np.arange(n)
-            lo = cell_of_rank[np.minimum.reduceat(ranks, starts)].tolist()
-            hi = cell_of_rank[np.maximum.reduceat(ranks, starts)].tolist()
-            leaves.append(tuple((_cell_bytes(buf, a), _cell_bytes(buf, b)) for a, b in zip(lo, hi)))
-            ned.append((_cell_bytes(buf, int(cell_of_rank[ranks.min()])),
-                        _cell_bytes(buf, int(cell_of_rank[ranks.max()]))))
-        else:
-            lo = np.minimum.reduceat(buf.values, starts)
-            hi = np.maximum.reduceat(buf.values, starts)
-            leaves.append(np.stack([lo, hi], axis=1))
-            ned.append((lo.min().item(), hi.max().item()))
-    return tuple(leaves), tuple(ned)
-
-
-def _cell_bytes(buf: FieldBuffer, idx: int) -> bytes:
-    return bytes(buf.values[buf.offsets[idx]:buf.offsets[idx + 1]])
 
 
 # --- array metadata --------------------------------------------------------------------------
