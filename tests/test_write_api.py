@@ -395,3 +395,46 @@ def test_dense_write_and_insert_without_subarray(tmp_path):
             assert arr.multi_index[7:7, 7:7]["v"].tolist() == [[77]]
         with pytest.raises(tdbsql.Error, match="do not fill the rectangle"):
             tdbsql.write(path, cells.slice(1))
+
+
+def test_sort_cells_is_stable_and_write_sorted_keeps_per_cell_fields(tmp_path):
+    """The writer's two steps fragment consolidation also runs: a stable sort of every field
+    (equal coordinates keep their input order -- consolidation's newest-first order), then one
+    fragment whose per-cell timestamps and delete metadata come from the fields given."""
+    from tdbsql.format.fragment_metadata import (
+        DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, TIMESTAMPS,
+    )
+    from tdbsql.format.names import new_name
+    from tdbsql.storage import tiling
+    from tdbsql.storage.write_buffers import FieldBuffer
+    from tdbsql.storage.writer import sort_cells, write_sorted
+
+    path = str(tmp_path / "a")
+    create(path, S.Schema([S.Dim("x", "int64", (0, 99), 10)], [S.Attr("a", "int32")],
+                          capacity=2, allows_duplicates=True), timestamp=1)
+    schema = Array(path).schema
+    none = np.iinfo(np.uint64).max
+    buffers = {"x": FieldBuffer(np.array([5, 1, 5, 1, 3], np.int64)),
+               "a": FieldBuffer(np.arange(5, dtype=np.int32)),
+               TIMESTAMPS: FieldBuffer(np.array([10, 20, 30, 40, 50], np.uint64)),
+               DELETE_TIMESTAMPS: FieldBuffer(np.array([none, 60, none, none, none], np.uint64)),
+               DELETE_CONDITION_INDEX: FieldBuffer(np.array([none, 0, none, none, none], np.uint64))}
+    coords = tiling.Coords(schema, [buffers["x"]])
+    ordered, coords, order = sort_cells(schema, buffers, coords)
+    assert order.tolist() == [1, 3, 4, 0, 2]
+    assert ordered[TIMESTAMPS].values.tolist() == [20, 40, 50, 10, 30]
+    assert ordered[DELETE_TIMESTAMPS].values.tolist() == [60, none, none, none, none]
+    assert coords.buffers[0] is ordered["x"]
+    name = new_name(10, 50, 22)
+    writer = write_sorted(path, schema, ordered, coords, (10, 50), None, name=name,
+                          processed_conditions=("__commits/__60_60_" + "0" * 32 + "_22.del",))
+    assert writer.name == name
+    writer.commit()
+    frag = Array(path).fragments[0]
+    meta = frag.metadata
+    assert frag.name == name and meta.has_timestamps and meta.has_delete_meta
+    assert meta.processed_conditions == ["__commits/__60_60_" + "0" * 32 + "_22.del"]
+    assert meta.non_empty_domain == ((1, 5),) and meta.sparse_tile_num == 3
+    with tiledb.open(path) as arr:  # TileDB reads it back, cells in global order
+        got = arr[:]
+    assert got["x"].tolist() == [1, 1, 3, 5, 5] and got["a"].tolist() == [1, 3, 4, 0, 2]

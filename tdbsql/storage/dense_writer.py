@@ -53,16 +53,29 @@ def write_dense(path: str, schema: ArraySchema, columns: dict, subarray, timesta
     extra = sorted(set(columns) - {a.name for a in schema.attributes})
     if extra:
         raise DataError(f"column {extra[0]!r} is not an attribute of the dense array")
-    positions = tile_positions(schema, box)
-    written = (positions >= 0).astype(np.uint8)
-    tiled = {a.name: pad_dense(buffers[a.name], positions, a) for a in schema.attributes}
     t = timestamp if timestamp is not None else now_ms()
-    writer = FragmentWriter(path, schema, timestamp_range=(t, t), key=key)
-    writer.write(tiled, dense=True, n_cells=len(positions), tile_size=cells_per_dense_tile(schema),
-                 non_empty_domain=box, written_mask=written)
+    writer = write_box(path, schema, buffers, box, (t, t), key)
     if commit:
         writer.commit()
     return writer.name
+
+
+def write_box(path: str, schema: ArraySchema, buffers: dict[str, FieldBuffer], box,
+              timestamp_range: tuple[int, int], key: bytes | None, *,
+              name: str | None = None) -> FragmentWriter:
+    """Write one dense fragment over ``box``, not yet committed.
+
+    In: every attribute's cells of the box ((lo, hi) per dimension) in the schema's cell order
+    over it, the fragment's timestamp range, the key and optionally its folder ``name``
+    (default: a fresh one).  Out: the ``FragmentWriter`` (``commit()`` makes the fragment
+    visible); its tiles are every space tile the box meets, padded (``pad_dense``), and the
+    box is its non-empty domain."""
+    positions = tile_positions(schema, box)
+    tiled = {a.name: pad_dense(buffers[a.name], positions, a) for a in schema.attributes}
+    writer = FragmentWriter(path, schema, timestamp_range=timestamp_range, key=key, name=name)
+    writer.write(tiled, dense=True, n_cells=len(positions), tile_size=cells_per_dense_tile(schema),
+                 non_empty_domain=box, written_mask=(positions >= 0).astype(np.uint8))
+    return writer
 
 
 def rectangle_of(schema: ArraySchema, columns: dict) -> tuple[dict, tuple]:

@@ -42,24 +42,24 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..datatypes import VAR_NUM, Layout, type_info
+from ..datatypes import Layout, type_info
 from ..engine.column import Column, concat
 from ..engine.dense_scan import DenseScan
 from ..engine.fill import fill_column
 from ..engine.sparse_scan import kept_by_delete, read_condition, zipped_coords
 from ..format.commits import encode_vacuum_file
 from ..format.fragment_metadata import (
-    DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, TIMESTAMPS, WRITE_VERSION, cells_per_dense_tile,
+    DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, TIMESTAMPS, WRITE_VERSION,
 )
 from ..format.names import COMMITS_DIR, FRAGMENTS_DIR, array_relative, new_name
 from ..planner.zonemap import same_field
 from . import tiling, vfs
 from .array import Array
-from .dense_writer import pad_dense, tile_positions
+from .dense_writer import write_box
 from .directory import CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION, UINT64_MAX
-from .fragment_writer import FragmentWriter
 from .maintenance import ConsolidationReport, remove
 from .write_buffers import FieldBuffer
+from .writer import sort_cells, write_sorted
 
 _NO_DELETE = np.uint64(UINT64_MAX)
 
@@ -248,27 +248,19 @@ def _coordinate_groups(schema, cells: _Cells) -> np.ndarray:
 
 def _write_cells(array, cells: _Cells, name: str, chosen, with_timestamps: bool,
                  delete_meta: bool, markers: list[str]):
+    """The merged cells as one fragment, through the writer's own sort and write steps."""
     schema = array.schema
     buffers = {n: _buffer(schema, n, c) for n, c in cells.columns.items()}
     if with_timestamps:
         buffers[TIMESTAMPS] = FieldBuffer(np.ascontiguousarray(cells.ts))
-    coords = tiling.Coords(schema, [buffers[d.name] for d in schema.dimensions])
-    order = tiling.global_order(coords)
-    cvn = {a.name: (1 if a.cell_val_num == VAR_NUM else a.cell_val_num) for a in schema.attributes}
-    buffers = {k: b.take(order, cvn.get(k, 1)) for k, b in buffers.items()}
-    coords = coords.take(order, [buffers[d.name] for d in schema.dimensions])
-    n = len(cells.ts)
-    mbrs, ned = tiling.mbrs(coords, schema.capacity)
-    writer = FragmentWriter(array.path, schema, timestamp_range=(
-        chosen[0].timestamp_range[0], chosen[-1].timestamp_range[1]), key=array.key, name=name)
-    extra = {}
     if delete_meta:
-        buffers[DELETE_TIMESTAMPS] = FieldBuffer(np.ascontiguousarray(cells.dt[order]))
-        buffers[DELETE_CONDITION_INDEX] = FieldBuffer(np.ascontiguousarray(cells.dci[order]))
-        extra = {"has_delete_meta": True, "processed_conditions": tuple(markers)}
-    writer.write(buffers, dense=False, n_cells=n, tile_size=schema.capacity,
-                 non_empty_domain=ned, mbrs=mbrs, has_timestamps=with_timestamps, **extra)
-    return writer
+        buffers[DELETE_TIMESTAMPS] = FieldBuffer(np.ascontiguousarray(cells.dt))
+        buffers[DELETE_CONDITION_INDEX] = FieldBuffer(np.ascontiguousarray(cells.dci))
+    coords = tiling.Coords(schema, [buffers[d.name] for d in schema.dimensions])
+    buffers, coords, _ = sort_cells(schema, buffers, coords)
+    return write_sorted(array.path, schema, buffers, coords,
+                        (chosen[0].timestamp_range[0], chosen[-1].timestamp_range[1]), array.key,
+                        name=name, processed_conditions=tuple(markers) if delete_meta else ())
 
 
 def _buffer(schema, name: str, column: Column):
@@ -349,12 +341,6 @@ def _write_dense(array, chosen, name: str):
     shape = [hi - lo + 1 for lo, hi in box]
     cell_order = np.arange(int(np.prod(shape))).reshape(shape)
     cell_order = cell_order.ravel(order="F" if schema.cell_order == Layout.COL_MAJOR else "C")
-    positions = tile_positions(schema, box)
-    tiled = {}
-    for attr in schema.attributes:
-        column = result.columns[attr.name].take(cell_order)
-        tiled[attr.name] = pad_dense(_buffer(schema, attr.name, column), positions, attr)
-    writer = FragmentWriter(array.path, schema, timestamp_range=(t1, t2), key=array.key, name=name)
-    writer.write(tiled, dense=True, n_cells=len(positions), tile_size=cells_per_dense_tile(schema),
-                 non_empty_domain=box, written_mask=(positions >= 0).astype(np.uint8))
-    return writer
+    buffers = {a.name: _buffer(schema, a.name, result.columns[a.name].take(cell_order))
+               for a in schema.attributes}
+    return write_box(array.path, schema, buffers, box, (t1, t2), array.key, name=name)

@@ -10,6 +10,7 @@ tdbsql read back cell for cell:
   ``__labels``, ``__meta``);
 * ``write`` / ``write_fragment``: one fragment per call (``fragment_writer``), committed last
   (``write`` takes enumerated attributes as labels or indices, ``write_fragment`` as indices);
+  its steps ``sort_cells`` and ``write_sorted`` are also fragment consolidation's;
 * ``put_metadata`` / ``delete_metadata``: one ``__meta/__t_t_<uuid>`` file each;
 * ``delete``: a ``__commits/__t_t_<uuid>_22.del`` delete commit (``delete_writer``).
 
@@ -28,7 +29,7 @@ from ..datatypes import VAR_NUM
 from ..errors import DataError, TdbsqlError
 from ..format.array_schema import ArraySchema, write_array_schema
 from ..format.enumeration import ENUMERATIONS_DIR, write_enumeration
-from ..format.fragment_metadata import TIMESTAMPS
+from ..format.fragment_metadata import DELETE_TIMESTAMPS, TIMESTAMPS
 from ..format.names import new_name, now_ms
 from ..schema import Schema
 from . import tiling, vfs
@@ -194,9 +195,7 @@ def _write_sparse(path, schema, buffers, timestamp_range, key, *, ordered=False,
         if bad >= 0:
             raise DataError(f"ordered=True but cell {bad} is not in global order")
     else:
-        order = tiling.global_order(coords)
-        buffers = {name: buf.take(order, _cvn(schema, name)) for name, buf in buffers.items()}
-        coords = coords.take(order, [buffers[d.name] for d in schema.dimensions])
+        buffers, coords, order = sort_cells(schema, buffers, coords)
     if not schema.allows_duplicates:
         dups = tiling.duplicate_rows(coords)
         if len(dups):
@@ -205,14 +204,44 @@ def _write_sparse(path, schema, buffers, timestamp_range, key, *, ordered=False,
                                     for d in schema.dimensions)
             raise DataError(f"duplicate coordinates ({coords_text}) at row {row}: the array does "
                             "not allow duplicates")
-    n = coords.n
-    leaves, ned = tiling.mbrs(coords, schema.capacity)
-    writer = FragmentWriter(path, schema, timestamp_range=timestamp_range, key=key)
-    writer.write(buffers, dense=False, n_cells=n, tile_size=schema.capacity,
-                 non_empty_domain=ned, mbrs=leaves, has_timestamps=TIMESTAMPS in buffers)
+    writer = write_sorted(path, schema, buffers, coords, timestamp_range, key)
     if commit:
         writer.commit()
     return writer.name
+
+
+def sort_cells(schema: ArraySchema, buffers: dict[str, FieldBuffer], coords: tiling.Coords):
+    """The cells in TileDB's global order.
+
+    In: every field's cells by name (dimensions, attributes and per-cell fields such as
+    ``__timestamps``) and ``coords`` over the same cells.  Out: ``(buffers, coords, order)``
+    -- both permuted by ``order``, the stable sorting permutation (cells of equal coordinates
+    keep their relative order)."""
+    order = tiling.global_order(coords)
+    buffers = {name: buf.take(order, _cvn(schema, name)) for name, buf in buffers.items()}
+    return buffers, coords.take(order, [buffers[d.name] for d in schema.dimensions]), order
+
+
+def write_sorted(path: str, schema: ArraySchema, buffers: dict[str, FieldBuffer],
+                 coords: tiling.Coords, timestamp_range: tuple[int, int], key: bytes | None, *,
+                 name: str | None = None,
+                 processed_conditions: tuple[str, ...] = ()) -> FragmentWriter:
+    """Write cells already in global order as one sparse fragment, not yet committed.
+
+    In: every field's cells by name, ``coords`` over the same cells (their MBRs become the
+    R-tree), the fragment's timestamp range, the key, optionally its folder ``name`` (default:
+    a fresh one) and, for a fragment with delete metadata, the delete commits its ``dci``
+    values index.  ``__timestamps`` among ``buffers`` makes a fragment with per-cell
+    timestamps, ``__delete_timestamps`` (with ``__delete_condition_index``) one with delete
+    metadata.  Tiles hold ``schema.capacity`` cells.  Out: the ``FragmentWriter``, whose
+    ``commit()`` makes the fragment visible."""
+    leaves, ned = tiling.mbrs(coords, schema.capacity)
+    writer = FragmentWriter(path, schema, timestamp_range=timestamp_range, key=key, name=name)
+    writer.write(buffers, dense=False, n_cells=coords.n, tile_size=schema.capacity,
+                 non_empty_domain=ned, mbrs=leaves, has_timestamps=TIMESTAMPS in buffers,
+                 has_delete_meta=DELETE_TIMESTAMPS in buffers,
+                 processed_conditions=processed_conditions)
+    return writer
 
 
 def _cvn(schema: ArraySchema, name: str) -> int:
