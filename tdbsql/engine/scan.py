@@ -61,24 +61,39 @@ class ScanResult:
     always: np.ndarray | None = None  # bool per row: its tile satisfies the whole predicate
 
 
+class PreparedPredicate:
+    """What a scan derives from its predicate and the array schema alone, kept by a cached
+    plan across runs: the field kinds, the zone-map parse of the predicate, and the stored-
+    value filters per settled set (``TileScan.task_filter``)."""
+
+    def __init__(self, predicate, schema):
+        self.schema = schema
+        self.kinds = field_kinds(schema)
+        self.parsed = None if predicate is None else parse_predicate(predicate, self.kinds)
+        self.filters: dict[tuple[int, int], tuple] = {}
+
+
 class TileScan:
     """What both scans start from: the array at its window, the fields wanted, the ranges, the
     parsed predicate, tiles to leave out (``skip_tiles``: fragment position -> bool per tile)
     and the funnel counters."""
 
     def __init__(self, array, fields: list[str], ranges: Ranges, predicate=None,
-                 skip_tiles: dict[int, np.ndarray] | None = None):
+                 skip_tiles: dict[int, np.ndarray] | None = None,
+                 prepared: PreparedPredicate | None = None):
         self.array = array
         self.schema = array.schema
         self.fields = fields
         self.ranges = ranges
         self.fragments = array.fragments
         self.dim_names = [d.name for d in self.schema.dimensions]
-        self.kinds = field_kinds(self.schema)
-        self.predicate = None if predicate is None else parse_predicate(predicate, self.kinds)
+        if prepared is None or prepared.schema is not self.schema:
+            prepared = PreparedPredicate(predicate, self.schema)
+        self.kinds = prepared.kinds
+        self.predicate = prepared.parsed
         self.skip_tiles = skip_tiles or {}
         self.budget = None  # a MemoryBudget for what the scan must hold whole (merges, boxes)
-        self._filters: dict[tuple[int, int], tuple] = {}
+        self._filters = prepared.filters
         self.stats = dict.fromkeys(STAT_KEYS, 0)
         self.stats["fragments_total"] = len(array.directory.committed)
         self.stats["fragments_after_timestamps"] = len(self.fragments)
@@ -170,17 +185,19 @@ class TileScan:
 
 
 def open_scan(array, fields: list[str], ranges: Ranges, predicate=None, *,
-              skip_tiles: dict[int, np.ndarray] | None = None, budget=None) -> TileScan:
+              skip_tiles: dict[int, np.ndarray] | None = None, budget=None,
+              prepared: PreparedPredicate | None = None) -> TileScan:
     """The scan of ``array`` for ``fields`` (sparse or dense), pruned but not read yet;
-    ``budget`` (a ``MemoryBudget``) bounds what it must hold whole."""
+    ``budget`` (a ``MemoryBudget``) bounds what it must hold whole; ``prepared``: the
+    predicate as parsed for this schema before (worked out here otherwise)."""
     if array.schema.sparse:
         from .sparse_scan import SparseScan
 
-        reader = SparseScan(array, fields, ranges, predicate, skip_tiles)
+        reader = SparseScan(array, fields, ranges, predicate, skip_tiles, prepared)
     else:
         from .dense_scan import DenseScan
 
-        reader = DenseScan(array, fields, ranges, predicate, skip_tiles)
+        reader = DenseScan(array, fields, ranges, predicate, skip_tiles, prepared)
     reader.budget = budget
     return reader
 

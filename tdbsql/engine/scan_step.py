@@ -24,7 +24,7 @@ from .column import Column, concat
 from .fields import column_to_arrow
 from .frame import ROW_PLACEHOLDER, Frame, rows_only
 from .parallel import workers
-from .scan import open_scan
+from .scan import PreparedPredicate, open_scan
 
 CHUNK_CELLS = 1 << 19
 # Below this many cells a scan runs on the calling thread: handing chunks to the pool costs
@@ -48,11 +48,14 @@ class ArrayScan:
         self.fields = [c for c in columns if c in used]
         self.output = self.fields if output is None else [c for c in self.fields if c in output]
         self._wanted = set(self.output)
-        predicate = runner.query.derived("unqualified", lambda: unqualified(condition),
-                                         condition)
-        self.scan = open_scan(array, self.fields or columns[:1],
-                              scan_ranges(predicate, array.schema), predicate,
-                              skip_tiles=skip_tiles, budget=runner.budget)
+        query, schema = runner.query, array.schema
+        predicate = query.derived("unqualified", lambda: unqualified(condition), condition)
+        ranges = query.derived("ranges", lambda: scan_ranges(predicate, schema), predicate,
+                               schema)
+        prepared = query.derived("prepared", lambda: PreparedPredicate(predicate, schema),
+                                 predicate, schema)
+        self.scan = open_scan(array, self.fields or columns[:1], ranges, predicate,
+                              skip_tiles=skip_tiles, budget=runner.budget, prepared=prepared)
         self.stats = self.scan.stats
         self.serial = False  # set by tasks()
 

@@ -101,8 +101,8 @@ def _inside_slab(cols: dict, dim: str, slab: SlabTask) -> dict:
 
 class SparseScan(TileScan):
     def __init__(self, array, fields: list[str], ranges: Ranges, predicate=None,
-                 skip_tiles=None):
-        super().__init__(array, fields, ranges, predicate, skip_tiles)
+                 skip_tiles=None, prepared=None):
+        super().__init__(array, fields, ranges, predicate, skip_tiles, prepared)
         self.deletes = [(read_condition(d, array.key), d) for d in array.directory.deletes]
         self._planned: list[TileTask] | None = None
         self._slab_tasks: list | None = None
