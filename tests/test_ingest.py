@@ -123,6 +123,31 @@ def test_streaming_makes_several_fragments(tmp_path):
     assert_reads_equal(str(tmp_path / "a"), table)
 
 
+def test_sparse_ingest_converts_and_ranks_each_dimension_once(tmp_path, monkeypatch):
+    """Per group, each column becomes a FieldBuffer once (the dimensions in the reader thread,
+    for the sort, then handed to the writer as they are) and a string dimension is ranked once
+    (the sort, the writer's order check and its MBRs share the ranks)."""
+    from tdbsql.storage import tiling, write_buffers, writer
+
+    converted, ranked = [], []
+    real_convert, real_rank = write_buffers.field_buffer, tiling.string_ranks
+
+    def convert(column, name, *args, **kwargs):
+        converted.append(name)
+        return real_convert(column, name, *args, **kwargs)
+
+    monkeypatch.setattr(write_buffers, "field_buffer", convert)
+    monkeypatch.setattr(writer, "field_buffer", convert)
+    monkeypatch.setattr(tiling, "string_ranks", lambda buf: ranked.append(1) or real_rank(buf))
+    table = sample(1000).select(["station", "city", "temp"])
+    report = ingest(table, tmp_path / "a", dims=["city", "station"], batch_rows=400,
+                    progress=False)
+    assert len(report.fragments) == 3
+    assert sorted(converted) == sorted(["city", "station", "temp"] * 3)
+    assert len(ranked) == 3
+    assert_reads_equal(str(tmp_path / "a"), table)
+
+
 def test_row_dimension_when_no_dims(tmp_path):
     table = sample(300).select(["temp", "city", "rain"])
     pq.write_table(table, tmp_path / "s.parquet")

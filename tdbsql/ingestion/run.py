@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -33,6 +34,9 @@ from ..storage.fragment_writer import commit_fragment
 from . import infer
 from .infer import IngestError, Plan
 from .sources import ColumnStats, Source, batch_stats, merge_stats, open_source
+
+if TYPE_CHECKING:
+    from ..storage.tiling import Coords
 
 DEFAULT_BATCH_ROWS = 1_000_000
 WRITE_THREADS = max(1, min(2, os.cpu_count() or 1))  # fragments encoded at once
@@ -307,9 +311,20 @@ def groups(batches, batch_rows: int) -> Iterator[pa.Table]:
         yield pa.Table.from_batches(pending)
 
 
+@dataclass(frozen=True)
+class _Group:
+    """One fragment's cells, converted: ``table`` holds every column of a dense group; for a
+    sparse group the attributes in global order, with the dimensions converted once and
+    sorted with them in ``coords`` (``tiling.Coords``).  ``rows``: the cell count."""
+
+    rows: int
+    table: pa.Table
+    coords: Coords | None = None
+
+
 def _prepared(src: Source, plan: Plan, schema_fmt, batch_rows: int,
-              row_start: int) -> Iterator[pa.Table]:
-    """Fragment tables (converted; sparse ones sorted into global order), produced one ahead
+              row_start: int) -> Iterator[_Group]:
+    """Fragment groups (converted; sparse ones sorted into global order), produced one ahead
     by a reader thread through a bounded queue."""
     out: queue.Queue = queue.Queue(maxsize=1)
     stop = threading.Event()
@@ -331,9 +346,10 @@ def _prepared(src: Source, plan: Plan, schema_fmt, batch_rows: int,
             for table in groups(src.batches(plan.source_columns), batch_rows):
                 converted = infer.convert_table(table, plan, start)
                 start += table.num_rows
-                if plan.sparse:
-                    converted = _global_sorted(converted, schema_fmt)
-                if not put(converted):
+                group = (_global_sorted(converted, schema_fmt) if plan.sparse
+                         else _Group(converted.num_rows, converted))
+                del converted
+                if not put(group):
                     return
             put(done)
         except BaseException as exc:  # handed to the writing thread, which raises it
@@ -354,24 +370,29 @@ def _prepared(src: Source, plan: Plan, schema_fmt, batch_rows: int,
         thread.join()
 
 
-def _global_sorted(table: pa.Table, schema_fmt) -> pa.Table:
-    """The cells in TileDB's global order, permuted by Arrow's multi-threaded ``take``.
+def _global_sorted(table: pa.Table, schema_fmt) -> _Group:
+    """A sparse group in TileDB's global order.
 
-    The permutation is the writer's own (``tiling.global_order``), so ``ordered=True`` holds
-    by construction; the writer then only verifies it instead of permuting every buffer.
+    The dimension columns are converted here, once: the writer takes them as they are
+    (``write_fragment(coords=...)``) with the string ranks the sort computed.  The attributes
+    are permuted by Arrow's multi-threaded ``take`` and converted by the writer.  The
+    permutation is the writer's own (``tiling.global_order``), so ``ordered=True`` holds by
+    construction; the writer then only verifies it instead of permuting every buffer.
     """
     from ..storage import tiling
     from ..storage.write_buffers import field_buffer
 
-    infer.check_no_nan(table, None, [d.name for d in schema_fmt.dimensions])
+    dim_names = [d.name for d in schema_fmt.dimensions]
+    infer.check_no_nan(table, None, dim_names)
     coords = tiling.Coords(schema_fmt, [
         field_buffer(table.column(d.name), d.name, d.datatype, d.cell_val_num, False)
         for d in schema_fmt.dimensions])
     tiling.check_in_domain(coords)
     order = tiling.global_order(coords)
+    attrs = table.drop_columns(dim_names)
     if np.array_equal(order, np.arange(len(order))):
-        return table
-    return table.take(pa.array(order))
+        return _Group(table.num_rows, attrs, coords)
+    return _Group(table.num_rows, attrs.take(pa.array(order)), coords.take(order))
 
 
 def _write_all(src, path, plan, schema_fmt, stamp, key, batch_rows, row_start, fragments,
@@ -385,10 +406,10 @@ def _write_all(src, path, plan, schema_fmt, stamp, key, batch_rows, row_start, f
     pending: list = []  # (rows, future) in source order
     with ThreadPoolExecutor(max_workers=WRITE_THREADS, thread_name_prefix="tdbsql-ingest") as pool:
         try:
-            for table in _prepared(src, plan, schema_fmt, batch_rows, row_start):
-                pending.append((table.num_rows, pool.submit(
-                    _write_group, path, plan, schema_fmt, table, stamp, key)))
-                del table
+            for group in _prepared(src, plan, schema_fmt, batch_rows, row_start):
+                pending.append((group.rows, pool.submit(
+                    _write_group, path, plan, schema_fmt, group, stamp, key)))
+                del group
                 while len(pending) >= WRITE_THREADS:
                     rows += _finish(pending.pop(0), fragments)
                     progress(rows)
@@ -413,13 +434,13 @@ def _finish(item, fragments: list[str]) -> int:
     return n_rows
 
 
-def _write_group(path, plan: Plan, schema_fmt, table: pa.Table, stamp: int, key) -> str:
+def _write_group(path, plan: Plan, schema_fmt, group: _Group, stamp: int, key) -> str:
     from ..storage.writer import write_fragment
 
     if plan.sparse:
-        return write_fragment(path, schema_fmt, table, timestamp_range=(stamp, stamp), key=key,
-                              ordered=True, commit=False)
-    return _write_dense(path, plan, schema_fmt, table, stamp, key)
+        return write_fragment(path, schema_fmt, group.table, timestamp_range=(stamp, stamp),
+                              key=key, ordered=True, commit=False, coords=group.coords)
+    return _write_dense(path, plan, schema_fmt, group.table, stamp, key)
 
 
 def _write_dense(path, plan: Plan, schema_fmt, table: pa.Table, stamp: int, key) -> str:

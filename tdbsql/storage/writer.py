@@ -98,26 +98,34 @@ def _has_named_index(frame) -> bool:
     return any(name is not None for name in frame.index.names)
 
 
-def _buffers(schema: ArraySchema, columns: dict,
-             labels: Mapping[str, pa.Array] | None = None) -> dict[str, FieldBuffer]:
-    """Every attribute and dimension converted; ``labels``: enumerated attribute -> labels."""
+def _buffers(schema: ArraySchema, columns: dict, labels: Mapping[str, pa.Array] | None = None,
+             coords: tiling.Coords | None = None) -> dict[str, FieldBuffer]:
+    """Every attribute and dimension converted; ``labels``: enumerated attribute -> labels;
+    ``coords``: the dimensions already converted (``columns`` then holds the attributes)."""
     labels = labels or {}
     fields = {a.name: a for a in schema.attributes}
     dims = {d.name: d for d in schema.dimensions}
+    given = {} if coords is None else dict(zip(dims, coords.buffers))
     names = list(fields) + list(dims)
     unknown = sorted(set(columns) - set(names))
     if unknown:
         raise DataError(f"column {unknown[0]!r} is not a dimension or attribute of the array "
                         f"(fields: {', '.join(names)})")
-    missing = [n for n in names if n not in columns]
+    twice = sorted(set(columns) & set(given))
+    if twice:
+        raise DataError(f"dimension {twice[0]!r} is given both as a column and converted")
+    missing = [n for n in names if n not in columns and n not in given]
     if missing:
         raise DataError(f"missing column {missing[0]!r}: a write needs every "
                         f"{'dimension and ' if dims and missing[0] in dims else ''}attribute")
     out, count = {}, None
     for name in names:
-        field = fields.get(name) or dims[name]
-        buf = field_buffer(columns[name], name, field.datatype, field.cell_val_num,
-                           getattr(field, "nullable", False), labels=labels.get(name))
+        if name in given:
+            buf = given[name]
+        else:
+            field = fields.get(name) or dims[name]
+            buf = field_buffer(columns[name], name, field.datatype, field.cell_val_num,
+                               getattr(field, "nullable", False), labels=labels.get(name))
         n = buf.cells(_cvn(schema, name))
         if count is not None and n != count:
             raise DataError(f"column {name!r} has {n} cells, the others {count}")
@@ -160,18 +168,21 @@ def write(path: str, data, *, timestamp: int | None = None, key=None, subarray=N
 
 def write_fragment(path: str, schema_fmt: ArraySchema, table: pa.Table, *,
                    timestamp_range: tuple[int, int] | None = None, cell_timestamps=None, key=None,
-                   ordered: bool = False, commit: bool = True) -> str:
-    """The low-level sparse fragment writer (INSERT, ingest, consolidation).
+                   ordered: bool = False, commit: bool = True,
+                   coords: tiling.Coords | None = None) -> str:
+    """The low-level sparse fragment writer (ingest, and callers with stored indices).
 
     ``table`` holds every dimension and attribute (enumerated attributes as their stored
     indices); ``cell_timestamps`` (uint64 per cell) writes the per-cell timestamps field
     ``t.tdb``; ``ordered`` says the cells are already in global order (checked);
-    ``commit=False`` leaves the ``.wrt`` to the caller.
+    ``commit=False`` leaves the ``.wrt`` to the caller; ``coords``: the dimensions already
+    converted (``tiling.Coords`` over ``schema_fmt``, e.g. ingest's sorted ones, whose string
+    ranks the writer then reuses) -- ``table`` then holds the attributes only.
     """
     if not schema_fmt.sparse:
         raise DataError("write_fragment writes sparse fragments; use write() for dense arrays")
     raw_key = normalize_key(key)
-    buffers = _buffers(schema_fmt, columns_of(table))
+    buffers = _buffers(schema_fmt, columns_of(table), coords=coords)
     if cell_timestamps is not None:
         stamps = np.ascontiguousarray(np.asarray(cell_timestamps, dtype=np.uint64))
         n = buffers[schema_fmt.dimensions[0].name].cells()
@@ -182,13 +193,15 @@ def write_fragment(path: str, schema_fmt: ArraySchema, table: pa.Table, *,
         t = now_ms()
         timestamp_range = (t, t)
     return _write_sparse(os.path.abspath(path), schema_fmt, buffers, tuple(timestamp_range),
-                         raw_key, ordered=ordered, commit=commit)
+                         raw_key, ordered=ordered, commit=commit, coords=coords)
 
 
 def _write_sparse(path, schema, buffers, timestamp_range, key, *, ordered=False,
-                  commit=True) -> str:
-    """Sort (or check the order of) the cells, refuse duplicates, write and commit."""
-    coords = tiling.Coords(schema, [buffers[d.name] for d in schema.dimensions])
+                  commit=True, coords: tiling.Coords | None = None) -> str:
+    """Sort (or check the order of) the cells, refuse duplicates, write and commit.
+    ``coords``: the ``Coords`` of ``buffers``' dimensions when the caller has them."""
+    if coords is None:
+        coords = tiling.Coords(schema, [buffers[d.name] for d in schema.dimensions])
     tiling.check_in_domain(coords)
     if ordered:
         bad = tiling.first_out_of_order(coords)
