@@ -254,3 +254,35 @@ def test_encode_parse_round_trip(batch):
     assert list(read_metadata_file(tile)) == expected
     files = {f"__1_1_{'a' * 32}": tile}
     assert list(raw_metadata(files, 0, 5).values()) == [e for e in expected if not e.deleted]
+
+
+def test_consolidation_and_reads_load_metadata_alike(tmp_path):
+    """array_meta consolidation loads ``__meta`` with the readers' helpers: its merged file
+    holds exactly the entries a read of the window loads, and tiledb reads the same after."""
+    import tdbsql
+    from tdbsql.format.metadata import load_metadata, read_merged
+
+    uri = str(tmp_path / "a")
+    _create(uri)
+    with tiledb.open(uri, "w", timestamp=1) as array:
+        array.meta["x"] = 1
+        array.meta["y"] = "a"
+    with tiledb.open(uri, "w", timestamp=2) as array:
+        del array.meta["x"]
+        array.meta["z"] = (1.5, 2.5)
+    with tiledb.open(uri, "w", timestamp=3) as array:
+        array.meta["y"] = b"b"
+    meta_dir = os.path.join(uri, "__meta")
+    files = _meta_files(uri)
+    loaded = load_metadata(sorted(files), files.__getitem__, 0, 10)
+    assert loaded == read_merged(select_metadata_files(files, files.__getitem__, 0, 10),
+                                 files.__getitem__) == raw_metadata(files, 0, 10)
+    report = tdbsql.consolidate(uri, mode="array_meta")
+    merged, = (p for p in report.created if not p.endswith(".vac"))
+    with open(os.path.join(uri, merged), "rb") as f:
+        assert list(read_metadata_file(f.read())) == list(loaded.values())
+    assert load_metadata_dir(meta_dir, raw=True) == loaded
+    assert_same_meta(load_metadata_dir(meta_dir), _tiledb_dict(uri))
+    name, data = next(iter(files.items()))
+    with pytest.raises(CorruptArrayError, match=f"__meta/{name}"):
+        read_merged([name], {name: data[:-5]}.__getitem__)

@@ -4,10 +4,12 @@ In: the files of ``__meta`` (timestamped names without a version, plus ``.vac`` 
 metadata file is one generic tile of entries ``key_len u32, key, deleted u8`` and, unless
 deleted, ``type u8, num u32, num * sizeof(type) bytes``.
 
-Out: ``merge_metadata`` selects the files TileDB would load for a timestamp window, applies
-them in timestamp order (a later entry replaces or deletes a key) and returns the values the
-way ``dict(A.meta)`` of TileDB-Py does.  ``raw_metadata`` returns the merged ``MetadataEntry``
-objects instead.  Writers: ``encode_metadata`` (tile payload) and ``encode_metadata_file``
+Out: ``select_metadata_files`` picks the files TileDB would load for a timestamp window and
+``read_merged`` applies them in timestamp order (a later entry replaces or deletes a key),
+giving ``MetadataEntry`` objects by key; ``load_metadata`` is the two together.  Reads
+(``merge_metadata`` / ``raw_metadata`` over file bytes, ``load_metadata_dir`` over a folder,
+which return the values the way ``dict(A.meta)`` of TileDB-Py does) and array_meta
+consolidation all load through them.  Writers: ``encode_metadata`` (tile payload) and ``encode_metadata_file``
 (the file), plus ``tiledb_py_put`` / ``tiledb_py_delete`` which produce exactly the entries
 TileDB-Py writes for ``A.meta[k] = v`` / ``del A.meta[k]``.
 
@@ -157,11 +159,25 @@ def merge_entries(files: Iterable[Iterable[MetadataEntry]]) -> dict[str, Metadat
     return {k: merged[k] for k in sorted(merged, key=_key_bytes)}
 
 
+def read_merged(names: Iterable[str], read: Callable[[str], bytes],
+                key: bytes | None = None) -> dict[str, MetadataEntry]:
+    """The merged entries (``merge_entries``) of the metadata files ``names`` of ``__meta``,
+    in load order; ``read(name)`` returns a file's bytes."""
+    return merge_entries(read_metadata_file(read(n), f"__meta/{n}", key) for n in names)
+
+
+def load_metadata(names: Iterable[str], read: Callable[[str], bytes], t_start: int = 0,
+                  t_end: int | None = None, key: bytes | None = None) -> dict[str, MetadataEntry]:
+    """The entries TileDB loads from a ``__meta`` folder for ``[t_start, t_end]``: ``names``
+    are the folder's file names, ``read(name)`` returns a file's bytes.  The files are
+    ``select_metadata_files``'s, merged by ``read_merged``."""
+    return read_merged(select_metadata_files(names, read, t_start, t_end), read, key)
+
+
 def raw_metadata(files: Mapping[str, bytes], t_start: int = 0, t_end: int | None = None,
                  key: bytes | None = None) -> dict[str, MetadataEntry]:
     """Merged entries of ``files`` (every file of ``__meta``: name -> bytes) for the window."""
-    names = select_metadata_files(files, files.__getitem__, t_start, t_end)
-    return merge_entries(read_metadata_file(files[n], f"__meta/{n}", key) for n in names)
+    return load_metadata(files, files.__getitem__, t_start, t_end, key)
 
 
 def merge_metadata(files: Mapping[str, bytes], t_start: int = 0, t_end: int | None = None,
@@ -182,8 +198,7 @@ def load_metadata_dir(meta_dir: str | os.PathLike, t_start: int = 0, t_end: int 
         with open(os.path.join(meta_dir, name), "rb") as f:
             return f.read()
 
-    chosen = select_metadata_files(names, read, t_start, t_end)
-    merged = merge_entries(read_metadata_file(read(n), f"__meta/{n}", key) for n in chosen)
+    merged = load_metadata(names, read, t_start, t_end, key)
     return merged if raw else tiledb_py_dict(merged)
 
 

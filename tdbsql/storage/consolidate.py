@@ -41,9 +41,7 @@ from ..errors import ProgrammingError, UnsupportedFormatError
 from ..format.commits import ConsolidatedCommit, encode_consolidated_commits, encode_vacuum_file
 from ..format.consolidated_fragment_metadata import encode_consolidated_fragment_metadata
 from ..format.fragment_metadata import raw_footer
-from ..format.metadata import (
-    encode_metadata_file, merge_entries, read_metadata_file, select_metadata_files,
-)
+from ..format.metadata import encode_metadata_file, read_merged, select_metadata_files
 from ..format.names import (
     COMMITS_DIR, FOLDERS_MIN_VERSION, FRAGMENT_META_DIR, FRAGMENTS_DIR, META_DIR, array_relative,
     new_name, parse_name,
@@ -197,16 +195,18 @@ def _footer(array: Array, fragment) -> bytes:
 
 def _array_meta(array: Array, version: int, window, dry_run: bool) -> ConsolidationReport:
     meta_dir = os.path.join(array.path, META_DIR)
-    chosen = select_metadata_files(vfs.list_dir(meta_dir),
-                                   lambda n: vfs.read_file(os.path.join(meta_dir, n)), *window)
+
+    def read(name: str) -> bytes:
+        return vfs.read_file(os.path.join(meta_dir, name))
+
+    chosen = select_metadata_files(vfs.list_dir(meta_dir), read, *window)
     report = ConsolidationReport(array.path, "array_meta", dry_run,
                                  tuple(f"{META_DIR}/{n}" for n in chosen))
     if len(chosen) <= 1:
         return report.skipped("fewer than two metadata files in the window")
     # TileDB names the merged file from the first file's start and the last file's end.
     name = new_name(parse_name(chosen[0]).t1, parse_name(chosen[-1]).t2, None)
-    merged = merge_entries(read_metadata_file(vfs.read_file(os.path.join(meta_dir, n)),
-                                              f"{META_DIR}/{n}", array.key) for n in chosen)
+    merged = read_merged(chosen, read, array.key)
     # All keys deleted: TileDB writes no metadata file, only the .vac that retires the old ones.
     report = report.creating(*((f"{META_DIR}/{name}",) if merged else ()),
                              f"{META_DIR}/{name}.vac")
