@@ -674,41 +674,10 @@ def _check_dense(s: Schema) -> None:
 
 
 def _check_pipeline(pipeline: FilterPipeline, datatype: Datatype, is_var: bool, where: str) -> None:
-    """TileDB's FilterPipeline::check_filter_types."""
-    filters = pipeline.filters
-    if not filters:
-        return
-    if datatype in (Datatype.STRING_ASCII, Datatype.STRING_UTF8) and is_var and len(filters) > 1:
-        for fid, label in ((4, "RLE"), (14, "DICTIONARY")):
-            if any(f.filter_id == fid for f in filters) and filters[0].filter_id != fid:
-                raise SchemaError(f"{where}: {label} must be the first filter on a var-sized string")
-    current = datatype
-    for f in filters:
-        _check_accepts(f, current, where)
-        current = f.output_datatype(current)
-
-
-def _check_accepts(f, datatype: Datatype, where: str) -> None:
-    info = type_info(datatype)
-    fid = f.filter_id
-    if fid in (6, 19):  # DOUBLE_DELTA, DELTA
-        reinterpret = f.reinterpret_datatype
-        target = datatype if reinterpret == Datatype.ANY else Datatype(reinterpret)
-        if type_info(target).kind == "float":
-            raise SchemaError(f"{where}: {f.name} does not accept floating point values "
-                              "(give reinterpret_dtype an integer type)")
-        if reinterpret != Datatype.ANY and info.size % type_info(target).size:
-            raise SchemaError(f"{where}: {f.name} reinterpret type size does not divide {datatype.name}")
-    elif fid in (7, 10):  # BIT_WIDTH_REDUCTION, POSITIVE_DELTA
-        if info.kind not in ("int", "datetime", "time") and datatype not in (
-                Datatype.BLOB, Datatype.GEOM_WKB, Datatype.GEOM_WKT):
-            raise SchemaError(f"{where}: {f.name} needs integer values, not {datatype.name}")
-    elif fid == 15 and info.size not in (4, 8):  # SCALE_FLOAT
-        raise SchemaError(f"{where}: SCALE_FLOAT needs 4- or 8-byte values, not {datatype.name}")
-    elif fid == 16 and info.size not in (1, 2, 4, 8):  # XOR
-        raise SchemaError(f"{where}: XOR needs 1, 2, 4 or 8-byte values")
-    elif fid == 18 and datatype != Datatype.UINT8:  # WEBP
-        raise SchemaError(f"{where}: WEBP needs UINT8 values")
+    """TileDB's FilterPipeline::check_filter_types (``FilterPipeline.type_refusal``)."""
+    refusal = pipeline.type_refusal(datatype, is_var)
+    if refusal:
+        raise SchemaError(f"{where}: {refusal}")
 
 
 __all__ = [

@@ -101,6 +101,24 @@ class FilterPipeline:
                         or (version >= 13 and self.has(_DICTIONARY)))
         return not self.has(_WEBP)
 
+    def type_refusal(self, datatype: int, is_var: bool) -> str | None:
+        """Why TileDB refuses this pipeline on tiles of ``datatype`` (``is_var``: var-sized
+        cells) -- ``FilterPipeline::check_filter_types``, run when a schema is built: RLE or
+        DICTIONARY after another filter on var-sized ASCII/UTF-8 strings, or a filter whose
+        ``input_refusal`` refuses the type the filters before it emit.  None: accepted."""
+        filters = self.filters
+        if is_var and len(filters) > 1 and datatype in (Datatype.STRING_ASCII,
+                                                        Datatype.STRING_UTF8):
+            for filter_id, label in ((_RLE, "RLE"), (_DICTIONARY, "DICTIONARY")):
+                if self.has(filter_id) and filters[0].filter_id != filter_id:
+                    return f"{label} must be the first filter on a var-sized string"
+        for f in filters:
+            refusal = f.input_refusal(datatype)
+            if refusal:
+                return refusal
+            datatype = f.output_datatype(datatype)
+        return None
+
     def datatypes(self, datatype: int) -> list[int]:
         """The datatype each filter sees, from the tile's datatype through each filter."""
         types = []

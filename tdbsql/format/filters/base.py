@@ -8,7 +8,8 @@ compress the whole metadata they were given).  Encoding is the mirror image.
 
 Filters that care about element types (deltas, bit width, XOR, float scale) get the datatype that
 the filter sees, computed by ``FilterPipeline`` from the tile's datatype through each earlier
-filter's ``output_datatype``.
+filter's ``output_datatype``.  Which types a filter accepts at all (TileDB's schema check) is
+the filter's own ``input_refusal``, next to the type tables its codec uses.
 """
 
 from __future__ import annotations
@@ -70,6 +71,12 @@ class Filter(ABC):
     def output_datatype(self, datatype: int) -> int:
         """Datatype of the values this filter emits when encoding values of ``datatype``."""
         return datatype
+
+    def input_refusal(self, datatype: int) -> str | None:
+        """Why TileDB refuses this filter on values of ``datatype`` (its
+        ``accepts_input_datatype``, checked when a schema is built), None when it accepts
+        them.  Every type unless a filter says otherwise."""
+        return None
 
     @abstractmethod
     def decode(

@@ -22,7 +22,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ...datatypes import Datatype
+from ...datatypes import Datatype, type_info
 from ...errors import CorruptArrayError, DataError
 from ...kernels import bit_width as bw_kernels
 from ...kernels import delta as delta_kernels
@@ -34,6 +34,8 @@ _WIDE_INTS = {D.INT16: (2, True), D.UINT16: (2, False), D.INT32: (4, True),
               D.UINT32: (4, False), D.INT64: (8, True), D.UINT64: (8, False)}
 _BYTES = {D.INT8: (1, True), D.UINT8: (1, False), D.BOOL: (1, False), D.BLOB: (1, False),
           D.GEOM_WKB: (1, False), D.GEOM_WKT: (1, False)}
+# What a schema may put either filter on (besides integers, dates and times).
+_ACCEPTED_BYTES = frozenset({D.BLOB, D.GEOM_WKB, D.GEOM_WKT})
 del D
 
 
@@ -64,6 +66,12 @@ class _WindowFilter(Filter):
 
     def options_bytes(self) -> bytes:
         return Writer().u32(self.max_window_size).getvalue()
+
+    def input_refusal(self, datatype: int) -> str | None:
+        """Integers, dates and times, and blobs (whatever the codec then passes through)."""
+        if type_info(datatype).kind in ("int", "datetime", "time") or datatype in _ACCEPTED_BYTES:
+            return None
+        return f"{self.name} needs integer values, not {Datatype(datatype).name}"
 
     def windows(self, nbytes: int, width: int) -> list[tuple[int, int]]:
         """``(start, length)`` of each window of an ``nbytes`` input, as TileDB cuts them."""

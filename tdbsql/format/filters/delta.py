@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ...datatypes import Datatype
+from ...datatypes import Datatype, type_info
 from ...errors import DataError, UnsupportedFormatError
 from ...kernels import delta as kernels
 from ..binary import Reader, Writer
@@ -72,6 +72,17 @@ class _DeltaBase(CompressionFilter):
 
     def output_datatype(self, datatype: int) -> int:
         return datatype if self.reinterpret_datatype == Datatype.ANY else self.reinterpret_datatype
+
+    def input_refusal(self, datatype: int) -> str | None:
+        """No floats, as stored or reinterpreted; a reinterpret type must divide the type."""
+        target = self.output_datatype(datatype)
+        if type_info(target).kind == "float":
+            return (f"{self.name} does not accept floating point values "
+                    "(give reinterpret_dtype an integer type)")
+        reinterpreted = self.reinterpret_datatype != Datatype.ANY
+        if reinterpreted and type_info(datatype).size % type_info(target).size:
+            return f"{self.name} reinterpret type size does not divide {Datatype(datatype).name}"
+        return None
 
     def value_type(self, ctx: ChunkContext) -> tuple[int, bool]:
         return delta_value_type(self.output_datatype(ctx.datatype))

@@ -52,6 +52,12 @@ class FloatScaleFilter(Filter):
     def output_datatype(self, datatype: int) -> int:
         return _INT_BY_WIDTH[self.byte_width]
 
+    def input_refusal(self, datatype: int) -> str | None:
+        """Values of a float width (whatever the type is called)."""
+        if datatype_size(datatype) in _FLOAT_BY_WIDTH:
+            return None
+        return f"SCALE_FLOAT needs 4- or 8-byte values, not {Datatype(datatype).name}"
+
     def decode(self, metadata, data, ctx: ChunkContext):
         r = Reader(metadata, ctx.where)
         sizes = read_part_sizes(r, self.name)

@@ -53,6 +53,10 @@ class WebpFilter(Filter):
         w.bool(self.lossless).raw(np.array([self.y_extent, self.x_extent], "<u2").tobytes())
         return w.raw(b"\0\0").getvalue()  # the C struct's tail padding
 
+    def input_refusal(self, datatype: int) -> str | None:
+        """UINT8 colour values only."""
+        return None if datatype == Datatype.UINT8 else "WEBP needs UINT8 values"
+
     @property
     def pixel_depth(self) -> int:
         return 3 if self.input_format < 3 else 4

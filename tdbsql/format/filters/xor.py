@@ -32,6 +32,11 @@ class XorFilter(Filter):
     def output_datatype(self, datatype: int) -> int:
         return _SIGNED_BY_WIDTH[_width(datatype)]
 
+    def input_refusal(self, datatype: int) -> str | None:
+        """Values of 1, 2, 4 or 8 bytes."""
+        return None if datatype_size(datatype) in _SIGNED_BY_WIDTH else \
+            "XOR needs 1, 2, 4 or 8-byte values"
+
     def decode(self, metadata, data, ctx: ChunkContext):
         r = Reader(metadata, ctx.where)
         sizes = read_part_sizes(r, self.name)
@@ -54,6 +59,6 @@ class XorFilter(Filter):
 
 def _width(datatype: int) -> int:
     width = datatype_size(datatype)
-    if width not in (1, 2, 4, 8):
+    if width not in _SIGNED_BY_WIDTH:
         raise UnsupportedFormatError(f"XOR filter cannot work on {width}-byte values")
     return width
