@@ -70,6 +70,9 @@ QUERIES = [
     "SELECT sum(x) / count(x) + max(k) AS e, g IS NULL AS n FROM t GROUP BY g IS NULL",
     "SELECT id, g, x FROM t WHERE k = 3 AND id > 700",
     "SELECT g, count(*) FROM t WHERE id % 5 = 0 GROUP BY ALL",
+    "SELECT g, count(*) FILTER (WHERE k > 0), sum(x) FILTER (WHERE k < 0), avg(big) FILTER "
+    "(WHERE x IS NULL), var_samp(x) FILTER (WHERE id > 1000) FROM t GROUP BY g",
+    "SELECT count(*) FILTER (WHERE id > 700), min(g) FILTER (WHERE k = 3), count(k) FROM t",
     # expressions over a grouped expression beside aggregates (read through the group key)
     "SELECT length(upper(g)) + count(*) AS n, upper(g) || '!' AS u, sum(x) FROM t "
     "GROUP BY upper(g) ORDER BY upper(g)",

@@ -65,7 +65,7 @@ def _output(expression: exp.Expression, per_group: dict, count: int, call_value,
     """One output of the step: its aggregate calls per group, then the expression around them,
     evaluated over one row per group."""
     body = expression.unalias().copy()
-    if isinstance(body, exp.AggFunc):
+    if isinstance(body, (exp.AggFunc, exp.Filter)):
         return call_value(body)
     values = {}
     for i, call in enumerate(aggregate_calls(body)):
@@ -76,11 +76,21 @@ def _output(expression: exp.Expression, per_group: dict, count: int, call_value,
     return runner.column(Frame({None: table}, count), body)
 
 
-def aggregate_calls(body: exp.Expression) -> list[exp.AggFunc]:
-    """The aggregate calls of an output expression (not those nested in another call)."""
-    if isinstance(body, exp.AggFunc):
+def aggregate_calls(body: exp.Expression) -> list[exp.AggFunc | exp.Filter]:
+    """The aggregate calls of an output expression (not those nested in another call); a call
+    with ``FILTER (WHERE ...)`` comes as its ``exp.Filter`` node (see ``filter_of``)."""
+    if isinstance(body, (exp.AggFunc, exp.Filter)):
         return [body]
-    return [n for n in body.find_all(exp.AggFunc) if _outermost(n)]
+    calls = [n for n in body.find_all(exp.AggFunc) if _outermost(n)]
+    return [c.parent if isinstance(c.parent, exp.Filter) else c for c in calls]
+
+
+def filter_of(call: exp.AggFunc | exp.Filter) -> tuple[exp.AggFunc, exp.Expression | None]:
+    """The aggregate call of an ``aggregate_calls`` entry and its FILTER condition (None
+    without one): the call then aggregates only the rows where the condition is true."""
+    if isinstance(call, exp.Filter):
+        return call.this, call.expression.this
+    return call, None
 
 
 def call_spec(call: exp.AggFunc, stars: set[str]) -> tuple[str, exp.Expression | None, bool]:
@@ -130,13 +140,25 @@ class Grouped:
     def values(self, node: exp.Expression) -> pa.Array:
         return self.runner.column(self.inputs, node, self.flat)
 
-    def call(self, call: exp.AggFunc, values: pa.Array | None = None) -> pa.Array:
-        """The value of one aggregate call per group (``values``: its argument, if the caller
-        evaluated it already)."""
-        func, argument, distinct = call_spec(call, self.stars)
-        if func != "count_star" and values is None:
-            values = self.values(argument)
-        return group_value(func, values, self.groups, distinct)
+    def call(self, call: exp.AggFunc | exp.Filter) -> pa.Array:
+        """The value of one aggregate call (an ``aggregate_calls`` entry) per group."""
+        func, values, groups, distinct = self.inputs_of(call)
+        return group_value(func, values, groups, distinct)
+
+    def inputs_of(self, call: exp.AggFunc | exp.Filter
+                  ) -> tuple[str, pa.Array | None, Groups, bool]:
+        """(function, argument values, groups, distinct) of an aggregate call: with FILTER,
+        only the rows where its condition is true (every group stays, maybe without rows)."""
+        agg, condition = filter_of(call)
+        func, argument, distinct = call_spec(agg, self.stars)
+        values = None if func == "count_star" else self.values(argument)
+        if condition is None:
+            return func, values, self.groups, distinct
+        mask = self.runner.mask(self.inputs, condition, self.flat)
+        rows = np.flatnonzero(mask)
+        if values is not None:
+            values = values.take(pa.array(rows))
+        return func, values, self.groups.subset(rows), distinct
 
 
 def group_value(func: str, values: pa.Array | None, groups: Groups,

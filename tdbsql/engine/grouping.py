@@ -53,6 +53,15 @@ class Groups:
         agg_kernels.count_valid(self.ids, NO_ROWS, sizes)
         return sizes
 
+    def subset(self, rows: np.ndarray) -> Groups:
+        """The groups of the rows at ``rows`` (ascending positions), numbered as here: every
+        group stays, those without any of these rows get first row -1."""
+        ids = np.ascontiguousarray(self.ids[rows])
+        first = np.full(self.count, -1, np.int64)
+        kept = np.flatnonzero(ids >= 0)[::-1]
+        first[ids[kept]] = kept  # written last to first: the first row stays
+        return Groups(ids, self.count, first)
+
     @classmethod
     def single(cls, nrows: int) -> Groups:
         """All ``nrows`` rows in one group (an aggregate without GROUP BY; also over 0 rows)."""

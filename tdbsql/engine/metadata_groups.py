@@ -79,6 +79,8 @@ def metadata_calls(step, calls: dict) -> list[tuple[str, str | None]] | None:
     operands = {op.alias_or_name for op in step.operands}
     aggregates = []
     for call in calls.values():
+        if isinstance(call, exp.Filter):
+            return None  # FILTER (WHERE ...): the metadata counts every cell
         func, argument, distinct = call_spec(call, stars)
         if func == "count_star":
             aggregates.append((func, None))

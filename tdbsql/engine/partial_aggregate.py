@@ -34,7 +34,8 @@ from sqlglot import exp
 
 from ..errors import UnsupportedSql
 from .aggregate_step import (
-    Grouped, aggregate_calls, call_spec, finish_aggregate, group_value, star_operands,
+    Grouped, aggregate_calls, call_spec, filter_of, finish_aggregate, group_value,
+    star_operands,
 )
 from .frame import Frame, unified_type
 from .grouping import (
@@ -49,7 +50,7 @@ def streamable(step) -> bool:
     """Can every aggregate call of ``step`` be computed from per-batch states?"""
     stars = star_operands(step)
     try:
-        specs = [call_spec(call, stars) for expression in step.aggregations
+        specs = [call_spec(filter_of(call)[0], stars) for expression in step.aggregations
                  for call in aggregate_calls(expression.unalias())]
     except UnsupportedSql:
         return False  # the ordinary path reports it
@@ -89,15 +90,15 @@ def partial(step, calls: dict, frame: Frame, runner) -> Partial | None:
 
 def _state(call, grouped: Grouped, memo: dict) -> tuple[str, pa.DataType | None, list]:
     """The call's state arrays; ``memo`` shares a per-group reduction between calls of one
-    batch (``sum(x)`` and ``avg(x)`` both need the sums of ``x``)."""
-    func, argument, _ = call_spec(call, grouped.stars)
-    groups = grouped.groups
+    batch (``sum(x)`` and ``avg(x)`` both need the sums of ``x``; not across FILTERs)."""
+    func, values, groups, _ = grouped.inputs_of(call)
     if func == "count_star":
         return func, None, [aggregate("count_star", None, groups)]
-    values = grouped.values(argument)
+    agg, condition = filter_of(call)
+    argument = call_spec(agg, grouped.stars)[1]
 
     def reduced(name: str) -> pa.Array:
-        key = (name, _argument_key(argument))
+        key = (name, _argument_key(argument), None if condition is None else condition.sql())
         if key not in memo:
             memo[key] = aggregate(name, values, groups)
         return memo[key]
@@ -109,7 +110,7 @@ def _state(call, grouped: Grouped, memo: dict) -> tuple[str, pa.DataType | None,
     elif func.startswith(("var", "stddev")):
         arrays = [pa.array(a) for a in variance_state(func, values, groups)]
     else:  # the batch's own value is the state (min, max, first, ...)
-        arrays = [grouped.call(call, values)]
+        arrays = [group_value(func, values, groups)]
     return func, values.type, arrays
 
 

@@ -152,10 +152,6 @@ def _refuse(tree: exp.Expression, sql: str) -> None:
         kind = (node.kind or "").upper()
         if kind in ("ASOF", "POSITIONAL", "SEMI", "ANTI") or node.args.get("method"):
             raise UnsupportedSql(f"{kind or node.args.get('method')} JOIN is not supported")
-    for node in tree.find_all(exp.Filter):
-        if not isinstance(node.parent, exp.Window):  # windows refuse it themselves
-            raise UnsupportedSql(f"FILTER (WHERE ...) on an aggregate is not supported: "
-                                 f"{node.sql(dialect='duckdb')!r}")
     for node in tree.find_all(exp.TableSample):
         raise UnsupportedSql(f"{node.key.upper()} is not supported: {node.sql()!r}")
     for node in tree.find_all(exp.Qualify):

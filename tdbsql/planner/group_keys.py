@@ -62,8 +62,9 @@ def _rewrite(node: exp.Expression, keys: dict, calls: bool = False) -> exp.Expre
     column = keys.get(node)
     if column is not None:
         return column.copy()
-    if isinstance(node, _OWN_SCOPE) or (isinstance(node, exp.AggFunc) and not calls):
-        return node
+    if isinstance(node, _OWN_SCOPE) or (isinstance(node, (exp.AggFunc, exp.Filter))
+                                        and not calls):
+        return node  # (a FILTER's condition, like the call's argument, reads input rows)
     for child in list(node.iter_expressions()):
         new = _rewrite(child, keys, calls)
         if new is not child:
