@@ -312,3 +312,57 @@ def test_parsed_con_drives_a_copy_of_the_array(history, tmp_path):
     expected = sorted(10 * t + i for t in committed for i in range(3) if i * t >= 3)
     assert got == expected
     shutil.rmtree(uri)
+
+
+# --- one home for the commit-file rules: names helpers and commit_files ------------------------
+
+
+@pytest.mark.parametrize("name", [
+    "__1_1_" + UUID + "_22.wrt", "__commits/__1_1_" + UUID + "_22.del", "x.ok", "a.b.upd",
+    "__commits/x.del/", "a.b/c", "noext", ".con", "__meta/__1_2_" + UUID + ".vac", "f.meta",
+])
+def test_extension_is_endswith_and_marked_fragment_strips_markers(name):
+    from tdbsql.format.names import KNOWN_EXTENSIONS, MARKER_EXTS, extension, marked_fragment
+
+    for ext in KNOWN_EXTENSIONS - {""}:
+        assert (extension(name) == ext) == name.endswith(ext)
+    last = name.rsplit("/", 1)[-1]
+    expected = last[: -len(extension(name))] if name.endswith(MARKER_EXTS) else None
+    assert marked_fragment(name) == expected
+
+
+def test_commit_files_are_read_once_for_reads_and_maintenance(tmp_path):
+    """The .con / .ign rules (``commit_files``) that the directory listing, commits
+    consolidation and vacuum all use: a .ign hides its lines from every .con, embedded
+    conditions come from the first .con holding them, files count by extension."""
+    from tdbsql.format.names import COMMITS_DIR
+    from tdbsql.storage.commit_files import read_commit_files
+    from tdbsql.storage.consolidate import commits_plan
+    from tdbsql.storage.directory import list_array
+
+    uri = str(tmp_path / "a")
+    tiledb.Array.create(uri, tiledb.ArraySchema(
+        domain=tiledb.Domain(tiledb.Dim("d", domain=(0, 9), tile=10, dtype=np.int64)),
+        sparse=True, attrs=[tiledb.Attr("a", dtype=np.int32)]))
+    commits = os.path.join(uri, COMMITS_DIR)
+    wrt = [f"{COMMITS_DIR}/__{t}_{t}_{UUID}_22.wrt" for t in (1, 2, 3)]
+    delete = f"{COMMITS_DIR}/__4_4_{UUID}_22.del"
+
+    def put(name, data):
+        with open(os.path.join(commits, name), "wb") as f:
+            f.write(data)
+
+    put(f"__1_4_{UUID}_22.con", encode_consolidated_commits(
+        [ConsolidatedCommit(wrt[0]), ConsolidatedCommit(wrt[1]), ConsolidatedCommit(delete, b"T1")]))
+    put("notes.con", encode_consolidated_commits(  # no timestamped name: still a .con
+        [ConsolidatedCommit(wrt[2]), ConsolidatedCommit(delete, b"T2")]))
+    put(f"__5_5_{UUID}_22.ign", encode_ignore_file([wrt[1]]))
+    files = read_commit_files(uri)
+    assert files.con_files == (f"{COMMITS_DIR}/__1_4_{UUID}_22.con", f"{COMMITS_DIR}/notes.con")
+    assert files.ign_files == (f"{COMMITS_DIR}/__5_5_{UUID}_22.ign",)
+    assert files.consolidated == {wrt[0], wrt[2], delete}
+    assert files.embedded == {delete: b"T1"}
+    assert [e.uri for e in files.con_entries[files.con_files[1]]] == [wrt[2], delete]
+    assert list_array(uri).consolidated == files.consolidated
+    assert commits_plan(uri).files.consolidated == files.consolidated
+    assert read_commit_files(uri, os.listdir(commits)[:0]).consolidated == frozenset()

@@ -20,10 +20,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .binary import Reader, Writer
-from .names import FRAGMENTS_DIR, META_DIR, TimestampedName, parse_name
-
-# Entries of a .con that carry a serialized condition after their line.
-_TILE_SUFFIXES = (".del", ".upd")
+from .names import CONDITION_EXTS, FRAGMENTS_DIR, META_DIR, TimestampedName, extension, parse_name
 
 
 @dataclass(frozen=True)
@@ -36,8 +33,7 @@ class ConsolidatedCommit:
 
     @property
     def ext(self) -> str:
-        dot = self.uri.rfind(".")
-        return "" if dot < 0 else self.uri[dot:]
+        return extension(self.uri)
 
     @property
     def name(self) -> TimestampedName | None:
@@ -52,7 +48,7 @@ def parse_consolidated_commits(data: bytes, where: str = "") -> tuple[Consolidat
         line = _read_line(r)
         if not line:
             continue  # an empty line names nothing
-        if line.endswith(_TILE_SUFFIXES):
+        if extension(line) in CONDITION_EXTS:  # the line is followed by the condition tile
             size = r.u64(f"condition tile size of {line}")
             offset = r.pos
             entries.append(ConsolidatedCommit(line, r.bytes(size, f"condition tile of {line}"), offset))
@@ -76,7 +72,7 @@ def encode_consolidated_commits(entries: Iterable[ConsolidatedCommit]) -> bytes:
     for e in entries:
         _check_line(e.uri)
         w.raw(e.uri.encode("utf-8") + b"\n")
-        if e.uri.endswith(_TILE_SUFFIXES):
+        if extension(e.uri) in CONDITION_EXTS:
             if e.tile is None:
                 raise ValueError(f"{e.uri}: a consolidated delete/update entry needs its file bytes")
             w.u64(len(e.tile)).raw(e.tile)

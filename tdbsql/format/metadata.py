@@ -32,7 +32,7 @@ from .commits import parse_vacuum_file
 from .filter_pipeline import FilterPipeline
 from .filters.compression import GzipFilter
 from .generic_tile import decode_generic_tile, encode_generic_tile
-from .names import now_ms, parse_name
+from .names import VACUUM_EXT, now_ms, parse_name
 
 NP_FLAT_PREFIX = "__np_flat_"  # TileDB-Py stores numpy arrays under this key prefix
 NP_SHAPE_PREFIX = "__np_shape_"  # ... and their shape (if not 1-D) under this one
@@ -140,7 +140,7 @@ def select_metadata_files(names: Iterable[str], read_vac: Callable[[str], bytes]
     parsed = [p for p in map(parse_name, names) if p is not None]
     inside = [p for p in parsed if t_start <= p.t1 and p.t2 <= t_end]
     hidden = set()
-    for vac in (p for p in inside if p.ext == ".vac"):
+    for vac in (p for p in inside if p.ext == VACUUM_EXT):
         hidden.update(parse_vacuum_file(read_vac(vac.filename), f"__meta/{vac.filename}"))
     files = [p for p in inside if p.ext == "" and f"__meta/{p.filename}" not in hidden]
     # TileDB sorts by the first timestamp; its listing (sorted by name) breaks ties.

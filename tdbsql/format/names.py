@@ -12,6 +12,14 @@ Three layouts exist:
 * ``__t1_t2_uuid_v`` (version 5 and later).
 
 ``new_name`` makes a fresh name the way TileDB writes one.
+
+This module is the one home of the naming rules of an array's files: the folder names, the
+extensions of commit and maintenance files (``WRITE_EXT`` ... ``META_EXT``; ``MARKER_EXTS``
+commit a fragment, ``CONDITION_EXTS`` hold a condition tile), where a file of a format version
+lives (``array_relative``, ``commit_marker``), which fragment a marker commits
+(``marked_fragment``) and a name's extension (``extension``).  What ``.con`` / ``.ign`` / ``.vac``
+files hold is ``commits``; reading an array's ``.con`` / ``.ign`` set is
+``tdbsql.storage.commit_files``.
 """
 
 from __future__ import annotations
@@ -23,10 +31,20 @@ from dataclasses import dataclass
 
 from ..errors import CorruptArrayError
 
+# The extensions of commit and maintenance files (TileDB's constants::*_suffix).
+WRITE_EXT = ".wrt"  # commits the fragment of its name (format 12+, in __commits)
+OK_EXT = ".ok"  # the same before format 12, in the array root
+DELETE_EXT = ".del"  # a delete commit: one condition tile
+UPDATE_EXT = ".upd"  # an update commit: one condition tile
+CONSOLIDATED_EXT = ".con"  # consolidated commits: commit uris (+ condition tiles)
+IGNORE_EXT = ".ign"  # commit uris of .con files that no longer count
+VACUUM_EXT = ".vac"  # what a consolidation made redundant (fragments, metadata files)
+META_EXT = ".meta"  # consolidated fragment metadata
+MARKER_EXTS = (WRITE_EXT, OK_EXT)  # commit markers of fragments
+CONDITION_EXTS = (DELETE_EXT, UPDATE_EXT)  # commits holding a condition tile
 # Every extension TileDB gives a timestamped name ("" is a fragment folder, schema or metadata).
-KNOWN_EXTENSIONS = frozenset(
-    {"", ".wrt", ".ok", ".del", ".upd", ".con", ".ign", ".vac", ".meta", ".tdb"}
-)
+KNOWN_EXTENSIONS = frozenset({"", *MARKER_EXTS, *CONDITION_EXTS, CONSOLIDATED_EXT, IGNORE_EXT,
+                              VACUUM_EXT, META_EXT, ".tdb"})
 
 # Layout ids (TileDB calls them fragment name versions ONE, TWO, THREE).
 # The folders of an array (array_file_hierarchy.md).
@@ -104,8 +122,22 @@ def array_relative(folder: str, name: str, version: int) -> str:
 def commit_marker(fragment: str, version: int) -> str:
     """The array-relative file that commits ``fragment``: ``__commits/<name>.wrt`` from
     format 12 on, ``<name>.ok`` in the array root before."""
-    ext = ".wrt" if version >= FOLDERS_MIN_VERSION else ".ok"
+    ext = WRITE_EXT if version >= FOLDERS_MIN_VERSION else OK_EXT
     return array_relative(COMMITS_DIR, fragment + ext, version)
+
+
+def marked_fragment(marker: str) -> str | None:
+    """The fragment folder name a commit marker commits (``<name>.wrt`` / ``<name>.ok``, a
+    file name or an array-relative uri such as a ``.con`` line); None for any other file."""
+    last = marker.rsplit("/", 1)[-1]
+    stem, ext = _split_extension(last)
+    return stem if ext in MARKER_EXTS else None
+
+
+def extension(name: str) -> str:
+    """The last extension of the file a name or uri ends in, with its dot (``".wrt"``), or
+    ``""``: ``extension(n) == ".wrt"`` exactly when ``n.endswith(".wrt")``."""
+    return _split_extension(name.rsplit("/", 1)[-1])[1]
 
 
 def base_name(path: str) -> str:

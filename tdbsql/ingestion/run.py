@@ -29,7 +29,8 @@ import pyarrow as pa
 
 from ..datatypes import arrow_type, type_info
 from ..errors import ArrayNotFoundError, DataError, ProgrammingError
-from ..format.names import COMMITS_DIR, FRAGMENTS_DIR, SCHEMA_DIR
+from ..format.fragment_metadata import WRITE_VERSION
+from ..format.names import FRAGMENTS_DIR, SCHEMA_DIR, commit_marker
 from ..storage.fragment_writer import commit_fragment
 from . import infer
 from .infer import IngestError, Plan
@@ -473,7 +474,7 @@ def _undo(path: str, fragments: list[str], created: bool, folder_existed: bool) 
             shutil.rmtree(full, ignore_errors=True) if os.path.isdir(full) else os.remove(full)
         return
     for name in fragments:
-        marker = os.path.join(path, COMMITS_DIR, f"{name}.wrt")
+        marker = os.path.join(path, commit_marker(name, WRITE_VERSION))
         if os.path.exists(marker):
             os.remove(marker)
         shutil.rmtree(os.path.join(path, FRAGMENTS_DIR, name), ignore_errors=True)

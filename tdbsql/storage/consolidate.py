@@ -43,16 +43,17 @@ from ..format.consolidated_fragment_metadata import encode_consolidated_fragment
 from ..format.fragment_metadata import raw_footer
 from ..format.metadata import encode_metadata_file, read_merged, select_metadata_files
 from ..format.names import (
-    COMMITS_DIR, FOLDERS_MIN_VERSION, FRAGMENT_META_DIR, FRAGMENTS_DIR, META_DIR, array_relative,
+    COMMITS_DIR, CONSOLIDATED_EXT, DELETE_EXT, FOLDERS_MIN_VERSION, FRAGMENT_META_DIR,
+    FRAGMENTS_DIR, META_DIR, META_EXT, OK_EXT, VACUUM_EXT, WRITE_EXT, array_relative, extension,
     new_name, parse_name,
 )
 from . import vfs
 from .array import Array, normalize_key
+from .commit_files import CommitFiles, read_commit_files
 from .directory import FRAGMENT_METADATA_FILE
 from .locking import maintenance_lock
 from .maintenance import (
-    MODES, CommitFiles, ConsolidationReport, check_mode, list_folder,
-    read_commit_files, span_name, write_version,
+    MODES, ConsolidationReport, check_mode, list_folder, span_name, write_version,
 )
 
 def consolidate(path, *, mode: str = "fragments", timestamp=None, key=None, dry_run: bool = False,
@@ -125,7 +126,7 @@ def _commits(array: Array, version: int, dry_run: bool) -> ConsolidationReport:
         return report.skipped("no commits to consolidate")
     if not plan.new_entries and len(plan.files.con_files) <= 1 and not plan.files.ign_files:
         return report.skipped("commits are already consolidated in one file")
-    report = report.creating(f"{COMMITS_DIR}/{span_name(plan.entries, version, '.con')}")
+    report = report.creating(f"{COMMITS_DIR}/{span_name(plan.entries, version, CONSOLIDATED_EXT)}")
     if not dry_run:
         entries = [ConsolidatedCommit(uri, plan.condition_bytes(path, uri)) for uri in plan.entries]
         vfs.atomic_write(path, report.created[0], encode_consolidated_commits(entries))
@@ -141,7 +142,7 @@ class CommitsPlan:
     files: CommitFiles
 
     def condition_bytes(self, path: str, uri: str) -> bytes | None:
-        if not uri.endswith(".del"):
+        if extension(uri) != DELETE_EXT:
             return None
         full = os.path.join(path, uri)
         return vfs.read_file(full) if vfs.is_file(full) else self.files.embedded[uri]
@@ -150,11 +151,11 @@ class CommitsPlan:
 def commits_plan(path: str) -> CommitsPlan:
     files = read_commit_files(path)
     listed = files.consolidated
-    new = [c.relative for c in list_folder(path, "", ".ok") if c.relative not in listed]
-    new += [c.relative for c in list_folder(path, COMMITS_DIR, ".wrt", ".del")
+    new = [c.relative for c in list_folder(path, "", OK_EXT) if c.relative not in listed]
+    new += [c.relative for c in list_folder(path, COMMITS_DIR, WRITE_EXT, DELETE_EXT)
             if c.relative not in listed]
     # TileDB copies only .wrt/.ok/.del lines into a new .con (an .upd stays in its file).
-    kept = sorted(u for u in listed if u.endswith((".wrt", ".ok", ".del")))
+    kept = sorted(u for u in listed if extension(u) in (WRITE_EXT, OK_EXT, DELETE_EXT))
     return CommitsPlan(tuple(kept + new), tuple(new), files)
 
 
@@ -170,7 +171,7 @@ def _fragment_meta(array: Array, version: int, dry_run: bool) -> ConsolidationRe
         return report.skipped("fewer than two fragments")
     first, last = fragments[0].timestamp_range, fragments[-1].timestamp_range
     report = report.creating(
-        f"{FRAGMENT_META_DIR}/{new_name(first[0], last[1], version, '.meta')}")
+        f"{FRAGMENT_META_DIR}/{new_name(first[0], last[1], version, META_EXT)}")
     if not dry_run:
         footers = [(f.name, _footer(array, f)) for f in fragments]
         vfs.atomic_write(array.path, report.created[0],
@@ -209,7 +210,7 @@ def _array_meta(array: Array, version: int, window, dry_run: bool) -> Consolidat
     merged = read_merged(chosen, read, array.key)
     # All keys deleted: TileDB writes no metadata file, only the .vac that retires the old ones.
     report = report.creating(*((f"{META_DIR}/{name}",) if merged else ()),
-                             f"{META_DIR}/{name}.vac")
+                             f"{META_DIR}/{name}{VACUUM_EXT}")
     if not dry_run:
         if merged:
             vfs.atomic_write(array.path, report.created[0],

@@ -30,18 +30,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import ArrayNotFoundError
-from ..format.commits import parse_consolidated_commits, parse_ignore_file, parse_vacuum_file
-from ..format.names import parse_name
+from ..format.commits import parse_vacuum_file
+from ..format.names import (
+    ARRAY_DIRS, COMMITS_DIR, CONDITION_EXTS, DELETE_EXT, FRAGMENT_META_DIR, FRAGMENTS_DIR,
+    META_EXT, OK_EXT, SCHEMA_DIR, UPDATE_EXT, VACUUM_EXT, WRITE_EXT, extension,
+    marked_fragment, parse_name,
+)
 from . import vfs
-from ..format.names import COMMITS_DIR, FRAGMENTS_DIR, FRAGMENT_META_DIR, SCHEMA_DIR
+from .commit_files import CommitFiles, read_commit_files
 
 UINT64_MAX = 2**64 - 1
 CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION = 15
 LEGACY_SCHEMA = "__array_schema.tdb"
 FRAGMENT_METADATA_FILE = "__fragment_metadata.tdb"
 # Folders of the array root that are never fragments.
-_RESERVED = frozenset({"__schema", "__commits", "__meta", "__fragments", "__fragment_meta",
-                       "__labels", "__enumerations"})
+_RESERVED = frozenset({*ARRAY_DIRS, "__enumerations"})
 
 
 @dataclass(frozen=True)
@@ -140,13 +143,16 @@ def list_array(path: str, window: tuple[int, int] = (0, UINT64_MAX),
         schemas = require_array(path)
     root = vfs.list_dir(path)
     commits = vfs.list_dir(os.path.join(path, COMMITS_DIR))
-    consolidated, con_deletes = _consolidated_commits(path, commits, window)
+    files = read_commit_files(path, commits)
+    consolidated = files.consolidated
+    con_deletes = _embedded_deletes(path, files, window)
     legacy, legacy_vac = _root_fragments(path, root, consolidated)
     fragments, vacuums, dir_deletes = _commit_dir(path, commits, consolidated, window)
     deletes = sorted(con_deletes + dir_deletes, key=lambda d: d.timestamp)
-    meta_files = [os.path.join(path, n) for n in root if n.endswith(".meta")]
+    meta_files = [os.path.join(path, n) for n in root if extension(n) == META_EXT]
     meta_dir = os.path.join(path, FRAGMENT_META_DIR)
-    meta_files += [os.path.join(meta_dir, n) for n in vfs.list_dir(meta_dir) if n.endswith(".meta")]
+    meta_files += [os.path.join(meta_dir, n) for n in vfs.list_dir(meta_dir)
+                   if extension(n) == META_EXT]
     return ArrayDirectory(path, window, tuple(schemas), tuple(legacy + fragments),
                           tuple(legacy_vac + vacuums), tuple(deletes), tuple(meta_files),
                           frozenset(consolidated))
@@ -183,33 +189,26 @@ def _inside(rng: tuple[int, int], window: tuple[int, int]) -> bool:
     return rng[0] >= window[0] and rng[1] <= window[1]
 
 
-def _consolidated_commits(path: str, commits: list[str], window):
-    """Commit URIs named by ``.con`` files (minus ignored ones) and the deletes they embed."""
-    ignored: set[str] = set()
-    for name in (c for c in commits if c.endswith(".ign")):
-        full = os.path.join(path, COMMITS_DIR, name)
-        ignored.update(parse_ignore_file(vfs.read_file(full), full))
-    named: set[str] = set()
+def _embedded_deletes(path: str, files: CommitFiles, window) -> list[DeleteEntry]:
+    """The delete commits ``.con`` files embed whose range lies in ``window`` (TileDB takes
+    them whether or not an ``.ign`` file lists them)."""
     deletes: list[DeleteEntry] = []
-    for name in (c for c in commits if c.endswith(".con")):
-        full = os.path.join(path, COMMITS_DIR, name)
-        data = vfs.read_file(full)
-        for entry in parse_consolidated_commits(data, full):
-            if entry.uri not in ignored:
-                named.add(entry.uri)
-            # TileDB takes embedded deletes whether or not an .ign file lists them.
+    for con in files.con_files:
+        full = os.path.join(path, con)
+        for entry in files.con_entries[con]:
             parsed = entry.name
-            if entry.ext == ".del" and parsed is not None and _inside(parsed.timestamp_range, window):
-                deletes.append(DeleteEntry(entry.uri, parsed.t1, data, entry.tile_offset, full))
-    return named, deletes
+            if entry.ext == DELETE_EXT and parsed is not None and _inside(parsed.timestamp_range, window):
+                deletes.append(DeleteEntry(entry.uri, parsed.t1, files.con_data[con],
+                                           entry.tile_offset, full))
+    return deletes
 
 
 def _root_fragments(path: str, root: list[str], consolidated: set[str]):
     """Fragments of formats < 12 (in the array root) and the root's vacuum files."""
-    oks = {n[: -len(".ok")] for n in root if n.endswith(".ok")}
+    oks = {marked_fragment(n) for n in root if extension(n) == OK_EXT}
     found, vacuums = [], []
     for name in root:
-        if name.endswith(".vac"):
+        if extension(name) == VACUUM_EXT:
             vac = _vacuum_entry(path, os.path.join(path, name), name)
             if vac is not None:
                 vacuums.append(vac)
@@ -220,7 +219,7 @@ def _root_fragments(path: str, root: list[str], consolidated: set[str]):
         full = os.path.join(path, name)
         if parsed is None or not vfs.is_dir(full):
             continue
-        committed = name in oks or f"{name}.ok" in consolidated
+        committed = name in oks or name + OK_EXT in consolidated
         if not committed and parsed.format_version < 5:
             committed = vfs.is_file(os.path.join(full, FRAGMENT_METADATA_FILE))
         if committed:
@@ -230,22 +229,23 @@ def _root_fragments(path: str, root: list[str], consolidated: set[str]):
 
 def _commit_dir(path: str, commits: list[str], consolidated: set[str], window):
     """Fragments committed in ``__commits`` (``.con`` entries first), vacuum files, deletes."""
-    names = sorted(os.path.basename(u)[: -len(".wrt")] for u in consolidated if u.endswith(".wrt"))
+    names = sorted(marked_fragment(u) for u in consolidated if extension(u) == WRITE_EXT)
     vacuums, deletes = [], []
     for name in commits:
         full = os.path.join(path, COMMITS_DIR, name)
-        relative = f"__commits/{name}"
-        if name.endswith(".wrt") and relative not in consolidated:
-            names.append(name[: -len(".wrt")])
-        elif name.endswith(".vac"):
+        relative = f"{COMMITS_DIR}/{name}"
+        ext = extension(name)
+        if ext == WRITE_EXT and relative not in consolidated:
+            names.append(marked_fragment(name))
+        elif ext == VACUUM_EXT:
             vac = _vacuum_entry(path, full, name)
             if vac is not None:
                 vacuums.append(vac)
-        elif name.endswith((".del", ".upd")) and relative not in consolidated:
+        elif ext in CONDITION_EXTS and relative not in consolidated:
             parsed = parse_name(name)
             if parsed is not None and _inside(parsed.timestamp_range, window):
                 deletes.append(DeleteEntry(relative, parsed.t1, vfs.read_file(full), 0, full,
-                                           is_update=name.endswith(".upd")))
+                                           is_update=ext == UPDATE_EXT))
     fragments = []
     for name in names:
         parsed = parse_name(name)

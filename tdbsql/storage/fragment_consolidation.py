@@ -51,7 +51,9 @@ from ..format.commits import encode_vacuum_file
 from ..format.fragment_metadata import (
     DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, TIMESTAMPS, WRITE_VERSION,
 )
-from ..format.names import COMMITS_DIR, FRAGMENTS_DIR, array_relative, new_name
+from ..format.names import (
+    COMMITS_DIR, FRAGMENTS_DIR, VACUUM_EXT, array_relative, commit_marker, new_name,
+)
 from ..planner.zonemap import same_field
 from . import tiling, vfs
 from .array import Array
@@ -80,8 +82,8 @@ def consolidate_fragments(array, window, dry_run: bool, purge: bool) -> Consolid
             return report.skipped(refusal)
     # Named with the version FragmentWriter writes: the name tells readers how to parse it.
     name = new_name(chosen[0].timestamp_range[0], chosen[-1].timestamp_range[1], WRITE_VERSION)
-    report = report.creating(f"{FRAGMENTS_DIR}/{name}", f"{COMMITS_DIR}/{name}.wrt",
-                             f"{COMMITS_DIR}/{name}.vac")
+    report = report.creating(f"{FRAGMENTS_DIR}/{name}", commit_marker(name, WRITE_VERSION),
+                             f"{COMMITS_DIR}/{name}{VACUUM_EXT}")
     if dry_run:
         return report
     try:

@@ -27,7 +27,7 @@ from ..format.filter_pipeline import EMPTY_TILE
 from ..format.fragment_metadata import (
     WRITE_VERSION, FragmentMetadata, FragmentStats, field_infos,
 )
-from ..format.names import COMMITS_DIR, FRAGMENTS_DIR, new_name
+from ..format.names import COMMITS_DIR, FRAGMENTS_DIR, commit_marker, new_name
 from ..format.rtree import RTree
 from . import tile_metadata as tm
 from . import vfs
@@ -230,7 +230,7 @@ def commit_fragment(array_path: str, name: str) -> None:
     fragments = os.path.join(array_path, FRAGMENTS_DIR)
     vfs.fsync_dir(os.path.join(fragments, name))
     vfs.fsync_dir(fragments)
-    vfs.write_durable(os.path.join(array_path, COMMITS_DIR, f"{name}.wrt"), b"")
+    vfs.write_durable(os.path.join(array_path, commit_marker(name, WRITE_VERSION)), b"")
 
 
 def _offsets(tiles: list[bytes]) -> np.ndarray:

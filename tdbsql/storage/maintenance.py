@@ -2,8 +2,8 @@
 them, and the report a consolidation returns.
 
 In: an array folder.  Out: listings of ``__commits`` / ``__meta`` / ``__fragment_meta`` with
-parsed names, the ``.con`` / ``.ign`` files read once (``read_commit_files``), the write format
-version TileDB would use.  Every file consolidation and vacuum create appears whole
+parsed names, the write format version TileDB would use.  (The ``.con`` / ``.ign`` files are
+read by ``commit_files``, as for reads.)  Every file consolidation and vacuum create appears whole
 (``vfs.atomic_write``), so a reader listing the folder never meets half a ``.con``, ``.meta``,
 ``.vac`` or ``.ign``.
 """
@@ -16,9 +16,8 @@ import shutil
 from dataclasses import dataclass
 
 from ..errors import ProgrammingError
-from ..format.commits import parse_consolidated_commits, parse_ignore_file
 from ..format.fragment_metadata import WRITE_VERSION
-from ..format.names import COMMITS_DIR, TimestampedName, new_name, parse_name
+from ..format.names import TimestampedName, new_name, parse_name
 from . import vfs
 
 # TileDB's sm.consolidation.mode / sm.vacuum.mode values, shared by both operations.
@@ -97,36 +96,6 @@ def span_name(uris, version: int | None, ext: str) -> str:
     if t1 > t2:
         t1, t2 = min(s.t1 for s in stamps), max(s.t2 for s in stamps)
     return new_name(t1, t2, version, ext)
-
-
-@dataclass(frozen=True)
-class CommitFiles:
-    """The consolidated commits (``.con``) and ignore (``.ign``) files of ``__commits``."""
-
-    con_files: tuple[Listed, ...]
-    ign_files: tuple[Listed, ...]
-    con_data: dict  # .con relative path -> its bytes
-    consolidated: frozenset  # commit uris some .con lists and no .ign hides (TileDB's set)
-    embedded: dict  # relative .del uri -> its condition bytes, from the first .con holding it
-
-
-def read_commit_files(path: str) -> CommitFiles:
-    """Read every ``.con`` and ``.ign`` of the array once."""
-    ign_files = tuple(list_folder(path, COMMITS_DIR, ".ign"))
-    ignored = set()
-    for listed in ign_files:
-        ignored.update(parse_ignore_file(vfs.read_file(os.path.join(path, listed.relative)),
-                                         listed.relative))
-    con_files = tuple(list_folder(path, COMMITS_DIR, ".con"))
-    con_data = {c.relative: vfs.read_file(os.path.join(path, c.relative)) for c in con_files}
-    consolidated, embedded = set(), {}
-    for relative, data in con_data.items():
-        for entry in parse_consolidated_commits(data, relative):
-            if entry.uri not in ignored:
-                consolidated.add(entry.uri)
-            if entry.tile is not None:
-                embedded.setdefault(entry.uri, entry.tile)
-    return CommitFiles(con_files, ign_files, con_data, frozenset(consolidated), embedded)
 
 
 def remove(path: str) -> None:

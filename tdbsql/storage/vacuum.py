@@ -31,14 +31,16 @@ from dataclasses import dataclass
 from ..format.commits import encode_ignore_file, parse_vacuum_file
 from ..format.fragment_metadata import WRITE_VERSION
 from ..format.names import (
-    COMMITS_DIR, FRAGMENT_META_DIR, META_DIR, array_relative, commit_marker,
+    COMMITS_DIR, FRAGMENT_META_DIR, IGNORE_EXT, META_DIR, META_EXT, VACUUM_EXT, array_relative,
+    commit_marker,
 )
 from . import vfs
 from .array import normalize_key
+from .commit_files import read_commit_files
 from .directory import UINT64_MAX, list_array, require_array
 from .locking import maintenance_lock
 from .maintenance import (
-    MODES, check_mode, list_folder, read_commit_files, remove, span_name,
+    MODES, check_mode, list_folder, remove, span_name,
 )
 
 
@@ -119,7 +121,7 @@ def _fragments_plan(path: str) -> VacuumPlan:
     if not ignore:
         return VacuumPlan(tuple(steps))
     # TileDB names an .ign file with its own format version, whatever the array's.
-    name = span_name(ignore, WRITE_VERSION, ".ign")
+    name = span_name(ignore, WRITE_VERSION, IGNORE_EXT)
     return VacuumPlan(tuple(steps), tuple(ignore), f"{COMMITS_DIR}/{name}")
 
 
@@ -127,7 +129,7 @@ def _fragments_plan(path: str) -> VacuumPlan:
 
 
 def _fragment_meta_plan(path: str) -> VacuumPlan:
-    metas = list_folder(path, "", ".meta") + list_folder(path, FRAGMENT_META_DIR, ".meta")
+    metas = list_folder(path, "", META_EXT) + list_folder(path, FRAGMENT_META_DIR, META_EXT)
     if not metas:
         return VacuumPlan()
     latest = max(m.parsed.t2 for m in metas)
@@ -146,10 +148,10 @@ def _commits_plan(path: str) -> VacuumPlan:
     for con in files.con_files:
         # TileDB reads the .con line by line here, condition bytes included: a .con with a
         # delete holds lines that are no commit and never "contains everything".
-        raw = _raw_lines(files.con_data[con.relative])
+        raw = _raw_lines(files.con_data[con])
         if all(line in in_set for line in raw) and len(raw) == len(in_set):
-            steps += [c.relative for c in files.con_files if c.relative != con.relative]
-            steps += [i.relative for i in files.ign_files]
+            steps += [c for c in files.con_files if c != con]
+            steps += list(files.ign_files)
             break
     return VacuumPlan(tuple(steps))
 
@@ -168,9 +170,9 @@ def _raw_lines(data: bytes) -> list[str]:
 
 def _array_meta_plan(path: str) -> VacuumPlan:
     """TileDB's ``ArrayMetaConsolidator::vacuum``: over all time every ``.vac`` counts."""
-    listing = list_folder(path, META_DIR, "", ".vac")
+    listing = list_folder(path, META_DIR, "", VACUUM_EXT)
     files = {m.relative for m in listing if m.parsed.ext == ""}
-    vacs = [m for m in listing if m.parsed.ext == ".vac"]
+    vacs = [m for m in listing if m.parsed.ext == VACUUM_EXT]
     listed = set()
     for vac in vacs:
         listed.update(parse_vacuum_file(vfs.read_file(os.path.join(path, vac.relative)),
