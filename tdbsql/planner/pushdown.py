@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from sqlglot import exp, planner
 
-from .conjuncts import conjuncts
+from .conjuncts import and_all, conjuncts
 
 
 def scan_filters(plan: planner.Plan) -> dict[int, list[exp.Expression]]:
@@ -33,6 +33,10 @@ def _push_join(step: planner.Join, pushed: dict[int, list]) -> None:
         alias = _single_alias(conjunct)
         if alias in scans and alias not in nullable:
             pushed.setdefault(id(scans[alias]), []).append(conjunct)
+        elif alias is None:
+            for implied_alias, implied in implied_filters(conjunct):
+                if implied_alias in scans and implied_alias not in nullable:
+                    pushed.setdefault(id(scans[implied_alias]), []).append(implied)
     for name, join in step.joins.items():
         if join.get("side") not in (None, "", "LEFT") or name not in scans:
             continue
@@ -53,6 +57,26 @@ def _null_supplying(step: planner.Join) -> set[str]:
             nullable.update(seen)
         seen.append(name)
     return nullable
+
+
+def implied_filters(conjunct: exp.Expression) -> list[tuple[str, exp.Expression]]:
+    """Filters on one table implied by a disjunction over several (TPC-H Q19's
+    ``(p.x AND l.y AND join) OR (p.z AND l.w AND join) OR ...``): for each alias that every
+    disjunct constrains on its own, the OR of those single-alias parts, as new nodes.  The scan
+    of that table may apply it before the join; the whole disjunction still runs where it was,
+    so only rows that cannot pass are dropped early."""
+    if not isinstance(conjunct, exp.Or) or conjunct.find(exp.Subquery, exp.Exists, exp.AggFunc):
+        return []
+    disjuncts = [d.unnest() for d in conjunct.flatten()]
+    parts = [[(alias, term) for term in conjuncts(d)
+              if (alias := _single_alias(term)) is not None] for d in disjuncts]
+    implied = []
+    for alias in sorted({alias for part in parts for alias, _ in part}):
+        per_disjunct = [[term for a, term in part if a == alias] for part in parts]
+        if all(per_disjunct):
+            ors = [and_all([term.copy() for term in terms]) for terms in per_disjunct]
+            implied.append((alias, exp.or_(*ors, copy=False)))
+    return implied
 
 
 def _single_alias(node: exp.Expression) -> str | None:
