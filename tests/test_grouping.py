@@ -310,3 +310,16 @@ def test_every_aggregate_name_is_handled():
     for func in AGGREGATES:
         values = pa.array([True, False]) if func.startswith("bool") else pa.array([1, 2])
         assert len(aggregate(func, None if func == "count_star" else values, groups)) == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 6), max_size=60))
+def test_rows_by_group_is_a_stable_sort_of_the_ids(ids):
+    """kernels.group_order: the counting sort equals numpy's stable argsort, with each group's
+    start in the order."""
+    from tdbsql.engine.grouping import rows_by_group
+
+    ids = np.array(ids, np.int64)
+    order, starts = rows_by_group(ids, 7)
+    assert order.tolist() == np.argsort(ids, kind="stable").tolist()
+    assert starts.tolist() == [0] + np.cumsum(np.bincount(ids, minlength=7)).tolist()

@@ -203,7 +203,6 @@ def _outermost(node: exp.Expression) -> bool:
 
 def _list_per_group(values: pa.Array, groups: Groups) -> pa.Array:
     """ARRAY_AGG: each group's values (NULLs included) in input order, as a list."""
-    order = np.argsort(groups.ids, kind="stable")
-    counts = np.bincount(groups.ids, minlength=groups.count)
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
-    return pa.ListArray.from_arrays(pa.array(offsets), values.take(pa.array(order)))
+    order, starts = groups.row_order()
+    return pa.ListArray.from_arrays(pa.array(starts.astype(np.int32)),
+                                    values.take(pa.array(order)))

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from ..errors import InternalError, UnsupportedSql
 from ..kernels import aggregate as agg_kernels
+from ..kernels import group_order
 from .hash_table import (
     NO_ROWS, as_array, float64_values, group_rows, int64_values, is_integer_like, key_codes,
     valid_mask,
@@ -53,6 +54,10 @@ class Groups:
         agg_kernels.count_valid(self.ids, NO_ROWS, sizes)
         return sizes
 
+    def row_order(self) -> tuple[np.ndarray, np.ndarray]:
+        """``rows_by_group`` of these groups."""
+        return rows_by_group(self.ids, self.count)
+
     def subset(self, rows: np.ndarray) -> Groups:
         """The groups of the rows at ``rows`` (ascending positions), numbered as here: every
         group stays, those without any of these rows get first row -1."""
@@ -67,6 +72,16 @@ class Groups:
         """All ``nrows`` rows in one group (an aggregate without GROUP BY; also over 0 rows)."""
         first = np.array([0 if nrows else -1], np.int64)
         return cls(np.zeros(nrows, np.int64), 1, first)
+
+
+def rows_by_group(ids: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the rows ordered by their id ``0 .. count - 1``, each group's rows in input order;
+    where each group starts in that order, ``count + 1`` offsets): a stable sort of dense ids,
+    by counting (``kernels.group_order``)."""
+    order = np.empty(len(ids), np.int64)
+    starts = np.zeros(count + 1, np.int64)
+    group_order.rows_by_group(np.require(ids, np.int64, ["C", "W"]), starts, order)
+    return order, starts
 
 
 def group_ids(keys: list[pa.Array | pa.ChunkedArray]) -> Groups:

@@ -13,7 +13,7 @@ from sqlglot import exp
 
 from ..errors import SqlError
 from .frame import Frame
-from .grouping import group_ids
+from .grouping import group_ids, rows_by_group
 from .functions import cast_value, common_type, plain
 
 
@@ -68,9 +68,9 @@ def _stack(left: pa.Table, right: pa.Table, sql: str) -> pa.Table:
 
 
 def _leading_copies(ids: np.ndarray, copies: np.ndarray) -> np.ndarray:
-    """Rows of ``ids`` up to ``copies[id]`` occurrences of each id, in order."""
-    order = np.argsort(ids, kind="stable")
+    """Rows of ``ids`` (dense ids below ``len(copies)``) up to ``copies[id]`` occurrences of
+    each id, grouped by id."""
+    order, starts = rows_by_group(ids, len(copies))
     sorted_ids = ids[order]
-    starts = np.searchsorted(sorted_ids, sorted_ids, side="left")
-    rank = np.arange(len(ids)) - starts
+    rank = np.arange(len(ids)) - starts[sorted_ids]
     return order[rank < copies[sorted_ids]]

@@ -143,7 +143,7 @@ class Layout:
                 sort_keys += key_sorts
             order = pc.sort_indices(pa.table(columns), sort_keys=sort_keys).to_numpy()
         else:
-            order = np.argsort(partitions.ids, kind="stable")
+            order = partitions.row_order()[0]
         order = order.astype(np.int64, copy=False)
         part_new = _starts(partitions.ids[order])
         if sort_values:  # peers: equal partition id and ORDER BY keys (keys hashed once)
