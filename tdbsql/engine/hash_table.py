@@ -35,6 +35,7 @@ NO_ROWS = np.empty(0, np.uint8)  # "no mask" for the kernels' skip/valid argumen
 # a direct-lookup box bigger than this stops being cache friendly: hash instead
 _DIRECT_MAX_SLOTS = 1 << 22
 _FIRST_TABLE_SLOTS = 1 << 12
+_LARGEST_FIRST_TABLE = 1 << 21
 
 
 @dataclass(frozen=True)
@@ -291,7 +292,10 @@ def _build_direct(keys, skip, mins, extents, size) -> HashTable:
 
 def _build_hashed(keys, skip) -> HashTable:
     nrows = keys.shape[1]
-    capacity = _FIRST_TABLE_SLOTS
+    # keys that missed the direct box are usually many: start at one slot per row (up to
+    # _LARGEST_FIRST_TABLE), so a table of distinct keys is rebuilt once, not ~8 times
+    capacity = max(_FIRST_TABLE_SLOTS, min(_LARGEST_FIRST_TABLE,
+                                           1 << max(nrows - 1, 1).bit_length()))
     table = np.full(capacity, -1, np.int64)
     first = np.empty(capacity // 2, np.int64)
     ids = pooled.empty(nrows, np.int64)
