@@ -19,7 +19,7 @@ from .planner.parse import span_of
 
 _CLAUSES = {"using": "USING", "returning": "RETURNING", "conflict": "ON CONFLICT",
             "alternative": "OR REPLACE / OR IGNORE", "by_name": "BY NAME", "with_": "WITH",
-            "overwrite": "OVERWRITE"}
+            "overwrite": "OVERWRITE", "default": "DEFAULT VALUES"}
 
 
 def _refuse_clauses(tree: exp.Expression, statement: str) -> None:
@@ -34,7 +34,12 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
     target = tree.this
     names = None
     if isinstance(target, exp.Schema):
-        names = [ident.name for ident in target.expressions]
+        names = []
+        for ident in target.expressions:
+            if ident.name in names:
+                raise SqlError(f"INSERT: column {ident.name!r} is listed twice", sql,
+                               span_of(ident))
+            names.append(ident.name)
         target = target.this
     source = _array_source(connection, target, sql)
     array = source.open()
@@ -67,9 +72,10 @@ def run_delete(connection, tree: exp.Delete, sql: str) -> pa.Table:
     if where is None:
         raise UnsupportedSql("DELETE without WHERE: delete every cell with DELETE ... WHERE TRUE "
                              "is not supported; remove the array directory instead")
-    from .storage.writer import delete
+    from .storage.delete_writer import write_delete
 
-    name = delete(source.path, where.this.sql(dialect="duckdb"), key=source.key)
+    # the condition as parsed, so an error in it underlines the culprit in the statement
+    name = write_delete(source.path, where.this, key=source.key, sql=sql)
     return pa.table({"delete_commit": [name]})
 
 

@@ -4,12 +4,21 @@ A syntax error names what was found where the statement went wrong -- a token by
 the end of the statement -- and, when sqlglot knew it, what was expected there; it never shows
 sqlglot's internal token or class reprs.
 
+What sqlglot reads but DuckDB refuses is a syntax error too, never a different statement run
+quietly (``_check_tree``): a DuckDB reserved word taken for an alias (``SELECT k FROM t LIMIT``
+is not a table aliased ``LIMIT``), an ``AS`` naming nothing, a JOIN without ON or USING (or
+with ON and no condition), ``SELECT`` with nothing selected, parentheses left open at the end,
+a bare ``FETCH`` / ``OVER`` / ``k IN``, a window frame missing its bounds, and malformed INSERT
+/ DELETE statements (``DELETE t``, ``INSERT t``, ``VALUES (1) (2)``, ``VALUES ()``).
+``parse_condition`` reads a bare condition (``tdbsql.delete(path, "v > 1")``) the same way.
+
 Also reads the ``FOR SYSTEM_TIME AS OF t`` / ``FOR SYSTEM_TIME BETWEEN t1 AND t2`` clause of a
 table into a timestamp window in milliseconds.
 """
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import difflib
 import re
@@ -33,7 +42,7 @@ def parse(sql: str) -> exp.Expression:
         raise _unreadable(sql) from None
     if not tokens:
         raise SqlError("empty SQL statement: it holds only a comment", sql, (0, len(sql)))
-    parser = _DIALECT.parser()
+    parser = _Parser(dialect=_DIALECT)
     try:
         statements = [s for s in parser.parse(tokens, sql) if s is not None]
     except ParseError as err:
@@ -46,8 +55,92 @@ def parse(sql: str) -> exp.Expression:
             second = _second_statement(tokens)
             span = None if second is None else (second.start, len(sql.rstrip()))
         raise SqlError(f"expected one SQL statement, got {len(statements)}", sql, span)
+    if isinstance(statements[0], (exp.Column, exp.Var, exp.Alias)):  # ``SELEC`` / ``SELEC k``
+        misspelled = _misspelled_statement(sql, tokens)
+        if misspelled is not None:
+            raise misspelled
     _check_tokens(sql, tokens)
+    _check_tree(sql, tokens, statements[0])
     return statements[0]
+
+
+def parse_condition(text: str) -> exp.Expression:
+    """A bare SQL condition (``v > 1 AND s = 'a'``, as ``tdbsql.delete`` takes it) -> its tree,
+    with the same syntax errors as a statement, underlined in ``text``."""
+    if not text or not text.strip():
+        raise SqlError("empty condition")
+    try:
+        tokens = _DIALECT.tokenize(text)
+    except TokenError:
+        raise _unreadable(text) from None
+    if not tokens:
+        raise SqlError("empty condition: it holds only a comment", text, (0, len(text)))
+    if tokens[0].token_type == TokenType.WHERE:
+        raise _unexpected(text, tokens[0], False, None, "give the condition alone, without WHERE")
+    parser = _Parser(dialect=_DIALECT)
+    try:
+        trees = [t for t in parser.parse_into(exp.Condition, tokens, text) if t is not None]
+    except ParseError as err:
+        raise syntax_error(text, tokens, err, parser, whole="condition") from None
+    if len(trees) != 1:
+        second = _second_statement(tokens)
+        raise SqlError(f"expected one condition, got {len(trees)}", text,
+                       None if second is None else (second.start, len(text.rstrip())))
+    try:
+        _check_tokens(text, tokens)
+        _check_tree(text, tokens, trees[0])
+    except SqlError as err:
+        message = err.plain_message.replace("end of the statement", "end of the condition", 1)
+        raise SqlError(message, text, err.span) from None
+    return trees[0]
+
+
+class _Parser(type(_DIALECT.parser())):
+    """sqlglot's DuckDB parser, noting on each JOIN it read what DuckDB would refuse about its
+    condition (``_check_joins`` raises it if the JOIN is in the final tree: a JOIN parsed on a
+    path the parser later abandons must not fail the statement)."""
+
+    def _parse_join(self, skip_join_token=False, parse_bracket=False, alias_tokens=None):
+        start = self._index
+        join = super()._parse_join(skip_join_token=skip_join_token,
+                                   parse_bracket=parse_bracket, alias_tokens=alias_tokens)
+        if join is not None and start < len(self._tokens) \
+                and self._tokens[start].token_type != TokenType.COMMA:
+            problem = self._join_problem(join, start)
+            if problem is not None:
+                join.meta[_JOIN_PROBLEM] = problem
+        return join
+
+    def _join_problem(self, join: exp.Join, start: int):
+        """(culprit token, at the end?, what was expected, a note) or None."""
+        method = str(join.args.get("method") or "").upper()
+        kind = str(join.args.get("kind") or "").upper()
+        using = join.args.get("using")
+        if method in ("NATURAL", "POSITIONAL") or kind == "CROSS":
+            if join.args.get("on") is None and using is None:
+                return None
+            depth = 0
+            for token in self._tokens[start:self._index]:
+                depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
+                if depth == 0 and token.token_type in (TokenType.ON, TokenType.USING):
+                    return (token, False, None, f"a {method or kind} JOIN takes no join "
+                                                "condition")
+            return None
+        if kind not in ("", "INNER", "OUTER", "SEMI", "ANTI") or method not in ("", "ASOF"):
+            return None  # not DuckDB syntax: left to the planner to refuse
+        if join.args.get("on") is not None or using:
+            return None
+        prev, current = self._prev, self._curr
+        at_end = not current or current.token_type == TokenType.SEMICOLON
+        culprit = prev if at_end else current
+        if prev.token_type == TokenType.ON:
+            return (culprit, at_end, "a join condition", None)
+        if prev.token_type == TokenType.USING:
+            return (culprit, at_end, "'(' and the names of the columns to join on", None)
+        if using is not None and prev.token_type == TokenType.R_PAREN:
+            return (prev, False, "a column name", None)
+        return (culprit, at_end, "ON or USING",
+                "only a CROSS or NATURAL JOIN goes without a join condition")
 
 
 # -- syntax errors --------------------------------------------------------------------------
@@ -86,11 +179,13 @@ _TOO_MANY = re.compile(r"The number of provided arguments \((\d+)\) is greater t
                        r"number of supported arguments \((\d+)\)")
 
 
-def syntax_error(sql: str, tokens: list[Token], err: ParseError, parser=None) -> SqlError:
+def syntax_error(sql: str, tokens: list[Token], err: ParseError, parser=None, *,
+                 whole: str = "statement") -> SqlError:
     """A person's account of sqlglot's ``err``, raised while ``parser`` (if given) parsed
     ``tokens`` of ``sql``: ``SQL syntax error: unexpected <what was found>; expected <what was
     missing>``.  What was found is a token by its text, underlined, or the end of the statement
-    (the last token is underlined)."""
+    (the last token is underlined).  ``whole`` is what ``sql`` is: a "statement", or a
+    "condition" (then it may well start with a plain word)."""
     info = err.errors[0] if err.errors else {}
     description = str(info.get("description") or "")
     reported = _token_at(tokens, info.get("line"), info.get("col"))
@@ -107,12 +202,21 @@ def syntax_error(sql: str, tokens: list[Token], err: ParseError, parser=None) ->
     if culprit is None:  # no position at all: what sqlglot said, minus its reprs
         return SqlError(f"SQL syntax error: {_clean(description) or 'cannot read the statement'}",
                         sql)
-    misspelled = _misspelled_statement(sql, tokens)
+    misspelled = _misspelled_statement(sql, tokens) if whole == "statement" else None
     if misspelled is not None:
         return misspelled
     index = _index_of(tokens, culprit)
+    if not at_end and index >= 2 and tokens[index - 2].token_type == TokenType.ALIAS \
+            and tokens[index - 1].token_type not in (TokenType.IDENTIFIER, *_STRINGS) \
+            and _text(sql, tokens[index - 1]).split()[0].upper() in _NOT_ALIASES:
+        # ``FROM t AS WHERE v > 1``: sqlglot took WHERE for the alias, and broke after it
+        word = tokens[index - 1]
+        text = _text(sql, word).split()[0]
+        return _unexpected(sql, word, False, "a name after AS",
+                           f'{text.upper()} is a reserved word: write "{text}" to use it as a '
+                           "name")
     if at_end:
-        found = f"end of the statement after {_show(sql, culprit)}"
+        found = f"end of the {whole} after {_show(sql, culprit)}"
     else:
         found = _show(sql, culprit)
         if culprit.token_type == TokenType.R_PAREN and _depth(tokens, index) < 0:
@@ -164,7 +268,8 @@ def _expected(sql: str, tokens: list[Token], index: int, description: str,
         if cls in _NEEDS:
             return _NEEDS[cls]
         node_class = getattr(exp, cls, None)
-        if isinstance(node_class, type) and issubclass(node_class, exp.Func):
+        if isinstance(node_class, type) and issubclass(node_class, exp.Func) \
+                and not issubclass(node_class, (exp.Connector, exp.Binary)):  # AND, OR: no
             call = _open_call(sql, tokens, index + (1 if at_end else 0))
             return f"an argument for {_text(sql, call)}()" if call else "an argument"
         return "an expression"
@@ -376,9 +481,414 @@ def _check_tokens(sql: str, tokens: list[Token]) -> None:
                 raise SqlError(f"SQL syntax error: unexpected end of the statement after "
                                f"{_show(sql, before)}; expected an expression", sql,
                                _span(before))
-            if after.token_type == TokenType.R_PAREN:
-                raise SqlError(f"SQL syntax error: unexpected ')' after {_show(sql, before)}; "
-                               "expected an expression", sql, _span(after))
+            if after.token_type in (TokenType.R_PAREN, TokenType.COMMA):
+                raise SqlError(f"SQL syntax error: unexpected {_show(sql, after)} after "
+                               f"{_show(sql, before)}; expected an expression", sql,
+                               _span(after))
+
+
+# -- what sqlglot reads but DuckDB refuses ----------------------------------------------------
+
+_JOIN_PROBLEM = "tdbsql_join_problem"  # meta key: what _Parser found wrong with a JOIN
+
+# DuckDB's reserved keywords and its type/function-name keywords (``duckdb_keywords()``): no
+# table alias, CTE name or alias column may be one of these unless quoted (DuckDB's ColId).
+_RESERVED = frozenset("""
+    ALL ANALYSE ANALYZE AND ANY ARRAY AS ASC ASYMMETRIC BOTH CASE CAST CHECK COLLATE COLUMN
+    CONSTRAINT CREATE DEFAULT DEFERRABLE DESC DESCRIBE DISTINCT DO ELSE END EXCEPT FALSE FETCH FOR
+    FOREIGN FROM GROUP HAVING IN INITIALLY INTERSECT INTO LAMBDA LATERAL LEADING LIMIT NOT NULL
+    OFFSET ON ONLY OR ORDER PIVOT PIVOT_LONGER PIVOT_WIDER PLACING PRIMARY QUALIFY REFERENCES
+    RETURNING SELECT SHOW SOME SUMMARIZE SYMMETRIC TABLE THEN TO TRAILING TRUE UNION UNIQUE UNPIVOT
+    USING VARIADIC WHEN WHERE WINDOW WITH""".split())
+_TYPE_FUNCTION_NAMES = frozenset("""
+    ANTI ASOF AT AUTHORIZATION BINARY BY COLLATION CONCURRENTLY CROSS FREEZE FULL GLOB ILIKE INNER
+    IS ISNULL JOIN LEFT LIKE NATURAL NOTNULL OUTER OVERLAPS POSITIONAL RIGHT SEMI SIMILAR
+    TABLESAMPLE UNPACK VERBOSE""".split())
+_NOT_ALIASES = _RESERVED | _TYPE_FUNCTION_NAMES
+# ... and what DuckDB takes for more of the expression when it follows one without AS
+# (``k year``, ``sum(v) filter``, ``k over``, ``* exclude``): a column alias only after AS
+# (``k UNION ...`` and ``k ISNULL`` are operators, to sqlglot as to DuckDB)
+_OPERATORS = {"EXCEPT", "INTERSECT", "UNION", "ISNULL", "NOTNULL"}
+_NOT_BARE_LABELS = (_NOT_ALIASES - _OPERATORS) | frozenset("""
+    CENTURIES CENTURY DAY DAYS DECADE DECADES ESCAPE EXCLUDE EXPORT_STATE FILTER HOUR HOURS IGNORE
+    MICROSECOND MICROSECONDS MILLENNIA MILLENNIUM MILLISECOND MILLISECONDS MINUTE MINUTES MONTH
+    MONTHS OVER PRECISION QUARTER QUARTERS RENAME REPLACE RESPECT SECOND SECONDS VARYING WEEK WEEKS
+    WITHIN WITHOUT YEAR YEARS""".split())
+# a clause keyword sqlglot took for an alias because the clause was left unfinished
+_UNFINISHED = {"LIMIT": "a row count", "OFFSET": "a row count", "GROUP": "BY after GROUP",
+               "ORDER": "BY after ORDER"}
+_ENDS = (TokenType.SEMICOLON,)
+# tokens that cannot start a select-list expression: SELECT followed by one selects nothing
+_NO_EXPRESSION = {TokenType.FROM, TokenType.WHERE, TokenType.R_PAREN, TokenType.SEMICOLON,
+                  TokenType.COMMA, TokenType.UNION, TokenType.EXCEPT, TokenType.INTERSECT,
+                  TokenType.GROUP_BY, TokenType.ORDER_BY, TokenType.HAVING, TokenType.QUALIFY,
+                  TokenType.LIMIT, TokenType.WINDOW}
+
+
+def _check_tree(sql: str, tokens: list[Token], tree: exp.Expression) -> None:
+    """Raise the syntax error DuckDB would give for a statement sqlglot read without one."""
+    for check in (_check_parens, _check_as, _check_select_lists, _check_distinct, _check_over,
+                  _check_frames, _check_fetch, _check_in, _check_sources, _check_samples,
+                  _check_dml, _check_aliases, _check_joins):
+        check(sql, tokens, tree)
+
+
+def _named(tokens: list[Token], i: int) -> bool:
+    """Is ``tokens[i]`` a name, whatever word it is (``k AS fetch``, ``t.over``)?"""
+    return i > 0 and tokens[i - 1].token_type in (TokenType.ALIAS, TokenType.DOT)
+
+
+def _check_sources(sql: str, tokens: list[Token], tree: exp.Expression) -> None:
+    """``SELECT k FROM FROM t`` / ``SELECT k LATERAL FROM t``: sqlglot reads a query with no
+    parentheses around it as a table."""
+    if not any(isinstance(node.this, exp.Query)
+               for node in tree.find_all(exp.From, exp.Join, exp.Into, exp.Lateral)):
+        return
+    for i, token in enumerate(tokens[:-1]):
+        if token.token_type in (TokenType.FROM, TokenType.JOIN, TokenType.INTO,
+                                TokenType.LATERAL) and not _named(tokens, i) and \
+                tokens[i + 1].token_type in (TokenType.FROM, TokenType.SELECT, TokenType.WITH):
+            raise _unexpected(sql, tokens[i + 1], False,
+                              "a table name, or a query in parentheses")
+
+
+def _check_samples(sql: str, tokens: list[Token], tree: exp.Expression) -> None:
+    """``FROM t TABLESAMPLE`` / ``USING SAMPLE`` with no sample size."""
+    sizes = ("size", "percent", "rows", "bucket_numerator", "expressions")
+    if all(any(sample.args.get(a) for a in sizes) for sample in tree.find_all(exp.TableSample)):
+        return
+    for i, token in enumerate(tokens):
+        word = _text(sql, token).upper()
+        if not _named(tokens, i) and (token.token_type == TokenType.TABLE_SAMPLE or (
+                word == "SAMPLE" and i > 0 and tokens[i - 1].token_type == TokenType.USING)):
+            raise _after(sql, tokens, i, "a sample size")
+
+
+def _check_parens(sql: str, tokens: list[Token], tree: exp.Expression) -> None:
+    """``SELECT max(v`` / ``CAST(x AS INT``: sqlglot closes what the statement left open."""
+    depth = 0
+    for token in tokens:
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
+    if depth > 0:
+        last = len(tokens) - 1
+        while last > 0 and tokens[last].token_type in _ENDS:
+            last -= 1
+        raise _unexpected(sql, tokens[last], True, "')'")
+
+
+def _check_distinct(sql: str, tokens: list[Token], tree: exp.Expression) -> None:
+    """``count(DISTINCT)`` / ``SELECT DISTINCT, k``: DISTINCT of nothing."""
+    for i, token in enumerate(tokens):
+        if token.token_type == TokenType.DISTINCT and not _named(tokens, i) and (
+                i + 1 == len(tokens) or tokens[i + 1].token_type in (
+                    TokenType.R_PAREN, TokenType.COMMA, TokenType.SEMICOLON)):
+            raise _after(sql, tokens, i, "an expression after DISTINCT")
+
+
+def _check_over(sql: str, tokens: list[Token], tree: exp.Expression) -> None:
+    """``rank() OVER`` with no window: sqlglot reads it as ``OVER ()``."""
+    for i, token in enumerate(tokens):
+        if token.token_type == TokenType.OVER and not _named(tokens, i) and (
+                i + 1 == len(tokens) or tokens[i + 1].token_type not in (
+                    TokenType.L_PAREN, TokenType.VAR, TokenType.IDENTIFIER)):
+            raise _after(sql, tokens, i, "'(' and a window, or a window name, after OVER")
+
+
+def _unexpected(sql: str, token: Token, at_end: bool, expected: str | None = None,
+                note: str | None = None) -> SqlError:
+    """``SQL syntax error: unexpected <token | end of the statement after token>; expected
+    <expected> (<note>)``, the token underlined."""
+    found = f"end of the statement after {_show(sql, token)}" if at_end else _show(sql, token)
+    message = f"SQL syntax error: unexpected {found}"
+    if expected:
+        message += f"; expected {expected}"
+    if note:
+        message += f" ({note})"
+    return SqlError(message, sql, _span(token))
+
+
+def _after(sql: str, tokens: list[Token], index: int, expected: str,
+           note: str | None = None) -> SqlError:
+    """The statement went wrong right after ``tokens[index]``."""
+    following = tokens[index + 1] if index + 1 < len(tokens) else None
+    if following is None or following.token_type in _ENDS:
+        return _unexpected(sql, tokens[index], True, expected, note)
+    return _unexpected(sql, following, False, expected, note)
+
+
+def _token_index(tokens: list[Token], start: int) -> int | None:
+    """The index of the token that starts at character ``start`` (tokens are in text order)."""
+    i = bisect.bisect_left(tokens, start, key=lambda token: token.start)
+    return i if i < len(tokens) and tokens[i].start == start else None
+
+
+def _check_as(sql: str, tokens: list[Token], tree: exp.Expression) -> None:
+    """``SELECT k AS, v`` / ``FROM t AS``: sqlglot drops an AS that names nothing."""
+    for i, token in enumerate(tokens):
+        if token.token_type != TokenType.ALIAS or _named(tokens, i):
+            continue
+        following = tokens[i + 1] if i + 1 < len(tokens) else None
+        if following is None or following.token_type in (
+                TokenType.SEMICOLON, TokenType.COMMA, TokenType.R_PAREN):
+            raise _after(sql, tokens, i, "a name after AS")
+
+
+def _check_select_lists(sql: str, tokens: list[Token], tree: exp.Expression) -> None:
+    """``SELECT FROM t`` (and ``INSERT INTO t SELECT``): DuckDB's "SELECT clause without
+    selection list"; and ``SELECT , k``."""
+    for i, token in enumerate(tokens):
+        if token.token_type != TokenType.SELECT or _named(tokens, i):
+            continue
+        j = i + 1
+        while j < len(tokens) and tokens[j].token_type in (TokenType.DISTINCT, TokenType.ALL):
+            j += 1
+        if j == len(tokens) or tokens[j].token_type in _NO_EXPRESSION:
+            raise _after(sql, tokens, j - 1, "an expression to select")
+
+
+# tokens an expression can end with: a frame keyword after one of these starts the frame
+_EXPRESSION_ENDS = {TokenType.VAR, TokenType.IDENTIFIER, TokenType.NUMBER, TokenType.STRING,
+                    TokenType.R_PAREN, TokenType.DESC, TokenType.ASC, TokenType.NULL,
+                    TokenType.TRUE, TokenType.FALSE, TokenType.STAR, TokenType.FIRST}
+_BOUND = "UNBOUNDED PRECEDING, CURRENT ROW, or an offset and PRECEDING or FOLLOWING"
+
+
+def _check_frames(sql: str, tokens: list[Token], tree: exp.Expression) -> None:
+    """``OVER (ORDER BY k ROWS)`` / ``RANGE BETWEEN 1 )``: a window frame whose bounds are
+    missing or lack PRECEDING / FOLLOWING, which sqlglot fills in with a guess."""
+    if not any(spec.args.get("kind") for spec in tree.find_all(exp.WindowSpec)):
+        return
+    windows: list[int] = []  # indexes of the '(' opening window specifications
+    depth = 0
+    for i, token in enumerate(tokens):
+        kind = token.token_type
+        if kind == TokenType.L_PAREN:
+            if i > 0 and (tokens[i - 1].token_type == TokenType.OVER or (
+                    tokens[i - 1].token_type == TokenType.ALIAS and i + 1 < len(tokens)
+                    and tokens[i + 1].token_type in (TokenType.PARTITION_BY, TokenType.ORDER_BY,
+                                                     TokenType.VAR, TokenType.R_PAREN))):
+                windows.append(depth + 1)
+            depth += 1
+        elif kind == TokenType.R_PAREN:
+            if windows and windows[-1] == depth:
+                windows.pop()
+            depth -= 1
+        elif (windows and windows[-1] == depth and _text(sql, token).upper() in (
+                "ROWS", "RANGE", "GROUPS") and tokens[i - 1].token_type in _EXPRESSION_ENDS):
+            _check_frame(sql, tokens, i)
+
+
+def _check_frame(sql: str, tokens: list[Token], start: int) -> None:
+    """The frame that ``tokens[start]`` (ROWS / RANGE / GROUPS) opens, up to the window's
+    ')' or EXCLUDE: one bound, or BETWEEN a bound AND a bound."""
+    i = start + 1
+    between = i < len(tokens) and tokens[i].token_type == TokenType.BETWEEN
+    if between:
+        i += 1
+    i = _frame_bound(sql, tokens, i)
+    if between:
+        if i >= len(tokens) or tokens[i].token_type != TokenType.AND:
+            raise _after(sql, tokens, i - 1, "AND and the frame's end")
+        _frame_bound(sql, tokens, i + 1)
+
+
+def _frame_bound(sql: str, tokens: list[Token], i: int) -> int:
+    """Check the frame bound at ``tokens[i]``; the index just after it."""
+    words = [_text(sql, t).upper() for t in tokens[i:i + 2]]
+    if words in (["UNBOUNDED", "PRECEDING"], ["UNBOUNDED", "FOLLOWING"], ["CURRENT", "ROW"]):
+        return i + 2
+    depth, j = 0, i
+    while j < len(tokens):
+        kind = tokens[j].token_type
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(kind, 0)
+        if depth < 0 or (depth == 0 and (kind == TokenType.AND or _text(sql, tokens[j]).upper()
+                                         in ("PRECEDING", "FOLLOWING", "EXCLUDE"))):
+            break
+        j += 1
+    word = _text(sql, tokens[j]).upper() if j < len(tokens) else ""
+    if word in ("PRECEDING", "FOLLOWING") and j > i:
+        return j + 1
+    if j == i:
+        raise _after(sql, tokens, i - 1, _BOUND)
+    raise _after(sql, tokens, j - 1, "PRECEDING or FOLLOWING")
+
+
+def _check_fetch(sql: str, tokens: list[Token], tree: exp.Expression) -> None:
+    """``FETCH {FIRST | NEXT} [n] {ROW | ROWS} ONLY``: sqlglot reads a bare ``FETCH`` (or one
+    missing ROWS ONLY) as ``LIMIT 1``."""
+    for i, token in enumerate(tokens):
+        if token.token_type != TokenType.FETCH or _named(tokens, i):
+            continue
+        if i + 1 == len(tokens) or _text(sql, tokens[i + 1]).upper() not in ("FIRST", "NEXT"):
+            raise _after(sql, tokens, i, "FIRST or NEXT after FETCH")
+        j, depth = i + 2, 0
+        while j < len(tokens):
+            kind = tokens[j].token_type
+            depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(kind, 0)
+            if depth < 0 or kind in _ENDS or _text(sql, tokens[j]).upper() in ("ROW", "ROWS"):
+                break
+            j += 1
+        if j == len(tokens) or _text(sql, tokens[j]).upper() not in ("ROW", "ROWS"):
+            raise _after(sql, tokens, j - 1, "ROWS ONLY")
+        if j + 1 == len(tokens) or _text(sql, tokens[j + 1]).upper() not in ("ONLY", "WITH"):
+            raise _after(sql, tokens, j, f"ONLY after {_text(sql, tokens[j]).upper()}")
+
+
+def _check_in(sql: str, tokens: list[Token], tree: exp.Expression) -> None:
+    """``k IN`` with no list: sqlglot reads it as ``k IN ()``, false for every row."""
+    if not any(not (node.expressions or node.args.get("query") or node.args.get("unnest")
+                    or node.args.get("field")) for node in tree.find_all(exp.In)):
+        return
+    for i, token in enumerate(tokens):
+        following = tokens[i + 1] if i + 1 < len(tokens) else None
+        if token.token_type == TokenType.IN and not _named(tokens, i) and (
+                following is None or following.token_type not in (
+                    TokenType.L_PAREN, TokenType.VAR, TokenType.IDENTIFIER, TokenType.UNNEST)):
+            raise _after(sql, tokens, i, "'(' and a list of values or a query after IN")
+
+
+def _check_dml(sql: str, tokens: list[Token], tree: exp.Expression) -> None:
+    """INSERT / DELETE statements sqlglot reads more loosely than DuckDB."""
+    if len(tokens) < 2:
+        return
+    if isinstance(tree, exp.Delete):
+        if tokens[1].token_type != TokenType.FROM:
+            raise _after(sql, tokens, 0, "FROM after DELETE")
+    if not isinstance(tree, exp.Insert):
+        return
+    into = 1
+    if tokens[1].token_type == TokenType.OR and len(tokens) > 3:  # INSERT OR REPLACE INTO
+        into = 3
+    if tokens[into].token_type != TokenType.INTO:
+        raise _after(sql, tokens, into - 1, "INTO after INSERT")
+    target = tree.this
+    table = target.this if isinstance(target, exp.Schema) else target
+    if not isinstance(table, exp.Table) or not table.name:
+        raise _after(sql, tokens, into, "a table name")
+    if isinstance(target, exp.Schema):
+        _check_column_list(sql, tokens, target)
+    body = tree.expression
+    if body is None and not tree.args.get("default"):
+        raise _after(sql, tokens, len(tokens) - 1, "VALUES or a query")
+    if isinstance(body, exp.Values):
+        _check_values(sql, tokens, body)
+        alias = body.args.get("alias")
+        if alias is not None and alias.this is not None and span_of(alias.this):
+            at = _token_index(tokens, span_of(alias.this)[0])
+            if at is not None:
+                if tokens[at - 1].token_type == TokenType.ALIAS:
+                    at -= 1
+                raise _unexpected(sql, tokens[at], False, None,
+                                  "the VALUES of an INSERT take no alias")
+
+
+def _check_column_list(sql: str, tokens: list[Token], schema: exp.Schema) -> None:
+    """``INSERT INTO t (k v)`` (read as a column definition) and ``INSERT INTO t ()``."""
+    for column in schema.expressions:
+        if not isinstance(column, exp.Identifier):
+            name = column.this if isinstance(column.this, exp.Identifier) else column
+            span = span_of(name)
+            at = None if span is None else _token_index(tokens, span[0])
+            if at is not None:
+                raise _after(sql, tokens, at, "',' or ')' in the list of columns")
+            raise SqlError("SQL syntax error: the INSERT column list takes column names only",
+                           sql, span_of(column))
+    if not schema.expressions:
+        span = span_of(schema.this)
+        at = None if span is None else _token_index(tokens, span[0])
+        while at is not None and at < len(tokens) and tokens[at].token_type != TokenType.L_PAREN:
+            at += 1
+        if at is not None and at + 1 < len(tokens):
+            raise _unexpected(sql, tokens[at + 1], False, "a column name")
+        raise SqlError("SQL syntax error: the INSERT column list is empty", sql)
+
+
+def _check_values(sql: str, tokens: list[Token], values: exp.Values) -> None:
+    """Rows of ``VALUES`` must each hold a value and be separated by commas: sqlglot reads
+    ``VALUES (1, 2) (3, 4)`` as one row with an alias, and ``VALUES ()`` as an empty row."""
+    start = next((i for i, t in enumerate(tokens) if t.token_type == TokenType.VALUES), None)
+    if start is None:
+        return
+    i = start + 1
+    while i < len(tokens) and tokens[i].token_type == TokenType.L_PAREN:
+        if i + 1 < len(tokens) and tokens[i + 1].token_type == TokenType.R_PAREN:
+            raise _unexpected(sql, tokens[i + 1], False, "a value")
+        depth, j = 0, i
+        while j < len(tokens):
+            depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(tokens[j].token_type, 0)
+            if depth == 0:
+                break
+            j += 1
+        if j + 1 >= len(tokens):
+            return
+        following = tokens[j + 1]
+        if following.token_type == TokenType.L_PAREN:
+            raise _unexpected(sql, following, False, "',' between the rows")
+        if following.token_type != TokenType.COMMA:
+            return
+        i = j + 2
+
+
+def _check_aliases(sql: str, tokens: list[Token], tree: exp.Expression) -> None:
+    """A DuckDB reserved word sqlglot took for an alias: ``SELECT k FROM t LIMIT`` is an
+    unfinished LIMIT, not the table aliased ``LIMIT``.  Quoted, any word is a name; after AS a
+    column alias may be any word (as in DuckDB)."""
+    for alias in tree.find_all(exp.TableAlias):
+        if alias.this is None and alias.columns and isinstance(alias.parent, (exp.Values,
+                                                                              exp.Subquery)):
+            span = span_of(alias.columns[0])
+            at = None if span is None else _token_index(tokens, span[0])
+            if at is not None and at > 0 and tokens[at - 1].token_type == TokenType.L_PAREN:
+                what = ("',' between the rows" if isinstance(alias.parent, exp.Values)
+                        else "a name before the column names")
+                raise _unexpected(sql, tokens[at - 1], False, what)
+        # the alias of a table or subquery follows it: there an unfinished clause reads as one
+        follows = isinstance(alias.parent, (exp.Table, exp.Subquery, exp.Values))
+        _check_alias_name(sql, tokens, alias.this, table=True, follows=follows)
+        for name in alias.columns:
+            _check_alias_name(sql, tokens, name, table=True, follows=False)
+    for alias in tree.find_all(exp.Alias):
+        _check_alias_name(sql, tokens, alias.args.get("alias"), table=False, follows=False)
+
+
+def _check_alias_name(sql: str, tokens: list[Token], name, *, table: bool,
+                      follows: bool) -> None:
+    """``name`` (an alias as sqlglot read it) if DuckDB takes it for a name in that place; a
+    syntax error underlining it if not."""
+    if not isinstance(name, exp.Identifier) or name.quoted:
+        return
+    start = name.meta.get("start")
+    at = None if start is None else _token_index(tokens, start)
+    if at is None:  # a name sqlglot made up
+        return
+    word = name.name.upper()
+    after_as = at > 0 and tokens[at - 1].token_type == TokenType.ALIAS
+    if table:
+        if word not in _NOT_ALIASES:
+            return
+    elif after_as or word not in _NOT_BARE_LABELS or (
+            at + 1 < len(tokens) and tokens[at + 1].token_type == TokenType.COLON):
+        return  # ``k AS year`` and the prefix alias ``year: k`` are fine
+    token = tokens[at]
+    text = _text(sql, token)
+    at_end = at + 1 == len(tokens) or tokens[at + 1].token_type in _ENDS
+    if not after_as and (follows or at_end) and word in _UNFINISHED:
+        raise _after(sql, tokens, at, _UNFINISHED[word])
+    if table:
+        note = f'{word} is a reserved word: write "{text}" to use it as a name'
+    else:
+        note = f"{word} can be a column alias only after AS: write AS {text}"
+    raise _unexpected(sql, token, False, None, note)
+
+
+def _check_joins(sql: str, tokens: list[Token], tree: exp.Expression) -> None:
+    """A JOIN with no ON or USING (or ON with nothing after it), or a CROSS / NATURAL JOIN
+    with one: DuckDB refuses both, and sqlglot would run the first as a cross join."""
+    problems = [join.meta[_JOIN_PROBLEM] for join in tree.find_all(exp.Join)
+                if _JOIN_PROBLEM in join.meta]
+    if problems:
+        token, at_end, expected, note = min(problems, key=lambda p: p[0].start)
+        raise _unexpected(sql, token, at_end, expected, note)
 
 
 def span_of(node: exp.Expression) -> tuple[int, int] | None:

@@ -16,7 +16,6 @@ its own readers refuse on fixed-size fields, so no delete commit can express it 
 from __future__ import annotations
 
 import numpy as np
-import sqlglot
 from sqlglot import exp
 
 from ..datatypes import VAR_NUM, string_codec, type_info
@@ -37,18 +36,24 @@ _FLIPPED = {ConditionOp.LT: ConditionOp.GT, ConditionOp.GT: ConditionOp.LT,
             ConditionOp.EQ: ConditionOp.EQ, ConditionOp.NE: ConditionOp.NE}
 
 
-def write_delete(path: str, where: str, *, timestamp: int | None = None, key=None) -> str:
+def write_delete(path: str, where: str | exp.Expression, *, timestamp: int | None = None,
+                 key=None, sql: str | None = None) -> str:
     """Parse, negate and write the delete commit; returns its file name.
+
+    ``where`` is the condition as SQL text, or already parsed (the WHERE of a DELETE
+    statement) with ``sql`` the statement it was parsed from, so that errors underline the
+    culprit there.  A condition that does not parse is refused before the array is opened.
 
     Dense arrays are refused before anything is written: their reads never apply delete
     commits, and TileDB refuses them too ("Only supported for sparse arrays")."""
+    tree, sql = _condition_tree(where, sql)
     array = Array(path, None, key)
     if array.schema.dense:
         raise NotSupportedError(f"cannot delete from {array.path}: it is a dense array, and "
                                 f"deletes are only supported for sparse arrays (as in TileDB)")
     fields = {a.name: a for a in array.schema.attributes}
     fields.update({d.name: d for d in array.schema.dimensions})
-    condition = parse_condition(where, fields)
+    condition = parse_condition(tree, fields, sql)
     t = timestamp if timestamp is not None else now_ms()
     name = new_name(t, t, WRITE_VERSION, ".del")
     data = encode_delete_condition(flatten(negate(condition)), key=array.key)
@@ -70,18 +75,32 @@ def flatten(node: Node) -> Node:
     return ExprNode(node.op, tuple(children))
 
 
-def parse_condition(where: str, fields: dict) -> Node:
-    """The user's condition as a TileDB condition tree (not yet negated)."""
-    try:
-        tree = sqlglot.parse_one(where)
-    except sqlglot.errors.ParseError as exc:
-        raise SqlError(f"cannot parse the DELETE condition: {exc.errors[0]['description']}",
-                       where) from None
-    return _Builder(where, fields).node(tree)
+def parse_condition(where: str | exp.Expression, fields: dict, sql: str | None = None) -> Node:
+    """The user's condition as a TileDB condition tree (not yet negated).
+
+    ``where`` is SQL text (a syntax error in it is an ``SqlError`` that names what was found
+    and what was expected, underlined, as for a statement) or a parsed condition taken from
+    ``sql``."""
+    tree, sql = _condition_tree(where, sql)
+    return _Builder(sql, fields).node(tree)
+
+
+def _condition_tree(where: str | exp.Expression, sql: str | None):
+    if isinstance(where, exp.Expression):
+        return where, sql
+    from ..planner.parse import parse_condition as parse_sql_condition
+
+    return parse_sql_condition(where), where
+
+
+def _span(node) -> tuple[int, int] | None:
+    from ..planner.parse import span_of
+
+    return span_of(node) if isinstance(node, exp.Expression) else None
 
 
 class _Builder:
-    def __init__(self, sql: str, fields: dict):
+    def __init__(self, sql: str | None, fields: dict):
         self.sql, self.fields = sql, fields
 
     def node(self, e) -> Node:
@@ -141,32 +160,35 @@ class _Builder:
         name = e.name
         if name not in self.fields:
             raise SqlError(f"unknown column {name!r} in the DELETE condition "
-                           f"(fields: {', '.join(self.fields)})", self.sql)
+                           f"(fields: {', '.join(self.fields)})", self.sql, _span(e))
         return name
 
     def _value(self, column: str, literal) -> bytes:
         field = self.fields[column]
         info = type_info(field.datatype)
         value = _literal(literal)
+        span = _span(literal)
         if info.kind in ("string", "binary"):
             if not isinstance(value, str):
                 raise SqlError(f"column {column!r} is a string: compare it with a string literal",
-                               self.sql)
+                               self.sql, span)
             return value.encode(string_codec(field.datatype))
         if field.cell_val_num not in (1,) and field.cell_val_num != VAR_NUM:
             raise UnsupportedSql(f"DELETE conditions on multi-value column {column!r}")
         if info.kind in ("datetime", "time"):
-            return _temporal_bytes(column, value, info, self.sql)
+            return _temporal_bytes(column, value, info, self.sql, span)
         if isinstance(value, str):
-            raise SqlError(f"column {column!r} is numeric: {value!r} is a string", self.sql)
+            raise SqlError(f"column {column!r} is numeric: {value!r} is a string", self.sql,
+                           span)
         if info.kind in ("int", "bool"):
             if isinstance(value, float) and not value.is_integer():
-                raise SqlError(f"column {column!r} holds integers: {value} is not one", self.sql)
+                raise SqlError(f"column {column!r} holds integers: {value} is not one", self.sql,
+                               span)
             limits = np.iinfo(info.numpy) if info.kind == "int" else None
             number = int(value)
             if limits is not None and not limits.min <= number <= limits.max:
                 raise SqlError(f"{number} is outside the range of column {column!r} "
-                               f"({field.datatype.name})", self.sql)
+                               f"({field.datatype.name})", self.sql, span)
             return np.array([number], dtype=info.numpy).tobytes()
         return np.array([value], dtype=info.numpy).tobytes()
 
@@ -192,7 +214,7 @@ def _literal(e):
     raise UnsupportedSql(f"DELETE conditions take literal values, not {e.sql()!r}")
 
 
-def _temporal_bytes(column: str, value, info, sql: str) -> bytes:
+def _temporal_bytes(column: str, value, info, sql: str | None, span=None) -> bytes:
     if isinstance(value, str):
         try:
             parsed = np.datetime64(value) if info.kind == "datetime" else None
@@ -200,7 +222,7 @@ def _temporal_bytes(column: str, value, info, sql: str) -> bytes:
             parsed = None
         if parsed is None:
             raise SqlError(f"column {column!r}: cannot read {value!r} as a "
-                           f"{info.datatype.name} value", sql)
+                           f"{info.datatype.name} value", sql, span)
         raw = parsed.astype(f"M8[{info.unit}]").astype(np.int64)
         return np.array([raw], dtype=np.int64).tobytes()
     return np.array([int(value)], dtype=np.int64).tobytes()
