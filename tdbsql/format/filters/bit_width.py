@@ -34,8 +34,9 @@ _WIDE_INTS = {D.INT16: (2, True), D.UINT16: (2, False), D.INT32: (4, True),
               D.UINT32: (4, False), D.INT64: (8, True), D.UINT64: (8, False)}
 _BYTES = {D.INT8: (1, True), D.UINT8: (1, False), D.BOOL: (1, False), D.BLOB: (1, False),
           D.GEOM_WKB: (1, False), D.GEOM_WKT: (1, False)}
-# What a schema may put either filter on (besides integers, dates and times).
-_ACCEPTED_BYTES = frozenset({D.BLOB, D.GEOM_WKB, D.GEOM_WKT})
+# What a schema may put either filter on besides integers, dates and times: BOOL (an integer
+# to TileDB: bit width passes it through, positive delta codes it as uint8) and bytes.
+_ACCEPTED_BYTES = frozenset({D.BOOL, D.BLOB, D.GEOM_WKB, D.GEOM_WKT})
 del D
 
 
