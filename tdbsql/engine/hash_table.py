@@ -257,9 +257,7 @@ def group_rows(columns: list[np.ndarray], nrows: int) -> HashTable:
     lows, extents, size = box
     code = np.subtract(columns[0], lows[0], out=pooled.empty(nrows, np.int64))
     for column, low, extent in zip(columns[1:], lows[1:], extents[1:]):
-        code *= extent
-        code += column
-        code -= low
+        hashing.box_append(code, np.require(column, np.int64, ["C", "W"]), low, extent)
     return _build_direct(code.reshape(1, nrows), NO_ROWS, np.zeros(1, np.int64),
                          np.array([size], np.int64), size)
 
@@ -272,7 +270,7 @@ def _box(columns: list[np.ndarray], nrows: int) -> tuple[list[int], list[int], i
     limit = min(_DIRECT_MAX_SLOTS, 2 * nrows + 1024)
     lows, extents, size = [], [], 1
     for column in columns:
-        low, high = int(column.min()), int(column.max())
+        low, high = map(int, hashing.int_range(np.require(column, np.int64, ["C", "W"])))
         lows.append(low)
         extents.append(high - low + 1)
         size *= high - low + 1  # Python ints: no overflow for wide ranges

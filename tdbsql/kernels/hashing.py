@@ -218,3 +218,26 @@ def pack_short_strings(offsets, data, out):
             code |= np.int64(data[start + j]) << (8 * j)
         out[i] = code
     return True
+
+
+@jit
+def int_range(values):
+    """``(minimum, maximum)`` of a non-empty int64 array, in one pass."""
+    low = values[0]
+    high = values[0]
+    for i in range(1, values.shape[0]):
+        value = values[i]
+        if value < low:
+            low = value
+        if value > high:
+            high = value
+    return low, high
+
+
+@jit
+def box_append(code, column, low, extent):
+    """``code = code * extent + (column - low)`` in place: one more column of a box position
+    (the caller checked that the box fits int64)."""
+    for i in range(code.shape[0]):
+        code[i] = code[i] * extent + (column[i] - low)
+    return code.shape[0]
