@@ -25,6 +25,7 @@ from sqlglot.schema import MappingSchema
 from ..errors import SqlError, UnsupportedSql
 from .group_keys import group_key_references
 from .grouped_columns import check_grouped_columns
+from .grouping_sets import expand_grouping_sets, grouping_names
 from .parse import span_of
 from .shared_operands import share_operands
 from .windows import lift_windows, own_windows
@@ -103,9 +104,9 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     """Optimize ``tree`` against ``schema`` ({table: {column: SQL type}}) and plan it."""
     check_statement(tree)
     _refuse(tree, sql)
-    names = output_names(tree)
+    names = grouping_names(tree, output_names(tree))
     tree = _null_options(_fetch_as_limit(_expand_group_by_all(tree, sql)))
-    tree = _exact_names(tree, schema)
+    tree = expand_grouping_sets(_exact_names(tree, schema), schema, sql)
     try:
         optimized = optimize(tree, schema=MappingSchema(schema, dialect=_DIALECT, normalize=False),
                              dialect=_DIALECT, leave_tables_isolated=True, rules=_RULES)
