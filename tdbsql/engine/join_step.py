@@ -9,18 +9,66 @@ cross product, refused past the memory budget.
 from __future__ import annotations
 
 import numpy as np
+from sqlglot import exp
+
 from ..errors import SqlError
 from ..planner.conjuncts import and_all, conjuncts
 from .frame import Frame, null_padded
+from .grouping import group_ids
 from .hash_join import hash_join
 
 
 def run_join(step, dependencies: dict[str, Frame], runner) -> Frame:
-    """``dependencies``: the frame of each input step by step name (source and join aliases)."""
+    """``dependencies``: the frame of each input step by step name (source and join aliases).
+
+    The leading inner joins run in the planned order except that a join on a unique key of a
+    table no larger than the rows so far -- it can only keep or drop rows -- goes first
+    whenever its keys can be read (the smallest such table first: TPC-H Q21 joins the one
+    nation row before 3.8M lineitem rows, not after).  Inner joins commute, so the rows are
+    the same; joins with other ON conditions keep their place."""
     left = dependencies[step.source_name]
-    for name, join in step.joins.items():
-        left = _join_one(left, dependencies[name], join, runner, name)
+    names = list(step.joins)
+    pending = []
+    for name in names:
+        join = step.joins[name]
+        if (join.get("side") or "").upper() not in ("", "INNER") or conjuncts(
+                join.get("condition")):
+            break
+        pending.append(name)
+    unique: dict[str, bool] = {}
+    while pending:
+        name = _next_inner(pending, left, dependencies, step.joins, runner, unique)
+        pending.remove(name)
+        left = _join_one(left, dependencies[name], step.joins[name], runner, name)
+        names.remove(name)
+    for name in names:
+        left = _join_one(left, dependencies[name], step.joins[name], runner, name)
     return left
+
+
+def _next_inner(pending: list[str], left: Frame, dependencies, joins, runner,
+                unique: dict[str, bool]) -> str:
+    """The planned next join, or a filtering one (see ``run_join``) that can run now."""
+    best = None
+    for name in pending:
+        right, join = dependencies[name], joins[name]
+        keys = join.get("source_key") or []
+        if not keys or right.length > left.length or best is not None and \
+                dependencies[best].length <= right.length:
+            continue
+        if not all(_tables(key) <= set(left.tables) for key in keys):
+            continue
+        if name not in unique:
+            flat = right.flat()
+            values = [runner.column(right, key, flat) for key in join.get("join_key")]
+            unique[name] = group_ids(values).count == right.length
+        if unique[name]:
+            best = name
+    return pending[0] if best is None else best
+
+
+def _tables(node) -> set[str]:
+    return {column.table for column in node.find_all(exp.Column)}
 
 
 def _join_one(left: Frame, right: Frame, join: dict, runner, name: str) -> Frame:
