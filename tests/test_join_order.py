@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlglot import exp, parse_one
 
+from sql_fixtures import sql_arrays  # noqa: F401 - the session fixture
 from tdbsql.planner.join_order import _ordered
 
 
@@ -79,3 +80,24 @@ def test_a_small_unique_key_join_runs_first(monkeypatch):
     want = oracle.sql(sql).fetchall()
     assert got[0][0] == want[0][0] and abs(got[0][1] - want[0][1]) < 1e-9
     assert order == ["n", "l"]
+
+
+def test_left_join_whose_nulls_are_filtered_out_becomes_inner(sql_arrays):
+    """sqlglot decorrelates ``x IN (SELECT ...)`` into a LEFT join kept by ``NOT _u.k IS NULL``:
+    that is an inner join (it may then run early); a LEFT join without such a filter stays."""
+    import duckdb
+
+    import tdbsql
+    from sql_fixtures import oracle_table
+
+    con, oracle = tdbsql.connect(), duckdb.connect()
+    for name in ("emp", "dept"):
+        con.register(name, sql_arrays[name])
+        oracle.register(name, oracle_table(sql_arrays[name]))
+    semi = ("SELECT e.ename FROM emp e, dept d WHERE e.dept_id = d.dept_id AND e.emp_id IN "
+            "(SELECT manager_id FROM emp WHERE manager_id IS NOT NULL GROUP BY manager_id) "
+            "ORDER BY 1")
+    outer = "SELECT e.ename, d.dname FROM emp e LEFT JOIN dept d ON e.dept_id = d.dept_id ORDER BY 1"
+    for sql, side in ((semi, "INNER JOIN _u_0"), (outer, "LEFT JOIN d")):
+        assert con.sql(sql).fetchall() == oracle.sql(sql).fetchall()
+        assert side in con.explain(sql)

@@ -24,7 +24,7 @@ from sqlglot.schema import MappingSchema
 
 from ..errors import SqlError, UnsupportedSql
 from .group_keys import group_key_references
-from .join_order import defer_cross_joins
+from .join_order import defer_cross_joins, inner_when_nulls_rejected
 from .grouped_columns import check_grouped_columns
 from .grouping_sets import expand_grouping_sets, grouping_names
 from .parse import span_of
@@ -118,7 +118,8 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     except SqlglotError as err:
         raise SqlError(f"cannot plan this query: {err}", sql) from None
     try:
-        plan = share_operands(group_key_references(defer_cross_joins(Plan(optimized))))
+        plan = inner_when_nulls_rejected(Plan(optimized))
+        plan = share_operands(group_key_references(defer_cross_joins(plan)))
     except SqlglotError as err:
         raise UnsupportedSql(f"cannot plan this query: {err}") from None
     return LogicalQuery(optimized, plan, _used_columns(optimized), names,

@@ -27,6 +27,30 @@ def defer_cross_joins(plan: planner.Plan) -> planner.Plan:
     return plan
 
 
+def inner_when_nulls_rejected(plan: planner.Plan) -> planner.Plan:
+    """A LEFT join whose step keeps only rows where a column of the joined table is not NULL
+    (``WHERE NOT _u_0.k IS NULL``: how sqlglot decorrelates ``IN (SELECT ...)``) is an inner
+    join -- the rows the LEFT join adds have that column NULL -- and becomes one (in place),
+    so it can run as early as an inner join may (``engine.join_step``)."""
+    for step in plan.dag:
+        if not isinstance(step, planner.Join) or not step.joins:
+            continue
+        required = {_not_null_table(c) for c in conjuncts(step.condition)} - {None}
+        for name, join in step.joins.items():
+            if (join.get("side") or "").upper() == "LEFT" and name in required:
+                join["side"] = ""
+    return plan
+
+
+def _not_null_table(conjunct: exp.Expression) -> str | None:
+    """The table of ``NOT t.c IS NULL`` (how sqlglot holds ``t.c IS NOT NULL``), else None."""
+    test = conjunct.this if isinstance(conjunct, exp.Not) else None
+    if isinstance(test, exp.Is) and isinstance(test.this, exp.Column) and \
+            isinstance(test.expression, exp.Null):
+        return test.this.table or None
+    return None
+
+
 def _ordered(source: str, joins: dict[str, dict]) -> dict[str, dict]:
     names = list(joins)
     prefix = []
