@@ -1,4 +1,6 @@
-"""Inner joins that would be cross products are put off until a key connects them.
+"""Join order: keyless inner joins put off until a key connects them, and LEFT joins whose
+NULL rows the step drops made inner (``inner_when_nulls_rejected``).  At run time
+``engine.join_step`` also moves small unique-key joins ahead.
 
 sqlglot's planner joins the tables of a FROM list in the order written.  TPC-H Q2 lists
 ``part, supplier, partsupp, ...``: part and supplier share no key (both join partsupp), so the
