@@ -11,34 +11,21 @@ DuckDB rejects every statement here too, on a table of the same columns.
 from __future__ import annotations
 
 import os
-import re
 
 import duckdb
-import numpy as np
 import pytest
 import sqlglot
-import tiledb
 
 import tdbsql
+from syntax_checks import LEAKS, check_truncations, small_array
 from tdbsql.errors import ArrayNotFoundError, SqlError, UnsupportedSql
 from tdbsql.planner.parse import parse
 
-LEAKS = re.compile(r"Token|TokenType|SENTINEL|<class|sqlglot|Required keyword|Expecting |"
-                   r"Invalid expression|Error tokenizing|Traceback")
-
-
-def _make(uri: str) -> str:
-    dom = tiledb.Domain(tiledb.Dim("k", domain=(0, 99), tile=10, dtype=np.int64))
-    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, attrs=[
-        tiledb.Attr("v", dtype=np.int64), tiledb.Attr("s", dtype=str, var=True)]))
-    with tiledb.open(uri, "w") as A:
-        A[np.arange(5)] = {"v": np.arange(5) * 10, "s": np.array(list("abcde"), dtype=object)}
-    return uri
 
 
 @pytest.fixture(scope="module")
 def path(tmp_path_factory):
-    return _make(str(tmp_path_factory.mktemp("dml_syntax") / "array"))
+    return small_array(str(tmp_path_factory.mktemp("dml_syntax") / "array"))
 
 
 @pytest.fixture(scope="module")
@@ -260,7 +247,7 @@ def test_default_values_is_refused_not_a_crash(con):
 
 
 def test_wellformed_dml_still_runs(tmp_path):
-    path = _make(str(tmp_path / "a"))
+    path = small_array(str(tmp_path / "a"))
     con = tdbsql.connect().register("t", path)
     assert con.sql("INSERT INTO t (k, v, s) VALUES (10, 100, 'x'), (11, 110, 'y'),"
                    ).fetchall() == [(2,)]
@@ -283,17 +270,7 @@ VALID = [
 def test_every_truncation_reads_like_a_person_wrote_it(sql):
     """Cut a valid statement after every token (and add a stray ')', ',' or quote): it parses,
     or the message is tdbsql's own with a span inside the SQL -- never a Python error."""
-    cuts = sorted({t.end + 1 for t in sqlglot.tokenize(sql, read="duckdb")})
-    for cut in cuts:
-        for broken in (sql[:cut], sql[:cut] + " )", sql[:cut] + " ,", sql[:cut] + " 'x"):
-            try:
-                parse(broken)
-            except SqlError as err:
-                assert not LEAKS.search(str(err)), (broken, str(err))
-                if err.span is not None:
-                    start, end = err.span
-                    assert 0 <= start < end <= len(broken), (broken, err.span)
-                assert err.plain_message.startswith(("SQL syntax error: ", "empty SQL")), broken
+    check_truncations(sql, parse)
 
 
 @pytest.mark.parametrize("sql", VALID[2:])

@@ -15,24 +15,17 @@ from __future__ import annotations
 import re
 
 import duckdb
-import numpy as np
 import pytest
-import tiledb
 
 import tdbsql
+from syntax_checks import small_array
 from tdbsql.errors import SqlError, UnsupportedSql
 from tdbsql.planner import parse as P
 
 
 @pytest.fixture(scope="module")
 def path(tmp_path_factory):
-    uri = str(tmp_path_factory.mktemp("strict") / "array")
-    dom = tiledb.Domain(tiledb.Dim("k", domain=(0, 99), tile=10, dtype=np.int64))
-    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, attrs=[
-        tiledb.Attr("v", dtype=np.int64), tiledb.Attr("s", dtype=str, var=True)]))
-    with tiledb.open(uri, "w") as A:
-        A[np.arange(5)] = {"v": np.arange(5) * 10, "s": np.array(list("abcde"), dtype=object)}
-    return uri
+    return small_array(str(tmp_path_factory.mktemp("strict") / "array"))
 
 
 @pytest.fixture(scope="module")
