@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp, planner
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer import RULES, optimize
+from sqlglot.optimizer.scope import find_all_in_scope
 from sqlglot.optimizer.simplify import simplify
 from sqlglot.planner import Plan
 from sqlglot.schema import MappingSchema
@@ -25,10 +26,11 @@ from sqlglot.schema import MappingSchema
 from ..errors import SqlError, UnsupportedSql
 from .group_keys import group_key_references
 from .join_order import defer_cross_joins, inner_when_nulls_rejected
-from .grouped_columns import check_grouped_columns
+from .grouped_columns import check_grouped_columns, is_grouped
 from .grouping_sets import expand_grouping_sets, grouping_names
 from .parse import span_of
 from .shared_operands import share_operands
+from .using_columns import bind_using_columns, mark
 from .windows import lift_windows, own_windows
 
 _SUPPORTED_ROOTS = (exp.Select, exp.SetOperation)
@@ -107,10 +109,12 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     _refuse(tree, sql)
     names = grouping_names(tree, output_names(tree))
     tree = _null_options(_fetch_as_limit(_expand_group_by_all(tree, sql)))
-    tree = expand_grouping_sets(_exact_names(tree, schema), schema, sql)
+    tree = expand_grouping_sets(mark(_exact_names(tree, schema)), schema, sql)
     try:
-        optimized = optimize(tree, schema=MappingSchema(schema, dialect=_DIALECT, normalize=False),
+        optimized = optimize(tree,
+                             schema=MappingSchema(schema, dialect=_DIALECT, normalize=False),
                              dialect=_DIALECT, leave_tables_isolated=True, rules=_RULES)
+        optimized = bind_using_columns(_having_aliases(optimized))
         check_grouped_columns(optimized, sql)
         optimized = lift_windows(_simplify_conditions(optimized))
     except OptimizeError as err:
@@ -118,7 +122,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     except SqlglotError as err:
         raise SqlError(f"cannot plan this query: {err}", sql) from None
     try:
-        plan = inner_when_nulls_rejected(Plan(optimized))
+        plan = inner_when_nulls_rejected(Plan(_one_group(optimized)))
         plan = share_operands(group_key_references(defer_cross_joins(plan)))
     except SqlglotError as err:
         raise UnsupportedSql(f"cannot plan this query: {err}") from None
@@ -126,14 +130,51 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
                         _scalar_subqueries(optimized))
 
 
+def _having_aliases(tree: exp.Expression) -> exp.Expression:
+    """HAVING may name an output alias (DuckDB); the optimizer puts the aliased expression in
+    its place, but not a constant's (``SELECT 1 AS k ... HAVING k = 1``), whose name then
+    stays a column no step has.  This puts the constant there (in place)."""
+    for having in list(tree.find_all(exp.Having)):
+        select = having.parent
+        outputs = {e.alias: e.this for e in select.expressions if isinstance(e, exp.Alias)}
+        for column in list(find_all_in_scope(having.this, exp.Column)):
+            if not column.table and column.name in outputs:
+                value = outputs[column.name]
+                column.replace(value.copy() if isinstance(value, exp.Literal)
+                               else exp.paren(value.copy()))
+    return tree
+
+
+def _one_group(tree: exp.Expression) -> exp.Expression:
+    """A copy of ``tree`` in which every grouped SELECT without GROUP BY has an empty one.
+
+    sqlglot's planner makes an Aggregate step only for GROUP BY or an aggregate call in the
+    select list.  A SELECT that aggregates only in HAVING or ORDER BY (``SELECT 1 FROM t HAVING
+    count(*) > 5``) would get none: HAVING dropped, a row per input row.  Like DuckDB, such a
+    SELECT is one group over all its rows (one row, or none when HAVING is false), which is
+    what an empty GROUP BY plans.  On a copy: ``GROUP BY`` without keys is no SQL to show."""
+    def ungrouped(tree):
+        return [s for s in tree.find_all(exp.Select)
+                if s.args.get("group") is None and is_grouped(s)]
+
+    if not ungrouped(tree):
+        return tree
+    tree = tree.copy()
+    for select in ungrouped(tree):
+        select.set("group", exp.Group(expressions=[]))
+    return tree
+
+
 # sqlglot's last rule, simplify, folds constants -- also ``DATE '2024-02-28' + INTERVAL 1 DAY``
-# into a DATE, where DuckDB gives a TIMESTAMP.  So it runs only on conditions (WHERE, HAVING,
-# ON), where folding cannot change a result's type but does let dates prune fragments.
+# into a DATE, where DuckDB gives a TIMESTAMP.  So it runs only on conditions (WHERE, ON),
+# where folding cannot change a result's type but does let dates prune fragments.  Not on
+# HAVING: it reads GROUP BY keys, and ``GROUP BY a + 1 HAVING a + 1 > 0`` simplified to
+# ``a > -1`` reads a column no group has.
 _RULES = tuple(rule for rule in RULES if rule is not simplify)
 
 
 def _simplify_conditions(tree: exp.Expression) -> exp.Expression:
-    for node in list(tree.find_all(exp.Where, exp.Having)):
+    for node in list(tree.find_all(exp.Where)):
         node.set("this", simplify(node.this, dialect="duckdb"))
     for join in list(tree.find_all(exp.Join)):
         if join.args.get("on") is not None:
@@ -149,6 +190,12 @@ def _refuse(tree: exp.Expression, sql: str) -> None:
             if agg.find_ancestor(exp.Select) is where.parent:
                 raise SqlError(f"aggregate {agg.sql(dialect='duckdb')} is not allowed in WHERE "
                                "(use HAVING)", sql, span_of(agg))
+    for clause in tree.find_all(exp.Where, exp.Group, exp.Having):  # windows run after them
+        for window in clause.find_all(exp.Window):
+            if window.find_ancestor(exp.Select) is clause.parent:
+                name = "GROUP BY" if isinstance(clause, exp.Group) else clause.key.upper()
+                raise SqlError(f"{name} clause cannot contain window functions", sql,
+                               _span_over(window))
     for node in tree.find_all(exp.Lateral, exp.Unnest, exp.Pivot):
         raise UnsupportedSql(f"{node.key.upper()} is not supported: {node.sql()!r}")
     for node in tree.find_all(exp.Join):
@@ -181,6 +228,12 @@ def _refuse(tree: exp.Expression, sql: str) -> None:
                                       and count.name.isdigit()):
             raise SqlError(f"{node.key.upper()} takes a non-negative integer constant, not "
                            f"{count.sql()!r}", sql, span_of(count))
+
+
+def _span_over(node: exp.Expression) -> tuple[int, int] | None:
+    """From the first to the last place in the SQL text that ``node``'s parts recorded."""
+    spans = [span for span in map(span_of, node.walk()) if span is not None]
+    return (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else None
 
 
 def _exact_names(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp.Expression:

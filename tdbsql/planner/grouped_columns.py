@@ -8,7 +8,8 @@ of an aggregate function.  So does ``check_grouped_columns``, with the column un
 It runs on the optimized tree, before the window steps are split off (``planner.windows``) and
 before conditions are simplified (which could rewrite ``HAVING k + 1 > 2`` past the GROUP BY key
 ``k + 1``).  There every column names its table, and a column without a table in ORDER BY /
-QUALIFY names an output alias.  A SELECT is grouped when it has GROUP BY or HAVING or an
+QUALIFY names an output alias, and a bare ``JOIN ... USING`` column is the column DuckDB binds
+(``planner.using_columns``).  A SELECT is grouped when it has GROUP BY or HAVING or an
 aggregate of its own (an aggregate that is the function of a window call is not one).  In its
 select list, HAVING, ORDER BY and QUALIFY a column of one of its own FROM sources is fine:
 
@@ -38,7 +39,7 @@ _AGGREGATE_WRAPPERS = (exp.Filter, exp.WithinGroup, exp.IgnoreNulls, exp.Respect
 def check_grouped_columns(tree: exp.Expression, sql: str) -> None:
     """Raise an SqlError for the first column a grouped SELECT reads ungrouped."""
     for select in tree.find_all(exp.Select):
-        if not _grouped(select):
+        if not is_grouped(select):
             continue
         keys = _group_keys(select.args.get("group"))
         sources = _sources(select)
@@ -51,7 +52,9 @@ def check_grouped_columns(tree: exp.Expression, sql: str) -> None:
                                "must be part of an aggregate function", sql, span_of(column))
 
 
-def _grouped(select: exp.Select) -> bool:
+def is_grouped(select: exp.Select) -> bool:
+    """Does ``select`` aggregate its rows: GROUP BY, HAVING, or an aggregate call of its own
+    (not a window call's function) in its select list, HAVING, ORDER BY or QUALIFY?"""
     if select.args.get("group") is not None or select.args.get("having") is not None:
         return True
     return any(agg.find_ancestor(exp.Select) is select and not _window_function(agg)

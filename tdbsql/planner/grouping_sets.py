@@ -44,6 +44,7 @@ from sqlglot.schema import MappingSchema
 
 from ..errors import SqlError, UnsupportedSql
 from .parse import span_of
+from .using_columns import bind_using_columns
 
 MAX_SETS = 65535  # DuckDB refuses more grouping sets than this
 MAX_BRANCHES = 256  # each set is one grouped SELECT over the input: CUBE of 8 keys at most
@@ -73,6 +74,7 @@ def expand_grouping_sets(tree: exp.Expression, schema: dict[str, dict[str, str]]
             schema, dialect=_DIALECT, normalize=False))
     except SqlglotError:
         return tree
+    work = bind_using_columns(work)  # qualify wrote bare USING columns as COALESCE
     selects = list(work.find_all(exp.Select, bfs=False))  # parents before children
     for select in reversed(selects):
         new = _rewrite_select(select, sql)
