@@ -54,4 +54,8 @@ _QUERIES = (
     "SELECT count(DISTINCT s), bool_or(x > 0) FROM a WHERE s LIKE 'k1%'",
     "SELECT p.s, count(*) FROM a p JOIN a q ON p.d = q.d AND p.t = q.t GROUP BY p.s",
     "SELECT d FROM a WHERE x < 0 EXCEPT SELECT d FROM a WHERE y > 0",
+    # float keys span no small box: the hashed group table, build and probe
+    "SELECT p.y, count(*) FROM a p JOIN a q ON p.y = q.y GROUP BY p.y",
+    # two keys in one box; rows ordered by group (ARRAY_AGG, windows)
+    "SELECT s, d % 7, array_agg(x), sum(x) OVER (PARTITION BY s) FROM a GROUP BY s, d % 7, x",
 )

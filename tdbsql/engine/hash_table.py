@@ -45,8 +45,9 @@ _LARGEST_FIRST_TABLE = 1 << 21
 class HashTable:
     """Groups of a key matrix plus what it takes to look other rows up (join build side).
 
-    ``table`` is either the open-addressing table (``mins`` empty) or, in direct mode, the
-    flat slot -> group lookup over the box ``mins + [0, extents)``.
+    ``table`` is either the open-addressing table (``mins`` empty; ``(capacity, 2)``: each
+    slot's group and that group's code in the first key column) or, in direct mode, the flat
+    slot -> group lookup over the box ``mins + [0, extents)``.
     """
 
     keys: np.ndarray
@@ -297,7 +298,7 @@ def _build_hashed(keys, skip) -> HashTable:
     # _LARGEST_FIRST_TABLE), so a table of distinct keys is rebuilt once, not ~8 times
     capacity = max(_FIRST_TABLE_SLOTS, min(_LARGEST_FIRST_TABLE,
                                            1 << max(nrows - 1, 1).bit_length()))
-    table = np.full(capacity, -1, np.int64)
+    table = np.full((capacity, 2), -1, np.int64)  # per slot: group, its first key code
     first = np.empty(capacity // 2, np.int64)
     ids = pooled.empty(nrows, np.int64)
     row, count = 0, 0
@@ -307,7 +308,7 @@ def _build_hashed(keys, skip) -> HashTable:
             break
         # half full: double the table, re-insert the groups so far, carry on from `row`
         capacity *= 2
-        table = np.full(capacity, -1, np.int64)
+        table = np.full((capacity, 2), -1, np.int64)
         hashing.table_rehash(keys, first, count, table)
         first = np.concatenate([first, np.empty(capacity // 2 - first.shape[0], np.int64)])
     empty = np.empty(0, np.int64)

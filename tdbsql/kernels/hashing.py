@@ -9,10 +9,12 @@ Two ways to give rows group ids, both in first-appearance order:
 - ``group_direct``: when the codes span a small box, the row's position in that box is its slot
   in a flat lookup array (no hashing, no key comparison); ``box_slots`` + ``direct_probe`` look
   rows of another key array up in it (they may fall outside the box).
-- ``group_insert``: an open-addressing table (linear probing, power-of-two capacity) of group
-  ids; a group is represented by its first row, so keys are compared in place.  The kernel stops
-  before the table passes half full and returns the row it stopped at; the wrapper doubles the
-  table (``table_rehash``) and calls again from that row, so every output is caller-allocated.
+- ``group_insert``: an open-addressing table (linear probing, power-of-two capacity): slot
+  ``s`` holds ``table[s, 0]``, a group id (-1: empty), and ``table[s, 1]``, the group's code in
+  the first key column, so a probe reads one cache line and a single-column key is compared
+  there; further columns are compared at the group's first row.  The kernel stops before the
+  table passes half full and returns the row it stopped at; the wrapper doubles the table
+  (``table_rehash``) and calls again from that row, so every output is caller-allocated.
 
 ``table_probe`` looks rows of another key array up in a finished table (the join probe side).
 """
@@ -56,33 +58,38 @@ def rows_equal(keys_a, row_a, keys_b, row_b):
 
 @jit
 def group_insert(keys, skip, start, ngroups, table, group_rows, ids):
-    """Give rows ``start..`` group ids, adding new groups to ``table`` (-1 = empty slot).
+    """Give rows ``start..`` group ids, adding new groups to ``table`` (``(capacity, 2)``,
+    groups -1 = empty slot; see the module docstring).
 
     ``group_rows[g]`` receives the first row of group ``g``; skipped rows get id -1.  Stops
-    before the group count reaches ``len(table) // 2`` (or ``len(group_rows)``).  Returns
+    before the group count reaches ``capacity // 2`` (or ``len(group_rows)``).  Returns
     ``(next_row, ngroups)``; ``next_row == keys.shape[1]`` when all rows are done.
     """
     nrows = keys.shape[1]
     mask = np.uint64(table.shape[0] - 1)
     limit = min(table.shape[0] // 2, group_rows.shape[0])
     has_skip = skip.shape[0] > 0
+    more_columns = keys.shape[0] > 1
     codes = keys.view(np.uint64)
     for row in range(start, nrows):
         if has_skip and skip[row] != 0:
             ids[row] = -1
             continue
+        first = keys[0, row]
         slot = row_hash(codes, row) & mask
         while True:
-            group = table[slot]
+            group = table[slot, 0]
             if group < 0:
                 if ngroups >= limit:
                     return row, ngroups
                 group = ngroups
-                table[slot] = group
+                table[slot, 0] = group
+                table[slot, 1] = first
                 group_rows[group] = row
                 ngroups += 1
                 break
-            if rows_equal(keys, row, keys, group_rows[group]):
+            if table[slot, 1] == first and (
+                    not more_columns or rows_equal(keys, row, keys, group_rows[group])):
                 break
             slot = (slot + np.uint64(1)) & mask
         ids[row] = group
@@ -95,10 +102,12 @@ def table_rehash(keys, group_rows, ngroups, table):
     mask = np.uint64(table.shape[0] - 1)
     codes = keys.view(np.uint64)
     for group in range(ngroups):
-        slot = row_hash(codes, group_rows[group]) & mask
-        while table[slot] >= 0:
+        row = group_rows[group]
+        slot = row_hash(codes, row) & mask
+        while table[slot, 0] >= 0:
             slot = (slot + np.uint64(1)) & mask
-        table[slot] = group
+        table[slot, 0] = group
+        table[slot, 1] = keys[0, row]
     return ngroups
 
 
@@ -108,18 +117,21 @@ def table_probe(table, build_keys, group_rows, probe_keys, skip, out):
     Returns the number of rows that found a group."""
     mask = np.uint64(table.shape[0] - 1)
     has_skip = skip.shape[0] > 0
+    more_columns = probe_keys.shape[0] > 1
     found = 0
     codes = probe_keys.view(np.uint64)
     for row in range(probe_keys.shape[1]):
         out[row] = -1
         if has_skip and skip[row] != 0:
             continue
+        first = probe_keys[0, row]
         slot = row_hash(codes, row) & mask
         while True:
-            group = table[slot]
+            group = table[slot, 0]
             if group < 0:
                 break
-            if rows_equal(probe_keys, row, build_keys, group_rows[group]):
+            if table[slot, 1] == first and (not more_columns or rows_equal(
+                    probe_keys, row, build_keys, group_rows[group])):
                 out[row] = group
                 found += 1
                 break
