@@ -20,14 +20,17 @@ from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer import RULES, optimize
 from sqlglot.optimizer.scope import find_all_in_scope
 from sqlglot.optimizer.simplify import simplify
+from sqlglot.optimizer.unnest_subqueries import unnest_subqueries
 from sqlglot.planner import Plan
 from sqlglot.schema import MappingSchema
 
 from ..errors import SqlError, UnsupportedSql
 from .group_keys import group_key_references
 from .join_order import defer_cross_joins, inner_when_nulls_rejected
+from .comma_joins import order_comma_joins
 from .grouped_columns import check_grouped_columns, is_grouped
 from .grouping_sets import expand_grouping_sets, grouping_names
+from .inline_subqueries import unnest_subqueries_before_grouping
 from .parse import span_of
 from .shared_operands import share_operands
 from .using_columns import bind_using_columns, mark
@@ -109,7 +112,8 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     _refuse(tree, sql)
     names = grouping_names(tree, output_names(tree))
     tree = _null_options(_fetch_as_limit(_expand_group_by_all(tree, sql)))
-    tree = expand_grouping_sets(mark(_exact_names(tree, schema)), schema, sql)
+    tree = expand_grouping_sets(mark(order_comma_joins(_exact_names(tree, schema), sql)),
+                                schema, sql)
     try:
         optimized = optimize(tree,
                              schema=MappingSchema(schema, dialect=_DIALECT, normalize=False),
@@ -170,7 +174,10 @@ def _one_group(tree: exp.Expression) -> exp.Expression:
 # where folding cannot change a result's type but does let dates prune fragments.  Not on
 # HAVING: it reads GROUP BY keys, and ``GROUP BY a + 1 HAVING a + 1 > 0`` simplified to
 # ``a > -1`` reads a column no group has.
-_RULES = tuple(rule for rule in RULES if rule is not simplify)
+# ``unnest_subqueries`` keeps an uncorrelated subquery after grouping in place (see
+# ``inline_subqueries``).
+_RULES = tuple(unnest_subqueries_before_grouping if rule is unnest_subqueries else rule
+               for rule in RULES if rule is not simplify)
 
 
 def _simplify_conditions(tree: exp.Expression) -> exp.Expression:

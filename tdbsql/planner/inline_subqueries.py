@@ -1,0 +1,100 @@
+"""Uncorrelated subqueries evaluated after grouping stay in their expression.
+
+sqlglot's ``unnest_subqueries`` turns an uncorrelated subquery in HAVING (or in the select list
+or ORDER BY of a grouped SELECT) into a join with the FROM rows, made *before* the grouping:
+
+- ``HAVING EXISTS (SELECT ...)`` becomes ``LEFT JOIN (SELECT ...) ON TRUE`` with ``HAVING NOT
+  MAX(_u.col) IS NULL``: every input row is repeated once per subquery row, so ``count(*)`` and
+  ``sum`` are multiplied (and the one-row check of a scalar subquery then refuses it);
+- ``HAVING count(*) IN (SELECT ...)`` becomes a join on ``count(*) = _u.x``, an aggregate
+  read before there are groups;
+- a scalar subquery becomes a CROSS JOIN, which over a subquery of no rows drops every group
+  where SQL gives the value NULL -- anywhere, also in WHERE: ``WHERE (SELECT x FROM t WHERE
+  false) IS NULL`` kept no row.
+
+Such a subquery does not read the outer row, so ``engine.subqueries`` runs it once and puts its
+value (a boolean, a membership test with SQL's NULL rules, a constant) in the expression, which
+is what the query means.  This rule hides those subqueries (and every uncorrelated scalar
+subquery without an aggregate call) from sqlglot's rule (their own nested
+subqueries are still unnested, each as a query of its own) and puts them back.
+
+After grouping, not one with an aggregate call in it: sqlglot's planner would compute that call
+in the outer query's Aggregate step.  A scalar subquery that aggregates without GROUP BY / HAVING / LIMIT /
+OFFSET has exactly one row, so sqlglot's CROSS JOIN is right and it goes there; any other (an
+EXISTS or IN over an aggregating query, a grouped scalar subquery) is refused by name.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.optimizer.unnest_subqueries import unnest_subqueries
+
+from ..errors import UnsupportedSql
+from .grouped_columns import is_grouped
+
+
+# A Subquery under these is a table or a set operation's operand, not a value.
+_NOT_AN_EXPRESSION = (exp.From, exp.Join, exp.SetOperation, exp.Subquery, exp.CTE, exp.With,
+                      exp.Query, exp.Lateral, exp.Table)
+
+
+def unnest_subqueries_before_grouping(expression: exp.Expression) -> exp.Expression:
+    """sqlglot's ``unnest_subqueries`` except for the subqueries the module keeps in place."""
+    kept = []
+    for node in list(expression.find_all(exp.Exists, exp.Subquery)):
+        query = node.this
+        if not isinstance(query, exp.Query) or node.parent is None or \
+                isinstance(node.parent, _NOT_AN_EXPRESSION) or _correlated(query):
+            continue
+        after = _after_grouping(node)
+        if not after and not (isinstance(node, exp.Subquery) and not isinstance(
+                node.parent, exp.In) and not _one_row(query)):
+            continue
+        if any(node is not other and other in _ancestors(node) for other, _, _ in kept):
+            continue  # inside one already kept: goes with it
+        if after and query.find(exp.AggFunc):
+            if isinstance(node, exp.Subquery) and _one_row(query) and \
+                    not isinstance(node.parent, exp.In):
+                continue
+            raise UnsupportedSql(f"a subquery with an aggregate after GROUP BY / in HAVING is "
+                                 f"not supported here: {node.sql(dialect='duckdb')!r}")
+        placeholder = exp.Literal.number(0)
+        query.replace(placeholder)
+        kept.append((node, placeholder, query))
+    expression = unnest_subqueries(expression)
+    for _node, placeholder, query in kept:
+        placeholder.replace(unnest_subqueries(query))
+    return expression
+
+
+def _ancestors(node: exp.Expression):
+    while node.parent is not None:
+        node = node.parent
+        yield node
+
+
+def _after_grouping(node: exp.Expression) -> bool:
+    """Is ``node`` in HAVING, ORDER BY or the select list of a grouped SELECT (its nearest
+    one)?"""
+    child, parent = node, node.parent
+    while parent is not None and not isinstance(parent, exp.Select):
+        child, parent = parent, parent.parent
+    if parent is None or not is_grouped(parent):
+        return False
+    return child is parent.args.get("having") or child is parent.args.get("order") or \
+        child in parent.expressions
+
+
+def _one_row(query: exp.Expression) -> bool:
+    """Does ``query`` surely return one row: an aggregating SELECT without GROUP BY, HAVING,
+    LIMIT or OFFSET?"""
+    return isinstance(query, exp.Select) and not any(
+        query.args.get(key) for key in ("group", "having", "limit", "offset", "qualify")) and \
+        any(e.find(exp.AggFunc) for e in query.expressions)
+
+
+def _correlated(query: exp.Expression) -> bool:
+    """Does a column in ``query`` (at any depth) name a table defined outside it?"""
+    local = {t.alias_or_name for t in query.find_all(exp.Table)}
+    local |= {s.alias for s in query.find_all(exp.Subquery, exp.CTE) if s.alias}
+    return any(c.table and c.table not in local for c in query.find_all(exp.Column))
