@@ -222,8 +222,10 @@ def _exact_sums(values, valid, arrow_type, groups) -> tuple[list[int], np.ndarra
 def _float_sums(array: pa.Array, groups: Groups) -> tuple[np.ndarray, np.ndarray]:
     sums = np.zeros(groups.count, np.float64)
     compensations = np.zeros(groups.count, np.float64)
-    counts = np.zeros(groups.count, np.int64)
-    agg_kernels.sum_float(float64_values(array, copy=False), _valid(array), groups.ids, sums,
+    valid = _valid(array)
+    # the kernel counts only when some values are NULL; else every row of a group counts
+    counts = np.zeros(groups.count, np.int64) if len(valid) else groups.sizes.copy()
+    agg_kernels.sum_float(float64_values(array, copy=False), valid, groups.ids, sums,
                           compensations, counts)
     finite = np.isfinite(sums)  # inf/NaN sums: the compensation is meaningless
     sums[finite] += compensations[finite]

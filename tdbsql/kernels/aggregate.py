@@ -6,7 +6,7 @@ means "no NULLs").  Out: per-group accumulators the caller allocates zeroed (or 
 one slot per group; ``counts[g]`` always receives the number of non-NULL values of group ``g``,
 so the caller can turn empty groups into NULL.
 
-Float sums are compensated (Neumaier), which agrees with DuckDB's compensated double sum to the
+Float sums are compensated (exact error terms per add), which agrees with DuckDB's compensated double sum to the
 last bits on ordinary data; variances use Welford's update in row order.  bool_and / bool_or
 are ``min_max`` over 0/1 values.  Integer and float sums stay two kernels: one detects
 overflow, the other compensates rounding.
@@ -82,34 +82,49 @@ def sum_int_split(values, unsigned, valid, ids, highs, lows, counts):
 
 @jit
 def sum_float(values, valid, ids, sums, compensations, counts):
-    """Neumaier-compensated float64 sums; the caller adds ``compensations`` to finite sums.
+    """Compensated float64 sums; the caller adds ``compensations`` to finite sums.  Unlike the
+    other kernels, ``counts`` is only filled when ``valid`` is given: without NULLs every row
+    with a group id counts, which the caller knows (``Groups.sizes``).
 
-    With few groups, consecutive rows often hit the same group, and each row would wait for
-    the previous one's add and store; so even and odd rows go to two lanes of accumulators
-    (independent chains), merged at the end.  Many groups spread rows anyway: one lane.
+    Each add's exact rounding error comes from Knuth's branch-free TwoSum (the error
+    Neumaier's step finds with a comparison, which costs more here).  With few groups,
+    consecutive rows often hit the same group, and each row would wait for the previous one's
+    add and store; so even and odd rows go to two lanes of accumulators (independent chains),
+    merged at the end.  Many groups spread rows anyway: one lane.
     """
     ngroups = sums.shape[0]
     lanes = 2 if ngroups <= 4096 else 1
     lane_sums = np.zeros(lanes * ngroups)
     lane_comps = np.zeros(lanes * ngroups)
-    lane_counts = np.zeros(lanes * ngroups, np.int64)
-    has_valid = valid.shape[0] > 0
-    total = 0
-    for row in range(ids.shape[0]):
-        group = ids[row]
-        if group < 0 or (has_valid and valid[row] == 0):
-            continue
-        slot = lanes * group + (row & (lanes - 1))
-        lane_sums[slot], error = neumaier(lane_sums[slot], values[row])
-        lane_comps[slot] += error
-        lane_counts[slot] += 1
-        total += 1
+    if valid.shape[0] > 0:
+        for row in range(ids.shape[0]):
+            group = ids[row]
+            if group < 0 or valid[row] == 0:
+                continue
+            slot = lanes * group + (row & (lanes - 1))
+            lane_comps[slot] += _two_sum_error(lane_sums, slot, values[row])
+            counts[group] += 1
+    else:
+        for row in range(ids.shape[0]):
+            group = ids[row]
+            if group >= 0:
+                slot = lanes * group + (row & (lanes - 1))
+                lane_comps[slot] += _two_sum_error(lane_sums, slot, values[row])
     for slot in range(lanes * ngroups):
         group = slot // lanes
         sums[group], error = neumaier(sums[group], lane_sums[slot])
         compensations[group] += error + lane_comps[slot]
-        counts[group] += lane_counts[slot]
-    return total
+    return ngroups
+
+
+@jit(inline="always")
+def _two_sum_error(sums, slot, value):
+    """``sums[slot] += value``; returns the add's exact rounding error (TwoSum)."""
+    before = sums[slot]
+    after = before + value
+    moved = after - before
+    sums[slot] = after
+    return (before - (after - moved)) + (value - moved)
 
 
 @jit
