@@ -56,6 +56,8 @@ _QUERIES = (
     "SELECT d FROM a WHERE x < 0 EXCEPT SELECT d FROM a WHERE y > 0",
     # float keys span no small box: the hashed group table, build and probe
     "SELECT p.y, count(*) FROM a p JOIN a q ON p.y = q.y GROUP BY p.y",
+    # groups that follow the cells' order: the run kernel of float sums
+    "SELECT d // 10000, sum(y) FROM a GROUP BY 1",
     # two keys in one box; rows ordered by group (ARRAY_AGG, windows)
     "SELECT s, d % 7, array_agg(x), sum(x) OVER (PARTITION BY s) FROM a GROUP BY s, d % 7, x",
 )

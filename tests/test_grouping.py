@@ -196,6 +196,42 @@ def test_float_sums_match_exact_sums_per_group(rows, many_groups):
         assert abs(sums[group] - math.fsum(members)) <= 1e-15 * scale + 1e-300
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(1, 80)), min_size=1, max_size=12),
+       st.data())
+def test_float_sums_over_long_runs_match_exact_sums(runs, data):
+    """Rows in long runs of one group take sum_float_runs (few id changes): still each group's
+    sum as exactly as math.fsum, NaN/inf as IEEE adds give them."""
+    ids = np.concatenate([np.full(length, group, np.int64) for group, length in runs])
+    values = data.draw(st.lists(st.floats(-1e12, 1e12), min_size=len(ids), max_size=len(ids)))
+    groups = Groups(ids, 4, np.full(4, -1, np.int64))
+    sums = aggregate("sum", pa.array(values, pa.float64()), groups).to_pylist()
+    for group in range(4):
+        members = [v for g, v in zip(ids.tolist(), values) if g == group]
+        if not members:
+            assert sums[group] is None
+            continue
+        scale = math.fsum(abs(v) for v in members)
+        assert abs(sums[group] - math.fsum(members)) <= 1e-15 * scale + 1e-300
+
+
+def test_float_sum_runs_and_lanes_agree_on_special_values():
+    """NaN and infinities through the run kernel and the lane kernel: the same sums."""
+    from tdbsql.engine import grouping
+
+    values = pa.array([1.0, float("inf"), 2.0, 3.0, float("nan"), 4.0, float("-inf"), 5.0] * 40)
+    ids = np.repeat(np.arange(4, dtype=np.int64), 80)
+    results = []
+    for runs_from in (32, 0):
+        grouping._RUNS_FROM, saved = runs_from, grouping._RUNS_FROM
+        try:
+            groups = Groups(ids, 4, np.arange(0, 320, 80, dtype=np.int64))
+            results.append(aggregate("sum", values, groups).to_pylist())
+        finally:
+            grouping._RUNS_FROM = saved
+    assert [str(v) for v in results[0]] == [str(v) for v in results[1]]
+
+
 def test_float_sum_infinities_follow_ieee():
     values = pa.array([1.0, float("inf"), float("inf"), float("-inf"), float("inf"), 3.0])
     groups = Groups(np.array([0, 0, 1, 1, 2, 2]), 3, np.array([0, 2, 4]))

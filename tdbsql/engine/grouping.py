@@ -35,6 +35,7 @@ from .hash_table import (
 AGGREGATES = ("count_star", "count", "sum", "avg", "min", "max", "stddev_samp", "stddev_pop",
               "var_samp", "var_pop", "bool_and", "bool_or")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_RUNS_FROM = 32  # rows per group change from which float sums take the run kernel
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,13 @@ class Groups:
         sizes = np.zeros(self.count, np.int64)
         agg_kernels.count_valid(self.ids, NO_ROWS, sizes)
         return sizes
+
+    @cached_property
+    def changes(self) -> int:
+        """How often the group id changes from one row to the next (few: rows come in long
+        runs of one group, which ``kernels.aggregate.sum_float_runs`` sums faster)."""
+        ids = self.ids
+        return int(np.count_nonzero(ids[1:] != ids[:-1])) if len(ids) > 1 else 0
 
     def row_order(self) -> tuple[np.ndarray, np.ndarray]:
         """``rows_by_group`` of these groups."""
@@ -223,10 +231,16 @@ def _float_sums(array: pa.Array, groups: Groups) -> tuple[np.ndarray, np.ndarray
     sums = np.zeros(groups.count, np.float64)
     compensations = np.zeros(groups.count, np.float64)
     valid = _valid(array)
-    # the kernel counts only when some values are NULL; else every row of a group counts
-    counts = np.zeros(groups.count, np.int64) if len(valid) else groups.sizes.copy()
-    agg_kernels.sum_float(float64_values(array, copy=False), valid, groups.ids, sums,
-                          compensations, counts)
+    values = float64_values(array, copy=False)
+    if len(valid):
+        counts = np.zeros(groups.count, np.int64)
+        agg_kernels.sum_float(values, valid, groups.ids, sums, compensations, counts)
+    else:  # every row of a group counts
+        counts = groups.sizes.copy()
+        if groups.changes * _RUNS_FROM < len(groups.ids):
+            agg_kernels.sum_float_runs(values, groups.ids, sums, compensations)
+        else:
+            agg_kernels.sum_float(values, valid, groups.ids, sums, compensations, counts)
     finite = np.isfinite(sums)  # inf/NaN sums: the compensation is meaningless
     sums[finite] += compensations[finite]
     return sums, counts
