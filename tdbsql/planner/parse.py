@@ -34,14 +34,7 @@ _DIALECT = Dialect.get_or_raise("duckdb")
 
 
 def parse(sql: str) -> exp.Expression:
-    if not sql or not sql.strip():
-        raise SqlError("empty SQL statement")
-    try:
-        tokens = _DIALECT.tokenize(sql)
-    except TokenError:
-        raise _unreadable(sql) from None
-    if not tokens:
-        raise SqlError("empty SQL statement: it holds only a comment", sql, (0, len(sql)))
+    tokens = _tokens(sql, "SQL statement")
     parser = _Parser(dialect=_DIALECT)
     try:
         statements = [s for s in parser.parse(tokens, sql) if s is not None]
@@ -64,17 +57,24 @@ def parse(sql: str) -> exp.Expression:
     return statements[0]
 
 
-def parse_condition(text: str) -> exp.Expression:
-    """A bare SQL condition (``v > 1 AND s = 'a'``, as ``tdbsql.delete`` takes it) -> its tree,
-    with the same syntax errors as a statement, underlined in ``text``."""
+def _tokens(text: str, what: str) -> list:
+    """The tokens of ``text`` (a statement or a condition, ``what``); an empty or comment-only
+    text, or one sqlglot cannot tokenize, is a clear SqlError."""
     if not text or not text.strip():
-        raise SqlError("empty condition")
+        raise SqlError(f"empty {what}")
     try:
         tokens = _DIALECT.tokenize(text)
     except TokenError:
         raise _unreadable(text) from None
     if not tokens:
-        raise SqlError("empty condition: it holds only a comment", text, (0, len(text)))
+        raise SqlError(f"empty {what}: it holds only a comment", text, (0, len(text)))
+    return tokens
+
+
+def parse_condition(text: str) -> exp.Expression:
+    """A bare SQL condition (``v > 1 AND s = 'a'``, as ``tdbsql.delete`` takes it) -> its tree,
+    with the same syntax errors as a statement, underlined in ``text``."""
+    tokens = _tokens(text, "condition")
     if tokens[0].token_type == TokenType.WHERE:
         raise _unexpected(text, tokens[0], False, None, "give the condition alone, without WHERE")
     parser = _Parser(dialect=_DIALECT)
