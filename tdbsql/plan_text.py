@@ -50,10 +50,16 @@ def _label(step) -> str:
     return f"{step.type_name} {step.name}"
 
 
+def _conjunct_text(node) -> str:
+    """A conjunct as SQL, parenthesized when it is an OR (it is listed among ANDs)."""
+    text = node.sql(dialect="duckdb")
+    return f"({text})" if isinstance(node, exp.Or) else text
+
+
 def _details(step, pushed: dict) -> list[str]:
     out = []
     if isinstance(step, planner.Scan) and id(step) in pushed:
-        out.append("Pushed: " + " AND ".join(p.sql(dialect="duckdb") for p in pushed[id(step)]))
+        out.append("Pushed: " + " AND ".join(_conjunct_text(p) for p in pushed[id(step)]))
     if isinstance(step, planner.Join):
         for name, join in step.joins.items():
             keys = ", ".join(f"{a.sql()} = {b.sql()}" for a, b in

@@ -55,3 +55,14 @@ def test_pushed_implications_keep_results(engines, join):
            "OR (d.dname LIKE 'S%' AND e.ename IS NOT NULL)")
     assert sorted(con.sql(sql).fetchall(), key=str) == \
         sorted(oracle.sql(sql).fetchall(), key=str)
+
+
+def test_terms_every_disjunct_shares_become_filters_of_their_own():
+    """(A AND B) OR (A AND C) implies A and (B OR C) on that table (TPC-H Q19's l_shipinstruct):
+    the shared term alone can use zone maps and stored-value filters."""
+    got = implied_filters(parse_one(
+        "(l.i = 'D' AND l.q < 5 AND p.b = 1) OR (l.i = 'D' AND l.q > 9 AND p.b = 2)"))
+    assert [(a, n.sql()) for a, n in got] == [
+        ("l", "l.i = 'D'"), ("l", "l.q < 5 OR l.q > 9"), ("p", "p.b = 1 OR p.b = 2")]
+    only_shared = implied_filters(parse_one("(a.x = 1 AND b.y = 2) OR (a.x = 1 AND b.y = 3)"))
+    assert [(a, n.sql()) for a, n in only_shared] == [("a", "a.x = 1"), ("b", "b.y = 2 OR b.y = 3")]

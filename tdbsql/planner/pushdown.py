@@ -12,6 +12,8 @@ the scan it was pushed into (``Runner.residual``).
 
 from __future__ import annotations
 
+import math
+
 from sqlglot import exp, planner
 
 from .conjuncts import and_all, conjuncts
@@ -36,7 +38,11 @@ def _push_join(step: planner.Join, pushed: dict[int, list]) -> None:
         elif alias is None:
             for implied_alias, implied in implied_filters(conjunct):
                 if implied_alias in scans and implied_alias not in nullable:
-                    pushed.setdefault(id(scans[implied_alias]), []).append(implied)
+                    scan = scans[implied_alias]
+                    pushed.setdefault(id(scan), []).append(implied)
+                    base = _projected_base(scan, implied)
+                    if base is not None:  # through the projection, onto the array's scan
+                        pushed.setdefault(id(base[0]), []).append(base[1])
     for name, join in step.joins.items():
         if join.get("side") not in (None, "", "LEFT") or name not in scans:
             continue
@@ -73,10 +79,50 @@ def implied_filters(conjunct: exp.Expression) -> list[tuple[str, exp.Expression]
     implied = []
     for alias in sorted({alias for part in parts for alias, _ in part}):
         per_disjunct = [[term for a, term in part if a == alias] for part in parts]
-        if all(per_disjunct):
-            ors = [and_all([term.copy() for term in terms]) for terms in per_disjunct]
+        if not all(per_disjunct):
+            continue
+        # (A AND B) OR (A AND C) = A AND (B OR C): a term every disjunct has is its own filter
+        # (Q19's l_shipinstruct = 'DELIVER IN PERSON'), which zone maps and the stored-value
+        # filters can use; the OR keeps the rest
+        texts = [{term.sql() for term in terms} for terms in per_disjunct]
+        common = set.intersection(*texts)
+        implied += [(alias, term.copy()) for term in per_disjunct[0] if term.sql() in common]
+        rests = [[term for term in terms if term.sql() not in common] for terms in per_disjunct]
+        if all(rests):
+            ors = [and_all([term.copy() for term in terms]) for terms in rests]
             implied.append((alias, exp.or_(*ors, copy=False)))
     return implied
+
+
+def _projected_base(scan: planner.Scan, condition: exp.Expression):
+    """(the base table's scan step, ``condition`` in its column names) when ``scan`` reads a
+    step that only projects plain columns of one base table (how the optimizer isolates each
+    table of a join: ``lineitem_2`` = SELECT l_partkey, ... FROM lineitem), else None.  There
+    the condition can filter the array's scan itself (stored-value filters, zone maps), not
+    the rows the projection materialized."""
+    if len(scan.dependencies) != 1:
+        return None
+    middle = next(iter(scan.dependencies))
+    if not isinstance(middle, planner.Join) or middle.joins or middle.limit != math.inf or \
+            len(middle.dependencies) != 1 or not middle.projections:
+        return None
+    base = next(iter(middle.dependencies))
+    if not isinstance(base, planner.Scan) or base.dependencies or \
+            not isinstance(base.source, exp.Table) or base.limit != math.inf:
+        return None
+    columns = {}
+    for projection in middle.projections:
+        value = projection.unalias()
+        if not isinstance(value, exp.Column) or value.table != base.name:
+            continue
+        columns[projection.alias_or_name] = value
+    translated = condition.copy()
+    for column in list(translated.find_all(exp.Column)):
+        source = columns.get(column.name)
+        if source is None:
+            return None
+        column.replace(source.copy())
+    return base, translated
 
 
 def _single_alias(node: exp.Expression) -> str | None:
