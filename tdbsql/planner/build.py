@@ -115,9 +115,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     tree = expand_grouping_sets(mark(order_comma_joins(_exact_names(tree, schema), sql)),
                                 schema, sql)
     try:
-        optimized = optimize(tree,
-                             schema=MappingSchema(schema, dialect=_DIALECT, normalize=False),
-                             dialect=_DIALECT, leave_tables_isolated=True, rules=_RULES)
+        optimized = _optimize(tree, schema)
         optimized = bind_using_columns(_having_aliases(optimized))
         check_grouped_columns(optimized, sql)
         optimized = lift_windows(_simplify_conditions(optimized))
@@ -132,6 +130,22 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
         raise UnsupportedSql(f"cannot plan this query: {err}") from None
     return LogicalQuery(optimized, plan, _used_columns(optimized), names,
                         _scalar_subqueries(optimized))
+
+
+def _optimize(tree: exp.Expression, schema: dict) -> exp.Expression:
+    """sqlglot's optimizer with our rules.  Its join reordering (``optimize_joins``) fails
+    with a bare ``ValueError("Cycle error")`` on some FROM lists whose conditions link later
+    tables back to earlier ones (``FROM t0, t1, t2, t3, t4 WHERE t3.u = t1.u AND t4.u = t1.u
+    AND (t3.. OR t4..)``); that is refused by name (without the rule the plan is not sound)."""
+    try:
+        return optimize(tree, schema=MappingSchema(schema, dialect=_DIALECT, normalize=False),
+                        dialect=_DIALECT, leave_tables_isolated=True, rules=_RULES)
+    except ValueError as err:
+        if "Cycle" not in str(err):
+            raise
+        raise UnsupportedSql("this FROM list cannot be planned: its join conditions link the "
+                             "tables in a cycle the join reordering cannot resolve (write the "
+                             "joins with explicit JOIN ... ON)") from None
 
 
 def _having_aliases(tree: exp.Expression) -> exp.Expression:
