@@ -112,7 +112,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     _refuse(tree, sql)
     names = grouping_names(tree, output_names(tree))
     tree = _null_options(_fetch_as_limit(_expand_group_by_all(tree, sql)))
-    tree = expand_grouping_sets(mark(order_comma_joins(_exact_names(tree, schema), sql)),
+    tree = expand_grouping_sets(mark(order_comma_joins(_exact_names(_negated_comparisons(tree), schema), sql)),
                                 schema, sql)
     try:
         optimized = _optimize(tree, schema)
@@ -130,6 +130,24 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
         raise UnsupportedSql(f"cannot plan this query: {err}") from None
     return LogicalQuery(optimized, plan, _used_columns(optimized), names,
                         _scalar_subqueries(optimized))
+
+
+_COMPLEMENTS = {exp.EQ: exp.NEQ, exp.NEQ: exp.EQ, exp.LT: exp.GTE, exp.GTE: exp.LT,
+                exp.GT: exp.LTE, exp.LTE: exp.GT}
+
+
+def _negated_comparisons(tree: exp.Expression) -> exp.Expression:
+    """``NOT (a < b)`` written as ``a >= b`` (and so on; in place): the same under SQL's
+    three-valued logic, NaN included (DuckDB orders it above every number).  sqlglot's
+    simplification mishandles negated comparisons on one column: it turned
+    ``NOT (i > 3) AND NOT (i >= 3)`` into ``i <= 3`` -- a wrong answer -- while it simplifies
+    ``i <= 3 AND i < 3`` right."""
+    for node in list(tree.find_all(exp.Not)):
+        inner = node.this.unnest() if isinstance(node.this, exp.Paren) else node.this
+        complement = _COMPLEMENTS.get(type(inner))
+        if complement is not None:
+            node.replace(complement(this=inner.this, expression=inner.expression))
+    return tree
 
 
 def _optimize(tree: exp.Expression, schema: dict) -> exp.Expression:
