@@ -36,7 +36,7 @@ NO_ROWS = np.empty(0, np.uint8)  # "no mask" for the kernels' skip/valid argumen
 # random access a row beats hashing even far outside the caches (6M random keys in 1..6M:
 # 0.33 s direct, 1.7 s hashed), so only the memory bounds it.
 _DIRECT_MAX_SLOTS = 1 << 24
-_DIRECT_SLOTS_PER_ROW = 8
+_DIRECT_SLOTS_PER_ROW = 16
 _FIRST_TABLE_SLOTS = 1 << 12
 _LARGEST_FIRST_TABLE = 1 << 21
 
@@ -285,7 +285,8 @@ def _box(columns: list[np.ndarray], nrows: int) -> tuple[list[int], list[int], i
 
 def _build_direct(keys, skip, mins, extents, size) -> HashTable:
     nrows = keys.shape[1]
-    slot_groups = np.full(size, -1, np.int64)
+    slot_groups = pooled.empty(size, np.int64)  # pooled: a large box reuses its pages
+    slot_groups.fill(-1)
     ids = pooled.empty(nrows, np.int64)
     first = np.empty(min(size, nrows), np.int64)
     count = hashing.group_direct(keys, mins, extents, skip, slot_groups, ids, first)
