@@ -61,10 +61,10 @@ def _residual(array, ranges, predicate, aggregates, plan: MetadataPlan, stats, b
     aggregated = {c for _, c in aggregates if c}
     for task, result in zip(tasks, map_ordered(reader.read, tasks)):  # tile by tile
         rows += result.length
-        columns, length, condition = reader.filtered(task, result, predicate)
+        columns, length, filtering = reader.filtered(task, result, predicate)
+        condition = filtering.residual
         # a column only the stored-value filter read is not needed any more
-        needed = aggregated | (set() if condition is None else
-                               {c.name for c in condition.find_all(exp.Column)})
+        needed = aggregated | filtering.residual_columns
         converted = {f: column_to_arrow(array, f, columns[f]) for f in fields if f in needed}
         table = pa.table(converted) if converted else rows_only(length)
         if condition is not None and table.num_rows:

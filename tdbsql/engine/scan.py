@@ -45,7 +45,7 @@ from ..planner.zonemap import (
     TileClasses, classify, field_kinds, parse_predicate, same_field, stats_getter,
 )
 from .column import Column
-from .stored_filter import StoredFilter, compress, stored_filter
+from .stored_filter import NOTHING_LEFT, StoredFilter, compress, stored_filter
 
 STAT_KEYS = ("fragments_total", "fragments_after_timestamps", "fragments_after_domain",
              "tiles_total", "tiles_after_domain", "tiles_after_mbr", "tiles_after_zonemap",
@@ -126,25 +126,25 @@ class TileScan:
         return self._filters[key][1]
 
     def filtered(self, task, result: ScanResult, condition, wanted: set[str] | None = None
-                 ) -> tuple[dict[str, Column], int, object]:
-        """(columns, length, what of ``condition`` is left to evaluate) of a task's cells:
-        the conjuncts the zone maps settled for its tile are dropped (all of them when the
-        tile is ALWAYS for the whole predicate); of the rest, those on stored numbers and
-        dates filter the cells here, before they become Arrow (``engine.stored_filter``).
-        With ``wanted`` (column names), only those and the ones the residual reads are
-        gathered after filtering; the other columns are left out."""
+                 ) -> tuple[dict[str, Column], int, StoredFilter]:
+        """(columns, length, the task's ``StoredFilter``) of a task's cells: the conjuncts
+        the zone maps settled for its tile are dropped (all of them when the tile is ALWAYS
+        for the whole predicate); of the rest, those on stored numbers and dates filter the
+        cells here, before they become Arrow (``engine.stored_filter``), and the filter's
+        ``residual`` is what is left to evaluate.  With ``wanted`` (column names), only those
+        and the ones the residual reads are gathered after filtering."""
         columns, length = result.columns, result.length
         if condition is None or (result.always is not None and bool(result.always.all())):
-            return columns, length, None
+            return columns, length, NOTHING_LEFT
         filtering = self.task_filter(task, condition)
         if filtering.tests:
-            keep = filtering.keep(columns, length)
-            if not keep.all():
+            keep, kept = filtering.keep(columns, length)
+            if kept < length:
                 if wanted is not None:
                     needed = wanted | filtering.residual_columns
                     columns = {n: c for n, c in columns.items() if n in needed}
-                columns, length = compress(columns, keep), int(keep.sum())
-        return columns, length, filtering.residual
+                columns, length = compress(columns, keep), kept
+        return columns, length, filtering
 
     @property
     def wants_always(self) -> bool:

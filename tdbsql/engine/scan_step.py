@@ -83,22 +83,22 @@ class ArrayScan:
         """(rows read, the rows of one chunk as frames of the step, each with what of
         ``condition`` is left to evaluate over it: ``TileScan.filtered``).  Tiles left the
         same residual share one frame."""
-        rows, runs = 0, []  # [residual, [column dicts], length]
+        rows, runs = 0, []  # [StoredFilter, [column dicts], length]
         for task in chunk:
             result = self.scan.read(task)
             rows += result.length
-            columns, length, residual = self.scan.filtered(task, result, condition,
-                                                           self._wanted)
+            columns, length, filtering = self.scan.filtered(task, result, condition,
+                                                            self._wanted)
             if length == 0 and runs:
                 continue
-            if runs and (runs[-1][0] is residual or runs[-1][2] == 0):
-                runs[-1][0] = residual
+            if runs and (runs[-1][0].residual is filtering.residual or runs[-1][2] == 0):
+                runs[-1][0] = filtering
                 runs[-1][1].append(columns)
                 runs[-1][2] += length
             else:
-                runs.append([residual, [columns], length])
-        return rows, [(self._frame(parts, length, residual), residual)
-                      for residual, parts, length in runs]
+                runs.append([filtering, [columns], length])
+        return rows, [(self._frame(parts, length, filtering), filtering.residual)
+                      for filtering, parts, length in runs]
 
     def trimmed(self, frame: Frame) -> Frame:
         """A frame of ``batch`` without the columns only its residual read (once it ran), so
@@ -109,10 +109,8 @@ class ArrayScan:
         return Frame.single(self.step.name, table.select(self.output) if self.output
                             else rows_only(table.num_rows))
 
-    def _frame(self, parts: list[dict[str, Column]], length: int, residual) -> Frame:
-        names = set(self.output)
-        if residual is not None:
-            names |= {column.name for column in residual.find_all(exp.Column)}
+    def _frame(self, parts: list[dict[str, Column]], length: int, filtering) -> Frame:
+        names = self._wanted | filtering.residual_columns
         fields = [name for name in self.fields if name in names]
         if not fields:
             return Frame.single(self.step.name, rows_only(length))

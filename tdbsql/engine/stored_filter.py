@@ -57,13 +57,20 @@ class StoredFilter:
             return frozenset()
         return frozenset(c.name for c in self.residual.find_all(exp.Column))
 
-    def keep(self, columns: dict[str, Column], length: int) -> np.ndarray:
-        """Per row whether every test holds."""
+    def keep(self, columns: dict[str, Column], length: int) -> tuple[np.ndarray, int]:
+        """(per row whether every test holds, how many rows do).  Each tested column is
+        made writable once (a read-only buffer would compile the kernels again), however
+        many tests read it."""
         keep = np.ones(length, bool)
+        kept = length
+        inputs = {}
+        for name in {test.column for test in self.tests}:
+            column = columns[name]
+            inputs[name] = (np.require(column.values, requirements=["C", "W"]),
+                            _NO_VALIDITY if column.validity is None else
+                            np.require(column.validity, requirements=["C", "W"]))
         for test in self.tests:
-            column = columns[test.column]
-            values = column.values if column.values.flags.writeable else column.values.copy()
-            validity = _NO_VALIDITY if column.validity is None else column.validity
+            values, validity = inputs[test.column]
             if len(test.lo) == 1:
                 kept = kernels.keep_in_interval(
                     values, validity, test.lo[0], test.hi[0], test.lo_strict[0],
@@ -75,7 +82,10 @@ class StoredFilter:
                     test.lo_open, test.hi_open, test.negate, test.nat_is_null, keep)
             if kept == 0:
                 break
-        return keep
+        return keep, int(kept)
+
+
+NOTHING_LEFT = StoredFilter((), None)  # a task with no condition left to test
 
 
 def stored_filter(condition: exp.Expression, predicate: Predicate, kinds: dict[str, FieldKind],
