@@ -10,6 +10,8 @@ over no rows (``SELECT count(*) FROM empty`` is one row: 0).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -17,7 +19,7 @@ from sqlglot import exp
 
 from ..errors import UnsupportedSql
 from .frame import Frame, null_padded, rows_only
-from .grouping import Groups, aggregate, group_ids
+from .grouping import Groups, aggregate, first_rows, group_ids
 from .project import filter_project
 
 FUNCTIONS = {  # sqlglot aggregate -> engine.grouping function, or count_if / array_agg / first
@@ -126,6 +128,7 @@ class Grouped:
 
     def __init__(self, step, inputs: Frame, runner):
         self.runner, self.inputs = runner, inputs
+        self._filters: dict[str, tuple[np.ndarray, Groups]] = {}
         self.stars = star_operands(step)
         self.flat = inputs.flat()
         for operand in step.operands:
@@ -142,23 +145,43 @@ class Grouped:
 
     def call(self, call: exp.AggFunc | exp.Filter) -> pa.Array:
         """The value of one aggregate call (an ``aggregate_calls`` entry) per group."""
-        func, values, groups, distinct = self.inputs_of(call)
-        return group_value(func, values, groups, distinct)
+        inputs = self.inputs_of(call)
+        return group_value(inputs.func, inputs.values, inputs.groups, inputs.distinct)
 
-    def inputs_of(self, call: exp.AggFunc | exp.Filter
-                  ) -> tuple[str, pa.Array | None, Groups, bool]:
-        """(function, argument values, groups, distinct) of an aggregate call: with FILTER,
-        only the rows where its condition is true (every group stays, maybe without rows)."""
+    def inputs_of(self, call: exp.AggFunc | exp.Filter) -> CallInputs:
+        """What one aggregate call aggregates: with FILTER, only the rows where its condition
+        is true (every group stays, maybe without rows)."""
         agg, condition = filter_of(call)
         func, argument, distinct = call_spec(agg, self.stars)
         values = None if func == "count_star" else self.values(argument)
         if condition is None:
-            return func, values, self.groups, distinct
-        mask = self.runner.mask(self.inputs, condition, self.flat)
-        rows = np.flatnonzero(mask)
+            return CallInputs(func, argument, values, self.groups, distinct, None)
+        key = condition.sql()
+        rows, groups = self._filtered_groups(key, condition)
         if values is not None:
             values = values.take(pa.array(rows))
-        return func, values, self.groups.subset(rows), distinct
+        return CallInputs(func, argument, values, groups, distinct, key)
+
+    def _filtered_groups(self, key: str, condition) -> tuple[np.ndarray, Groups]:
+        """(rows, their groups) where a FILTER condition holds, worked out once per batch for
+        all the calls sharing it (``count(*) FILTER (WHERE c), sum(x) FILTER (WHERE c)``)."""
+        if key not in self._filters:
+            rows = np.flatnonzero(self.runner.mask(self.inputs, condition, self.flat))
+            self._filters[key] = rows, self.groups.subset(rows)
+        return self._filters[key]
+
+
+@dataclass(frozen=True)
+class CallInputs:
+    """What an aggregate call aggregates (``Grouped.inputs_of``); ``filter_key`` tells calls
+    with different FILTERs apart (None without one)."""
+
+    func: str
+    argument: exp.Expression | None
+    values: pa.Array | None
+    groups: Groups
+    distinct: bool
+    filter_key: str | None
 
 
 def group_value(func: str, values: pa.Array | None, groups: Groups,
@@ -182,10 +205,8 @@ def group_value(func: str, values: pa.Array | None, groups: Groups,
 
 def _first_valid(values: pa.Array, groups: Groups) -> np.ndarray:
     """Per group the first row whose value is not NULL, -1 for none."""
-    rows = np.flatnonzero(values.is_valid().to_numpy(zero_copy_only=False))[::-1]
-    first = np.full(groups.count, -1, np.int64)
-    first[groups.ids[rows]] = rows  # written last to first: the first row stays
-    return first
+    valid = values.is_valid().to_numpy(zero_copy_only=False)
+    return first_rows(np.where(valid, groups.ids, -1), groups.count)
 
 
 def _qualified(column: exp.Column) -> str:

@@ -70,16 +70,22 @@ class Groups:
         """The groups of the rows at ``rows`` (ascending positions), numbered as here: every
         group stays, those without any of these rows get first row -1."""
         ids = np.ascontiguousarray(self.ids[rows])
-        first = np.full(self.count, -1, np.int64)
-        kept = np.flatnonzero(ids >= 0)[::-1]
-        first[ids[kept]] = kept  # written last to first: the first row stays
-        return Groups(ids, self.count, first)
+        return Groups(ids, self.count, first_rows(ids, self.count))
 
     @classmethod
     def single(cls, nrows: int) -> Groups:
         """All ``nrows`` rows in one group (an aggregate without GROUP BY; also over 0 rows)."""
         first = np.array([0 if nrows else -1], np.int64)
         return cls(np.zeros(nrows, np.int64), 1, first)
+
+
+def first_rows(ids: np.ndarray, count: int) -> np.ndarray:
+    """Per group ``0 .. count - 1`` the first row holding its id, -1 for none (rows with id
+    -1 belong to no group)."""
+    first = np.full(count, -1, np.int64)
+    rows = np.flatnonzero(ids >= 0)[::-1]
+    first[ids[rows]] = rows  # written last to first: the first row stays
+    return first
 
 
 def rows_by_group(ids: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:

@@ -91,14 +91,13 @@ def partial(step, calls: dict, frame: Frame, runner) -> Partial | None:
 def _state(call, grouped: Grouped, memo: dict) -> tuple[str, pa.DataType | None, list]:
     """The call's state arrays; ``memo`` shares a per-group reduction between calls of one
     batch (``sum(x)`` and ``avg(x)`` both need the sums of ``x``; not across FILTERs)."""
-    func, values, groups, _ = grouped.inputs_of(call)
+    inputs = grouped.inputs_of(call)
+    func, values, groups = inputs.func, inputs.values, inputs.groups
     if func == "count_star":
         return func, None, [aggregate("count_star", None, groups)]
-    agg, condition = filter_of(call)
-    argument = call_spec(agg, grouped.stars)[1]
 
     def reduced(name: str) -> pa.Array:
-        key = (name, _argument_key(argument), None if condition is None else condition.sql())
+        key = (name, _argument_key(inputs.argument), inputs.filter_key)
         if key not in memo:
             memo[key] = aggregate(name, values, groups)
         return memo[key]

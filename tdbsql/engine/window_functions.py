@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import weakref
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -100,15 +101,11 @@ class Layout:
     sort_values: list  # the ORDER BY keys' values (input order)
     inverse: np.ndarray  # window position of every row: order[inverse[row]] == row
 
-    @property
+    @cached_property
     def partition_groups(self) -> Groups:
         """The partitions as groups of window positions (each group's first row: its
-        partition's first position)."""
-        ids = self.partitions.ids[self.order]
-        first = np.full(self.partitions.count, -1, np.int64)
-        starts = np.flatnonzero(_starts(ids)) if len(ids) else np.zeros(0, np.int64)
-        first[ids[starts]] = starts
-        return Groups(np.ascontiguousarray(ids), self.partitions.count, first)
+        partition's first position); shared by the whole-partition calls of the layout."""
+        return self.partitions.subset(self.order)
 
     @classmethod
     def shared(cls, ev, node: exp.Window) -> Layout:
@@ -294,7 +291,7 @@ class _Window:
         partial sum can overflow, Python ints otherwise -- and floats compensated."""
         value_kind = kind(values.type)
         if value_kind in ("int", "uint", "bool") and not (func == "avg" and value_kind == "bool"):
-            ints = int64_values(values, copy=True)[self.layout.order]
+            ints = int64_values(values, copy=False)[self.layout.order]
             ints[~valid] = 0
             peak = max(-int(ints.min(initial=0)), int(ints.max(initial=0)))
             if not pa.types.is_uint64(values.type) and peak * max(self.n, 1) <= _INT64_LIMIT:
@@ -304,7 +301,7 @@ class _Window:
             return exact_integers((exact[end] - exact[start]).tolist())
         if value_kind != "float":
             raise self.error(f"{func}() needs numbers, not {values.type}")
-        return pa.array(_float_frame_sums(float64_values(values, copy=True)[self.layout.order],
+        return pa.array(_float_frame_sums(float64_values(values, copy=False)[self.layout.order],
                                           valid, start, end))
 
     # -- frames --------------------------------------------------------------------------------
