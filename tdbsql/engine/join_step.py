@@ -9,10 +9,8 @@ cross product, refused past the memory budget.
 from __future__ import annotations
 
 import numpy as np
-from sqlglot import exp
-
 from ..errors import SqlError
-from ..planner.conjuncts import and_all, conjuncts
+from ..planner.conjuncts import and_all, conjuncts, tables_of
 from .frame import Frame, null_padded
 from .grouping import group_ids
 from .hash_join import hash_join
@@ -56,7 +54,7 @@ def _next_inner(pending: list[str], left: Frame, dependencies, joins, runner,
         if not keys or right.length > left.length or best is not None and \
                 dependencies[best].length <= right.length:
             continue
-        if not all(_tables(key) <= set(left.tables) for key in keys):
+        if not all(tables_of(key) <= set(left.tables) for key in keys):
             continue
         if name not in unique:
             flat = right.flat()
@@ -66,9 +64,6 @@ def _next_inner(pending: list[str], left: Frame, dependencies, joins, runner,
             best = name
     return pending[0] if best is None else best
 
-
-def _tables(node) -> set[str]:
-    return {column.table for column in node.find_all(exp.Column)}
 
 
 def _join_one(left: Frame, right: Frame, join: dict, runner, name: str) -> Frame:

@@ -137,12 +137,12 @@ class SparseScan(TileScan):
         lows, highs = [], []
         for task in tiles:
             if task.frag_idx not in bounds:
-                bounds[task.frag_idx] = leaf_mbrs(self.fragments[task.frag_idx].metadata)[0]
-            frag_lows, frag_highs = bounds[task.frag_idx]
-            if not isinstance(frag_lows, np.ndarray):
-                return None  # bytes bounds: merged in one go
-            lows.append(frag_lows[task.tile_idx])
-            highs.append(frag_highs[task.tile_idx])
+                first = self.fragments[task.frag_idx].metadata.rtree.leaves[0]
+                if not isinstance(first, np.ndarray):
+                    return None  # bytes bounds (var-sized first dimension): merged in one go
+                bounds[task.frag_idx] = first
+            lows.append(bounds[task.frag_idx][task.tile_idx, 0])
+            highs.append(bounds[task.frag_idx][task.tile_idx, 1])
         slabs = plan_slabs(np.array(lows), np.array(highs))
         if len(slabs) < 2:
             return None

@@ -138,23 +138,14 @@ def sum_float_runs(values, ids, sums, compensations):
         e0 = 0.0
         e1 = 0.0
         while row + 1 < n and ids[row] == group and ids[row + 1] == group:
-            v = values[row]
-            t = s0 + v
-            m = t - s0
-            e0 += (s0 - (t - m)) + (v - m)
-            s0 = t
-            v = values[row + 1]
-            t = s1 + v
-            m = t - s1
-            e1 += (s1 - (t - m)) + (v - m)
-            s1 = t
+            s0, e = two_sum(s0, values[row])
+            e0 += e
+            s1, e = two_sum(s1, values[row + 1])
+            e1 += e
             row += 2
         if row < n and ids[row] == group:
-            v = values[row]
-            t = s0 + v
-            m = t - s0
-            e0 += (s0 - (t - m)) + (v - m)
-            s0 = t
+            s0, e = two_sum(s0, values[row])
+            e0 += e
             row += 1
         acc[2 * group] = s0
         acc[2 * group + 1] = s1
@@ -168,13 +159,18 @@ def sum_float_runs(values, ids, sums, compensations):
 
 
 @jit(inline="always")
+def two_sum(total, value):
+    """``(total + value, its exact rounding error)`` without a branch (Knuth's TwoSum)."""
+    after = total + value
+    moved = after - total
+    return after, (total - (after - moved)) + (value - moved)
+
+
+@jit(inline="always")
 def _two_sum_error(sums, slot, value):
-    """``sums[slot] += value``; returns the add's exact rounding error (TwoSum)."""
-    before = sums[slot]
-    after = before + value
-    moved = after - before
-    sums[slot] = after
-    return (before - (after - moved)) + (value - moved)
+    """``sums[slot] += value``; returns the add's exact rounding error."""
+    sums[slot], error = two_sum(sums[slot], value)
+    return error
 
 
 @jit

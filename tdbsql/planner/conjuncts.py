@@ -27,6 +27,11 @@ def and_all(terms: list[exp.Expression]) -> exp.Expression | None:
     return result
 
 
+def tables_of(node: exp.Expression) -> set[str]:
+    """The table qualifiers of the columns ``node`` reads ('' for an unqualified one)."""
+    return {column.table for column in node.find_all(exp.Column)}
+
+
 SUBQUERIES = (exp.Subquery, exp.Exists, exp.Any, exp.All)  # x > ALL (SELECT ...) has no Subquery
 
 

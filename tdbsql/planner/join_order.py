@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from sqlglot import exp, planner
 
-from .conjuncts import conjuncts
+from .conjuncts import conjuncts, tables_of
 
 
 def defer_cross_joins(plan: planner.Plan) -> planner.Plan:
@@ -63,7 +63,7 @@ def _ordered(source: str, joins: dict[str, dict]) -> dict[str, dict]:
     if all(joins[name].get("source_key") for name in prefix) or \
             any(conjuncts(joins[name].get("condition")) for name in prefix):
         return joins
-    pairs = [(a, b, _tables(a), _tables(b)) for name in prefix
+    pairs = [(a, b, tables_of(a), tables_of(b)) for name in prefix
              for a, b in zip(joins[name].get("source_key") or [], joins[name].get("join_key") or [])]
     joined, pending, order, used = {source}, list(prefix), [], set()
     keys: dict[str, tuple[list, list]] = {name: ([], []) for name in prefix}
@@ -95,7 +95,3 @@ def _ordered(source: str, joins: dict[str, dict]) -> dict[str, dict]:
 
 def _connects(ta: set[str], tb: set[str], joined: set[str], name: str) -> bool:
     return (ta <= joined and tb == {name}) or (tb <= joined and ta == {name})
-
-
-def _tables(node: exp.Expression) -> set[str]:
-    return {column.table for column in node.find_all(exp.Column)}

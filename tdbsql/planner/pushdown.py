@@ -16,7 +16,7 @@ import math
 
 from sqlglot import exp, planner
 
-from .conjuncts import and_all, conjuncts
+from .conjuncts import and_all, conjuncts, tables_of
 
 
 def scan_filters(plan: planner.Plan) -> dict[int, list[exp.Expression]]:
@@ -128,5 +128,5 @@ def _projected_base(scan: planner.Scan, condition: exp.Expression):
 def _single_alias(node: exp.Expression) -> str | None:
     if node.find(exp.Subquery, exp.Exists, exp.AggFunc):
         return None
-    tables = {c.table for c in node.find_all(exp.Column)}
+    tables = tables_of(node)
     return tables.pop() if len(tables) == 1 and "" not in tables else None

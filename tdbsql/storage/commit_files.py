@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..format.commits import ConsolidatedCommit, parse_consolidated_commits, parse_ignore_file
 from ..format.names import COMMITS_DIR, CONSOLIDATED_EXT, IGNORE_EXT, extension
@@ -29,9 +30,10 @@ class CommitFiles:
     con_entries: dict[str, tuple[ConsolidatedCommit, ...]]  # .con path -> its entries, in order
     consolidated: frozenset[str]  # commit uris some .con lists and no .ign hides
 
-    @property
+    @cached_property
     def embedded(self) -> dict[str, bytes]:
-        """``.del`` / ``.upd`` uri -> its condition tile, from the first ``.con`` holding it."""
+        """``.del`` / ``.upd`` uri -> its condition tile, from the first ``.con`` holding it
+        (built once: consolidating commits asks for it once per delete)."""
         out: dict[str, bytes] = {}
         for con in self.con_files:
             for entry in self.con_entries[con]:

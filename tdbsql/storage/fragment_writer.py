@@ -169,10 +169,7 @@ class FragmentWriter:
     def _write_file(self, name: str, data: bytes) -> None:
         """One file of the fragment, fsync'ed: the ``.wrt`` written later must never be
         durable while the data it commits is not (the folder is fsync'ed at the commit)."""
-        with open(os.path.join(self.path, name), "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        vfs.write_synced(os.path.join(self.path, name), data)
 
     # -- metadata -----------------------------------------------------------------------------
 

@@ -93,10 +93,7 @@ def atomic_write(array_path: str, relative: str, data: bytes) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = os.path.join(array_path, f".tdbsql-{uuid.uuid4().hex}.tmp")
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        write_synced(tmp, data)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -112,11 +109,17 @@ def write_durable(path: str, data: bytes) -> None:
     fsync'ed, then the folder holding it, so after a power loss the file is there, whole.
     Not atomic (a reader may see it half written): for files whose appearance is itself the
     event, e.g. an empty ``.wrt`` commit marker, or files no reader looks at yet."""
+    write_synced(path, data)
+    fsync_dir(os.path.dirname(path))
+
+
+def write_synced(path: str, data: bytes) -> None:
+    """Create (or replace) ``path`` with ``data`` and fsync the file (not its folder: the
+    caller does that once for all the files it writes, e.g. a fragment at its commit)."""
     with open(path, "wb") as f:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
-    fsync_dir(os.path.dirname(path))
 
 
 def fsync_dir(path: str) -> None:
