@@ -40,3 +40,20 @@ def check_truncations(sql: str, parse) -> None:
                     start, end = err.span
                     assert 0 <= start < end <= len(broken), (broken, err.span)
                 assert err.plain_message.startswith(("SQL syntax error: ", "empty SQL")), broken
+
+
+def assert_underlined(run, sql: str, message: str, culprit: str) -> None:
+    """``run(sql)`` raises SqlError ``message`` with ``culprit`` underlined: the message,
+    then the statement's line, then carets under the culprit; nothing of sqlglot leaks."""
+    try:
+        run(sql)
+    except SqlError as err:
+        assert err.plain_message == message
+        assert err.span is not None and sql[err.span[0]:err.span[1]] == culprit
+        text = str(err)
+        assert not LEAKS.search(text), text
+        head, line, carets = text.split("\n")
+        assert head == message and line == "  " + sql
+        assert carets == "  " + " " * err.span[0] + "^" * len(culprit.split("\n")[0])
+    else:
+        raise AssertionError(f"no SqlError for {sql!r}")

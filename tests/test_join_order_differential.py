@@ -93,14 +93,6 @@ def test_a_cyclic_from_list_is_refused_by_name(engines):
         con.sql(sql)
 
 
-@settings(max_examples=150, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(queries())
-def test_join_orders_give_duckdbs_rows(engines, sql):
-    con, oracle = engines
-    _same_as_duckdb(con, oracle, sql)
-
-
 @st.composite
 def explicit_joins(draw):
     """``a JOIN b ON .. [LEFT] JOIN c ON ..`` with a WHERE that may drop the LEFT join's NULL
@@ -124,9 +116,10 @@ def explicit_joins(draw):
     return sql
 
 
-@settings(max_examples=120, deadline=None, derandomize=True,
+@settings(max_examples=270, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
-@given(explicit_joins())
-def test_explicit_join_orders_give_duckdbs_rows(engines, sql):
+@given(st.one_of(queries(), explicit_joins()))
+def test_join_orders_give_duckdbs_rows(engines, sql):
+    """Comma FROM lists and explicit JOIN / LEFT JOIN chains alike."""
     con, oracle = engines
     _same_as_duckdb(con, oracle, sql)

@@ -83,6 +83,14 @@ QUERIES = [
 ]
 
 
+def assert_streamed_equals_duckdb(tiles: str, oracle, sql: str) -> None:
+    """``sql`` over table ``t`` gives DuckDB's rows in tdbsql (over the array) and DuckDB."""
+    got = tdbsql.query(sql.replace("FROM t", "FROM array"), tiles)
+    want = oracle.sql(sql).arrow()
+    want = want.read_all() if isinstance(want, pa.RecordBatchReader) else want
+    assert _same(_rows(got), _rows(want)), (sql, _rows(got)[:5], _rows(want)[:5])
+
+
 def _rows(table: pa.Table) -> list[tuple]:
     return sorted((tuple(_plain(v) for v in row.values()) for row in table.to_pylist()),
                   key=lambda r: tuple((v is None, str(v)) for v in r))
@@ -111,10 +119,7 @@ def _same(got: list[tuple], want: list[tuple]) -> bool:
 
 @pytest.mark.parametrize("sql", QUERIES)
 def test_streamed_results_equal_duckdb(tiles, oracle, sql):
-    got = tdbsql.query(sql.replace("FROM t", "FROM array"), tiles)
-    want = oracle.sql(sql).arrow()
-    want = want.read_all() if isinstance(want, pa.RecordBatchReader) else want
-    assert _same(_rows(got), _rows(want)), (sql, _rows(got)[:5], _rows(want)[:5])
+    assert_streamed_equals_duckdb(tiles, oracle, sql)
 
 
 @pytest.mark.parametrize("sql", [
@@ -143,10 +148,7 @@ def test_conjuncts_settled_by_zone_maps_are_not_tested_again(tiles, oracle, monk
 
     monkeypatch.setattr(TileScan, "task_filter", spy_filter)
     monkeypatch.setattr(ArrayScan, "batch", spy_batch)
-    got = tdbsql.query(sql.replace("FROM t", "FROM array"), tiles)
-    want = oracle.sql(sql).arrow()
-    want = want.read_all() if isinstance(want, pa.RecordBatchReader) else want
-    assert _same(_rows(got), _rows(want))
+    assert_streamed_equals_duckdb(tiles, oracle, sql)
     # settled whole: nothing to test, or an ALWAYS tile that is not filtered at all
     assert () in tested or len(tested) < len(batches)
     assert ("k",) in tested  # inside the range, a NULL in k: the stored-value test on k
@@ -415,10 +417,7 @@ def test_chunks_gather_neighbouring_tiles(tiles, oracle, monkeypatch):
 
     monkeypatch.setattr(ArrayScan, "tasks", spy_tasks)
     sql = "SELECT g, count(*), sum(x) FROM t WHERE id > 70 GROUP BY g"
-    got = tdbsql.query(sql.replace("FROM t", "FROM array"), tiles)
-    want = oracle.sql(sql).arrow()
-    want = want.read_all() if isinstance(want, pa.RecordBatchReader) else want
-    assert _same(_rows(got), _rows(want))
+    assert_streamed_equals_duckdb(tiles, oracle, sql)
     flat = [task for chunk in chunks for task in chunk]
     assert 1 < len(chunks) < len(flat)
     assert [t.tile_idx for t in flat] == sorted({t.tile_idx for t in flat})
@@ -444,10 +443,7 @@ def test_columns_only_the_scan_condition_reads_stay_unconverted(tiles, oracle, m
 
     monkeypatch.setattr(scan_step, "column_to_arrow", spy)
     monkeypatch.setattr(metadata_residual, "column_to_arrow", spy)
-    got = tdbsql.query(sql.replace("FROM t", "FROM array"), tiles)
-    want = oracle.sql(sql).arrow()
-    want = want.read_all() if isinstance(want, pa.RecordBatchReader) else want
-    assert _same(_rows(got), _rows(want))
+    assert_streamed_equals_duckdb(tiles, oracle, sql)
     assert converted and not converted & {"k", "id"}
 
 
@@ -494,7 +490,4 @@ def test_filtered_aggregates_give_duckdbs_rows(tiles, oracle, calls, group, wher
                  for i, (_, c) in zip(items, calls)]  # any_value's pick differs by engine
     select = ", ".join(([group] if group else []) + items)
     sql = f"SELECT {select} FROM t {where}" + (f" GROUP BY {group}" if group else "")
-    got = tdbsql.query(sql.replace("FROM t", "FROM array"), tiles)
-    want = oracle.sql(sql).arrow()
-    want = want.read_all() if isinstance(want, pa.RecordBatchReader) else want
-    assert _same(_rows(got), _rows(want)), sql
+    assert_streamed_equals_duckdb(tiles, oracle, sql)

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 import tdbsql
-from syntax_checks import LEAKS, check_truncations, small_array
+from syntax_checks import LEAKS, assert_underlined, check_truncations, small_array
 from tdbsql.errors import SqlError
 
 
@@ -100,17 +100,7 @@ CASES = [
 
 @pytest.mark.parametrize("sql,message,culprit", CASES, ids=[c[0] for c in CASES])
 def test_syntax_error_message(path, sql, message, culprit):
-    with pytest.raises(SqlError) as caught:
-        tdbsql.query(sql, path)
-    err = caught.value
-    assert err.plain_message == message
-    assert err.span is not None and sql[err.span[0]:err.span[1]] == culprit
-    text = str(err)
-    assert not LEAKS.search(text), text
-    # the message, then the statement's line, then carets under the culprit
-    head, line, carets = text.split("\n")
-    assert head == message and line == "  " + sql
-    assert carets == "  " + " " * err.span[0] + "^" * len(culprit.split("\n")[0])
+    assert_underlined(lambda text: tdbsql.query(text, path), sql, message, culprit)
 
 
 @pytest.mark.parametrize("sql,message,culprit", CASES, ids=[c[0] for c in CASES])
