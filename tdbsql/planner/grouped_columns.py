@@ -33,7 +33,8 @@ from sqlglot import exp
 from ..errors import SqlError
 from .parse import span_of
 
-_AGGREGATE_WRAPPERS = (exp.Filter, exp.WithinGroup, exp.IgnoreNulls, exp.RespectNulls)
+# what may wrap an aggregate call (FILTER, WITHIN GROUP, IGNORE / RESPECT NULLS)
+AGGREGATE_WRAPPERS = (exp.Filter, exp.WithinGroup, exp.IgnoreNulls, exp.RespectNulls)
 
 
 def check_grouped_columns(tree: exp.Expression, sql: str) -> None:
@@ -42,14 +43,19 @@ def check_grouped_columns(tree: exp.Expression, sql: str) -> None:
         if not is_grouped(select):
             continue
         keys = _group_keys(select.args.get("group"))
-        sources = _sources(select)
+        sources = select_sources(select)
         if keys is None or not sources:
             continue
         for part in _after_grouping(select):
             column = _ungrouped(part, keys, sources)
             if column is not None:
-                raise SqlError(f'column "{column.name}" must appear in the GROUP BY clause or '
-                               "must be part of an aggregate function", sql, span_of(column))
+                raise ungrouped_error(column, sql)
+
+
+def ungrouped_error(column: exp.Column, sql: str) -> SqlError:
+    """DuckDB's error for a column read outside GROUP BY keys and aggregates."""
+    return SqlError(f'column "{column.name}" must appear in the GROUP BY clause or must be '
+                    "part of an aggregate function", sql, span_of(column))
 
 
 def is_grouped(select: exp.Select) -> bool:
@@ -57,7 +63,7 @@ def is_grouped(select: exp.Select) -> bool:
     (not a window call's function) in its select list, HAVING, ORDER BY or QUALIFY?"""
     if select.args.get("group") is not None or select.args.get("having") is not None:
         return True
-    return any(agg.find_ancestor(exp.Select) is select and not _window_function(agg)
+    return any(agg.find_ancestor(exp.Select) is select and not is_window_function(agg)
                for part in _after_grouping(select) for agg in part.find_all(exp.AggFunc))
 
 
@@ -89,7 +95,7 @@ def _group_keys(group: exp.Group | None) -> set[exp.Expression] | None:
     return keys
 
 
-def _sources(select: exp.Select) -> set[str]:
+def select_sources(select: exp.Select) -> set[str]:
     """The aliases of a SELECT's own FROM and JOIN sources (not the optimizer's ``_u_N``)."""
     names = set()
     for key in ("from_", "joins"):
@@ -107,17 +113,17 @@ def _ungrouped(node: exp.Expression, keys: set[exp.Expression],
                sources: set[str]) -> exp.Column | None:
     """The first column of ``sources`` that ``node`` reads outside GROUP BY keys and
     aggregates, or None."""
-    if node in keys or _is_aggregate(node):
+    if node in keys or is_aggregate(node):
         return None
     if isinstance(node, exp.Column):
         return node if node.table in sources else None
     if isinstance(node, exp.Select):  # a nested query: its own sources shadow ours
-        sources = sources - _sources(node)
+        sources = sources - select_sources(node)
         if not sources:
             return None
     if isinstance(node, exp.Window):
         function = node.this
-        while isinstance(function, _AGGREGATE_WRAPPERS):
+        while isinstance(function, AGGREGATE_WRAPPERS):
             function = function.this
         parts = list(function.iter_expressions()) + list(node.args.get("partition_by") or [])
         order = node.args.get("order")
@@ -132,15 +138,17 @@ def _ungrouped(node: exp.Expression, keys: set[exp.Expression],
     return None
 
 
-def _is_aggregate(node: exp.Expression) -> bool:
-    while isinstance(node, (exp.Filter, exp.WithinGroup)):
+def is_aggregate(node: exp.Expression) -> bool:
+    """Is ``node`` an aggregate call (through its wrappers; GROUPING() is not one)?"""
+    while isinstance(node, AGGREGATE_WRAPPERS):
         node = node.this
-    return isinstance(node, exp.AggFunc)
+    return isinstance(node, exp.AggFunc) and not isinstance(node, (exp.Grouping,
+                                                                     exp.GroupingId))
 
 
-def _window_function(agg: exp.AggFunc) -> bool:
+def is_window_function(agg: exp.Expression) -> bool:
     """Is ``agg`` the function of a window call (``sum(x) OVER (...)``)?"""
     node = agg
-    while isinstance(node.parent, _AGGREGATE_WRAPPERS):
+    while isinstance(node.parent, AGGREGATE_WRAPPERS):
         node = node.parent
     return isinstance(node.parent, exp.Window) and node.parent.this is node

@@ -43,6 +43,9 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
 from ..errors import SqlError, UnsupportedSql
+from .grouped_columns import (
+    AGGREGATE_WRAPPERS, is_aggregate, is_window_function, select_sources, ungrouped_error,
+)
 from .parse import span_of
 from .using_columns import bind_using_columns
 
@@ -53,7 +56,6 @@ SOURCE = "_grouping_sets"
 
 _CONSTRUCTS = (exp.Rollup, exp.Cube, exp.GroupingSets)
 _GROUPING = (exp.Grouping, exp.GroupingId)
-_AGGREGATE_WRAPPERS = (exp.Filter, exp.WithinGroup, exp.IgnoreNulls, exp.RespectNulls)
 
 
 # -- entry points ---------------------------------------------------------------------------
@@ -295,7 +297,7 @@ def _check_inside_aggregate(call: exp.Expression, select: exp.Select, sql: str) 
     node = call.parent
     while node is not None and node is not select:
         if isinstance(node, exp.AggFunc) and not isinstance(node, _GROUPING) and \
-                not _window_function(node):
+                not is_window_function(node):
             raise SqlError("GROUPING cannot be used inside an aggregate function", sql,
                            span_of(call))
         node = node.parent
@@ -311,7 +313,7 @@ class _Outer:
 
     def __init__(self, select: exp.Select, keys: _Keys, sql: str):
         self.select, self.keys, self.sql = select, keys, sql
-        self.sources = _sources(select)
+        self.sources = select_sources(select)
         self.used_keys: list[int] = []
         self.aggregates: list[exp.Expression] = []
         self.groupings: list[list[int]] = []
@@ -334,7 +336,7 @@ class _Outer:
             if args not in self.groupings:
                 self.groupings.append(args)
             return self._ref(f"_x{self.groupings.index(args)}")
-        if not nested and _is_aggregate(node):
+        if not nested and is_aggregate(node):
             for call in node.find_all(*_GROUPING):
                 raise SqlError("GROUPING cannot be used inside an aggregate function", self.sql,
                                span_of(call))
@@ -343,14 +345,13 @@ class _Outer:
             return self._ref(f"_a{self.aggregates.index(node)}")
         if isinstance(node, exp.Column):
             if node.table in self.sources and node.table not in shadow:
-                raise SqlError(f'column "{node.name}" must appear in the GROUP BY clause or must '
-                               "be part of an aggregate function", self.sql, span_of(node))
+                raise ungrouped_error(node, self.sql)
             return node
         if isinstance(node, exp.Select):
-            shadow, nested = shadow | (_sources(node) & self.sources), True
+            shadow, nested = shadow | (select_sources(node) & self.sources), True
         if isinstance(node, exp.Window) and not nested:
             function = node.this
-            while isinstance(function, _AGGREGATE_WRAPPERS):  # FILTER (WHERE ...) is per row
+            while isinstance(function, AGGREGATE_WRAPPERS):  # FILTER (WHERE ...) is per row
                 _map_children(function, lambda c: c if c is function.this else
                               self._visit(c, shadow, nested))
                 function = function.this
@@ -433,7 +434,7 @@ def _for_set(node: exp.Expression, keys: _Keys, members: frozenset[int]) -> exp.
         return node if index in members else exp.Null()
     if isinstance(node, _GROUPING):
         return exp.Literal.number(_mask(_grouping_args(node, keys, keys.sql), members))
-    if _is_aggregate(node):
+    if is_aggregate(node):
         return node
     _map_children(node, lambda c: _for_set(c, keys, members))
     return node
@@ -471,32 +472,9 @@ def _strip(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def _is_aggregate(node: exp.Expression) -> bool:
-    while isinstance(node, _AGGREGATE_WRAPPERS):
-        node = node.this
-    return isinstance(node, exp.AggFunc) and not isinstance(node, _GROUPING)
-
-
-def _window_function(agg: exp.Expression) -> bool:
-    node = agg
-    while isinstance(node.parent, _AGGREGATE_WRAPPERS):
-        node = node.parent
-    return isinstance(node.parent, exp.Window) and node.parent.this is node
-
-
 def _reads(node: exp.Expression, shadow: frozenset[str]) -> bool:
     """Does ``node`` read a column of a source a nested query shadows?"""
     return bool(shadow) and any(c.table in shadow for c in node.find_all(exp.Column))
-
-
-def _sources(select: exp.Select) -> set[str]:
-    names = set()
-    for arg in ("from_", "joins"):
-        value = select.args.get(arg)
-        for source in value if isinstance(value, list) else [value]:
-            if source is not None and source.this.alias_or_name:
-                names.add(source.this.alias_or_name)
-    return names
 
 
 def _own_nodes(select: exp.Select):
