@@ -491,3 +491,50 @@ def test_filtered_aggregates_give_duckdbs_rows(tiles, oracle, calls, group, wher
     select = ", ".join(([group] if group else []) + items)
     sql = f"SELECT {select} FROM t {where}" + (f" GROUP BY {group}" if group else "")
     assert_streamed_equals_duckdb(tiles, oracle, sql)
+
+
+_STRING_ARGS = ["g", "k", "x", "id"]
+_SEPARATORS = ["", ", '|'", ", ''", ", ' - '", ", NULL"]
+_CALL_ORDERS = ["", " ORDER BY id DESC", " ORDER BY x DESC NULLS FIRST, id",
+                " ORDER BY k, g DESC, id"]
+
+
+@st.composite
+def _string_agg_call(draw) -> str:
+    """string_agg (any spelling) or an ordered array_agg / first, maybe with DISTINCT (then
+    ordered by its argument), ORDER BY and FILTER."""
+    argument = draw(st.sampled_from(_STRING_ARGS))
+    name = draw(st.sampled_from(["string_agg", "listagg", "group_concat", "array_agg",
+                                 "first"]))
+    separator = draw(st.sampled_from(_SEPARATORS)) if name.endswith(("agg", "concat")) \
+        and name != "array_agg" else ""
+    order = draw(st.sampled_from(_CALL_ORDERS))
+    if name in ("array_agg", "first") and not order:
+        order = " ORDER BY id"
+    distinct = name != "first" and draw(st.booleans())
+    if distinct:
+        order = draw(st.sampled_from(["", f" ORDER BY {argument}",
+                                      f" ORDER BY {argument} DESC NULLS FIRST"]))
+        if not order and name == "array_agg":
+            order = f" ORDER BY {argument}"
+        call = f"{name}(DISTINCT {argument}{separator}{order})"
+    else:
+        call = f"{name}({argument}{separator}{order})"
+    condition = draw(st.sampled_from(["", "k > 0", "x < 0", "g = 'red'", "id % 3 = 0"]))
+    if condition:
+        call = f"{call} FILTER (WHERE {condition})"
+    if distinct and not order:  # DuckDB's order of distinct values is its hash table's
+        call = f"length({call})"
+    return call
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(_string_agg_call(), min_size=1, max_size=3),
+       st.sampled_from(["", "g", "k % 3"]), st.sampled_from(["", "WHERE id > 500"]))
+def test_string_agg_gives_duckdbs_rows(tiles, oracle, calls, group, where):
+    """Random string_agg calls (separators, NULL ones too, DISTINCT, ORDER BY, FILTER), and
+    array_agg / first with ORDER BY, grouped or not, over many tiles (streamed unless DISTINCT
+    or ORDER BY), against DuckDB; without ORDER BY both take the cells in global order."""
+    select = ", ".join(([group] if group else []) + calls)
+    sql = f"SELECT {select} FROM t {where}" + (f" GROUP BY {group}" if group else "")
+    assert_streamed_equals_duckdb(tiles, oracle, sql)

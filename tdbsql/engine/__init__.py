@@ -5,7 +5,8 @@ semantics), ``column`` (raw cells), ``fill``, ``arrow_convert`` / ``fields`` (ce
 ``parallel`` (the tile-decoding thread pool).
 
 Running a plan: ``runner`` drives the steps over ``frame``s; ``scan_step``, ``join_step``
-(+ ``hash_join``, ``hash_table``), ``aggregate_step`` (+ ``grouping``), ``sort_step``,
+(+ ``hash_join``, ``hash_table``), ``aggregate_step`` (+ ``grouping``, ``partial_aggregate``,
+``ordered_aggregates``, ``string_agg``), ``sort_step``,
 ``setop_step``, ``project``, ``subqueries``; ``metadata_answer`` / ``metadata_residual``
 answer count/sum/min/max from tile metadata.
 

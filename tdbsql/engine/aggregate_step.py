@@ -19,20 +19,23 @@ from sqlglot import exp
 
 from ..errors import UnsupportedSql
 from .frame import Frame, null_padded, rows_only
-from .grouping import Groups, aggregate, first_rows, group_ids
+from .grouping import AGGREGATES, Groups, aggregate, first_rows, group_ids
+from .ordered_aggregates import ORDER_SENSITIVE, OrderedArgument, ordered_rows
 from .project import filter_project
+from .string_agg import joined_per_group, separator_value
 
-FUNCTIONS = {  # sqlglot aggregate -> engine.grouping function, or count_if / array_agg / first
+FUNCTIONS = {  # sqlglot aggregate -> engine.grouping function, or one of group_value's own
     exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max",
     exp.Stddev: "stddev_samp", exp.StddevSamp: "stddev_samp", exp.StddevPop: "stddev_pop",
     exp.Variance: "var_samp", exp.VariancePop: "var_pop",
     exp.LogicalAnd: "bool_and", exp.LogicalOr: "bool_or",
     exp.CountIf: "count_if", exp.ArrayAgg: "array_agg", exp.First: "first",
-    exp.AnyValue: "any_value",
+    exp.AnyValue: "any_value", exp.GroupConcat: "string_agg",
 }
 # the same by SQL name (window calls reach the engine by name: ``planner.windows``)
 FUNCTIONS_BY_NAME = {name.lower(): func for cls, func in FUNCTIONS.items()
-                     for name in cls.sql_names()}
+                     for name in cls.sql_names()} | {"string_agg": "string_agg",
+                                                     "listagg": "string_agg"}
 
 
 def run_aggregate(step, inputs: Frame, runner) -> Frame:
@@ -97,7 +100,8 @@ def filter_of(call: exp.AggFunc | exp.Filter) -> tuple[exp.AggFunc, exp.Expressi
 
 def call_spec(call: exp.AggFunc, stars: set[str]) -> tuple[str, exp.Expression | None, bool]:
     """(function, argument, distinct) of an aggregate call; function is one of
-    ``engine.grouping.AGGREGATES`` or count_if / array_agg / first."""
+    ``engine.grouping.AGGREGATES`` or one of ``group_value``'s own (count_if, array_agg,
+    string_agg, first, any_value)."""
     if is_count_star(call, stars):
         return "count_star", None, False
     argument, distinct = call.this, isinstance(call.this, exp.Distinct)
@@ -124,17 +128,23 @@ def is_count_star(call: exp.AggFunc, stars: set[str]) -> bool:
 
 
 class Grouped:
-    """The step's input rows with its operands evaluated and its group ids found."""
+    """The step's input rows with its operands evaluated and its group ids found.  An operand
+    written with ORDER BY holds its argument; the ORDER BY keys are evaluated when a call
+    needs its rows in that order (``engine.ordered_aggregates``)."""
 
     def __init__(self, step, inputs: Frame, runner):
         self.runner, self.inputs = runner, inputs
         self._filters: dict[str, tuple[np.ndarray, Groups]] = {}
+        self._sort_keys: dict[str, list] = {}
         self.stars = star_operands(step)
+        self.operands = {op.alias_or_name: op.unalias() for op in step.operands}
+        self.ordered = {name: OrderedArgument.of(node) for name, node in self.operands.items()
+                        if isinstance(node, exp.Order)}
         self.flat = inputs.flat()
-        for operand in step.operands:
-            if operand.alias_or_name not in self.stars:
-                self.flat = self.flat.append_column(operand.alias_or_name,
-                                                    self.values(operand.unalias()))
+        for name, node in self.operands.items():
+            if name not in self.stars:
+                argument = self.ordered[name].argument if name in self.ordered else node
+                self.flat = self.flat.append_column(name, self.values(argument))
         keys = [self.values(node) for node in step.group.values()]
         self.groups = group_ids(keys) if keys else Groups.single(inputs.length)
         first = pa.array(self.groups.first)
@@ -146,21 +156,50 @@ class Grouped:
     def call(self, call: exp.AggFunc | exp.Filter) -> pa.Array:
         """The value of one aggregate call (an ``aggregate_calls`` entry) per group."""
         inputs = self.inputs_of(call)
-        return group_value(inputs.func, inputs.values, inputs.groups, inputs.distinct)
+        return group_value(inputs.func, inputs.values, inputs.groups, inputs.distinct,
+                           inputs.separator)
 
     def inputs_of(self, call: exp.AggFunc | exp.Filter) -> CallInputs:
         """What one aggregate call aggregates: with FILTER, only the rows where its condition
-        is true (every group stays, maybe without rows)."""
+        is true (every group stays, maybe without rows); with ORDER BY (for a function whose
+        value depends on it), those rows in that order."""
         agg, condition = filter_of(call)
         func, argument, distinct = call_spec(agg, self.stars)
         values = None if func == "count_star" else self.values(argument)
-        if condition is None:
-            return CallInputs(func, argument, values, self.groups, distinct, None)
-        key = condition.sql()
-        rows, groups = self._filtered_groups(key, condition)
+        separator = separator_value(agg, self.operands, self.runner.sql) \
+            if func == "string_agg" else None
+        ordered = self._ordered_argument(argument)
+        distinct = distinct or (ordered is not None and ordered.distinct)
+        in_order = ordered is not None and func in ORDER_SENSITIVE
+        if condition is None and not in_order:
+            return CallInputs(func, argument, values, self.groups, distinct, None, separator)
+        key, rows, groups = None, None, self.groups
+        if condition is not None:
+            key = condition.sql()
+            rows, groups = self._filtered_groups(key, condition)
+        if in_order:
+            rows = ordered_rows(self._keys_of(argument.name, ordered), rows,
+                                self.inputs.length)
+            groups = self.groups.subset(rows)
+            key = f"{key or ''} ORDER BY {argument.name}"
         if values is not None:
             values = values.take(pa.array(rows))
-        return CallInputs(func, argument, values, groups, distinct, key)
+        return CallInputs(func, argument, values, groups, distinct, key, separator)
+
+    def _ordered_argument(self, argument) -> OrderedArgument | None:
+        """The ORDER BY an argument was written with (checked), None without one."""
+        if not isinstance(argument, exp.Column) or argument.table:
+            return None
+        ordered = self.ordered.get(argument.name)
+        if ordered is not None:
+            ordered.check(self.runner.sql)
+        return ordered
+
+    def _keys_of(self, name: str, ordered: OrderedArgument) -> list:
+        """The ORDER BY keys' values of the ordered operand ``name`` (evaluated once)."""
+        if name not in self._sort_keys:
+            self._sort_keys[name] = [(self.values(key.this), key) for key in ordered.keys]
+        return self._sort_keys[name]
 
     def _filtered_groups(self, key: str, condition) -> tuple[np.ndarray, Groups]:
         """(rows, their groups) where a FILTER condition holds, worked out once per batch for
@@ -174,7 +213,7 @@ class Grouped:
 @dataclass(frozen=True)
 class CallInputs:
     """What an aggregate call aggregates (``Grouped.inputs_of``); ``filter_key`` tells calls
-    with different FILTERs apart (None without one)."""
+    with different FILTERs or ORDER BYs apart (None without either)."""
 
     func: str
     argument: exp.Expression | None
@@ -182,18 +221,25 @@ class CallInputs:
     groups: Groups
     distinct: bool
     filter_key: str | None
+    separator: str | None = None  # string_agg's
 
 
 def group_value(func: str, values: pa.Array | None, groups: Groups,
-                distinct: bool = False) -> pa.Array:
-    """One value per group of ``func`` (a ``call_spec`` function) over ``values``: for
-    GROUP BY and for window aggregates over whole partitions."""
+                distinct: bool = False, separator: str | None = None) -> pa.Array:
+    """One value per group of ``func`` (a ``call_spec`` function) over ``values``, which come
+    in the order the function takes them: for GROUP BY and for window aggregates over whole
+    partitions.  ``separator``: string_agg's (None: NULL)."""
     if func == "count_star":
         return aggregate("count_star", None, groups)
+    if distinct and func not in AGGREGATES:  # aggregate() takes DISTINCT itself
+        values, groups = _first_of_each_value(values, groups)
+        distinct = False
     if func == "count_if":
         return pc.fill_null(aggregate("sum", pc.cast(values, pa.int64()), groups), 0)
     if func == "array_agg":
         return _list_per_group(values, groups)
+    if func == "string_agg":
+        return joined_per_group(values, groups, separator)
     if func == "first":
         return values.take(null_padded(groups.first))  # a group without rows: NULL
     if func == "any_value":  # DuckDB: the first value that is not NULL
@@ -201,6 +247,15 @@ def group_value(func: str, values: pa.Array | None, groups: Groups,
     if func in ("min", "max") and pa.types.is_dictionary(values.type):
         values = values.dictionary_decode()
     return aggregate(func, values, groups, distinct=distinct)
+
+
+def _first_of_each_value(values: pa.Array, groups: Groups) -> tuple[pa.Array, Groups]:
+    """DISTINCT for the functions ``aggregate`` does not run (count_if, array_agg,
+    string_agg, first, any_value): the first row of each distinct (group, value) pair, in
+    the order the rows come (an ORDER BY's, for those that follow it)."""
+    pairs = group_ids([pa.array(groups.ids), values])
+    rows = np.sort(pairs.first)
+    return values.take(pa.array(rows)), groups.subset(rows)
 
 
 def _first_valid(values: pa.Array, groups: Groups) -> np.ndarray:
@@ -223,7 +278,10 @@ def _outermost(node: exp.Expression) -> bool:
 
 
 def _list_per_group(values: pa.Array, groups: Groups) -> pa.Array:
-    """ARRAY_AGG: each group's values (NULLs included) in input order, as a list."""
+    """ARRAY_AGG: each group's values (NULLs included) in input order, as a list; NULL for a
+    group without rows (a FILTER left none, or no rows at all), as in DuckDB."""
     order, starts = groups.row_order()
+    empty = np.diff(starts) == 0
     return pa.ListArray.from_arrays(pa.array(starts.astype(np.int32)),
-                                    values.take(pa.array(order)))
+                                    values.take(pa.array(order)),
+                                    mask=pa.array(empty) if empty.any() else None)

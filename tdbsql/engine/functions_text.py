@@ -9,6 +9,7 @@ VARCHAR cast does (also used by CAST and ``||``).
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -90,15 +91,39 @@ def _concat(ctx, *values):
 
 def as_text(ctx, value, index: int):
     """A value as VARCHAR (numbers, dates, booleans print as DuckDB prints them)."""
-    value = plain(value)
-    if kind(value.type) == "string":
-        return value
-    if kind(value.type) == "bool":
-        return pc.if_else(value, "true", "false")
     try:
-        return pc.cast(value, pa.string())
+        return text_of(value)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         raise ctx.error(f"cannot convert {value.type} to a string", index) from None
+
+
+def text_of(value):
+    """A value (array or scalar) as DuckDB's VARCHAR cast prints it: floats in the shortest
+    form that reads back the same, with ``.0`` when whole (``480000.0``, ``1e+20``, as
+    Python's ``str``); times and timestamps without trailing zeros in the fraction of a
+    second (``10:00:00.5``, ``10:00:00``).  Raises Arrow's error for a type without text."""
+    value = plain(value)
+    value_kind = kind(value.type)
+    if value_kind == "string":
+        return value
+    if value_kind == "bool":
+        return pc.if_else(value, "true", "false")
+    if value_kind == "float":
+        return _float_text(value)
+    text = pc.cast(value, pa.string())
+    if value_kind == "time" or value_kind == "timestamp" and value.type.tz is None:
+        text = pc.replace_substring_regex(text, r"\.0+$", "")
+        text = pc.replace_substring_regex(text, r"(\.\d*[1-9])0+$", r"\1")
+    return text
+
+
+def _float_text(value):
+    """Floats as text, each as Python prints it (float32 through numpy's float32)."""
+    width = np.float32 if pa.types.is_float32(value.type) else float
+    if isinstance(value, pa.Scalar):
+        return pa.scalar(None if not value.is_valid else str(width(value.as_py())), pa.string())
+    return pa.array([None if v is None else str(width(v)) for v in value.to_pylist()],
+                    pa.string())
 
 
 

@@ -67,8 +67,9 @@ class Groups:
         return rows_by_group(self.ids, self.count)
 
     def subset(self, rows: np.ndarray) -> Groups:
-        """The groups of the rows at ``rows`` (ascending positions), numbered as here: every
-        group stays, those without any of these rows get first row -1."""
+        """The groups of the rows at ``rows``, numbered as here: every group stays, those
+        without any of these rows get first row -1.  ``rows`` are taken in the order given
+        (ascending, or an aggregate's ORDER BY): a group's first row is its first there."""
         ids = np.ascontiguousarray(self.ids[rows])
         return Groups(ids, self.count, first_rows(ids, self.count))
 

@@ -16,10 +16,11 @@ min, max, bool_and/or  the batch's min / max                     min / max of th
 first                  the batch's first value                   the first batch's
 any_value              the batch's first non-NULL value          the first non-NULL of those
 var/stddev (samp/pop)  count, mean, squared deviations (Welford)  Chan's parallel update
+string_agg             the batch's values joined (NULL: none)    joined again, in batch order
 =====================  ========================================  ===============================
 
-Calls with DISTINCT, array_agg and anything else without such a state make the step run
-the ordinary way (``streamable``).  Result types are those of ``engine.grouping``: an integer
+Calls with DISTINCT or an ORDER BY of their own (``engine.ordered_aggregates``), array_agg
+and anything else without such a state make the step run the ordinary way (``streamable``).  Result types are those of ``engine.grouping``: an integer
 sum too large for int64 is exact (decimal128(38, 0)), otherwise int64.
 """
 
@@ -41,14 +42,19 @@ from .frame import Frame, unified_type
 from .grouping import (
     Groups, aggregate, exact_integers, group_ids, variance_result, variance_state,
 )
+from .ordered_aggregates import has_ordered_argument
+from .string_agg import joined_per_group, separator_value
 
 _FOLDABLE = ("count_star", "count", "count_if", "first", "any_value", "sum", "avg", "min", "max",
-             "bool_and", "bool_or", "stddev_samp", "stddev_pop", "var_samp", "var_pop")
+             "bool_and", "bool_or", "stddev_samp", "stddev_pop", "var_samp", "var_pop",
+             "string_agg")
 
 
 def streamable(step) -> bool:
     """Can every aggregate call of ``step`` be computed from per-batch states?"""
     stars = star_operands(step)
+    if has_ordered_argument(step):
+        return False
     try:
         specs = [call_spec(filter_of(call)[0], stars) for expression in step.aggregations
                  for call in aggregate_calls(expression.unalias())]
@@ -108,8 +114,8 @@ def _state(call, grouped: Grouped, memo: dict) -> tuple[str, pa.DataType | None,
         arrays = [reduced(func)]
     elif func.startswith(("var", "stddev")):
         arrays = [pa.array(a) for a in variance_state(func, values, groups)]
-    else:  # the batch's own value is the state (min, max, first, ...)
-        arrays = [group_value(func, values, groups)]
+    else:  # the batch's own value is the state (min, max, first, string_agg, ...)
+        arrays = [group_value(func, values, groups, separator=inputs.separator)]
     return func, values.type, arrays
 
 
@@ -135,11 +141,19 @@ def combine(step, partials: list[Partial], runner, input_names) -> Frame:
             func, arg_type, _ = partials[0].states[text]
             columns = [concat_arrays([p.states[text][2][i] for p in partials])
                        for i in range(len(partials[0].states[text][2]))]
-            finals[text] = _fold(func, arg_type, columns, groups)
+            if func == "string_agg":
+                separator = separator_value(filter_of(call)[0], _operands(step), runner.sql)
+                finals[text] = joined_per_group(columns[0], groups, separator)
+            else:
+                finals[text] = _fold(func, arg_type, columns, groups)
         return finals[text]
 
     group_keys = {name: key.take(first) for name, key in keys.items()}
     return finish_aggregate(step, runner, group_keys, groups.count, call_value, input_names)
+
+
+def _operands(step) -> dict[str, exp.Expression]:
+    return {operand.alias_or_name: operand.unalias() for operand in step.operands}
 
 
 def _fold(func: str, arg_type, columns: list[pa.Array], groups: Groups) -> pa.Array:

@@ -53,6 +53,7 @@ from .aggregate_step import FUNCTIONS_BY_NAME, group_value
 from .grouping import Groups, exact_integers, group_ids
 from .hash_table import float64_values, int64_values
 from .sort_step import sort_columns
+from .string_agg import DEFAULT_SEPARATOR, TOO_MANY, scalar_separator
 from .value_types import cast_value, kind, plain
 
 _MOVING = ("count_star", "count", "sum", "avg", "min", "max")
@@ -259,12 +260,14 @@ class _Window:
         if distinct:
             self.args[0] = self.args[0].expressions[0]
         values = None if func == "count_star" else self.argument(0)
+        separator = self.separator() if func == "string_agg" else None
         start, end = self.frame()
         layout = self.layout
         if np.array_equal(start, layout.part_start) and np.array_equal(end, layout.part_end):
             # the partition's rows in window order: first / any_value / array_agg follow it
             ordered = None if values is None else values.take(pa.array(layout.order))
-            per_partition = group_value(func, ordered, layout.partition_groups, distinct)
+            per_partition = group_value(func, ordered, layout.partition_groups, distinct,
+                                        separator)
             return per_partition.take(pa.array(layout.partitions.ids))
         if distinct:
             raise UnsupportedSql(f"{self.name}(DISTINCT ...) over a moving window frame is not "
@@ -285,6 +288,14 @@ class _Window:
         if func == "avg":
             sums = pc.divide(pc.cast(sums, pa.float64()), pa.array(counts, pa.float64()))
         return self.in_row_order(pc.if_else(pa.array(counts > 0), sums, pa.scalar(None, sums.type)))
+
+    def separator(self) -> str | None:
+        """string_agg's separator: a constant VARCHAR (None: NULL), ',' when not given."""
+        if len(self.args) > 2:
+            raise self.error(TOO_MANY)
+        if len(self.args) < 2:
+            return DEFAULT_SEPARATOR
+        return scalar_separator(self.ev.value(self.args[1]), self.error)
 
     def sums(self, values: pa.Array, valid: np.ndarray, start, end, func: str) -> pa.Array:
         """Frame sums: integers (booleans, unsigned) exactly -- int64 running sums when no

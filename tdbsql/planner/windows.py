@@ -148,6 +148,10 @@ class _Split:
     def _argument(self, node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Star):
             return _STAR
+        if isinstance(node, exp.Order):
+            raise UnsupportedSql("ORDER BY in the arguments of a window function is not "
+                                 f"supported: {node.parent.sql(dialect='duckdb')!r} (the "
+                                 "window's own ORDER BY is)")
         if isinstance(node, exp.Distinct):  # count(DISTINCT x) OVER (...)
             if len(node.expressions) != 1:
                 raise UnsupportedSql(f"DISTINCT over several columns: {node.sql()!r}")
