@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from ..errors import SqlError
 from ..planner.conjuncts import and_all, conjuncts, tables_of
+from .deferred_inputs import Deferred, run_deferred
 from .frame import Frame, null_padded
 from .grouping import group_ids
 from .hash_join import hash_join
@@ -51,10 +52,10 @@ def _next_inner(pending: list[str], left: Frame, dependencies, joins, runner,
     for name in pending:
         right, join = dependencies[name], joins[name]
         keys = join.get("source_key") or []
-        if not keys or right.length > left.length or best is not None and \
-                dependencies[best].length <= right.length:
+        if isinstance(right, Deferred) or not keys or right.length > left.length or \
+                best is not None and dependencies[best].length <= right.length:
             continue
-        if not all(tables_of(key) <= set(left.tables) for key in keys):
+        if not _keys_ready(keys, left):
             continue
         if name not in unique:
             flat = right.flat()
@@ -62,11 +63,22 @@ def _next_inner(pending: list[str], left: Frame, dependencies, joins, runner,
             unique[name] = group_ids(values).count == right.length
         if unique[name]:
             best = name
+    if best is None and isinstance(dependencies[pending[0]], Deferred):
+        # a deferred input runs for the keys joined so far: join what can come first
+        best = next((name for name in pending if not isinstance(dependencies[name], Deferred)
+                     and joins[name].get("source_key")
+                     and _keys_ready(joins[name]["source_key"], left)), None)
     return pending[0] if best is None else best
 
 
+def _keys_ready(keys, left: Frame) -> bool:
+    return all(tables_of(key) <= set(left.tables) for key in keys)
 
-def _join_one(left: Frame, right: Frame, join: dict, runner, name: str) -> Frame:
+
+
+def _join_one(left: Frame, right, join: dict, runner, name: str) -> Frame:
+    if isinstance(right, Deferred):
+        right = run_deferred(runner, right, left, join["source_key"][right.position])
     side = (join.get("side") or "").upper()
     left_idx, right_idx = _matches(left, right, join, runner, name)
     condition = and_all(conjuncts(join.get("condition")))

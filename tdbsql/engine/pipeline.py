@@ -63,9 +63,19 @@ def scan_batch(runner, step, scanned: ArrayScan, condition, task) -> tuple[int, 
     return rows, filter_project(runner, step, concat_frames(frames), filtered=True)
 
 
-def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
+def streamed_chain(runner, step) -> tuple | None:
+    """(the scan, the filter steps) an Aggregate ``step`` can stream from, or None."""
+    if not isinstance(step, planner.Aggregate):
+        return None
+    shape = runner.query.derived("streamed aggregate", lambda: _streamable_chain(runner, step),
+                                 step)
+    return None if shape is None else (shape[0], *shape[1])
+
+
+def try_streamed_aggregate(runner, step, keys=None) -> tuple[Frame, list] | None:
     """(the Aggregate step's frame, the steps it ran inside it) or None when ``step`` is not
-    an aggregate over a streamable chain."""
+    an aggregate over a streamable chain.  ``keys`` (a group key expression, the values to
+    keep: a ``KeyFilter``) aggregates only the rows whose key is one of them (``engine.deferred_inputs``)."""
     if not isinstance(step, planner.Aggregate):
         return None
     shape = runner.query.derived("streamed aggregate", lambda: _streamable_chain(runner, step),
@@ -92,6 +102,8 @@ def try_streamed_aggregate(runner, step) -> tuple[Frame, list] | None:
                 frame = frame.filter(runner.mask(frame, residual))
             frame = filter_project(runner, filter_step, frame, filtered=True)
             passed.append(frame.length)
+        if keys is not None and frame.length:
+            frame = _with_keys(runner, frame, *keys)
         return rows, passed, frame, partial(step, calls, frame, runner)
 
     started = time.perf_counter()
@@ -131,6 +143,12 @@ def _streamable_chain(runner, step: planner.Aggregate):
     if has_subquery(runner.scan_condition(scan), *scan.projections):
         return None
     return scan, filters, [runner.residual(f) for f in filters], step_calls(step)
+
+
+def _with_keys(runner, frame: Frame, key: exp.Expression, keys) -> Frame:
+    """The rows of ``frame`` whose ``key`` is one of ``keys`` (a ``KeyFilter``)."""
+    rows = keys.rows(runner.column(frame, key))
+    return frame if len(rows) == frame.length else frame.take(rows)
 
 
 def chain_below(step) -> tuple[planner.Scan, list[planner.Join]] | None:

@@ -29,6 +29,7 @@ from ..planner.pushdown import scan_filters
 from .aggregate_step import run_aggregate
 from .evaluate import evaluate, where_mask
 from .frame import ROW_PLACEHOLDER, Frame, broadcast, rows_only
+from .deferred_inputs import deferred_inputs
 from .join_step import run_join
 from .memory import MemoryBudget, budget_mb, frame_bytes, step_label
 from .metadata_answer import try_metadata_answer
@@ -50,6 +51,7 @@ class Runner:
         self.arrays = {} if arrays is None else arrays  # (source, window) -> opened Array
         self.profile: list[dict] = []
         self.scan_stats: dict[int, dict] = {}  # id(step) -> pruning funnel of its scan
+        self.deferred: dict = {}  # join inputs computed inside their join (deferred_inputs)
 
     def run(self, query: LogicalQuery) -> pa.Table:
         self.query = query
@@ -72,8 +74,13 @@ class Runner:
     def run_plan(self, plan: planner.Plan) -> dict:
         """Execute ``plan``'s DAG; returns the frame of every step still needed (the root)."""
         frames: dict[planner.Step, Frame] = {}
-        skipped: set = set()
+        self.deferred.update(deferred_inputs(self, plan))
+        # a deferred input runs inside its join step, with the steps it streams from
+        skipped = {part for step, d in self.deferred.items() if step in plan.dag
+                   for part in (step, d.aggregate, *d.chain)}
         for step in plan.dag:
+            if step in skipped:
+                continue
             started = time.perf_counter()
             # count/sum/min/max straight from tile metadata, else an aggregate fed tile by tile
             answered = try_metadata_answer(self, step) or try_streamed_aggregate(self, step)
@@ -83,14 +90,14 @@ class Runner:
                 skipped.update(replaced)
                 self.record(step, frames[step].length, time.perf_counter() - started)
                 self.budget.settle(frames.values(), step_label(step))
-        waiting = {step: set(step.dependencies) - set(frames) for step in plan.dag
+        waiting = {step: set(step.dependencies) - set(frames) - skipped for step in plan.dag
                    if step not in frames and step not in skipped}
         ready = [step for step, deps in waiting.items() if not deps]
         done: set = set(frames)
         while ready:
             step = ready.pop()
             started = time.perf_counter()
-            frame = _offset_limit(self._step(step, frames), step)
+            frame = self.run_step(step, frames)
             frames[step] = frame
             self.record(step, frame.length, time.perf_counter() - started)
             done.add(step)
@@ -104,8 +111,14 @@ class Runner:
             self.budget.settle(frames.values(), step_label(step))
         return frames
 
+    def run_step(self, step, frames: dict) -> Frame:
+        """One step's frame from its dependencies' (``frames`` by step), OFFSET/LIMIT
+        applied."""
+        return _offset_limit(self._step(step, frames), step)
+
     def _step(self, step, frames: dict) -> Frame:
-        dependencies = {dep.name: frames[dep] for dep in step.dependencies}
+        dependencies = {dep.name: frames[dep] if dep in frames else self.deferred[dep]
+                        for dep in step.dependencies}
         if isinstance(step, planner.SetOperation):  # both inputs may share a name
             return run_set_operation(step, frames[step.left_step], frames[step.right_step], self)
         if isinstance(step, planner.Join):
@@ -185,10 +198,14 @@ class Runner:
         per_row = 16 + sum(frame_bytes(f) / max(f.length, 1) for f in (left, right))
         self.budget.check(int(rows * per_row), what)
 
-    def record(self, step, rows: int, seconds: float = 0.0, streamed: bool = False) -> None:
+    def record(self, step, rows: int, seconds: float = 0.0, streamed: bool = False,
+               keys: int | None = None) -> None:
         """Rows and time of a step for EXPLAIN ANALYZE (with its scan's funnel, if any); a
-        ``streamed`` step ran batch by batch inside the step it feeds (its time is there)."""
+        ``streamed`` step ran batch by batch inside the step it feeds (its time is there);
+        ``keys``: a deferred aggregate ran for that many join keys."""
         entry = {"step": step, "rows": rows, "seconds": seconds, "streamed": streamed}
+        if keys is not None:
+            entry["keys"] = keys
         if id(step) in self.scan_stats:
             entry["scan"] = self.scan_stats[id(step)]
         self.profile.append(entry)

@@ -170,18 +170,22 @@ class TileScan:
 
     def count_tile_bytes(self, frag, name: str, tile_idx: int, column: Column,
                          cached: bool = False) -> None:
-        meta = frag.metadata
+        read = 0 if cached else self._tile_file_bytes(frag.metadata, name, tile_idx, column)
+        decoded = column.values.nbytes
+        decoded += 0 if column.offsets is None else column.offsets.nbytes
+        decoded += 0 if column.validity is None else column.validity.nbytes
+        with self._stats_lock:  # tiles are read on several threads
+            self.stats["bytes_read"] += read
+            self.stats["bytes_decoded"] += int(decoded)
+
+    @staticmethod
+    def _tile_file_bytes(meta, name: str, tile_idx: int, column: Column) -> int:
         read = meta.tile_range(name, tile_idx)[1]
         if column.offsets is not None:
             read += meta.tile_var_range(name, tile_idx)[1]
         if column.validity is not None:
             read += meta.tile_validity_range(name, tile_idx)[1]
-        decoded = column.values.nbytes
-        decoded += 0 if column.offsets is None else column.offsets.nbytes
-        decoded += 0 if column.validity is None else column.validity.nbytes
-        with self._stats_lock:  # tiles are read on several threads
-            self.stats["bytes_read"] += 0 if cached else int(read)
-            self.stats["bytes_decoded"] += int(decoded)
+        return int(read)
 
 
 def open_scan(array, fields: list[str], ranges: Ranges, predicate=None, *,

@@ -28,6 +28,7 @@ from ..errors import SqlError, UnsupportedSql
 from .group_keys import group_key_references
 from .join_order import defer_cross_joins, inner_when_nulls_rejected
 from .comma_joins import order_comma_joins
+from .exists_bounds import exists_from_bounds
 from .grouped_columns import check_grouped_columns, is_grouped
 from .grouping_sets import expand_grouping_sets, grouping_names
 from .inline_subqueries import unnest_subqueries_before_grouping
@@ -115,7 +116,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     tree = expand_grouping_sets(mark(order_comma_joins(_exact_names(_negated_comparisons(tree), schema), sql)),
                                 schema, sql)
     try:
-        optimized = _optimize(tree, schema)
+        optimized = exists_from_bounds(_optimize(tree, schema))
         optimized = bind_using_columns(_having_aliases(optimized))
         check_grouped_columns(optimized, sql)
         optimized = lift_windows(_simplify_conditions(optimized))

@@ -1,0 +1,56 @@
+"""The rows whose key is one of a set of values, compared as a join compares them.
+
+A deferred join input (``engine.deferred_inputs``) aggregates only the rows whose group key is
+among the keys joined so far.  Integer keys spanning a range of up to ``PRESENCE_MAX`` values
+are tested against a flat presence table (``kernels.membership``): one pass per batch, and the
+table, a few MB at most, stays in cache.  Any other keys go through a semi hash join, whose
+key rules (int/float mixes, strings, dates against timestamps) are the join's own.  A NULL key
+matches nothing either way.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ..kernels import membership
+from ..kernels.hashing import int_range
+from . import pooled
+from .hash_join import hash_join
+from .hash_table import as_array, int64_values
+
+PRESENCE_MAX = 1 << 25  # values spanned by a presence table: 32 MB of flags
+
+
+class KeyFilter:
+    def __init__(self, keys: pa.Array):
+        """``keys``: the values to keep, distinct and without NULLs."""
+        self.keys = keys
+        self.low, self.present = 0, None
+        if _exact_int64(keys.type) and len(keys):
+            values = int64_values(keys)
+            low, high = map(int, int_range(values))
+            if high - low < PRESENCE_MAX:
+                self.low, self.present = low, np.zeros(high - low + 1, np.uint8)
+                membership.mark_present(values, low, self.present)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def rows(self, column) -> np.ndarray:
+        """Indices (int64, ascending) of the rows of ``column`` whose value is a key."""
+        column = as_array(column)
+        if self.present is None or not _exact_int64(column.type):
+            return hash_join([column], [self.keys], "semi")[0]
+        values = int64_values(column, copy=False)
+        rows = pooled.empty(len(values), np.int64)
+        rows = rows[:membership.rows_present(values, self.low, self.present, rows)]
+        if column.null_count:  # NULL slots hold anything: drop them
+            valid = np.asarray(column.is_valid().to_numpy(zero_copy_only=False))
+            rows = rows[valid[rows]]
+        return rows
+
+
+def _exact_int64(arrow_type: pa.DataType) -> bool:
+    """Integers whose int64 value is the number itself (not uint64)."""
+    return pa.types.is_integer(arrow_type) and arrow_type != pa.uint64()
