@@ -151,6 +151,11 @@ def _normal(value):
 @settings(**SETTINGS)
 @given(table=tables(), window=windows())
 def test_random_windows_equal_duckdb(table, window):
+    assert_window_equals_duckdb(table, window)
+
+
+def assert_window_equals_duckdb(table: pa.Table, window: str) -> None:
+    """``SELECT id, <window> FROM t ORDER BY id`` gives DuckDB's rows over ``table``."""
     sql = f"SELECT id, {window} AS w FROM t ORDER BY id"
     con = tdbsql.connect()
     con.register_arrow("t", table)
@@ -160,6 +165,27 @@ def test_random_windows_equal_duckdb(table, window):
     want = _rows(oracle.sql(sql).arrow().read_all()
                  if hasattr(oracle.sql(sql).arrow(), "read_all") else oracle.sql(sql).arrow())
     assert_same_rows(got, want, rel=1e-9)
+
+
+_AGGREGATES = ("count(", "sum(", "avg(", "min(", "max(", "stddev", "var_", "bool_")
+FILTER_CONDITIONS = ["x > 0", "s IS NOT NULL", "y < 2", "g = 1", "x IS NULL OR y > 0", "NULL",
+                     "id % 3 <> 1"]
+
+
+@st.composite
+def filtered_windows(draw) -> str:
+    """A random aggregate window call (whole partition or moving frame) with FILTER."""
+    window = draw(windows().filter(lambda w: w.startswith(_AGGREGATES)))
+    condition = draw(st.sampled_from(FILTER_CONDITIONS))
+    return window.replace(" OVER (", f" FILTER (WHERE {condition}) OVER (", 1)
+
+
+@settings(**SETTINGS)
+@given(table=tables(), window=filtered_windows())
+def test_random_filtered_windows_equal_duckdb(table, window):
+    """FILTER (WHERE ...) on window aggregates: the frames stay, the aggregate reads the rows
+    of each frame where the condition is true."""
+    assert_window_equals_duckdb(table, window)
 
 
 @settings(**SETTINGS)

@@ -25,12 +25,17 @@ input's row order, with DuckDB's semantics:
   (any aggregate the engine has); over a moving frame count/sum/avg read running sums
   (compensated for floats) and min/max a monotonic queue (``kernels/window.py``).  Frames
   only move forward (ROWS, RANGE and GROUPS alike), which those two rely on;
-* a GROUPS frame counts peer groups: ``1 PRECEDING`` starts at the previous peer group.
+* a GROUPS frame counts peer groups: ``1 PRECEDING`` starts at the previous peer group;
+* an aggregate with ``FILTER (WHERE c)`` has the frame it has without (the rows c rejects
+  still count as rows of ROWS / GROUPS offsets) and aggregates those of its rows where c is
+  true: over the whole partition only those rows are grouped; over a moving frame count(*)
+  counts them and the other aggregates read the rejected rows as NULLs.  As in DuckDB, FILTER on ranking and
+  navigation functions (``first`` is ``first_value`` there) is an error.
 
 The frame clause is checked (DuckDB's parser and binder errors) for every function, those that
-ignore the frame too.  Not supported (``UnsupportedSql``): EXCLUDE, FILTER, DISTINCT
-aggregates and aggregates other than count/sum/avg/min/max over a moving frame, RANGE offsets
-over DECIMAL, TIME or INTERVAL keys, or written as strings.
+ignore the frame too.  Not supported (``UnsupportedSql``): EXCLUDE, DISTINCT aggregates and
+aggregates other than count/sum/avg/min/max over a moving frame, RANGE offsets over DECIMAL,
+TIME or INTERVAL keys, or written as strings.
 """
 
 from __future__ import annotations
@@ -57,6 +62,8 @@ from .string_agg import DEFAULT_SEPARATOR, TOO_MANY, scalar_separator
 from .value_types import cast_value, kind, plain
 
 _MOVING = ("count_star", "count", "sum", "avg", "min", "max")
+_NAVIGATION = ("lag", "lead", "first_value", "last_value", "nth_value")
+_AS_WINDOW_FUNCTION = {"first": "first_value", "last": "last_value"}  # DuckDB's reading
 _INT64_LIMIT = 2**63 - 1
 # (id of a step's input table, PARTITION BY, ORDER BY) -> (weak ref to the table, its Layout)
 _LAYOUTS: dict[tuple, tuple] = {}
@@ -68,10 +75,15 @@ def window_value(ev, node: exp.Window) -> pa.Array:
     ignore_nulls = isinstance(call, exp.IgnoreNulls)
     if ignore_nulls:
         call = call.this
+    condition = None
+    if isinstance(call, exp.Filter):  # planner.windows: FILTER (WHERE <_wc column>)
+        call, condition = call.this, call.expression.this
     name = call.name.lower()
     layout = Layout.shared(ev, node)
-    window = _Window(ev, node, call, layout, ignore_nulls)
+    window = _Window(ev, node, call, layout, ignore_nulls, condition)
     window.check_frame()
+    if condition is not None:
+        window.check_filtered()
     ranking = _RANKING.get(name)
     if ranking is not None:
         return window.in_row_order(pa.array(ranking(window)))
@@ -159,11 +171,12 @@ class Layout:
 
 class _Window:
     def __init__(self, ev, node: exp.Window, call: exp.Expression, layout: Layout,
-                 ignore_nulls: bool):
+                 ignore_nulls: bool, condition: exp.Expression | None = None):
         self.ev, self.node, self.layout = ev, node, layout
         self.args = list(call.expressions)
         self.name = call.name.lower()
         self.ignore_nulls = ignore_nulls
+        self.condition = condition  # FILTER (WHERE ...), None without
         self.n = len(layout.order)
         self.position = np.arange(self.n, dtype=np.int64)
         self._range_key: _RangeKey | None = None
@@ -199,6 +212,26 @@ class _Window:
 
     def error(self, message: str) -> SqlError:
         return self.ev.error(message, self.node)
+
+    def check_filtered(self) -> None:
+        """DuckDB's error for FILTER on a function that is no aggregate in a window."""
+        name = _AS_WINDOW_FUNCTION.get(self.name, self.name)
+        if name in _RANKING or name in _NAVIGATION:
+            raise self.error(f'FILTER is not implemented for the window function "{name}"')
+
+    def kept(self) -> np.ndarray | None:
+        """By window position, whether the FILTER condition holds (NULL: no); None without
+        a FILTER."""
+        if self.condition is None:
+            return None
+        value = self.ev.value(self.condition)
+        if not (pa.types.is_boolean(value.type) or pa.types.is_null(value.type)):
+            raise self.error(f"FILTER needs a boolean condition, not {value.type}")
+        value = broadcast(value, self.n)
+        if pa.types.is_null(value.type):
+            return np.zeros(self.n, bool)
+        mask = pc.fill_null(value, False).to_numpy(zero_copy_only=False).astype(bool)
+        return mask[self.layout.order]
 
     # -- lag / lead ----------------------------------------------------------------------------
 
@@ -261,13 +294,16 @@ class _Window:
             self.args[0] = self.args[0].expressions[0]
         values = None if func == "count_star" else self.argument(0)
         separator = self.separator() if func == "string_agg" else None
+        kept = self.kept()
         start, end = self.frame()
         layout = self.layout
         if np.array_equal(start, layout.part_start) and np.array_equal(end, layout.part_end):
             # the partition's rows in window order: first / any_value / array_agg follow it
-            ordered = None if values is None else values.take(pa.array(layout.order))
-            per_partition = group_value(func, ordered, layout.partition_groups, distinct,
-                                        separator)
+            positions = layout.order if kept is None else layout.order[kept]
+            groups = layout.partition_groups if kept is None else \
+                layout.partition_groups.subset(np.flatnonzero(kept))
+            taken = None if values is None else values.take(pa.array(positions))
+            per_partition = group_value(func, taken, groups, distinct, separator)
             return per_partition.take(pa.array(layout.partitions.ids))
         if distinct:
             raise UnsupportedSql(f"{self.name}(DISTINCT ...) over a moving window frame is not "
@@ -276,7 +312,12 @@ class _Window:
             raise UnsupportedSql(f"{self.name}() over a moving window frame is not supported "
                                  "(count, sum, avg, min and max are; or use the whole partition)")
         if func == "count_star":
-            return self.in_row_order(pa.array(end - start))
+            counted = end - start if kept is None else _frame_sums(kept.astype(np.int64),
+                                                                   start, end)
+            return self.in_row_order(pa.array(counted))
+        if kept is not None:  # the rows FILTER rejects count as NULLs
+            values = pc.if_else(pa.array(kept[layout.inverse]), values,
+                                pa.scalar(None, values.type))
         if func in ("min", "max"):
             return values.take(self.rows_at(*_extremes(values, layout.order, start, end,
                                                         func == "max")))

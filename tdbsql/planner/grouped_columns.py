@@ -15,8 +15,8 @@ select list, HAVING, ORDER BY and QUALIFY a column of one of its own FROM source
 
 * inside a subtree equal to a GROUP BY key (any part of a ROLLUP / CUBE / GROUPING SETS);
 * inside an aggregate call (with its FILTER / WITHIN GROUP): that is what is grouped;
-* anywhere under a window call but in the window's arguments, PARTITION BY and ORDER BY,
-  which are read per group (``sum(sum(v)) OVER (ORDER BY k)``);
+* anywhere under a window call but in the window's arguments, FILTER, PARTITION BY and
+  ORDER BY, which are read per group (``sum(sum(v)) OVER (ORDER BY k)``);
 * in a nested subquery, unless it is a correlated reference to this SELECT's sources
   (``(SELECT max(x) FROM s WHERE s.k = t.v)`` needs ``t.v`` grouped; a nested source with
   the same alias shadows the outer one).
@@ -122,10 +122,12 @@ def _ungrouped(node: exp.Expression, keys: set[exp.Expression],
         if not sources:
             return None
     if isinstance(node, exp.Window):
-        function = node.this
+        function, parts = node.this, []
         while isinstance(function, AGGREGATE_WRAPPERS):
+            if isinstance(function, exp.Filter):  # the condition is read per group too
+                parts.append(function.expression.this)
             function = function.this
-        parts = list(function.iter_expressions()) + list(node.args.get("partition_by") or [])
+        parts += list(function.iter_expressions()) + list(node.args.get("partition_by") or [])
         order = node.args.get("order")
         if order is not None:
             parts += [ordered.this for ordered in order.expressions]

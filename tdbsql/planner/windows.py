@@ -15,7 +15,8 @@ SELECT is split into three, chained as CTEs (``k`` numbers the windowed SELECTs 
 In ``_w<k>`` each window call reads plain columns only, and its function is written as an
 ``Anonymous`` call named by the function's SQL name (``row_number``, ``sum``, ``lag`` ...), so no
 aggregate node is left for the planner to mistake; ``engine.window_functions`` computes it.
-Constant arguments (``lag(x, 2, 0)``, ``ntile(4)``) stay inline.  Runs on the optimized tree,
+Constant arguments (``lag(x, 2, 0)``, ``ntile(4)``) stay inline.  A ``FILTER (WHERE c)`` stays
+around the call, its condition a ``_wc`` column like the arguments.  Runs on the optimized tree,
 where every column names its table and a bare column in ORDER BY / QUALIFY names an output
 alias.
 """
@@ -160,15 +161,11 @@ class _Split:
 
     def _window(self, window: exp.Window) -> exp.Column:
         window = self._resolve_named(window)
-        function = window.this
-        ignore_nulls = isinstance(function, exp.IgnoreNulls)
-        if isinstance(function, (exp.IgnoreNulls, exp.RespectNulls)):
-            function = function.this
-        if isinstance(function, exp.Filter):
-            raise UnsupportedSql(f"FILTER in a window function is not supported: "
-                                 f"{window.sql(dialect='duckdb')!r}")
+        function, ignore_nulls, condition = _unwrapped(window.this)
         call = exp.Anonymous(this=_function_name(function),
                              expressions=[self._argument(a) for a in _arguments(function)])
+        if condition is not None:  # which functions take it is the engine's check
+            call = exp.Filter(this=call, expression=exp.Where(this=self._column(condition)))
         order = window.args.get("order")
         lifted = exp.Window(
             this=exp.IgnoreNulls(this=call) if ignore_nulls else call,
@@ -203,6 +200,19 @@ class _Split:
 
 
 _STAR = exp.Star()
+
+
+def _unwrapped(function: exp.Expression) -> tuple[exp.Expression, bool, exp.Expression | None]:
+    """(the function of a window call, IGNORE NULLS?, its FILTER condition or None), from
+    under the IGNORE / RESPECT NULLS and FILTER (WHERE ...) wrapped around it."""
+    ignore_nulls, condition = False, None
+    while isinstance(function, (exp.IgnoreNulls, exp.RespectNulls, exp.Filter)):
+        if isinstance(function, exp.Filter):
+            condition = function.expression.this
+        else:
+            ignore_nulls = ignore_nulls or isinstance(function, exp.IgnoreNulls)
+        function = function.this
+    return function, ignore_nulls, condition
 
 
 def _function_name(function: exp.Expression) -> str:
