@@ -269,10 +269,14 @@ class Evaluator:
         has_null = any(not item.is_valid for item in cast_items)
         valid_items = [item for item in cast_items if item.is_valid]
         candidates = pa.array([item.as_py() for item in valid_items], target)
+        floats = pa.types.is_floating(target)
+        if floats:  # is_in hashes bits: -0.0 would miss 0.0 (x + 0.0 turns -0.0 into 0.0)
+            candidates = pc.add(candidates, 0.0)
 
         def member(values):
             values = cast_value(values, target)
-            found = pc.is_in(values, value_set=candidates, skip_nulls=True)
+            found = pc.is_in(pc.add(values, 0.0) if floats else values, value_set=candidates,
+                             skip_nulls=True)
             return nan_members(found, values, valid_items, target)
 
         found = on_values(value, member, target)
