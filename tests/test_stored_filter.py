@@ -37,6 +37,11 @@ def _data() -> pa.Table:
         "f": pa.array(f64, mask=np.arange(N) % 9 == 4),
         "u": pa.array(rng.integers(0, 7, N).astype(np.uint16)),
         "d": pa.array(day, pa.date32()),
+        # second columns of the same types, for column-to-column comparisons
+        "i2": pa.array(np.roll(i32, 5), mask=rng.random(N) < 0.2),
+        "f2": pa.array(np.where(np.arange(N) % 7 == 0, math.nan, np.roll(f64, 3)),
+                       mask=np.arange(N) % 11 == 2),
+        "d2": pa.array(np.roll(day, 9), pa.date32(), mask=rng.random(N) < 0.1),
     })
 
 
@@ -47,7 +52,10 @@ def engines(tmp_path_factory):
         dims=(tdbsql.Dim("id", "int64", (0, N - 1), 8),),
         attrs=(tdbsql.Attr("i", "int32", nullable=True), tdbsql.Attr("f", "float64",
                                                                       nullable=True),
-               tdbsql.Attr("u", "uint16"), tdbsql.Attr("d", "datetime64[D]")),
+               tdbsql.Attr("u", "uint16"), tdbsql.Attr("d", "datetime64[D]"),
+               tdbsql.Attr("i2", "int32", nullable=True),
+               tdbsql.Attr("f2", "float64", nullable=True),
+               tdbsql.Attr("d2", "datetime64[D]", nullable=True)),
         capacity=8))
     data = _data()
     tdbsql.write(path, data)
@@ -71,8 +79,12 @@ LITERALS = {"i": st.sampled_from(["0", "-5", "3", "2.5", "-2147483648", "2147483
 def conjunct(draw) -> str:
     column = draw(st.sampled_from(sorted(LITERALS)))
     lit = LITERALS[column]
-    shape = draw(st.sampled_from(["cmp", "between", "in", "flipped"]))
-    if shape == "between":
+    shape = draw(st.sampled_from(["cmp", "between", "in", "flipped", "columns"]))
+    if shape == "columns":  # two stored columns of one type (or, for u, of two types)
+        op = draw(st.sampled_from(["=", "<>", "<", "<=", ">", ">="]))
+        other = {"i": "i2", "f": "f2", "u": "i", "d": "d2"}[column]
+        text = f"{column} {op} {other}" if draw(st.booleans()) else f"{other} {op} {column}"
+    elif shape == "between":
         text = f"{column} BETWEEN {draw(lit)} AND {draw(lit)}"
     elif shape == "in":
         text = f"{column} IN ({', '.join(draw(st.lists(lit, min_size=1, max_size=3)))})"
@@ -101,6 +113,15 @@ def test_the_kernel_takes_numbers_and_dates_and_leaves_the_rest():
         "t.s LIKE 'a%'", "t.i + 1 = 3", "t.f IS NULL"]
 
 
+def test_the_kernel_compares_two_columns_of_one_type():
+    schema_kinds = field_kinds(tdbsql.open(_tiny_array()).schema)
+    condition = parse_one("t.i < t.j AND t.f >= t.f AND t.i = t.f AND t.s <> t.s")
+    predicate = parse_predicate(unqualified(condition), schema_kinds)
+    split = stored_filter(condition, predicate, schema_kinds)
+    assert [(t.left, t.right, t.op) for t in split.tests] == [("i", "j", 2), ("f", "f", 5)]
+    assert [c.sql() for c in conjuncts(split.residual)] == ["t.i = t.f", "t.s <> t.s"]
+
+
 _TINY: dict = {}
 
 
@@ -112,8 +133,8 @@ def _tiny_array() -> str:
         tdbsql.create(path, tdbsql.Schema(
             dims=(tdbsql.Dim("id", "int64", (0, 9), 10),),
             attrs=(tdbsql.Attr("i", "int64"), tdbsql.Attr("f", "float64", nullable=True),
-                   tdbsql.Attr("s", "str"))))
-        tdbsql.write(path, {"id": [0], "i": [1], "f": [1.0], "s": ["a"]})
+                   tdbsql.Attr("s", "str"), tdbsql.Attr("j", "int64"))))
+        tdbsql.write(path, {"id": [0], "i": [1], "f": [1.0], "s": ["a"], "j": [2]})
         _TINY["path"] = path
     return _TINY["path"]
 

@@ -5,8 +5,9 @@ numbers and dates (TPC-H Q6: a date range, a discount band, a quantity bound).  
 parser (``planner.zonemap.parse_predicate``) already turns such conjuncts into intervals in
 each column's stored domain, with exact integer bounds (``x < 23.5`` on an int column is
 ``x <= 23``) and dates as stored units.  Those tests run here, one Numba pass per conjunct
-over the decoded values (``kernels/predicate.py``), and only the rows that pass are gathered
-and converted to Arrow; the conjuncts the parser does not take (expressions, LIKE, strings,
+over the decoded values (``kernels/predicate.py``), as do comparisons of two stored columns of
+one type (``l_commitdate < l_receiptdate``), and only the rows that pass are gathered and
+converted to Arrow; the conjuncts the parser does not take (expressions, LIKE, strings,
 IS NULL, float32 or uint64 columns ...) stay for the evaluator, over the fewer rows.
 
 Same answers as the evaluator: NULL fails every test, NaN sorts above every number, a datetime
@@ -46,8 +47,21 @@ class _Kernel:
 
 
 @dataclass(frozen=True)
+class _Pair:
+    """``left OP right`` between two stored columns of one datatype (``kernels`` op code)."""
+
+    left: str
+    right: str
+    op: int
+    nat_is_null: bool
+
+
+_PAIR_OPS = {exp.EQ: 0, exp.NEQ: 1, exp.LT: 2, exp.LTE: 3, exp.GT: 4, exp.GTE: 5}
+
+
+@dataclass(frozen=True)
 class StoredFilter:
-    tests: tuple[_Kernel, ...]  # conjuncts the kernel evaluates
+    tests: tuple[_Kernel | _Pair, ...]  # conjuncts the kernels evaluate
     residual: exp.Expression | None  # the other conjuncts, for the evaluator
 
     @cached_property
@@ -64,12 +78,18 @@ class StoredFilter:
         keep = np.ones(length, bool)
         kept = length
         inputs = {}
-        for name in {test.column for test in self.tests}:
+        for name in {name for test in self.tests for name in _columns_of(test)}:
             column = columns[name]
             inputs[name] = (np.require(column.values, requirements=["C", "W"]),
                             _NO_VALIDITY if column.validity is None else
                             np.require(column.validity, requirements=["C", "W"]))
         for test in self.tests:
+            if isinstance(test, _Pair):
+                kept = kernels.keep_compared(*inputs[test.left], *inputs[test.right], test.op,
+                                             test.nat_is_null, keep)
+                if kept == 0:
+                    break
+                continue
             values, validity = inputs[test.column]
             if len(test.lo) == 1:
                 kept = kernels.keep_in_interval(
@@ -100,6 +120,12 @@ def stored_filter(condition: exp.Expression, predicate: Predicate, kinds: dict[s
              if not is_settled(test.position, settled)]
     tests = [(position, test) for position, test in tests if test is not None]
     taken = {position for position, _ in tests}
+    for position, term in enumerate(conjuncts(condition)):
+        pair = None if position in taken or is_settled(position, settled) else \
+            _pair(term, kinds)
+        if pair is not None:
+            tests.append((position, pair))
+            taken.add(position)
     residual = and_all([term.copy() for position, term in enumerate(conjuncts(condition))
                         if position not in taken and not is_settled(position, settled)])
     return StoredFilter(tuple(test for _, test in tests), residual)
@@ -128,6 +154,25 @@ def _kernel(test: Test, kind: FieldKind) -> _Kernel | None:
         flags(lambda i: i.lo_strict), flags(lambda i: i.hi_strict),
         flags(lambda i: i.lo is None), flags(lambda i: i.hi is None),
         test.kind == "not_in", kind.domain == "datetime")
+
+
+def _pair(term: exp.Expression, kinds: dict[str, FieldKind]) -> _Pair | None:
+    """``column OP column`` over two stored fields of one datatype (numbers or dates, not
+    uint64 or float32), e.g. TPC-H's ``l_commitdate < l_receiptdate``."""
+    op = _PAIR_OPS.get(type(term))
+    left, right = term.args.get("this"), term.args.get("expression")
+    if op is None or not isinstance(left, exp.Column) or not isinstance(right, exp.Column):
+        return None
+    a, b = kinds.get(left.name), kinds.get(right.name)
+    if a is None or b is None or a.datatype != b.datatype or \
+            a.domain not in ("int", "float", "datetime") or a.datatype == Datatype.UINT64 or \
+            (a.domain == "float" and a.datatype != Datatype.FLOAT64):
+        return None
+    return _Pair(a.name, b.name, op, a.domain == "datetime")
+
+
+def _columns_of(test) -> tuple[str, ...]:
+    return (test.left, test.right) if isinstance(test, _Pair) else (test.column,)
 
 
 def compress(columns: dict[str, Column], keep: np.ndarray) -> dict[str, Column]:

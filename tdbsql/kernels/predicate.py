@@ -72,3 +72,43 @@ def keep_in_intervals(values, validity, lo, hi, lo_strict, hi_strict, lo_open, h
         keep[i] = passed
         kept += passed
     return kept
+
+
+@jit
+def keep_compared(left, left_validity, right, right_validity, op, nat_is_null, keep):
+    """ANDs ``left[i] OP right[i]`` (two columns of one type) into ``keep``; returns the rows
+    still kept.  ``op``: 0 ``=``, 1 ``<>``, 2 ``<``, 3 ``<=``, 4 ``>``, 5 ``>=``.  NaN is
+    above every number and equal to itself (DuckDB); NULL, and NaT when ``nat_is_null``,
+    never passes."""
+    kept = 0
+    left_nulls = left_validity.shape[0] > 0
+    right_nulls = right_validity.shape[0] > 0
+    for i in range(keep.shape[0]):
+        a = left[i]
+        b = right[i]
+        a_nan = a != a
+        b_nan = b != b
+        less = (a < b) or (b_nan and not a_nan)
+        equal = (a == b) or (a_nan and b_nan)
+        if op == 0:
+            holds = equal
+        elif op == 1:
+            holds = not equal
+        elif op == 2:
+            holds = less
+        elif op == 3:
+            holds = less or equal
+        elif op == 4:
+            holds = not (less or equal)
+        else:
+            holds = not less
+        passed = keep[i] and holds
+        if left_nulls:
+            passed = passed and left_validity[i] != 0
+        if right_nulls:
+            passed = passed and right_validity[i] != 0
+        if nat_is_null:
+            passed = passed and a != _INT64_MIN and b != _INT64_MIN
+        keep[i] = passed
+        kept += passed
+    return kept
