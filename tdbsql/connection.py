@@ -14,6 +14,7 @@ skips parsing and optimizing as long as the tables it names have the same column
 
 from __future__ import annotations
 
+import os
 import re
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -47,9 +48,19 @@ class Connection:
             budget_mb(memory_mb)  # a bad value fails here, not at the first query
         self.memory_mb = memory_mb  # None: $TDBSQL_MEMORY_MB, read per query
 
-    def register(self, name: str, path: str, *, timestamp=None, key=None) -> "Connection":
-        """Make the array at ``path`` the table ``name`` (read at ``timestamp``, ms)."""
-        source = ArraySource(path, timestamp, key)
+    def register(self, name: str, path, *, timestamp=None, key=None) -> "Connection":
+        """Make the array at ``path`` the table ``name`` (read at ``timestamp``, ms).  An Arrow
+        table (or anything with ``__arrow_c_stream__``) goes to ``register_arrow``."""
+        if not isinstance(path, (str, os.PathLike)):
+            if timestamp is not None or key is not None:
+                raise TypeError("timestamp and key apply to arrays; register an Arrow table "
+                                "without them")
+            try:
+                return self.register_arrow(name, path)
+            except (TypeError, pa.ArrowInvalid) as err:
+                raise TypeError(f"register({name!r}, ...) takes an array path or an Arrow "
+                                f"table, not {type(path).__name__} ({err})") from None
+        source = ArraySource(os.fspath(path), timestamp, key)
         source.open().schema  # fail here, naming the problem, not at the first query
         self.catalog.register(name, source)
         return self

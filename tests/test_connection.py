@@ -193,6 +193,21 @@ def test_arrow_table_joins_an_array(versions):
     assert got.fetchall() == [("five", 50), ("one", 10), ("two", 21)]
 
 
+def test_register_takes_arrow_tables_and_path_objects(versions):
+    import pathlib
+
+    con = tdbsql.connect()
+    con.register("names", pa.table({"k": [1, 2]}))  # as register_arrow
+    con.register("b", pathlib.Path(versions))
+    assert con.sql("SELECT sum(k) FROM names").fetchall() == [(3,)]
+    assert con.sql("SELECT count(*) FROM b").fetchall() == \
+        tdbsql.connect().register("b", versions).sql("SELECT count(*) FROM b").fetchall()
+    with pytest.raises(TypeError, match="array path or an Arrow table, not int"):
+        con.register("x", 42)
+    with pytest.raises(TypeError, match="timestamp and key apply to arrays"):
+        con.register("x", pa.table({"k": [1]}), timestamp=5)
+
+
 def test_fetchone_walks_the_rows(versions):
     res = tdbsql.connect().register("a", versions).sql("SELECT k FROM a ORDER BY k")
     seen = []

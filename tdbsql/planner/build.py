@@ -213,6 +213,25 @@ _RULES = tuple(unnest_subqueries_before_grouping if rule is unnest_subqueries el
                for rule in RULES if rule is not simplify)
 
 
+def _order_by_all(expression: exp.Expression) -> exp.Expression:
+    """DuckDB's ``ORDER BY ALL [ASC|DESC] [NULLS ...]``: by every output column, left to
+    right.  Runs right after ``qualify``, which has expanded ``*`` by then (in place)."""
+    for select in expression.find_all(exp.Select):
+        order = select.args.get("order")
+        if order is None or len(order.expressions) != 1:
+            continue
+        ordered = order.expressions[0]
+        if isinstance(ordered.this, exp.Var) and ordered.this.name.upper() == "ALL":
+            order.set("expressions", [
+                exp.Ordered(this=item.unalias().copy(), desc=ordered.args.get("desc"),
+                            nulls_first=ordered.args.get("nulls_first"))
+                for item in select.expressions])
+    return expression
+
+
+_RULES = (_RULES[0], _order_by_all, *_RULES[1:])  # _RULES[0] is qualify
+
+
 def _simplify_conditions(tree: exp.Expression) -> exp.Expression:
     for node in list(tree.find_all(exp.Where)):
         node.set("this", simplify(node.this, dialect="duckdb"))
