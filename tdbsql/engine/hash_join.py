@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InternalError, UnsupportedSql
+from ..kernels import hashing
 from ..kernels import join as join_kernels
 from .hash_table import (
     as_array, build_table, dictionary_encode, float64_values, float_codes, index_codes,
@@ -52,13 +53,45 @@ def hash_join(left_keys: list[pa.Array | pa.ChunkedArray],
         right_codes.append(codes_r)
         _mark(left_skip, skip_l)
         _mark(right_skip, skip_r)
-    built = build_table(key_matrix(right_codes, right_rows), right_skip)
-    left_groups = probe_table(built, key_matrix(left_codes, left_rows), left_skip)
+    right_matrix = key_matrix(right_codes, right_rows)
+    left_matrix = key_matrix(left_codes, left_rows)
+    if len(right_codes) > 1:
+        right_matrix, left_matrix = _packed(right_matrix, right_skip, left_matrix, left_skip)
+    built = build_table(right_matrix, right_skip, probes=left_rows)
+    left_groups = probe_table(built, left_matrix, left_skip)
     if how == "semi":
         return np.flatnonzero(left_groups >= 0).astype(np.int64), None
     if how == "anti":
         return np.flatnonzero(left_groups < 0).astype(np.int64), None
     return _pairs(left_groups, built.ids, built.count, how)
+
+
+def _packed(right: np.ndarray, right_skip: np.ndarray, left: np.ndarray,
+            left_skip: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Key matrices of several columns as one column each -- a row's position in the box
+    the build side's keys span -- when that box has fewer than 2**62 positions; as they are
+    otherwise.  A one-column table compares keys in its slots; with several, rows sharing
+    the first column (TPC-H's (partkey, suppkey)) are told apart at the build rows, a cache
+    miss each.  Probe rows outside the box cannot match: they are skipped (``left_skip`` set
+    in place)."""
+    kept = right if not right_skip.any() else right[:, right_skip == 0]
+    if kept.shape[1] == 0:
+        return right, left
+    lows, extents, size = [], [], 1
+    for column in kept:
+        low, high = map(int, hashing.int_range(np.ascontiguousarray(column)))
+        lows.append(low)
+        extents.append(high - low + 1)
+        size *= high - low + 1
+    if size >= 1 << 62:
+        return right, left
+    lows, extents = np.array(lows, np.int64), np.array(extents, np.int64)
+    packed_right = np.empty((1, right.shape[1]), np.int64)
+    hashing.box_slots(right, lows, extents, right_skip, packed_right[0])
+    packed_left = np.empty((1, left.shape[1]), np.int64)
+    hashing.box_slots(left, lows, extents, left_skip, packed_left[0])
+    left_skip |= (packed_left[0] < 0).view(np.uint8)
+    return packed_right, packed_left
 
 
 def _length(keys, side: str) -> int:

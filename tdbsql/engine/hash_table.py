@@ -238,11 +238,15 @@ def key_matrix(columns: list[np.ndarray], nrows: int) -> np.ndarray:
 # --- building and probing the table --------------------------------------------------------
 
 
-def build_table(keys: np.ndarray, skip: np.ndarray | None = None) -> HashTable:
-    """Group the rows of a key matrix (rows with ``skip`` set get id -1)."""
+def build_table(keys: np.ndarray, skip: np.ndarray | None = None,
+                probes: int = 0) -> HashTable:
+    """Group the rows of a key matrix (rows with ``skip`` set get id -1); ``probes``: how
+    many rows will be looked up in it (a join's other side), which pays for a larger direct
+    table -- a lookup there is one read, with no hashing (6M probes of 10K part keys spread
+    over 200K: 80 -> 38 ms)."""
     skip = NO_ROWS if skip is None else skip
     selected = keys if skip.shape[0] == 0 else keys[:, skip == 0]
-    box = _box(list(selected), keys.shape[1])
+    box = _box(list(selected), keys.shape[1], probes)
     if box is not None:
         lows, extents, size = box
         return _build_direct(keys, skip, np.array(lows, np.int64), np.array(extents, np.int64),
@@ -266,12 +270,14 @@ def group_rows(columns: list[np.ndarray], nrows: int) -> HashTable:
                          np.array([size], np.int64), size)
 
 
-def _box(columns: list[np.ndarray], nrows: int) -> tuple[list[int], list[int], int] | None:
+def _box(columns: list[np.ndarray], nrows: int, probes: int = 0
+         ) -> tuple[list[int], list[int], int] | None:
     """(lows, extents, size) of the box the code columns span, when it is small enough for a
-    direct lookup (a flat array of ``size`` slots for ``nrows`` rows); None otherwise."""
+    direct lookup (a flat array of ``size`` slots for ``nrows`` rows, ``probes`` more looked
+    up later); None otherwise."""
     if nrows == 0 or not columns or len(columns[0]) == 0:
         return None
-    limit = min(_DIRECT_MAX_SLOTS, _DIRECT_SLOTS_PER_ROW * nrows + 1024)
+    limit = min(_DIRECT_MAX_SLOTS, _DIRECT_SLOTS_PER_ROW * nrows + 1024 + probes)
     lows, extents, size = [], [], 1
     for column in columns:
         low, high = map(int, hashing.int_range(np.require(column, np.int64, ["C", "W"])))

@@ -12,7 +12,8 @@ import numpy as np
 from ..errors import SqlError
 from ..planner.conjuncts import and_all, conjuncts, tables_of
 from .deferred_inputs import Deferred, run_deferred
-from .frame import Frame, null_padded
+from .frame import Frame
+from .joined_rows import JoinedRows
 from .grouping import group_ids
 from .hash_join import hash_join
 
@@ -25,7 +26,7 @@ def run_join(step, dependencies: dict[str, Frame], runner) -> Frame:
     whenever its keys can be read (the smallest such table first: TPC-H Q21 joins the one
     nation row before 3.8M lineitem rows, not after).  Inner joins commute, so the rows are
     the same; joins with other ON conditions keep their place."""
-    left = dependencies[step.source_name]
+    left = JoinedRows.of(dependencies[step.source_name])
     names = list(step.joins)
     pending = []
     for name in names:
@@ -42,10 +43,10 @@ def run_join(step, dependencies: dict[str, Frame], runner) -> Frame:
         names.remove(name)
     for name in names:
         left = _join_one(left, dependencies[name], step.joins[name], runner, name)
-    return left
+    return left.frame()
 
 
-def _next_inner(pending: list[str], left: Frame, dependencies, joins, runner,
+def _next_inner(pending: list[str], left: JoinedRows, dependencies, joins, runner,
                 unique: dict[str, bool]) -> str:
     """The planned next join, or a filtering one (see ``run_join``) that can run now."""
     best = None
@@ -71,19 +72,21 @@ def _next_inner(pending: list[str], left: Frame, dependencies, joins, runner,
     return pending[0] if best is None else best
 
 
-def _keys_ready(keys, left: Frame) -> bool:
-    return all(tables_of(key) <= set(left.tables) for key in keys)
+def _keys_ready(keys, left: JoinedRows) -> bool:
+    tables = left.tables
+    return all(tables_of(key) <= tables for key in keys)
 
 
 
-def _join_one(left: Frame, right, join: dict, runner, name: str) -> Frame:
+def _join_one(left: JoinedRows, right, join: dict, runner, name: str) -> JoinedRows:
     if isinstance(right, Deferred):
-        right = run_deferred(runner, right, left, join["source_key"][right.position])
+        right = run_deferred(runner, right, left.frame(join["source_key"]),
+                             join["source_key"][right.position])
     side = (join.get("side") or "").upper()
     left_idx, right_idx = _matches(left, right, join, runner, name)
     condition = and_all(conjuncts(join.get("condition")))
     if condition is not None and len(left_idx):
-        pairs = _combine(left.take(left_idx), right.take(right_idx))
+        pairs = left.joined(left_idx, right, right_idx).frame([condition])
         keep = runner.mask(pairs, condition)
         left_idx, right_idx = left_idx[keep], right_idx[keep]
     if side in ("LEFT", "FULL"):
@@ -94,23 +97,24 @@ def _join_one(left: Frame, right, join: dict, runner, name: str) -> Frame:
         unmatched = _unmatched(right.length, right_idx)
         right_idx = np.concatenate([right_idx, unmatched])
         left_idx = np.concatenate([left_idx, np.full(len(unmatched), -1, np.int64)])
-    runner.check_join(len(left_idx), left, right, f"the join with {name!r}")
-    return _combine(left.take(null_padded(left_idx)), right.take(null_padded(right_idx)))
+    runner.check_join(len(left_idx), [*left.inputs, right], f"the join with {name!r}")
+    return left.joined(left_idx, right, right_idx)
 
 
-def _matches(left: Frame, right: Frame, join: dict, runner, name: str):
+def _matches(left: JoinedRows, right: Frame, join: dict, runner, name: str):
     source_key, join_key = join.get("source_key") or [], join.get("join_key") or []
     if name in runner.query.scalar_subqueries and right.length > 1:
         raise SqlError("more than one row returned by a subquery used as an expression",
                        runner.sql)
     if not source_key:
-        runner.check_join(left.length * right.length, left, right,
+        runner.check_join(left.length * right.length, [*left.inputs, right],
                           f"the cross join with {name!r}")
         left_idx = np.repeat(np.arange(left.length, dtype=np.int64), right.length)
         right_idx = np.tile(np.arange(right.length, dtype=np.int64), left.length)
         return left_idx, right_idx
-    left_flat, right_flat = left.flat(), right.flat()
-    left_keys = [runner.column(left, key, left_flat) for key in source_key]
+    keyed = left.frame(source_key)
+    left_flat, right_flat = keyed.flat(), right.flat()
+    left_keys = [runner.column(keyed, key, left_flat) for key in source_key]
     right_keys = [runner.column(right, key, right_flat) for key in join_key]
     # the hash table is built on the smaller side (part's 1,451 rows, not lineitem's 6M);
     # the matched pairs are the same either way (outer rows are added from them after)
@@ -125,7 +129,3 @@ def _unmatched(length: int, matched: np.ndarray) -> np.ndarray:
     seen = np.zeros(length, dtype=bool)
     seen[matched[matched >= 0]] = True
     return np.flatnonzero(~seen).astype(np.int64)
-
-
-def _combine(left: Frame, right: Frame) -> Frame:
-    return Frame({**left.tables, **right.tables}, left.length)

@@ -191,11 +191,11 @@ class Runner:
                            f"{self.memory_rows:,} rows (set TDBSQL_MAX_ROWS to raise it, or add a "
                            "join condition / filter)")
 
-    def check_join(self, rows: int, left: Frame, right: Frame, what: str) -> None:
+    def check_join(self, rows: int, inputs: list[Frame], what: str) -> None:
         """Refuse a join output of ``rows`` rows past the row cap or the memory budget (its
-        bytes estimated from the inputs' bytes per row, plus the pair indices)."""
+        bytes estimated from the joined inputs' bytes per row, plus the pair indices)."""
         self.check_rows(rows, what)
-        per_row = 16 + sum(frame_bytes(f) / max(f.length, 1) for f in (left, right))
+        per_row = 16 + sum(frame_bytes(f) / max(f.length, 1) for f in inputs)
         self.budget.check(int(rows * per_row), what)
 
     def record(self, step, rows: int, seconds: float = 0.0, streamed: bool = False,
