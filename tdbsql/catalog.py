@@ -55,7 +55,7 @@ class Catalog:
 
     def resolve(self, table: exp.Table, sql: str):
         """The source a FROM item names, and its FOR SYSTEM_TIME window (or None)."""
-        from .planner.build import table_key
+        from .planner.table_refs import table_key
 
         name = table_key(table)
         window = timestamp_window(table.args.get("version"), sql)

@@ -108,8 +108,8 @@ class Connection:
     def _plan(self, sql: str, tree=None):
         from .engine.memory import MemoryBudget, budget_mb
         from .engine.runner import Runner
-        from .planner.build import build, check_statement, referenced_tables, table_key
-        from .planner.natural_joins import expand_natural_joins
+        from .planner.build import build, check_statement
+        from .planner.table_refs import referenced_tables, table_key
         from .planner.parse import parse
 
         planned = self._plans.get(sql)
@@ -134,9 +134,7 @@ class Connection:
             self._plans.move_to_end(sql)
         else:
             tree = parse(sql) if tree is None else tree
-            # NATURAL joins need the schema; planner.build refuses them (it would be its first
-            # rewrite, before its checks, could it be changed now)
-            query = build(expand_natural_joins(tree, schema, sql), schema, sql)
+            query = build(tree, schema, sql)
             self._plans[sql] = _Planned(tables, frozen, query)
             while len(self._plans) > PLAN_CACHE:
                 self._plans.popitem(last=False)

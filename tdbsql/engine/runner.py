@@ -39,6 +39,7 @@ from .scan_step import array_scan
 from .setop_step import run_set_operation
 from .sort_step import run_sort
 from .subqueries import SubqueryResolver
+from .values_scan import values_frame
 
 
 class Runner:
@@ -141,6 +142,8 @@ class Runner:
         condition = self.scan_condition(step)
         if source is None:
             frame = Frame({step.name: rows_only(1)}, 1)
+        elif isinstance(source, exp.Values):
+            frame = values_frame(self, step, source)
         elif isinstance(source, exp.Table) and source.name in inputs.tables and \
                 not source.args.get("db"):
             table = inputs.tables[source.name]

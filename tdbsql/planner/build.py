@@ -32,6 +32,7 @@ from .exists_bounds import exists_from_bounds
 from .grouped_columns import check_grouped_columns, is_grouped
 from .grouping_sets import expand_grouping_sets, grouping_names
 from .inline_subqueries import unnest_subqueries_before_grouping
+from .natural_joins import expand_natural_joins
 from .parse import span_of
 from .shared_operands import share_operands
 from .using_columns import bind_using_columns, mark
@@ -93,26 +94,13 @@ def check_statement(tree: exp.Expression) -> None:
         raise UnsupportedSql("WITH RECURSIVE is not supported")
 
 
-def referenced_tables(tree: exp.Expression) -> list[exp.Table]:
-    """The base tables of a query: every table reference that is not a CTE name."""
-    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
-    return [t for t in tree.find_all(exp.Table)
-            if t.name and not (t.name in ctes and not t.args.get("db"))]
-
-
-def table_key(table: exp.Table) -> str:
-    """How a table reference names its source: a registered name or a (quoted) path."""
-    if table.args.get("db") or table.args.get("catalog"):
-        return ".".join(p.name for p in table.parts)
-    return table.name
-
-
 def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> LogicalQuery:
     """Optimize ``tree`` against ``schema`` ({table: {column: SQL type}}) and plan it."""
     check_statement(tree)
+    tree = expand_natural_joins(tree, schema, sql)
     _refuse(tree, sql)
     names = grouping_names(tree, output_names(tree))
-    tree = _null_options(_fetch_as_limit(_expand_group_by_all(tree, sql)))
+    tree = _null_options(_fetch_as_limit(_expand_group_by_all(_values_names(tree), sql)))
     tree = expand_grouping_sets(mark(order_comma_joins(_exact_names(_negated_comparisons(tree), schema), sql)),
                                 schema, sql)
     try:
@@ -342,6 +330,20 @@ def _null_options(tree: exp.Expression) -> exp.Expression:
             raise UnsupportedSql(f"{node.sql(dialect='duckdb')}: array_agg with IGNORE NULLS "
                                  "is not supported")
         node.replace(call)
+    return tree
+
+
+def _values_names(tree: exp.Expression) -> exp.Expression:
+    """``(VALUES (1, 2)) v(a)``: the columns the alias leaves unnamed are ``col1``, ... as in
+    DuckDB (sqlglot would drop them from ``*``); in place."""
+    for values in tree.find_all(exp.Values):
+        alias = values.args.get("alias")
+        rows = values.expressions
+        if alias is None or not alias.columns or not rows:
+            continue
+        width = len(rows[0].expressions) if isinstance(rows[0], exp.Tuple) else 1
+        for i in range(len(alias.columns), width):
+            alias.append("columns", exp.to_identifier(f"col{i}"))
     return tree
 
 

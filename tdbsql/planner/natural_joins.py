@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
-from .build import table_key
+from .table_refs import table_key
 from .parse import span_of
 
 
