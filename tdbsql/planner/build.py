@@ -35,6 +35,7 @@ from .inline_subqueries import unnest_subqueries_before_grouping
 from .natural_joins import expand_natural_joins
 from .parse import span_of
 from .shared_operands import share_operands
+from .table_aliases import rename_table_columns, renames
 from .using_columns import bind_using_columns, mark
 from .windows import lift_windows, own_windows
 
@@ -101,8 +102,8 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     _refuse(tree, sql)
     names = grouping_names(tree, output_names(tree))
     tree = _null_options(_fetch_as_limit(_expand_group_by_all(_values_names(tree), sql)))
-    tree = expand_grouping_sets(mark(order_comma_joins(_exact_names(_negated_comparisons(tree), schema), sql)),
-                                schema, sql)
+    tree = rename_table_columns(_exact_names(_negated_comparisons(tree), schema), schema, sql)
+    tree = expand_grouping_sets(mark(order_comma_joins(tree, sql)), schema, sql)
     try:
         optimized = exists_from_bounds(_optimize(tree, schema))
         optimized = bind_using_columns(_having_aliases(optimized))
@@ -439,12 +440,13 @@ def _name_error(err: OptimizeError, tree, schema, sql: str) -> SqlError:
     aliases = {t.alias_or_name for t in tree.find_all(exp.Table)} | \
         {s.alias for s in tree.find_all(exp.Subquery) if s.alias} | \
         {c.alias for c in tree.find_all(exp.CTE)}
-    for node in tree.find_all(exp.Column):
+    written = [node for node in tree.find_all(exp.Column) if not renames(node)]
+    for node in written:
         if node.table and node.table not in aliases:
             ident = node.args.get("table")
             return SqlError(f"unknown table or alias {node.table!r} in {node.sql()!r}", sql,
                             span_of(ident) if ident is not None else span_of(node))
-    for node in tree.find_all(exp.Column):
+    for node in written:
         if f"'{node.name}'" in text or f'"{node.name}"' in text or node.sql() in text:
             if node.name in columns and node.table:
                 tables = [t for t, cols in schema.items() if node.name in cols]

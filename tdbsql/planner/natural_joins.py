@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
-from .table_refs import table_key
+from .table_refs import cte_of, table_key
 from .parse import span_of
 
 
@@ -128,7 +128,7 @@ class _Columns:
         return _renamed(names, source.args.get("alias"))
 
     def table(self, table: exp.Table) -> list[_Name]:
-        cte = _cte(table)
+        cte = cte_of(table)
         if cte is not None:
             return _renamed(self.query(cte.this), cte.args.get("alias"))
         key = table_key(table)
@@ -205,28 +205,3 @@ def _starred(names: list[_Name], star: exp.Star) -> list[_Name]:
                if isinstance(alias, exp.Alias)}
     return [_Name(renames[name.key], False) if name.key in renames else name
             for name in names if name.key not in excluded]
-
-
-def _cte(table: exp.Table) -> exp.CTE | None:
-    """The CTE a table name refers to: the nearest WITH above it that defines the name (not
-    the CTE the reference is in, which would be recursive)."""
-    if table.args.get("db") or table.args.get("catalog"):
-        return None
-    node = table.parent
-    while node is not None:
-        with_ = node.args.get("with_") if isinstance(node, exp.Query) else None
-        if isinstance(with_, exp.With):
-            for cte in with_.expressions:
-                if cte.alias == table.name and not _inside(table, cte):
-                    return cte
-        node = node.parent
-    return None
-
-
-def _inside(node: exp.Expression, ancestor: exp.Expression) -> bool:
-    while node is not None:
-        if node is ancestor:
-            return True
-        node = node.parent
-    return False
-

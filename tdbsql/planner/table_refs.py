@@ -17,3 +17,27 @@ def table_key(table: exp.Table) -> str:
     if table.args.get("db") or table.args.get("catalog"):
         return ".".join(p.name for p in table.parts)
     return table.name
+
+
+def cte_of(table: exp.Table) -> exp.CTE | None:
+    """The CTE a table name refers to: the nearest WITH above it that defines the name (not
+    the CTE the reference is in, which would be recursive)."""
+    if table.args.get("db") or table.args.get("catalog"):
+        return None
+    node = table.parent
+    while node is not None:
+        with_ = node.args.get("with_") if isinstance(node, exp.Query) else None
+        if isinstance(with_, exp.With):
+            for cte in with_.expressions:
+                if cte.alias == table.name and not _inside(table, cte):
+                    return cte
+        node = node.parent
+    return None
+
+
+def _inside(node: exp.Expression, ancestor: exp.Expression) -> bool:
+    while node is not None:
+        if node is ancestor:
+            return True
+        node = node.parent
+    return False
