@@ -202,23 +202,39 @@ _RULES = tuple(unnest_subqueries_before_grouping if rule is unnest_subqueries el
                for rule in RULES if rule is not simplify)
 
 
-def _order_by_all(expression: exp.Expression) -> exp.Expression:
-    """DuckDB's ``ORDER BY ALL [ASC|DESC] [NULLS ...]``: by every output column, left to
-    right.  Runs right after ``qualify``, which has expanded ``*`` by then (in place)."""
+def _positional_order(expression: exp.Expression) -> exp.Expression:
+    """ORDER BY by output position, after ``qualify`` (which has expanded ``*``), in place:
+
+    - DuckDB's ``ORDER BY ALL [ASC|DESC] [NULLS ...]``: every output column, left to right;
+    - ``ORDER BY 2`` where ``qualify`` left the number (two outputs share a name, as in
+      ``SELECT a.id, b.id``): that output's expression -- a number left in ORDER BY would
+      sort by a constant, i.e. not at all.  Past the last output it is an error, as in DuckDB.
+    """
     for select in expression.find_all(exp.Select):
         order = select.args.get("order")
-        if order is None or len(order.expressions) != 1:
+        if order is None:
             continue
-        ordered = order.expressions[0]
-        if isinstance(ordered.this, exp.Var) and ordered.this.name.upper() == "ALL":
+        items = select.expressions
+        first = order.expressions[0] if order.expressions else None
+        if len(order.expressions) == 1 and isinstance(first.this, exp.Var) and \
+                first.this.name.upper() == "ALL":
             order.set("expressions", [
-                exp.Ordered(this=item.unalias().copy(), desc=ordered.args.get("desc"),
-                            nulls_first=ordered.args.get("nulls_first"))
-                for item in select.expressions])
+                exp.Ordered(this=item.unalias().copy(), desc=first.args.get("desc"),
+                            nulls_first=first.args.get("nulls_first"))
+                for item in items])
+            continue
+        for ordered in order.expressions:
+            key = ordered.this
+            if isinstance(key, exp.Literal) and key.is_int:
+                position = int(key.name)
+                if not 1 <= position <= len(items):
+                    raise SqlError(f"ORDER term out of range - should be between 1 and "
+                                   f"{len(items)}")
+                ordered.set("this", items[position - 1].unalias().copy())
     return expression
 
 
-_RULES = (_RULES[0], _order_by_all, *_RULES[1:])  # _RULES[0] is qualify
+_RULES = (_RULES[0], _positional_order, *_RULES[1:])  # _RULES[0] is qualify
 
 
 def _simplify_conditions(tree: exp.Expression) -> exp.Expression:
