@@ -29,8 +29,7 @@ def _tree(step, depth: int, lines: list[str], profile: dict, pushed: dict, seen:
         head += f"  [rows={entry['rows']:,} time={entry['seconds'] * 1000:.1f} ms]"
     lines.append(head)
     if entry is not None and "keys" in entry:  # ran inside its join, for the keys joined
-        lines.append(f"{pad}    Keys from the join: {entry['keys']:,} (only their rows "
-                     "aggregated)")
+        lines.append(f"{pad}    Keys from the join: {entry['keys']:,}")
     for detail in _details(step, pushed):
         lines.append(f"{pad}    {detail}")
     if entry is not None and "scan" in entry:

@@ -26,6 +26,8 @@ import pyarrow.compute as pc
 from sqlglot import exp, planner
 
 from ..catalog import ArraySource
+from ..datatypes import Datatype
+from ..planner.conjuncts import has_subquery
 from .frame import Frame
 from .key_filter import KeyFilter
 from .pipeline import streamed_chain, try_streamed_aggregate
@@ -34,15 +36,22 @@ from .pipeline import streamed_chain, try_streamed_aggregate
 HASHED_KEYS_MAX = 1 << 16  # keys without a presence table: past this, aggregate every row
 
 
+SCANNED_CELLS_MIN = 1 << 20  # a plain scan is deferred only over arrays at least this big
+KEYS_PER_CELL_MAX = 8  # keys are tested only when the joined rows are under 1/8 of the cells
+
+
 @dataclass(frozen=True)
 class Deferred:
-    """A join input computed inside the join: a scan of an aggregate's CTE."""
+    """A join input computed inside the join: a scan of an aggregate's CTE, or an array's
+    rows (``aggregate`` None)."""
 
     scan: planner.Scan  # the join's input step
-    aggregate: planner.Aggregate  # the CTE's step, streamed from an array
-    chain: tuple  # the steps the aggregate streams from (run inside it)
+    aggregate: planner.Aggregate | None  # the CTE's step, streamed from an array
+    chain: tuple  # the steps below, bottom-up from the array's scan (run inside the join)
     position: int  # the join key pair that is one of the aggregate's group keys
-    group_key: exp.Expression  # that group key, over the aggregate's input rows
+    group_key: exp.Expression  # that group key over the aggregate's input rows, or the
+    #                            array's stored column (its name) the join key reads
+    cells: int  # the array's cells: keys are worth testing only for far fewer joined rows
 
 
 def deferred_inputs(runner, plan: planner.Plan) -> dict[planner.Step, Deferred]:
@@ -51,19 +60,29 @@ def deferred_inputs(runner, plan: planner.Plan) -> dict[planner.Step, Deferred]:
     for step in plan.dag:
         if isinstance(step, planner.Join):
             for dependency in step.dependencies:
-                deferred = _deferrable(runner, step, dependency)
+                deferred = _deferrable(runner, step, dependency) or \
+                    _deferrable_scan(runner, step, dependency)
                 if deferred is not None:
                     found[dependency] = deferred
     return found
 
 
-def _deferrable(runner, join_step: planner.Join, scan) -> Deferred | None:
+def _joined_input(runner, join_step: planner.Join, scan) -> dict | None:
+    """The join entry of ``scan`` when it is a right side whose unmatched rows the join
+    drops (INNER, LEFT) and the join is all that reads it."""
     join = join_step.joins.get(scan.name)
     if join is None or (join.get("side") or "").upper() not in ("", "INNER", "LEFT") or \
             scan.name in runner.query.scalar_subqueries:
         return None
     if not isinstance(scan, planner.Scan) or scan.projections or \
-            set(scan.dependents) != {join_step} or len(scan.dependencies) != 1:
+            set(scan.dependents) != {join_step}:
+        return None
+    return join
+
+
+def _deferrable(runner, join_step: planner.Join, scan) -> Deferred | None:
+    join = _joined_input(runner, join_step, scan)
+    if join is None or len(scan.dependencies) != 1:
         return None
     aggregate = next(iter(scan.dependencies))
     if not isinstance(aggregate, planner.Aggregate) or set(aggregate.dependents) != {scan} or \
@@ -78,7 +97,8 @@ def _deferrable(runner, join_step: planner.Join, scan) -> Deferred | None:
     for position, key in enumerate(join.get("join_key") or []):
         group_key = _group_key(aggregate, key, scan.name)
         if group_key is not None:
-            return Deferred(scan, aggregate, tuple(chain), position, group_key)
+            return Deferred(scan, aggregate, tuple(chain), position, group_key,
+                            _cells(runner.open_array(source, _window)))
     return None
 
 
@@ -94,21 +114,114 @@ def _group_key(aggregate: planner.Aggregate, key: exp.Expression, alias: str):
     return None
 
 
-def run_deferred(runner, deferred: Deferred, left: Frame, source_key: exp.Expression) -> Frame:
-    """The join input for the rows ``left`` joined so far (``source_key``: their side of the
-    deferred key pair)."""
+def _deferrable_scan(runner, join_step: planner.Join, scan) -> Deferred | None:
+    """An array's rows joined on one of its integer columns (through CTE scans and
+    filter/project steps, each read by the next only): read inside the join, only the cells
+    whose key the rows joined so far have (TPC-H Q5 reads the lineitem rows of 227K orders,
+    not all 6M)."""
+    join = _joined_input(runner, join_step, scan)
+    if join is None:
+        return None
+    chain = [scan]
+    while len(chain[-1].dependencies) == 1:
+        below = next(iter(chain[-1].dependencies))
+        if not (isinstance(below, planner.Scan) or isinstance(below, planner.Join) and
+                not below.joins) or len(below.dependents) != 1:
+            return None
+        chain.append(below)
+    base = chain[-1]
+    if chain[-1].dependencies or not isinstance(base, planner.Scan) or \
+            not isinstance(base.source, exp.Table) or len(chain) == 1 or \
+            any(s.limit != float("inf") or s.offset or has_subquery(
+                s.condition, *s.projections) for s in chain):
+        return None
+    source, window = runner.catalog.resolve(base.source, runner.sql)
+    if not isinstance(source, ArraySource):
+        return None
+    array = runner.open_array(source, window)
+    cells = _cells(array)
+    if cells < SCANNED_CELLS_MIN:
+        return None
+    for position, key in enumerate(join.get("join_key") or []):
+        stored = _stored_key(chain, key, array.schema)
+        if stored is not None:
+            return Deferred(scan, None, tuple(reversed(chain[1:])), position, stored, cells)
+    return None
+
+
+def _cells(array) -> int:
+    return sum(f.metadata.cell_count for f in array.fragments)
+
+
+def _stored_key(chain: list, key: exp.Expression, schema) -> str | None:
+    """The stored integer column of the chain's array that the join key ``key`` (a column
+    of the chain's top step) is, through the projections on the way down, or None."""
+    if not isinstance(key, exp.Column) or key.table != chain[0].name:
+        return None
+    name = key.name
+    for step in chain[1:]:
+        if step.projections:
+            found = [p.unalias() for p in step.projections if p.alias_or_name == name]
+            if len(found) != 1 or not isinstance(found[0], exp.Column):
+                return None
+            name = found[0].name
+    field = next((f for f in (*schema.dimensions, *schema.attributes) if f.name == name),
+                 None)
+    if field is None or field.cell_val_num != 1 or field.datatype not in _INTEGER_TYPES:
+        return None
+    return name
+
+
+_INTEGER_TYPES = (Datatype.INT8, Datatype.INT16, Datatype.INT32, Datatype.INT64,
+                  Datatype.UINT8, Datatype.UINT16, Datatype.UINT32)
+
+
+def run_deferred(runner, deferred: Deferred, left: Frame, join: dict) -> Frame:
+    """The join input for the rows ``left`` joined so far (``join``: the join's entry)."""
     started = time.perf_counter()
-    values = runner.column(left, source_key)
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    keys = KeyFilter(pc.unique(values.drop_null()))  # a NULL key matches nothing
+    if left.length * KEYS_PER_CELL_MAX > deferred.cells:  # as many keys as cells, nearly:
+        keys = None  # testing them would cost more than it saves (Q12's 1.5M orders)
+    else:
+        values = runner.column(left, join["source_key"][deferred.position])
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks()
+        keys = KeyFilter(pc.unique(values.drop_null()))  # a NULL key matches nothing
+    if deferred.aggregate is None:
+        return _run_scan(runner, deferred, keys, join["join_key"][deferred.position])
     # a semi hash join per batch over very many keys costs more than it saves
-    wanted = keys if keys.present is not None or len(keys) <= HASHED_KEYS_MAX else None
+    if keys is not None and keys.present is None and len(keys) > HASHED_KEYS_MAX:
+        keys = None
     frame, _ = try_streamed_aggregate(runner, deferred.aggregate,
-                                      keys=None if wanted is None else (deferred.group_key, wanted))
+                                      keys=None if keys is None else (deferred.group_key, keys))
     runner.record(deferred.aggregate, frame.length, time.perf_counter() - started,
-                  keys=len(keys))
+                  keys=None if keys is None else len(keys))
     started = time.perf_counter()
     scanned = runner.run_step(deferred.scan, {deferred.aggregate: frame})
     runner.record(deferred.scan, scanned.length, time.perf_counter() - started)
     return scanned
+
+
+def _run_scan(runner, deferred: Deferred, keys: KeyFilter, join_key: exp.Expression
+              ) -> Frame:
+    """The deferred chain from its array scan up, the scan keeping only the keys' cells (a
+    key set without a presence table filters the rows at the top instead)."""
+    stored = keys is not None and keys.present is not None
+    frames: dict = {}
+    for step in deferred.chain:
+        started = time.perf_counter()
+        if step is deferred.chain[0]:
+            frame = runner.scan_step(step, (deferred.group_key, keys) if stored else None)
+            runner.record(step, frame.length, time.perf_counter() - started,
+                          keys=None if keys is None else len(keys))
+        else:
+            frame = runner.run_step(step, frames)
+            runner.record(step, frame.length, time.perf_counter() - started)
+        frames = {step: frame}
+    started = time.perf_counter()
+    frame = runner.run_step(deferred.scan, frames)
+    if keys is not None and not stored and frame.length:
+        column = runner.column(frame, join_key)
+        rows = keys.rows(column)
+        frame = frame if len(rows) == frame.length else frame.take(rows)
+    runner.record(deferred.scan, frame.length, time.perf_counter() - started)
+    return frame

@@ -291,7 +291,7 @@ def _box(columns: list[np.ndarray], nrows: int, probes: int = 0
 
 def _build_direct(keys, skip, mins, extents, size) -> HashTable:
     nrows = keys.shape[1]
-    slot_groups = pooled.empty(size, np.int64)  # pooled: a large box reuses its pages
+    slot_groups = pooled.empty(size, np.int32)  # half the cache lines of int64
     slot_groups.fill(-1)
     ids = pooled.empty(nrows, np.int64)
     first = np.empty(min(size, nrows), np.int64)

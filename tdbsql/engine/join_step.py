@@ -80,8 +80,7 @@ def _keys_ready(keys, left: JoinedRows) -> bool:
 
 def _join_one(left: JoinedRows, right, join: dict, runner, name: str) -> JoinedRows:
     if isinstance(right, Deferred):
-        right = run_deferred(runner, right, left.frame(join["source_key"]),
-                             join["source_key"][right.position])
+        right = run_deferred(runner, right, left.frame(join["source_key"]), join)
     side = (join.get("side") or "").upper()
     left_idx, right_idx = _matches(left, right, join, runner, name)
     condition = and_all(conjuncts(join.get("condition")))

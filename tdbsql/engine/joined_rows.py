@@ -38,7 +38,10 @@ class JoinedRows:
                ) -> "JoinedRows":
         """These rows joined with ``right``: pair ``i`` is joined row ``left_rows[i]`` with
         ``right`` row ``right_rows[i]`` (-1 on either side: a NULL row)."""
-        parts = [(frame, _compose(rows, left_rows)) for frame, rows in self.parts]
+        missing = left_rows < 0
+        if not missing.any():
+            missing = None  # an inner join's pairs: every left row is there
+        parts = [(frame, _compose(rows, left_rows, missing)) for frame, rows in self.parts]
         return JoinedRows(parts + [(right, right_rows)], len(left_rows))
 
     def frame(self, nodes: list[exp.Expression] | None = None) -> Frame:
@@ -60,14 +63,15 @@ class JoinedRows:
         return Frame(tables, self.length)
 
 
-def _compose(rows: np.ndarray | None, picked: np.ndarray) -> np.ndarray:
-    """``rows[picked]`` with -1 wherever ``picked`` is -1."""
+def _compose(rows: np.ndarray | None, picked: np.ndarray, missing: np.ndarray | None
+             ) -> np.ndarray:
+    """``rows[picked]`` with -1 wherever ``picked`` is -1 (``missing``: where, if anywhere)."""
     if rows is None:
         return picked
-    out = rows[np.maximum(picked, 0)]
-    missing = picked < 0
-    if missing.any():
-        out[missing] = -1
+    if missing is None:
+        return rows.take(picked)
+    out = rows.take(np.where(missing, 0, picked))
+    out[missing] = -1
     return out
 
 

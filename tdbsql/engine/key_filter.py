@@ -51,6 +51,19 @@ class KeyFilter:
         return rows
 
 
+def stored_keep(keys: KeyFilter, column, keep: np.ndarray) -> int:
+    """AND into ``keep`` (bool per cell) whether a decoded integer column's value (a tile's
+    ``Column``: values, validity) is a key; returns the cells still kept.  Only for a
+    ``KeyFilter`` with a presence table (``keys.present``)."""
+    validity = _NO_VALIDITY if column.validity is None else \
+        np.require(column.validity, requirements=["C", "W"])
+    return int(membership.keep_present(np.require(column.values, requirements=["C", "W"]),
+                                       validity, keys.low, keys.present, keep))
+
+
+_NO_VALIDITY = np.zeros(0, np.uint8)
+
+
 def _exact_int64(arrow_type: pa.DataType) -> bool:
     """Integers whose int64 value is the number itself (not uint64)."""
     return pa.types.is_integer(arrow_type) and arrow_type != pa.uint64()

@@ -137,7 +137,12 @@ class Runner:
             return run_sort(step, inputs, self)
         raise UnsupportedSql(f"plan step {type(step).__name__} is not supported")
 
-    def _scan(self, step: planner.Scan, inputs: Frame) -> Frame:
+    def scan_step(self, step: planner.Scan, keys=None) -> Frame:
+        """An array's scan step on its own; ``keys`` (a stored integer column, a
+        ``KeyFilter``) keeps only the cells whose value is a key (``deferred_inputs``)."""
+        return _offset_limit(self._scan(step, Frame({}, 0), keys), step)
+
+    def _scan(self, step: planner.Scan, inputs: Frame, keys=None) -> Frame:
         source = step.source
         condition = self.scan_condition(step)
         if source is None:
@@ -151,6 +156,7 @@ class Runner:
         else:
             scanned = array_scan(self, step, source, condition)
             if not isinstance(scanned, Frame):  # an array: read, filtered, projected per tile
+                scanned.keys = keys
                 return stream_scan(self, step, scanned, condition)
             frame = scanned
         if condition is not None:

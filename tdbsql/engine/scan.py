@@ -45,6 +45,7 @@ from ..planner.zonemap import (
     TileClasses, classify, field_kinds, parse_predicate, same_field, stats_getter,
 )
 from .column import Column
+from .key_filter import stored_keep
 from .stored_filter import NOTHING_LEFT, StoredFilter, compress, stored_filter
 
 STAT_KEYS = ("fragments_total", "fragments_after_timestamps", "fragments_after_domain",
@@ -125,25 +126,33 @@ class TileScan:
                                                            self.kinds, settled))
         return self._filters[key][1]
 
-    def filtered(self, task, result: ScanResult, condition, wanted: set[str] | None = None
-                 ) -> tuple[dict[str, Column], int, StoredFilter]:
+    def filtered(self, task, result: ScanResult, condition, wanted: set[str] | None = None,
+                 keys=None) -> tuple[dict[str, Column], int, StoredFilter]:
         """(columns, length, the task's ``StoredFilter``) of a task's cells: the conjuncts
         the zone maps settled for its tile are dropped (all of them when the tile is ALWAYS
         for the whole predicate); of the rest, those on stored numbers and dates filter the
         cells here, before they become Arrow (``engine.stored_filter``), and the filter's
         ``residual`` is what is left to evaluate.  With ``wanted`` (column names), only those
-        and the ones the residual reads are gathered after filtering."""
+        and the ones the residual reads are gathered after filtering.  ``keys`` (a stored
+        integer column's name, a ``KeyFilter`` with a presence table) keeps only the cells
+        whose value is a key (``engine.deferred_inputs``)."""
         columns, length = result.columns, result.length
         if condition is None or (result.always is not None and bool(result.always.all())):
-            return columns, length, NOTHING_LEFT
-        filtering = self.task_filter(task, condition)
+            filtering = NOTHING_LEFT
+        else:
+            filtering = self.task_filter(task, condition)
+        keep, kept = None, length
         if filtering.tests:
             keep, kept = filtering.keep(columns, length)
-            if kept < length:
-                if wanted is not None:
-                    needed = wanted | filtering.residual_columns
-                    columns = {n: c for n, c in columns.items() if n in needed}
-                columns, length = compress(columns, keep), kept
+        if keys is not None and kept:
+            if keep is None:
+                keep = np.ones(length, bool)
+            kept = stored_keep(keys[1], columns[keys[0]], keep)
+        if kept < length:
+            if wanted is not None:
+                needed = wanted | filtering.residual_columns
+                columns = {n: c for n, c in columns.items() if n in needed}
+            columns, length = compress(columns, keep), kept
         return columns, length, filtering
 
     @property

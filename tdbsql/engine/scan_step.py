@@ -58,6 +58,7 @@ class ArrayScan:
                               skip_tiles=skip_tiles, budget=runner.budget, prepared=prepared)
         self.stats = self.scan.stats
         self.serial = False  # set by tasks()
+        self.keys = None  # (stored column, KeyFilter): keep only those keys' cells
 
     def tasks(self) -> list[list]:
         """The scan's tasks in chunks of neighbouring tiles (one chunk, ``[None]``, when
@@ -88,7 +89,7 @@ class ArrayScan:
             result = self.scan.read(task)
             rows += result.length
             columns, length, filtering = self.scan.filtered(task, result, condition,
-                                                            self._wanted)
+                                                            self._wanted, self.keys)
             if length == 0 and runs:
                 continue
             if runs and (runs[-1][0].residual is filtering.residual or runs[-1][2] == 0):

@@ -7,6 +7,8 @@ values fit a table of a few MB, which stays in cache while millions of rows are 
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import jit
 
 
@@ -29,3 +31,21 @@ def rows_present(values, low, present, rows):
             rows[found] = i
             found += 1
     return found
+
+
+@jit
+def keep_present(values, validity, low, present, keep):
+    """AND into ``keep`` whether each value is in ``present`` (``validity``: uint8, 1 = not
+    NULL, or empty when the column has no NULLs; a NULL is in no set).  Returns the rows
+    still kept."""
+    size = present.shape[0]
+    has_validity = validity.shape[0] > 0
+    kept = 0
+    for i in range(keep.shape[0]):
+        offset = np.int64(values[i]) - low
+        passed = keep[i] and offset >= 0 and offset < size and present[offset] != 0
+        if has_validity:
+            passed = passed and validity[i] != 0
+        keep[i] = passed
+        kept += passed
+    return kept
