@@ -146,7 +146,7 @@ def test_consolidate_purge_deleted_cells_flag(tmp_path, source, capsys):
     assert run(["vacuum", target]) == 0
     capsys.readouterr()
     assert tdbsql.query("SELECT min(k), count(*) FROM array", target).to_pylist() == \
-        [{"min(k)": 10, "count(*)": 90}]
+        [{"min(k)": 10, "count_star()": 90}]
     fragments = tiledb.array_fragments(target)
     assert len(fragments) == 1
     assert fragments[0].cell_num == 90  # the deleted cells are gone from the files, not hidden

@@ -27,10 +27,11 @@ from sqlglot.schema import MappingSchema
 from ..errors import SqlError, UnsupportedSql
 from .group_keys import group_key_references
 from .join_order import defer_cross_joins, inner_when_nulls_rejected
+from .column_names import column_name
 from .comma_joins import order_comma_joins
 from .exists_bounds import exists_from_bounds
 from .grouped_columns import check_grouped_columns, is_grouped
-from .grouping_sets import expand_grouping_sets, grouping_names
+from .grouping_sets import expand_grouping_sets
 from .inline_subqueries import unnest_subqueries_before_grouping
 from .natural_joins import expand_natural_joins
 from .parse import span_of
@@ -100,7 +101,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     check_statement(tree)
     tree = expand_natural_joins(tree, schema, sql)
     _refuse(tree, sql)
-    names = grouping_names(tree, output_names(tree))
+    names = output_names(tree)
     tree = _null_options(_fetch_as_limit(_expand_group_by_all(_values_names(tree), sql)))
     tree = rename_table_columns(_exact_names(_negated_comparisons(tree), schema), schema, sql)
     tree = expand_grouping_sets(mark(order_comma_joins(tree, sql)), schema, sql)
@@ -416,16 +417,16 @@ def _outside(node: exp.Expression, *kinds):
 
 
 def output_names(tree: exp.Expression) -> list[str] | None:
-    """The result column names as the user wrote the select list (aliases, column names, or
-    the expression text), which the optimizer replaces by ``_col_N``."""
+    """The result column names of the select list (aliases, column names, or the expression
+    as DuckDB prints it: ``planner.column_names``), which the optimizer replaces by
+    ``_col_N``."""
     while isinstance(tree, exp.SetOperation):
         tree = tree.this
     if not isinstance(tree, exp.Select) or any(isinstance(e, exp.Star) or
                                                (isinstance(e, exp.Column) and e.is_star)
                                                for e in tree.expressions):
         return None
-    return [e.alias_or_name if isinstance(e, (exp.Alias, exp.Column)) else
-            e.sql(dialect="duckdb", normalize_functions="lower") for e in tree.expressions]
+    return [column_name(e) for e in tree.expressions]
 
 
 def _scalar_subqueries(tree: exp.Expression) -> frozenset[str]:

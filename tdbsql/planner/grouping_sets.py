@@ -88,41 +88,6 @@ def expand_grouping_sets(tree: exp.Expression, schema: dict[str, dict[str, str]]
     return work
 
 
-def grouping_names(tree: exp.Expression, names: list[str] | None) -> list[str] | None:
-    """Output names as DuckDB spells GROUPING calls: ``GROUPING(a, b)`` (also for
-    ``grouping_id``), where the rest of an expression's text is as ``output_names`` writes it."""
-    if names is None:
-        return None
-    while isinstance(tree, exp.SetOperation):
-        tree = tree.this
-    if not isinstance(tree, exp.Select) or len(names) != len(tree.expressions):
-        return names
-    out = []
-    for name, item in zip(names, tree.expressions):
-        calls = [] if isinstance(item, exp.Alias) else \
-            [n for n in _outside(item, exp.Select) if isinstance(n, _GROUPING)]
-        out.append(_grouping_text(item) if calls else name)
-    return out
-
-
-def _grouping_text(item: exp.Expression) -> str:
-    def text(node):
-        return node.sql(dialect="duckdb", normalize_functions="lower")
-
-    copy = item.copy()
-    marks = {}
-    for i, call in enumerate([n for n in _outside(copy, exp.Select) if isinstance(n, _GROUPING)]):
-        mark = exp.column(f"__grouping_{i}__")
-        marks[text(mark)] = "GROUPING(" + ", ".join(text(a) for a in call.expressions) + ")"
-        if call is copy:
-            return marks[text(mark)]
-        call.replace(mark)
-    rendered = text(copy)
-    for mark, value in marks.items():
-        rendered = rendered.replace(mark, value)
-    return rendered
-
-
 def _needs_rewrite(tree: exp.Expression) -> bool:
     if tree.find(*_CONSTRUCTS, *_GROUPING) is not None:
         return True

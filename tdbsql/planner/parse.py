@@ -29,6 +29,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from ..errors import SqlError
+from .column_names import note_call, note_interval
 
 _DIALECT = Dialect.get_or_raise("duckdb")
 
@@ -100,6 +101,39 @@ class _Parser(type(_DIALECT.parser())):
     condition (``_check_joins`` raises it if the JOIN is in the final tree: a JOIN parsed on a
     path the parser later abandons must not fail the statement)."""
 
+    def reset(self):
+        super().reset()
+        self._written_args: dict[int, list] = {}  # token index -> a call's arguments there
+
+    def _parse_function_args(self, alias: bool = False):
+        start = self._index
+        args = super()._parse_function_args(alias)
+        self._written_args[start] = args
+        return args
+
+    def _parse_function_call(self, functions=None, anonymous=False, optional_parens=True,
+                             any_token=False):
+        """The call, noting how it was written for its result column name
+        (``planner.column_names``): sqlglot's node forgets the name and the arguments."""
+        start = self._index
+        call = super()._parse_function_call(functions=functions, anonymous=anonymous,
+                                            optional_parens=optional_parens,
+                                            any_token=any_token)
+        parens = start + 1 < len(self._tokens) and \
+            self._tokens[start + 1].token_type == TokenType.L_PAREN
+        if isinstance(call, exp.Func) or (parens and isinstance(call, exp.Binary)):  # mod(x, 2)
+            note_call(call, self._tokens[start].text, self._written_args.pop(start + 2, None),
+                      parens)
+        return call
+
+    def _parse_interval(self, require_interval: bool = True, parse_function_unit: bool = True):
+        start = self._index
+        interval = super()._parse_interval(require_interval=require_interval,
+                                           parse_function_unit=parse_function_unit)
+        if isinstance(interval, exp.Interval):
+            _note_interval(interval, self._tokens[start:self._index])
+        return interval
+
     def _parse_join(self, skip_join_token=False, parse_bracket=False, alias_tokens=None):
         start = self._index
         join = super()._parse_join(skip_join_token=skip_join_token,
@@ -141,6 +175,25 @@ class _Parser(type(_DIALECT.parser())):
             return (prev, False, "a column name", None)
         return (culprit, at_end, "ON or USING",
                 "only a CROSS or NATURAL JOIN goes without a join condition")
+
+
+def _note_interval(interval: exp.Interval, tokens: list[Token]) -> None:
+    """What an INTERVAL's tokens were: ``INTERVAL 2 DAY`` (a number), ``INTERVAL '2' DAY``,
+    ``INTERVAL '2 days'`` (the unit in the string) -- sqlglot reads all three alike."""
+    if not tokens or tokens[0].token_type != TokenType.INTERVAL:
+        return
+    rest = tokens[1:]
+    if len(rest) == 1 and rest[0].token_type == TokenType.STRING:
+        note_interval(interval, _quoted(rest[0].text), None)
+    elif len(rest) == 2 and rest[0].token_type in (TokenType.NUMBER, TokenType.STRING):
+        value = rest[0].text if rest[0].token_type == TokenType.NUMBER else _quoted(rest[0].text)
+        note_interval(interval, value, rest[1].text)
+    elif rest:
+        note_interval(interval, None, rest[-1].text)
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 # -- syntax errors --------------------------------------------------------------------------

@@ -1,0 +1,413 @@
+"""Result column names as DuckDB writes them.
+
+A select item without an alias is named by DuckDB after its expression, printed the way
+DuckDB's parser prints it back (``ParsedExpression::ToString``), not as written: every operator
+in parentheses (``x + 1`` -> ``(x + 1)``, ``s LIKE 'a%'`` -> ``(s ~~ 'a%')``), function names in
+lower case as called (``string_agg(s)``, never sqlglot's ``listagg(s, ',')``), DuckDB keywords
+in double quotes (``"year"(d)``), ``count(*)`` as ``count_star()``, ``CAST(x AS VARCHAR)``,
+``CASE  WHEN (c) THEN (v) ELSE NULL END``.  A column is named by itself, an aliased item by its
+alias.
+
+sqlglot's tree forgets how a call was written (``string_agg``, ``listagg`` and
+``group_concat`` are one node; ``date_trunc('month', d)`` keeps its unit as ``MONTH``), so the
+parser (``planner.parse``) notes on each call its name and its arguments, printed here, and on
+each INTERVAL the tokens it had (``note_call``, ``note_interval``).  What is not modelled here
+(subqueries, named windows, rare types) falls back to sqlglot's DuckDB SQL.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from .duckdb_keywords import KEYWORDS
+
+_CALL = "tdbsql_call"  # meta on a call: (name as written, its arguments printed | None, parens?)
+_INTERVAL = "tdbsql_interval"  # meta on an INTERVAL: (the value's text | None, unit | None)
+
+
+def column_name(item: exp.Expression) -> str:
+    """The name DuckDB gives the result column of select item ``item``."""
+    if isinstance(item, (exp.Alias, exp.Column)):
+        return item.alias_or_name
+    text = _rendered(item)
+    return text if text is not None else item.sql(dialect="duckdb", normalize_functions="lower")
+
+
+def _rendered(node: exp.Expression) -> str | None:
+    """``render(node)``, or None for a tree shape it does not know: a name is never worth
+    failing a query over."""
+    try:
+        return render(node)
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
+
+
+def note_call(call: exp.Func, name: str, args: list[exp.Expression] | None,
+              parens: bool) -> None:
+    """Record how ``call`` was written: its name, and its arguments (None: not read as a
+    plain argument list)."""
+    if _CALL not in call.meta:
+        printed = None if args is None else [_rendered(a) for a in args]
+        if printed is not None and None in printed:
+            printed = None
+        call.meta[_CALL] = (name, printed, parens)
+
+
+def note_interval(interval: exp.Interval, value: str | None, unit: str | None) -> None:
+    """Record an INTERVAL's written value (a number or a quoted string; None: an expression)
+    and unit (None: the string holds it, ``INTERVAL '1 day'``)."""
+    interval.meta[_INTERVAL] = (value, unit)
+
+
+def render(node: exp.Expression) -> str:
+    """``node`` printed as DuckDB prints a parsed expression."""
+    if _CALL in node.meta and isinstance(node, _CALLS_BY_NAME):
+        return _call(node)
+    handler = _HANDLERS.get(type(node))
+    if handler is not None:
+        return handler(node)
+    op = _BINARY.get(type(node))
+    if op is not None:
+        return f"({render(node.this)} {op} {render(node.expression)})"
+    if isinstance(node, exp.Func):
+        return _call(node)
+    return node.sql(dialect="duckdb", normalize_functions="lower")
+
+
+def quote(name: str) -> str:
+    """An identifier as DuckDB prints it: in double quotes when it is a keyword or not a
+    plain name."""
+    plain = name.replace("_", "a").isalnum() and not name[:1].isdigit()
+    if plain and name.isascii() and name.lower() not in KEYWORDS:
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+_BINARY = {
+    exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.IntDiv: "//", exp.Mod: "%",
+    exp.Pow: "^", exp.DPipe: "||", exp.EQ: "=", exp.NEQ: "!=", exp.GT: ">", exp.GTE: ">=",
+    exp.LT: "<", exp.LTE: "<=", exp.NullSafeEQ: "IS NOT DISTINCT FROM",
+    exp.NullSafeNEQ: "IS DISTINCT FROM",
+    exp.BitwiseAnd: "&", exp.BitwiseOr: "|", exp.BitwiseLeftShift: "<<",
+    exp.BitwiseRightShift: ">>",
+}
+# written as calls (``mod(x, 2)``, ``power(x, 2)``) these print as calls, not operators
+_CALLS_BY_NAME = (exp.Mod, exp.Pow, exp.If, exp.Nullif)
+
+
+def _literal(node: exp.Literal) -> str:
+    if node.is_string:
+        return "'" + node.this.replace("'", "''") + "'"
+    return node.this
+
+
+def _column(node: exp.Column) -> str:
+    return ".".join("*" if isinstance(part, exp.Star) else quote(part.name)
+                    for part in node.parts)
+
+
+def _neg(node: exp.Neg) -> str:
+    if isinstance(node.this, exp.Literal) and not node.this.is_string:
+        return "-" + node.this.this  # a negative constant
+    return f"(-({render(node.this)}))"
+
+
+def _connective(node: exp.Connector) -> str:
+    """``a AND b AND c`` is one conjunction in DuckDB: ``(a AND b AND c)``."""
+    word = " AND " if isinstance(node, exp.And) else " OR "
+    parts, stack = [], [node]
+    while stack:
+        part = stack.pop()
+        if type(part) is type(node):
+            stack += [part.expression, part.this]
+        else:
+            parts.append(render(part))
+    return "(" + word.join(parts) + ")"
+
+
+def _like(node: exp.Like | exp.ILike) -> str:
+    op = "~~" if isinstance(node, exp.Like) else "~~*"
+    if node.args.get("negate"):
+        op = "!" + op
+    return f"({render(node.this)} {op} {render(node.expression)})"
+
+
+def _not(node: exp.Not) -> str:
+    inner = node.this
+    if isinstance(inner, exp.Paren):
+        inner = inner.unnest()
+    if isinstance(inner, (exp.Like, exp.ILike)):
+        op = "!~~" if isinstance(inner, exp.Like) else "!~~*"
+        return f"({render(inner.this)} {op} {render(inner.expression)})"
+    if isinstance(inner, exp.Is):
+        return _is(inner, negated=True)
+    return f"(NOT {render(node.this)})"
+
+
+def _is(node: exp.Is, negated: bool = False) -> str:
+    if isinstance(node.expression, exp.Boolean):  # x IS [NOT] TRUE
+        op = "IS DISTINCT FROM" if negated else "IS NOT DISTINCT FROM"
+        return f"(CAST({render(node.this)} AS BOOLEAN) {op} {render(node.expression)})"
+    return f"({render(node.this)} IS {'NOT ' if negated else ''}{render(node.expression)})"
+
+
+def _between(node: exp.Between) -> str:
+    return f"({render(node.this)} BETWEEN {render(node.args['low'])} AND " \
+           f"{render(node.args['high'])})"
+
+
+def _in(node: exp.In) -> str:
+    query = node.args.get("query")
+    if query is not None:
+        return f"({render(node.this)} = ANY{render(query)})"
+    return f"({render(node.this)} IN ({', '.join(map(render, node.expressions))}))"
+
+
+def _case(node: exp.Case) -> str:
+    subject = node.this
+    text = "CASE "
+    for branch in node.args.get("ifs") or []:
+        when = render(branch.this)
+        if subject is not None:
+            when = f"({render(subject)} = {when})"
+        text += f" WHEN ({when}) THEN ({render(branch.args['true'])})"
+    default = node.args.get("default")
+    return text + f" ELSE {'NULL' if default is None else render(default)} END"
+
+
+def _cast(node: exp.Cast) -> str:
+    word = "TRY_CAST" if isinstance(node, exp.TryCast) or node.args.get("safe") else "CAST"
+    return f"{word}({render(node.this)} AS {_type(node.to)})"
+
+
+_TYPE_NAMES = {
+    "TEXT": "VARCHAR", "VARCHAR": "VARCHAR", "INT": "INTEGER", "UINT": "UINTEGER",
+    "INT128": "HUGEINT", "UINT128": "UHUGEINT", "TIMESTAMPTZ": "TIMESTAMP WITH TIME ZONE",
+    "VARBINARY": "BLOB", "TIMESTAMPNTZ": "TIMESTAMP",
+}
+
+
+def _type(data_type: exp.DataType) -> str:
+    """A type as DuckDB prints it; sqlglot reads VARCHAR, TEXT and STRING alike: VARCHAR."""
+    if data_type.expressions and data_type.this == exp.DataType.Type.DECIMAL:
+        return "DECIMAL(" + ", ".join(render(e.this) if isinstance(e, exp.DataTypeParam)
+                                      else render(e) for e in data_type.expressions) + ")"
+    if data_type.args.get("nested") or data_type.expressions:
+        return data_type.sql(dialect="duckdb")
+    name = data_type.this.value
+    return _TYPE_NAMES.get(name, name)
+
+
+# INTERVAL n UNIT: DuckDB's parser writes a to_<units>(...) call; the sub-day ones take BIGINT,
+# seconds and milliseconds a DOUBLE as it is
+_INTERVAL_CALLS = {
+    "YEAR": "to_years", "MONTH": "to_months", "DAY": "to_days", "WEEK": "to_weeks",
+    "QUARTER": "to_quarters", "HOUR": "to_hours", "MINUTE": "to_minutes",
+    "SECOND": "to_seconds", "MILLISECOND": "to_milliseconds",
+    "MICROSECOND": "to_microseconds", "DECADE": "to_decades", "CENTURY": "to_centuries",
+    "MILLENNIUM": "to_millennia",
+}
+
+
+def _interval(node: exp.Interval) -> str:
+    value, unit = node.meta.get(_INTERVAL, (None, "?"))
+    if unit is None and value is not None:
+        return f"CAST({value} AS INTERVAL)"
+    unit = (unit or "").upper()
+    unit = {"CENTURIES": "CENTURY", "MILLENNIA": "MILLENNIUM"}.get(unit, unit.rstrip("S"))
+    call = _INTERVAL_CALLS.get(unit)
+    if call is None:
+        return node.sql(dialect="duckdb")
+    value = value if value is not None else render(node.this)
+    if unit in ("SECOND", "MILLISECOND"):
+        return f"{call}(CAST({value} AS DOUBLE))"
+    width = "BIGINT" if unit in ("HOUR", "MINUTE", "MICROSECOND") else "INTEGER"
+    return f"{call}(CAST(trunc(CAST({value} AS DOUBLE)) AS {width}))"
+
+
+def _extract(node: exp.Extract) -> str:
+    return f"date_part('{node.this.name.upper()}', {render(node.expression)})"
+
+
+def _ordered(node: exp.Ordered) -> str:
+    text = render(node.this)
+    desc = node.args.get("desc")
+    if desc:
+        text += " DESC"
+    elif desc is False:
+        text += " ASC"
+    return text + (" NULLS FIRST" if node.args.get("nulls_first") else "")
+
+
+def _order(node: exp.Order) -> str:
+    """ORDER BY inside an aggregate call: after its arguments."""
+    return f"{render(node.this)} ORDER BY {', '.join(map(render, node.expressions))}"
+
+
+def _filter(node: exp.Filter) -> str:
+    return f"{render(node.this)} FILTER (WHERE {render(node.expression.this)})"
+
+
+def _ignore_nulls(node: exp.Expression) -> str:
+    """``first_value(x IGNORE NULLS)``: the option goes inside the call's parentheses.
+    sqlglot reads a plain ``any_value(x)`` as ``any_value(x) IGNORE NULLS``."""
+    call = render(node.this)
+    if isinstance(node.this, exp.AnyValue) and not isinstance(node.parent, exp.Window):
+        return call
+    word = " IGNORE NULLS" if isinstance(node, exp.IgnoreNulls) else " RESPECT NULLS"
+    return call[:-1] + word + ")" if call.endswith(")") else call + word
+
+
+def _window(node: exp.Window) -> str:
+    if node.args.get("alias") is not None:  # OVER w: DuckDB prints the named window's text
+        return node.sql(dialect="duckdb", normalize_functions="lower")
+    parts = []
+    if node.args.get("partition_by"):
+        parts.append("PARTITION BY " + ", ".join(map(render, node.args["partition_by"])))
+    order = node.args.get("order")
+    if order is not None:
+        parts.append("ORDER BY " + ", ".join(map(render, order.expressions)))
+    frame = _frame(node.args.get("spec"))
+    if frame:
+        parts.append(frame)
+    return f"{render(node.this)} OVER ({' '.join(parts)})"
+
+
+def _frame(spec: exp.WindowSpec | None) -> str:
+    """A frame as ``ROWS BETWEEN ... AND ...``; DuckDB's default frame is not printed."""
+    if spec is None:
+        return ""
+    start = _bound(spec.args.get("start"), spec.args.get("start_side"))
+    end = _bound(spec.args.get("end") or "CURRENT ROW", spec.args.get("end_side"))
+    kind = str(spec.args.get("kind") or "RANGE").upper()
+    if kind == "RANGE" and start == "UNBOUNDED PRECEDING" and end == "CURRENT ROW":
+        return ""
+    return f"{kind} BETWEEN {start} AND {end}"
+
+
+def _bound(value, side) -> str:
+    text = value.upper() if isinstance(value, str) else render(value)
+    return text if text == "CURRENT ROW" else f"{text} {str(side or '').upper()}".strip()
+
+
+def _count(node: exp.Count) -> str:
+    """``count(*)`` / ``count()`` is DuckDB's ``count_star()`` -- ``count()`` in a window."""
+    arg = node.this
+    if arg is not None and not isinstance(arg, exp.Star):
+        return _call(node)
+    parent = node.parent.parent if isinstance(node.parent, exp.Filter) else node.parent
+    return "count()" if isinstance(parent, exp.Window) else "count_star()"
+
+
+def _group_concat(node: exp.GroupConcat) -> str:
+    """``string_agg`` / ``listagg`` / ``group_concat`` by the name written, with the
+    separator only when one was given."""
+    arg, order = node.this, None
+    if isinstance(arg, exp.Order):
+        arg, order = arg.this, arg.expressions
+    text = render(arg)
+    if node.args.get("separator") is not None:
+        text += ", " + render(node.args["separator"])
+    if order:
+        text += " ORDER BY " + ", ".join(map(render, order))
+    return f"{_name(node, 'string_agg')}({text})"
+
+
+def _trim(node: exp.Trim) -> str:
+    args = [render(node.this)] + ([render(node.expression)] if node.expression else [])
+    return f"{_name(node, 'trim')}({', '.join(args)})"
+
+
+def _named_args(name: str):
+    def handler(node: exp.Expression) -> str:
+        args = [node.this, *node.expressions] if node.this is not None else node.expressions
+        return f"{name}({', '.join(map(render, args))})"
+    return handler
+
+
+def _name(node: exp.Func, default: str) -> str:
+    written = node.meta.get(_CALL, (default,))[0]
+    return quote(written.lower())
+
+
+def _call(node: exp.Func) -> str:
+    """A function call by the name written, with its arguments as written when the parser
+    noted them, else in sqlglot's order."""
+    written, args, parens = node.meta.get(_CALL, (None, None, True))
+    if isinstance(node, exp.Anonymous):
+        name = written or node.name
+    else:
+        name = written or node.sql_name()
+    if not parens:
+        return written  # current_date, CURRENT_TIMESTAMP: as written
+    if args is None:
+        args = [render(value) for key in node.arg_types
+                for value in _listed(node.args.get(key))
+                if isinstance(value, exp.Expression)]
+    return f"{quote(name.lower())}({', '.join(args)})"
+
+
+def _listed(value) -> list:
+    return value if isinstance(value, list) else [value]
+
+
+def _escape(node: exp.Escape) -> str:
+    """``s LIKE p ESCAPE e`` is DuckDB's ``like_escape(s, p, e)``."""
+    like = node.this
+    name = {exp.Like: "like_escape", exp.ILike: "ilike_escape"}.get(type(like))
+    if name is None:
+        return node.sql(dialect="duckdb")
+    return f"{name}({render(like.this)}, {render(like.expression)}, {render(node.expression)})"
+
+
+def _distinct(node: exp.Distinct) -> str:
+    return "DISTINCT " + ", ".join(map(render, node.expressions))
+
+
+def _subquery(node: exp.Subquery) -> str:
+    return f"({node.this.sql(dialect='duckdb')})"
+
+
+_HANDLERS = {
+    exp.Paren: lambda node: render(node.this),
+    exp.Column: _column,
+    exp.Literal: _literal,
+    exp.Null: lambda node: "NULL",
+    exp.Boolean: lambda node: "true" if node.this else "false",
+    exp.Star: lambda node: "*",
+    exp.Neg: _neg,
+    exp.BitwiseNot: lambda node: f"(~({render(node.this)}))",
+    exp.And: _connective,
+    exp.Or: _connective,
+    exp.Like: _like,
+    exp.ILike: _like,
+    exp.Not: _not,
+    exp.Is: _is,
+    exp.Between: _between,
+    exp.In: _in,
+    exp.Case: _case,
+    exp.Cast: _cast,
+    exp.TryCast: _cast,
+    exp.Interval: _interval,
+    exp.Extract: _extract,
+    exp.Ordered: _ordered,
+    exp.Order: _order,
+    exp.Filter: _filter,
+    exp.IgnoreNulls: _ignore_nulls,
+    exp.RespectNulls: _ignore_nulls,
+    exp.Window: _window,
+    exp.Count: _count,
+    exp.GroupConcat: _group_concat,
+    exp.Trim: _trim,
+    exp.Coalesce: _named_args("COALESCE"),
+    exp.Grouping: _named_args("GROUPING"),
+    exp.GroupingId: _named_args("GROUPING"),
+    exp.Array: _named_args("list_value"),
+    exp.Distinct: _distinct,
+    exp.Subquery: _subquery,
+    exp.Any: lambda node: "ANY" + render(node.this),
+    exp.SimilarTo: lambda node: f"regexp_full_match({render(node.this)}, "
+                                f"{render(node.expression)})",
+    exp.Escape: _escape,
+    exp.Exists: lambda node: f"EXISTS({node.this.sql(dialect='duckdb')})",
+}

@@ -1,0 +1,104 @@
+"""Result column names: DuckDB's, for select items without an alias (planner/column_names.py).
+
+Each expression runs in tdbsql and in DuckDB over the same Arrow table; the names must be the
+same.  (``string_agg(x)`` came out as ``listagg(x, ',')``, ``x + 1`` as ``x + 1`` where DuckDB
+says ``(x + 1)``, ``CAST(x AS VARCHAR)`` as ``CAST(x AS TEXT)``, ``count(*)`` as ``count(*)``
+where DuckDB says ``count_star()``.)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+import tdbsql
+from tdbsql.planner.duckdb_keywords import KEYWORDS
+
+TABLE = pa.table({
+    "x": pa.array([1, 2, None], pa.int64()),
+    "y": pa.array([1.5, None, 2.5], pa.float64()),
+    "s": pa.array(["a", "b", None]),
+    "d": pa.array([dt.date(2024, 1, 1), None, dt.date(2024, 3, 1)], pa.date32()),
+    "b": pa.array([True, False, None]),
+    "day": pa.array([1, 2, 3], pa.int64()),
+    "Mixed": pa.array([1, 2, 3], pa.int64()),
+})
+
+AGGREGATES = [
+    "count(*)", "COUNT(*)", "count()", "count(x)", "count(DISTINCT x)", "sum(x)", "Sum(x)",
+    "avg(x)", "min(x)", "max(s)", "string_agg(s)", "STRING_AGG(s)", "string_agg(s, ';')",
+    "string_agg(s, ',' ORDER BY s DESC)", "string_agg(DISTINCT s)", "listagg(s)",
+    "listagg(s, '-')", "group_concat(s)", "array_agg(x ORDER BY x DESC)", "first(x)",
+    "any_value(x)", "stddev(y)", "var_pop(y)", "bool_and(b)", "bool_or(x > 1)", "count_if(b)",
+    "count(*) FILTER (WHERE x > 1)", "sum(x) FILTER (WHERE b)", "sum(x) + 1", "avg(x) * 2",
+    "count(x) > 1",
+]
+
+SCALARS = [
+    "x + 1", "x - 1", "x * 2 - 1", "x + y * 2", "(x + 1) * 2", "x / 2", "x // 2", "x % 2",
+    "mod(x, 2)", "power(y, 2)", "-x", "-(x + 1)", "- -x", "-1", "1 - -1", "x = 1", "x <> 1",
+    "x != 1", "x >= 1", "NOT b", "NOT x > 1", "NOT NOT b", "b AND x > 1", "b AND b AND b",
+    "b OR b AND x > 1", "x IS NULL", "x IS NOT NULL", "b IS TRUE", "b IS NOT TRUE",
+    "x BETWEEN 1 AND 2", "x NOT BETWEEN 1 AND 2", "x IN (1, 2)", "x NOT IN (1, 2)",
+    "s LIKE 'a%'", "s NOT LIKE 'a%'", "s ILIKE 'A%'", "s NOT ILIKE 'A%'", "s || 'x'",
+    "s || 'x' || s", "x IS DISTINCT FROM 1", "x IS NOT DISTINCT FROM 1", "1", "1.5", "'x'",
+    "'it''s'", "NULL", "true", "CAST(x AS VARCHAR)", "x::VARCHAR", "CAST(x AS DOUBLE)",
+    "CAST(x AS INTEGER)", "CAST(x AS INT)", "CAST(x AS BIGINT)", "CAST(y AS DECIMAL(10, 2))",
+    "CAST(d AS TIMESTAMP)", "TRY_CAST(s AS INTEGER)", "DATE '2024-01-02'",
+    "TIMESTAMP '2024-01-02 03:04:05'", "CASE WHEN x > 1 THEN 'big' ELSE 'small' END",
+    "CASE WHEN b THEN 1 END", "CASE x WHEN 1 THEN 'one' WHEN 2 THEN 'two' END",
+    "coalesce(x, 0)", "ifnull(x, 0)", "nullif(x, 1)", "if(b, 1, 2)", "greatest(x, 1)",
+    "abs(x)", "ABS(x)", "round(y, 1)", "ceil(y)", "floor(y)", "sqrt(y)", "ln(y)", "upper(s)",
+    "lower(s)", "length(s)", "trim(s)", "ltrim(s)", "left(s, 1)", "right(s, 1)",
+    "substr(s, 1, 1)", "substring(s, 1, 1)", "replace(s, 'a', 'b')", "strpos(s, 'a')",
+    "position('a' IN s)", "concat(s, 'x')", "starts_with(s, 'a')", "lpad(s, 3, '-')",
+    "year(d)", "month(d)", "day(d)", "dayofweek(d)", "date_part('year', d)",
+    "extract(month FROM d)", "date_trunc('month', d)", "d + 1", "d + INTERVAL 1 DAY",
+    "d - INTERVAL 2 MONTH", "d + INTERVAL '3' DAY", "day + 1", "Mixed + 1", "\"Mixed\" + 1",
+    "t.x + 1", "row_number() OVER ()", "row_number() OVER (ORDER BY x)",
+    "rank() OVER (PARTITION BY s ORDER BY x DESC)", "count(*) OVER ()",
+    "sum(x) OVER (ORDER BY x ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)",
+    "sum(x) OVER (ORDER BY x ROWS 2 PRECEDING)",
+    "sum(x) OVER (ORDER BY x RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)",
+    "lag(x, 1) OVER (ORDER BY x)", "first_value(x IGNORE NULLS) OVER (ORDER BY x)",
+    "(SELECT 1)",
+]
+
+
+@pytest.fixture(scope="module")
+def engines():
+    con = tdbsql.connect()
+    con.register("t", TABLE)
+    oracle = duckdb.connect()
+    oracle.register("t", TABLE)
+    return con, oracle
+
+
+def _same_names(engines, sql):
+    con, oracle = engines
+    assert con.sql(sql).arrow().column_names == oracle.sql(sql).columns, sql
+
+
+@pytest.mark.parametrize("item", AGGREGATES)
+def test_aggregate_names(engines, item):
+    _same_names(engines, f"SELECT {item} FROM t")
+
+
+@pytest.mark.parametrize("item", SCALARS)
+def test_expression_names(engines, item):
+    _same_names(engines, f"SELECT {item} FROM t")
+
+
+def test_grouped_and_aliased_names(engines):
+    _same_names(engines, "SELECT s, count(*), sum(x) AS total, x + 1 AS \"x + 1\", "
+                         "grouping(s) FROM t GROUP BY ROLLUP (s, x)")
+    _same_names(engines, "SELECT x, x + 1 FROM t UNION ALL SELECT 1, 2")
+
+
+def test_keywords_are_duckdbs():
+    words = {row[0] for row in duckdb.sql("SELECT keyword_name FROM duckdb_keywords()")
+             .fetchall()}
+    assert KEYWORDS == words
