@@ -13,6 +13,9 @@ def explain_text(query, runner, analyze: bool) -> str:
     lines += ["  " + line for line in query.expression.sql(dialect="duckdb", pretty=True)
               .splitlines()]
     profile = {id(entry["step"]): entry for entry in runner.profile} if analyze else {}
+    for step_id, order in runner.join_orders.items():
+        if step_id in profile:
+            profile[step_id]["order"] = order
     pushed = scan_filters(query.plan)
     lines.append("Operators:")
     _tree(query.plan.root, 1, lines, profile, pushed, set())
@@ -30,6 +33,9 @@ def _tree(step, depth: int, lines: list[str], profile: dict, pushed: dict, seen:
     lines.append(head)
     if entry is not None and "keys" in entry:  # ran inside its join, for the keys joined
         lines.append(f"{pad}    Keys from the join: {entry['keys']:,}")
+    if entry is not None and len(entry.get("order", ())) > 1:  # as run, not as planned
+        lines.append(f"{pad}    Joined in this order: " + ", ".join(
+            f"{name} ({rows:,} rows)" for name, rows in entry["order"]))
     for detail in _details(step, pushed):
         lines.append(f"{pad}    {detail}")
     if entry is not None and "scan" in entry:

@@ -36,13 +36,17 @@ def run_join(step, dependencies: dict[str, Frame], runner) -> Frame:
             break
         pending.append(name)
     unique: dict[str, bool] = {}
+    order = []
     while pending:
         name = _next_inner(pending, left, dependencies, step.joins, runner, unique)
         pending.remove(name)
         left = _join_one(left, dependencies[name], step.joins[name], runner, name)
         names.remove(name)
+        order.append((name, left.length))
     for name in names:
         left = _join_one(left, dependencies[name], step.joins[name], runner, name)
+        order.append((name, left.length))
+    runner.join_orders[id(step)] = order  # for EXPLAIN ANALYZE: the order that ran
     return left.frame()
 
 

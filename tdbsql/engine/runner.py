@@ -53,6 +53,7 @@ class Runner:
         self.profile: list[dict] = []
         self.scan_stats: dict[int, dict] = {}  # id(step) -> pruning funnel of its scan
         self.deferred: dict = {}  # join inputs computed inside their join (deferred_inputs)
+        self.join_orders: dict[int, list] = {}  # id(join step) -> [(input, rows after it)]
 
     def run(self, query: LogicalQuery) -> pa.Table:
         self.query = query
