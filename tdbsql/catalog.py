@@ -98,6 +98,7 @@ _SQL_TYPES = (
     (pa.types.is_string, "VARCHAR"), (pa.types.is_large_string, "VARCHAR"),
     (pa.types.is_binary, "BLOB"), (pa.types.is_large_binary, "BLOB"),
     (pa.types.is_date32, "DATE"), (pa.types.is_date64, "DATE"),
+    (lambda t: pa.types.is_timestamp(t) and t.tz is not None, "TIMESTAMPTZ"),
     (pa.types.is_timestamp, "TIMESTAMP"), (pa.types.is_time, "TIME"),
     (pa.types.is_duration, "INTERVAL"),
     (pa.types.is_fixed_size_binary, "BLOB"),

@@ -135,7 +135,8 @@ class Connection:
         else:
             tree = parse(sql) if tree is None else tree
             query = build(tree, schema, sql)
-            self._plans[sql] = _Planned(tables, frozen, query)
+            if not query.reads_clock:  # now(), current_date: read again on the next run
+                self._plans[sql] = _Planned(tables, frozen, query)
             while len(self._plans) > PLAN_CACHE:
                 self._plans.popitem(last=False)
         max_rows = env_number("TDBSQL_MAX_ROWS", DEFAULT_MAX_ROWS, minimum=1)

@@ -383,7 +383,8 @@ class Oracle:
         return self.con.sql(self.rewrite(sql)).to_arrow_table()
 
     def execute(self, sql: str) -> None:
-        self.con.execute(self.rewrite(sql))
+        # fetched to the end: DuckDB 2.0 refuses the next query while a result is unfinished
+        self.con.execute(self.rewrite(sql)).fetchall()
 
 
 def _version_stamp(version):

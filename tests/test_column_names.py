@@ -48,7 +48,7 @@ SCALARS = [
     "'it''s'", "NULL", "true", "CAST(x AS VARCHAR)", "x::VARCHAR", "CAST(x AS DOUBLE)",
     "CAST(x AS INTEGER)", "CAST(x AS INT)", "CAST(x AS BIGINT)", "CAST(y AS DECIMAL(10, 2))",
     "CAST(d AS TIMESTAMP)", "TRY_CAST(s AS INTEGER)", "DATE '2024-01-02'",
-    "TIMESTAMP '2024-01-02 03:04:05'", "CASE WHEN x > 1 THEN 'big' ELSE 'small' END",
+    "TIMESTAMP '2024-01-02 03:04:05'", "CAST(d AS TIMESTAMPTZ)", "CASE WHEN x > 1 THEN 'big' ELSE 'small' END",
     "CASE WHEN b THEN 1 END", "CASE x WHEN 1 THEN 'one' WHEN 2 THEN 'two' END",
     "coalesce(x, 0)", "ifnull(x, 0)", "nullif(x, 1)", "if(b, 1, 2)", "greatest(x, 1)",
     "abs(x)", "ABS(x)", "round(y, 1)", "ceil(y)", "floor(y)", "sqrt(y)", "ln(y)", "upper(s)",

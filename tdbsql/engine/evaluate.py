@@ -49,6 +49,7 @@ _CAST_TYPES = {
     T.VARCHAR: pa.string(), T.TEXT: pa.string(), T.CHAR: pa.string(), T.NCHAR: pa.string(),
     T.NVARCHAR: pa.string(), T.BOOLEAN: pa.bool_(), T.DATE: pa.date32(),
     T.TIMESTAMP: pa.timestamp("us"), T.TIMESTAMPNTZ: pa.timestamp("us"),
+    T.TIMESTAMPTZ: pa.timestamp("us", tz="UTC"),  # no session time zone: UTC (planner/clock.py)
     T.DATETIME: pa.timestamp("us"), T.TIMESTAMP_S: pa.timestamp("s"),
     T.TIMESTAMP_MS: pa.timestamp("ms"), T.TIMESTAMP_NS: pa.timestamp("ns"),
     T.BLOB: pa.binary(), T.VARBINARY: pa.binary(), T.BINARY: pa.binary(),

@@ -241,5 +241,43 @@ def unify(ctx, values):
         raise ctx.error(str(err)) from None
 
 
+# --- types ----------------------------------------------------------------------------------
+
+_TYPE_NAMES = (
+    (pa.types.is_null, '"NULL"'), (pa.types.is_boolean, "BOOLEAN"),
+    (pa.types.is_int8, "TINYINT"), (pa.types.is_int16, "SMALLINT"),
+    (pa.types.is_int32, "INTEGER"), (pa.types.is_int64, "BIGINT"),
+    (pa.types.is_uint8, "UTINYINT"), (pa.types.is_uint16, "USMALLINT"),
+    (pa.types.is_uint32, "UINTEGER"), (pa.types.is_uint64, "UBIGINT"),
+    (pa.types.is_float32, "FLOAT"), (pa.types.is_float64, "DOUBLE"),
+    (lambda t: pa.types.is_string(t) or pa.types.is_large_string(t), "VARCHAR"),
+    (lambda t: pa.types.is_binary(t) or pa.types.is_large_binary(t)
+     or pa.types.is_fixed_size_binary(t), "BLOB"),
+    (pa.types.is_date, "DATE"), (pa.types.is_time, "TIME"),
+    (lambda t: pa.types.is_timestamp(t) and t.tz is not None, "TIMESTAMP WITH TIME ZONE"),
+    (lambda t: pa.types.is_timestamp(t) and t.unit == "s", "TIMESTAMP_S"),
+    (lambda t: pa.types.is_timestamp(t) and t.unit == "ms", "TIMESTAMP_MS"),
+    (lambda t: pa.types.is_timestamp(t) and t.unit == "ns", "TIMESTAMP_NS"),
+    (pa.types.is_timestamp, "TIMESTAMP"),
+    (lambda t: pa.types.is_interval(t) or pa.types.is_duration(t), "INTERVAL"),
+)
+
+
+def type_name(t: pa.DataType) -> str:
+    """DuckDB's name of the SQL type an Arrow type stands for (``typeof``)."""
+    if pa.types.is_dictionary(t):
+        return type_name(t.value_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return type_name(t.value_type) + "[]"
+    return next((name for check, name in _TYPE_NAMES if check(t)), str(t).upper())
+
+
+@register("typeof", 1)
+def _typeof(ctx, value):
+    """The argument's type by DuckDB's name: one constant for every row (integer literals
+    are BIGINT here, decimal literals DOUBLE: README, where tdbsql differs)."""
+    return pa.scalar(type_name(plain(value).type))
+
+
 # The function families register into REGISTRY when imported (they import ``register`` above).
 from . import functions_math, functions_text  # noqa: E402,F401

@@ -110,8 +110,12 @@ def text_of(value):
         return pc.if_else(value, "true", "false")
     if value_kind == "float":
         return _float_text(value)
+    if value_kind == "timestamp" and value.type.tz is not None:
+        # TIMESTAMP WITH TIME ZONE: DuckDB prints it in its session zone; tdbsql's is UTC
+        utc = pc.cast(value, pa.timestamp(value.type.unit))  # the UTC wall clock
+        return pc.binary_join_element_wise(text_of(utc), "+00", "")
     text = pc.cast(value, pa.string())
-    if value_kind == "time" or value_kind == "timestamp" and value.type.tz is None:
+    if value_kind == "time" or value_kind == "timestamp":
         text = pc.replace_substring_regex(text, r"\.0+$", "")
         text = pc.replace_substring_regex(text, r"(\.\d*[1-9])0+$", r"\1")
     return text

@@ -27,6 +27,7 @@ from sqlglot.schema import MappingSchema
 from ..errors import SqlError, UnsupportedSql
 from .group_keys import group_key_references
 from .join_order import defer_cross_joins, inner_when_nulls_rejected
+from .clock import read_clock
 from .column_names import column_name
 from .comma_joins import order_comma_joins
 from .exists_bounds import exists_from_bounds
@@ -73,6 +74,7 @@ class LogicalQuery:
     used_columns: dict[str, frozenset[str]]  # table alias -> columns read through it
     names: list[str] | None  # result column names as written, when known
     scalar_subqueries: frozenset[str]  # CTEs that stand for scalar subqueries: <= 1 row
+    reads_clock: bool = False  # now() / current_date became constants: plan again next time
     memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def derived(self, what: str, compute, *nodes):
@@ -102,6 +104,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     tree = expand_natural_joins(tree, schema, sql)
     _refuse(tree, sql)
     names = output_names(tree)
+    tree, reads_clock = read_clock(tree, sql)
     tree = _null_options(_fetch_as_limit(_expand_group_by_all(_values_names(tree), sql)))
     tree = rename_table_columns(_exact_names(_negated_comparisons(tree), schema), schema, sql)
     tree = expand_grouping_sets(mark(order_comma_joins(tree, sql)), schema, sql)
@@ -120,7 +123,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     except SqlglotError as err:
         raise UnsupportedSql(f"cannot plan this query: {err}") from None
     return LogicalQuery(optimized, plan, _used_columns(optimized), names,
-                        _scalar_subqueries(optimized))
+                        _scalar_subqueries(optimized), reads_clock)
 
 
 _COMPLEMENTS = {exp.EQ: exp.NEQ, exp.NEQ: exp.EQ, exp.LT: exp.GTE, exp.GTE: exp.LT,

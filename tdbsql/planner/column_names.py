@@ -59,6 +59,12 @@ def note_interval(interval: exp.Interval, value: str | None, unit: str | None) -
     interval.meta[_INTERVAL] = (value, unit)
 
 
+def written_call(node: exp.Expression) -> tuple[str, bool] | None:
+    """How a call was written: (its name, with parentheses?), when the parser noted it."""
+    noted = node.meta.get(_CALL)
+    return None if noted is None else (noted[0], noted[2])
+
+
 def render(node: exp.Expression) -> str:
     """``node`` printed as DuckDB prints a parsed expression."""
     if _CALL in node.meta and isinstance(node, _CALLS_BY_NAME):
@@ -182,7 +188,7 @@ def _cast(node: exp.Cast) -> str:
 
 _TYPE_NAMES = {
     "TEXT": "VARCHAR", "VARCHAR": "VARCHAR", "INT": "INTEGER", "UINT": "UINTEGER",
-    "INT128": "HUGEINT", "UINT128": "UHUGEINT", "TIMESTAMPTZ": "TIMESTAMP WITH TIME ZONE",
+    "INT128": "HUGEINT", "UINT128": "UHUGEINT",
     "VARBINARY": "BLOB", "TIMESTAMPNTZ": "TIMESTAMP",
 }
 
