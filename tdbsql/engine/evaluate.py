@@ -27,7 +27,7 @@ from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
 from ..planner.parse import span_of
-from . import arithmetic, list_ops
+from . import arithmetic, like_match, list_ops
 from . import datetime_ops as dto
 from .frame import broadcast
 from .functions import REGISTRY, Call, call, call_shape, node_span
@@ -316,9 +316,13 @@ class Evaluator:
         if not pattern.is_valid:
             return null_like(value, pa.bool_())
         arrow_pattern = self._arrow_like_pattern(pattern.as_py(), escape, pattern_node)
-        result = on_values(value, lambda v: pc.match_like(v, arrow_pattern,
-                                                           ignore_case=ignore_case),
-                            pa.bool_())
+        found = None if ignore_case else like_match.pieces(pattern.as_py(), escape)
+        if found is not None:  # literal pieces and %: one Numba pass
+            result = on_values(value, lambda v: like_match.match(v, found), pa.bool_())
+        else:
+            result = on_values(value, lambda v: pc.match_like(v, arrow_pattern,
+                                                               ignore_case=ignore_case),
+                                pa.bool_())
         return pc.invert(result) if node.args.get("negate") else result
 
     def _arrow_like_pattern(self, pattern: str, escape: str | None, node) -> str:
