@@ -27,6 +27,7 @@ from sqlglot.schema import MappingSchema
 from ..errors import SqlError, UnsupportedSql
 from .group_keys import group_key_references
 from .join_order import defer_cross_joins, inner_when_nulls_rejected
+from .binder_checks import check_calls
 from .clock import read_clock
 from .column_names import column_name
 from .comma_joins import order_comma_joins
@@ -103,6 +104,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     check_statement(tree)
     tree = expand_natural_joins(tree, schema, sql)
     _refuse(tree, sql)
+    check_calls(tree, sql)
     names = output_names(tree)
     tree, reads_clock = read_clock(tree, sql)
     tree = _null_options(_fetch_as_limit(_expand_group_by_all(_values_names(tree), sql)))

@@ -32,6 +32,7 @@ from ..errors import SqlError
 from .column_names import note_call, note_interval
 
 _DIALECT = Dialect.get_or_raise("duckdb")
+WITHIN_GROUP = "tdbsql_within_group"  # meta on a string_agg written with WITHIN GROUP
 
 
 def parse(sql: str) -> exp.Expression:
@@ -121,9 +122,21 @@ class _Parser(type(_DIALECT.parser())):
                                             any_token=any_token)
         parens = start + 1 < len(self._tokens) and \
             self._tokens[start + 1].token_type == TokenType.L_PAREN
-        if isinstance(call, exp.Func) or (parens and isinstance(call, exp.Binary)):  # mod(x, 2)
-            note_call(call, self._tokens[start].text, self._written_args.pop(start + 2, None),
+        # quantile_cont(...) WITHIN GROUP (...) comes back whole
+        noted = call.this if isinstance(call, exp.WithinGroup) else call
+        if isinstance(noted, exp.Func) or (parens and isinstance(noted, exp.Binary)):  # mod(x, 2)
+            note_call(noted, self._tokens[start].text, self._written_args.pop(start + 2, None),
                       parens)
+        return call
+
+    def _parse_string_agg(self):
+        """sqlglot reads ``listagg(x, ',') WITHIN GROUP (ORDER BY y)`` as ``listagg(x, ','
+        ORDER BY y)``; DuckDB refuses it (``planner.binder_checks``): noted here."""
+        start = self._index
+        call = super()._parse_string_agg()
+        words = [token.text.upper() for token in self._tokens[start:self._index]]
+        if any(a == "WITHIN" and b == "GROUP" for a, b in zip(words, words[1:])):
+            call.meta[WITHIN_GROUP] = True
         return call
 
     def _parse_interval(self, require_interval: bool = True, parse_function_unit: bool = True):

@@ -1,0 +1,184 @@
+"""What DuckDB's binder (or parser) refuses in aggregate and window calls: an SqlError here,
+before planning, never ``UnsupportedSql`` from deep in the engine nor an answer.
+
+* an aggregate inside an aggregate's arguments, ORDER BY or FILTER (``sum(count(*))``) --
+  as an argument of a *window* call it is fine (``sum(count(*)) OVER ()``);
+* a window call inside an aggregate or its FILTER (``sum(row_number() OVER ())``), inside
+  another window call, or in a window's PARTITION BY / ORDER BY;
+* ``WITHIN GROUP (ORDER BY ...)`` on anything but an ordered-set aggregate (``listagg(x, ',')
+  WITHIN GROUP (ORDER BY y)``: write ``listagg(x, ',' ORDER BY y)``);
+* a subquery as ``string_agg``'s separator (it must be a constant);
+* ``ORDER BY`` a constant that is not an integer (``'x'``, ``NULL``, ``1.5``, ``TRUE``), in an
+  aggregate call or the query, which DuckDB calls a mistake ("has no effect"); in the query's
+  ORDER BY an integer is a position and must be one (``ORDER BY 0`` is out of range).
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ..errors import SqlError
+from .column_names import written_call
+from .parse import WITHIN_GROUP, span_of
+
+_ORDERED_SET = frozenset({"percentile_cont", "percentile_disc", "mode"})
+_SCOPES = (exp.Select, exp.Subquery)
+_GROUPING = (exp.Grouping, exp.GroupingId)  # no aggregates: refused apart (grouping_sets)
+
+
+def check_calls(tree: exp.Expression, sql: str) -> None:
+    """Raise an SqlError for the first call DuckDB would refuse (see the module docstring)."""
+    for call in tree.find_all(exp.AggFunc):
+        if _window_of(call) is None and not isinstance(call, _GROUPING):
+            _check_aggregate(call, sql)
+    for window in tree.find_all(exp.Window):
+        _check_window(window, sql)
+    for node in tree.find_all(exp.Filter):
+        _check_filter(node, sql)
+    for node in tree.find_all(exp.GroupConcat, exp.WithinGroup):
+        _check_ordered_set(node, sql)
+    for order in tree.find_all(exp.Order):
+        _check_order(order, sql)
+
+
+def _window_of(call: exp.Expression) -> exp.Window | None:
+    """The window whose function ``call`` is (through FILTER / IGNORE NULLS), or None."""
+    child, parent = call, call.parent
+    while isinstance(parent, (exp.Filter, exp.IgnoreNulls, exp.RespectNulls)) \
+            and parent.this is child:
+        child, parent = parent, parent.parent
+    return parent if isinstance(parent, exp.Window) and parent.this is child else None
+
+
+def _inside(node: exp.Expression):
+    """What is below ``node`` in its own query: not inside subqueries, and a window call as a
+    whole (not what is inside it)."""
+    for sub in node.walk(prune=lambda n: n is not node and isinstance(n, (*_SCOPES, exp.Window))):
+        if sub is not node and not isinstance(sub, _SCOPES):
+            yield sub
+
+
+def _error(message: str, sql: str, node: exp.Expression) -> SqlError:
+    return SqlError(message, sql, _span(node, sql))
+
+
+def _span(node: exp.Expression, sql: str) -> tuple[int, int] | None:
+    """From the first to the last place ``node``'s parts recorded, through the parentheses
+    that closes (sqlglot records names and constants, not parentheses): ``count(*)``."""
+    spans = [s for s in map(span_of, node.walk()) if s is not None]
+    if not spans:
+        return None
+    start, end = min(s[0] for s in spans), max(s[1] for s in spans)
+    if not isinstance(node, (exp.Func, exp.Window)):
+        return start, end
+    if sql[end:].lstrip().startswith("("):
+        end = len(sql) - len(sql[end:].lstrip()) + 1  # into a call's arguments after its name
+    depth = sql.count("(", start, end) - sql.count(")", start, end)
+    while depth > 0 and end < len(sql):
+        depth += {"(": 1, ")": -1}.get(sql[end], 0)
+        end += 1
+    return start, end
+
+
+def _check_aggregate(call: exp.AggFunc, sql: str) -> None:
+    for sub in _inside(call):
+        if isinstance(sub, exp.Window):
+            raise _error("aggregate function calls cannot contain window function calls",
+                         sql, sub)
+        if isinstance(sub, exp.AggFunc) and _window_of(sub) is None \
+                and not isinstance(sub, _GROUPING):
+            raise _error("aggregate function calls cannot be nested", sql, sub)
+    separator = call.args.get("separator") if isinstance(call, exp.GroupConcat) else None
+    if separator is not None and separator.find(*_SCOPES) is not None:
+        raise _error('The "separator" argument of string_agg must be a constant expression',
+                     sql, separator)
+
+
+def _check_window(window: exp.Window, sql: str) -> None:
+    for sub in _inside(window.this):
+        if isinstance(sub, exp.Window):
+            raise _error("window function calls cannot be nested", sql, sub)
+    definition = [*(window.args.get("partition_by") or []), window.args.get("order")]
+    for part in filter(None, definition):
+        for sub in [part, *_inside(part)]:
+            if isinstance(sub, exp.Window):
+                raise _error("window functions are not allowed in window definitions", sql,
+                             sub)
+
+
+def _check_filter(node: exp.Filter, sql: str) -> None:
+    """A FILTER condition holds no window call, and an aggregate's no aggregate (a window
+    call's may: it runs over grouped rows)."""
+    in_window = _window_of(node.this) is not None
+    for sub in _inside(node.expression):
+        if isinstance(sub, exp.Window):
+            raise _error("window function calls cannot be nested" if in_window else
+                         "aggregate function calls cannot contain window function calls",
+                         sql, sub)
+        if isinstance(sub, exp.AggFunc) and not in_window and _window_of(sub) is None \
+                and not isinstance(sub, _GROUPING):
+            raise _error("aggregate functions are not allowed in FILTER", sql, sub)
+
+
+def _check_ordered_set(node: exp.Expression, sql: str) -> None:
+    """WITHIN GROUP only on DuckDB's ordered-set aggregates (sqlglot folds ``listagg(...)
+    WITHIN GROUP (ORDER BY ...)`` into an ordered listagg: the parser noted it)."""
+    if isinstance(node, exp.GroupConcat):
+        if not node.meta.get(WITHIN_GROUP):
+            return
+        call = node
+    else:
+        call = node.this
+    written = written_call(call)
+    name = (written[0] if written else call.sql_name()).lower()
+    if isinstance(node, exp.GroupConcat) or name not in _ORDERED_SET:
+        raise _error(f'Unknown ordered aggregate "{name}" (WITHIN GROUP is for '
+                     "percentile_cont, percentile_disc and mode; order other aggregates "
+                     f"inside the call: {name}(x ORDER BY y))", sql, call)
+
+
+def _check_order(order: exp.Order, sql: str) -> None:
+    """ORDER BY in an aggregate call or a query: no non-integer constant; a query's integer
+    is an output position, 1 to the number of columns."""
+    owner = order.parent
+    in_call = isinstance(owner, exp.AggFunc)
+    if not in_call and not isinstance(owner, (exp.Select, exp.SetOperation)):
+        return  # a window's ORDER BY, WITHIN GROUP
+    for ordered in order.expressions:
+        key = ordered.this
+        if _non_integer_constant(key):
+            raise _error("ORDER BY non-integer literal has no effect", sql, key)
+        position = _integer(key)
+        if not in_call and position is not None and position < 1:
+            width = _width(owner)
+            limits = f" - should be between 1 and {width}" if width else ""
+            raise _error(f"ORDER term out of range{limits}", sql, key)
+
+
+def _non_integer_constant(node: exp.Expression) -> bool:
+    if isinstance(node, (exp.Null, exp.Boolean)):
+        return True
+    if isinstance(node, exp.Neg):
+        node = node.this
+    return isinstance(node, exp.Literal) and (node.is_string or _integer(node) is None)
+
+
+def _integer(node: exp.Expression) -> int | None:
+    """The value of an integer constant (``3``, ``-1``), or None."""
+    sign = 1
+    if isinstance(node, exp.Neg):
+        node, sign = node.this, -1
+    if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
+        return sign * int(node.this)
+    return None
+
+
+def _width(query: exp.Expression) -> int | None:
+    """How many columns a query's select list has, when it has no ``*``."""
+    while isinstance(query, exp.SetOperation):
+        query = query.this
+    if not isinstance(query, exp.Select) or any(
+            isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star)
+            for e in query.expressions):
+        return None
+    return len(query.expressions)
