@@ -245,6 +245,12 @@ def _mask(args: list[int], members: frozenset[int]) -> int:
 
 
 def _grouping_args(call: exp.Expression, keys: _Keys, sql: str) -> list[int]:
+    """The keys a GROUPING call reads, by index; ``GROUPING()`` reads every key (DuckDB)."""
+    if not call.expressions:
+        if not keys.exprs:
+            raise SqlError("GROUPING statement cannot be used without groups", sql,
+                           span_of(call))
+        return list(range(len(keys.exprs)))
     if len(call.expressions) > MAX_GROUPING_ARGS:
         raise SqlError(f"GROUPING statement cannot have more than {MAX_GROUPING_ARGS} groups",
                        sql, span_of(call))

@@ -129,6 +129,11 @@ class _Parser(type(_DIALECT.parser())):
                       parens)
         return call
 
+    def validate_expression(self, expression, args=None):
+        if isinstance(expression, (exp.Grouping, exp.GroupingId)) and not expression.expressions:
+            return expression  # GROUPING(): over every GROUP BY key (planner.grouping_sets)
+        return super().validate_expression(expression, args)
+
     def _parse_string_agg(self):
         """sqlglot reads ``listagg(x, ',') WITHIN GROUP (ORDER BY y)`` as ``listagg(x, ','
         ORDER BY y)``; DuckDB refuses it (``planner.binder_checks``): noted here."""
