@@ -31,6 +31,7 @@ from .binder_checks import check_calls
 from .clock import read_clock
 from .column_names import column_name
 from .comma_joins import order_comma_joins
+from .distinct_on import expand_distinct_on
 from .exists_bounds import exists_from_bounds
 from .grouped_columns import check_grouped_columns, is_grouped
 from .grouping_sets import expand_grouping_sets
@@ -107,6 +108,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     check_calls(tree, sql)
     names = output_names(tree)
     tree, reads_clock = read_clock(tree, sql)
+    tree = expand_distinct_on(tree, sql)
     tree = _null_options(_fetch_as_limit(_expand_group_by_all(_values_names(tree), sql)))
     tree = rename_table_columns(_exact_names(_negated_comparisons(tree), schema), schema, sql)
     tree = expand_grouping_sets(mark(order_comma_joins(tree, sql)), schema, sql)
@@ -278,9 +280,6 @@ def _refuse(tree: exp.Expression, sql: str) -> None:
         if not own_windows(node.parent):
             raise SqlError("QUALIFY needs a window function in the select list or in QUALIFY",
                            sql, span_of(node))
-    for node in tree.find_all(exp.Distinct):
-        if node.args.get("on"):
-            raise UnsupportedSql(f"DISTINCT ON is not supported: {node.sql()!r}")
     for node in tree.find_all(exp.SetOperation):
         if node.args.get("by_name"):
             raise UnsupportedSql("UNION/INTERSECT/EXCEPT BY NAME is not supported")
