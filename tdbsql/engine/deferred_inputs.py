@@ -26,8 +26,8 @@ import pyarrow.compute as pc
 from sqlglot import exp, planner
 
 from ..catalog import ArraySource
-from ..datatypes import Datatype
 from ..planner.conjuncts import has_subquery
+from .fields import field_arrow_type
 from .frame import Frame
 from .key_filter import KeyFilter
 from .pipeline import streamed_chain, try_streamed_aggregate
@@ -133,8 +133,7 @@ def _deferrable_scan(runner, join_step: planner.Join, scan) -> Deferred | None:
     base = chain[-1]
     if chain[-1].dependencies or not isinstance(base, planner.Scan) or \
             not isinstance(base.source, exp.Table) or len(chain) == 1 or \
-            any(s.limit != float("inf") or s.offset or has_subquery(
-                s.condition, *s.projections) for s in chain):
+            not all(_row_by_row(s) for s in chain):
         return None
     source, window = runner.catalog.resolve(base.source, runner.sql)
     if not isinstance(source, ArraySource):
@@ -144,7 +143,7 @@ def _deferrable_scan(runner, join_step: planner.Join, scan) -> Deferred | None:
     if cells < SCANNED_CELLS_MIN:
         return None
     for position, key in enumerate(join.get("join_key") or []):
-        stored = _stored_key(chain, key, array.schema)
+        stored = _stored_key(chain, key, array)
         if stored is not None:
             return Deferred(scan, None, tuple(reversed(chain[1:])), position, stored, cells,
                             _span(array, stored))
@@ -177,9 +176,19 @@ def _cells(array) -> int:
     return sum(f.metadata.cell_count for f in array.fragments)
 
 
-def _stored_key(chain: list, key: exp.Expression, schema) -> str | None:
+def _row_by_row(step) -> bool:
+    """Does ``step`` treat each row on its own, so that rows left out below it change
+    nothing else: no LIMIT / OFFSET, no window or aggregate call (a window over the CTE's
+    rows counts the rows the key test would drop), no subquery."""
+    nodes = [n for n in (step.condition, *step.projections) if n is not None]
+    return step.limit == float("inf") and not step.offset and not has_subquery(*nodes) and \
+        not any(n.find(exp.Window, exp.AggFunc) for n in nodes)
+
+
+def _stored_key(chain: list, key: exp.Expression, array) -> str | None:
     """The stored integer column of the chain's array that the join key ``key`` (a column
-    of the chain's top step) is, through the projections on the way down, or None."""
+    of the chain's top step) is, through the projections on the way down, or None.  Its
+    values must be the SQL values (not an enumeration's label indices)."""
     if not isinstance(key, exp.Column) or key.table != chain[0].name:
         return None
     name = key.name
@@ -189,15 +198,11 @@ def _stored_key(chain: list, key: exp.Expression, schema) -> str | None:
             if len(found) != 1 or not isinstance(found[0], exp.Column):
                 return None
             name = found[0].name
-    field = next((f for f in (*schema.dimensions, *schema.attributes) if f.name == name),
-                 None)
-    if field is None or field.cell_val_num != 1 or field.datatype not in _INTEGER_TYPES:
+    names = {f.name for f in (*array.schema.dimensions, *array.schema.attributes)}
+    if name not in names:
         return None
-    return name
-
-
-_INTEGER_TYPES = (Datatype.INT8, Datatype.INT16, Datatype.INT32, Datatype.INT64,
-                  Datatype.UINT8, Datatype.UINT16, Datatype.UINT32)
+    arrow_type = field_arrow_type(array, name)
+    return name if pa.types.is_integer(arrow_type) and arrow_type != pa.uint64() else None
 
 
 def run_deferred(runner, deferred: Deferred, left: Frame, join: dict) -> Frame:
@@ -211,7 +216,7 @@ def run_deferred(runner, deferred: Deferred, left: Frame, join: dict) -> Frame:
             values = values.combine_chunks()
         keys = KeyFilter(pc.unique(values.drop_null()))  # a NULL key matches nothing
     if deferred.aggregate is None:
-        return _run_scan(runner, deferred, keys, join["join_key"][deferred.position])
+        return _run_scan(runner, deferred, keys)
     # a semi hash join per batch over very many keys costs more than it saves
     if keys is not None and keys.present is None and len(keys) > HASHED_KEYS_MAX:
         keys = None
@@ -225,19 +230,19 @@ def run_deferred(runner, deferred: Deferred, left: Frame, join: dict) -> Frame:
     return scanned
 
 
-def _run_scan(runner, deferred: Deferred, keys: KeyFilter, join_key: exp.Expression
-              ) -> Frame:
-    """The deferred chain from its array scan up, the scan keeping only the keys' cells (a
-    key set without a presence table filters the rows at the top instead).  Keys covering
-    half the values the column holds or more are not tested (Q13: every customer)."""
+def _run_scan(runner, deferred: Deferred, keys: KeyFilter | None) -> Frame:
+    """The deferred chain from its array scan up, the scan keeping only the keys' cells.
+    Keys without a presence table, or covering half the values the column holds or more
+    (Q13: every customer), are not tested: the join matches them anyway."""
     if keys is not None and deferred.span is not None and 2 * len(keys) >= deferred.span:
         keys = None
-    stored = keys is not None and keys.present is not None
+    if keys is not None and keys.present is None:  # the join itself does that matching
+        keys = None
     frames: dict = {}
     for step in deferred.chain:
         started = time.perf_counter()
         if step is deferred.chain[0]:
-            frame = runner.scan_step(step, (deferred.group_key, keys) if stored else None)
+            frame = runner.scan_step(step, None if keys is None else (deferred.group_key, keys))
             runner.record(step, frame.length, time.perf_counter() - started,
                           keys=None if keys is None else len(keys))
         else:
@@ -246,9 +251,5 @@ def _run_scan(runner, deferred: Deferred, keys: KeyFilter, join_key: exp.Express
         frames = {step: frame}
     started = time.perf_counter()
     frame = runner.run_step(deferred.scan, frames)
-    if keys is not None and not stored and frame.length:
-        column = runner.column(frame, join_key)
-        rows = keys.rows(column)
-        frame = frame if len(rows) == frame.length else frame.take(rows)
     runner.record(deferred.scan, frame.length, time.perf_counter() - started)
     return frame

@@ -70,14 +70,16 @@ def _compose(rows: np.ndarray | None, picked: np.ndarray, missing: np.ndarray | 
         return picked
     if missing is None:
         return rows.take(picked)
+    if not len(rows):  # nothing joined so far: a RIGHT / FULL join's rows pair with none
+        return np.full(len(picked), -1, np.int64)
     out = rows.take(np.where(missing, 0, picked))
     out[missing] = -1
     return out
 
 
 def _columns_read(nodes: list[exp.Expression]) -> dict:
-    """{alias: column names} of the columns ``nodes`` read (an alias-less column: every
-    alias that has it)."""
+    """{alias: column names} of the columns ``nodes`` read (an alias-less column under
+    None, the alias of a frame's step-local values)."""
     wanted: dict = {}
     for node in nodes:
         for column in node.find_all(exp.Column):

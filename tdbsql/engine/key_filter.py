@@ -18,6 +18,7 @@ from ..kernels.hashing import int_range
 from . import pooled
 from .hash_join import hash_join
 from .hash_table import as_array, int64_values
+from .stored_filter import NO_VALIDITY
 
 PRESENCE_MAX = 1 << 25  # values spanned by a presence table: 32 MB of flags
 
@@ -27,7 +28,9 @@ class KeyFilter:
         """``keys``: the values to keep, distinct and without NULLs."""
         self.keys = keys
         self.low, self.present = 0, None
-        if _exact_int64(keys.type) and len(keys):
+        if not len(keys):  # nothing can match: a table of one absent value says so
+            self.present = np.zeros(1, np.uint8)
+        elif _exact_int64(keys.type):
             values = int64_values(keys)
             low, high = map(int, int_range(values))
             if high - low < PRESENCE_MAX:
@@ -55,13 +58,10 @@ def stored_keep(keys: KeyFilter, column, keep: np.ndarray) -> int:
     """AND into ``keep`` (bool per cell) whether a decoded integer column's value (a tile's
     ``Column``: values, validity) is a key; returns the cells still kept.  Only for a
     ``KeyFilter`` with a presence table (``keys.present``)."""
-    validity = _NO_VALIDITY if column.validity is None else \
+    validity = NO_VALIDITY if column.validity is None else \
         np.require(column.validity, requirements=["C", "W"])
     return int(membership.keep_present(np.require(column.values, requirements=["C", "W"]),
                                        validity, keys.low, keys.present, keep))
-
-
-_NO_VALIDITY = np.zeros(0, np.uint8)
 
 
 def _exact_int64(arrow_type: pa.DataType) -> bool:

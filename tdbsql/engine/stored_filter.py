@@ -28,7 +28,7 @@ from ..planner.conjuncts import and_all, conjuncts, has_subquery, is_settled
 from ..planner.zonemap import FieldKind, Predicate, Test
 from .column import Column
 
-_NO_VALIDITY = np.zeros(0, np.uint8)
+NO_VALIDITY = np.zeros(0, np.uint8)
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ class StoredFilter:
         for name in {name for test in self.tests for name in _columns_of(test)}:
             column = columns[name]
             inputs[name] = (np.require(column.values, requirements=["C", "W"]),
-                            _NO_VALIDITY if column.validity is None else
+                            NO_VALIDITY if column.validity is None else
                             np.require(column.validity, requirements=["C", "W"]))
         for test in self.tests:
             if isinstance(test, _Pair):

@@ -15,8 +15,8 @@ NULL, the comparison is NULL, and COALESCE makes it FALSE).  ``ARRAY_ANY`` is al
 empty list and NULL when there is no list (the key is missing from the LEFT JOIN); the list's
 length is ``COUNT(*)`` of the key's rows, which tells both.  So when every use of such a list is
 one of these tests (or its length), the CTE computes ``MIN``, ``MAX`` and ``COUNT(*)`` instead
-of the list.  The values compared must be ordered as the comparison orders them: numbers,
-dates and times, and strings (compared bytewise, as ``min``/``max`` order them).
+of the list.  Both sides must be of one family that MIN/MAX order as the comparison does:
+numbers, dates and times, or strings (bytewise).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from __future__ import annotations
 from sqlglot import exp
 
 _FLIPPED = {exp.NEQ: exp.NEQ, exp.LT: exp.GT, exp.LTE: exp.GTE, exp.GT: exp.LT, exp.GTE: exp.LTE}
-_ORDERED = (*exp.DataType.NUMERIC_TYPES, *exp.DataType.TEMPORAL_TYPES, *exp.DataType.TEXT_TYPES)
 
 
 def exists_from_bounds(tree: exp.Expression) -> exp.Expression:
@@ -36,9 +35,23 @@ def exists_from_bounds(tree: exp.Expression) -> exp.Expression:
             tests.setdefault((node.this.table, node.this.name), []).append((node, *test))
     for (table, name), found in tests.items():
         aggregate = _list_aggregate(tree, found[0][0], table, name)
-        if aggregate is not None and _only_tests(tree, table, name, found):
+        if aggregate is not None and _only_tests(tree, table, name, found) and all(
+                _family(outer.type) == _family(aggregate.this.this.type)
+                for _, _, outer in found):
             _rewrite(tree, aggregate, table, name, found)
     return tree
+
+
+def _family(data_type) -> str | None:
+    """Values of one family compare in the order MIN/MAX use (a string against a number
+    compares as numbers, row by row, so such a test keeps its list)."""
+    if data_type is None:
+        return None
+    for family, types in (("number", exp.DataType.NUMERIC_TYPES),
+                          ("time", exp.DataType.TEMPORAL_TYPES), ("text", exp.DataType.TEXT_TYPES)):
+        if data_type.is_type(*types):
+            return family
+    return None
 
 
 def _comparison_test(node: exp.ArrayAny):
@@ -86,8 +99,7 @@ def _list_aggregate(tree: exp.Expression, use: exp.Expression, table: str, name:
     for item in ctes[0].this.expressions:
         if isinstance(item, exp.Alias) and item.alias == name and \
                 type(item.this) is exp.ArrayAgg and set(item.this.args) <= {"this"}:
-            value = item.this.this
-            if value.type is not None and value.type.is_type(*_ORDERED):
+            if _family(item.this.this.type) is not None:
                 return item
     return None
 
