@@ -19,6 +19,7 @@ import numpy as np
 from ..errors import SqlError, UnsupportedSql
 from ..planner.conjuncts import has_subquery
 from .frame import broadcast
+from .value_types import compare_plain
 
 
 class SubqueryResolver:
@@ -127,12 +128,14 @@ def _quantified(op, every: bool, probe: pa.Array, values: pa.Array) -> pa.Array:
     if known.type != probe.type and len(known):
         known = pc.cast(known, probe.type)
     if op in (exp.EQ, exp.NEQ):
+        if pa.types.is_floating(probe.type):  # hashing compares bits: -0.0 must be 0.0
+            probe, known = pc.add(probe, 0.0), pc.add(known, 0.0)
         distinct = pc.unique(known)
         if (op is exp.EQ) != every:  # = ANY / <> ALL: membership
             hit = pc.is_in(probe, value_set=distinct)
             decided = hit if op is exp.EQ else pc.invert(hit)
-        else:  # = ALL / <> ANY: all candidates equal the probe
-            same = pc.equal(probe, distinct[0]) if len(distinct) == 1 else \
+        else:  # = ALL / <> ANY: all candidates equal the probe (NaN = NaN, as DuckDB)
+            same = compare_plain("equal", probe, distinct[0]) if len(distinct) == 1 else \
                 pa.array(np.zeros(n, dtype=bool))
             decided = same if op is exp.EQ else pc.invert(same)
     else:
@@ -183,6 +186,8 @@ def _membership(values: pa.Array, candidates: pa.ChunkedArray) -> pa.Array:
     has_null = candidates.null_count > 0
     if candidates.type != values.type:
         candidates = pc.cast(candidates, values.type)
+    if pa.types.is_floating(values.type):  # hashing compares bits: -0.0 must be 0.0
+        values, candidates = pc.add(values, 0.0), pc.add(candidates, 0.0)
     found = pc.is_in(values, value_set=candidates.drop_null())
     found = found.to_numpy(zero_copy_only=False).astype(bool)
     unknown = ~found & has_null
