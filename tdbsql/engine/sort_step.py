@@ -10,6 +10,9 @@ import math
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from sqlglot import exp
+
+from ..errors import SqlError
 
 from .frame import Frame
 from .memory import frame_bytes, step_label
@@ -39,7 +42,9 @@ def run_sort(step, inputs: Frame, runner) -> Frame:
 def sort_indices(runner, frame: Frame, flat: pa.Table, keys) -> np.ndarray:
     arrays, sort_keys = {}, []
     for i, ordered in enumerate(keys):
-        value = runner.column(frame, ordered.this, flat)
+        value = _position(ordered.this, frame, flat)
+        if value is None:
+            value = runner.column(frame, ordered.this, flat)
         if pa.types.is_dictionary(value.type):
             value = value.dictionary_decode()
         columns, keys = sort_columns(f"k{i}", value, bool(ordered.args.get("desc")),
@@ -50,6 +55,21 @@ def sort_indices(runner, frame: Frame, flat: pa.Table, keys) -> np.ndarray:
         return np.arange(frame.length, dtype=np.int64)
     indices = pc.sort_indices(pa.table(arrays), sort_keys=sort_keys)
     return indices.to_numpy().astype(np.int64, copy=False)
+
+
+def _position(key, frame: Frame, flat: pa.Table):
+    """The output column an ORDER BY position names, where one is left (the ORDER BY of a
+    UNION / INTERSECT / EXCEPT whose outputs share a name); None for any other key.  A
+    SELECT's positions are its expressions by then (``planner.build``)."""
+    if not (isinstance(key, exp.Literal) and key.is_int):
+        return None
+    tables = {id(t): t for t in frame.tables.values()}
+    table = next(iter(tables.values())) if len(tables) == 1 else flat  # flat drops repeats
+    position = int(key.name)
+    if not 1 <= position <= table.num_columns:
+        raise SqlError(f"ORDER term out of range - should be between 1 and {table.num_columns}")
+    column = table.column(position - 1)
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
 
 
 def sort_columns(name: str, values, desc: bool, nulls_first: bool) -> tuple[dict, list]:

@@ -356,14 +356,18 @@ def _null_options(tree: exp.Expression) -> exp.Expression:
 
 
 def _values_names(tree: exp.Expression) -> exp.Expression:
-    """``(VALUES (1, 2)) v(a)``: the columns the alias leaves unnamed are ``col1``, ... as in
-    DuckDB (sqlglot would drop them from ``*``); in place."""
+    """``(VALUES (1, 2)) v(a)`` / ``v``: the columns the alias leaves unnamed are ``col0``,
+    ``col1``, ... as in DuckDB (sqlglot would drop them from ``*``); more names than columns
+    is an error; in place."""
     for values in tree.find_all(exp.Values):
         alias = values.args.get("alias")
         rows = values.expressions
-        if alias is None or not alias.columns or not rows:
+        if alias is None or not rows:
             continue
         width = len(rows[0].expressions) if isinstance(rows[0], exp.Tuple) else 1
+        if len(alias.columns) > width:
+            raise SqlError(f"table {alias.name!r} has {width} columns available but "
+                           f"{len(alias.columns)} columns specified")
         for i in range(len(alias.columns), width):
             alias.append("columns", exp.to_identifier(f"col{i}"))
     return tree
