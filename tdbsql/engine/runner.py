@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 
 import numpy as np
 import pyarrow as pa
@@ -153,7 +154,13 @@ class Runner:
         elif isinstance(source, exp.Table) and source.name in inputs.tables and \
                 not source.args.get("db"):
             table = inputs.tables[source.name]
-            frame = Frame({step.name: table, source.name: table}, table.num_rows)
+            tables = {step.name: table}
+            # the CTE's own name too (lifted window steps read by it), unless the query reads
+            # the CTE more than once: in a self-join the second scan's rows would stand for
+            # the first's under that name
+            if self._table_reads()[source.name] == 1:
+                tables[source.name] = table
+            frame = Frame(tables, table.num_rows)
         else:
             scanned = array_scan(self, step, source, condition)
             if not isinstance(scanned, Frame):  # an array: read, filtered, projected per tile
@@ -163,6 +170,11 @@ class Runner:
         if condition is not None:
             frame = frame.filter(self.mask(frame, condition))
         return filter_project(self, step, frame, filtered=True)
+
+    def _table_reads(self) -> Counter:
+        """How many table references of the query name each table or CTE."""
+        return self.query.derived("table reads", lambda: Counter(
+            t.name for t in self.query.expression.find_all(exp.Table)))
 
     def scan_condition(self, scan: planner.Scan):
         """What a scan filters by: its own condition and the conjuncts pushed into it."""
