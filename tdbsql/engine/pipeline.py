@@ -65,21 +65,23 @@ def scan_batch(runner, step, scanned: ArrayScan, condition, task) -> tuple[int, 
 
 def streamed_chain(runner, step) -> tuple | None:
     """(the scan, the filter steps) an Aggregate ``step`` can stream from, or None."""
+    shape = _shape(runner, step)
+    return None if shape is None else (shape[0], *shape[1])
+
+
+def _shape(runner, step):
+    """``_streamable_chain`` of an Aggregate step, worked out once per planned query."""
     if not isinstance(step, planner.Aggregate):
         return None
-    shape = runner.query.derived("streamed aggregate", lambda: _streamable_chain(runner, step),
-                                 step)
-    return None if shape is None else (shape[0], *shape[1])
+    return runner.query.derived("streamed aggregate", lambda: _streamable_chain(runner, step),
+                                step)
 
 
 def try_streamed_aggregate(runner, step, keys=None) -> tuple[Frame, list] | None:
     """(the Aggregate step's frame, the steps it ran inside it) or None when ``step`` is not
     an aggregate over a streamable chain.  ``keys`` (a group key expression, the values to
     keep: a ``KeyFilter``) aggregates only the rows whose key is one of them (``engine.deferred_inputs``)."""
-    if not isinstance(step, planner.Aggregate):
-        return None
-    shape = runner.query.derived("streamed aggregate", lambda: _streamable_chain(runner, step),
-                                 step)
+    shape = _shape(runner, step)
     if shape is None:
         return None
     scan, filters, residuals, calls = shape

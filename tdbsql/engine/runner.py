@@ -80,7 +80,7 @@ class Runner:
         self.deferred.update(deferred_inputs(self, plan))
         # a deferred input runs inside its join step, with the steps it streams from
         skipped = {part for step, d in self.deferred.items() if step in plan.dag
-                   for part in (step, d.aggregate, *d.chain)}
+                   for part in (step, d.aggregate, *d.chain) if part is not None}
         for step in plan.dag:
             if step in skipped:
                 continue
@@ -224,7 +224,7 @@ class Runner:
                keys: int | None = None) -> None:
         """Rows and time of a step for EXPLAIN ANALYZE (with its scan's funnel, if any); a
         ``streamed`` step ran batch by batch inside the step it feeds (its time is there);
-        ``keys``: a deferred aggregate ran for that many join keys."""
+        ``keys``: a deferred aggregate or scan ran for that many join keys."""
         entry = {"step": step, "rows": rows, "seconds": seconds, "streamed": streamed}
         if keys is not None:
             entry["keys"] = keys

@@ -157,15 +157,16 @@ def _kernel(test: Test, kind: FieldKind) -> _Kernel | None:
 
 
 def _pair(term: exp.Expression, kinds: dict[str, FieldKind]) -> _Pair | None:
-    """``column OP column`` over two stored fields of one datatype (numbers or dates, not
-    uint64 or float32), e.g. TPC-H's ``l_commitdate < l_receiptdate``."""
+    """``column OP column`` over two stored fields of one datatype (signed integers, float64
+    or dates: the kinds the zone-map parser reads as int / float / datetime), e.g. TPC-H's
+    ``l_commitdate < l_receiptdate``."""
     op = _PAIR_OPS.get(type(term))
     left, right = term.args.get("this"), term.args.get("expression")
     if op is None or not isinstance(left, exp.Column) or not isinstance(right, exp.Column):
         return None
     a, b = kinds.get(left.name), kinds.get(right.name)
     if a is None or b is None or a.datatype != b.datatype or \
-            a.domain not in ("int", "float", "datetime") or a.datatype == Datatype.UINT64 or \
+            a.domain not in ("int", "float", "datetime") or \
             (a.domain == "float" and a.datatype != Datatype.FLOAT64):
         return None
     return _Pair(a.name, b.name, op, a.domain == "datetime")
