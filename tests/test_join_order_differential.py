@@ -123,3 +123,15 @@ def test_join_orders_give_duckdbs_rows(engines, sql):
     """Comma FROM lists and explicit JOIN / LEFT JOIN chains alike."""
     con, oracle = engines
     _same_as_duckdb(con, oracle, sql)
+
+
+def test_a_join_runs_early_on_an_equal_key_of_a_table_joined_later(engines):
+    """TPC-H Q5's shape: t4 (one row) joins t3 through t3.k = t0.k (t1's join gives t0.k =
+    t3.k) before t3 is there, so the other joins see one row per t0 match, not all."""
+    con, oracle = engines
+    sql = ("SELECT count(*), sum(t2.v) FROM t0 JOIN t1 ON t1.k = t0.k JOIN t2 ON t2.u = t1.u "
+           "JOIN t3 ON t3.k = t0.k AND t3.u = t2.u JOIN t4 ON t4.u = t3.k")
+    _same_as_duckdb(con, oracle, sql)
+    text = con.explain(sql, analyze=True)
+    order = next(line for line in text.splitlines() if "Joined in this order" in line)
+    assert order.strip().startswith("Joined in this order: t4 ("), order

@@ -9,6 +9,8 @@ cross product, refused past the memory budget.
 from __future__ import annotations
 
 import numpy as np
+from sqlglot import exp
+
 from ..errors import SqlError
 from ..planner.conjuncts import and_all, conjuncts, tables_of
 from .deferred_inputs import Deferred, run_deferred
@@ -37,10 +39,12 @@ def run_join(step, dependencies: dict[str, Frame], runner) -> Frame:
         pending.append(name)
     unique: dict[str, bool] = {}
     order = []
+    bridges: set[str] = set()  # joins whose keys made another join's keys ready
     while pending:
-        name = _next_inner(pending, left, dependencies, step.joins, runner, unique)
+        name, join = _next_inner(pending, left, dependencies, step.joins, runner, unique,
+                                 bridges)
         pending.remove(name)
-        left = _join_one(left, dependencies[name], step.joins[name], runner, name)
+        left = _join_one(left, dependencies[name], join, runner, name)
         names.remove(name)
         order.append((name, left.length))
     for name in names:
@@ -51,29 +55,93 @@ def run_join(step, dependencies: dict[str, Frame], runner) -> Frame:
 
 
 def _next_inner(pending: list[str], left: JoinedRows, dependencies, joins, runner,
-                unique: dict[str, bool]) -> str:
-    """The planned next join, or a filtering one (see ``run_join``) that can run now."""
+                unique: dict[str, bool], bridges: set[str]) -> tuple[str, dict]:
+    """(name, join entry) of the planned next join, or of a filtering one (see ``run_join``)
+    that can run now -- its keys as written, or read through another pending join's keys
+    (``_bridged``)."""
     best = None
     for name in pending:
         right, join = dependencies[name], joins[name]
         keys = join.get("source_key") or []
         if isinstance(right, Deferred) or not keys or right.length > left.length or \
-                best is not None and dependencies[best].length <= right.length:
+                best is not None and dependencies[best[0]].length <= right.length:
             continue
         if not _keys_ready(keys, left):
-            continue
+            join = _bridged(name, join, pending, joins, dependencies, left, bridges)
+            if join is None:
+                continue
         if name not in unique:
             flat = right.flat()
             values = [runner.column(right, key, flat) for key in join.get("join_key")]
             unique[name] = group_ids(values).count == right.length
         if unique[name]:
-            best = name
-    if best is None and isinstance(dependencies[pending[0]], Deferred):
+            best = (name, join)
+    if best is not None:
+        if best[1] is not joins[best[0]]:
+            bridges.update(best[1]["bridges"])
+        return best
+    if isinstance(dependencies[pending[0]], Deferred):
         # a deferred input runs for the keys joined so far: join what can come first
-        best = next((name for name in pending if not isinstance(dependencies[name], Deferred)
-                     and joins[name].get("source_key")
-                     and _keys_ready(joins[name]["source_key"], left)), None)
-    return pending[0] if best is None else best
+        ready = next((name for name in pending if not isinstance(dependencies[name], Deferred)
+                      and joins[name].get("source_key")
+                      and _keys_ready(joins[name]["source_key"], left)), None)
+        if ready is not None:
+            return ready, joins[ready]
+    return pending[0], joins[pending[0]]
+
+
+def _bridged(name: str, join: dict, pending: list[str], joins, dependencies,
+             left: JoinedRows, bridges: set[str]) -> dict | None:
+    """``join`` with each key not ready yet replaced by an equal column that is: a pending
+    join P holds ``x = p`` where ``p`` is that key (a column of P's table) and ``x`` is
+    ready, so the join can run on ``x`` now and P, joined later on its own keys, still
+    makes the key equal ``x`` (TPC-H Q5 joins nation on c_nationkey, through supplier's
+    c_nationkey = s_nationkey, before lineitem and supplier are there).  None if some key
+    has no such stand-in, or ``name`` itself bridges a join already run."""
+    if name in bridges:
+        return None
+    tables = left.tables
+    keys, used = [], set()
+    for key in join.get("source_key") or []:
+        if tables_of(key) <= tables:
+            keys.append(key)
+            continue
+        found = _stand_in(key, name, pending, joins, dependencies, left, tables)
+        if found is None:
+            return None
+        keys.append(found[0])
+        used.add(found[1])
+    return {**join, "source_key": keys, "bridges": used}
+
+
+def _stand_in(key, name: str, pending: list[str], joins, dependencies, left: JoinedRows,
+              tables: set) -> tuple | None:
+    """(a ready column equal to ``key`` through a pending join's keys, that join) or None;
+    both columns of one type, so equality stays transitive."""
+    if not isinstance(key, exp.Column):
+        return None
+    for other in pending:
+        right = dependencies[other]
+        if other == name or isinstance(right, Deferred):
+            continue
+        entry = joins[other]
+        for source, joined in zip(entry.get("source_key") or [], entry.get("join_key") or []):
+            if isinstance(joined, exp.Column) and isinstance(source, exp.Column) and \
+                    (joined.table, joined.name) == (key.table, key.name) and \
+                    source.table in tables and \
+                    _column_type(right, key) == _column_type(left, source):
+                return source, other
+    return None
+
+
+def _column_type(frame, column: exp.Column):
+    """The Arrow type of ``column`` in ``frame`` (a Frame, or the parts of JoinedRows)."""
+    frames = frame.inputs if isinstance(frame, JoinedRows) else [frame]
+    for part in frames:
+        table = part.tables.get(column.table)
+        if table is not None and column.name in table.column_names:
+            return table.schema.field(column.name).type
+    return None
 
 
 def _keys_ready(keys, left: JoinedRows) -> bool:
