@@ -102,3 +102,11 @@ def test_keywords_are_duckdbs():
     words = {row[0] for row in duckdb.sql("SELECT keyword_name FROM duckdb_keywords()")
              .fetchall()}
     assert KEYWORDS == words
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT *, x + 1 FROM t", "SELECT t.*, x * 2 AS d, upper(s) FROM t",
+    "SELECT x + 1, * FROM t", "SELECT * EXCLUDE (x), x + 1 FROM t", "SELECT *, * FROM t"])
+def test_names_beside_a_star(engines, sql):
+    """The expressions beside one ``*`` are named as DuckDB prints them (they were _col_N)."""
+    _same_names(engines, sql)

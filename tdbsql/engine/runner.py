@@ -258,6 +258,12 @@ def _output(frame: Frame, root, names: list[str] | None) -> pa.Table:
         table = next(iter(frame.tables.values()))
     if table.column_names == [ROW_PLACEHOLDER]:
         return pa.table({})
+    if names is not None and None in names:  # a star: its columns keep their names
+        at = names.index(None)
+        after = len(names) - at - 1
+        if at + after <= table.num_columns:
+            names = names[:at] + table.column_names[at:table.num_columns - after] + \
+                names[at + 1:]
     if names is not None and len(names) == table.num_columns:
         table = table.rename_columns(names)
     return table

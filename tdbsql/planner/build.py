@@ -424,17 +424,20 @@ def _outside(node: exp.Expression, *kinds):
     return node.walk(prune=lambda n: n is not node and isinstance(n, kinds))
 
 
-def output_names(tree: exp.Expression) -> list[str] | None:
+def output_names(tree: exp.Expression) -> list[str | None] | None:
     """The result column names of the select list (aliases, column names, or the expression
     as DuckDB prints it: ``planner.column_names``), which the optimizer replaces by
-    ``_col_N``."""
+    ``_col_N``.  One ``*`` is a None: the columns it expands to keep their names (with two,
+    the names are not known here: None)."""
     while isinstance(tree, exp.SetOperation):
         tree = tree.this
-    if not isinstance(tree, exp.Select) or any(isinstance(e, exp.Star) or
-                                               (isinstance(e, exp.Column) and e.is_star)
-                                               for e in tree.expressions):
+    if not isinstance(tree, exp.Select):
         return None
-    return [column_name(e) for e in tree.expressions]
+    stars = [isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star)
+             for e in tree.expressions]
+    if sum(stars) > 1:
+        return None
+    return [None if star else column_name(e) for e, star in zip(tree.expressions, stars)]
 
 
 def _scalar_subqueries(tree: exp.Expression) -> frozenset[str]:
