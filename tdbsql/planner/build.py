@@ -40,7 +40,8 @@ from .natural_joins import expand_natural_joins
 from .parse import span_of
 from .shared_operands import share_operands
 from .table_aliases import rename_table_columns, renames
-from .using_columns import bind_using_columns, mark
+from .table_refs import table_key
+from .using_columns import bind_using_columns, mark, refuse_star_beside_using
 from .windows import lift_windows, own_windows
 
 _SUPPORTED_ROOTS = (exp.Select, exp.SetOperation)
@@ -105,6 +106,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     check_statement(tree)
     tree = expand_natural_joins(tree, schema, sql)
     _refuse(tree, sql)
+    refuse_star_beside_using(tree, schema, table_key)
     check_calls(tree, sql)
     names = output_names(tree)
     tree, reads_clock = read_clock(tree, sql)
@@ -156,6 +158,10 @@ def _optimize(tree: exp.Expression, schema: dict) -> exp.Expression:
     try:
         return optimize(tree, schema=MappingSchema(schema, dialect=_DIALECT, normalize=False),
                         dialect=_DIALECT, leave_tables_isolated=True, rules=_RULES)
+    except AssertionError:  # sqlglot's own checks (ORDER BY the position of a subquery item)
+        raise UnsupportedSql("this query's shape cannot be planned (sqlglot's optimizer "
+                             "rejected it); an ORDER BY position naming a subquery item can "
+                             "be written as an alias") from None
     except ValueError as err:
         if "Cycle" not in str(err):
             raise
@@ -218,9 +224,12 @@ def _positional_order(expression: exp.Expression) -> exp.Expression:
       ``SELECT a.id, b.id``): that output's expression -- a number left in ORDER BY would
       sort by a constant, i.e. not at all.  Past the last output it is an error, as in DuckDB.
     """
-    for select in expression.find_all(exp.Select):
+    for select in expression.find_all(exp.Select, exp.SetOperation):
         order = select.args.get("order")
         if order is None:
+            continue
+        if isinstance(select, exp.SetOperation):  # by position, which the sort step reads
+            _all_positions(order, len(_leftmost(select).expressions))
             continue
         items = select.expressions
         first = order.expressions[0] if order.expressions else None
@@ -240,6 +249,22 @@ def _positional_order(expression: exp.Expression) -> exp.Expression:
                                    f"{len(items)}")
                 ordered.set("this", items[position - 1].unalias().copy())
     return expression
+
+
+def _leftmost(node: exp.Expression) -> exp.Expression:
+    while isinstance(node, exp.SetOperation):
+        node = node.this
+    return node
+
+
+def _all_positions(order: exp.Order, width: int) -> None:
+    """A set operation's ``ORDER BY ALL`` as positions ``1 .. width``."""
+    if len(order.expressions) == 1 and isinstance(order.expressions[0].this, exp.Var) and \
+            order.expressions[0].this.name.upper() == "ALL":
+        first = order.expressions[0]
+        order.set("expressions", [
+            exp.Ordered(this=exp.Literal.number(i), desc=first.args.get("desc"),
+                        nulls_first=first.args.get("nulls_first")) for i in range(1, width + 1)])
 
 
 _RULES = (_RULES[0], _positional_order, *_RULES[1:])  # _RULES[0] is qualify
@@ -420,8 +445,10 @@ def _column_beside_aggregate(item: exp.Expression) -> exp.Column | None:
 
 
 def _outside(node: exp.Expression, *kinds):
-    """``node``'s subtree without what is below a node of ``kinds``."""
-    return node.walk(prune=lambda n: n is not node and isinstance(n, kinds))
+    """``node``'s subtree without what is below a node of ``kinds`` (``node`` itself is
+    yielded, its subtree left out when it is of ``kinds``: ``sum(x)`` reads no column
+    beside its aggregate)."""
+    return node.walk(prune=lambda n: isinstance(n, kinds))
 
 
 def output_names(tree: exp.Expression) -> list[str | None] | None:

@@ -48,7 +48,8 @@ def unnest_subqueries_before_grouping(expression: exp.Expression) -> exp.Express
             continue
         after = _after_grouping(node)
         if not after and not (isinstance(node, exp.Subquery) and not isinstance(
-                node.parent, exp.In) and not _one_row(query)):
+                node.parent, exp.In) and not _one_row(query)) and \
+                not (isinstance(node.parent, exp.In) and _in_select_list(node)):
             continue
         if any(node is not other and other in _ancestors(node) for other, _, _ in kept):
             continue  # inside one already kept: goes with it
@@ -83,6 +84,16 @@ def _after_grouping(node: exp.Expression) -> bool:
         return False
     return child is parent.args.get("having") or child is parent.args.get("order") or \
         child in parent.expressions
+
+
+def _in_select_list(node: exp.Expression) -> bool:
+    """Is ``node`` in the select list of its nearest SELECT?  There ``x IN (SELECT ...)`` is
+    a value: NULL when nothing matches and the subquery has a NULL, which the optimizer's
+    join (FALSE then) loses; in WHERE the two mean the same."""
+    child, parent = node, node.parent
+    while parent is not None and not isinstance(parent, exp.Select):
+        child, parent = parent, parent.parent
+    return parent is not None and child in parent.expressions
 
 
 def _one_row(query: exp.Expression) -> bool:

@@ -31,6 +31,7 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.optimizer.scope import find_all_in_scope
 
+from ..errors import UnsupportedSql
 from .conjuncts import conjuncts
 
 _WRITTEN = "tdbsql_written"  # meta key on a COALESCE of the SQL text
@@ -141,3 +142,31 @@ def _using_side(join: exp.Join, column: exp.Column) -> exp.Expression | None:
                and p.table != column.table for p in parts):
             return other
     return None
+
+
+def refuse_star_beside_using(tree: exp.Expression, schema: dict, table_key) -> None:
+    """Refuse ``SELECT *`` over a USING (or NATURAL) join on ``c`` followed by another table
+    that has a column ``c``: sqlglot's star expansion drops every later table's ``c`` once the
+    USING column is merged (``t JOIN u USING (id), u AS u2`` lost ``u2.id``), a wrong answer.
+    Only tables whose columns are known (arrays, registered tables) are checked."""
+    for select in tree.find_all(exp.Select):
+        if not any(isinstance(e, exp.Star) for e in select.expressions):
+            continue
+        sources = [select.args.get("from_") or select.args.get("from")] + \
+            list(select.args.get("joins") or [])
+        merged: set[str] = set()  # names a USING has merged so far
+        for source in sources:
+            if source is None:
+                continue
+            table = source.this
+            columns = set(schema.get(table_key(table), {})) \
+                if isinstance(table, exp.Table) else set()
+            using = {i.name for i in source.args.get("using") or []} \
+                if isinstance(source, exp.Join) else set()
+            clash = (columns & merged) - using
+            if clash:
+                raise UnsupportedSql(
+                    f"SELECT * over a USING / NATURAL join on {sorted(clash)[0]!r} and another "
+                    f"table with that column ({table.sql(dialect='duckdb')}) is not supported: "
+                    f"list the columns")
+            merged |= using

@@ -27,7 +27,7 @@ from itertools import count
 
 from sqlglot import exp
 
-from ..errors import UnsupportedSql
+from ..errors import SqlError, UnsupportedSql
 
 _FRAME_KINDS = ("ROWS", "RANGE", "GROUPS")
 
@@ -218,6 +218,9 @@ def _unwrapped(function: exp.Expression) -> tuple[exp.Expression, bool, exp.Expr
 def _function_name(function: exp.Expression) -> str:
     if isinstance(function, exp.Anonymous):
         return function.name.lower()
+    if not isinstance(function, exp.Func):  # e.g. GROUPING() OVER (), which DuckDB refuses
+        raise SqlError(f"OVER needs a window or aggregate function, not "
+                       f"{function.sql(dialect='duckdb')!r}")
     return function.sql_name().lower()
 
 
