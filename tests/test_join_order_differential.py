@@ -135,3 +135,15 @@ def test_a_join_runs_early_on_an_equal_key_of_a_table_joined_later(engines):
     text = con.explain(sql, analyze=True)
     order = next(line for line in text.splitlines() if "Joined in this order" in line)
     assert order.strip().startswith("Joined in this order: t4 ("), order
+
+
+def test_a_small_unique_table_joins_into_the_input_its_keys_read_first(engines):
+    """TPC-H Q11's shape: t4 (one row) reads only t1's columns, and t1 is smaller than the
+    source t3: t4 joins into t1 first, then t3 joins those rows."""
+    con, oracle = engines
+    sql = ("SELECT count(*), sum(t3.v) FROM t3 JOIN t1 ON t1.u = t3.k "
+           "JOIN t4 ON t4.u = t1.k")
+    _same_as_duckdb(con, oracle, sql)
+    text = con.explain(sql, analyze=True)
+    order = next(line for line in text.splitlines() if "Joined in this order" in line)
+    assert order.strip().startswith("Joined in this order: t4 into t1 ("), order
