@@ -2,7 +2,7 @@
 
 A deferred join input (``engine.deferred_inputs``) aggregates only the rows whose group key is
 among the keys joined so far.  Integer keys spanning a range of up to ``PRESENCE_MAX`` values
-are tested against a flat presence table (``kernels.membership``): one pass per batch, and the
+are tested against a presence bitmap (``kernels.membership``): one pass per batch, and the
 table, a few MB at most, stays in cache.  Any other keys go through a semi hash join, whose
 key rules (int/float mixes, strings, dates against timestamps) are the join's own.  A NULL key
 matches nothing either way.
@@ -20,21 +20,22 @@ from .hash_join import hash_join
 from .hash_table import as_array, int64_values
 from .stored_filter import NO_VALIDITY
 
-PRESENCE_MAX = 1 << 25  # values spanned by a presence table: 32 MB of flags
+PRESENCE_MAX = 1 << 28  # values spanned by a presence bitmap: 32 MB
 
 
 class KeyFilter:
     def __init__(self, keys: pa.Array):
         """``keys``: the values to keep, distinct and without NULLs."""
         self.keys = keys
-        self.low, self.present = 0, None
-        if not len(keys):  # nothing can match: a table of one absent value says so
+        self.low, self.size, self.present = 0, 0, None
+        if not len(keys):  # nothing can match: an empty bitmap says so
             self.present = np.zeros(1, np.uint8)
         elif _exact_int64(keys.type):
             values = int64_values(keys)
             low, high = map(int, int_range(values))
             if high - low < PRESENCE_MAX:
-                self.low, self.present = low, np.zeros(high - low + 1, np.uint8)
+                self.low, self.size = low, high - low + 1
+                self.present = np.zeros((self.size + 7) // 8, np.uint8)  # a bit per value
                 membership.mark_present(values, low, self.present)
 
     def __len__(self) -> int:
@@ -47,7 +48,7 @@ class KeyFilter:
             return hash_join([column], [self.keys], "semi")[0]
         values = int64_values(column, copy=False)
         rows = pooled.empty(len(values), np.int64)
-        rows = rows[:membership.rows_present(values, self.low, self.present, rows)]
+        rows = rows[:membership.rows_present(values, self.low, self.size, self.present, rows)]
         if column.null_count:  # NULL slots hold anything: drop them
             valid = np.asarray(column.is_valid().to_numpy(zero_copy_only=False))
             rows = rows[valid[rows]]
@@ -61,7 +62,7 @@ def stored_keep(keys: KeyFilter, column, keep: np.ndarray) -> int:
     validity = NO_VALIDITY if column.validity is None else \
         np.require(column.validity, requirements=["C", "W"])
     return int(membership.keep_present(np.require(column.values, requirements=["C", "W"]),
-                                       validity, keys.low, keys.present, keep))
+                                       validity, keys.low, keys.size, keys.present, keep))
 
 
 def _exact_int64(arrow_type: pa.DataType) -> bool:
