@@ -95,50 +95,11 @@ def _holds(a, b, op):
 
 
 @jit
-def _keep_compared_op(left, right, op, nat_is_null, keep):
-    """The loop of ``keep_compared`` for a constant ``op`` and ``nat_is_null`` (no validity
-    to mind)."""
-    kept = 0
-    for i in range(keep.shape[0]):
-        a = left[i]
-        b = right[i]
-        passed = keep[i] and _holds(a, b, op)
-        if nat_is_null:
-            passed = passed and a != _INT64_MIN and b != _INT64_MIN
-        keep[i] = passed
-        kept += passed
-    return kept
-
-
-@jit
-def _keep_compared_ops(left, right, op, nat_is_null, keep):
-    """``_keep_compared_op`` with ``op`` spelled out, so each loop is compiled for one."""
-    if op == 0:
-        return _keep_compared_op(left, right, 0, nat_is_null, keep)
-    if op == 1:
-        return _keep_compared_op(left, right, 1, nat_is_null, keep)
-    if op == 2:
-        return _keep_compared_op(left, right, 2, nat_is_null, keep)
-    if op == 3:
-        return _keep_compared_op(left, right, 3, nat_is_null, keep)
-    if op == 4:
-        return _keep_compared_op(left, right, 4, nat_is_null, keep)
-    return _keep_compared_op(left, right, 5, nat_is_null, keep)
-
-
-@jit
-def keep_compared(left, left_validity, right, right_validity, op, nat_is_null, keep):
-    """ANDs ``left[i] OP right[i]`` (two columns of one type) into ``keep``; returns the rows
-    still kept.  ``op``: 0 ``=``, 1 ``<>``, 2 ``<``, 3 ``<=``, 4 ``>``, 5 ``>=``.  NaN is
-    above every number and equal to itself (DuckDB); NULL, and NaT when ``nat_is_null``,
-    never passes.  Without a validity to mind, one loop per operator (LLVM then drops the
-    operator test from the loop: 4.5 -> ~0.4-1 ns a row)."""
+def _keep_compared_op(left, left_validity, right, right_validity, op, nat_is_null, keep):
+    """The loop of ``keep_compared``; called with ``op`` and ``nat_is_null`` spelled out, so
+    that LLVM compiles a loop for each with the operator fixed."""
     left_nulls = left_validity.shape[0] > 0
     right_nulls = right_validity.shape[0] > 0
-    if not (left_nulls or right_nulls):
-        if nat_is_null:
-            return _keep_compared_ops(left, right, op, True, keep)
-        return _keep_compared_ops(left, right, op, False, keep)
     kept = 0
     for i in range(keep.shape[0]):
         a = left[i]
@@ -153,3 +114,35 @@ def keep_compared(left, left_validity, right, right_validity, op, nat_is_null, k
         keep[i] = passed
         kept += passed
     return kept
+
+
+@jit
+def _keep_compared_ops(left, left_validity, right, right_validity, op, nat_is_null, keep):
+    if op == 0:
+        return _keep_compared_op(left, left_validity, right, right_validity, 0, nat_is_null,
+                                 keep)
+    if op == 1:
+        return _keep_compared_op(left, left_validity, right, right_validity, 1, nat_is_null,
+                                 keep)
+    if op == 2:
+        return _keep_compared_op(left, left_validity, right, right_validity, 2, nat_is_null,
+                                 keep)
+    if op == 3:
+        return _keep_compared_op(left, left_validity, right, right_validity, 3, nat_is_null,
+                                 keep)
+    if op == 4:
+        return _keep_compared_op(left, left_validity, right, right_validity, 4, nat_is_null,
+                                 keep)
+    return _keep_compared_op(left, left_validity, right, right_validity, 5, nat_is_null, keep)
+
+
+@jit
+def keep_compared(left, left_validity, right, right_validity, op, nat_is_null, keep):
+    """ANDs ``left[i] OP right[i]`` (two columns of one type) into ``keep``; returns the rows
+    still kept.  ``op``: 0 ``=``, 1 ``<>``, 2 ``<``, 3 ``<=``, 4 ``>``, 5 ``>=``.  NaN is
+    above every number and equal to itself (DuckDB); NULL, and NaT when ``nat_is_null``,
+    never passes.  One loop per operator: with the operator tested inside the loop a row
+    took 4.5 ns, now ~0.4 (1.8 -> 0.44 ns with the NaT check)."""
+    if nat_is_null:
+        return _keep_compared_ops(left, left_validity, right, right_validity, op, True, keep)
+    return _keep_compared_ops(left, left_validity, right, right_validity, op, False, keep)
