@@ -40,7 +40,6 @@ from .natural_joins import expand_natural_joins
 from .parse import span_of
 from .shared_operands import share_operands
 from .table_aliases import rename_table_columns, renames
-from .table_refs import table_key
 from .using_columns import bind_using_columns, mark, refuse_star_beside_using
 from .windows import lift_windows, own_windows
 
@@ -106,7 +105,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     check_statement(tree)
     tree = expand_natural_joins(tree, schema, sql)
     _refuse(tree, sql)
-    refuse_star_beside_using(tree, schema, table_key)
+    refuse_star_beside_using(tree, schema)
     check_calls(tree, sql)
     names = output_names(tree)
     tree, reads_clock = read_clock(tree, sql)
@@ -228,17 +227,15 @@ def _positional_order(expression: exp.Expression) -> exp.Expression:
         order = select.args.get("order")
         if order is None:
             continue
+        every = _order_all(order)
         if isinstance(select, exp.SetOperation):  # by position, which the sort step reads
-            _all_positions(order, len(_leftmost(select).expressions))
+            if every is not None:
+                width = len(_leftmost(select).expressions)
+                _order_by(order, every, [exp.Literal.number(i) for i in range(1, width + 1)])
             continue
         items = select.expressions
-        first = order.expressions[0] if order.expressions else None
-        if len(order.expressions) == 1 and isinstance(first.this, exp.Var) and \
-                first.this.name.upper() == "ALL":
-            order.set("expressions", [
-                exp.Ordered(this=item.unalias().copy(), desc=first.args.get("desc"),
-                            nulls_first=first.args.get("nulls_first"))
-                for item in items])
+        if every is not None:
+            _order_by(order, every, [item.unalias().copy() for item in items])
             continue
         for ordered in order.expressions:
             key = ordered.this
@@ -257,14 +254,20 @@ def _leftmost(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def _all_positions(order: exp.Order, width: int) -> None:
-    """A set operation's ``ORDER BY ALL`` as positions ``1 .. width``."""
-    if len(order.expressions) == 1 and isinstance(order.expressions[0].this, exp.Var) and \
-            order.expressions[0].this.name.upper() == "ALL":
-        first = order.expressions[0]
-        order.set("expressions", [
-            exp.Ordered(this=exp.Literal.number(i), desc=first.args.get("desc"),
-                        nulls_first=first.args.get("nulls_first")) for i in range(1, width + 1)])
+def _order_all(order: exp.Order) -> exp.Ordered | None:
+    """The term of an ``ORDER BY ALL`` (with its direction and NULLS placement), or None."""
+    terms = order.expressions
+    if len(terms) == 1 and isinstance(terms[0].this, exp.Var) and \
+            terms[0].this.name.upper() == "ALL":
+        return terms[0]
+    return None
+
+
+def _order_by(order: exp.Order, every: exp.Ordered, keys: list[exp.Expression]) -> None:
+    """``order`` by each of ``keys`` in the direction and NULLS placement of ``every``."""
+    order.set("expressions", [
+        exp.Ordered(this=key, desc=every.args.get("desc"),
+                    nulls_first=every.args.get("nulls_first")) for key in keys])
 
 
 _RULES = (_RULES[0], _positional_order, *_RULES[1:])  # _RULES[0] is qualify

@@ -34,7 +34,8 @@ def order_comma_joins(tree: exp.Expression, sql: str) -> exp.Expression:
     return tree
 
 
-def _is_comma(join: exp.Join) -> bool:
+def is_comma(join: exp.Join) -> bool:
+    """A bare comma in a FROM list (no ON / USING / kind / side / method)."""
     return not (join.args.get("on") or join.args.get("using") or join.kind or join.side
                 or join.method)
 
@@ -54,11 +55,11 @@ def _one_select(select: exp.Select, joins: list[exp.Join], sql: str) -> None:
                 raise SqlError(f'Referenced table "{column.table}" not found (it is joined '
                                "after this ON)", sql, span_of(ident if ident is not None
                                                               else column))
-    if not any(_is_comma(j) for j in joins) or not any(not _is_comma(j) for j in joins):
+    if not any(is_comma(j) for j in joins) or not any(not is_comma(j) for j in joins):
         return
     groups: list[list[int]] = [[0]]  # indexes into ``sources``
     for i, join in enumerate(joins, start=1):
-        if _is_comma(join):
+        if is_comma(join):
             groups.append([i])
         else:
             groups[-1].append(i)

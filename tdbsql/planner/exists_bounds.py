@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from .grouped_columns import source_clauses
+
 _FLIPPED = {exp.NEQ: exp.NEQ, exp.LT: exp.GT, exp.LTE: exp.GTE, exp.GT: exp.LT, exp.GTE: exp.LTE}
 
 
@@ -85,9 +87,7 @@ def _list_aggregate(tree: exp.Expression, use: exp.Expression, table: str, name:
     """The ``ARRAY_AGG(value) AS name`` alias of the one CTE that ``table`` names in the
     SELECT around ``use``, if that CTE is read nowhere else and the value is ordered."""
     select = use.find_ancestor(exp.Select)
-    sources = [select.args.get("from_") or select.args.get("from")] + \
-        list(select.args.get("joins") or [])
-    tables = [s.this for s in sources if s is not None and isinstance(s.this, exp.Table)
+    tables = [s.this for s in source_clauses(select) if isinstance(s.this, exp.Table)
               and s.this.alias_or_name == table]
     if len(tables) != 1:
         return None

@@ -95,18 +95,16 @@ def _group_keys(group: exp.Group | None) -> set[exp.Expression] | None:
     return keys
 
 
+def source_clauses(select: exp.Select) -> list[exp.Expression]:
+    """A SELECT's FROM clause and its JOINs, in order (their ``this`` is the source)."""
+    first = select.args.get("from_")
+    return ([first] if first is not None else []) + list(select.args.get("joins") or [])
+
+
 def select_sources(select: exp.Select) -> set[str]:
     """The aliases of a SELECT's own FROM and JOIN sources (not the optimizer's ``_u_N``)."""
-    names = set()
-    for key in ("from_", "joins"):
-        value = select.args.get(key)
-        for source in value if isinstance(value, list) else [value]:
-            if source is None:
-                continue
-            name = source.this.alias_or_name
-            if name and not name.startswith("_u_"):
-                names.add(name)
-    return names
+    names = {clause.this.alias_or_name for clause in source_clauses(select)}
+    return {name for name in names if name and not name.startswith("_u_")}
 
 
 def _ungrouped(node: exp.Expression, keys: set[exp.Expression],

@@ -53,7 +53,7 @@ def unnest_subqueries_before_grouping(expression: exp.Expression) -> exp.Express
             continue
         if any(node is not other and other in _ancestors(node) for other, _, _ in kept):
             continue  # inside one already kept: goes with it
-        if after and query.find(exp.AggFunc):
+        if after and is_grouped(query):
             if isinstance(node, exp.Subquery) and _one_row(query) and \
                     not isinstance(node.parent, exp.In):
                 continue
@@ -97,11 +97,11 @@ def _in_select_list(node: exp.Expression) -> bool:
 
 
 def _one_row(query: exp.Expression) -> bool:
-    """Does ``query`` surely return one row: an aggregating SELECT without GROUP BY, HAVING,
-    LIMIT or OFFSET?"""
+    """Does ``query`` surely return one row: an aggregating SELECT (``is_grouped``: not a
+    window call or a nested query's aggregate) without GROUP BY, HAVING, LIMIT or OFFSET?"""
     return isinstance(query, exp.Select) and not any(
         query.args.get(key) for key in ("group", "having", "limit", "offset", "qualify")) and \
-        any(e.find(exp.AggFunc) for e in query.expressions)
+        is_grouped(query)
 
 
 def _correlated(query: exp.Expression) -> bool:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
+from .comma_joins import is_comma
 from .table_refs import cte_of, table_key
 from .parse import span_of
 
@@ -58,11 +59,6 @@ def expand_natural_joins(tree: exp.Expression, schema: dict[str, dict[str, str]]
     return tree
 
 
-def _is_comma(join: exp.Join) -> bool:
-    return not (join.args.get("on") or join.args.get("using") or join.kind or join.side
-                or join.method)
-
-
 class _Columns:
     """Column names of FROM sources, worked out from the schema and the query text."""
 
@@ -73,7 +69,7 @@ class _Columns:
         """The names ``select``'s join ``index`` (a NATURAL one) joins on, checked."""
         joins = select.args["joins"]
         join = joins[index]
-        start = max([i + 1 for i in range(index) if _is_comma(joins[i])], default=0)
+        start = max([i + 1 for i in range(index) if is_comma(joins[i])], default=0)
         left = self.joined(select, start, index)
         right = self.source(join.this)
         right_keys = {name.key: name for name in right}

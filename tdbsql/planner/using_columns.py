@@ -33,6 +33,8 @@ from sqlglot.optimizer.scope import find_all_in_scope
 
 from ..errors import UnsupportedSql
 from .conjuncts import conjuncts
+from .grouped_columns import source_clauses
+from .table_refs import table_key
 
 _WRITTEN = "tdbsql_written"  # meta key on a COALESCE of the SQL text
 _USING = "tdbsql_using"  # meta key on a Join: the names of its USING list
@@ -144,7 +146,7 @@ def _using_side(join: exp.Join, column: exp.Column) -> exp.Expression | None:
     return None
 
 
-def refuse_star_beside_using(tree: exp.Expression, schema: dict, table_key) -> None:
+def refuse_star_beside_using(tree: exp.Expression, schema: dict) -> None:
     """Refuse ``SELECT *`` over a USING (or NATURAL) join on ``c`` followed by another table
     that has a column ``c``: sqlglot's star expansion drops every later table's ``c`` once the
     USING column is merged (``t JOIN u USING (id), u AS u2`` lost ``u2.id``), a wrong answer.
@@ -152,12 +154,8 @@ def refuse_star_beside_using(tree: exp.Expression, schema: dict, table_key) -> N
     for select in tree.find_all(exp.Select):
         if not any(isinstance(e, exp.Star) for e in select.expressions):
             continue
-        sources = [select.args.get("from_") or select.args.get("from")] + \
-            list(select.args.get("joins") or [])
         merged: set[str] = set()  # names a USING has merged so far
-        for source in sources:
-            if source is None:
-                continue
+        for source in source_clauses(select):
             table = source.this
             columns = set(schema.get(table_key(table), {})) \
                 if isinstance(table, exp.Table) else set()
