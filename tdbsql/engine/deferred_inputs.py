@@ -29,6 +29,7 @@ from ..catalog import ArraySource
 from ..planner.conjuncts import has_subquery
 from .fields import field_arrow_type
 from .frame import Frame
+from .hash_table import is_exact_integer
 from .key_filter import KeyFilter
 from .pipeline import streamed_chain, try_streamed_aggregate
 
@@ -202,16 +203,16 @@ def _stored_key(chain: list, key: exp.Expression, array) -> str | None:
     if name not in names:
         return None
     arrow_type = field_arrow_type(array, name)
-    return name if pa.types.is_integer(arrow_type) and arrow_type != pa.uint64() else None
+    return name if is_exact_integer(arrow_type) else None
 
 
-def run_deferred(runner, deferred: Deferred, left: Frame, join: dict) -> Frame:
-    """The join input for the rows ``left`` joined so far (``join``: the join's entry)."""
+def run_deferred(runner, deferred: Deferred, values) -> Frame:
+    """The join input for the rows joined so far (``values``: their side of the deferred
+    key pair)."""
     started = time.perf_counter()
-    if left.length * KEYS_PER_CELL_MAX > deferred.cells:  # as many keys as cells, nearly:
+    if len(values) * KEYS_PER_CELL_MAX > deferred.cells:  # as many keys as cells, nearly:
         keys = None  # testing them would cost more than it saves (Q12's 1.5M orders)
     else:
-        values = runner.column(left, join["source_key"][deferred.position])
         if isinstance(values, pa.ChunkedArray):
             values = values.combine_chunks()
         keys = KeyFilter(pc.unique(values.drop_null()))  # a NULL key matches nothing

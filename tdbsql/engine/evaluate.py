@@ -33,7 +33,7 @@ from .frame import broadcast
 from .functions import REGISTRY, Call, call, call_shape, node_span
 from .functions_text import as_text
 from .window_functions import window_value
-from .value_types import (cast_value, common_type, compare_plain, fit_literals, float32_literal,
+from .value_types import (unsigned_zeros, cast_value, common_type, compare_plain, fit_literals, float32_literal,
                           is_dictionary, join_strings, kind, nan_members, null_like,
                           null_unconvertible, on_values, plain)
 
@@ -269,15 +269,11 @@ class Evaluator:
             raise self.error(f"IN list: {err}", node) from None
         has_null = any(not item.is_valid for item in cast_items)
         valid_items = [item for item in cast_items if item.is_valid]
-        candidates = pa.array([item.as_py() for item in valid_items], target)
-        floats = pa.types.is_floating(target)
-        if floats:  # is_in hashes bits: -0.0 would miss 0.0 (x + 0.0 turns -0.0 into 0.0)
-            candidates = pc.add(candidates, 0.0)
+        candidates = unsigned_zeros(pa.array([item.as_py() for item in valid_items], target))
 
         def member(values):
             values = cast_value(values, target)
-            found = pc.is_in(pc.add(values, 0.0) if floats else values, value_set=candidates,
-                             skip_nulls=True)
+            found = pc.is_in(unsigned_zeros(values), value_set=candidates, skip_nulls=True)
             return nan_members(found, values, valid_items, target)
 
         found = on_values(value, member, target)

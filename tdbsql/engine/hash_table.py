@@ -112,6 +112,11 @@ def _data(array: pa.Array) -> np.ndarray:
     return np.frombuffer(array.buffers()[1], dtype, len(array), array.offset * dtype.itemsize)
 
 
+def is_exact_integer(arrow_type: pa.DataType) -> bool:
+    """Integers whose int64 value is the number itself (every integer type but uint64)."""
+    return pa.types.is_integer(arrow_type) and arrow_type != pa.uint64()
+
+
 def is_integer_like(arrow_type: pa.DataType) -> bool:
     """Types whose values are integers in an int64 (temporal types by their raw count)."""
     return (pa.types.is_integer(arrow_type) or pa.types.is_boolean(arrow_type)

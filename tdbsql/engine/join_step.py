@@ -199,10 +199,11 @@ def _keys_ready(keys, left: JoinedRows) -> bool:
 
 
 def _join_one(left: JoinedRows, right, join: dict, runner, name: str) -> JoinedRows:
+    left_keys = _key_values(left, join.get("source_key") or [], runner)
     if isinstance(right, Deferred):
-        right = run_deferred(runner, right, left.frame(join["source_key"]), join)
+        right = run_deferred(runner, right, left_keys[right.position])
     side = (join.get("side") or "").upper()
-    left_idx, right_idx = _matches(left, right, join, runner, name)
+    left_idx, right_idx = _matches(left, left_keys, right, join, runner, name)
     condition = and_all(conjuncts(join.get("condition")))
     if condition is not None and len(left_idx):
         pairs = left.joined(left_idx, right, right_idx).frame([condition])
@@ -220,7 +221,17 @@ def _join_one(left: JoinedRows, right, join: dict, runner, name: str) -> JoinedR
     return left.joined(left_idx, right, right_idx)
 
 
-def _matches(left: JoinedRows, right: Frame, join: dict, runner, name: str):
+def _key_values(left: JoinedRows, keys: list, runner) -> list:
+    """The joined rows' values of the join's ``source_key`` expressions (taken from the
+    inputs once, for the deferred input's keys and the hash join alike)."""
+    if not keys:
+        return []
+    keyed = left.frame(keys)
+    flat = keyed.flat()
+    return [runner.column(keyed, key, flat) for key in keys]
+
+
+def _matches(left: JoinedRows, left_keys: list, right: Frame, join: dict, runner, name: str):
     source_key, join_key = join.get("source_key") or [], join.get("join_key") or []
     if name in runner.query.scalar_subqueries and right.length > 1:
         raise SqlError("more than one row returned by a subquery used as an expression",
@@ -231,9 +242,7 @@ def _matches(left: JoinedRows, right: Frame, join: dict, runner, name: str):
         left_idx = np.repeat(np.arange(left.length, dtype=np.int64), right.length)
         right_idx = np.tile(np.arange(right.length, dtype=np.int64), left.length)
         return left_idx, right_idx
-    keyed = left.frame(source_key)
-    left_flat, right_flat = keyed.flat(), right.flat()
-    left_keys = [runner.column(keyed, key, left_flat) for key in source_key]
+    right_flat = right.flat()
     right_keys = [runner.column(right, key, right_flat) for key in join_key]
     # the hash table is built on the smaller side (part's 1,451 rows, not lineitem's 6M);
     # the matched pairs are the same either way (outer rows are added from them after)

@@ -17,7 +17,7 @@ from ..kernels import membership
 from ..kernels.hashing import int_range
 from . import pooled
 from .hash_join import hash_join
-from .hash_table import as_array, int64_values
+from .hash_table import as_array, int64_values, is_exact_integer
 from .stored_filter import NO_VALIDITY
 
 PRESENCE_MAX = 1 << 28  # values spanned by a presence bitmap: 32 MB
@@ -30,7 +30,7 @@ class KeyFilter:
         self.low, self.size, self.present = 0, 0, None
         if not len(keys):  # nothing can match: an empty bitmap says so
             self.present = np.zeros(1, np.uint8)
-        elif _exact_int64(keys.type):
+        elif is_exact_integer(keys.type):
             values = int64_values(keys)
             low, high = map(int, int_range(values))
             if high - low < PRESENCE_MAX:
@@ -44,7 +44,7 @@ class KeyFilter:
     def rows(self, column) -> np.ndarray:
         """Indices (int64, ascending) of the rows of ``column`` whose value is a key."""
         column = as_array(column)
-        if self.present is None or not _exact_int64(column.type):
+        if self.present is None or not is_exact_integer(column.type):
             return hash_join([column], [self.keys], "semi")[0]
         values = int64_values(column, copy=False)
         rows = pooled.empty(len(values), np.int64)
@@ -63,8 +63,3 @@ def stored_keep(keys: KeyFilter, column, keep: np.ndarray) -> int:
         np.require(column.validity, requirements=["C", "W"])
     return int(membership.keep_present(np.require(column.values, requirements=["C", "W"]),
                                        validity, keys.low, keys.size, keys.present, keep))
-
-
-def _exact_int64(arrow_type: pa.DataType) -> bool:
-    """Integers whose int64 value is the number itself (not uint64)."""
-    return pa.types.is_integer(arrow_type) and arrow_type != pa.uint64()

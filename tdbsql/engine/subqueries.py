@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import SqlError, UnsupportedSql
 from ..planner.conjuncts import has_subquery
 from .frame import broadcast
-from .value_types import compare_plain
+from .value_types import compare_plain, unsigned_zeros
 
 
 class SubqueryResolver:
@@ -128,8 +128,7 @@ def _quantified(op, every: bool, probe: pa.Array, values: pa.Array) -> pa.Array:
     if known.type != probe.type and len(known):
         known = pc.cast(known, probe.type)
     if op in (exp.EQ, exp.NEQ):
-        if pa.types.is_floating(probe.type):  # hashing compares bits: -0.0 must be 0.0
-            probe, known = pc.add(probe, 0.0), pc.add(known, 0.0)
+        probe, known = unsigned_zeros(probe), unsigned_zeros(known)
         distinct = pc.unique(known)
         if (op is exp.EQ) != every:  # = ANY / <> ALL: membership
             hit = pc.is_in(probe, value_set=distinct)
@@ -186,8 +185,7 @@ def _membership(values: pa.Array, candidates: pa.ChunkedArray) -> pa.Array:
     has_null = candidates.null_count > 0
     if candidates.type != values.type:
         candidates = pc.cast(candidates, values.type)
-    if pa.types.is_floating(values.type):  # hashing compares bits: -0.0 must be 0.0
-        values, candidates = pc.add(values, 0.0), pc.add(candidates, 0.0)
+    values, candidates = unsigned_zeros(values), unsigned_zeros(candidates)
     found = pc.is_in(values, value_set=candidates.drop_null())
     found = found.to_numpy(zero_copy_only=False).astype(bool)
     unknown = ~found & has_null

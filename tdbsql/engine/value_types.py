@@ -267,3 +267,9 @@ def float32_literal(left, right):
         return scalar
     return fix(left, right), fix(right, left)
 
+
+
+def unsigned_zeros(values):
+    """Float values with -0.0 made 0.0 (``x + 0.0``), others as they are: Arrow's ``is_in``
+    and ``unique`` hash a float's bits, and SQL holds -0.0 = 0.0."""
+    return pc.add(values, 0.0) if pa.types.is_floating(values.type) else values
