@@ -134,6 +134,19 @@ class _Parser(type(_DIALECT.parser())):
             return expression  # GROUPING(): over every GROUP BY key (planner.grouping_sets)
         return super().validate_expression(expression, args)
 
+    def _parse_cube_or_rollup(self, with_prefix: bool = False):
+        """``CUBE (a, b IS NULL)`` / ``ROLLUP (a = 1)``: DuckDB takes any expression as an
+        element; sqlglot reads only up to a comparison (``_parse_bitwise``)."""
+        if with_prefix or not self._match_set((TokenType.CUBE, TokenType.ROLLUP)):
+            return super()._parse_cube_or_rollup(with_prefix=with_prefix)
+        kind = exp.Cube if self._prev.token_type == TokenType.CUBE else exp.Rollup
+        return self.expression(kind(expressions=self._parse_wrapped_csv(self._parse_disjunction)))
+
+    def _parse_grouping_set(self):
+        """An element of ``GROUPING SETS (...)``: any expression, as for CUBE / ROLLUP."""
+        return self._parse_grouping_sets() or self._parse_cube_or_rollup() \
+            or self._parse_disjunction()
+
     def _parse_string_agg(self):
         """sqlglot reads ``listagg(x, ',') WITHIN GROUP (ORDER BY y)`` as ``listagg(x, ','
         ORDER BY y)``; DuckDB refuses it (``planner.binder_checks``): noted here."""
