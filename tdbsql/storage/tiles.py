@@ -129,6 +129,7 @@ class TileReader:
         self.files = _ReadAhead()
         self._paths: dict[tuple[str, str], str] = {}
         self._identities: dict[str, tuple | None] = {}
+        self._key_prefixes: dict[tuple[str, str], tuple | bool] = {}
         self._identity_lock = threading.Lock()  # tiles are read on several threads
 
     def read(self, spec: FieldSpec, tile_idx: int, hits: list | None = None) -> Column:
@@ -150,6 +151,15 @@ class TileReader:
     def _cache_key(self, spec: FieldSpec, tile_idx: int):
         if self.encryption is not None or tile_cache().budget == 0:
             return None
+        field = (spec.file_stem, spec.name)  # one field of this fragment
+        prefix = self._key_prefixes.get(field)
+        if prefix is None:
+            prefix = self._key_prefixes[field] = self._key_prefix(spec)
+        return None if prefix is False else (prefix, tile_idx)
+
+    def _key_prefix(self, spec: FieldSpec):
+        """The field's part of its tiles' cache keys (False when a file is missing): the
+        same for every tile, so worked out once per reader, not once per tile read."""
         suffixes = ["", "_var"] if spec.is_var else [""]
         if spec.nullable:
             suffixes.append("_validity")
@@ -160,10 +170,9 @@ class TileReader:
             if identity is None:
                 identity = self._identity(path)
             if identity is None:
-                return None  # let the read report the missing file
+                return False  # let the read report the missing file
             files.append(identity)
-        return (tuple(files), spec.name, spec.datatype, spec.cell_val_num, spec.nullable,
-                tile_idx)
+        return tuple(files), spec.name, spec.datatype, spec.cell_val_num, spec.nullable
 
     def _identity(self, path: str):
         """Stat a data file once per reader, even when several threads miss it at once; its
