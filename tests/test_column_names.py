@@ -106,7 +106,8 @@ def test_keywords_are_duckdbs():
 
 @pytest.mark.parametrize("sql", [
     "SELECT *, x + 1 FROM t", "SELECT t.*, x * 2 AS d, upper(s) FROM t",
-    "SELECT x + 1, * FROM t", "SELECT * EXCLUDE (x), x + 1 FROM t", "SELECT *, * FROM t"])
+    "SELECT x + 1, * FROM t", "SELECT * EXCLUDE (x), x + 1 FROM t", "SELECT *, * FROM t",
+    "SELECT count(*), * FROM t GROUP BY ALL", "SELECT *, sum(x) FROM t GROUP BY ALL"])
 def test_names_beside_a_star(engines, sql):
     """The expressions beside one ``*`` are named as DuckDB prints them (they were _col_N)."""
     _same_names(engines, sql)

@@ -33,7 +33,8 @@ from .column_names import column_name
 from .comma_joins import order_comma_joins
 from .distinct_on import expand_distinct_on
 from .exists_bounds import exists_from_bounds
-from .grouped_columns import check_grouped_columns, is_grouped
+from .grouped_columns import (check_grouped_columns, is_aggregate, is_grouped,
+                              is_window_function)
 from .grouping_sets import expand_grouping_sets
 from .inline_subqueries import unnest_subqueries_before_grouping
 from .natural_joins import expand_natural_joins
@@ -270,7 +271,25 @@ def _order_by(order: exp.Order, every: exp.Ordered, keys: list[exp.Expression]) 
                     nulls_first=every.args.get("nulls_first")) for key in keys])
 
 
-_RULES = (_RULES[0], _positional_order, *_RULES[1:])  # _RULES[0] is qualify
+def _group_by_all_beside_stars(expression: exp.Expression) -> exp.Expression:
+    """GROUP BY ALL over a select list with ``*`` (``SELECT count(*), * ... GROUP BY ALL``),
+    once ``qualify`` has expanded the star into the columns it stands for (in place)."""
+    for select in expression.find_all(exp.Select):
+        group = select.args.get("group")
+        if group is not None and group.args.get("all"):
+            _group_by_items(select)
+    return expression
+
+
+def _group_by_items(select: exp.Select) -> None:
+    """``select`` grouped by each of its items that reads a column per row (in place);
+    with none, GROUP BY ALL is no GROUP BY (``SELECT 1, count(*) ...``: one group)."""
+    keys = [e.unalias().copy() for e in select.expressions if _row_columns(e)]
+    select.set("group", exp.Group(expressions=keys) if keys else None)
+
+
+_RULES = (_RULES[0], _group_by_all_beside_stars, _positional_order,
+          *_RULES[1:])  # _RULES[0] is qualify
 
 
 def _simplify_conditions(tree: exp.Expression) -> exp.Expression:
@@ -415,9 +434,9 @@ def _fetch_as_limit(tree: exp.Expression) -> exp.Expression:
 
 
 def _expand_group_by_all(tree: exp.Expression, sql: str) -> exp.Expression:
-    """GROUP BY ALL (DuckDB): group by every select item that has no aggregate.  An item
-    with an aggregate may not read a column outside it (``x + count(*)``): DuckDB refuses to
-    mix them rather than group by the column."""
+    """GROUP BY ALL (DuckDB): group by every select item that reads a column per row
+    (``_row_columns``).  A select list with a ``*`` keeps its GROUP BY ALL until ``qualify``
+    has expanded the star (``_group_by_all_beside_stars``)."""
     groups = [g for g in tree.find_all(exp.Group) if g.args.get("all")]
     if not groups:
         return tree
@@ -425,17 +444,35 @@ def _expand_group_by_all(tree: exp.Expression, sql: str) -> exp.Expression:
     for group in [g for g in tree.find_all(exp.Group) if g.args.get("all")]:
         select = group.parent
         for item in select.expressions:
-            column = _column_beside_aggregate(item)
-            if column is not None:
-                text = item.unalias().sql(dialect="duckdb", normalize_functions="lower")
-                raise SqlError("GROUP BY ALL: cannot mix aggregates with non-aggregated columns "
-                               f"in {text!r}", sql, span_of(column))
-        keys = [e.unalias().copy() for e in select.expressions if not e.find(exp.AggFunc)]
-        if keys:
-            select.set("group", exp.Group(expressions=keys))
-        else:
-            select.set("group", None)
+            _check_group_by_all_item(item, sql)
+        if not any(item.is_star for item in select.expressions):
+            _group_by_items(select)
     return tree
+
+
+def _check_group_by_all_item(item: exp.Expression, sql: str) -> None:
+    """DuckDB's refusals of a GROUP BY ALL select item that reads a column per row: beside
+    an aggregate (``x + count(*)``: DuckDB refuses to mix them rather than group by the
+    column), or in a window call (``sum(x) OVER ()``: no group key)."""
+    column = _column_beside_aggregate(item)
+    if column is not None:
+        text = item.unalias().sql(dialect="duckdb", normalize_functions="lower")
+        raise SqlError("GROUP BY ALL: cannot mix aggregates with non-aggregated columns "
+                       f"in {text!r}", sql, span_of(column))
+    window = next((n for n in _outside(item, exp.Select) if isinstance(n, exp.Window)), None)
+    if window is not None and _row_columns(item):
+        raise SqlError("GROUP BY ALL: cannot group on a window clause", sql, _span_over(window))
+
+
+def _row_columns(item: exp.Expression) -> list[exp.Column]:
+    """The columns ``item`` reads per row: outside aggregate calls (the function of a window
+    call, ``sum(x) OVER ()``, is not one here) and nested queries.  GROUP BY ALL groups by
+    the items that read one, as DuckDB: a constant or ``count(*) + 1`` is no key."""
+    def inside(node: exp.Expression) -> bool:
+        return isinstance(node, exp.Select) or (is_aggregate(node)
+                                                and not is_window_function(node))
+
+    return [node for node in item.walk(prune=inside) if isinstance(node, exp.Column)]
 
 
 def _column_beside_aggregate(item: exp.Expression) -> exp.Column | None:

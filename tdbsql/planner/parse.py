@@ -134,6 +134,19 @@ class _Parser(type(_DIALECT.parser())):
             return expression  # GROUPING(): over every GROUP BY key (planner.grouping_sets)
         return super().validate_expression(expression, args)
 
+    def _parse_group(self, skip_group_by_token: bool = False):
+        """``GROUP BY ALL a`` / ``GROUP BY ALL CUBE (a)`` is a syntax error in DuckDB, where
+        ALL stands alone; sqlglot reads the keys after it (and GROUP BY ALL would drop them)."""
+        start = self._index
+        group = super()._parse_group(skip_group_by_token)
+        if group is not None and group.args.get("all") and any(
+                group.args.get(part) for part in ("expressions", "cube", "rollup",
+                                                  "grouping_sets")):
+            self._retreat(next(i for i in range(start, self._index)
+                               if self._tokens[i].token_type == TokenType.ALL) + 1)
+            self.raise_error("GROUP BY ALL takes no grouping keys")
+        return group
+
     def _parse_cube_or_rollup(self, with_prefix: bool = False):
         """``CUBE (a, b IS NULL)`` / ``ROLLUP (a = 1)``: DuckDB takes any expression as an
         element; sqlglot reads only up to a comparison (``_parse_bitwise``)."""
