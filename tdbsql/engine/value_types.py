@@ -71,8 +71,11 @@ def common_type(types: list[pa.DataType]) -> pa.DataType | None:
     if kinds == {"string"}:
         return pa.large_string() if any(pa.types.is_large_string(t) for t in real) else pa.string()
     if kinds <= {"date", "timestamp"}:
-        units = [t.unit for t in real if pa.types.is_timestamp(t)]
-        return pa.timestamp(dto.finest_unit(units)) if units else pa.date32()
+        stamps = [t for t in real if pa.types.is_timestamp(t)]
+        if not stamps:
+            return pa.date32()
+        zone = next((t.tz for t in stamps if t.tz is not None), None)  # TIMESTAMPTZ wins
+        return pa.timestamp(dto.finest_unit([t.unit for t in stamps]), tz=zone)
     # A string next to a typed value is read as that type, as DuckDB reads string literals.
     typed = [t for t in real if kind(t) != "string"]
     if "string" in kinds and typed and common_type(typed) is not None:
@@ -114,8 +117,8 @@ def cast_value(value, target: pa.DataType):
         return pa.scalar(None, target) if isinstance(value, pa.Scalar) else \
             pa.nulls(len(value), target)
     source = kind(value.type)
-    if source == "string" and isinstance(value, pa.Scalar) and kind(target) in ("date",
-                                                                               "timestamp"):
+    if source == "string" and isinstance(value, pa.Scalar) and (
+            kind(target) in ("date", "timestamp") or pa.types.is_interval(target)):
         return _cast_string_scalar(value, target)
     if source == "float" and pa.types.is_integer(target):
         value = pc.round(value, round_mode="half_to_even")  # DuckDB: DOUBLE -> int rounds to even
@@ -130,11 +133,17 @@ def cast_value(value, target: pa.DataType):
 
 
 def _cast_string_scalar(value: pa.Scalar, target: pa.DataType):
+    """A string constant read as a DATE, TIMESTAMP or INTERVAL (``'2 days'``) as DuckDB
+    reads it."""
     if not value.is_valid:
         return pa.scalar(None, target)
     try:
         if pa.types.is_date(target):
             return pa.scalar(dto.parse_date(value.as_py()), target)
+        if pa.types.is_interval(target):
+            interval = dto.parse_interval(value.as_py(), None)
+            return pa.scalar(pa.MonthDayNano([interval.months, interval.days,
+                                              interval.micros * 1000]), target)
         stamp = pa.scalar(dto.parse_timestamp(value.as_py()), pa.timestamp("us"))
         return pc.cast(stamp, target)
     except dto.DatetimeError as err:
