@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 
+import duckdb
 import pyarrow as pa
 
 import tdbsql
@@ -47,12 +48,27 @@ def test_types():
     assert table.column_names == ["current_date", "now()", "localtimestamp", "today()"]
 
 
+def test_times_are_duckdbs_arrow_types_and_names():
+    """localtime, current_time & co. come back as DuckDB returns them to Arrow (time64[us];
+    DuckDB's TIME WITH TIME ZONE has no Arrow type either), named as written."""
+    sql = ("SELECT current_time, LOCALTIME, get_current_time(), current_localtime(), "
+           "CURRENT_TIME")
+    table = _connection().sql(sql).arrow()
+    oracle = duckdb.sql(sql).arrow()
+    oracle = oracle.read_all() if hasattr(oracle, "read_all") else oracle
+    assert table.schema.types == oracle.schema.types == [pa.time64("us")] * 5
+    assert table.column_names == oracle.column_names == [
+        "current_time", "LOCALTIME", "get_current_time()", "current_localtime()",
+        "CURRENT_TIME"]
+
+
 def test_read_clock_at_a_given_time():
     when = dt.datetime(2024, 2, 29, 23, 59, 58, 5, tzinfo=dt.timezone.utc)
-    tree, read = read_clock(parse("SELECT current_date, now() FROM t WHERE k = 1"), "", when)
+    tree, read = read_clock(parse("SELECT current_date, now(), localtime FROM t WHERE k = 1"),
+                            "", when)
     assert read
     assert tree.sql(dialect="duckdb") == (
-        "SELECT CAST('2024-02-29' AS DATE), CAST('2024-02-29 23:59:58.000005' AS TIMESTAMPTZ) "
-        "FROM t WHERE k = 1")
+        "SELECT CAST('2024-02-29' AS DATE), CAST('2024-02-29 23:59:58.000005' AS TIMESTAMPTZ), "
+        "CAST('23:59:58.000005' AS TIME) FROM t WHERE k = 1")
     untouched = parse("SELECT k FROM t")
     assert read_clock(untouched, "") == (untouched, False)

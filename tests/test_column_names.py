@@ -64,7 +64,8 @@ SCALARS = [
     "sum(x) OVER (ORDER BY x ROWS 2 PRECEDING)",
     "sum(x) OVER (ORDER BY x RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)",
     "lag(x, 1) OVER (ORDER BY x)", "first_value(x IGNORE NULLS) OVER (ORDER BY x)",
-    "(SELECT 1)",
+    "(SELECT 1)", "TIME '10:00:00'", "TRY_CAST(s AS TIME)", "localtime", "current_time",
+    "get_current_time()", "current_localtime()", "hour(localtime)",
 ]
 
 

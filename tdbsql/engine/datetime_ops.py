@@ -118,6 +118,24 @@ def _parse_datetime(text: str) -> dt.datetime:
                         microsecond=clock.microsecond)
 
 
+_TIME = re.compile(r"(?:\d{4}-\d{1,2}-\d{1,2}[ T])?(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?"
+                   r"(?:[+-]\d{1,2}(?::?\d{2})?)?")
+
+
+def parse_time(text: str) -> dt.time:
+    """A TIME as DuckDB reads one: ``HH:MM[:SS[.ffffff]]``, also after a date or before a UTC
+    offset (both ignored: ``'2024-01-31 10:30'`` is 10:30); digits past microseconds are cut."""
+    match = _TIME.fullmatch(text.strip())
+    if match is None:
+        raise DatetimeError(f"cannot read {text!r} as a TIME")
+    hour, minute, second, fraction = match.groups()
+    try:
+        return dt.time(int(hour), int(minute), int(second or 0),
+                       int((fraction or "")[:6].ljust(6, "0")))
+    except ValueError:
+        raise DatetimeError(f"time field value out of range: {text!r}") from None
+
+
 # --- arithmetic -----------------------------------------------------------------------------
 
 
@@ -209,6 +227,7 @@ def common_timestamp(left, right):
 
 PARTS = ("year", "quarter", "month", "day", "dow", "isodow", "doy", "week", "isoyear", "hour",
          "minute", "second", "millisecond", "microsecond", "epoch", "decade", "century")
+TIME_PARTS = ("hour", "minute", "second", "millisecond", "microsecond", "epoch")
 _PART_ALIASES = {"years": "year", "months": "month", "days": "day", "dayofmonth": "day",
                  "dayofweek": "dow", "weekday": "dow", "dayofyear": "doy", "weeks": "week",
                  "weekofyear": "week", "hours": "hour", "minutes": "minute", "seconds": "second",
@@ -225,12 +244,15 @@ def normalise_part(name: str) -> str:
 
 
 def extract(part: str, value):
-    """EXTRACT(part FROM value) for a date or timestamp: BIGINT, ``epoch`` DOUBLE."""
+    """EXTRACT(part FROM value) for a date, timestamp or time (of a TIME only the parts of
+    the clock, as DuckDB): BIGINT, ``epoch`` DOUBLE."""
     part = normalise_part(part)
+    if pa.types.is_time(value.type) and part not in TIME_PARTS:
+        raise DatetimeError(f"there is no {part} in a TIME (only {', '.join(TIME_PARTS)})")
     if part == "epoch":
         return _epoch(value)
-    stamps = to_timestamp(value) if part in ("hour", "minute", "second", "millisecond",
-                                             "microsecond") else value
+    stamps = to_timestamp(value) if pa.types.is_date(value.type) and part in TIME_PARTS \
+        else value
     result = _PART_FUNCS[part](stamps)
     return pc.cast(result, pa.int64())
 

@@ -52,6 +52,7 @@ _CAST_TYPES = {
     T.TIMESTAMPTZ: pa.timestamp("us", tz="UTC"),  # no session time zone: UTC (planner/clock.py)
     T.DATETIME: pa.timestamp("us"), T.TIMESTAMP_S: pa.timestamp("s"),
     T.TIMESTAMP_MS: pa.timestamp("ms"), T.TIMESTAMP_NS: pa.timestamp("ns"),
+    T.TIME: pa.time64("us"),  # (TIME WITH TIME ZONE has no Arrow type: no CAST to it)
     T.BLOB: pa.binary(), T.VARBINARY: pa.binary(), T.BINARY: pa.binary(),
 }
 

@@ -20,7 +20,8 @@ from sqlglot import exp
 from ..errors import SqlError
 from ..planner.parse import span_of
 from . import datetime_ops as dto
-from .value_types import cast_value, common_type, fit_literals, is_numeric, kind, null_like, plain
+from .value_types import (cast_value, common_type, fit_literals, is_numeric, kind, null_like,
+                          plain, type_name)
 
 # sqlglot arguments that are options of a function, not SQL arguments of it.
 _FLAG_ARGS = {"binary", "encoding", "zero_start", "negative_length_returns_empty", "json_scope",
@@ -97,14 +98,19 @@ class Call:
             raise self.error(f"expects an integer, got {value.type}", index)
         return pc.cast(value, pa.int64())
 
-    def temporal(self, value, index: int):
+    def temporal(self, value, index: int, times: bool = False):
+        """A DATE or TIMESTAMP argument (a string constant read as a TIMESTAMP); with
+        ``times`` a TIME too (``hour(localtime)``)."""
         value = plain(value)
         if kind(value.type) == "null":
             return null_like(value, pa.timestamp("us"))
         if kind(value.type) == "string" and isinstance(value, pa.Scalar):
             return cast_value(value, pa.timestamp("us"))
+        if kind(value.type) == "time" and times:
+            return value
         if kind(value.type) not in ("date", "timestamp"):
-            raise self.error(f"expects a DATE or TIMESTAMP, got {value.type}", index)
+            expected = "a DATE, TIMESTAMP or TIME" if times else "a DATE or TIMESTAMP"
+            raise self.error(f"expects {expected}, got {value.type}", index)
         return value
 
 
@@ -182,7 +188,7 @@ def call_shape(node: exp.Func) -> tuple[str, list]:
 
 def _part_function(part: str):
     def impl(ctx, value):
-        return dto.extract(part, ctx.temporal(value, 0))
+        return dto.extract(part, ctx.temporal(value, 0, times=part in dto.TIME_PARTS))
     return impl
 
 
@@ -198,7 +204,7 @@ for _name, _part in (("year", "year"), ("month", "month"), ("day", "day"),
 def _date_part(ctx, part, value):
     name = ctx.constant(ctx.string(part, 0), 0, "date part")
     try:
-        return dto.extract(name, ctx.temporal(value, 1))
+        return dto.extract(name, ctx.temporal(value, 1, times=True))
     except dto.DatetimeError as err:
         raise ctx.error(str(err), 0) from None
 
@@ -242,35 +248,6 @@ def unify(ctx, values):
 
 
 # --- types ----------------------------------------------------------------------------------
-
-_TYPE_NAMES = (
-    (pa.types.is_null, '"NULL"'), (pa.types.is_boolean, "BOOLEAN"),
-    (pa.types.is_int8, "TINYINT"), (pa.types.is_int16, "SMALLINT"),
-    (pa.types.is_int32, "INTEGER"), (pa.types.is_int64, "BIGINT"),
-    (pa.types.is_uint8, "UTINYINT"), (pa.types.is_uint16, "USMALLINT"),
-    (pa.types.is_uint32, "UINTEGER"), (pa.types.is_uint64, "UBIGINT"),
-    (pa.types.is_float32, "FLOAT"), (pa.types.is_float64, "DOUBLE"),
-    (lambda t: pa.types.is_string(t) or pa.types.is_large_string(t), "VARCHAR"),
-    (lambda t: pa.types.is_binary(t) or pa.types.is_large_binary(t)
-     or pa.types.is_fixed_size_binary(t), "BLOB"),
-    (pa.types.is_date, "DATE"), (pa.types.is_time, "TIME"),
-    (lambda t: pa.types.is_timestamp(t) and t.tz is not None, "TIMESTAMP WITH TIME ZONE"),
-    (lambda t: pa.types.is_timestamp(t) and t.unit == "s", "TIMESTAMP_S"),
-    (lambda t: pa.types.is_timestamp(t) and t.unit == "ms", "TIMESTAMP_MS"),
-    (lambda t: pa.types.is_timestamp(t) and t.unit == "ns", "TIMESTAMP_NS"),
-    (pa.types.is_timestamp, "TIMESTAMP"),
-    (lambda t: pa.types.is_interval(t) or pa.types.is_duration(t), "INTERVAL"),
-)
-
-
-def type_name(t: pa.DataType) -> str:
-    """DuckDB's name of the SQL type an Arrow type stands for (``typeof``)."""
-    if pa.types.is_dictionary(t):
-        return type_name(t.value_type)
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return type_name(t.value_type) + "[]"
-    return next((name for check, name in _TYPE_NAMES if check(t)), str(t).upper())
-
 
 @register("typeof", 1)
 def _typeof(ctx, value):

@@ -41,6 +41,35 @@ def kind(t: pa.DataType) -> str:
     return "other"
 
 
+_TYPE_NAMES = (
+    (pa.types.is_null, '"NULL"'), (pa.types.is_boolean, "BOOLEAN"),
+    (pa.types.is_int8, "TINYINT"), (pa.types.is_int16, "SMALLINT"),
+    (pa.types.is_int32, "INTEGER"), (pa.types.is_int64, "BIGINT"),
+    (pa.types.is_uint8, "UTINYINT"), (pa.types.is_uint16, "USMALLINT"),
+    (pa.types.is_uint32, "UINTEGER"), (pa.types.is_uint64, "UBIGINT"),
+    (pa.types.is_float32, "FLOAT"), (pa.types.is_float64, "DOUBLE"),
+    (lambda t: pa.types.is_string(t) or pa.types.is_large_string(t), "VARCHAR"),
+    (lambda t: pa.types.is_binary(t) or pa.types.is_large_binary(t)
+     or pa.types.is_fixed_size_binary(t), "BLOB"),
+    (pa.types.is_date, "DATE"), (pa.types.is_time, "TIME"),
+    (lambda t: pa.types.is_timestamp(t) and t.tz is not None, "TIMESTAMP WITH TIME ZONE"),
+    (lambda t: pa.types.is_timestamp(t) and t.unit == "s", "TIMESTAMP_S"),
+    (lambda t: pa.types.is_timestamp(t) and t.unit == "ms", "TIMESTAMP_MS"),
+    (lambda t: pa.types.is_timestamp(t) and t.unit == "ns", "TIMESTAMP_NS"),
+    (pa.types.is_timestamp, "TIMESTAMP"),
+    (lambda t: pa.types.is_interval(t) or pa.types.is_duration(t), "INTERVAL"),
+)
+
+
+def type_name(t: pa.DataType) -> str:
+    """DuckDB's name of the SQL type an Arrow type stands for (``typeof``)."""
+    if pa.types.is_dictionary(t):
+        return type_name(t.value_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return type_name(t.value_type) + "[]"
+    return next((name for check, name in _TYPE_NAMES if check(t)), str(t).upper())
+
+
 def _is_string(t) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t)
 
@@ -117,6 +146,8 @@ def cast_value(value, target: pa.DataType):
         return pa.scalar(None, target) if isinstance(value, pa.Scalar) else \
             pa.nulls(len(value), target)
     source = kind(value.type)
+    if pa.types.is_time(target):
+        return _to_time(value, target)
     if source == "string" and isinstance(value, pa.Scalar) and (
             kind(target) in ("date", "timestamp") or pa.types.is_interval(target)):
         return _cast_string_scalar(value, target)
@@ -148,6 +179,25 @@ def _cast_string_scalar(value: pa.Scalar, target: pa.DataType):
         return pc.cast(stamp, target)
     except dto.DatetimeError as err:
         raise ValueError(str(err)) from None
+
+
+def _to_time(value, target: pa.DataType):
+    """CAST to TIME as DuckDB: strings read as a time of day (``dto.parse_time``), a TIMESTAMP
+    its time of day, a TIME itself; anything else (numbers, DATE, TIMESTAMP WITH TIME ZONE)
+    is refused."""
+    source = kind(value.type)
+    if source == "string":
+        times = [None if text is None else dto.parse_time(text) for text in _texts(value)]
+        return pa.scalar(times[0], target) if isinstance(value, pa.Scalar) else \
+            pa.array(times, target)
+    if source == "time" or (source == "timestamp" and value.type.tz is None):
+        return pc.cast(value, target, safe=False)  # nanoseconds are cut, as DuckDB does
+    raise ValueError(f"there is no cast from {type_name(value.type)}")
+
+
+def _texts(value) -> list:
+    """The strings of a string scalar or array, as Python values."""
+    return [value.as_py()] if isinstance(value, pa.Scalar) else value.to_pylist()
 
 
 def _string_to_int(value, target):
@@ -201,12 +251,24 @@ def null_unconvertible(value, target: pa.DataType):
         day = pc.utf8_slice_codeunits(pc.if_else(ok, text, None), 0, 10)
         real = pc.is_valid(pc.strptime(day, format="%Y-%m-%d", unit="s", error_is_null=True))
         return pc.if_else(pc.and_(ok, real), value, pa.scalar(None, value.type))
+    if source == "string" and kind(target) == "time":
+        readable = [text is not None and _reads_as_time(text) for text in _texts(value)]
+        mask = pa.scalar(readable[0]) if isinstance(value, pa.Scalar) else pa.array(readable)
+        return pc.if_else(mask, value, pa.scalar(None, value.type))
     if source in ("int", "uint", "float") and kind(target) in ("int", "uint"):
         as_float = pc.cast(value, pa.float64())
         if source == "float":
             as_float = pc.round(as_float, round_mode="half_towards_infinity")
         return _null_out_of_range(value, as_float, target)
     return value
+
+
+def _reads_as_time(text: str) -> bool:
+    try:
+        dto.parse_time(text)
+    except dto.DatetimeError:
+        return False
+    return True
 
 
 def _null_out_of_range(value, as_float, target):

@@ -13,8 +13,7 @@ from sqlglot import exp
 
 from ..errors import SqlError
 from .frame import Frame, rows_only
-from .functions import type_name
-from .value_types import cast_value, common_type, kind
+from .value_types import cast_value, common_type, kind, type_name
 
 
 def values_frame(runner, step, values: exp.Values) -> Frame:

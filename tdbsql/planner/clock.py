@@ -9,9 +9,12 @@ kept in the connection's plan cache (``LogicalQuery.reads_clock``): the next run
 
 Types, as DuckDB's: ``current_date`` / ``today()`` are DATE; ``now()`` / ``current_timestamp``
 / ``get_current_timestamp()`` / ``transaction_timestamp()`` are TIMESTAMP WITH TIME ZONE, an
-Arrow ``timestamp[us, tz=UTC]``; ``localtimestamp`` / ``current_localtimestamp()`` TIMESTAMP.
-tdbsql has no session time zone: it works in UTC, so the date and the local time are UTC's
-(DuckDB takes them in its ``TimeZone`` setting, the machine's zone unless set).
+Arrow ``timestamp[us, tz=UTC]``; ``localtimestamp`` / ``current_localtimestamp()`` TIMESTAMP;
+``localtime`` / ``current_localtime()`` TIME and ``current_time`` / ``get_current_time()``
+TIME WITH TIME ZONE, both an Arrow ``time64[us]`` (as DuckDB returns them to Arrow: Arrow has
+no time of day with a zone, so here the latter is a TIME).  tdbsql has no session time zone:
+it works in UTC, so the date and the local time are UTC's (DuckDB takes them in its
+``TimeZone`` setting, the machine's zone unless set).
 """
 
 from __future__ import annotations
@@ -25,12 +28,13 @@ from .column_names import written_call
 from .parse import span_of
 
 # what each reading of the clock is, by sqlglot node or by the name of an unknown call
-_DATE, _STAMP, _LOCAL = "DATE", "TIMESTAMPTZ", "TIMESTAMP"
-_BY_NODE = {exp.CurrentDate: _DATE, exp.CurrentTimestamp: _STAMP, exp.Localtimestamp: _LOCAL}
+_DATE, _STAMP, _LOCAL, _TIME = "DATE", "TIMESTAMPTZ", "TIMESTAMP", "TIME"
+_BY_NODE = {exp.CurrentDate: _DATE, exp.CurrentTimestamp: _STAMP, exp.Localtimestamp: _LOCAL,
+            exp.CurrentTime: _TIME, exp.Localtime: _TIME}
 _BY_NAME = {"now": _STAMP, "get_current_timestamp": _STAMP, "transaction_timestamp": _STAMP,
-            "current_localtimestamp": _LOCAL}
+            "current_localtimestamp": _LOCAL, "current_localtime": _TIME}
 # names DuckDB knows only without parentheses: ``current_timestamp()`` is no function there
-_NO_PARENS = {"current_timestamp", "localtimestamp"}
+_NO_PARENS = {"current_timestamp", "localtimestamp", "current_time", "localtime"}
 
 
 def read_clock(tree: exp.Expression, sql: str,
@@ -71,6 +75,8 @@ def _kind(node: exp.Expression, sql: str) -> str | None:
 def _constant(kind: str, now: dt.datetime) -> exp.Expression:
     if kind == _DATE:
         text = now.date().isoformat()
+    elif kind == _TIME:
+        text = now.time().isoformat(timespec="microseconds")
     else:
         text = now.replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
     return exp.cast(exp.Literal.string(text), kind)
