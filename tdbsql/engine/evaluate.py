@@ -84,9 +84,10 @@ def resolve_column(table: pa.Table, node: exp.Column, sql: str | None = None) ->
 
 
 class Evaluator:
-    def __init__(self, table: pa.Table, sql: str):
+    def __init__(self, table: pa.Table, sql: str, budget=None):
         self.table = table
         self.sql = sql
+        self.budget = budget  # the query's MemoryBudget, for results that can outgrow it
 
     def __call__(self, node: exp.Expression):
         handler = _HANDLERS.get(type(node))
@@ -484,8 +485,10 @@ _HANDLERS = {
 }
 
 
-def evaluate(table: pa.Table, node: exp.Expression, sql: str):
-    result = Evaluator(table, sql)(node)
+def evaluate(table: pa.Table, node: exp.Expression, sql: str, budget=None):
+    """``node`` over ``table``; ``budget`` (a ``MemoryBudget``, None: unchecked) bounds the
+    results that can outgrow their inputs (array_agg / string_agg over window frames)."""
+    result = Evaluator(table, sql, budget)(node)
     if isinstance(result, dto.Interval):
         return pa.scalar(pa.MonthDayNano([result.months, result.days, result.micros * 1000]),
                          pa.month_day_nano_interval())

@@ -192,7 +192,7 @@ class Runner:
         """``node`` over the rows of ``frame`` (an Arrow array, or a scalar for constants)."""
         flat = frame.flat() if flat is None else flat
         node, flat = self.subqueries.resolve(node, flat, frame)
-        return evaluate(flat, node, self.sql)
+        return evaluate(flat, node, self.sql, self.budget)
 
     def column(self, frame: Frame, node: exp.Expression, flat: pa.Table | None = None) -> pa.Array:
         """``node`` over the rows of ``frame`` as one array of ``frame.length`` values."""

@@ -8,7 +8,8 @@ input's row order, with DuckDB's semantics:
   form a partition and strings cost no comparisons), then ORDER BY with its directions and
   NULLS FIRST/LAST; rows equal on the ORDER BY keys are *peers*;
 * ranking (row_number, rank, dense_rank, percent_rank, cume_dist, ntile) and lag/lead ignore
-  the frame; first_value/last_value/nth_value and the aggregates read it.  The default frame
+  the frame; first_value/last_value/nth_value (``first`` / ``last`` are those, as DuckDB
+  reads them over a window) and the aggregates read it.  The default frame
   is RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW (the row and its peers) with ORDER BY,
   the whole partition without;
 * a RANGE frame with an offset (``RANGE BETWEEN 2 PRECEDING AND 1 FOLLOWING``) needs exactly
@@ -24,18 +25,20 @@ input's row order, with DuckDB's semantics:
 * an aggregate whose frame is the whole partition is the grouped aggregate of the partition
   (any aggregate the engine has); over a moving frame count/sum/avg read running sums
   (compensated for floats) and min/max a monotonic queue (``kernels/window.py``).  Frames
-  only move forward (ROWS, RANGE and GROUPS alike), which those two rely on;
+  only move forward (ROWS, RANGE and GROUPS alike), which those two rely on.  array_agg and
+  string_agg copy each frame's values out, in window order (``engine.window_lists``);
 * a GROUPS frame counts peer groups: ``1 PRECEDING`` starts at the previous peer group;
 * an aggregate with ``FILTER (WHERE c)`` has the frame it has without (the rows c rejects
   still count as rows of ROWS / GROUPS offsets) and aggregates those of its rows where c is
   true: over the whole partition only those rows are grouped; over a moving frame count(*)
-  counts them and the other aggregates read the rejected rows as NULLs.  As in DuckDB, FILTER on ranking and
-  navigation functions (``first`` is ``first_value`` there) is an error.
+  counts them, array_agg and string_agg leave the rejected rows out and the other aggregates
+  read them as NULLs.  As in DuckDB, FILTER on ranking and navigation functions is an error.
 
 The frame clause is checked (DuckDB's parser and binder errors) for every function, those that
 ignore the frame too.  Not supported (``UnsupportedSql``): EXCLUDE, DISTINCT aggregates and
-aggregates other than count/sum/avg/min/max over a moving frame, RANGE offsets over DECIMAL,
-TIME or INTERVAL keys, or written as strings.
+aggregates other than count/sum/avg/min/max/array_agg/string_agg over a moving frame (DuckDB
+orders the values of a DISTINCT array_agg / string_agg over a frame by its hash table: no
+order to match), RANGE offsets over DECIMAL, TIME or INTERVAL keys, or written as strings.
 """
 
 from __future__ import annotations
@@ -52,8 +55,11 @@ from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
 from ..kernels import window as kernels
+from ..planner.column_names import written_call
 from . import datetime_ops as dto
+from . import window_lists
 from .frame import broadcast, null_padded
+from .functions_text import text_of
 from .aggregate_step import FUNCTIONS_BY_NAME, group_value
 from .grouping import Groups, exact_integers, group_ids
 from .hash_table import float64_values, int64_values
@@ -63,7 +69,8 @@ from .value_types import cast_value, kind, plain
 
 _MOVING = ("count_star", "count", "sum", "avg", "min", "max")
 _NAVIGATION = ("lag", "lead", "first_value", "last_value", "nth_value")
-_AS_WINDOW_FUNCTION = {"first": "first_value", "last": "last_value"}  # DuckDB's reading
+# DuckDB reads first / last over a window as first_value / last_value
+_AS_WINDOW_FUNCTION = {"first": "first_value", "last": "last_value"}
 _INT64_LIMIT = 2**63 - 1
 # (id of a step's input table, PARTITION BY, ORDER BY) -> (weak ref to the table, its Layout)
 _LAYOUTS: dict[tuple, tuple] = {}
@@ -78,9 +85,9 @@ def window_value(ev, node: exp.Window) -> pa.Array:
     condition = None
     if isinstance(call, exp.Filter):  # planner.windows: FILTER (WHERE <_wc column>)
         call, condition = call.this, call.expression.this
-    name = call.name.lower()
     layout = Layout.shared(ev, node)
     window = _Window(ev, node, call, layout, ignore_nulls, condition)
+    name = window.name
     window.check_frame()
     if condition is not None:
         window.check_filtered()
@@ -96,7 +103,7 @@ def window_value(ev, node: exp.Window) -> pa.Array:
         func = "count_star"
     if func is not None:
         return window.aggregate(func)
-    raise UnsupportedSql(f"{name}() is not a window function tdbsql supports")
+    raise UnsupportedSql(f"{window.shown}() is not a window function tdbsql supports")
 
 
 @dataclass(frozen=True)
@@ -174,7 +181,10 @@ class _Window:
                  ignore_nulls: bool, condition: exp.Expression | None = None):
         self.ev, self.node, self.layout = ev, node, layout
         self.args = list(call.expressions)
-        self.name = call.name.lower()
+        name = call.name.lower()
+        self.name = _AS_WINDOW_FUNCTION.get(name, name)
+        written = written_call(call)  # planner.windows notes the name the SQL used
+        self.shown = name if written is None else written[0].lower()  # for messages
         self.ignore_nulls = ignore_nulls
         self.condition = condition  # FILTER (WHERE ...), None without
         self.n = len(layout.order)
@@ -195,19 +205,19 @@ class _Window:
 
     def argument(self, index: int) -> pa.Array:
         if index >= len(self.args):
-            raise self.error(f"{self.name}() needs {index + 1} argument(s)")
+            raise self.error(f"{self.shown}() needs {index + 1} argument(s)")
         return plain(broadcast(self.ev.value(self.args[index]), self.n))
 
     def constant(self, index: int, default: int | None = None) -> int:
         """A constant integer argument (an offset, a bucket count)."""
         if index >= len(self.args):
             if default is None:
-                raise self.error(f"{self.name}() needs {index + 1} argument(s)")
+                raise self.error(f"{self.shown}() needs {index + 1} argument(s)")
             return default
         value = self.ev.value(self.args[index])
         if not isinstance(value, pa.Scalar) or not pa.types.is_integer(value.type) \
                 or not value.is_valid:
-            raise self.error(f"argument {index + 1} of {self.name}() must be an integer constant")
+            raise self.error(f"argument {index + 1} of {self.shown}() must be an integer constant")
         return int(value.as_py())
 
     def error(self, message: str) -> SqlError:
@@ -215,9 +225,8 @@ class _Window:
 
     def check_filtered(self) -> None:
         """DuckDB's error for FILTER on a function that is no aggregate in a window."""
-        name = _AS_WINDOW_FUNCTION.get(self.name, self.name)
-        if name in _RANKING or name in _NAVIGATION:
-            raise self.error(f'FILTER is not implemented for the window function "{name}"')
+        if self.name in _RANKING or self.name in _NAVIGATION:
+            raise self.error(f'FILTER is not implemented for the window function "{self.name}"')
 
     def kept(self) -> np.ndarray | None:
         """By window position, whether the FILTER condition holds (NULL: no); None without
@@ -261,7 +270,7 @@ class _Window:
         try:
             default = cast_value(default, shifted.type)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            raise self.error(f"the default of {self.name}() does not match its value's type "
+            raise self.error(f"the default of {self.shown}() does not match its value's type "
                              f"{shifted.type}") from None
         return pc.if_else(pa.array(found[layout.inverse]), shifted, default)
 
@@ -306,11 +315,14 @@ class _Window:
             per_partition = group_value(func, taken, groups, distinct, separator)
             return per_partition.take(pa.array(layout.partitions.ids))
         if distinct:
-            raise UnsupportedSql(f"{self.name}(DISTINCT ...) over a moving window frame is not "
+            raise UnsupportedSql(f"{self.shown}(DISTINCT ...) over a moving window frame is not "
                                  "supported (over the whole partition it is)")
+        if func in ("array_agg", "string_agg"):
+            return self.frame_values(func, values, kept, separator, start, end)
         if func not in _MOVING:
-            raise UnsupportedSql(f"{self.name}() over a moving window frame is not supported "
-                                 "(count, sum, avg, min and max are; or use the whole partition)")
+            raise UnsupportedSql(f"{self.shown}() over a moving window frame is not supported "
+                                 "(count, sum, avg, min, max, array_agg and string_agg are; or "
+                                 "use the whole partition)")
         if func == "count_star":
             counted = end - start if kept is None else _frame_sums(kept.astype(np.int64),
                                                                    start, end)
@@ -329,6 +341,26 @@ class _Window:
         if func == "avg":
             sums = pc.divide(pc.cast(sums, pa.float64()), pa.array(counts, pa.float64()))
         return self.in_row_order(pc.if_else(pa.array(counts > 0), sums, pa.scalar(None, sums.type)))
+
+    def frame_values(self, func: str, values: pa.Array, kept: np.ndarray | None,
+                     separator: str | None, start: np.ndarray, end: np.ndarray) -> pa.Array:
+        """array_agg / string_agg over moving frames (``engine.window_lists``): each frame's
+        rows that FILTER keeps -- for string_agg those whose value is not NULL -- in window
+        order."""
+        if func == "string_agg" and separator is None:
+            return pa.nulls(self.n, pa.string())
+        layout = self.layout
+        counted = np.ones(self.n, bool) if kept is None else kept
+        if func == "string_agg":
+            counted = counted & _valid(values)[layout.order]
+        before = np.concatenate([[0], np.cumsum(counted)])
+        first, last = before[start][layout.inverse], before[end][layout.inverse]
+        rows = layout.order[counted]
+        what = f"the window function {self.shown}()"
+        if func == "array_agg":
+            return window_lists.frame_lists(values, rows, first, last, self.ev.budget, what)
+        texts = text_of(values.take(pa.array(rows)))
+        return window_lists.frame_texts(texts, first, last, separator, self.ev.budget, what)
 
     def separator(self) -> str | None:
         """string_agg's separator: a constant VARCHAR (None: NULL), ',' when not given."""

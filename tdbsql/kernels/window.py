@@ -1,7 +1,8 @@
 """Window-frame kernels: rows are in window order (partition, then ORDER BY) and every row has a
 frame ``[start, end)`` of rows; frames only move forward (start and end never decrease), which
 holds for ROWS and RANGE frames with constant offsets.  ``range_bounds`` finds where a RANGE
-frame with an offset starts or ends."""
+frame with an offset starts or ends; ``frame_rows`` and ``join_frames`` copy every frame's
+values out (array_agg / string_agg)."""
 
 from __future__ import annotations
 
@@ -83,3 +84,35 @@ def range_bounds(keys, targets, lo, hi, descending, inclusive, out):
                 b = middle
         out[i] = a
     return targets.shape[0]
+
+
+@jit
+def frame_rows(rows, starts, ends, out):
+    """Every frame's rows one after another: ``rows[starts[i]:ends[i]]`` for i = 0, 1, ...
+    into ``out``, which the caller sized as the sum of the frame lengths (array_agg over
+    moving frames: the take indices of every row's list)."""
+    at = 0
+    for i in range(starts.shape[0]):
+        for k in range(starts[i], ends[i]):
+            out[at] = rows[k]
+            at += 1
+    return at
+
+
+@jit
+def join_frames(offsets, data, starts, ends, separator, out_offsets, out_data):
+    """Every frame's texts joined by ``separator`` (string_agg over moving frames): text ``k``
+    is ``data[offsets[k]:offsets[k + 1]]`` (UTF-8 bytes), and row ``i``'s result, texts
+    ``starts[i]`` to ``ends[i] - 1`` with ``separator`` between them, is written at
+    ``out_data[out_offsets[i]:]`` (the caller worked out ``out_offsets`` from the lengths)."""
+    for i in range(starts.shape[0]):
+        at = out_offsets[i]
+        for k in range(starts[i], ends[i]):
+            if k > starts[i]:
+                for b in range(separator.shape[0]):
+                    out_data[at] = separator[b]
+                    at += 1
+            for b in range(offsets[k], offsets[k + 1]):
+                out_data[at] = data[b]
+                at += 1
+    return starts.shape[0]

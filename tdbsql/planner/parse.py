@@ -33,6 +33,8 @@ from .column_names import note_call, note_interval
 
 _DIALECT = Dialect.get_or_raise("duckdb")
 WITHIN_GROUP = "tdbsql_within_group"  # meta on a string_agg written with WITHIN GROUP
+# what sqlglot wraps around a call it parsed (``_parse_function_call`` returns the wrapper)
+_AROUND_CALLS = (exp.WithinGroup, exp.Filter, exp.Window, exp.IgnoreNulls, exp.RespectNulls)
 
 
 def parse(sql: str) -> exp.Expression:
@@ -122,11 +124,14 @@ class _Parser(type(_DIALECT.parser())):
                                             any_token=any_token)
         parens = start + 1 < len(self._tokens) and \
             self._tokens[start + 1].token_type == TokenType.L_PAREN
-        # quantile_cont(...) WITHIN GROUP (...) comes back whole
-        noted = call.this if isinstance(call, exp.WithinGroup) else call
+        # the call comes back with what follows it: WITHIN GROUP (...), FILTER (...), OVER (...)
+        noted, args = call, self._written_args.pop(start + 2, None)
+        while isinstance(noted, _AROUND_CALLS):
+            if isinstance(noted, (exp.IgnoreNulls, exp.RespectNulls)):
+                args = None  # ``f(x IGNORE NULLS)``: the option left the arguments
+            noted = noted.this
         if isinstance(noted, exp.Func) or (parens and isinstance(noted, exp.Binary)):  # mod(x, 2)
-            note_call(noted, self._tokens[start].text, self._written_args.pop(start + 2, None),
-                      parens)
+            note_call(noted, self._tokens[start].text, args, parens)
         return call
 
     def validate_expression(self, expression, args=None):

@@ -28,6 +28,7 @@ from itertools import count
 from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
+from .column_names import note_call, written_call
 
 _FRAME_KINDS = ("ROWS", "RANGE", "GROUPS")
 
@@ -164,6 +165,9 @@ class _Split:
         function, ignore_nulls, condition = _unwrapped(window.this)
         call = exp.Anonymous(this=_function_name(function),
                              expressions=[self._argument(a) for a in _arguments(function)])
+        written = written_call(function)
+        if written is not None:  # the engine's messages name the function as written
+            note_call(call, written[0], None, True)
         if condition is not None:  # which functions take it is the engine's check
             call = exp.Filter(this=call, expression=exp.Where(this=self._column(condition)))
         order = window.args.get("order")

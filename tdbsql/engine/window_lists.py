@@ -1,0 +1,79 @@
+"""array_agg / string_agg over moving window frames: per row the values of its frame, as a
+list or as their texts joined by a separator.
+
+``engine.window_functions`` picks the frame's rows that count (those FILTER keeps; for
+string_agg those whose value is not NULL), numbers them 0, 1, ... in window order and gives
+every row its frame ``[first, last)`` in that numbering, by input row.  Here the frames are
+copied out one after another (``kernels.window.frame_rows`` / ``join_frames``), so a row's
+values come in window order, as DuckDB gives them; a frame without a row that counts is NULL.
+
+The result holds every frame's values: a running frame (``ROWS UNBOUNDED PRECEDING``) over n
+rows holds n(n+1)/2 of them.  Its size is worked out before anything is allocated and checked
+against the query's memory budget (``MemoryLimitError``), and against Arrow's 32-bit offsets:
+one result column holds at most 2**31 - 1 list values or text bytes (``UnsupportedSql``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import UnsupportedSql
+from ..kernels import window as kernels
+
+_OFFSET_LIMIT = 2**31 - 1
+
+
+def frame_lists(values: pa.Array, rows: np.ndarray, first: np.ndarray, last: np.ndarray,
+                budget, what: str) -> pa.Array:
+    """array_agg: per row the list ``values[rows[first[i]:last[i]]]`` (NULL when empty)."""
+    sizes = last - first
+    total = int(sizes.sum())
+    _check_offsets(total, "list values", what)
+    if budget is not None:
+        per_value = 8 + values.nbytes / max(len(values), 1)  # a take index and the value
+        budget.check(int(total * per_value), what)
+    taken = np.empty(total, np.int64)
+    kernels.frame_rows(np.ascontiguousarray(rows, np.int64), first, last, taken)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
+    empty = sizes == 0
+    return pa.ListArray.from_arrays(pa.array(offsets), values.take(pa.array(taken)),
+                                    mask=pa.array(empty) if empty.any() else None)
+
+
+def frame_texts(texts: pa.Array, first: np.ndarray, last: np.ndarray, separator: str,
+                budget, what: str) -> pa.Array:
+    """string_agg: per row the ``texts[first[i]:last[i]]`` joined by ``separator`` (NULL when
+    empty); ``texts`` are strings without NULLs."""
+    offsets = _offsets(texts)
+    sep = np.frombuffer(separator.encode(), np.uint8)
+    sizes = last - first
+    lengths = offsets[last] - offsets[first] + np.maximum(sizes - 1, 0) * len(sep)
+    out_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    total = int(out_offsets[-1])
+    _check_offsets(total, "bytes of text", what)
+    if budget is not None:
+        budget.check(total + 4 * len(out_offsets), what)
+    buffer = texts.buffers()[2]
+    data = np.frombuffer(buffer if buffer is not None else b"", np.uint8)
+    out_data = np.empty(total, np.uint8)
+    kernels.join_frames(offsets, data, first, last, sep, out_offsets, out_data)
+    valid = sizes > 0
+    bitmap = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.StringArray.from_buffers(len(first), pa.py_buffer(out_offsets.astype(np.int32)),
+                                       pa.py_buffer(out_data), bitmap,
+                                       int(len(valid) - valid.sum()))
+
+
+def _offsets(texts: pa.Array) -> np.ndarray:
+    """A string array's offsets into its data buffer (its own slice), int64."""
+    width = np.int64 if pa.types.is_large_string(texts.type) else np.int32
+    raw = np.frombuffer(texts.buffers()[1], width)
+    return raw[texts.offset:texts.offset + len(texts) + 1].astype(np.int64)
+
+
+def _check_offsets(total: int, unit: str, what: str) -> None:
+    if total > _OFFSET_LIMIT:
+        raise UnsupportedSql(f"{what} would hold {total:,} {unit} in one result column, more "
+                             f"than the {_OFFSET_LIMIT:,} an Arrow column can; use a smaller "
+                             "frame or fewer rows")
