@@ -112,4 +112,6 @@ def funnel_lines(stats: dict) -> list[str]:
                    f"{get('rows', 0):,} cells"
                    + (f"; newest-wins merge in {get('merge_slabs')} slabs"
                       if get("merge_slabs") else ""))
+    if get("tiles_summed"):  # engine.scan_sums
+        out.append(f"Summed in the scan: {get('tiles_summed'):,} tiles")
     return out

@@ -260,7 +260,9 @@ def oracle_table(path: str, timestamp=None) -> pa.Table:
             values = np.asarray(values).ravel()
             kind = np.dtype(f.dtype).kind
             if kind in "USO" or f.dtype is str:
-                col = pa.array([None if mask is not None and m else str(v)
+                # an ASCII attribute reads as bytes: its text, not the bytes' repr
+                col = pa.array([None if mask is not None and m else
+                                v.decode() if isinstance(v, bytes) else str(v)
                                 for v, m in zip(values, mask if mask is not None
                                                 else [False] * len(values))], pa.string())
             elif kind == "M":

@@ -134,7 +134,7 @@ def test_conjuncts_settled_by_zone_maps_are_not_tested_again(tiles, oracle, monk
     from tdbsql.planner.conjuncts import conjuncts
 
     tested, batches = [], []
-    task_filter, batch = TileScan.task_filter, ArrayScan.batch
+    task_filter, pieces = TileScan.task_filter, ArrayScan.pieces
 
     def spy_filter(self, task, condition):
         result = task_filter(self, task, condition)
@@ -142,12 +142,12 @@ def test_conjuncts_settled_by_zone_maps_are_not_tested_again(tiles, oracle, monk
         tested.append(tuple(sorted([t.column for t in result.tests] + residual)))
         return result
 
-    def spy_batch(self, chunk, condition):
+    def spy_pieces(self, chunk, condition):
         batches.extend(chunk)
-        return batch(self, chunk, condition)
+        return pieces(self, chunk, condition)
 
     monkeypatch.setattr(TileScan, "task_filter", spy_filter)
-    monkeypatch.setattr(ArrayScan, "batch", spy_batch)
+    monkeypatch.setattr(ArrayScan, "pieces", spy_pieces)
     assert_streamed_equals_duckdb(tiles, oracle, sql)
     # settled whole: nothing to test, or an ALWAYS tile that is not filtered at all
     assert () in tested or len(tested) < len(batches)

@@ -34,6 +34,7 @@ from .metadata_groups import metadata_groups
 from .partial_aggregate import combine, partial, step_calls, streamable
 from .project import filter_project
 from .scan_step import ArrayScan, columns_read
+from .scan_sums import ScanSums
 
 
 
@@ -56,11 +57,16 @@ def stream_scan(runner, step, scanned: ArrayScan, condition) -> Frame:
 
 def scan_batch(runner, step, scanned: ArrayScan, condition, task) -> tuple[int, Frame]:
     """(rows read, the step's output frame) for one task."""
-    rows, pieces = scanned.batch(task, condition)
+    rows, pieces = scanned.pieces(task, condition)
+    return rows, scan_frame(runner, step, scanned, pieces)
+
+
+def scan_frame(runner, step, scanned: ArrayScan, pieces: list) -> Frame:
+    """The step's output frame of one task's ``ArrayScan.pieces``."""
     frames = [frame if residual is None else
               scanned.trimmed(frame.filter(runner.mask(frame, residual)))
-              for frame, residual in pieces]
-    return rows, filter_project(runner, step, concat_frames(frames), filtered=True)
+              for frame, residual in scanned.frames(pieces)]
+    return filter_project(runner, step, concat_frames(frames), filtered=True)
 
 
 def streamed_chain(runner, step) -> tuple | None:
@@ -95,9 +101,22 @@ def try_streamed_aggregate(runner, step, keys=None) -> tuple[Frame, list] | None
         answered, skip = metadata_groups(step, calls, array, condition)
     output = runner.query.derived("columns read", lambda: columns_read(runner, scan), scan)
     scanned = ArrayScan(runner, scan, array, condition, skip, output)
+    sums = None if keys is not None or any(residuals) or scan.projections or \
+        any(f.projections for f in filters) else runner.query.derived(
+            "scan sums", lambda: ScanSums.of(step, calls, scan.name, array.schema), step,
+            array.schema)
+
+    summed = []  # tiles per chunk summed by ``sums``
 
     def batch(task):
-        rows, frame = scan_batch(runner, scan, scanned, condition, task)
+        rows, pieces = scanned.pieces(task, condition)
+        if sums is not None and all(f.residual is None for _, _, f in pieces):
+            state = sums.partial(array, [(columns, length) for columns, length, _ in pieces])
+            if state is not None:
+                summed.append(len(pieces))  # list.append: safe from the pool's threads
+                kept = sum(length for _, length, _ in pieces)
+                return rows, [kept] * (len(filters) + 1), None, state
+        frame = scan_frame(runner, scan, scanned, pieces)
         passed = [frame.length]
         for filter_step, residual in zip(filters, residuals):
             if residual is not None:
@@ -115,17 +134,21 @@ def try_streamed_aggregate(runner, step, keys=None) -> tuple[Frame, list] | None
     for batch_rows, batch_passed, frame, state in _map(batch, chunks, scanned.serial):
         rows += batch_rows
         passed = [a + b for a, b in zip(passed, batch_passed)]
-        last = frame
+        last = frame or last  # None: summed from the tiles (``ScanSums``)
         if state is not None:
             partials.append(state)
             held += state.nbytes
             # x2: the states are concatenated to be combined
             runner.budget.check(2 * held, step_label(step))
+    if summed:
+        scanned.stats["tiles_summed"] = sum(summed)
     _scan_done(runner, scan, scanned, rows, started)
     for chained, count in zip([scan, *filters], passed):
         runner.record(chained, count, streamed=True)
     if partials:
-        result = combine(step, partials, runner, list(last.tables))
+        # a chain without projections passes the scan's frame on (``filter_project``)
+        names = [scan.name] if last is None else list(last.tables)
+        result = combine(step, partials, runner, names)
     else:  # no row at all: the ordinary aggregate over the (typed, empty) last batch
         result = run_aggregate(step, last, runner)
     return result, [scan, *filters]

@@ -84,12 +84,23 @@ class ArrayScan:
         """(rows read, the rows of one chunk as frames of the step, each with what of
         ``condition`` is left to evaluate over it: ``TileScan.filtered``).  Tiles left the
         same residual share one frame."""
-        rows, runs = 0, []  # [StoredFilter, [column dicts], length]
+        rows, pieces = self.pieces(chunk, condition)
+        return rows, self.frames(pieces)
+
+    def pieces(self, chunk: list, condition: exp.Expression | None) -> tuple[int, list]:
+        """(rows read, per task of the chunk its filtered columns, length and
+        ``StoredFilter``: ``TileScan.filtered``)."""
+        rows, pieces = 0, []
         for task in chunk:
             result = self.scan.read(task)
             rows += result.length
-            columns, length, filtering = self.scan.filtered(task, result, condition,
-                                                            self._wanted, self.keys)
+            pieces.append(self.scan.filtered(task, result, condition, self._wanted, self.keys))
+        return rows, pieces
+
+    def frames(self, pieces: list) -> list[tuple[Frame, exp.Expression | None]]:
+        """``pieces`` as frames of the step, each with what is left of the condition."""
+        runs = []  # [StoredFilter, [column dicts], length]
+        for columns, length, filtering in pieces:
             if length == 0 and runs:
                 continue
             if runs and (runs[-1][0].residual is filtering.residual or runs[-1][2] == 0):
@@ -98,8 +109,8 @@ class ArrayScan:
                 runs[-1][2] += length
             else:
                 runs.append([filtering, [columns], length])
-        return rows, [(self._frame(parts, length, filtering), filtering.residual)
-                      for filtering, parts, length in runs]
+        return [(self._frame(parts, length, filtering), filtering.residual)
+                for filtering, parts, length in runs]
 
     def trimmed(self, frame: Frame) -> Frame:
         """A frame of ``batch`` without the columns only its residual read (once it ran), so

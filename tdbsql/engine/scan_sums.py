@@ -1,0 +1,286 @@
+"""Streamed aggregates summed straight from the scan's tiles, without building Arrow rows.
+
+The usual streamed aggregate (``engine.pipeline``) turns each chunk of tiles into an Arrow
+frame -- every column copied into one chunk-sized array, arithmetic evaluated into temporary
+arrays -- and then groups and sums it.  For the most common analytical shape, TPC-H Q1's::
+
+    SELECT k1, k2, sum(x), sum(x * (1 - y)), avg(z), count(*) ... GROUP BY k1, k2
+
+``ScanSums`` does the same work on the tiles as the scan decoded them: the group keys' codes
+(``engine.hash_table``'s: short strings packed into an int64, integers as they are) are
+grouped once per chunk, and one kernel (``kernels.expression_sums``) evaluates every summed
+expression block by block and adds it to its group's compensated sum.  The result is the same
+``Partial`` the usual path gives (``engine.partial_aggregate``), so combining, HAVING and
+the output are shared.
+
+It applies (``ScanSums.of``) when every aggregate call is ``count(*)``, ``count``, ``sum`` or
+``avg`` without DISTINCT, FILTER or ORDER BY, over ``+ - *`` and unary minus of non-nullable
+float64 columns and numeric literals, and every group key is a non-nullable stored column:
+a var-sized string (at most 7 bytes a cell, checked as the tiles come) or an integer, date,
+time or boolean.  A chunk it cannot take (a longer string, a condition left to evaluate)
+goes the usual way; its partial combines with the others all the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp
+
+from ..datatypes import VAR_NUM, Datatype, type_info
+from ..kernels import expression_sums as program
+from ..kernels import hashing
+from . import pooled
+from .aggregate_step import call_spec, filter_of, star_operands
+from .column import Column, concat
+from .fields import column_to_arrow
+from .hash_table import group_rows
+from .partial_aggregate import Partial
+
+_FUNCTIONS = ("count_star", "count", "sum", "avg")
+_KEY_KINDS = ("int", "datetime", "time", "bool")
+_NO_COLUMN = np.empty(0, np.float64)
+# accumulators per group and expression while the groups are few (TPC-H Q1's flags alternate
+# row by row: with one accumulator each row would wait for the previous one's add)
+_LANES = 8
+_LANED_GROUPS = 4096
+_OPERATORS = {exp.Add: program.ADD, exp.Sub: program.SUBTRACT, exp.Mul: program.MULTIPLY}
+
+
+@dataclass(frozen=True)
+class ScanSums:
+    """How to fold one Aggregate step's calls from tiles (``of``), and the folding
+    (``partial``)."""
+
+    keys: dict[str, tuple[str, bool]]  # group name -> (stored field, packed string codes)
+    columns: tuple[str, ...]  # the stored float64 fields the programs load, in order
+    programs: np.ndarray  # int64 (expressions, length): kernels.expression_sums programs
+    constants: np.ndarray  # float64
+    calls: dict[str, tuple[str, int]]  # call SQL text -> (function, expression index or -1)
+
+    @classmethod
+    def of(cls, step, calls: dict, scan_name: str, schema) -> "ScanSums | None":
+        """The folding of ``step``'s ``calls`` (``partial_aggregate.step_calls``) over the
+        scan ``scan_name`` of an array with ``schema``, or None when it does not apply."""
+        fields = _fields(schema)
+        operands = {op.alias_or_name: op.unalias() for op in step.operands}
+        keys = {}
+        for name, node in step.group.items():
+            field = _stored(node, scan_name, fields, operands)
+            if field is None or not _key_field(fields[field]):
+                return None
+            keys[name] = (field, fields[field].cell_val_num == VAR_NUM)
+        compiler = _Compiler(scan_name, fields, operands)
+        stars = star_operands(step)
+        folded = {}
+        for text, call in calls.items():
+            agg, condition = filter_of(call)
+            if condition is not None:
+                return None
+            func, argument, distinct = call_spec(agg, stars)
+            if func not in _FUNCTIONS or distinct:
+                return None
+            index = -1
+            if func != "count_star":
+                index = compiler.expression(argument)
+                if index is None:
+                    return None
+            folded[text] = (func, index)
+        return cls(keys, tuple(compiler.columns), compiler.matrix(),
+                   np.array(compiler.constants, np.float64), folded)
+
+    def partial(self, array, pieces: list[tuple[dict[str, Column], int]]) -> Partial | None:
+        """The ``Partial`` of one chunk's tiles (``pieces``: each tile's filtered columns and
+        length), or None when the chunk must go the usual way (no rows, a string key longer
+        than 7 bytes, a NULL where none was expected)."""
+        pieces = [(columns, length) for columns, length in pieces if length]
+        total = sum(length for _, length in pieces)
+        if total == 0 or any(columns[name].validity is not None for columns, _ in pieces
+                             for name in self._read()):
+            return None
+        grouped = self._groups(pieces, total)
+        if grouped is None:
+            return None
+        ids, count, first = grouped
+        sizes = np.bincount(ids, minlength=count).astype(np.int64)
+        sums = self._sums(pieces, ids, count)
+        states = {}
+        for text, (func, index) in self.calls.items():
+            if func == "count_star":
+                states[text] = (func, None, [pa.array(sizes)])
+            elif func == "count":
+                states[text] = (func, pa.float64(), [pa.array(sizes)])
+            elif func == "sum":
+                states[text] = (func, pa.float64(), [pa.array(sums[index])])
+            else:
+                states[text] = (func, pa.float64(), [pa.array(sums[index]), pa.array(sizes)])
+        keys = {name: _values_at(array, field, pieces, first)
+                for name, (field, _) in self.keys.items()}
+        return Partial(keys, states, count)
+
+    def _read(self) -> list[str]:
+        return [field for field, _ in self.keys.values()] + list(self.columns)
+
+    def _groups(self, pieces, total: int):
+        """(group id per row, group count, each group's first row) over the chunk, or None
+        when a string key is too long to pack."""
+        if not self.keys:
+            return np.zeros(total, np.int64), 1, np.zeros(1, np.int64)
+        codes = []
+        for field, packed in self.keys.values():
+            out = pooled.empty(total, np.int64)
+            at = 0
+            for columns, length in pieces:
+                column = columns[field]
+                if packed:
+                    if not hashing.pack_short_strings(_writable(column.offsets, np.int64),
+                                                      _writable(column.values, np.uint8),
+                                                      out[at:at + length]):
+                        return None
+                else:
+                    out[at:at + length] = column.values[:length]
+                at += length
+            codes.append(out)
+        built = group_rows(codes, total)
+        return built.ids, built.count, built.first
+
+    def _sums(self, pieces, ids: np.ndarray, count: int) -> np.ndarray:
+        """(expressions, groups) compensated sums of every program over the chunk."""
+        lanes = _LANES if count <= _LANED_GROUPS else 1
+        sums = np.zeros((len(self.programs), lanes * count))
+        errors = np.zeros_like(sums)
+        at = 0
+        for columns, length in pieces:
+            loaded = [_writable(columns[name].values, np.float64) for name in self.columns]
+            loaded += [_NO_COLUMN] * (program.COLUMNS - len(loaded))
+            program.fold_expression_sums(self.programs, self.constants, *loaded,
+                                         ids[at:at + length], lanes, sums, errors)
+            at += length
+        out = np.empty((len(self.programs), count))
+        program.finish_sums(sums, errors, lanes, out)
+        return out
+
+
+class _Compiler:
+    """Arithmetic expressions -> ``kernels.expression_sums`` programs (one per distinct
+    expression, by SQL text), collecting the columns and constants they read."""
+
+    def __init__(self, scan_name: str, fields: dict, operands: dict):
+        self.scan_name, self.fields, self.operands = scan_name, fields, operands
+        self.columns: list[str] = []
+        self.constants: list[float] = []
+        self.programs: list[list[int]] = []
+        self._index: dict[str, int] = {}
+
+    def expression(self, node: exp.Expression) -> int | None:
+        """The index of ``node``'s program, or None when it cannot be compiled."""
+        node = _operand(node, self.operands) or node
+        text = node.sql()
+        if text not in self._index:
+            code: list[int] = []
+            if not self._emit(node, code, 0) or not any(
+                    op == program.LOAD for op in code[::2]):
+                return None  # no column read: not a float64 sum (``sum(2)`` is an integer)
+            self._index[text] = len(self.programs)
+            self.programs.append(code + [program.END, 0])
+        return self._index[text]
+
+    def matrix(self) -> np.ndarray:
+        width = max((len(p) for p in self.programs), default=2)
+        out = np.zeros((len(self.programs), width), np.int64)
+        for row, code in enumerate(self.programs):
+            out[row, :len(code)] = code
+        return out
+
+    def _emit(self, node, code: list[int], depth: int) -> bool:
+        """Append ``node``'s instructions; False when it is not arithmetic over non-nullable
+        float64 columns and numbers, or needs more than ``STACK`` registers."""
+        if depth >= program.STACK:
+            return False
+        if isinstance(node, exp.Paren):
+            return self._emit(node.this, code, depth)
+        operand = _operand(node, self.operands)
+        if operand is not None:  # sqlglot names a shared subexpression once (_a_1 = _a_0 * ...)
+            return self._emit(operand, code, depth)
+        if isinstance(node, exp.Literal):
+            if not node.is_number:
+                return False
+            self.constants.append(float(node.this))
+            code += [program.CONSTANT, len(self.constants) - 1]
+            return True
+        if isinstance(node, exp.Neg):
+            if not self._emit(node.this, code, depth):
+                return False
+            code += [program.NEGATE, 0]
+            return True
+        if type(node) in _OPERATORS:
+            if not (self._emit(node.left, code, depth)
+                    and self._emit(node.right, code, depth + 1)):
+                return False
+            code += [_OPERATORS[type(node)], 0]
+            return True
+        field = _stored(node, self.scan_name, self.fields, self.operands)
+        if field is None or not _float_field(self.fields[field]):
+            return False
+        if field not in self.columns:
+            if len(self.columns) == program.COLUMNS:
+                return False
+            self.columns.append(field)
+        code += [program.LOAD, self.columns.index(field)]
+        return True
+
+
+def _fields(schema) -> dict:
+    return {f.name: f for f in [*schema.dimensions, *schema.attributes]}
+
+
+def _stored(node, scan_name: str, fields: dict, operands: dict) -> str | None:
+    """The stored field a Column node of the scan's rows names, else None."""
+    if not isinstance(node, exp.Column):
+        return None
+    if node.table:
+        return node.name if node.table == scan_name and node.name in fields else None
+    return node.name if node.name in fields and node.name not in operands else None
+
+
+def _operand(node, operands: dict) -> exp.Expression | None:
+    """The expression an operand column (``_a_0``) stands for, else None."""
+    if isinstance(node, exp.Column) and not node.table and node.name in operands:
+        found = operands[node.name]
+        return None if found is node else found
+    return None
+
+
+def _plain(field) -> bool:
+    return not getattr(field, "nullable", False) and not getattr(field, "enumeration_name", None)
+
+
+def _key_field(field) -> bool:
+    info = type_info(field.datatype)
+    if not _plain(field):
+        return False
+    if field.cell_val_num == VAR_NUM:
+        return info.kind == "string" and info.size == 1
+    return field.cell_val_num == 1 and info.kind in _KEY_KINDS
+
+
+def _float_field(field) -> bool:
+    return _plain(field) and field.datatype == Datatype.FLOAT64 and field.cell_val_num == 1
+
+
+def _writable(values: np.ndarray, dtype) -> np.ndarray:
+    """What a kernel takes: writable and C-contiguous (one specialisation), copied if not."""
+    return np.require(values, dtype, ["C", "W"])
+
+
+def _values_at(array, field: str, pieces, rows: np.ndarray) -> pa.Array:
+    """The values of ``field`` at chunk rows ``rows`` (ascending), as Arrow."""
+    starts = np.cumsum([0] + [length for _, length in pieces])
+    parts = []
+    for i, (columns, _) in enumerate(pieces):
+        mine = rows[(rows >= starts[i]) & (rows < starts[i + 1])]
+        if len(mine):
+            parts.append(columns[field].take(mine - starts[i]))
+    return column_to_arrow(array, field, concat(parts))

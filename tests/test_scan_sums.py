@@ -1,0 +1,187 @@
+"""Aggregates summed straight from the tiles (``engine.scan_sums``, ``kernels.expression_sums``)
+equal DuckDB over the cells ``tiledb`` reads; what the path cannot take goes the usual way."""
+
+from __future__ import annotations
+
+import math
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pytest
+import tiledb
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tdbsql
+from sql_fixtures import oracle_table
+from tdbsql.engine import scan_step
+from tdbsql.kernels import expression_sums as K
+
+N = 3000
+CAPACITY = 100  # 30 tiles
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory) -> str:
+    uri = str(tmp_path_factory.mktemp("scan_sums") / "t")
+    rng = np.random.default_rng(11)
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 100_000), tile=1000, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=CAPACITY, attrs=[
+        tiledb.Attr("flag", dtype=str, var=True),
+        tiledb.Attr("status", dtype="ascii", var=True),
+        tiledb.Attr("name", dtype=str, var=True),
+        tiledb.Attr("k", dtype=np.int32),
+        tiledb.Attr("day", dtype="datetime64[D]"),
+        tiledb.Attr("x", dtype=np.float64),
+        tiledb.Attr("y", dtype=np.float64),
+        tiledb.Attr("z", dtype=np.float64),
+        tiledb.Attr("nx", dtype=np.float64, nullable=True),
+        tiledb.Attr("i", dtype=np.int64),
+    ]))
+    d = np.arange(N, dtype=np.int64) * 3
+    names = np.array(["ab", "über", "", "seven77"], dtype=object)[rng.integers(0, 4, N)]
+    names[d > 6000] = "more than seven bytes"  # the last tiles cannot pack their keys
+    with tiledb.open(uri, "w") as A:
+        A[d] = {
+            # constant over tiles (whole blocks of one group) and mixed row by row
+            "flag": np.array(["A", "N", "R"], dtype=object)[(d // 2100) % 3],
+            "status": np.array(["F", "O"], dtype=object)[rng.integers(0, 2, N)],
+            "name": names,
+            "k": rng.integers(-5, 5, N).astype(np.int32),
+            "day": (d // 300).astype("datetime64[D]"),
+            "x": rng.integers(-10**6, 10**6, N) / 100.0,
+            "y": rng.integers(0, 11, N) / 100.0,
+            "z": rng.random(N) * 1e12,  # large and small terms: the compensation matters
+            "nx": pa.array(rng.random(N), mask=rng.random(N) < 0.2),
+            "i": rng.integers(-100, 100, N),
+        }
+    return uri
+
+
+@pytest.fixture(scope="module")
+def oracle(table):
+    con = duckdb.connect()
+    con.register("t", oracle_table(table))
+    return con
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch):
+    monkeypatch.setattr(scan_step, "CHUNK_CELLS", 700)  # several chunks: partials combine
+
+
+SUMMED = [
+    "SELECT flag, status, sum(x), sum(x * (1 - y)), sum(x * (1 - y) * (1 + z)), avg(x), "
+    "avg(y), count(*), count(x) FROM t GROUP BY flag, status",
+    "SELECT k, sum(-x + 2.5 * y), sum(-(z - x)), avg(x * x) FROM t GROUP BY k",
+    "SELECT day, sum(x - y), count(*) FROM t WHERE d < 4500 GROUP BY day",
+    "SELECT sum(x), avg(z), sum(z + x), count(*) FROM t",
+    "SELECT sum(x * y) AS revenue FROM t WHERE x > 1000.5 AND d BETWEEN 300 AND 7500",
+    "SELECT status, sum(z) / count(*) AS mean, avg(z) FROM t GROUP BY status HAVING sum(x) > 0",
+    "SELECT flag, k, sum(x) FROM t GROUP BY ALL ORDER BY 3 DESC LIMIT 4",
+]
+NOT_SUMMED = [
+    "SELECT flag, min(x), max(x) FROM t GROUP BY flag",
+    "SELECT flag, sum(i) FROM t GROUP BY flag",
+    "SELECT flag, sum(nx), count(nx) FROM t GROUP BY flag",
+    "SELECT flag, sum(x / (y + 1)) FROM t GROUP BY flag",
+    "SELECT flag, sum(x) FILTER (WHERE y > 0.05) FROM t GROUP BY flag",
+    "SELECT flag, sum(DISTINCT y) FROM t GROUP BY flag",
+    "SELECT flag, sum(x) FROM t WHERE lower(status) = 'f' GROUP BY flag",
+    "SELECT x > 0 AS positive, sum(x) FROM t GROUP BY positive",
+    "SELECT flag, sum(2) FROM t GROUP BY flag",
+]
+
+
+def _summed_tiles(sql: str, path: str) -> int:
+    text = tdbsql.connect().register("t", path).sql(f"EXPLAIN ANALYZE {sql}").arrow()[0][0]
+    lines = [line for line in text.as_py().splitlines() if "Summed in the scan" in line]
+    return int(lines[0].split(":")[1].split()[0].replace(",", "")) if lines else 0
+
+
+def _assert_equal(path: str, oracle, sql: str) -> None:
+    got = tdbsql.connect().register("t", path).sql(sql).arrow()
+    want = oracle.sql(sql).arrow()
+    want = want.read_all() if isinstance(want, pa.RecordBatchReader) else want
+    assert got.column_names == want.column_names
+    key = lambda row: tuple((v is None, str(v)) for v in row)  # noqa: E731
+    rows = sorted(zip(*[c.to_pylist() for c in got.columns]), key=key)
+    expected = sorted(zip(*[c.to_pylist() for c in want.columns]), key=key)
+    assert len(rows) == len(expected)
+    for a, b in zip(rows, expected):
+        for u, v in zip(a, b):
+            if isinstance(v, float):
+                assert u == pytest.approx(v, rel=1e-12, abs=1e-9), sql
+            else:
+                assert u == v, sql
+
+
+@pytest.mark.parametrize("sql", SUMMED)
+def test_summed_from_tiles_equals_duckdb(table, oracle, sql):
+    _assert_equal(table, oracle, sql)
+    assert _summed_tiles(sql, table) > 0
+
+
+@pytest.mark.parametrize("sql", NOT_SUMMED)
+def test_other_aggregates_go_the_usual_way(table, oracle, sql):
+    _assert_equal(table, oracle, sql)
+    assert _summed_tiles(sql, table) == 0
+
+
+def test_no_rows_left(table, oracle):
+    _assert_equal(table, oracle, "SELECT flag, sum(x), count(*) FROM t WHERE d >= 50000 "
+                                 "GROUP BY flag")
+    _assert_equal(table, oracle, "SELECT sum(x), count(*) FROM t WHERE d >= 50000")
+
+
+def test_chunks_with_long_string_keys_go_the_usual_way(table, oracle):
+    sql = "SELECT name, sum(x), avg(y), count(*) FROM t GROUP BY name"
+    _assert_equal(table, oracle, sql)
+    summed = _summed_tiles(sql, table)
+    assert 0 < summed < N // CAPACITY  # the tiles after d = 6000 hold 21-byte names
+
+
+def test_same_sums_with_one_thread(table, oracle, monkeypatch):
+    monkeypatch.setenv("TDBSQL_THREADS", "1")
+    _assert_equal(table, oracle, SUMMED[0])
+
+
+# -- the kernel ------------------------------------------------------------------------------
+
+PROGRAMS = [
+    [K.LOAD, 0, K.END, 0],
+    [K.LOAD, 0, K.CONSTANT, 0, K.LOAD, 1, K.SUBTRACT, 0, K.MULTIPLY, 0, K.END, 0],
+    [K.LOAD, 1, K.NEGATE, 0, K.LOAD, 0, K.ADD, 0, K.CONSTANT, 1, K.MULTIPLY, 0, K.END, 0],
+]
+
+
+def _expected(x, y):
+    return [x, x * (1.0 - y), (-y + x) * 3.5]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.integers(1, 5000), st.integers(1, 40), st.sampled_from([1, 2, 4, 8]),
+       st.integers(0, 2**32 - 1), st.booleans())
+def test_kernel_sums_equal_exact_sums(n, groups, lanes, seed, runs):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(n) * 10.0 ** rng.integers(-3, 12, n)
+    y = rng.standard_normal(n)
+    ids = rng.integers(0, groups, n).astype(np.int64)
+    if runs:  # long stretches of one group, as rows sorted by what the groups follow
+        ids = np.sort(ids)
+    programs = np.zeros((len(PROGRAMS), 16), np.int64)
+    for row, code in enumerate(PROGRAMS):
+        programs[row, :len(code)] = code
+    sums = np.zeros((len(PROGRAMS), lanes * groups))
+    errors = np.zeros_like(sums)
+    none = np.empty(0)
+    K.fold_expression_sums(programs, np.array([1.0, 3.5]), x, y, none, none, none, none, ids,
+                           lanes, sums, errors)
+    out = np.empty((len(PROGRAMS), groups))
+    K.finish_sums(sums, errors, lanes, out)
+    for e, values in enumerate(_expected(x, y)):
+        for group in range(groups):
+            exact = math.fsum(values[ids == group])
+            scale = math.fsum(np.abs(values[ids == group]))
+            assert abs(out[e, group] - exact) <= 1e-15 * scale + 1e-300
