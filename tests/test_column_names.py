@@ -112,3 +112,39 @@ def test_keywords_are_duckdbs():
 def test_names_beside_a_star(engines, sql):
     """The expressions beside one ``*`` are named as DuckDB prints them (they were _col_N)."""
     _same_names(engines, sql)
+
+
+WINDOWS = [
+    "sum(x) OVER (ORDER BY x NULLS LAST)", "sum(x) OVER (ORDER BY x ASC NULLS LAST)",
+    "rank() OVER (PARTITION BY s ORDER BY x DESC NULLS LAST, y NULLS FIRST)",
+    "string_agg(s ORDER BY s NULLS LAST)", "array_agg(x ORDER BY x DESC NULLS LAST)",
+    "list(x) OVER (ORDER BY x ROWS 1 PRECEDING)", "listagg(s) OVER ()",
+    "group_concat(s, '|') OVER (PARTITION BY b)", "list(x) FILTER (WHERE x > 1) OVER ()",
+    "first(x) OVER ()", "LAST(x IGNORE NULLS) OVER (ORDER BY x)",
+    "last_value(x RESPECT NULLS) OVER (ORDER BY x)", "any_value(x) OVER ()",
+    "count(*) FILTER (WHERE x > 1) OVER (ORDER BY x NULLS LAST)",
+]
+NAMED_WINDOWS = [
+    "SELECT sum(x) OVER w, rank() OVER (w) FROM t WINDOW w AS (PARTITION BY s ORDER BY x)",
+    "SELECT sum(x) OVER (w ORDER BY y NULLS LAST ROWS 1 PRECEDING) FROM t "
+    "WINDOW w AS (PARTITION BY s)",
+    "SELECT sum(x) OVER w FROM t WINDOW w AS (ORDER BY x RANGE BETWEEN UNBOUNDED PRECEDING "
+    "AND CURRENT ROW)",
+    "SELECT count(*) OVER W3, count(*) FILTER (WHERE b) OVER w2 FROM t WINDOW w AS "
+    "(PARTITION BY b), w2 AS (w ORDER BY x DESC), w3 AS (w2 GROUPS 1 PRECEDING)",
+    "SELECT first_value(x IGNORE NULLS) OVER w FROM t WINDOW w AS (ORDER BY day)",
+]
+
+
+@pytest.mark.parametrize("item", WINDOWS)
+def test_window_names(engines, item):
+    """Window calls: NULLS LAST as written, the function as called (``list``, ``listagg``;
+    ``first`` / ``last`` are first_value / last_value there), RESPECT NULLS not printed."""
+    _same_names(engines, f"SELECT {item} FROM t")
+
+
+@pytest.mark.parametrize("sql", NAMED_WINDOWS)
+def test_named_window_names(engines, sql):
+    """A call over a named window is named by the window it stands for (``OVER w`` was
+    ``sum(x) OVER w``)."""
+    _same_names(engines, sql)

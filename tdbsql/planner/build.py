@@ -37,6 +37,7 @@ from .grouped_columns import (check_grouped_columns, is_aggregate, is_grouped,
                               is_window_function)
 from .grouping_sets import expand_grouping_sets
 from .inline_subqueries import unnest_subqueries_before_grouping
+from .named_windows import check_named_windows
 from .natural_joins import expand_natural_joins
 from .parse import span_of
 from .shared_operands import share_operands
@@ -108,6 +109,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     _refuse(tree, sql)
     refuse_star_beside_using(tree, schema)
     check_calls(tree, sql)
+    check_named_windows(tree, sql)
     names = output_names(tree)
     tree, reads_clock = read_clock(tree, sql)
     tree = expand_distinct_on(tree, sql)

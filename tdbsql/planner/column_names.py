@@ -11,18 +11,23 @@ alias.
 sqlglot's tree forgets how a call was written (``string_agg``, ``listagg`` and
 ``group_concat`` are one node; ``date_trunc('month', d)`` keeps its unit as ``MONTH``), so the
 parser (``planner.parse``) notes on each call its name and its arguments, printed here, and on
-each INTERVAL the tokens it had (``note_call``, ``note_interval``).  What is not modelled here
-(subqueries, named windows, rare types) falls back to sqlglot's DuckDB SQL.
+each INTERVAL the tokens it had, on each ``NULLS LAST`` that it was written (``note_call``,
+``note_interval``, ``note_nulls_last``).  A call over a named window prints the window it stands
+for (``planner.named_windows``).  What is not modelled here (subqueries, rare types) falls back
+to sqlglot's DuckDB SQL.
 """
 
 from __future__ import annotations
 
 from sqlglot import exp
 
+from ..errors import SqlError
 from .duckdb_keywords import KEYWORDS
+from .named_windows import definitions, resolved
 
 _CALL = "tdbsql_call"  # meta on a call: (name as written, its arguments printed | None, parens?)
 _INTERVAL = "tdbsql_interval"  # meta on an INTERVAL: (the value's text | None, unit | None)
+_NULLS_LAST = "tdbsql_nulls_last"  # meta on an ORDER BY key written with NULLS LAST
 
 
 def column_name(item: exp.Expression) -> str:
@@ -51,6 +56,11 @@ def note_call(call: exp.Func, name: str, args: list[exp.Expression] | None,
         if printed is not None and None in printed:
             printed = None
         call.meta[_CALL] = (name, printed, parens)
+
+
+def note_nulls_last(ordered: exp.Ordered) -> None:
+    """Record that ``ordered`` was written with ``NULLS LAST`` (sqlglot drops the default)."""
+    ordered.meta[_NULLS_LAST] = True
 
 
 def note_interval(interval: exp.Interval, value: str | None, unit: str | None) -> None:
@@ -242,7 +252,9 @@ def _ordered(node: exp.Ordered) -> str:
         text += " DESC"
     elif desc is False:
         text += " ASC"
-    return text + (" NULLS FIRST" if node.args.get("nulls_first") else "")
+    if node.args.get("nulls_first"):
+        return text + " NULLS FIRST"
+    return text + (" NULLS LAST" if node.meta.get(_NULLS_LAST) else "")
 
 
 def _order(node: exp.Order) -> str:
@@ -255,18 +267,22 @@ def _filter(node: exp.Filter) -> str:
 
 
 def _ignore_nulls(node: exp.Expression) -> str:
-    """``first_value(x IGNORE NULLS)``: the option goes inside the call's parentheses.
-    sqlglot reads a plain ``any_value(x)`` as ``any_value(x) IGNORE NULLS``."""
+    """``first_value(x IGNORE NULLS)``: the option goes inside the call's parentheses; RESPECT
+    NULLS, the default, is not printed.  sqlglot reads a plain ``any_value(x)`` as
+    ``any_value(x) IGNORE NULLS``."""
     call = render(node.this)
-    if isinstance(node.this, exp.AnyValue) and not isinstance(node.parent, exp.Window):
+    if isinstance(node, exp.RespectNulls) or isinstance(node.this, exp.AnyValue):
         return call
-    word = " IGNORE NULLS" if isinstance(node, exp.IgnoreNulls) else " RESPECT NULLS"
-    return call[:-1] + word + ")" if call.endswith(")") else call + word
+    return call[:-1] + " IGNORE NULLS)" if call.endswith(")") else call + " IGNORE NULLS"
 
 
 def _window(node: exp.Window) -> str:
-    if node.args.get("alias") is not None:  # OVER w: DuckDB prints the named window's text
-        return node.sql(dialect="duckdb", normalize_functions="lower")
+    """``f(x) OVER (...)``; over a named window DuckDB prints the window it stands for."""
+    if node.args.get("alias") is not None:
+        try:
+            node = resolved(node, definitions(node.find_ancestor(exp.Select)))
+        except SqlError:  # refused by planner.named_windows
+            return node.sql(dialect="duckdb", normalize_functions="lower")
     parts = []
     if node.args.get("partition_by"):
         parts.append("PARTITION BY " + ", ".join(map(render, node.args["partition_by"])))
@@ -276,7 +292,25 @@ def _window(node: exp.Window) -> str:
     frame = _frame(node.args.get("spec"))
     if frame:
         parts.append(frame)
-    return f"{render(node.this)} OVER ({' '.join(parts)})"
+    return f"{_window_function(node.this)} OVER ({' '.join(parts)})"
+
+
+def _window_function(function: exp.Expression) -> str:
+    """A window's function (with its FILTER / IGNORE NULLS); DuckDB reads ``first`` /
+    ``last`` over a window as ``first_value`` / ``last_value`` and prints them so."""
+    noted = _called(function).meta.get(_CALL)
+    if noted is None or noted[0].lower() not in ("first", "last"):
+        return render(function)
+    function = function.copy()  # renamed in a copy: the parsed tree keeps what was written
+    _called(function).meta[_CALL] = (noted[0].lower() + "_value", *noted[1:])
+    return render(function)
+
+
+def _called(function: exp.Expression) -> exp.Expression:
+    """The call under a window function's FILTER / IGNORE NULLS."""
+    while isinstance(function, (exp.Filter, exp.IgnoreNulls, exp.RespectNulls)):
+        function = function.this
+    return function
 
 
 def _frame(spec: exp.WindowSpec | None) -> str:

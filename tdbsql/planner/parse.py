@@ -29,7 +29,8 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from ..errors import SqlError
-from .column_names import note_call, note_interval
+from .column_names import note_call, note_interval, note_nulls_last
+from .named_windows import note_bare_reference
 
 _DIALECT = Dialect.get_or_raise("duckdb")
 WITHIN_GROUP = "tdbsql_within_group"  # meta on a string_agg written with WITHIN GROUP
@@ -133,6 +134,24 @@ class _Parser(type(_DIALECT.parser())):
         if isinstance(noted, exp.Func) or (parens and isinstance(noted, exp.Binary)):  # mod(x, 2)
             note_call(noted, self._tokens[start].text, args, parens)
         return call
+
+    def _parse_ordered(self, parse_method=None):
+        """``x NULLS LAST`` reads as plain ``x``; DuckDB prints it back in a result column's
+        name (``planner.column_names``): noted."""
+        ordered = super()._parse_ordered(parse_method)
+        words = [token.text.upper() for token in self._tokens[max(self._index - 2, 0):self._index]]
+        if ordered is not None and words == ["NULLS", "LAST"]:
+            note_nulls_last(ordered)
+        return ordered
+
+    def _parse_window(self, this, alias=False):
+        """``OVER w`` and ``OVER (w)`` read alike; DuckDB refuses the second when ``w`` has a
+        frame (``planner.named_windows``): the first is noted."""
+        start = self._index
+        window = super()._parse_window(this, alias=alias)
+        if isinstance(window, exp.Window) and _over_a_name(self._tokens[start:self._index]):
+            note_bare_reference(window)
+        return window
 
     def validate_expression(self, expression, args=None):
         if isinstance(expression, (exp.Grouping, exp.GroupingId)) and not expression.expressions:
@@ -239,6 +258,16 @@ def _note_interval(interval: exp.Interval, tokens: list[Token]) -> None:
         note_interval(interval, value, rest[1].text)
     elif rest:
         note_interval(interval, None, rest[-1].text)
+
+
+def _over_a_name(tokens: list[Token]) -> bool:
+    """Do ``tokens`` (a call and its window) hold ``OVER name``, not ``OVER (...)``?"""
+    depth = 0
+    for token, following in zip(tokens, tokens[1:]):
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
+        if depth == 0 and token.token_type == TokenType.OVER:
+            return following.token_type != TokenType.L_PAREN
+    return False
 
 
 def _quoted(text: str) -> str:

@@ -29,6 +29,7 @@ from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
 from .column_names import note_call, written_call
+from .named_windows import definitions, resolved
 
 _FRAME_KINDS = ("ROWS", "RANGE", "GROUPS")
 
@@ -61,7 +62,7 @@ class _Split:
         self.rows_name, self.windowed_name = f"_w{number}_rows", f"_w{number}"
         self.lifted: dict[exp.Expression, str] = {}  # expression -> _wc<i> in rows
         self.windows: dict[exp.Window, str] = {}  # window call -> _ww<j> in windowed
-        self.named = {w.alias_or_name: w for w in select.args.get("windows") or []}
+        self.named = definitions(select)  # WINDOW w AS (...)
 
     def build(self) -> exp.Select:
         select = self.select
@@ -161,7 +162,7 @@ class _Split:
         return self._column(node)
 
     def _window(self, window: exp.Window) -> exp.Column:
-        window = self._resolve_named(window)
+        window = resolved(window, self.named)  # OVER w: the window w stands for
         function, ignore_nulls, condition = _unwrapped(window.this)
         call = exp.Anonymous(this=_function_name(function),
                              expressions=[self._argument(a) for a in _arguments(function)])
@@ -184,23 +185,6 @@ class _Split:
         if name is None:  # the same call twice (QUALIFY naming a select-list window) runs once
             name = self.windows[lifted] = f"_ww{len(self.windows)}"
         return exp.column(name, self.windowed_name, quoted=True)
-
-    def _resolve_named(self, window: exp.Window) -> exp.Window:
-        """``OVER w`` / ``OVER (w ORDER BY ...)``: the WINDOW clause's definition of ``w`` (a
-        Window whose ``this`` is its name) with what the call adds to it."""
-        reference = window.args.get("alias")
-        if reference is None:
-            return window
-        base = self.named.get(reference.name)
-        if base is None:
-            raise UnsupportedSql(f"window {reference.name!r} is not defined in a WINDOW clause")
-        merged = window.copy()
-        merged.set("alias", None)
-        for key in ("partition_by", "order", "spec"):
-            if not merged.args.get(key) and base.args.get(key):
-                merged.set(key, base.args[key].copy() if key != "partition_by"
-                           else [p.copy() for p in base.args[key]])
-        return merged
 
 
 _STAR = exp.Star()
