@@ -1,4 +1,4 @@
-"""Per-group compensated sums of arithmetic expressions over float64 columns, in one pass.
+"""Per-group sums of arithmetic expressions over float64 columns, in one pass.
 
 An expression is a small postfix program, one row of the int64 matrix ``programs``: pairs
 ``(opcode, argument)`` ending with ``END``.  ``LOAD`` pushes column ``argument`` (one of the
@@ -8,11 +8,15 @@ up to ``COLUMNS`` arrays passed as ``c0 .. c5``), ``CONSTANT`` pushes ``constant
 Rows go through in blocks of ``BLOCK``: each instruction runs over the whole block into a
 stack of block-sized registers that stay in the L1 cache, so nothing row-sized is ever
 written (``l_extendedprice * (1 - l_discount) * (1 + l_tax)`` costs no temporary arrays), and
-the loop per instruction is as tight as a vectorised one.  Each expression's values are then
-added to its group's accumulator with the exact rounding error kept (TwoSum), as
-``kernels.aggregate.sum_float`` does: a block whose rows are all of one group is summed in four
-register accumulators, others row by row into several accumulators (lanes) per group, so rows
-of one group in a row do not wait on each other.
+the loop per instruction is as tight as a vectorised one; a program that only loads a column
+reads it in place.
+
+Sums are exact to a block: a block whose rows fall in at most ``NARROW`` neighbouring groups
+(few groups, or rows sorted by what the groups follow) is added up per group in eight plain
+partial sums (independent chains; a block's rounding error is that of 128 adds), and each
+block's total goes into its group's running sum with the exact rounding error kept (TwoSum).
+A block spread over more groups adds row by row, each add's error kept, into ``lanes``
+accumulators per group so rows of one group in a row do not wait on each other.
 """
 
 from __future__ import annotations
@@ -26,31 +30,35 @@ END, LOAD, CONSTANT, ADD, SUBTRACT, MULTIPLY, NEGATE = range(7)
 COLUMNS = 6
 BLOCK = 1024
 STACK = 8
+NARROW = 8  # groups a block may span to be summed per group
 
 
 @jit
 def fold_expression_sums(programs, constants, c0, c1, c2, c3, c4, c5, ids, lanes, sums,
                          errors):
     """Add every row's value of each expression ``e`` (a row of ``programs``) to
-    ``sums[e, lanes * group + lane]``, its exact rounding error to the same slot of
-    ``errors`` (``lanes``: 1, 2, 4 or 8 accumulators a group; ``finish_sums`` merges them).
-    ``ids`` (int64, one per row, all >= 0) gives each row's group; every column has at least
+    ``sums[e, lanes * group + lane]``, rounding errors to the same slot of ``errors``
+    (``lanes``: 1, 2, 4 or 8 accumulators a group; ``finish_sums`` merges them).  ``ids``
+    (int64, one per row, all >= 0) gives each row's group; every column has at least
     ``ids.shape[0]`` values.  Returns the number of rows."""
     n = ids.shape[0]
     registers = np.empty((STACK, BLOCK))
+    partials = np.empty(8 * NARROW)
     for start in range(0, n, BLOCK):
         size = min(BLOCK, n - start)
-        group = ids[start]
-        differ = 0
-        for i in range(1, size):  # no early exit: this loop vectorises
-            differ |= ids[start + i] ^ group
-        single = differ == 0
+        low = ids[start]
+        high = low
+        for i in range(1, size):  # branch-free: vectorises
+            low = min(low, ids[start + i])
+            high = max(high, ids[start + i])
         for e in range(programs.shape[0]):
-            _run(programs[e], constants, c0, c1, c2, c3, c4, c5, start, size, registers)
-            if single and lanes >= 4:
-                _add_block(registers, size, lanes * group, sums[e], errors[e])
+            values = _run(programs[e], constants, c0, c1, c2, c3, c4, c5, start, size,
+                          registers)
+            if high - low < NARROW:
+                _add_narrow(values, size, ids, start, low, high - low + 1, lanes, partials,
+                            sums[e], errors[e])
             else:
-                _add_rows(registers, size, ids, start, lanes, sums[e], errors[e])
+                _add_rows(values, size, ids, start, lanes, sums[e], errors[e])
     return n
 
 
@@ -86,9 +94,11 @@ def _column(index, c0, c1, c2, c3, c4, c5):
 
 @jit(inline="always")
 def _run(program, constants, c0, c1, c2, c3, c4, c5, start, size, registers):
-    """Run one program over rows ``start .. start + size``; the result is left in
-    ``registers[0, :size]``.  (Loops go over 1-D views: indexing the 2-D registers row by row
-    is four times slower.)"""
+    """The values of one program over rows ``start .. start + size``: a column itself when
+    the program only loads it, else in ``registers[0, :size]``.  (Loops go over 1-D views:
+    indexing the 2-D registers row by row is four times slower.)"""
+    if program[0] == LOAD and program[2] == END:
+        return _column(program[1], c0, c1, c2, c3, c4, c5)[start:start + size]
     top = -1
     at = 0
     while program[at] != END:
@@ -124,42 +134,35 @@ def _run(program, constants, c0, c1, c2, c3, c4, c5, start, size, registers):
             else:
                 for i in range(size):
                     left[i] = left[i] * right[i]
+    return registers[0, :size]
 
 
 @jit(inline="always")
-def _add_block(registers, size, first, sums, errors):
-    """A block of one group's values (its lanes start at slot ``first``), summed in four
-    register accumulators: independent chains, where TwoSum's adds would wait on each other."""
-    values = registers[0]
-    s0, s1, s2, s3 = sums[first], sums[first + 1], sums[first + 2], sums[first + 3]
-    e0 = e1 = e2 = e3 = 0.0
-    i = 0
-    while i + 3 < size:
-        s0, e = two_sum(s0, values[i])
-        e0 += e
-        s1, e = two_sum(s1, values[i + 1])
-        e1 += e
-        s2, e = two_sum(s2, values[i + 2])
-        e2 += e
-        s3, e = two_sum(s3, values[i + 3])
-        e3 += e
-        i += 4
-    while i < size:
-        s0, e = two_sum(s0, values[i])
-        e0 += e
-        i += 1
-    sums[first], sums[first + 1], sums[first + 2], sums[first + 3] = s0, s1, s2, s3
-    errors[first] += e0
-    errors[first + 1] += e1
-    errors[first + 2] += e2
-    errors[first + 3] += e3
+def _add_narrow(values, size, ids, start, low, width, lanes, partials, sums, errors):
+    """A block whose groups lie in ``low .. low + width - 1`` (``width <= NARROW``): eight
+    plain partial sums per group (row ``i`` into partial ``i % 8``), then each group's total
+    into its running sum (lane 0) with the rounding error kept."""
+    for k in range(8 * width):
+        partials[k] = 0.0
+    if width == 1:
+        for i in range(size):
+            partials[i & 7] += values[i]
+    else:
+        for i in range(size):
+            partials[8 * (ids[start + i] - low) + (i & 7)] += values[i]
+    for g in range(width):
+        total = 0.0
+        for k in range(8):
+            total += partials[8 * g + k]
+        slot = lanes * (low + g)
+        sums[slot], error = two_sum(sums[slot], total)
+        errors[slot] += error
 
 
 @jit(inline="always")
-def _add_rows(registers, size, ids, start, lanes, sums, errors):
-    """A block of mixed groups, row by row into the row's lane of its group: with several
-    lanes, rows of one group in a row do not wait on each other's store."""
-    values = registers[0]
+def _add_rows(values, size, ids, start, lanes, sums, errors):
+    """A block of many groups, row by row into the row's lane of its group, each add's
+    rounding error kept."""
     spread = lanes - 1
     for i in range(size):
         slot = lanes * ids[start + i] + (i & spread)
