@@ -8,6 +8,9 @@ before planning, never ``UnsupportedSql`` from deep in the engine nor an answer.
 * ``WITHIN GROUP (ORDER BY ...)`` on anything but an ordered-set aggregate (``listagg(x, ',')
   WITHIN GROUP (ORDER BY y)``: write ``listagg(x, ',' ORDER BY y)``);
 * a subquery as ``string_agg``'s separator (it must be a constant);
+* ``IGNORE NULLS`` / ``RESPECT NULLS`` anywhere but in a window's navigation function
+  (``lag``, ``lead``, ``first_value``, ``last_value``, ``nth_value``; ``first`` / ``last``
+  read as those): not on an aggregate, over a window or not (``sum(x IGNORE NULLS)``);
 * ``ORDER BY`` a constant that is not an integer (``'x'``, ``NULL``, ``1.5``, ``TRUE``), in an
   aggregate call or the query, which DuckDB calls a mistake ("has no effect"); in the query's
   ORDER BY an integer is a position and must be one (``ORDER BY 0`` is out of range).
@@ -24,6 +27,9 @@ from .parse import WITHIN_GROUP, span_of
 _ORDERED_SET = frozenset({"percentile_cont", "percentile_disc", "mode"})
 _SCOPES = (exp.Select, exp.Subquery)
 _GROUPING = (exp.Grouping, exp.GroupingId)  # no aggregates: refused apart (grouping_sets)
+_NAVIGATION = (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue, exp.First,
+               exp.Last)
+_NULL_OPTIONS = (exp.IgnoreNulls, exp.RespectNulls)
 
 
 def check_calls(tree: exp.Expression, sql: str) -> None:
@@ -39,6 +45,8 @@ def check_calls(tree: exp.Expression, sql: str) -> None:
         _check_ordered_set(node, sql)
     for order in tree.find_all(exp.Order):
         _check_order(order, sql)
+    for option in tree.find_all(*_NULL_OPTIONS):
+        _check_null_option(option, sql)
 
 
 def _window_of(call: exp.Expression) -> exp.Window | None:
@@ -104,6 +112,22 @@ def _check_window(window: exp.Window, sql: str) -> None:
             if isinstance(sub, exp.Window):
                 raise _error("window functions are not allowed in window definitions", sql,
                              sub)
+
+
+def _check_null_option(option: exp.Expression, sql: str) -> None:
+    """IGNORE / RESPECT NULLS, written after a call's arguments (sqlglot moves it out of an
+    aggregate's parentheses) or after one of them, belongs to a window's navigation
+    function; sqlglot reads every plain ``any_value(x)`` as ``any_value(x) IGNORE NULLS``."""
+    call = option.this if isinstance(option.this, exp.Func) else option.parent
+    if not isinstance(call, exp.Func):
+        return
+    window = _window_of(call)
+    if isinstance(call, _NAVIGATION) and window is not None:
+        return
+    if isinstance(call, exp.AnyValue) and option.this is call:
+        return
+    where = "windowed aggregates" if window is not None else "non-window functions"
+    raise _error(f"RESPECT/IGNORE NULLS is not supported for {where}", sql, call)
 
 
 def _check_filter(node: exp.Filter, sql: str) -> None:
