@@ -22,9 +22,14 @@ def mark_present(keys, low, bits):
     return keys.shape[0]
 
 
-@jit
+@jit(inline="always")
 def _present(offset, size, bits):
-    return offset >= 0 and offset < size and (bits[offset >> 3] >> (offset & 7)) & 1 != 0
+    """1 if ``offset`` lies in the bitmap and its bit is set, else 0 -- without a branch:
+    whether a row passes is as good as random, and a mispredicted branch a row cost more
+    than the test (7 ns a row for Q4's lineitem, 2 with selects)."""
+    inside = np.uint64(offset) < np.uint64(size)  # a negative offset wraps past size
+    at = offset if inside else 0
+    return np.uint8(inside) & np.uint8(bits[at >> 3] >> (at & 7)) & np.uint8(1)
 
 
 @jit
@@ -32,9 +37,8 @@ def rows_present(values, low, size, bits, rows):
     """Write the indices of the values whose bit is set to ``rows``; returns how many."""
     found = 0
     for i in range(values.shape[0]):
-        if _present(np.int64(values[i]) - low, size, bits):
-            rows[found] = i
-            found += 1
+        rows[found] = i  # written always, kept only when present: no branch
+        found += _present(np.int64(values[i]) - low, size, bits)
     return found
 
 
@@ -46,9 +50,9 @@ def keep_present(values, validity, low, size, bits, keep):
     has_validity = validity.shape[0] > 0
     kept = 0
     for i in range(keep.shape[0]):
-        passed = keep[i] and _present(np.int64(values[i]) - low, size, bits)
+        passed = np.uint8(keep[i]) & _present(np.int64(values[i]) - low, size, bits)
         if has_validity:
-            passed = passed and validity[i] != 0
-        keep[i] = passed
+            passed &= np.uint8(validity[i] != 0)
+        keep[i] = passed != 0
         kept += passed
     return kept
