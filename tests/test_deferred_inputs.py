@@ -152,6 +152,26 @@ def test_deferred_aggregate_reads_only_joined_keys(engines):
     assert line.strip() == f"{DEFERRED}: {keys:,}"
 
 
+def _scanned_rows(text: str, alias: str) -> int:
+    line = next(line for line in text.splitlines() if f"Scan {alias}: " in line)
+    return int(line.split("[rows=")[1].split()[0].replace(",", ""))
+
+
+@pytest.mark.parametrize("column, in_scan", [("k", True), ("k32", True), ("s", False)])
+def test_deferred_aggregate_tests_keys_in_the_scan(engines, column, in_scan):
+    """An integer group key with a presence table is tested on each tile's stored column,
+    before any row is built: the scan passes on only the joined keys' rows.  Other keys are
+    tested on the batches' rows."""
+    con, oracle = engines
+    sql = (f"SELECT o.id FROM o WHERE o.id < 5 AND o.v < (SELECT avg(i.v) FROM i "
+           f"WHERE i.{column} = o.{column}) ORDER BY o.id")
+    assert_same_rows(con.sql(sql).fetchall(), oracle.sql(sql).fetchall())
+    keyed = oracle.sql(f"SELECT count(*) FROM i WHERE {column} IN (SELECT {column} FROM o "
+                       f"WHERE id < 5)").fetchall()[0][0]
+    scanned = _scanned_rows(con.explain(sql, analyze=True), "i")
+    assert scanned == (keyed if in_scan else 900)
+
+
 def test_exists_with_inequality_skips_lists(engines):
     """The per-key lists sqlglot builds for such an EXISTS become MIN/MAX/COUNT."""
     con, _ = engines

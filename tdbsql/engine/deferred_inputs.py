@@ -8,7 +8,10 @@ groups that match (an INNER join, or a LEFT join with the aggregate on the right
 runs it *when it gets to it*: the outer rows' key values are known by then, and only the input
 rows whose group key is one of them are aggregated (``try_streamed_aggregate(keys=...)``).  A
 group with any other key matches no outer row, so the join's output is the same; the work
-shrinks from the whole array to the keys joined so far (the scan still reads every tile).
+shrinks from the whole array to the keys joined so far.  When the group key is a stored
+integer column (no projection on the way) and the keys fit a presence bitmap, each tile's
+column is tested before any other column is gathered, as for a deferred array scan; the scan
+still reads every tile.
 Not an aggregate with HAVING: that one usually keeps few groups, and joined first (a small
 unique-key join, ``engine.join_step``) it filters the other joins' rows instead (Q18).
 
@@ -54,6 +57,7 @@ class Deferred:
     #                            array's stored column (its name) the join key reads
     cells: int  # the array's cells: keys are worth testing only for far fewer joined rows
     span: int | None = None  # a scanned key column's value range (hi - lo + 1), if known
+    stored: str | None = None  # an aggregate's group key as the array's stored integer column
 
 
 def deferred_inputs(runner, plan: planner.Plan) -> dict[planner.Step, Deferred]:
@@ -96,11 +100,15 @@ def _deferrable(runner, join_step: planner.Join, scan) -> Deferred | None:
     source, _window = runner.catalog.resolve(chain[0].source, runner.sql)
     if not isinstance(source, ArraySource):
         return None
+    array = runner.open_array(source, _window)
     for position, key in enumerate(join.get("join_key") or []):
         group_key = _group_key(aggregate, key, scan.name)
         if group_key is not None:
+            # without projections below, the group key names a stored column as it is
+            plain = not any(step.projections for step in chain)
+            stored = _stored_key([chain[-1]], group_key, array) if plain else None
             return Deferred(scan, aggregate, tuple(chain), position, group_key,
-                            _cells(runner.open_array(source, _window)))
+                            _cells(array), stored=stored)
     return None
 
 
@@ -221,8 +229,9 @@ def run_deferred(runner, deferred: Deferred, values) -> Frame:
     # a semi hash join per batch over very many keys costs more than it saves
     if keys is not None and keys.present is None and len(keys) > HASHED_KEYS_MAX:
         keys = None
-    frame, _ = try_streamed_aggregate(runner, deferred.aggregate,
-                                      keys=None if keys is None else (deferred.group_key, keys))
+    frame, _ = try_streamed_aggregate(
+        runner, deferred.aggregate,
+        keys=None if keys is None else (deferred.group_key, keys, deferred.stored))
     runner.record(deferred.aggregate, frame.length, time.perf_counter() - started,
                   keys=None if keys is None else len(keys))
     started = time.perf_counter()

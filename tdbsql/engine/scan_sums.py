@@ -148,6 +148,8 @@ class ScanSums:
 
     def _sums(self, pieces, ids: np.ndarray, count: int) -> np.ndarray:
         """(expressions, groups) compensated sums of every program over the chunk."""
+        if not len(self.programs):  # only counts, or only the keys (a semi join's input)
+            return np.empty((0, count))
         lanes = _LANES if count <= _LANED_GROUPS else 1
         sums = np.zeros((len(self.programs), lanes * count))
         errors = np.zeros_like(sums)
