@@ -100,6 +100,7 @@ class TileScan:
         self.stats["fragments_after_timestamps"] = len(self.fragments)
         self.stats["tiles_total"] = sum(f.metadata.tile_count for f in self.fragments)
         self._stats_lock = threading.Lock()
+        self._same_fields: dict[int, tuple] = {}  # id(spec) -> (spec, same_field)
 
     def tasks(self) -> list:
         """Units of work for ``read``: a scan that cannot stream has one, ``None``."""
@@ -169,8 +170,12 @@ class TileScan:
         return classify(self.predicate, self.kinds, stats_of, len(tiles))
 
     def same_field(self, spec) -> bool:
-        """See ``planner.zonemap.same_field``."""
-        return same_field(self.schema, spec)
+        """See ``planner.zonemap.same_field`` (worked out once per field spec: every tile of
+        every fragment asks)."""
+        found = self._same_fields.get(id(spec))
+        if found is None or found[0] is not spec:
+            found = self._same_fields[id(spec)] = (spec, same_field(self.schema, spec))
+        return found[1]
 
     def check_budget(self, nbytes: int, what: str) -> None:
         """Refuse to hold ``nbytes`` for ``what`` past the memory budget (if one is set)."""
@@ -179,11 +184,22 @@ class TileScan:
 
     def count_tile_bytes(self, frag, name: str, tile_idx: int, column: Column,
                          cached: bool = False) -> None:
-        read = 0 if cached else self._tile_file_bytes(frag.metadata, name, tile_idx, column)
-        decoded = column.values.nbytes
-        decoded += 0 if column.offsets is None else column.offsets.nbytes
-        decoded += 0 if column.validity is None else column.validity.nbytes
-        with self._stats_lock:  # tiles are read on several threads
+        self.count_tiles_bytes(frag, tile_idx, {name: column}, [name] if cached else [])
+
+    def count_tiles_bytes(self, frag, tile_idx: int, columns: dict[str, Column],
+                          cached) -> None:
+        """Count the bytes of one tile's ``columns`` of ``frag`` (its stored fields only)
+        into the stats: decoded, and read from disk unless ``cached`` names them."""
+        read = decoded = 0
+        for name, column in columns.items():
+            if name not in frag.fields:
+                continue
+            if name not in cached:
+                read += self._tile_file_bytes(frag.metadata, name, tile_idx, column)
+            decoded += column.values.nbytes
+            decoded += 0 if column.offsets is None else column.offsets.nbytes
+            decoded += 0 if column.validity is None else column.validity.nbytes
+        with self._stats_lock:  # tiles are read on several threads: one update a tile
             self.stats["bytes_read"] += read
             self.stats["bytes_decoded"] += int(decoded)
 

@@ -107,6 +107,7 @@ class SparseScan(TileScan):
         self._planned: list[TileTask] | None = None
         self._slab_tasks: list | None = None
         self._dedup: bool | None = None
+        self._plain_need: list[str] | None = None  # see _fields_and_deletes
         self._check_delete_fields()
 
     @property
@@ -164,7 +165,7 @@ class SparseScan(TileScan):
         if isinstance(task, SlabTask):
             return self._merge(list(task.tiles), task)
         if task.inside:  # coordinates are read only when asked for
-            need = list(dict.fromkeys(self.fields + self._delete_fields()))
+            need = self._fields_and_deletes()
         else:
             need = self._need()
         cols = self._tile_cells(task, need, stamps=bool(self.deletes))
@@ -257,6 +258,12 @@ class SparseScan(TileScan):
                         f"delete condition tests field {name!r}, which the array schema at this "
                         f"timestamp does not have (TileDB refuses to read here too)", entry.where)
 
+    def _fields_and_deletes(self) -> list[str]:
+        """The fields asked for and those the delete conditions test (once per scan)."""
+        if self._plain_need is None:
+            self._plain_need = list(dict.fromkeys(self.fields + self._delete_fields()))
+        return self._plain_need
+
     def _delete_fields(self) -> list[str]:
         return list(dict.fromkeys(n for cond, _ in self.deletes for n in condition_fields(cond)))
 
@@ -298,9 +305,7 @@ class SparseScan(TileScan):
         frag = self.fragments[task.frag_idx]
         cached: list[str] = []
         cols = self._read_tile(frag, task.tile_idx, need, cached)
-        for name, column in cols.items():
-            if name in frag.fields:
-                self.count_tile_bytes(frag, name, task.tile_idx, column, name in cached)
+        self.count_tiles_bytes(frag, task.tile_idx, cols, cached)
         n = len(next(iter(cols.values())))
         ts = cols.pop(TIMESTAMPS).values.view(np.uint64) if TIMESTAMPS in cols else None
         dt = cols.pop(DELETE_TIMESTAMPS).values.view(np.uint64) \

@@ -71,6 +71,10 @@ class StoredFilter:
             return frozenset()
         return frozenset(c.name for c in self.residual.find_all(exp.Column))
 
+    @cached_property
+    def _tested_columns(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(name for test in self.tests for name in _columns_of(test)))
+
     def keep(self, columns: dict[str, Column], length: int) -> tuple[np.ndarray, int]:
         """(per row whether every test holds, how many rows do).  Each tested column is
         made writable once (a read-only buffer would compile the kernels again), however
@@ -78,7 +82,7 @@ class StoredFilter:
         keep = np.ones(length, bool)
         kept = length
         inputs = {}
-        for name in {name for test in self.tests for name in _columns_of(test)}:
+        for name in self._tested_columns:
             column = columns[name]
             inputs[name] = (np.require(column.values, requirements=["C", "W"]),
                             NO_VALIDITY if column.validity is None else
