@@ -280,9 +280,9 @@ def _writable(values: np.ndarray, dtype) -> np.ndarray:
 def _values_at(array, field: str, pieces, rows: np.ndarray) -> pa.Array:
     """The values of ``field`` at chunk rows ``rows`` (ascending), as Arrow."""
     starts = np.cumsum([0] + [length for _, length in pieces])
+    bounds = np.searchsorted(rows, starts)  # each piece's rows: a slice of ``rows``
     parts = []
     for i, (columns, _) in enumerate(pieces):
-        mine = rows[(rows >= starts[i]) & (rows < starts[i + 1])]
-        if len(mine):
-            parts.append(columns[field].take(mine - starts[i]))
+        if bounds[i + 1] > bounds[i]:
+            parts.append(columns[field].take(rows[bounds[i]:bounds[i + 1]] - starts[i]))
     return column_to_arrow(array, field, concat(parts))
