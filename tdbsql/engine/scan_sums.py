@@ -207,9 +207,10 @@ class _Compiler:
         if operand is not None:  # sqlglot names a shared subexpression once (_a_1 = _a_0 * ...)
             return self._emit(operand, code, depth)
         if isinstance(node, exp.Literal):
-            if not node.is_number:
+            value = _exact_float(node)
+            if value is None:
                 return False
-            self.constants.append(float(node.this))
+            self.constants.append(value)
             code += [program.CONSTANT, len(self.constants) - 1]
             return True
         if isinstance(node, exp.Neg):
@@ -218,6 +219,9 @@ class _Compiler:
             code += [program.NEGATE, 0]
             return True
         if type(node) in _OPERATORS:
+            if not node.find(exp.Column):
+                return False  # numbers only: exact integer or decimal arithmetic, with its
+                #               overflow errors, is the evaluator's (``9007199254740993 - 1``)
             if not (self._emit(node.left, code, depth)
                     and self._emit(node.right, code, depth + 1)):
                 return False
@@ -232,6 +236,17 @@ class _Compiler:
             self.columns.append(field)
         code += [program.LOAD, self.columns.index(field)]
         return True
+
+
+def _exact_float(node: exp.Literal) -> float | None:
+    """A number literal as the float64 DuckDB turns it into beside a DOUBLE column; None for
+    an integer float64 cannot hold exactly (past 2**53), which DuckDB keeps exact."""
+    if not node.is_number:
+        return None
+    try:
+        return float(int(node.this)) if abs(int(node.this)) <= 2**53 else None
+    except ValueError:  # a decimal or exponent literal
+        return float(node.this)
 
 
 def _fields(schema) -> dict:
