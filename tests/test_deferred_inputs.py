@@ -130,6 +130,40 @@ def test_deferred_scans(engines, monkeypatch, sql, deferred):
     assert (DEFERRED in con.explain(sql, analyze=True)) is deferred
 
 
+# the big array first in FROM: the join starts from the small input and reads the source for
+# its keys (SCANNED_CELLS_MIN between the two arrays' sizes: only i is big)
+SOURCES = [
+    ("SELECT * FROM i, o WHERE i.k = o.k AND o.id < 4 ORDER BY i.id, o.id", True),
+    ("SELECT i.id, o.id FROM i JOIN o ON i.k = o.k WHERE o.id < 4 ORDER BY 1, 2", True),
+    ("SELECT i.id, o.id, i.v + o.v FROM i, o WHERE i.k32 = o.k32 AND o.v > 3 ORDER BY 1, 2",
+     True),
+    ("SELECT count(*), sum(i.v) FROM i JOIN o ON i.k = o.k WHERE o.id < 9 AND i.v > 0", True),
+    # every key of o: not worth testing, the join runs as written
+    ("SELECT count(*) FROM i JOIN o ON i.k = o.k", False),
+    # an ON condition beyond the keys, an outer join, a string key: as written
+    ("SELECT count(*), sum(i.v) FROM i JOIN o ON i.k = o.k AND i.v < o.v WHERE o.id < 9",
+     False),
+    ("SELECT i.id, o.id FROM i LEFT JOIN o ON i.k = o.k AND o.id < 4 ORDER BY 1, 2", False),
+    ("SELECT i.id, o.id FROM i JOIN o ON i.s = o.s WHERE o.id < 3 ORDER BY 1, 2", False),
+]
+
+
+@pytest.mark.parametrize("sql, deferred", SOURCES, ids=range(len(SOURCES)))
+def test_deferred_sources(engines, monkeypatch, sql, deferred):
+    from tdbsql.engine import deferred_inputs
+
+    monkeypatch.setattr(deferred_inputs, "SCANNED_CELLS_MIN", 100)  # o: 60 cells, i: 900
+    con, oracle = engines
+    got, want = con.sql(sql), oracle.sql(sql)
+    assert got.arrow().column_names == list(want.columns)
+    assert_same_rows(got.fetchall(), want.fetchall())
+    text = con.explain(sql, analyze=True)
+    assert (DEFERRED in text) is deferred
+    if deferred:
+        order = next(line for line in text.splitlines() if "Joined in this order" in line)
+        assert order.split(": ", 1)[1].startswith("o (")
+
+
 def test_many_joined_keys_read_every_cell(engines, monkeypatch):
     """As many joined rows as cells, nearly: the keys are not worth testing."""
     from tdbsql.engine import deferred_inputs

@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 from sqlglot import exp, planner
 
 from ..catalog import ArraySource
-from ..planner.conjuncts import has_subquery
+from ..planner.conjuncts import conjuncts, has_subquery
 from .fields import field_arrow_type
 from .frame import Frame
 from .hash_table import is_exact_integer
@@ -58,6 +58,7 @@ class Deferred:
     cells: int  # the array's cells: keys are worth testing only for far fewer joined rows
     span: int | None = None  # a scanned key column's value range (hi - lo + 1), if known
     stored: str | None = None  # an aggregate's group key as the array's stored integer column
+    partner: str | None = None  # a deferred join source: the join to start from instead
 
 
 def deferred_inputs(runner, plan: planner.Plan) -> dict[planner.Step, Deferred]:
@@ -70,6 +71,9 @@ def deferred_inputs(runner, plan: planner.Plan) -> dict[planner.Step, Deferred]:
                     _deferrable_scan(runner, step, dependency)
                 if deferred is not None:
                     found[dependency] = deferred
+            source = _deferrable_source(runner, step, found)
+            if source is not None:
+                found[source.scan] = source
     return found
 
 
@@ -132,6 +136,51 @@ def _deferrable_scan(runner, join_step: planner.Join, scan) -> Deferred | None:
     join = _joined_input(runner, join_step, scan)
     if join is None:
         return None
+    found = _array_chain(runner, scan)
+    if found is None:
+        return None
+    chain, array, cells = found
+    for position, key in enumerate(join.get("join_key") or []):
+        stored = _stored_key(chain, key, array)
+        if stored is not None:
+            return Deferred(scan, None, tuple(reversed(chain[1:])), position, stored, cells,
+                            _span(array, stored))
+    return None
+
+
+def _deferrable_source(runner, join_step: planner.Join, found: dict) -> Deferred | None:
+    """The Join step's source when it is such an array scan and the first leading inner join
+    -- with an input that is not deferred itself -- keys on one of its integer columns: the
+    join then starts from that input and reads the source inside it for the input's keys
+    (TPC-H Q17 lists lineitem first: its 6,088 rows of the 204 parts, not all 6M, are read).
+    Inner joins commute, so the rows are the same."""
+    scan = next((d for d in join_step.dependencies if d.name == join_step.source_name), None)
+    if not isinstance(scan, planner.Scan) or scan.projections or \
+            set(scan.dependents) != {join_step} or scan in found:
+        return None
+    name, join = next(iter(join_step.joins.items()), (None, None))
+    if join is None or (join.get("side") or "").upper() not in ("", "INNER") or \
+            conjuncts(join.get("condition")) or not join.get("source_key"):
+        return None
+    partner = next((d for d in join_step.dependencies if d.name == name), None)
+    if partner is None or partner in found or name in runner.query.scalar_subqueries:
+        return None
+    chain_found = _array_chain(runner, scan)
+    if chain_found is None:
+        return None
+    chain, array, cells = chain_found
+    for position, key in enumerate(join["source_key"]):
+        stored = _stored_key(chain, key, array)
+        if stored is not None:
+            return Deferred(scan, None, tuple(reversed(chain[1:])), position, stored, cells,
+                            _span(array, stored), partner=name)
+    return None
+
+
+def _array_chain(runner, scan) -> tuple[list, object, int] | None:
+    """(``scan`` and the steps below it down to an array's scan, top-down; the array; its
+    cells) when every step reads only the one below, row by row, and the array holds at
+    least ``SCANNED_CELLS_MIN`` cells; else None."""
     chain = [scan]
     while len(chain[-1].dependencies) == 1:
         below = next(iter(chain[-1].dependencies))
@@ -151,12 +200,7 @@ def _deferrable_scan(runner, join_step: planner.Join, scan) -> Deferred | None:
     cells = _cells(array)
     if cells < SCANNED_CELLS_MIN:
         return None
-    for position, key in enumerate(join.get("join_key") or []):
-        stored = _stored_key(chain, key, array)
-        if stored is not None:
-            return Deferred(scan, None, tuple(reversed(chain[1:])), position, stored, cells,
-                            _span(array, stored))
-    return None
+    return chain, array, cells
 
 
 def _span(array, name: str) -> int | None:
@@ -218,14 +262,9 @@ def run_deferred(runner, deferred: Deferred, values) -> Frame:
     """The join input for the rows joined so far (``values``: their side of the deferred
     key pair)."""
     started = time.perf_counter()
-    if len(values) * KEYS_PER_CELL_MAX > deferred.cells:  # as many keys as cells, nearly:
-        keys = None  # testing them would cost more than it saves (Q12's 1.5M orders)
-    else:
-        if isinstance(values, pa.ChunkedArray):
-            values = values.combine_chunks()
-        keys = KeyFilter(pc.unique(values.drop_null()))  # a NULL key matches nothing
+    keys = _key_filter(deferred, values)
     if deferred.aggregate is None:
-        return _run_scan(runner, deferred, keys)
+        return run_scan(runner, deferred, scan_keys(deferred, keys))
     # a semi hash join per batch over very many keys costs more than it saves
     if keys is not None and keys.present is None and len(keys) > HASHED_KEYS_MAX:
         keys = None
@@ -240,14 +279,40 @@ def run_deferred(runner, deferred: Deferred, values) -> Frame:
     return scanned
 
 
-def _run_scan(runner, deferred: Deferred, keys: KeyFilter | None) -> Frame:
-    """The deferred chain from its array scan up, the scan keeping only the keys' cells.
-    Keys without a presence table, or covering half the values the column holds or more
-    (Q13: every customer), are not tested: the join matches them anyway."""
-    if keys is not None and deferred.span is not None and 2 * len(keys) >= deferred.span:
-        keys = None
-    if keys is not None and keys.present is None:  # the join itself does that matching
-        keys = None
+def _key_filter(deferred: Deferred, values) -> KeyFilter | None:
+    """The joined key ``values`` as a ``KeyFilter``, or None when they are as many as the
+    array's cells, nearly: testing them would cost more than it saves (Q12's 1.5M orders)."""
+    if len(values) * KEYS_PER_CELL_MAX > deferred.cells:
+        return None
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    return KeyFilter(pc.unique(values.drop_null()))  # a NULL key matches nothing
+
+
+def may_test_keys(deferred: Deferred, rows: int) -> bool:
+    """Could the keys of ``rows`` joined rows be worth testing in a deferred array scan?  A
+    quick look before any key is read: no when they are as many as the array's cells, or
+    (if distinct) as many as half the values its key column holds."""
+    return rows * KEYS_PER_CELL_MAX <= deferred.cells and (
+        deferred.span is None or 2 * rows < deferred.span)
+
+
+def scan_keys(deferred: Deferred, keys) -> KeyFilter | None:
+    """The keys a deferred array scan tests (``keys``: a ``KeyFilter``, or the joined key
+    values), or None.  Keys without a presence table, or covering half the values the column
+    holds or more (Q13: every customer), are not tested: the join matches them anyway."""
+    if keys is not None and not isinstance(keys, KeyFilter):
+        keys = _key_filter(deferred, keys)
+    if keys is None or keys.present is None:  # the join itself does that matching
+        return None
+    if deferred.span is not None and 2 * len(keys) >= deferred.span:
+        return None
+    return keys
+
+
+def run_scan(runner, deferred: Deferred, keys: KeyFilter | None) -> Frame:
+    """The deferred chain from its array scan up, the scan keeping only ``keys``' cells (all
+    of them without keys)."""
     frames: dict = {}
     for step in deferred.chain:
         started = time.perf_counter()

@@ -13,7 +13,7 @@ from sqlglot import exp
 
 from ..errors import SqlError
 from ..planner.conjuncts import and_all, conjuncts, tables_of
-from .deferred_inputs import Deferred, run_deferred
+from .deferred_inputs import Deferred, may_test_keys, run_deferred, run_scan, scan_keys
 from .frame import Frame
 from .joined_rows import JoinedRows
 from .grouping import group_ids
@@ -27,9 +27,16 @@ def run_join(step, dependencies: dict[str, Frame], runner) -> Frame:
     table no larger than the rows so far -- it can only keep or drop rows -- goes first
     whenever its keys can be read (the smallest such table first: TPC-H Q21 joins the one
     nation row before 3.8M lineitem rows, not after).  Inner joins commute, so the rows are
-    the same; joins with other ON conditions keep their place."""
-    left = JoinedRows.of(dependencies[step.source_name])
+    the same; joins with other ON conditions keep their place.  A deferred source (an array
+    read for the keys of the first join's input: ``deferred_inputs``) is joined into that
+    input first."""
     names = list(step.joins)
+    order = []
+    source = dependencies[step.source_name]
+    if isinstance(source, Deferred):
+        left = _from_partner(step, source, dependencies, runner, names, order)
+    else:
+        left = JoinedRows.of(source)
     pending = []
     for name in names:
         join = step.joins[name]
@@ -38,7 +45,6 @@ def run_join(step, dependencies: dict[str, Frame], runner) -> Frame:
             break
         pending.append(name)
     unique: dict[str, bool] = {}
-    order = []
     bridges: set[str] = set()  # joins whose keys made another join's keys ready
     dependencies = _prejoined(pending, names, dependencies, step.joins, runner, unique, order,
                               left)
@@ -54,6 +60,30 @@ def run_join(step, dependencies: dict[str, Frame], runner) -> Frame:
         order.append((name, left.length))
     runner.join_orders[id(step)] = order  # for EXPLAIN ANALYZE: the order that ran
     return left.frame()
+
+
+def _from_partner(step, source: Deferred, dependencies, runner, names: list[str],
+                  order: list) -> JoinedRows:
+    """The rows to start the join from when the source is deferred: the source's partner
+    input joined with the source read for the partner's keys (the join entry turned around:
+    the partner's keys are now the source side's; ``names`` loses the partner), or -- when
+    those keys are not worth testing (``deferred_inputs.scan_keys``) -- the whole source."""
+    join = step.joins[source.partner]
+    partner = JoinedRows.of(dependencies[source.partner])
+    keys = None
+    if may_test_keys(source, partner.length):  # a partner keyed on most values: skip
+        values = _key_values(partner, [join["join_key"][source.position]], runner)[0]
+        keys = scan_keys(source, values)
+    if keys is None:
+        return JoinedRows.of(run_scan(runner, source, None))
+    turned = {**join, "side": "", "source_key": join["join_key"],
+              "join_key": join["source_key"]}
+    order.append((source.partner, partner.length))
+    names.remove(source.partner)
+    left = _join_one(partner, run_scan(runner, source, keys), turned, runner,
+                     step.source_name)
+    order.append((step.source_name, left.length))
+    return left
 
 
 def _prejoined(pending: list[str], names: list[str], dependencies, joins, runner,
