@@ -31,7 +31,7 @@ from sqlglot import exp
 
 from ..datatypes import VAR_NUM, Datatype, type_info
 from ..kernels import expression_sums as program
-from ..kernels import hashing
+from ..kernels import hashing, short_string_groups
 from . import pooled
 from .aggregate_step import call_spec, filter_of, star_operands
 from .column import Column, concat
@@ -46,6 +46,7 @@ _NO_COLUMN = np.empty(0, np.float64)
 # row by row: with one accumulator each row would wait for the previous one's add)
 _LANES = 8
 _LANED_GROUPS = 4096
+_STRING_SLOTS = 1024  # string-key groups looked up in a table that stays in L1: 512 at most
 _OPERATORS = {exp.Add: program.ADD, exp.Sub: program.SUBTRACT, exp.Mul: program.MULTIPLY}
 
 
@@ -128,6 +129,10 @@ class ScanSums:
         when a string key is too long to pack."""
         if not self.keys:
             return np.zeros(total, np.int64), 1, np.zeros(1, np.int64)
+        if len(self.keys) <= 2 and all(packed for _, packed in self.keys.values()):
+            found = self._string_groups(pieces, total)
+            if found is not None:
+                return found
         codes = []
         for field, packed in self.keys.values():
             out = pooled.empty(total, np.int64)
@@ -145,6 +150,26 @@ class ScanSums:
             codes.append(out)
         built = group_rows(codes, total)
         return built.ids, built.count, built.first
+
+    def _string_groups(self, pieces, total: int):
+        """``_groups`` for one or two string keys with few groups (at most half of
+        ``_STRING_SLOTS``), read and looked up row by row; None past that."""
+        fields = [field for field, _ in self.keys.values()]
+        slots = np.full((_STRING_SLOTS, 3), -1, np.int64)
+        ids = pooled.empty(total, np.int64)
+        first = np.empty(_STRING_SLOTS // 2, np.int64)
+        count = at = 0
+        for columns, length in pieces:
+            keys = [columns[field] for field in fields]
+            one, two = keys[0], keys[-1]
+            count = short_string_groups.group_short_strings(
+                _writable(one.offsets, np.int64), _writable(one.values, np.uint8),
+                _writable(two.offsets, np.int64), _writable(two.values, np.uint8),
+                len(keys) == 2, at, slots, ids[at:at + length], first, count)
+            if count < 0:
+                return None
+            at += length
+        return ids, count, first[:count].copy()
 
     def _sums(self, pieces, ids: np.ndarray, count: int) -> np.ndarray:
         """(expressions, groups) compensated sums of every program over the chunk."""
