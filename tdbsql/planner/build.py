@@ -41,6 +41,7 @@ from .named_windows import check_named_windows
 from .natural_joins import expand_natural_joins
 from .parse import span_of
 from .shared_operands import share_operands
+from .subquery_names import name_subquery_columns
 from .table_aliases import rename_table_columns, renames
 from .using_columns import bind_using_columns, mark, refuse_star_beside_using
 from .windows import lift_windows, own_windows
@@ -111,7 +112,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     check_calls(tree, sql)
     check_named_windows(tree, sql)
     names = output_names(tree)
-    tree, reads_clock = read_clock(tree, sql)
+    tree, reads_clock = read_clock(name_subquery_columns(tree), sql)
     tree = expand_distinct_on(tree, sql)
     tree = _null_options(_fetch_as_limit(_expand_group_by_all(_values_names(tree), sql)))
     tree = rename_table_columns(_exact_names(_negated_comparisons(tree), schema), schema, sql)

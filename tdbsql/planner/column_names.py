@@ -405,7 +405,70 @@ def _distinct(node: exp.Distinct) -> str:
 
 
 def _subquery(node: exp.Subquery) -> str:
-    return f"({node.this.sql(dialect='duckdb')})"
+    return f"({_query(node.this)})"
+
+
+def _query(query: exp.Expression) -> str:
+    """A nested query as DuckDB prints it: a SELECT through ``_select``, other shapes (UNION
+    ...) in sqlglot's DuckDB SQL."""
+    if isinstance(query, exp.Select):
+        try:
+            return _select(query)
+        except ValueError:  # a FROM clause _source / _join do not print
+            pass
+    return query.sql(dialect="duckdb")
+
+
+def _select(select: exp.Select) -> str:
+    """``SELECT [DISTINCT] items FROM ... WHERE ... GROUP BY ... HAVING ... ORDER BY ...
+    LIMIT ... OFFSET ...``, each part printed as DuckDB prints it."""
+    items = ", ".join(f"{render(e.this)} AS {quote(e.alias)}" if isinstance(e, exp.Alias)
+                      else render(e) for e in select.expressions)
+    parts = ["SELECT " + ("DISTINCT " if select.args.get("distinct") else "") + items]
+    if select.args.get("from_") is not None:
+        source = _source(select.args["from_"].this)
+        for join in select.args.get("joins") or []:
+            source = _join(source, join)
+        parts.append(f"FROM {source}")
+    group = select.args.get("group")
+    if group is not None:
+        parts.append("GROUP BY " + ("ALL" if group.args.get("all")
+                                    else ", ".join(map(render, group.expressions))))
+    for key, word in (("where", "WHERE"), ("having", "HAVING")):
+        if select.args.get(key) is not None:
+            parts.insert(len(parts) - (key == "where" and group is not None),
+                         f"{word} {render(select.args[key].this)}")
+    if select.args.get("order") is not None:
+        parts.append("ORDER BY " + ", ".join(map(render, select.args["order"].expressions)))
+    for key in ("limit", "offset"):
+        if select.args.get(key) is not None:
+            parts.append(f"{key.upper()} {render(select.args[key].expression)}")
+    return " ".join(parts)
+
+
+def _source(node: exp.Expression) -> str:
+    """A table (``t AS u``) or a derived table (``(SELECT ...) AS q``) in a FROM clause."""
+    if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+        text = ".".join(quote(part.name) for part in node.parts)
+    elif isinstance(node, exp.Subquery):
+        text = f"({_query(node.this)})"
+    else:
+        raise ValueError(f"no DuckDB rendering of {node.key}")
+    return f"{text} AS {quote(node.alias)}" if node.alias else text
+
+
+def _join(left: str, join: exp.Join) -> str:
+    """``left`` joined: ``t , u`` for a comma, else ``(t INNER JOIN u ON (cond))``."""
+    right = _source(join.this)
+    on, using = join.args.get("on"), join.args.get("using")
+    kind = (join.side or join.kind or "").upper()
+    if kind == "CROSS" or (not kind and on is None and not using):
+        return f"{left} , {right}" if not kind else f"({left} CROSS JOIN {right})"
+    if kind not in ("", "INNER", "LEFT", "RIGHT", "FULL"):
+        raise ValueError(f"no DuckDB rendering of a {kind} join")
+    condition = f"ON ({render(on)})" if on is not None else \
+        f"USING ({', '.join(quote(u.name) for u in using)})"
+    return f"({left} {kind or 'INNER'} JOIN {right} {condition})"
 
 
 _HANDLERS = {
@@ -449,5 +512,5 @@ _HANDLERS = {
     exp.SimilarTo: lambda node: f"regexp_full_match({render(node.this)}, "
                                 f"{render(node.expression)})",
     exp.Escape: _escape,
-    exp.Exists: lambda node: f"EXISTS({node.this.sql(dialect='duckdb')})",
+    exp.Exists: lambda node: f"EXISTS({_query(node.this)})",
 }
