@@ -5,8 +5,9 @@ Out: an Arrow value (an ``Interval`` for interval arithmetic).  DuckDB's rules: 
 compute in BIGINT (UBIGINT when both sides are unsigned) and an overflow is an error; ``/``
 gives DOUBLE; ``//`` and ``%`` truncate toward zero (the remainder has the dividend's sign) and
 an integer division by zero is an error (``%`` on DOUBLE is ``fmod``, NaN for a zero divisor);
-date +/- integer days, date/timestamp +/- INTERVAL, date - date (days) and timestamp -
-timestamp (an interval) as ``datetime_ops`` computes them.
+date +/- integer days, date/timestamp +/- INTERVAL, time +/- INTERVAL (a time), date + time
+(a timestamp), date - date (days) and timestamp - timestamp (an interval) as ``datetime_ops``
+computes them; other operators on a TIME are refused, as in DuckDB (``TIME - TIME`` too).
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ import pyarrow.compute as pc
 
 from . import datetime_ops as dto
 from .frame import broadcast
-from .value_types import cast_value, common_type, fit_literals, kind, plain
+from .value_types import cast_value, common_type, fit_literals, kind, plain, type_name
 
-INTERVAL_ALONE = "an INTERVAL can only be added to or subtracted from a date or timestamp"
+INTERVAL_ALONE = ("an INTERVAL can only be added to or subtracted from a date, timestamp "
+                  "or time")
 
 
 def add(ev, node):
@@ -48,7 +50,7 @@ def _arith(ev, node, op: str):
 def _temporal_arith(ev, node, op, left, right):
     """Date/time arithmetic, or None if neither side is a date, timestamp or interval."""
     kinds = {_kind_of(left), _kind_of(right)}
-    if not kinds & {"date", "timestamp", "interval"}:
+    if not kinds & {"date", "timestamp", "time", "interval"}:
         return None
     try:
         return _temporal(ev, node, op, left, right)
@@ -62,10 +64,15 @@ def _temporal(ev, node, op, left, right):
     lk, rk = _kind_of(left), _kind_of(right)
     if lk == "interval" and rk == "interval" and op in ("add", "subtract"):
         return left + (right if op == "add" else -right)
-    if op == "add" and lk == "interval" and rk in ("date", "timestamp"):
+    if op == "add" and (lk, rk) in (("interval", "date"), ("interval", "timestamp"),
+                                    ("interval", "time"), ("time", "date")):
         left, right, lk, rk = right, left, rk, lk
     if lk in ("date", "timestamp") and rk == "interval" and op in ("add", "subtract"):
         return dto.add_interval(plain(left), right if op == "add" else -right)
+    if lk == "time" and rk == "interval" and op in ("add", "subtract"):
+        return dto.add_time_interval(plain(left), right if op == "add" else -right)
+    if op == "add" and lk == "date" and rk == "time":
+        return dto.date_at_time(plain(left), plain(right))
     if op == "add" and lk in ("int", "uint") and rk == "date":
         left, right, lk, rk = right, left, rk, lk
     if lk == "date" and rk in ("int", "uint") and op in ("add", "subtract"):
@@ -161,7 +168,7 @@ def _kind_of(value) -> str:
 
 
 def _type_name(value) -> str:
-    return "INTERVAL" if isinstance(value, dto.Interval) else str(value.type)
+    return "INTERVAL" if isinstance(value, dto.Interval) else type_name(value.type)
 
 
 def float_mod(left, right):

@@ -1,7 +1,8 @@
 """Date and time operations of the SQL evaluator, with DuckDB's semantics, over Arrow arrays.
 
-In: Arrow date32 / timestamp values (arrays, chunked arrays or scalars) and ``Interval`` literals.
-Out: Arrow values.  DuckDB's rules followed here: ``date + INTERVAL`` gives a TIMESTAMP;
+In: Arrow date32 / timestamp / time values (arrays, chunked arrays or scalars) and ``Interval``
+literals.  Out: Arrow values.  DuckDB's rules followed here: ``date + INTERVAL`` gives a
+TIMESTAMP; ``time + INTERVAL`` a TIME (around the clock); ``date + time`` a TIMESTAMP;
 ``date + integer`` a DATE; ``date - date`` a BIGINT number of days; ``timestamp - timestamp`` an
 interval (an Arrow duration); adding months clamps the day to the end of the month
 (Jan 31 + 1 month = Feb 29 in a leap year); EXTRACT returns BIGINT (``epoch`` a DOUBLE);
@@ -11,6 +12,7 @@ interval (an Arrow duration); adding months clamps the day to the end of the mon
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from dataclasses import dataclass
 
@@ -59,8 +61,13 @@ class Interval:
 
 
 def parse_interval(amount: str, unit: str | None) -> Interval:
-    """``INTERVAL '3' DAY``, ``INTERVAL 3 DAY``, ``INTERVAL '2 hours'``, ``'1 year 2 months'``."""
-    text = amount.strip() if unit is None else f"{amount.strip()} {unit}"
+    """``INTERVAL '3' DAY``, ``INTERVAL 3 DAY``, ``INTERVAL '2 hours'``, ``'1 year 2 months'``.
+    With a unit the amount is one number, cut toward zero unless the unit is seconds or
+    milliseconds, as DuckDB's ``to_hours(CAST(trunc(x) AS BIGINT))``: ``INTERVAL 1.5 HOUR``
+    is one hour, ``INTERVAL '1.5 hours'`` ninety minutes."""
+    if unit is not None:
+        return _interval_part(_unit_amount(amount, unit), unit)
+    text = amount.strip()
     parts = re.findall(r"([+-]?\d+(?:\.\d+)?)\s*([A-Za-z]+)", text)
     leftover = re.sub(r"([+-]?\d+(?:\.\d+)?)\s*([A-Za-z]+)", "", text).strip()
     if not parts or leftover:
@@ -69,6 +76,19 @@ def parse_interval(amount: str, unit: str | None) -> Interval:
     for number, word in parts:
         total = total + _interval_part(number, word)
     return total
+
+
+def _unit_amount(amount: str, unit: str) -> str:
+    """The number of ``INTERVAL amount unit``, whole unless the unit is (milli)seconds."""
+    try:
+        number = float(amount)
+    except ValueError:
+        raise DatetimeError(f"cannot read INTERVAL {amount!r} {unit}: not a number") from None
+    if not math.isfinite(number):
+        raise DatetimeError(f"INTERVAL {amount} {unit} is out of range")
+    if _UNIT_ALIASES.get(unit.lower()) in ("second", "millisecond"):
+        return amount.strip()
+    return str(math.trunc(number))
 
 
 def _interval_part(number: str, word: str) -> Interval:
@@ -86,26 +106,37 @@ def _interval_part(number: str, word: str) -> Interval:
     return Interval(days=count * (7 if unit == "week" else 1))
 
 
+class _NotADate(ValueError):
+    """A string that is not shaped like a date (not merely a day or hour out of range)."""
+
+
 def parse_date(text: str) -> dt.date:
-    """A DATE literal; like DuckDB, a time part is allowed and dropped."""
+    """A DATE literal; like DuckDB, a time part is allowed and dropped.  Errors are worded
+    as DuckDB's."""
     try:
         return _parse_datetime(text).date()
+    except _NotADate:
+        raise DatetimeError(f'invalid date field format: "{text}", expected format is '
+                            "(YYYY-MM-DD)") from None
     except ValueError:
-        raise DatetimeError(f"cannot read {text!r} as a DATE") from None
+        raise DatetimeError(f'date field value out of range: "{text}"') from None
 
 
 def parse_timestamp(text: str) -> dt.datetime:
     try:
         return _parse_datetime(text)
+    except _NotADate:
+        raise DatetimeError(f'invalid timestamp field format: "{text}", expected format is '
+                            "(YYYY-MM-DD HH:MM[:SS[.US]])") from None
     except ValueError:
-        raise DatetimeError(f"cannot read {text!r} as a TIMESTAMP") from None
+        raise DatetimeError(f'timestamp field value out of range: "{text}"') from None
 
 
 def _parse_datetime(text: str) -> dt.datetime:
     cleaned = text.strip()
     match = re.fullmatch(r"(-?\d{1,4})-(\d{1,2})-(\d{1,2})(.*)", cleaned)
     if not match:
-        raise ValueError(text)
+        raise _NotADate(text)
     year, month, day, rest = match.groups()
     base = dt.datetime(int(year), int(month), int(day))
     rest = rest.strip().lstrip("T").strip()
@@ -113,7 +144,7 @@ def _parse_datetime(text: str) -> dt.datetime:
         return base
     clock = dt.time.fromisoformat(rest)
     if clock.tzinfo is not None:
-        raise ValueError(text)
+        raise _NotADate(text)
     return base.replace(hour=clock.hour, minute=clock.minute, second=clock.second,
                         microsecond=clock.microsecond)
 
@@ -124,16 +155,20 @@ _TIME = re.compile(r"(?:\d{4}-\d{1,2}-\d{1,2}[ T])?(\d{1,2}):(\d{2})(?::(\d{2})(
 
 def parse_time(text: str) -> dt.time:
     """A TIME as DuckDB reads one: ``HH:MM[:SS[.ffffff]]``, also after a date or before a UTC
-    offset (both ignored: ``'2024-01-31 10:30'`` is 10:30); digits past microseconds are cut."""
+    offset (both ignored: ``'2024-01-31 10:30'`` is 10:30; a date alone is midnight);
+    digits past microseconds are cut."""
     match = _TIME.fullmatch(text.strip())
-    if match is None:
-        raise DatetimeError(f"cannot read {text!r} as a TIME")
-    hour, minute, second, fraction = match.groups()
     try:
-        return dt.time(int(hour), int(minute), int(second or 0),
-                       int((fraction or "")[:6].ljust(6, "0")))
+        if match is None and re.fullmatch(r"\d{4}-\d{1,2}-\d{1,2}", text):
+            return dt.datetime.strptime(text, "%Y-%m-%d").time()
+        if match is not None:
+            hour, minute, second, fraction = match.groups()
+            return dt.time(int(hour), int(minute), int(second or 0),
+                           int((fraction or "")[:6].ljust(6, "0")))
     except ValueError:
-        raise DatetimeError(f"time field value out of range: {text!r}") from None
+        pass
+    raise DatetimeError(f'time field value out of range: "{text}", expected format is '
+                        "([YYYY-MM-DD ]HH:MM:SS[.MS])")
 
 
 # --- arithmetic -----------------------------------------------------------------------------
@@ -201,6 +236,30 @@ def _month_table(low: int, high: int) -> tuple[pa.Array, pa.Array]:
     numbers = np.arange(low, high + 2, dtype=np.int64)
     starts = (numbers - 1970 * 12).astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
     return pa.array(starts[:-1]), pa.array(np.diff(starts))
+
+
+_US_PER_DAY = 86_400_000_000
+
+
+def _micros_of_day(times):
+    """TIME values (any Arrow time unit) as int64 microseconds since midnight (nanoseconds
+    cut, as DuckDB's TIME holds microseconds)."""
+    return pc.cast(pc.cast(times, pa.time64("us"), safe=False), pa.int64())
+
+
+def add_time_interval(times, interval: Interval):
+    """``TIME + INTERVAL`` -> TIME, as DuckDB: only the interval's time part counts (its days
+    and months are dropped) and the clock wraps around midnight (23:00 + 2 hours = 01:00)."""
+    micros = pc.add(_micros_of_day(times), interval.micros % _US_PER_DAY)
+    wrapped = pc.if_else(pc.greater_equal(micros, _US_PER_DAY),
+                         pc.subtract(micros, _US_PER_DAY), micros)
+    return pc.cast(wrapped, pa.time64("us"))
+
+
+def date_at_time(dates, times):
+    """``DATE + TIME`` -> the TIMESTAMP at that time of that day."""
+    offsets = pc.cast(_micros_of_day(times), pa.duration("us"))
+    return pc.add_checked(to_timestamp(dates), offsets)
 
 
 def add_days(value, days):

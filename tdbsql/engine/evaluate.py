@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
+from ..planner.column_names import type_sql
 from ..planner.parse import span_of
 from . import arithmetic, like_match, list_ops
 from . import datetime_ops as dto
@@ -34,8 +35,8 @@ from .functions import REGISTRY, Call, call, call_shape, node_span
 from .functions_text import as_text
 from .window_functions import window_value
 from .value_types import (unsigned_zeros, cast_value, common_type, compare_plain, fit_literals, float32_literal,
-                          is_dictionary, join_strings, kind, nan_members, null_like,
-                          null_unconvertible, on_values, plain)
+                          has_cast, is_dictionary, join_strings, kind, nan_members, null_like,
+                          null_unconvertible, on_values, plain, type_name)
 
 _INT64_MAX = 2**63 - 1
 _COMPARE = {exp.EQ: "equal", exp.NEQ: "not_equal", exp.GT: "greater",
@@ -141,15 +142,20 @@ class Evaluator:
 
     def _interval(self, node: exp.Interval, amount: exp.Expression | None = None):
         """``amount``: the (un-negated) amount being read; the plan's nodes are never
-        rewrapped (scans evaluate one expression on several threads)."""
+        rewrapped (scans evaluate one expression on several threads).  sqlglot reads
+        ``INTERVAL '1.5 hours'`` as ``INTERVAL '1.5' HOURS`` (noting ``fraction_in_string``),
+        whose fraction counts where ``INTERVAL '1.5' HOUR``'s does not."""
         amount = node.this if amount is None else amount
         unit = node.args.get("unit")
         if isinstance(amount, exp.Neg):
             return -self._interval(node, amount.this)
         if not isinstance(amount, exp.Literal):
             raise UnsupportedSql(f"INTERVAL with a non-constant amount: {node.sql()}")
+        text, unit = str(amount.this), unit.name if unit else None
+        if unit is not None and node.args.get("fraction_in_string"):
+            text, unit = f"{text} {unit}", None
         try:
-            return dto.parse_interval(str(amount.this), unit.name if unit else None)
+            return dto.parse_interval(text, unit)
         except dto.DatetimeError as err:
             raise self.error(str(err), node) from None
 
@@ -162,18 +168,15 @@ class Evaluator:
         return self._convert(node, safe=True)
 
     def _convert(self, node, safe: bool):
-        to = node.to.this
-        if to == T.INTERVAL:
-            inner = node.this
-            if isinstance(inner, exp.Literal) and inner.is_string:
-                try:
-                    return dto.parse_interval(inner.this, None)
-                except dto.DatetimeError as err:
-                    raise self.error(str(err), inner) from None
-        target = _CAST_TYPES.get(to)
+        if node.to.this == T.INTERVAL:
+            return self._to_interval(node, safe)
+        target = _CAST_TYPES.get(node.to.this)
         if target is None:
             raise UnsupportedSql(f"CAST to {node.to.sql(dialect='duckdb')} is not supported")
-        value = plain(self.value(node.this))
+        value = self(node.this)
+        if isinstance(value, dto.Interval) or not has_cast(plain(value).type, target):
+            return self._no_cast(node, value, target, safe)
+        value = plain(value)
         if _is_decimal_literal(node.this) and pa.types.is_integer(target):
             # a literal like 2.5 is a DECIMAL in DuckDB, whose casts round half away from zero
             value = pc.round(value, 0, round_mode="half_towards_infinity")
@@ -184,10 +187,40 @@ class Evaluator:
         try:
             return cast_value(value, target)
         except ValueError as err:
-            if safe:
-                raise self.error(f"TRY_CAST to {target}: {err}", node) from None
-            raise self.error(f"cannot CAST to {node.to.sql(dialect='duckdb')}: {err}",
-                             node) from None
+            word = "TRY_CAST" if safe else "CAST"
+            raise self.error(f"cannot {word} to {type_sql(node.to)}: {err}", node) from None
+
+    def _no_cast(self, node, value, target: pa.DataType, safe: bool):
+        """A cast DuckDB does not have (``CAST(1 AS DATE)``): NULL under TRY_CAST or for
+        NULL values, else DuckDB's error."""
+        if isinstance(value, dto.Interval):
+            if pa.types.is_string(target):
+                raise UnsupportedSql("CAST of an INTERVAL to a string is not supported")
+            source, empty, value = "INTERVAL", False, pa.scalar(None)  # a constant's shape
+        else:
+            source, empty = type_name(value.type), _all_null(value)
+        if safe or empty:
+            return null_like(value, target)
+        raise self.error(f"Unimplemented type for cast ({source} -> {type_sql(node.to)})",
+                         node)
+
+    def _to_interval(self, node, safe: bool):
+        """CAST to INTERVAL: of a string constant (``'2 days'``), an INTERVAL or NULL; other
+        types have no cast to it."""
+        inner, target = node.this, pa.month_day_nano_interval()
+        if isinstance(inner, exp.Literal) and inner.is_string:
+            try:
+                return dto.parse_interval(inner.this, None)
+            except dto.DatetimeError as err:
+                if safe:
+                    return pa.scalar(None, target)
+                raise self.error(str(err), inner) from None
+        value = self(inner)
+        if isinstance(value, dto.Interval):
+            return value
+        if kind(value.type) == "string":
+            raise UnsupportedSql("CAST of a string column to INTERVAL is not supported")
+        return self._no_cast(node, value, target, safe)
 
     # -- logic ---------------------------------------------------------------------------
 
@@ -443,6 +476,12 @@ class Evaluator:
             raise UnsupportedSql(f"unsupported SQL function {name}()")
         values = [self.value(arg) for arg in args]
         return call(function, Call(name, node, tuple(args), self.sql), values)
+
+
+def _all_null(value) -> bool:
+    if isinstance(value, pa.Scalar):
+        return not value.is_valid
+    return value.null_count == len(value)
 
 
 def _is_decimal_literal(node: exp.Expression) -> bool:

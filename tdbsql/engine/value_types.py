@@ -135,10 +135,44 @@ def join_strings(parts: list, null_handling: str):
 
 # --- casts ----------------------------------------------------------------------------------
 
+_NUMBERS = {"bool", "int", "uint", "float"}
+# source kind -> the kinds DuckDB casts it to (a string or NULL casts to any type)
+_CASTS = {
+    **{number: _NUMBERS | {"string"} for number in _NUMBERS},
+    "date": {"string", "date", "timestamp"},
+    "timestamp": {"string", "date", "timestamp", "time"},
+    "time": {"string", "time"},
+    "binary": {"string", "binary"},
+    "duration": {"string", "duration"},
+}
+
+
+def has_cast(source: pa.DataType, target: pa.DataType) -> bool:
+    """Does DuckDB have a cast from ``source`` to ``target`` at all?  ``CAST(1 AS DATE)``,
+    ``CAST(DATE '2024-01-31' AS INTEGER)`` and ``CAST(TIME '10:00' AS TIMESTAMP)`` have none
+    (an error; NULL under TRY_CAST), nor has TIMESTAMP WITH TIME ZONE to TIME (DuckDB's
+    needs its ICU extension)."""
+    allowed = _CASTS.get(kind(source))
+    if allowed is None:
+        return True
+    if pa.types.is_timestamp(source) and source.tz is not None and pa.types.is_time(target):
+        return False
+    return kind(target) in allowed
+
+
+# DuckDB's internal type names, which its conversion errors show
+_STORAGE_NAMES = {
+    pa.int8(): "INT8", pa.int16(): "INT16", pa.int32(): "INT32", pa.int64(): "INT64",
+    pa.uint8(): "UINT8", pa.uint16(): "UINT16", pa.uint32(): "UINT32", pa.uint64(): "UINT64",
+    pa.float32(): "FLOAT", pa.float64(): "DOUBLE", pa.bool_(): "BOOL",
+}
+
 
 def cast_value(value, target: pa.DataType):
     """Cast with DuckDB's readings: ISO strings to DATE/TIMESTAMP, floats to ints rounding half
-    away from zero.  Raises ``ValueError`` (with the bad value) when a value does not convert."""
+    to even, numeric strings to ints half away from zero, ``'yes'`` / ``'f'`` ... to
+    booleans.  Raises ``ValueError`` when a value does not convert, naming it as DuckDB does
+    (``Could not convert string 'x' to INT32``)."""
     value = plain(value)
     if value.type == target or pa.types.is_null(target):
         return value
@@ -151,16 +185,46 @@ def cast_value(value, target: pa.DataType):
     if source == "string" and isinstance(value, pa.Scalar) and (
             kind(target) in ("date", "timestamp") or pa.types.is_interval(target)):
         return _cast_string_scalar(value, target)
-    if source == "float" and pa.types.is_integer(target):
-        value = pc.round(value, round_mode="half_to_even")  # DuckDB: DOUBLE -> int rounds to even
+    if source == "string" and pa.types.is_boolean(target):
+        return _string_to_bool(value)
     if source == "string" and pa.types.is_integer(target):
         return _string_to_int(value, target)
+    original = value
+    if source == "float" and pa.types.is_integer(target):
+        value = pc.round(value, round_mode="half_to_even")  # DuckDB: DOUBLE -> int rounds to even
     if source == "string" and kind(target) != "string":
         value = pc.utf8_trim_whitespace(value)
     try:
         return pc.cast(value, target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
-        raise ValueError(_first_line(err)) from None
+        raise ValueError(_conversion_error(original, target) or _first_line(err)) from None
+
+
+def _conversion_error(value, target: pa.DataType) -> str | None:
+    """DuckDB's message for the first value of ``value`` that does not convert to ``target``
+    (a string that does not read, a number out of the target's range), or None."""
+    name = _STORAGE_NAMES.get(target, type_name(target))
+    bad = _first_null_made(value, null_unconvertible(value, target))
+    if bad is None:
+        return None
+    if kind(value.type) == "string" and kind(target) in ("date", "timestamp"):
+        try:
+            _cast_string_scalar(pa.scalar(bad), target)
+        except ValueError as err:  # DuckDB's words for a date or timestamp it cannot read
+            return str(err)
+    if kind(value.type) == "string":
+        return f"Could not convert string '{bad}' to {name}"
+    return (f"Type {_STORAGE_NAMES.get(value.type, type_name(value.type))} with value {bad} "
+            f"can't be cast because the value is out of range for the destination type {name}")
+
+
+def _first_null_made(value, checked):
+    """The first value of ``value`` that is NULL in ``checked`` (its TRY_CAST reading) but
+    not in ``value``, as a Python value; None if there is none."""
+    if isinstance(value, pa.Scalar):
+        return value.as_py() if value.is_valid and not checked.is_valid else None
+    lost = pc.filter(value, pc.and_(pc.is_valid(value), pc.is_null(checked)))
+    return lost[0].as_py() if len(lost) else None
 
 
 def _cast_string_scalar(value: pa.Scalar, target: pa.DataType):
@@ -201,7 +265,7 @@ def _texts(value) -> list:
 
 
 def _string_to_int(value, target):
-    """DuckDB reads ' 12 ' and '1.5' (rounded) as integers."""
+    """DuckDB reads ' 12 ' and '2.5' (rounded half away from zero: 3) as integers."""
     trimmed = pc.utf8_trim_whitespace(value)
     try:
         return pc.cast(trimmed, target)
@@ -209,12 +273,30 @@ def _string_to_int(value, target):
         pass
     try:
         as_float = pc.cast(trimmed, pa.float64())
+        return pc.cast(pc.round(as_float, round_mode="half_towards_infinity"), target)
     except pa.ArrowInvalid as err:
-        raise ValueError(_first_line(err)) from None
-    try:
-        return pc.cast(pc.round(as_float, round_mode="half_to_even"), target)
-    except pa.ArrowInvalid as err:
-        raise ValueError(_first_line(err)) from None
+        raise ValueError(_conversion_error(value, target) or _first_line(err)) from None
+
+
+_TRUE_WORDS = pa.array(["true", "t", "yes", "y", "1"])
+_FALSE_WORDS = pa.array(["false", "f", "no", "n", "0"])
+
+
+def _read_bool(value):
+    """Strings read as booleans as DuckDB reads them (any case, no spaces around); NULL
+    where one does not read."""
+    lowered = pc.utf8_lower(value)
+    return pc.if_else(pc.is_in(lowered, value_set=_TRUE_WORDS), True,
+                      pc.if_else(pc.is_in(lowered, value_set=_FALSE_WORDS), False,
+                                 pa.scalar(None, pa.bool_())))
+
+
+def _string_to_bool(value):
+    result = _read_bool(value)
+    bad = _first_null_made(value, result)
+    if bad is not None:
+        raise ValueError(f"Could not convert string '{bad}' to BOOL")
+    return result
 
 
 def _first_line(err: Exception) -> str:
@@ -251,6 +333,8 @@ def null_unconvertible(value, target: pa.DataType):
         day = pc.utf8_slice_codeunits(pc.if_else(ok, text, None), 0, 10)
         real = pc.is_valid(pc.strptime(day, format="%Y-%m-%d", unit="s", error_is_null=True))
         return pc.if_else(pc.and_(ok, real), value, pa.scalar(None, value.type))
+    if source == "string" and pa.types.is_boolean(target):
+        return pc.if_else(pc.is_valid(_read_bool(value)), value, pa.scalar(None, value.type))
     if source == "string" and kind(target) == "time":
         readable = [text is not None and _reads_as_time(text) for text in _texts(value)]
         mask = pa.scalar(readable[0]) if isinstance(value, pa.Scalar) else pa.array(readable)
@@ -258,7 +342,7 @@ def null_unconvertible(value, target: pa.DataType):
     if source in ("int", "uint", "float") and kind(target) in ("int", "uint"):
         as_float = pc.cast(value, pa.float64())
         if source == "float":
-            as_float = pc.round(as_float, round_mode="half_towards_infinity")
+            as_float = pc.round(as_float, round_mode="half_to_even")
         return _null_out_of_range(value, as_float, target)
     return value
 

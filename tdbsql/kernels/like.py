@@ -11,34 +11,52 @@ per string.
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import jit
 
 
 @jit
-def _find(data, begin, end, pieces, lo, hi):
+def _find(data, begin, end, pieces, lo, hi, shift):
     """First position ``>= begin`` where ``pieces[lo:hi]`` occurs in ``data[begin:end]``, or
-    -1."""
+    -1.  Horspool's search: the byte under the piece's last position says how far the piece
+    can move (``shift``, its row of ``_shifts``), so most bytes are never looked at."""
     size = hi - lo
     if size == 0:
         return begin
-    first = pieces[lo]
-    last = end - size
+    final = pieces[hi - 1]
     i = begin
-    while i <= last:
-        if data[i] == first:
-            j = 1
-            while j < size and data[i + j] == pieces[lo + j]:
+    while i <= end - size:
+        byte = data[i + size - 1]
+        if byte == final:
+            j = 0
+            while j < size - 1 and data[i + j] == pieces[lo + j]:
                 j += 1
-            if j == size:
+            if j == size - 1:
                 return i
-        i += 1
+        i += shift[byte]
     return -1
+
+
+@jit
+def _shifts(pieces, starts):
+    """Per piece, how far each byte value under the piece's last position lets it move."""
+    count = starts.shape[0] - 1
+    shifts = np.empty((max(count, 1), 256), np.int64)
+    for k in range(count):
+        size = starts[k + 1] - starts[k]
+        for byte in range(256):
+            shifts[k, byte] = max(size, 1)
+        for j in range(size - 1):
+            shifts[k, pieces[starts[k] + j]] = size - 1 - j
+    return shifts
 
 
 @jit
 def like_pieces(data, offsets, pieces, starts, anchored_start, anchored_end, out):
     """``out[i]`` = whether string ``i`` matches; returns the number that do."""
     count = starts.shape[0] - 1
+    shifts = _shifts(pieces, starts)
     matched = 0
     for i in range(out.shape[0]):
         begin = offsets[i]
@@ -49,14 +67,14 @@ def like_pieces(data, offsets, pieces, starts, anchored_start, anchored_end, out
         if anchored_start:  # the first piece at the start
             size = starts[1] - starts[0]
             if end - begin < size or _find(data, begin, begin + size, pieces, starts[0],
-                                           starts[1]) != begin:
+                                           starts[1], shifts[0]) != begin:
                 ok = False
             begin += size
             first = 1
         if ok and anchored_end and last > first:  # the last piece at the end
             size = starts[count] - starts[count - 1]
             if end - begin < size or _find(data, end - size, end, pieces, starts[count - 1],
-                                           starts[count]) != end - size:
+                                           starts[count], shifts[count - 1]) != end - size:
                 ok = False
             end -= size
             last = count - 1
@@ -64,7 +82,7 @@ def like_pieces(data, offsets, pieces, starts, anchored_start, anchored_end, out
             ok = False
         k = first
         while ok and k < last:
-            found = _find(data, begin, end, pieces, starts[k], starts[k + 1])
+            found = _find(data, begin, end, pieces, starts[k], starts[k + 1], shifts[k])
             if found < 0:
                 ok = False
             else:

@@ -193,7 +193,7 @@ def _case(node: exp.Case) -> str:
 
 def _cast(node: exp.Cast) -> str:
     word = "TRY_CAST" if isinstance(node, exp.TryCast) or node.args.get("safe") else "CAST"
-    return f"{word}({render(node.this)} AS {_type(node.to)})"
+    return f"{word}({render(node.this)} AS {type_sql(node.to)})"
 
 
 _TYPE_NAMES = {
@@ -203,7 +203,7 @@ _TYPE_NAMES = {
 }
 
 
-def _type(data_type: exp.DataType) -> str:
+def type_sql(data_type: exp.DataType) -> str:
     """A type as DuckDB prints it; sqlglot reads VARCHAR, TEXT and STRING alike: VARCHAR."""
     if data_type.expressions and data_type.this == exp.DataType.Type.DECIMAL:
         return "DECIMAL(" + ", ".join(render(e.this) if isinstance(e, exp.DataTypeParam)
