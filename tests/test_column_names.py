@@ -203,3 +203,36 @@ def test_subquery_expression_names(engines, item):
     sqlglot's ``(SELECT MAX(x) FROM t WHERE x > 1)``)."""
     _same_names(engines, f"SELECT {item} FROM t")
 
+
+PARTS = [
+    "year", "YEARS", "y", "yr", "month", "mons", "day", "d", "dayofmonth", "quarter", "dow",
+    "Dow", "dayofweek", "isodow", "doy", "week", "w", "weekofyear", "isoyear", "yearweek",
+    "hour", "h", "minute", "min", "m", "second", "sec", "s", "millisecond", "MILLISECONDS",
+    "ms", "msec", "microsecond", "us", "usec", "epoch", "EPOCH", "julian", "decade", "dec",
+    "century", "centuries", "c", "millennium", "millennia", "era",
+]
+STAMPS = pa.table({
+    "ts": pa.array([dt.datetime(2024, 3, 5, 10, 11, 12, 345678), dt.datetime(2000, 12, 31),
+                    None], pa.timestamp("us")),
+    "d": pa.array([dt.date(2024, 12, 30), dt.date(2021, 1, 1), None], pa.date32()),
+    "tm": pa.array([dt.time(10, 11, 12, 345678), dt.time(0, 0), None], pa.time64("us")),
+})
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_extract_names_and_values(part):
+    """``extract(part FROM x)`` is named ``date_part('YEAR', x)`` for the parts that are SQL
+    keywords (``millisecond`` -> ``MILLISECONDS``), else with the part as written
+    (``date_part('dow', x)``; was upper-cased), and DuckDB's aliases of every part read
+    (``yr``, ``mons``, ``ms`` were unknown)."""
+    con = tdbsql.connect()
+    con.register("t", STAMPS)
+    oracle = duckdb.connect()
+    oracle.register("t", STAMPS)
+    columns = ["ts", "d"] if part not in ("hour", "minute", "epoch", "us", "ms") else \
+        ["ts", "d", "tm"]
+    sql = ", ".join(f"extract({part} FROM {c}), date_part('{part}', {c})" for c in columns)
+    sql = f"SELECT {sql} FROM t"
+    got, want = con.sql(sql).arrow(), oracle.sql(sql)
+    assert got.column_names == want.columns
+    assert [c.to_pylist() for c in got.columns] == [list(c) for c in zip(*want.fetchall())]

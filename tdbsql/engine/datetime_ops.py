@@ -284,14 +284,31 @@ def common_timestamp(left, right):
 
 # --- extract and date_trunc -----------------------------------------------------------------
 
-PARTS = ("year", "quarter", "month", "day", "dow", "isodow", "doy", "week", "isoyear", "hour",
-         "minute", "second", "millisecond", "microsecond", "epoch", "decade", "century")
-TIME_PARTS = ("hour", "minute", "second", "millisecond", "microsecond", "epoch")
-_PART_ALIASES = {"years": "year", "months": "month", "days": "day", "dayofmonth": "day",
-                 "dayofweek": "dow", "weekday": "dow", "dayofyear": "doy", "weeks": "week",
-                 "weekofyear": "week", "hours": "hour", "minutes": "minute", "seconds": "second",
-                 "milliseconds": "millisecond", "microseconds": "microsecond",
-                 "quarters": "quarter", "y": "year", "d": "day"}
+PARTS = ("year", "quarter", "month", "day", "dow", "isodow", "doy", "week", "isoyear",
+         "yearweek", "hour", "minute", "second", "millisecond", "microsecond", "epoch",
+         "julian", "decade", "century", "millennium", "era", "timezone", "timezone_hour",
+         "timezone_minute")
+_ZONE_PARTS = ("timezone", "timezone_hour", "timezone_minute")
+TIME_PARTS = ("hour", "minute", "second", "millisecond", "microsecond", "epoch", *_ZONE_PARTS)
+# DuckDB's spellings of each part (GetDatePartSpecifier)
+_PART_ALIASES = {
+    **dict.fromkeys(("years", "y", "yr", "yrs"), "year"),
+    **dict.fromkeys(("months", "mon", "mons"), "month"),
+    **dict.fromkeys(("days", "d", "dayofmonth"), "day"),
+    **dict.fromkeys(("dayofweek", "weekday"), "dow"), "dayofyear": "doy",
+    **dict.fromkeys(("weeks", "w", "weekofyear"), "week"), "quarters": "quarter",
+    **dict.fromkeys(("hours", "h", "hr", "hrs"), "hour"),
+    **dict.fromkeys(("minutes", "m", "min", "mins"), "minute"),
+    **dict.fromkeys(("seconds", "s", "sec", "secs"), "second"),
+    **dict.fromkeys(("milliseconds", "ms", "msec", "msecs", "msecond", "mseconds"),
+                    "millisecond"),
+    **dict.fromkeys(("microseconds", "us", "usec", "usecs", "usecond", "useconds"),
+                    "microsecond"),
+    **dict.fromkeys(("decades", "dec", "decs"), "decade"),
+    **dict.fromkeys(("centuries", "cent", "c"), "century"),
+    **dict.fromkeys(("millenniums", "millennia", "mil", "mils", "millenium"), "millennium"),
+}
+_JULIAN_EPOCH = 2_440_588  # the Julian day number of 1970-01-01
 
 
 def normalise_part(name: str) -> str:
@@ -304,12 +321,20 @@ def normalise_part(name: str) -> str:
 
 def extract(part: str, value):
     """EXTRACT(part FROM value) for a date, timestamp or time (of a TIME only the parts of
-    the clock, as DuckDB): BIGINT, ``epoch`` DOUBLE."""
+    the clock, as DuckDB): BIGINT, ``epoch`` and ``julian`` (the Julian day, with the time
+    of day as its fraction) DOUBLE."""
     part = normalise_part(part)
     if pa.types.is_time(value.type) and part not in TIME_PARTS:
         raise DatetimeError(f"there is no {part} in a TIME (only {', '.join(TIME_PARTS)})")
+    if part in _ZONE_PARTS:  # no session time zone: every value is UTC's
+        if pa.types.is_date(value.type):
+            raise DatetimeError(f"there is no {part} in a DATE")
+        return pc.if_else(pc.is_valid(value), pa.scalar(0, pa.int64()),
+                          pa.scalar(None, pa.int64()))
     if part == "epoch":
         return _epoch(value)
+    if part == "julian":
+        return pc.add(pc.divide(_epoch(value), 86400.0), float(_JULIAN_EPOCH))
     stamps = to_timestamp(value) if pa.types.is_date(value.type) and part in TIME_PARTS \
         else value
     result = _PART_FUNCS[part](stamps)
@@ -339,8 +364,11 @@ _PART_FUNCS = {
     "hour": pc.hour, "minute": pc.minute, "second": pc.second,
     "millisecond": lambda v: _seconds_scaled(v, 1000),
     "microsecond": lambda v: _seconds_scaled(v, 1_000_000),
+    "yearweek": lambda v: pc.add(pc.multiply(pc.iso_year(v), 100), pc.iso_week(v)),
     "decade": lambda v: pc.floor(pc.divide(pc.cast(pc.year(v), pa.float64()), 10.0)),
     "century": lambda v: pc.ceil(pc.divide(pc.cast(pc.year(v), pa.float64()), 100.0)),
+    "millennium": lambda v: pc.ceil(pc.divide(pc.cast(pc.year(v), pa.float64()), 1000.0)),
+    "era": lambda v: pc.if_else(pc.greater(pc.year(v), 0), 1, 0),
 }
 
 TRUNC_UNITS = ("year", "quarter", "month", "week", "day", "hour", "minute", "second",

@@ -10,11 +10,12 @@ alias.
 
 sqlglot's tree forgets how a call was written (``string_agg``, ``listagg`` and
 ``group_concat`` are one node; ``date_trunc('month', d)`` keeps its unit as ``MONTH``), so the
-parser (``planner.parse``) notes on each call its name and its arguments, printed here, and on
-each INTERVAL the tokens it had, on each ``NULLS LAST`` that it was written (``note_call``,
-``note_interval``, ``note_nulls_last``).  A call over a named window prints the window it stands
-for (``planner.named_windows``).  What is not modelled here (subqueries, rare types) falls back
-to sqlglot's DuckDB SQL.
+parser (``planner.parse``) notes on each call its name and its arguments, printed here, on
+each INTERVAL the tokens it had, on each ``NULLS LAST`` that it was written, on each EXTRACT
+its part as written (``note_call``, ``note_interval``, ``note_nulls_last``,
+``note_extract``).  A call over a named window prints the window it stands for
+(``planner.named_windows``).  A subquery prints as DuckDB prints a SELECT; what is not
+modelled here (a set operation in a subquery, rare types) falls back to sqlglot's DuckDB SQL.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .named_windows import definitions, resolved
 _CALL = "tdbsql_call"  # meta on a call: (name as written, its arguments printed | None, parens?)
 _INTERVAL = "tdbsql_interval"  # meta on an INTERVAL: (the value's text | None, unit | None)
 _NULLS_LAST = "tdbsql_nulls_last"  # meta on an ORDER BY key written with NULLS LAST
+_PART = "tdbsql_part"  # meta on an EXTRACT: its part as written
 
 
 def column_name(item: exp.Expression) -> str:
@@ -61,6 +63,11 @@ def note_call(call: exp.Func, name: str, args: list[exp.Expression] | None,
 def note_nulls_last(ordered: exp.Ordered) -> None:
     """Record that ``ordered`` was written with ``NULLS LAST`` (sqlglot drops the default)."""
     ordered.meta[_NULLS_LAST] = True
+
+
+def note_extract(extract: exp.Extract, part: str) -> None:
+    """Record an EXTRACT's part as written (sqlglot upper-cases it)."""
+    extract.meta[_PART] = part
 
 
 def note_interval(interval: exp.Interval, value: str | None, unit: str | None) -> None:
@@ -241,8 +248,24 @@ def _interval(node: exp.Interval) -> str:
     return f"{call}(CAST(trunc(CAST({value} AS DOUBLE)) AS {width}))"
 
 
+# EXTRACT's parts that are SQL keywords: DuckDB's parser names them so, whatever their
+# spelling; any other part (``dow``, ``ms``, ``Epoch``) keeps the text written
+_EXTRACT_KEYWORDS = {
+    **{word: word.upper() for word in ("year", "month", "day", "hour", "minute", "second",
+                                       "week", "quarter", "decade")},
+    **{word + "s": word.upper() for word in ("year", "month", "day", "hour", "minute",
+                                             "second", "week", "quarter", "decade")},
+    "millisecond": "MILLISECONDS", "milliseconds": "MILLISECONDS",
+    "microsecond": "MICROSECONDS", "microseconds": "MICROSECONDS",
+    "century": "CENTURY", "centuries": "CENTURY",
+    "millennium": "MILLENNIUM", "millennia": "MILLENNIUM",
+}
+
+
 def _extract(node: exp.Extract) -> str:
-    return f"date_part('{node.this.name.upper()}', {render(node.expression)})"
+    written = node.meta.get(_PART, node.this.name)
+    part = _EXTRACT_KEYWORDS.get(written.lower(), written)
+    return f"date_part('{part}', {render(node.expression)})"
 
 
 def _ordered(node: exp.Ordered) -> str:

@@ -29,7 +29,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from ..errors import SqlError
-from .column_names import note_call, note_interval, note_nulls_last
+from .column_names import note_call, note_extract, note_interval, note_nulls_last
 from .named_windows import note_bare_reference
 
 _DIALECT = Dialect.get_or_raise("duckdb")
@@ -183,6 +183,15 @@ class _Parser(type(_DIALECT.parser())):
         """An element of ``GROUPING SETS (...)``: any expression, as for CUBE / ROLLUP."""
         return self._parse_grouping_sets() or self._parse_cube_or_rollup() \
             or self._parse_disjunction()
+
+    def _parse_extract(self):
+        """``extract(dow FROM d)``: sqlglot upper-cases the part; DuckDB prints it as written
+        in the result column's name (``planner.column_names``): noted."""
+        token = self._curr
+        extract = super()._parse_extract()
+        if isinstance(extract, exp.Extract) and isinstance(extract.this, exp.Var):
+            note_extract(extract, token.text)
+        return extract
 
     def _parse_string_agg(self):
         """sqlglot reads ``listagg(x, ',') WITHIN GROUP (ORDER BY y)`` as ``listagg(x, ','
