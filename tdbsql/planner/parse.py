@@ -146,9 +146,16 @@ class _Parser(type(_DIALECT.parser())):
 
     def _parse_window(self, this, alias=False):
         """``OVER w`` and ``OVER (w)`` read alike; DuckDB refuses the second when ``w`` has a
-        frame (``planner.named_windows``): the first is noted."""
+        frame (``planner.named_windows``): the first is noted.  ``lag(x) IGNORE NULLS OVER
+        (...)`` -- the option after the call's parentheses -- is a syntax error in DuckDB,
+        which takes it only inside them; sqlglot reads both alike."""
         start = self._index
         window = super()._parse_window(this, alias=alias)
+        option = _null_option(self._tokens, start, self._index)
+        if option is not None:
+            self._retreat(option)
+            self.raise_error(f"{self._curr.text.upper()} NULLS goes inside the call's "
+                             "parentheses, as in lag(x IGNORE NULLS) OVER (...)")
         if isinstance(window, exp.Window) and _over_a_name(self._tokens[start:self._index]):
             note_bare_reference(window)
         return window
@@ -267,6 +274,18 @@ def _note_interval(interval: exp.Interval, tokens: list[Token]) -> None:
         note_interval(interval, value, rest[1].text)
     elif rest:
         note_interval(interval, None, rest[-1].text)
+
+
+def _null_option(tokens: list[Token], start: int, end: int) -> int | None:
+    """The index of an ``IGNORE NULLS`` / ``RESPECT NULLS`` among ``tokens[start:end]``
+    outside parentheses (after a call, not among its arguments), or None."""
+    depth = 0
+    for i in range(start, end - 1):
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(tokens[i].token_type, 0)
+        if depth == 0 and tokens[i].text.upper() in ("IGNORE", "RESPECT") \
+                and tokens[i + 1].text.upper() == "NULLS":
+            return i
+    return None
 
 
 def _over_a_name(tokens: list[Token]) -> bool:
