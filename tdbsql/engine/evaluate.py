@@ -174,7 +174,7 @@ class Evaluator:
         if target is None:
             raise UnsupportedSql(f"CAST to {node.to.sql(dialect='duckdb')} is not supported")
         value = self(node.this)
-        if isinstance(value, dto.Interval) or not has_cast(plain(value).type, target):
+        if isinstance(value, dto.Interval) or not has_cast(value.type, target):
             return self._no_cast(node, value, target, safe)
         value = plain(value)
         if _is_decimal_literal(node.this) and pa.types.is_integer(target):
@@ -216,8 +216,8 @@ class Evaluator:
                     return pa.scalar(None, target)
                 raise self.error(str(err), inner) from None
         value = self(inner)
-        if isinstance(value, dto.Interval):
-            return value
+        if isinstance(value, dto.Interval) or kind(value.type) == "duration":
+            return value  # an INTERVAL already (``ts - ts`` is an Arrow duration)
         if kind(value.type) == "string":
             raise UnsupportedSql("CAST of a string column to INTERVAL is not supported")
         return self._no_cast(node, value, target, safe)
