@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 from sqlglot import exp, planner
 
 from ..catalog import ArraySource
-from ..planner.conjuncts import conjuncts, has_subquery
+from ..planner.conjuncts import has_subquery
 from .fields import field_arrow_type
 from .frame import Frame
 from .hash_table import is_exact_integer
@@ -159,8 +159,9 @@ def _deferrable_source(runner, join_step: planner.Join, found: dict) -> Deferred
             set(scan.dependents) != {join_step} or scan in found:
         return None
     name, join = next(iter(join_step.joins.items()), (None, None))
+    # an ON condition beyond the keys is fine: it only drops pairs whose keys match
     if join is None or (join.get("side") or "").upper() not in ("", "INNER") or \
-            conjuncts(join.get("condition")) or not join.get("source_key"):
+            not join.get("source_key"):
         return None
     partner = next((d for d in join_step.dependencies if d.name == name), None)
     if partner is None or partner in found or name in runner.query.scalar_subqueries:

@@ -45,6 +45,7 @@ from ..planner.zonemap import (
     TileClasses, classify, field_kinds, parse_predicate, same_field, stats_getter,
 )
 from .column import Column
+from .fill import empty_column
 from .key_filter import stored_keep
 from .stored_filter import NOTHING_LEFT, StoredFilter, compress, stored_filter
 
@@ -101,6 +102,7 @@ class TileScan:
         self.stats["tiles_total"] = sum(f.metadata.tile_count for f in self.fragments)
         self._stats_lock = threading.Lock()
         self._same_fields: dict[int, tuple] = {}  # id(spec) -> (spec, same_field)
+        self._empty_columns: dict[str, Column] = {}  # see _no_rows
 
     def tasks(self) -> list:
         """Units of work for ``read``: a scan that cannot stream has one, ``None``."""
@@ -153,8 +155,17 @@ class TileScan:
             if wanted is not None:
                 needed = wanted | filtering.residual_columns
                 columns = {n: c for n, c in columns.items() if n in needed}
-            columns, length = compress(columns, keep), kept
+            columns = compress(columns, keep) if kept else self._no_rows(columns)
+            length = kept
         return columns, length, filtering
+
+    def _no_rows(self, columns: dict[str, Column]) -> dict[str, Column]:
+        """Empty columns of the fields of ``columns``, made once per scan: most tiles of a
+        scan for a few join keys keep no row, and taking nothing from each column costs."""
+        for name in columns:
+            if name not in self._empty_columns:
+                self._empty_columns[name] = empty_column(self.schema, name)
+        return {name: self._empty_columns[name] for name in columns}
 
     @property
     def wants_always(self) -> bool:
