@@ -167,6 +167,22 @@ def test_deferred_sources(engines, monkeypatch, sql, deferred):
         assert order.split(": ", 1)[1].startswith("o (")
 
 
+def test_small_unique_input_reads_its_deferred_host_for_its_keys(engines, monkeypatch):
+    """TPC-H Q18's shape: i is planned to be read for o's keys on k, but the few ids of s
+    (unique: grouped) key on i.id, so i is read for those and s joins into it first."""
+    from tdbsql.engine import deferred_inputs
+
+    monkeypatch.setattr(deferred_inputs, "SCANNED_CELLS_MIN", 100)  # o: 60 cells, i: 900
+    con, oracle = engines
+    sql = ("SELECT o.id, i.id, i.v FROM o JOIN i ON i.k = o.k JOIN (SELECT id FROM i "
+           "WHERE v > 4.5 GROUP BY id HAVING count(*) = 1) s ON s.id = i.id ORDER BY 1, 2")
+    assert_same_rows(con.sql(sql).fetchall(), oracle.sql(sql).fetchall())
+    text = con.explain(sql, analyze=True)
+    ids = oracle.sql("SELECT count(*) FROM i WHERE v > 4.5").fetchall()[0][0]
+    assert "s into i" in text
+    assert f"{DEFERRED}: {ids:,}" in text
+
+
 def test_many_joined_keys_read_every_cell(engines, monkeypatch):
     """As many joined rows as cells, nearly: the keys are not worth testing."""
     from tdbsql.engine import deferred_inputs

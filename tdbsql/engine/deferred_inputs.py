@@ -22,7 +22,7 @@ the rows joined so far; ``engine.key_filter`` tests the keys as the join compare
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -176,6 +176,20 @@ def _deferrable_source(runner, join_step: planner.Join, found: dict) -> Deferred
             return Deferred(scan, None, tuple(reversed(chain[1:])), position, stored, cells,
                             _span(array, stored), partner=name)
     return None
+
+
+def keyed_on(runner, deferred: Deferred, key: exp.Expression) -> Deferred | None:
+    """A deferred array scan read for the values of ``key`` (a column of the scan's rows)
+    instead of its planned join key, when ``key`` is a stored integer column; else None."""
+    if deferred.aggregate is not None or not deferred.chain:
+        return None
+    base = deferred.chain[0]
+    source, window = runner.catalog.resolve(base.source, runner.sql)
+    array = runner.open_array(source, window)
+    stored = _stored_key([deferred.scan, *reversed(deferred.chain)], key, array)
+    if stored is None:
+        return None
+    return replace(deferred, group_key=stored, span=_span(array, stored), partner=None)
 
 
 def _array_chain(runner, scan) -> tuple[list, object, int] | None:

@@ -13,7 +13,9 @@ from sqlglot import exp
 
 from ..errors import SqlError
 from ..planner.conjuncts import and_all, conjuncts, tables_of
-from .deferred_inputs import Deferred, may_test_keys, run_deferred, run_scan, scan_keys
+from .deferred_inputs import (
+    Deferred, keyed_on, may_test_keys, run_deferred, run_scan, scan_keys,
+)
 from .frame import Frame
 from .joined_rows import JoinedRows
 from .grouping import group_ids
@@ -98,7 +100,7 @@ def _prejoined(pending: list[str], names: list[str], dependencies, joins, runner
     joining nation into supplier first leaves 400 suppliers, and partsupp is joined to those.
     Inner joins associate, so the rows are the same.  Repeated: region then joins the
     supplier-nation rows (Q2)."""
-    dependencies = dict(dependencies)
+    dependencies = _keyed_hosts(pending, dict(dependencies), joins, runner, unique, source)
     owner = {alias: name for name in pending if not isinstance(dependencies[name], Deferred)
              for alias in dependencies[name].tables}
     merged = True
@@ -124,6 +126,33 @@ def _prejoined(pending: list[str], names: list[str], dependencies, joins, runner
             names.remove(name)
             order.append((f"{name} into {host}", joined.length))
             merged = True
+    return dependencies
+
+
+def _keyed_hosts(pending: list[str], dependencies: dict, joins, runner,
+                 unique: dict[str, bool], source: JoinedRows) -> dict:
+    """``dependencies`` with each deferred array scan that a small unique-key input's keys
+    read -- and only it -- read now for that input's keys, on the column they name, so that
+    the input can join into it first (``_prejoined``).  TPC-H Q18: the 57 big orders of
+    ``_u_0`` key on o_orderkey, and orders (planned to be read for customer's keys on
+    o_custkey, all of them) is read for those 57 orders instead of all 1.5M."""
+    for name in pending:
+        right, join = dependencies[name], joins[name]
+        keys = join.get("source_key") or []
+        if isinstance(right, Deferred) or len(keys) != 1 or right.length > source.length:
+            continue
+        hosts = {table for table in tables_of(keys[0])}
+        host = next(iter(hosts)) if len(hosts) == 1 else None
+        if host is None or host not in pending or not isinstance(dependencies[host], Deferred) \
+                or not _unique(name, right, join, runner, unique):
+            continue
+        keyed = keyed_on(runner, dependencies[host], keys[0])
+        if keyed is None or not may_test_keys(keyed, right.length):
+            continue
+        values = _key_values(JoinedRows.of(right), join["join_key"], runner)[0]
+        found = scan_keys(keyed, values)
+        if found is not None:
+            dependencies[host] = run_scan(runner, keyed, found)
     return dependencies
 
 
