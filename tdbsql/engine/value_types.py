@@ -322,9 +322,10 @@ def null_unconvertible(value, target: pa.DataType):
             ok = pc.or_(ok, pc.match_substring_regex(text, r"^[+-]?(inf|infinity|nan)$",
                                                      ignore_case=True))
         value = pc.if_else(ok, value, pa.scalar(None, value.type))
-        if kind(target) != "float":
-            value = _null_out_of_range(value, pc.cast(pc.if_else(ok, text, None),
-                                                      pa.float64()), target)
+        if kind(target) != "float":  # in range once rounded as the cast rounds ('127.5': 128)
+            number = pc.cast(pc.if_else(ok, text, None), pa.float64())
+            value = _null_out_of_range(
+                value, pc.round(number, round_mode="half_towards_infinity"), target)
         return value
     if source == "string" and kind(target) in ("date", "timestamp"):
         text = pc.utf8_trim_whitespace(value)
