@@ -237,3 +237,18 @@ def test_extract_names_and_values(part):
     got, want = con.sql(sql).arrow(), oracle.sql(sql)
     assert got.column_names == want.columns
     assert [c.to_pylist() for c in got.columns] == [list(c) for c in zip(*want.fetchall())]
+
+
+@pytest.mark.parametrize("call", [
+    "millisecond(ts)", "microsecond(tm)", "weekday(d)", "yearweek(d)", "julian(ts)",
+    "decade(d)", "century(ts)", "millennium(d)", "era(ts)"])
+def test_date_part_functions(call):
+    """DuckDB's one-part functions beside year() ... epoch() (they were unknown)."""
+    con = tdbsql.connect()
+    con.register("t", STAMPS)
+    oracle = duckdb.connect()
+    oracle.register("t", STAMPS)
+    sql = f"SELECT {call} FROM t"
+    got, want = con.sql(sql).arrow(), oracle.sql(sql)
+    assert got.column_names == want.columns
+    assert got.column(0).to_pylist() == [row[0] for row in want.fetchall()]

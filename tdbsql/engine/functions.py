@@ -196,7 +196,11 @@ for _name, _part in (("year", "year"), ("month", "month"), ("day", "day"),
                      ("dayofmonth", "day"), ("quarter", "quarter"), ("dayofweek", "dow"),
                      ("isodow", "isodow"), ("dayofyear", "doy"), ("week", "week"),
                      ("weekofyear", "week"), ("hour", "hour"), ("minute", "minute"),
-                     ("second", "second"), ("epoch", "epoch"), ("isoyear", "isoyear")):
+                     ("second", "second"), ("epoch", "epoch"), ("isoyear", "isoyear"),
+                     ("millisecond", "millisecond"), ("microsecond", "microsecond"),
+                     ("weekday", "dow"), ("yearweek", "yearweek"), ("julian", "julian"),
+                     ("decade", "decade"), ("century", "century"),
+                     ("millennium", "millennium"), ("era", "era")):
     register(_name, 1)(_part_function(_part))
 
 
