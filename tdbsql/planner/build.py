@@ -531,9 +531,14 @@ def _used_columns(tree: exp.Expression) -> dict[str, frozenset[str]]:
     return {alias: frozenset(cols) for alias, cols in used.items()}
 
 
-def _name_error(err: OptimizeError, tree, schema, sql: str) -> SqlError:
-    """sqlglot says 'Column ... could not be resolved'; point at it and suggest a close name."""
+def _name_error(err: OptimizeError, tree, schema, sql: str) -> SqlError | UnsupportedSql:
+    """sqlglot says 'Column ... could not be resolved'; point at it and suggest a close name.
+    A ``*`` it could not expand is a subquery whose ``*`` beside another item repeats a name
+    (``SELECT * FROM (SELECT *, a FROM t)``: DuckDB names the second ``a_1``)."""
     text = str(err)
+    if "star-free" in text:
+        return UnsupportedSql("a subquery whose * is beside an item of the same name (SELECT "
+                              "*, a FROM t) is not supported: alias the item")
     columns = sorted({c for cols in schema.values() for c in cols})
     aliases = {t.alias_or_name for t in tree.find_all(exp.Table)} | \
         {s.alias for s in tree.find_all(exp.Subquery) if s.alias} | \
