@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from sqlglot import exp
 
 from . import datetime_ops as dto
 from .frame import broadcast
@@ -157,10 +158,28 @@ def negate(ev, node):
         raise ev.error(f"cannot negate {value.type}", node)
     if kind(value.type) == "null":
         return value
+    if kind(value.type) == "uint":
+        if not isinstance(node.this, exp.Literal):  # DuckDB refuses -x of any unsigned x
+            raise ev.error("overflow in negation of an unsigned value (cast it to a signed "
+                           "type first)", node)
+        return _negate_unsigned(ev, node, value)
     try:
         return pc.negate_checked(value)
     except pa.ArrowInvalid:
         raise ev.error(f"integer overflow in {node.sql(dialect='duckdb')}", node) from None
+
+
+def _negate_unsigned(ev, node, value):
+    """``-n`` of a literal read as unsigned, as a BIGINT (``-9223372036854775808``, read as the literal
+    9223372036854775808 negated, is BIGINT's least value); past BIGINT an error (DuckDB goes
+    on in HUGEINT, which tdbsql lacks)."""
+    wide = pc.cast(value, pa.decimal128(20, 0))
+    negated = pc.negate(wide)
+    try:
+        return pc.cast(negated, pa.int64())
+    except pa.ArrowInvalid:
+        raise ev.error(f"integer overflow in {node.sql(dialect='duckdb')}: the result does "
+                       f"not fit BIGINT", node) from None
 
 
 def _kind_of(value) -> str:
