@@ -194,8 +194,10 @@ def cast_value(value, target: pa.DataType):
         value = pc.round(value, round_mode="half_to_even")  # DuckDB: DOUBLE -> int rounds to even
     if source == "string" and kind(target) != "string":
         value = pc.utf8_trim_whitespace(value)
+    # an integer past 2**53 rounds to the nearest double, as DuckDB's BIGINT -> DOUBLE
+    rounds = source in ("int", "uint") and pa.types.is_floating(target)
     try:
-        return pc.cast(value, target)
+        return pc.cast(value, target, safe=not rounds)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
         raise ValueError(_conversion_error(original, target) or _first_line(err)) from None
 
