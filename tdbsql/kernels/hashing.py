@@ -191,13 +191,7 @@ def group_direct(keys, mins, extents, skip, slot_groups, ids, group_rows):
         for col in range(keys.shape[0]):
             slot += (keys[col, row] - mins[col]) * stride
             stride *= extents[col]
-        group = slot_groups[slot]
-        if group < 0:
-            group = ngroups
-            slot_groups[slot] = group
-            group_rows[group] = row
-            ngroups += 1
-        ids[row] = group
+        ids[row], ngroups = _slot_group(slot, row, slot_groups, group_rows, ngroups)
     return ngroups
 
 
@@ -207,15 +201,22 @@ def _group_direct_column(codes, low, slot_groups, ids, group_rows):
     twice as fast as the general loop (no per-row loop over columns and strides)."""
     ngroups = 0
     for row in range(codes.shape[0]):
-        slot = codes[row] - low
-        group = slot_groups[slot]
-        if group < 0:
-            group = ngroups
-            slot_groups[slot] = group
-            group_rows[group] = row
-            ngroups += 1
-        ids[row] = group
+        ids[row], ngroups = _slot_group(codes[row] - low, row, slot_groups, group_rows,
+                                        ngroups)
     return ngroups
+
+
+@jit(inline="always")
+def _slot_group(slot, row, slot_groups, group_rows, ngroups):
+    """(the group of ``slot``, the group count): its own group, or a new one first seen at
+    ``row``.  (A branch, not arithmetic, on whether the group is new: the count then does
+    not chain every row's lookup to the one before, 4x faster.)"""
+    group = slot_groups[slot]
+    if group < 0:
+        slot_groups[slot] = ngroups
+        group_rows[ngroups] = row
+        return ngroups, ngroups + 1
+    return group, ngroups
 
 
 @jit

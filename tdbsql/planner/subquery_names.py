@@ -15,6 +15,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from .column_names import column_name
+from .table_aliases import unique_names
 
 
 def name_subquery_columns(tree: exp.Expression) -> exp.Expression:
@@ -42,8 +43,8 @@ def _name_items(select: exp.Select, renamed: list[str]) -> None:
         names = [None if _is_star(item) or isinstance(item, (exp.Alias, exp.Column))
                  else column_name(item) for item in items]
     else:
-        names = _deduplicated([renamed[i] if i < len(renamed) else column_name(item)
-                               for i, item in enumerate(items)])
+        names = unique_names([renamed[i] if i < len(renamed) else column_name(item)
+                              for i, item in enumerate(items)])
     select.set("expressions", [_aliased(item, name) for item, name in zip(items, names)])
 
 
@@ -54,21 +55,6 @@ def _aliased(item: exp.Expression, name: str | None) -> exp.Expression:
     value = item.unalias() if isinstance(item, exp.Alias) else item
     # not exp.alias_, which gives a (scalar) subquery a table alias instead
     return exp.Alias(this=value, alias=exp.to_identifier(name, quoted=True))
-
-
-def _deduplicated(names: list[str]) -> list[str]:
-    """DuckDB's renaming of repeated column names: the second ``a`` is ``a_1``, the third
-    ``a_2`` (a suffix already taken is skipped: ``a, a, a_1`` -> ``a, a_1, a_1_1``)."""
-    seen: set[str] = set()
-    out = []
-    for name in names:
-        unique, count = name, 0
-        while unique.lower() in seen:
-            count += 1
-            unique = f"{name}_{count}"
-        seen.add(unique.lower())
-        out.append(unique)
-    return out
 
 
 def _is_star(item: exp.Expression) -> bool:

@@ -53,7 +53,7 @@ def _renaming_select(table: exp.Table, real: list[str]) -> exp.Subquery:
     lists the new names), every column named as DuckDB names it."""
     alias = table.args["alias"]
     given = [ident.name for ident in alias.columns]
-    names = _unique(given + real[len(given):])
+    names = unique_names(given + real[len(given):])
     outer = exp.TableAlias(this=alias.this.copy())
     alias.set("columns", None)
     items = []
@@ -71,11 +71,11 @@ def _derived(table: exp.Table) -> exp.Subquery:
     return exp.select("*").from_(table.copy()).subquery(outer)
 
 
-def _unique(names: list[str]) -> list[str]:
+def unique_names(names: list[str]) -> list[str]:
     """DuckDB's renaming of repeated names (compared without regard to case): the first keeps
     its name, a later one becomes ``name_1`` (or ``name_2``, ... the first not yet taken).
 
-    >>> _unique(["y", "y", "z", "y_1"])
+    >>> unique_names(["y", "y", "z", "y_1"])
     ['y', 'y_1', 'z', 'y_1_1']
     """
     taken: set[str] = set()
