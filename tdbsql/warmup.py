@@ -58,6 +58,10 @@ _QUERIES = (
     "SELECT p.y, count(*) FROM a p JOIN a q ON p.y = q.y GROUP BY p.y",
     # groups that follow the cells' order: the run kernel of float sums
     "SELECT d // 10000, sum(y) FROM a GROUP BY 1",
+    # sums of arithmetic straight from the tiles, by a short string and by an integer
+    # (engine.scan_sums: TPC-H Q1's shape)
+    "SELECT s, sum(y), sum(y * (1 - y)), avg(y), count(*) FROM a GROUP BY s",
+    "SELECT t, sum(-y + 2) FROM a GROUP BY t",
     # two keys in one box; rows ordered by group (ARRAY_AGG, windows)
     "SELECT s, d % 7, array_agg(x), sum(x) OVER (PARTITION BY s) FROM a GROUP BY s, d % 7, x",
 )
