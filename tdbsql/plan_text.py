@@ -72,8 +72,10 @@ def _details(step, pushed: dict) -> list[str]:
         for name, join in step.joins.items():
             keys = ", ".join(f"{a.sql()} = {b.sql()}" for a, b in
                              zip(join.get("source_key") or [], join.get("join_key") or []))
+            condition = join.get("condition")
             out.append(f"{(join.get('side') or 'INNER')} JOIN {name}"
-                       + (f" ON {keys}" if keys else " (no keys)"))
+                       + (f" ON {keys}" if keys else " (no keys)")
+                       + (f" AND {condition.sql(dialect='duckdb')}" if condition else ""))
     if isinstance(step, planner.Aggregate):
         if step.group:
             out.append("Group: " + ", ".join(e.sql() for e in step.group.values()))

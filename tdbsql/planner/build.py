@@ -26,7 +26,7 @@ from sqlglot.schema import MappingSchema
 
 from ..errors import SqlError, UnsupportedSql
 from .group_keys import group_key_references
-from .join_order import defer_cross_joins, inner_when_nulls_rejected
+from .join_order import defer_cross_joins, inner_when_nulls_rejected, keys_on_their_sides
 from .binder_checks import check_calls
 from .clock import read_clock
 from .column_names import column_name
@@ -127,12 +127,19 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     except SqlglotError as err:
         raise SqlError(f"cannot plan this query: {err}", sql) from None
     try:
-        plan = inner_when_nulls_rejected(Plan(_one_group(optimized)))
-        plan = share_operands(group_key_references(defer_cross_joins(plan)))
+        plan = plan_steps(optimized)
     except SqlglotError as err:
         raise UnsupportedSql(f"cannot plan this query: {err}") from None
     return LogicalQuery(optimized, plan, _used_columns(optimized), names,
                         _scalar_subqueries(optimized), reads_clock)
+
+
+def plan_steps(optimized: exp.Expression) -> Plan:
+    """sqlglot's plan of an optimized query with our rewrites of its steps: the whole query,
+    and each subquery the engine runs on its own (``engine.subqueries``), which needs them
+    as much (``GROUP BY a ORDER BY a`` reads the group key column)."""
+    plan = keys_on_their_sides(inner_when_nulls_rejected(Plan(_one_group(optimized))))
+    return share_operands(group_key_references(defer_cross_joins(plan)))
 
 
 _COMPLEMENTS = {exp.EQ: exp.NEQ, exp.NEQ: exp.EQ, exp.LT: exp.GTE, exp.GTE: exp.LT,

@@ -29,6 +29,28 @@ def defer_cross_joins(plan: planner.Plan) -> planner.Plan:
     return plan
 
 
+def keys_on_their_sides(plan: planner.Plan) -> planner.Plan:
+    """Join key pairs whose join side reads more than the joined table, or whose source side
+    reads it, made ON conditions (in place).  sqlglot takes ``da.x + db.id = 0.0`` for the
+    key pair ``0.0`` / ``da.x + db.id`` of the join with ``db``; the hash join would then
+    look for ``da`` among ``db``'s columns."""
+    for step in plan.dag:
+        if not isinstance(step, planner.Join):
+            continue
+        for name, join in step.joins.items():
+            pairs = list(zip(join.get("source_key") or [], join.get("join_key") or []))
+            misplaced = [(a, b) for a, b in pairs
+                         if not tables_of(b) <= {name} or name in tables_of(a)]
+            if not misplaced:
+                continue
+            kept = [pair for pair in pairs if pair not in misplaced]
+            join["source_key"] = [a for a, _ in kept]
+            join["join_key"] = [b for _, b in kept]
+            equalities = [exp.EQ(this=a.copy(), expression=b.copy()) for a, b in misplaced]
+            join["condition"] = exp.and_(*conjuncts(join.get("condition")), *equalities)
+    return plan
+
+
 def inner_when_nulls_rejected(plan: planner.Plan) -> planner.Plan:
     """A LEFT join whose step keeps only rows where a column of the joined table is not NULL
     (``WHERE NOT _u_0.k IS NULL``: how sqlglot decorrelates ``IN (SELECT ...)``) is an inner
