@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sqlglot import exp, planner
 
+from .planner.conjuncts import conjuncts
 from .planner.pushdown import scan_filters
 
 
@@ -72,10 +73,10 @@ def _details(step, pushed: dict) -> list[str]:
         for name, join in step.joins.items():
             keys = ", ".join(f"{a.sql()} = {b.sql()}" for a, b in
                              zip(join.get("source_key") or [], join.get("join_key") or []))
-            condition = join.get("condition")
+            rest = [c for c in conjuncts(join.get("condition")) if not isinstance(c, exp.Boolean)]
             out.append(f"{(join.get('side') or 'INNER')} JOIN {name}"
                        + (f" ON {keys}" if keys else " (no keys)")
-                       + (f" AND {condition.sql(dialect='duckdb')}" if condition else ""))
+                       + "".join(f" AND {_conjunct_text(c)}" for c in rest))
     if isinstance(step, planner.Aggregate):
         if step.group:
             out.append("Group: " + ", ".join(e.sql() for e in step.group.values()))
