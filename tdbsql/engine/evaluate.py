@@ -35,7 +35,7 @@ from .functions import REGISTRY, Call, call, call_shape, node_span
 from .functions_text import as_text
 from .window_functions import window_value
 from .value_types import (unsigned_zeros, cast_value, common_type, compare_plain, fit_literals, float32_literal,
-                          has_cast, is_dictionary, join_strings, kind, nan_members, null_like,
+                          first_unconvertible, has_cast, is_dictionary, join_strings, kind, nan_members, null_like,
                           null_unconvertible, on_values, plain, type_name)
 
 _INT64_MAX = 2**63 - 1
@@ -188,6 +188,8 @@ class Evaluator:
             return cast_value(value, target)
         except ValueError as err:
             word = "TRY_CAST" if safe else "CAST"
+            if node.to.this == T.DECIMAL and kind(value.type) == "string":
+                err = decimal_conversion_error(value, node.to)  # read as DOUBLE, named DECIMAL
             raise self.error(f"cannot {word} to {type_sql(node.to)}: {err}", node) from None
 
     def _no_cast(self, node, value, target: pa.DataType, safe: bool):
@@ -482,6 +484,17 @@ def _all_null(value) -> bool:
     if isinstance(value, pa.Scalar):
         return not value.is_valid
     return value.null_count == len(value)
+
+
+def decimal_conversion_error(value, data_type: exp.DataType) -> str:
+    """DuckDB's words for a string that does not read as a DECIMAL, which tdbsql reads as a
+    DOUBLE: ``Could not convert string "x" to DECIMAL(10,2)`` (DECIMAL alone is
+    DECIMAL(18,3), DECIMAL(p) DECIMAL(p,0))."""
+    params = [int(e.this.this if isinstance(e, exp.DataTypeParam) else e.this)
+              for e in data_type.expressions]
+    width, scale = (18, 3) if not params else (params[0], params[1] if len(params) > 1 else 0)
+    bad = first_unconvertible(value, pa.float64())
+    return f'Could not convert string "{bad}" to DECIMAL({width},{scale})'
 
 
 def _is_decimal_literal(node: exp.Expression) -> bool:

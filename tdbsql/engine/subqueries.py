@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from sqlglot import exp, planner
+from sqlglot import exp
 from sqlglot.optimizer.scope import build_scope
 
 import numpy as np
 
 from ..errors import SqlError, UnsupportedSql
+from ..planner.build import plan_steps
 from ..planner.conjuncts import has_subquery
 from .frame import broadcast
 from .value_types import compare_plain, unsigned_zeros
@@ -97,7 +98,7 @@ class SubqueryResolver:
             if self.ctes is not None and not query.args.get("with_"):
                 query = query.copy()
                 query.set("with_", self.ctes.copy())
-            plan = planner.Plan(query)
+            plan = plan_steps(query)
             frames = self.runner.run_plan(plan)
             root = plan.root
             self.cache[key] = frames[root].tables.get(root.name) or \

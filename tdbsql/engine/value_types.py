@@ -10,6 +10,8 @@ evaluator, the scalar functions and the arithmetic all coerce through these.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -220,6 +222,12 @@ def _conversion_error(value, target: pa.DataType) -> str | None:
             f"can't be cast because the value is out of range for the destination type {name}")
 
 
+def first_unconvertible(value, target: pa.DataType):
+    """The first value of ``value`` that does not convert to ``target``, as a Python value;
+    None if every one does."""
+    return _first_null_made(value, null_unconvertible(value, target))
+
+
 def _first_null_made(value, checked):
     """The first value of ``value`` that is NULL in ``checked`` (its TRY_CAST reading) but
     not in ``value``, as a Python value; None if there is none."""
@@ -267,17 +275,92 @@ def _texts(value) -> list:
 
 
 def _string_to_int(value, target):
-    """DuckDB reads ' 12 ' and '2.5' (rounded half away from zero: 3) as integers."""
-    trimmed = pc.utf8_trim_whitespace(value)
-    try:
-        return pc.cast(trimmed, target)
-    except pa.ArrowInvalid:
-        pass
-    try:
-        as_float = pc.cast(trimmed, pa.float64())
-        return pc.cast(pc.round(as_float, round_mode="half_towards_infinity"), target)
-    except pa.ArrowInvalid as err:
-        raise ValueError(_conversion_error(value, target) or _first_line(err)) from None
+    """Strings read as integers as DuckDB reads them (``read_integers``); a value that does
+    not read, or falls outside the target's range, is DuckDB's conversion error."""
+    result = read_integers(value, target)
+    bad = _first_null_made(value, result)
+    if bad is not None:
+        raise ValueError(f"Could not convert string '{bad}' to {_STORAGE_NAMES[target]}")
+    return result
+
+
+# DuckDB's StringUtil::CharacterIsSpace: what it skips around a number (not Unicode spaces)
+_SPACES = " \t\n\v\f\r"
+_PLAIN_INTEGER = r"^[ \t\n\v\f\r]*[+-]?[0-9]+[ \t\n\v\f\r]*$"
+_DIGITS = r"[0-9](?:_?[0-9])*"  # an underscore only between two digits, as in DuckDB
+# (DuckDB's exponent may end in a bare point, '1e1.', unless it has an underscore)
+_DECIMAL = re.compile(
+    rf"([+-]?)({_DIGITS})?(?:\.({_DIGITS})?)?(?:[eE](?:([+-]?[0-9]+)\.|([+-]?{_DIGITS})))?")
+_BASED = {"x": (re.compile(r"[0-9a-fA-F](?:_?[0-9a-fA-F])*"), 16),
+          "b": (re.compile(r"[01](?:_?[01])*"), 2)}
+
+
+def read_integers(value, target: pa.DataType):
+    """Strings read as ``target`` integers the way DuckDB's string-to-integer cast reads them;
+    NULL where one does not read or is out of range.  Plain digit strings take Arrow's exact
+    cast; anything else (``'2.5'``, ``'1e3'``, ``'0x10'``, ``'1_000'``) is read once per
+    distinct string by ``_read_integer``."""
+    if isinstance(value, pa.Scalar):
+        return pa.scalar(_read_integer(value.as_py(), target) if value.is_valid else None,
+                         target)
+    if isinstance(value, pa.ChunkedArray):
+        value = value.combine_chunks() if value.num_chunks != 1 else value.chunk(0)
+        return pa.chunked_array([read_integers(value, target)], target)
+    plain_digits = pc.match_substring_regex(value, _PLAIN_INTEGER)
+    if pc.all(pc.fill_null(plain_digits, True)).as_py():
+        try:
+            return pc.cast(pc.utf8_trim(value, _SPACES), target)
+        except pa.ArrowInvalid:
+            pass  # out of range somewhere: read one by one
+    distinct = pc.unique(value)
+    numbers = pa.array([None if text is None else _read_integer(text, target)
+                        for text in distinct.to_pylist()], target)
+    return pc.take(numbers, pc.index_in(value, value_set=distinct))
+
+
+def _read_integer(text: str, target: pa.DataType):
+    """DuckDB's TryIntegerCast for one string, or None: spaces skipped around the number
+    (before only, for hex); ``0x`` / ``0b`` prefixes without a sign; underscores between
+    digits; a fraction and an exponent (a 16-bit integer) rounding half away from zero, the
+    digits before the point held in a BIGINT (UBIGINT for UBIGINT) first; an unsigned target
+    takes a ``-`` only before zeros (``'-0'``)."""
+    info = np.iinfo(target.to_pandas_dtype())
+    text = text.lstrip(_SPACES)
+    if text[:1] == "-" and info.min == 0:
+        return 0 if len(text) > 1 and set(text[1:]) == {"0"} else None
+    if len(text) > 2 and text[0] == "0" and text[1] in "xXbB":
+        pattern, base = _BASED[text[1].lower()]
+        if not pattern.fullmatch(text, 2):
+            return None
+        number = int(text[2:].replace("_", ""), base)
+        return number if number <= info.max else None
+    match = _DECIMAL.fullmatch(text.rstrip(_SPACES))
+    if match is None:
+        return None
+    sign, whole, fraction, pointed, exponent = match.groups()
+    exponent = pointed or exponent
+    whole = (whole or "").replace("_", "")
+    fraction = (fraction or "").replace("_", "")
+    if not whole and not fraction:
+        return None
+    if exponent is not None:
+        exponent = int(exponent.replace("_", ""))
+        store = 2**64 - 1 if info.max == 2**64 - 1 else 2**63 - (sign != "-")
+        if int(whole or "0") > store or not -2**15 <= exponent < 2**15:
+            return None
+    digits = int(whole + fraction)
+    scale = len(fraction) - (exponent or 0)  # the value is digits / 10**scale
+    if scale <= 0:
+        if digits and -scale > 40:
+            return None
+        number = digits * 10**-scale
+    elif scale > len(str(digits)) + 1:
+        number = 0
+    else:
+        number, rest = divmod(digits, 10**scale)
+        number += 2 * rest >= 10**scale
+    number = -number if sign == "-" else number
+    return number if info.min <= number <= info.max else None
 
 
 _TRUE_WORDS = pa.array(["true", "t", "yes", "y", "1"])
@@ -316,19 +399,15 @@ def null_like(value, t: pa.DataType):
 def null_unconvertible(value, target: pa.DataType):
     """TRY_CAST: NULL where the value would not convert (checked with vectorised tests)."""
     source = kind(value.type)
-    if source == "string" and kind(target) in ("int", "uint", "float"):
+    if source == "string" and kind(target) in ("int", "uint"):
+        return read_integers(value, target)  # already the target type: the cast keeps it
+    if source == "string" and kind(target) == "float":
         text = pc.utf8_trim_whitespace(value)
         number = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
-        ok = pc.match_substring_regex(text, number)
-        if kind(target) == "float":
-            ok = pc.or_(ok, pc.match_substring_regex(text, r"^[+-]?(inf|infinity|nan)$",
-                                                     ignore_case=True))
-        value = pc.if_else(ok, value, pa.scalar(None, value.type))
-        if kind(target) != "float":  # in range once rounded as the cast rounds ('127.5': 128)
-            number = pc.cast(pc.if_else(ok, text, None), pa.float64())
-            value = _null_out_of_range(
-                value, pc.round(number, round_mode="half_towards_infinity"), target)
-        return value
+        ok = pc.or_(pc.match_substring_regex(text, number),
+                    pc.match_substring_regex(text, r"^[+-]?(inf|infinity|nan)$",
+                                             ignore_case=True))
+        return pc.if_else(ok, value, pa.scalar(None, value.type))
     if source == "string" and kind(target) in ("date", "timestamp"):
         text = pc.utf8_trim_whitespace(value)
         shape = r"^\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?$"
@@ -342,10 +421,10 @@ def null_unconvertible(value, target: pa.DataType):
         readable = [text is not None and _reads_as_time(text) for text in _texts(value)]
         mask = pa.scalar(readable[0]) if isinstance(value, pa.Scalar) else pa.array(readable)
         return pc.if_else(mask, value, pa.scalar(None, value.type))
-    if source in ("int", "uint", "float") and kind(target) in ("int", "uint"):
-        as_float = pc.cast(value, pa.float64())
-        if source == "float":
-            as_float = pc.round(as_float, round_mode="half_to_even")
+    if source in ("int", "uint") and kind(target) in ("int", "uint"):
+        return _null_out_of_int_range(value, target)
+    if source == "float" and kind(target) in ("int", "uint"):
+        as_float = pc.round(pc.cast(value, pa.float64()), round_mode="half_to_even")
         return _null_out_of_range(value, as_float, target)
     return value
 
@@ -356,6 +435,18 @@ def _reads_as_time(text: str) -> bool:
     except dto.DatetimeError:
         return False
     return True
+
+
+def _null_out_of_int_range(value, target):
+    """Integers outside ``target``'s range made NULL, compared exactly (not through a
+    DOUBLE, which rounds 2**63 - 1 up to 2**63)."""
+    info = np.iinfo(target.to_pandas_dtype())
+    wide = pa.uint64() if kind(value.type) == "uint" else pa.int64()
+    bounds = np.iinfo(wide.to_pandas_dtype())
+    value = pc.cast(value, wide)
+    ok = pc.and_(pc.greater_equal(value, pa.scalar(max(info.min, bounds.min), wide)),
+                 pc.less_equal(value, pa.scalar(min(info.max, bounds.max), wide)))
+    return pc.if_else(pc.fill_null(ok, False), value, pa.scalar(None, wide))
 
 
 def _null_out_of_range(value, as_float, target):

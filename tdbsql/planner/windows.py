@@ -94,7 +94,9 @@ class _Split:
     # -- the three steps ---------------------------------------------------------------------
 
     def _rows(self) -> exp.Select:
-        rows = exp.Select(expressions=[exp.alias_(node.copy(), name, quoted=True)
+        # exp.Alias itself: alias_ would name a Subquery as a derived table, ``(SELECT 1) AS
+        # _wc1``, whose column the planner then loses
+        rows = exp.Select(expressions=[exp.Alias(this=node.copy(), alias=_ident(name))
                                        for node, name in self.lifted.items()]
                           or [exp.alias_(exp.Literal.number(1), "_wc0", quoted=True)])
         for key in ("from_", "joins", "where", "group", "having"):
