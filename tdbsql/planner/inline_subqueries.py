@@ -47,9 +47,10 @@ def unnest_subqueries_before_grouping(expression: exp.Expression) -> exp.Express
                 isinstance(node.parent, _NOT_AN_EXPRESSION) or _correlated(query):
             continue
         after = _after_grouping(node)
-        if not after and not (isinstance(node, exp.Subquery) and not isinstance(
-                node.parent, exp.In) and not _one_row(query)) and \
-                not (isinstance(node.parent, exp.In) and _in_select_list(node)):
+        if not (after or _beside_window_aggregate(node) or (
+                isinstance(node, exp.Subquery) and not isinstance(node.parent, exp.In)
+                and not _one_row(query)) or (
+                isinstance(node.parent, exp.In) and _in_select_list(node))):
             continue
         if any(node is not other and other in _ancestors(node) for other, _, _ in kept):
             continue  # inside one already kept: goes with it
@@ -84,6 +85,18 @@ def _after_grouping(node: exp.Expression) -> bool:
         return False
     return child is parent.args.get("having") or child is parent.args.get("order") or \
         child in parent.expressions
+
+
+def _beside_window_aggregate(node: exp.Expression) -> bool:
+    """Is ``node`` in a SELECT that does not group but has an aggregate as a window function
+    in its select list?  sqlglot's unnesting takes any aggregate call there for grouping and
+    wraps the subquery's value in MAX(), which makes the SELECT one row:
+    ``SELECT count(*) OVER () = (SELECT count(*) FROM t) FROM t`` gave one row, not one per
+    row of t."""
+    select = node.find_ancestor(exp.Select)
+    return select is not None and not is_grouped(select) and any(
+        agg.find_ancestor(exp.Window) is not None and agg.find_ancestor(exp.Select) is select
+        for item in select.expressions for agg in item.find_all(exp.AggFunc))
 
 
 def _in_select_list(node: exp.Expression) -> bool:
