@@ -15,7 +15,8 @@ the output are shared.
 
 It applies (``ScanSums.of``) when every aggregate call is ``count(*)``, ``count``, ``sum`` or
 ``avg`` without DISTINCT, FILTER or ORDER BY, over ``+ - *`` and unary minus of non-nullable
-float64 columns and numeric literals, and every group key is a non-nullable stored column:
+float64 columns and numeric literals, or ``min`` / ``max`` of a non-nullable int64 or float64
+column (TPC-H Q21's per-order bounds), and every group key is a non-nullable stored column:
 a var-sized string (at most 7 bytes a cell, checked as the tiles come) or an integer, date,
 time or boolean.  A chunk it cannot take (a longer string, a condition left to evaluate)
 goes the usual way; its partial combines with the others all the same.
@@ -31,7 +32,7 @@ from sqlglot import exp
 
 from ..datatypes import VAR_NUM, Datatype, type_info
 from ..kernels import expression_sums as program
-from ..kernels import hashing, short_string_groups
+from ..kernels import aggregate, hashing, short_string_groups
 from . import pooled
 from .aggregate_step import call_spec, filter_of, star_operands
 from .column import Column, concat
@@ -42,6 +43,7 @@ from .partial_aggregate import Partial
 _FUNCTIONS = ("count_star", "count", "sum", "avg")
 _KEY_KINDS = ("int", "datetime", "time", "bool")
 _NO_COLUMN = np.empty(0, np.float64)
+_NO_VALIDITY = np.empty(0, np.uint8)
 # accumulators per group and expression while the groups are few (TPC-H Q1's flags alternate
 # row by row: with one accumulator each row would wait for the previous one's add)
 _LANES = 8
@@ -60,6 +62,7 @@ class ScanSums:
     programs: np.ndarray  # int64 (expressions, length): kernels.expression_sums programs
     constants: np.ndarray  # float64
     calls: dict[str, tuple[str, int]]  # call SQL text -> (function, expression index or -1)
+    extremes: dict[str, tuple[str, str]]  # min / max call SQL text -> (function, stored field)
 
     @classmethod
     def of(cls, step, calls: dict, scan_name: str, schema) -> "ScanSums | None":
@@ -75,12 +78,19 @@ class ScanSums:
             keys[name] = (field, fields[field].cell_val_num == VAR_NUM)
         compiler = _Compiler(scan_name, fields, operands)
         stars = star_operands(step)
-        folded = {}
+        folded, extremes = {}, {}
         for text, call in calls.items():
             agg, condition = filter_of(call)
             if condition is not None:
                 return None
             func, argument, distinct = call_spec(agg, stars)
+            if func in ("min", "max") and not distinct:
+                field = _stored(_operand(argument, operands) or argument, scan_name, fields,
+                                operands)
+                if field is None or not _extreme_field(fields[field]):
+                    return None
+                extremes[text] = (func, field)
+                continue
             if func not in _FUNCTIONS or distinct:
                 return None
             index = -1
@@ -90,7 +100,7 @@ class ScanSums:
                     return None
             folded[text] = (func, index)
         return cls(keys, tuple(compiler.columns), compiler.matrix(),
-                   np.array(compiler.constants, np.float64), folded)
+                   np.array(compiler.constants, np.float64), folded, extremes)
 
     def partial(self, array, pieces: list[tuple[dict[str, Column], int]]) -> Partial | None:
         """The ``Partial`` of one chunk's tiles (``pieces``: each tile's filtered columns and
@@ -117,12 +127,15 @@ class ScanSums:
                 states[text] = (func, pa.float64(), [pa.array(sums[index])])
             else:
                 states[text] = (func, pa.float64(), [pa.array(sums[index]), pa.array(sizes)])
+        for text, (func, field) in self.extremes.items():
+            states[text] = (func, *_extreme(pieces, field, ids, count, func == "max"))
         keys = {name: _values_at(array, field, pieces, first)
                 for name, (field, _) in self.keys.items()}
         return Partial(keys, states, count)
 
     def _read(self) -> list[str]:
-        return [field for field, _ in self.keys.values()] + list(self.columns)
+        return [field for field, _ in self.keys.values()] + list(self.columns) + \
+            [field for _, field in self.extremes.values()]
 
     def _groups(self, pieces, total: int):
         """(group id per row, group count, each group's first row) over the chunk, or None
@@ -306,6 +319,28 @@ def _key_field(field) -> bool:
     if field.cell_val_num == VAR_NUM:
         return info.kind == "string" and info.size == 1
     return field.cell_val_num == 1 and info.kind in _KEY_KINDS
+
+
+def _extreme_field(field) -> bool:
+    """A column ``min`` / ``max`` take as they are: int64 or float64 values (the usual
+    path's kernel types, so the result's type is the column's)."""
+    return _plain(field) and field.datatype in (Datatype.INT64, Datatype.FLOAT64) and \
+        field.cell_val_num == 1
+
+
+def _extreme(pieces, field: str, ids: np.ndarray, count: int, want_max: bool):
+    """(the column's Arrow type, [per-group min or max]) of ``field`` over the chunk (every
+    group has a row, none of them NULL)."""
+    dtype = pieces[0][0][field].values.dtype
+    out = np.zeros(count, dtype)
+    counts = np.zeros(count, np.int64)
+    at = 0
+    for columns, length in pieces:
+        aggregate.min_max(_writable(columns[field].values, dtype), _NO_VALIDITY,
+                          ids[at:at + length], want_max, out, counts)
+        at += length
+    arrow_type = pa.float64() if dtype == np.float64 else pa.int64()
+    return arrow_type, [pa.array(out, arrow_type)]
 
 
 def _float_field(field) -> bool:
