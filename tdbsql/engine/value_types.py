@@ -194,7 +194,9 @@ def cast_value(value, target: pa.DataType):
     original = value
     if source == "float" and pa.types.is_integer(target):
         value = pc.round(value, round_mode="half_to_even")  # DuckDB: DOUBLE -> int rounds to even
-    if source == "string" and kind(target) != "string":
+    if source == "string" and kind(target) == "float":
+        value = float_text(value)
+    elif source == "string" and kind(target) != "string":
         value = pc.utf8_trim_whitespace(value)
     # an integer past 2**53 rounds to the nearest double, as DuckDB's BIGINT -> DOUBLE
     rounds = source in ("int", "uint") and pa.types.is_floating(target)
@@ -396,18 +398,28 @@ def null_like(value, t: pa.DataType):
 
 
 
+def float_text(value):
+    """Strings as DuckDB reads them as a DOUBLE: surrounding whitespace dropped, and an
+    underscore between two digits too (``'1_000.5'``, ``'1e1_0'``; two passes, as
+    ``'1_2_3'`` has underscores that share a digit).  Other underscores stay and fail."""
+    text = pc.utf8_trim_whitespace(value)
+    for _ in range(2):
+        text = pc.replace_substring_regex(text, r"(\d)_(\d)", r"\1\2")
+    return text
+
+
 def null_unconvertible(value, target: pa.DataType):
     """TRY_CAST: NULL where the value would not convert (checked with vectorised tests)."""
     source = kind(value.type)
     if source == "string" and kind(target) in ("int", "uint"):
         return read_integers(value, target)  # already the target type: the cast keeps it
     if source == "string" and kind(target) == "float":
-        text = pc.utf8_trim_whitespace(value)
+        text = float_text(value)
         number = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
         ok = pc.or_(pc.match_substring_regex(text, number),
                     pc.match_substring_regex(text, r"^[+-]?(inf|infinity|nan)$",
                                              ignore_case=True))
-        return pc.if_else(ok, value, pa.scalar(None, value.type))
+        return pc.if_else(ok, text, pa.scalar(None, value.type))
     if source == "string" and kind(target) in ("date", "timestamp"):
         text = pc.utf8_trim_whitespace(value)
         shape = r"^\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?$"
