@@ -134,18 +134,7 @@ def _deferrable_scan(runner, join_step: planner.Join, scan) -> Deferred | None:
     whose key the rows joined so far have (TPC-H Q5 reads the lineitem rows of 227K orders,
     not all 6M)."""
     join = _joined_input(runner, join_step, scan)
-    if join is None:
-        return None
-    found = _array_chain(runner, scan)
-    if found is None:
-        return None
-    chain, array, cells = found
-    for position, key in enumerate(join.get("join_key") or []):
-        stored = _stored_key(chain, key, array)
-        if stored is not None:
-            return Deferred(scan, None, tuple(reversed(chain[1:])), position, stored, cells,
-                            _span(array, stored))
-    return None
+    return None if join is None else _keyed_scan(runner, scan, join.get("join_key") or [])
 
 
 def _deferrable_source(runner, join_step: planner.Join, found: dict) -> Deferred | None:
@@ -166,15 +155,21 @@ def _deferrable_source(runner, join_step: planner.Join, found: dict) -> Deferred
     partner = next((d for d in join_step.dependencies if d.name == name), None)
     if partner is None or partner in found or name in runner.query.scalar_subqueries:
         return None
-    chain_found = _array_chain(runner, scan)
-    if chain_found is None:
+    return _keyed_scan(runner, scan, join["source_key"], partner=name)
+
+
+def _keyed_scan(runner, scan, keys: list, partner: str | None = None) -> Deferred | None:
+    """``scan`` deferred on the first of ``keys`` (its side of the join's key pairs) that is
+    a stored integer column of its array, if the scan is such an array chain."""
+    found = _array_chain(runner, scan)
+    if found is None:
         return None
-    chain, array, cells = chain_found
-    for position, key in enumerate(join["source_key"]):
+    chain, array, cells = found
+    for position, key in enumerate(keys):
         stored = _stored_key(chain, key, array)
         if stored is not None:
             return Deferred(scan, None, tuple(reversed(chain[1:])), position, stored, cells,
-                            _span(array, stored), partner=name)
+                            _span(array, stored), partner=partner)
     return None
 
 

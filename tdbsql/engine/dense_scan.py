@@ -144,8 +144,8 @@ class DenseScan(TileScan):
                 self.dropped[targets] = False
             if self.always is not None:
                 self.always[targets] = tile_always
+            self.count_tiles_bytes(frag, tile_idx, cols, ())
             for name, tile in cols.items():
-                self.count_tile_bytes(frag, name, tile_idx, tile)
                 outs[name].write(tile, cells, targets)
 
     def _zone_prune(self, frag_idx, frag, tiles, grid, frag_lo, frag_hi):

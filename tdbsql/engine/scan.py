@@ -193,10 +193,6 @@ class TileScan:
         if self.budget is not None:
             self.budget.check(nbytes, f"{what} of the array {self.array.path!r}")
 
-    def count_tile_bytes(self, frag, name: str, tile_idx: int, column: Column,
-                         cached: bool = False) -> None:
-        self.count_tiles_bytes(frag, tile_idx, {name: column}, [name] if cached else [])
-
     def count_tiles_bytes(self, frag, tile_idx: int, columns: dict[str, Column],
                           cached) -> None:
         """Count the bytes of one tile's ``columns`` of ``frag`` (its stored fields only)
@@ -207,9 +203,7 @@ class TileScan:
                 continue
             if name not in cached:
                 read += self._tile_file_bytes(frag.metadata, name, tile_idx, column)
-            decoded += column.values.nbytes
-            decoded += 0 if column.offsets is None else column.offsets.nbytes
-            decoded += 0 if column.validity is None else column.validity.nbytes
+            decoded += column.nbytes
         with self._stats_lock:  # tiles are read on several threads: one update a tile
             self.stats["bytes_read"] += read
             self.stats["bytes_decoded"] += int(decoded)

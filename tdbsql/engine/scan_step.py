@@ -35,7 +35,8 @@ SERIAL_CELLS = 1 << 22
 
 
 class ArrayScan:
-    """The scan of one array for one plan step, pruned; ``batch(chunk)`` reads one chunk.
+    """The scan of one array for one plan step, pruned; ``pieces(chunk)`` reads one chunk's
+    tiles, ``frames(pieces)`` makes them the step's frames.
     ``skip_tiles`` (fragment position -> bool per tile) leaves out tiles answered otherwise;
     ``output`` (column names, None for all) are the columns the steps above read."""
 
@@ -79,14 +80,6 @@ class ArrayScan:
             held += count
         return chunks + [current]
 
-    def batch(self, chunk: list, condition: exp.Expression | None
-              ) -> tuple[int, list[tuple[Frame, exp.Expression | None]]]:
-        """(rows read, the rows of one chunk as frames of the step, each with what of
-        ``condition`` is left to evaluate over it: ``TileScan.filtered``).  Tiles left the
-        same residual share one frame."""
-        rows, pieces = self.pieces(chunk, condition)
-        return rows, self.frames(pieces)
-
     def pieces(self, chunk: list, condition: exp.Expression | None) -> tuple[int, list]:
         """(rows read, per task of the chunk its filtered columns, length and
         ``StoredFilter``: ``TileScan.filtered``)."""
@@ -98,7 +91,8 @@ class ArrayScan:
         return rows, pieces
 
     def frames(self, pieces: list) -> list[tuple[Frame, exp.Expression | None]]:
-        """``pieces`` as frames of the step, each with what is left of the condition."""
+        """``pieces`` as frames of the step, each with what is left of the condition to
+        evaluate over it; tiles left the same residual share one frame."""
         runs = []  # [StoredFilter, [column dicts], length]
         for columns, length, filtering in pieces:
             if length == 0 and runs:

@@ -13,10 +13,11 @@ expression block by block and adds it to its group's compensated sum.  The resul
 ``Partial`` the usual path gives (``engine.partial_aggregate``), so combining, HAVING and
 the output are shared.
 
-It applies (``ScanSums.of``) when every aggregate call is ``count(*)``, ``count``, ``sum`` or
-``avg`` without DISTINCT, FILTER or ORDER BY, over ``+ - *`` and unary minus of non-nullable
-float64 columns and numeric literals, or ``min`` / ``max`` of a non-nullable int64 or float64
-column (TPC-H Q21's per-order bounds), and every group key is a non-nullable stored column:
+It applies (``ScanSums.of``) when every aggregate call is ``count(*)``, ``count`` of a
+non-nullable column, or ``sum``, ``avg`` or ``count`` without DISTINCT, FILTER or ORDER BY
+over ``+ - *`` and unary minus of non-nullable float64 columns and numeric literals, or
+``min`` / ``max`` of a non-nullable int64 or float64 column (TPC-H Q21's per-order bounds),
+and every group key is a non-nullable stored column:
 a var-sized string (at most 7 bytes a cell, checked as the tiles come) or an integer, date,
 time or boolean.  A chunk it cannot take (a longer string, a condition left to evaluate)
 goes the usual way; its partial combines with the others all the same.
@@ -94,7 +95,9 @@ class ScanSums:
             if func not in _FUNCTIONS or distinct:
                 return None
             index = -1
-            if func != "count_star":
+            # count of a column that holds no NULL is the group size, whatever its type
+            if func != "count_star" and not (
+                    func == "count" and _never_null(argument, scan_name, fields, operands)):
                 index = compiler.expression(argument)
                 if index is None:
                     return None
@@ -144,8 +147,8 @@ class ScanSums:
             return np.zeros(total, np.int64), 1, np.zeros(1, np.int64)
         if len(self.keys) <= 2 and all(packed for _, packed in self.keys.values()):
             found = self._string_groups(pieces, total)
-            if found is not None:
-                return found
+            if found != short_string_groups.MANY_GROUPS:
+                return found  # the groups, or None for a long string: no packing takes it
         codes = []
         for field, packed in self.keys.values():
             out = pooled.empty(total, np.int64)
@@ -166,7 +169,8 @@ class ScanSums:
 
     def _string_groups(self, pieces, total: int):
         """``_groups`` for one or two string keys with few groups (at most half of
-        ``_STRING_SLOTS``), read and looked up row by row; None past that."""
+        ``_STRING_SLOTS``), read and looked up row by row: the groups, None for a string over
+        7 bytes, ``MANY_GROUPS`` past that many groups."""
         fields = [field for field, _ in self.keys.values()]
         slots = np.full((_STRING_SLOTS, 3), -1, np.int64)
         ids = pooled.empty(total, np.int64)
@@ -179,8 +183,10 @@ class ScanSums:
                 _writable(one.offsets, np.int64), _writable(one.values, np.uint8),
                 _writable(two.offsets, np.int64), _writable(two.values, np.uint8),
                 len(keys) == 2, at, slots, ids[at:at + length], first, count)
-            if count < 0:
+            if count == short_string_groups.LONG_STRING:
                 return None
+            if count == short_string_groups.MANY_GROUPS:
+                return count
             at += length
         return ids, count, first[:count].copy()
 
@@ -306,6 +312,12 @@ def _operand(node, operands: dict) -> exp.Expression | None:
         found = operands[node.name]
         return None if found is node else found
     return None
+
+
+def _never_null(node, scan_name: str, fields: dict, operands: dict) -> bool:
+    """Is ``node`` a stored column that holds no NULL (not nullable)?"""
+    field = _stored(_operand(node, operands) or node, scan_name, fields, operands)
+    return field is not None and not getattr(fields[field], "nullable", False)
 
 
 def _plain(field) -> bool:

@@ -241,15 +241,25 @@ def pack_short_strings(offsets, data, out):
     bytes get equal codes and different ones different codes.  Returns False (``out`` then
     partly written) as soon as a cell is longer."""
     for i in range(len(out)):
-        start = offsets[i]
-        length = offsets[i + 1] - start
-        if length > 7:
+        code = packed_cell(offsets, data, i)
+        if code < 0:
             return False
-        code = np.int64(length) << 56
-        for j in range(length):
-            code |= np.int64(data[start + j]) << (8 * j)
         out[i] = code
     return True
+
+
+@jit(inline="always")
+def packed_cell(offsets, data, row):
+    """Cell ``row``'s bytes and length packed as ``pack_short_strings`` packs them; -1 when
+    the cell is longer than 7 bytes (a packed code is never negative)."""
+    start = offsets[row]
+    length = offsets[row + 1] - start
+    if length > 7:
+        return np.int64(-1)
+    code = np.int64(length) << 56
+    for j in range(length):
+        code |= np.int64(data[start + j]) << (8 * j)
+    return code
 
 
 @jit

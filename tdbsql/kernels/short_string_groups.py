@@ -3,9 +3,9 @@
 ``engine.scan_sums`` groups rows by stored strings of at most 7 bytes (TPC-H Q1's flags).  The
 general way packs each column into an int64 code array, finds the codes' box and looks each row
 up in a flat table: half a dozen passes writing row-sized arrays.  When the groups are few,
-``group_short_strings`` reads each row's bytes, packs them in registers (``hashing``'s packing:
-bytes, then the length in the top byte) and finds the pair in a small open-addressing table
-that stays in the L1 cache, writing only the row's group id.
+``group_short_strings`` packs each row's strings in registers (``hashing.packed_cell``) and
+finds the pair in a small open-addressing table that stays in the L1 cache, writing only the
+row's group id.
 """
 
 from __future__ import annotations
@@ -13,21 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import jit
+from .hashing import packed_cell
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
-
-
-@jit(inline="always")
-def _packed(offsets, data, row):
-    """The row's string packed into an int64 (-1 when longer than 7 bytes)."""
-    start = offsets[row]
-    length = offsets[row + 1] - start
-    if length > 7:
-        return np.int64(-1)
-    code = np.int64(length) << 56
-    for j in range(length):
-        code |= np.int64(data[start + j]) << (8 * j)
-    return code
+LONG_STRING = -1  # returned for a string over 7 bytes: no packing groups the chunk
+MANY_GROUPS = -2  # returned past half the table: the general grouping can
 
 
 @jit
@@ -37,24 +27,24 @@ def group_short_strings(offsets0, data0, offsets1, data1, pair, first_row, slots
     ``pair``) group ids, continuing a chunk's numbering: ``count`` groups so far, the tile's
     first row being chunk row ``first_row``.  ``slots`` (int64, ``(capacity, 3)``: code 0,
     code 1, group; group -1 = empty) is the table, kept from tile to tile; ``first[g]`` gets
-    group ``g``'s first chunk row.  Returns the new group count, or -1 when a string is
-    longer than 7 bytes or the groups would fill half the table (the caller then groups
-    the chunk the general way)."""
+    group ``g``'s first chunk row.  Returns the new group count, ``LONG_STRING`` when a
+    string is longer than 7 bytes, or ``MANY_GROUPS`` when the groups would fill half the
+    table (the caller then groups the chunk the general way)."""
     capacity = slots.shape[0]
     mask = np.uint64(capacity - 1)
     for row in range(ids.shape[0]):
-        code0 = _packed(offsets0, data0, row)
+        code0 = packed_cell(offsets0, data0, row)
         code1 = np.int64(0)
         if pair:
-            code1 = _packed(offsets1, data1, row)
+            code1 = packed_cell(offsets1, data1, row)
         if code0 < 0 or code1 < 0:
-            return -1
+            return LONG_STRING
         at = ((np.uint64(code0) * _MIX) ^ np.uint64(code1)) * _MIX >> np.uint64(40) & mask
         while True:
             group = slots[at, 2]
             if group < 0:
                 if 2 * (count + 1) > capacity:
-                    return -1
+                    return MANY_GROUPS
                 slots[at, 0] = code0
                 slots[at, 1] = code1
                 slots[at, 2] = count

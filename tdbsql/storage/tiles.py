@@ -107,13 +107,6 @@ class _ReadAhead:
             self.held -= len(self.windows.pop(oldest)[1])
 
 
-def column_nbytes(column: Column) -> int:
-    """Bytes a decoded tile holds (values, offsets, validity)."""
-    total = column.values.nbytes
-    total += 0 if column.offsets is None else column.offsets.nbytes
-    return total + (0 if column.validity is None else column.validity.nbytes)
-
-
 class TileReader:
     """Decodes tiles of one fragment; ``meta`` is its ``FragmentMetadata``."""
 
@@ -145,7 +138,7 @@ class TileReader:
                 hits.append(spec.name)
             return column
         column = self._decode(spec, tile_idx)
-        cache.put(key, column, column_nbytes(column))
+        cache.put(key, column, column.nbytes)
         return column
 
     def _cache_key(self, spec: FieldSpec, tile_idx: int):
