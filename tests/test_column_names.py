@@ -194,6 +194,11 @@ SUBQUERY_EXPRESSIONS = [
     "(SELECT max(u.x) FROM t u LEFT JOIN t v USING (x))",
     "(SELECT max(k) FROM (SELECT x AS k FROM t) q)", "(SELECT max(w.x) FROM t, t AS w)",
     "(SELECT max(w.x) FROM t CROSS JOIN t AS w)",
+    # clauses the hand-printed SELECT once dropped from the name
+    "(SELECT x FROM t QUALIFY row_number() OVER (ORDER BY x) = 1)",
+    "(SELECT DISTINCT ON (day) x FROM t ORDER BY day, x LIMIT 1)",
+    "(WITH c AS (SELECT 1 AS a) SELECT a FROM c)",
+    "(SELECT max(x) FROM t WHERE x > 1 GROUP BY day HAVING count(*) > 0 LIMIT 1)",
 ]
 
 

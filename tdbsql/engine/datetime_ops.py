@@ -157,10 +157,11 @@ def parse_time(text: str) -> dt.time:
     """A TIME as DuckDB reads one: ``HH:MM[:SS[.ffffff]]``, also after a date or before a UTC
     offset (both ignored: ``'2024-01-31 10:30'`` is 10:30; a date alone is midnight);
     digits past microseconds are cut."""
-    match = _TIME.fullmatch(text.strip())
+    cleaned = text.strip()
+    match = _TIME.fullmatch(cleaned)
     try:
-        if match is None and re.fullmatch(r"\d{4}-\d{1,2}-\d{1,2}", text):
-            return dt.datetime.strptime(text, "%Y-%m-%d").time()
+        if match is None and re.fullmatch(r"\d{4}-\d{1,2}-\d{1,2}", cleaned):
+            return dt.datetime.strptime(cleaned, "%Y-%m-%d").time()
         if match is not None:
             hour, minute, second, fraction = match.groups()
             return dt.time(int(hour), int(minute), int(second or 0),

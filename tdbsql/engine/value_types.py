@@ -210,7 +210,7 @@ def _conversion_error(value, target: pa.DataType) -> str | None:
     """DuckDB's message for the first value of ``value`` that does not convert to ``target``
     (a string that does not read, a number out of the target's range), or None."""
     name = _STORAGE_NAMES.get(target, type_name(target))
-    bad = _first_null_made(value, null_unconvertible(value, target))
+    bad = first_unconvertible(value, target)
     if bad is None:
         return None
     if kind(value.type) == "string" and kind(target) in ("date", "timestamp"):

@@ -201,8 +201,6 @@ def _width(query: exp.Expression) -> int | None:
     """How many columns a query's select list has, when it has no ``*``."""
     while isinstance(query, exp.SetOperation):
         query = query.this
-    if not isinstance(query, exp.Select) or any(
-            isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star)
-            for e in query.expressions):
+    if not isinstance(query, exp.Select) or any(e.is_star for e in query.expressions):
         return None
     return len(query.expressions)

@@ -510,8 +510,7 @@ def output_names(tree: exp.Expression) -> list[str | None] | None:
         tree = tree.this
     if not isinstance(tree, exp.Select):
         return None
-    stars = [isinstance(e, exp.Star) or (isinstance(e, exp.Column) and e.is_star)
-             for e in tree.expressions]
+    stars = [e.is_star for e in tree.expressions]
     if sum(stars) > 1:
         return None
     return [None if star else column_name(e) for e, star in zip(tree.expressions, stars)]

@@ -443,24 +443,33 @@ def _query(query: exp.Expression) -> str:
 
 
 def _select(select: exp.Select) -> str:
-    """``SELECT [DISTINCT] items FROM ... WHERE ... GROUP BY ... HAVING ... ORDER BY ...
-    LIMIT ... OFFSET ...``, each part printed as DuckDB prints it."""
-    items = ", ".join(f"{render(e.this)} AS {quote(e.alias)}" if isinstance(e, exp.Alias)
-                      else render(e) for e in select.expressions)
-    parts = ["SELECT " + ("DISTINCT " if select.args.get("distinct") else "") + items]
+    """``SELECT [DISTINCT [ON (...)]] items FROM ... WHERE ... GROUP BY ... HAVING ...
+    QUALIFY ... ORDER BY ... LIMIT ... OFFSET ...``, each part printed as DuckDB prints it;
+    ``ValueError`` for a SELECT with a clause this does not print (WITH)."""
+    if select.args.get("with_") is not None:
+        raise ValueError("a nested WITH")
+    distinct = select.args.get("distinct")
+    head = "SELECT "
+    if distinct is not None:
+        on = distinct.args.get("on")
+        head += "DISTINCT " + (f"ON ({', '.join(map(render, on.expressions))}) "
+                               if on is not None else "")
+    parts = [head + ", ".join(f"{render(e.this)} AS {quote(e.alias)}" if isinstance(e, exp.Alias)
+                              else render(e) for e in select.expressions)]
     if select.args.get("from_") is not None:
         source = _source(select.args["from_"].this)
         for join in select.args.get("joins") or []:
             source = _join(source, join)
         parts.append(f"FROM {source}")
+    if select.args.get("where") is not None:
+        parts.append(f"WHERE {render(select.args['where'].this)}")
     group = select.args.get("group")
     if group is not None:
         parts.append("GROUP BY " + ("ALL" if group.args.get("all")
                                     else ", ".join(map(render, group.expressions))))
-    for key, word in (("where", "WHERE"), ("having", "HAVING")):
+    for key in ("having", "qualify"):
         if select.args.get(key) is not None:
-            parts.insert(len(parts) - (key == "where" and group is not None),
-                         f"{word} {render(select.args[key].this)}")
+            parts.append(f"{key.upper()} {render(select.args[key].this)}")
     if select.args.get("order") is not None:
         parts.append("ORDER BY " + ", ".join(map(render, select.args["order"].expressions)))
     for key in ("limit", "offset"):

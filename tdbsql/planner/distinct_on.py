@@ -81,14 +81,14 @@ class _Columns:
 
     def __init__(self, inner: exp.Select, sql: str):
         self.inner, self.sql = inner, sql
-        self.starred = any(_is_star(item) for item in inner.expressions)
+        self.starred = any(item.is_star for item in inner.expressions)
         self.names: list[exp.Identifier | None] = []  # each item's inner name (None: a star)
         self.shown: list[exp.Identifier | None] = []  # the outer name of a renamed item
         self.added: list[str] = []
         items = []
         for i, item in enumerate(inner.expressions):
             shown = None
-            if _is_star(item):
+            if item.is_star:
                 self.names.append(None)
             elif isinstance(item, exp.Alias):
                 self.names.append(item.args["alias"])  # spelled as written: normalized alike
@@ -151,10 +151,6 @@ class _Columns:
             raise SqlError(f"ORDER term out of range - should be between 1 and "
                            f"{len(self.names)}", self.sql, span_of(term))
         return self.names[position - 1]
-
-
-def _is_star(item: exp.Expression) -> bool:
-    return isinstance(item, exp.Star) or (isinstance(item, exp.Column) and item.is_star)
 
 
 def _position(term: exp.Expression) -> int | None:

@@ -39,8 +39,8 @@ def _branches(query: exp.Expression) -> list[exp.Select]:
 
 def _name_items(select: exp.Select, renamed: list[str]) -> None:
     items = select.expressions
-    if any(_is_star(item) for item in items):
-        names = [None if _is_star(item) or isinstance(item, (exp.Alias, exp.Column))
+    if any(item.is_star for item in items):
+        names = [None if item.is_star or isinstance(item, (exp.Alias, exp.Column))
                  else column_name(item) for item in items]
     else:
         names = unique_names([renamed[i] if i < len(renamed) else column_name(item)
@@ -55,7 +55,3 @@ def _aliased(item: exp.Expression, name: str | None) -> exp.Expression:
     value = item.unalias() if isinstance(item, exp.Alias) else item
     # not exp.alias_, which gives a (scalar) subquery a table alias instead
     return exp.Alias(this=value, alias=exp.to_identifier(name, quoted=True))
-
-
-def _is_star(item: exp.Expression) -> bool:
-    return isinstance(item, exp.Star) or (isinstance(item, exp.Column) and item.is_star)
