@@ -20,19 +20,30 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+# DuckDB's spellings of date parts and interval units (its GetDatePartSpecifier), one table
+# for INTERVAL units, extract / date_part and date_trunc; each checks the names it allows
+SPELLINGS = {
+    **dict.fromkeys(("years", "y", "yr", "yrs"), "year"),
+    **dict.fromkeys(("months", "mon", "mons"), "month"),
+    **dict.fromkeys(("days", "d", "dayofmonth"), "day"),
+    **dict.fromkeys(("dayofweek", "weekday"), "dow"), "dayofyear": "doy",
+    **dict.fromkeys(("weeks", "w", "weekofyear"), "week"), "quarters": "quarter",
+    **dict.fromkeys(("hours", "h", "hr", "hrs"), "hour"),
+    **dict.fromkeys(("minutes", "m", "min", "mins"), "minute"),
+    **dict.fromkeys(("seconds", "s", "sec", "secs"), "second"),
+    **dict.fromkeys(("milliseconds", "ms", "msec", "msecs", "msecond", "mseconds"),
+                    "millisecond"),
+    **dict.fromkeys(("microseconds", "us", "usec", "usecs", "usecond", "useconds"),
+                    "microsecond"),
+    **dict.fromkeys(("decades", "dec", "decs"), "decade"),
+    **dict.fromkeys(("centuries", "cent", "c"), "century"),
+    **dict.fromkeys(("millenniums", "millennia", "mil", "mils", "millenium"), "millennium"),
+}
+_MONTHS = {"millennium": 12_000, "century": 1_200, "decade": 120, "year": 12, "quarter": 3,
+           "month": 1}
 _US_PER = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute": 60_000_000,
            "hour": 3_600_000_000}
-_UNIT_ALIASES = {
-    "y": "year", "yr": "year", "yrs": "year", "years": "year", "year": "year",
-    "mon": "month", "mons": "month", "months": "month", "month": "month",
-    "quarter": "quarter", "quarters": "quarter", "w": "week", "week": "week", "weeks": "week",
-    "d": "day", "day": "day", "days": "day", "h": "hour", "hr": "hour", "hrs": "hour",
-    "hour": "hour", "hours": "hour", "m": "minute", "min": "minute", "mins": "minute",
-    "minute": "minute", "minutes": "minute", "s": "second", "sec": "second", "secs": "second",
-    "second": "second", "seconds": "second", "ms": "millisecond", "msec": "millisecond",
-    "millisecond": "millisecond", "milliseconds": "millisecond", "us": "microsecond",
-    "usec": "microsecond", "microsecond": "microsecond", "microseconds": "microsecond",
-}
+_INTERVAL_UNITS = {*_MONTHS, *_US_PER, "week", "day"}
 _PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}  # timestamp unit -> ticks per second
 
 
@@ -86,21 +97,27 @@ def _unit_amount(amount: str, unit: str) -> str:
         raise DatetimeError(f"cannot read INTERVAL {amount!r} {unit}: not a number") from None
     if not math.isfinite(number):
         raise DatetimeError(f"INTERVAL {amount} {unit} is out of range")
-    if _UNIT_ALIASES.get(unit.lower()) in ("second", "millisecond"):
+    if spelled(unit) in ("second", "millisecond"):
         return amount.strip()
     return str(math.trunc(number))
 
 
+def spelled(name: str) -> str:
+    """The date part or unit ``name`` stands for (``'yrs'`` -> ``'year'``), lower-cased."""
+    name = name.lower()
+    return SPELLINGS.get(name, name)
+
+
 def _interval_part(number: str, word: str) -> Interval:
-    unit = _UNIT_ALIASES.get(word.lower())
-    if unit is None:
+    unit = spelled(word)
+    if unit not in _INTERVAL_UNITS:
         raise DatetimeError(f"unknown INTERVAL unit {word!r}")
     if unit in _US_PER:
         return Interval(micros=round(float(number) * _US_PER[unit]))
     if "." in number:
         raise DatetimeError(f"INTERVAL {number} {word}: a fractional number of {unit}s")
     count = int(number)
-    months = {"year": 12, "quarter": 3, "month": 1}.get(unit)
+    months = _MONTHS.get(unit)
     if months is not None:
         return Interval(months=count * months)
     return Interval(days=count * (7 if unit == "week" else 1))
@@ -292,29 +309,11 @@ PARTS = ("year", "quarter", "month", "day", "dow", "isodow", "doy", "week", "iso
 _ZONE_PARTS = ("timezone", "timezone_hour", "timezone_minute")
 TIME_PARTS = ("hour", "minute", "second", "millisecond", "microsecond", "epoch", *_ZONE_PARTS)
 # DuckDB's spellings of each part (GetDatePartSpecifier)
-_PART_ALIASES = {
-    **dict.fromkeys(("years", "y", "yr", "yrs"), "year"),
-    **dict.fromkeys(("months", "mon", "mons"), "month"),
-    **dict.fromkeys(("days", "d", "dayofmonth"), "day"),
-    **dict.fromkeys(("dayofweek", "weekday"), "dow"), "dayofyear": "doy",
-    **dict.fromkeys(("weeks", "w", "weekofyear"), "week"), "quarters": "quarter",
-    **dict.fromkeys(("hours", "h", "hr", "hrs"), "hour"),
-    **dict.fromkeys(("minutes", "m", "min", "mins"), "minute"),
-    **dict.fromkeys(("seconds", "s", "sec", "secs"), "second"),
-    **dict.fromkeys(("milliseconds", "ms", "msec", "msecs", "msecond", "mseconds"),
-                    "millisecond"),
-    **dict.fromkeys(("microseconds", "us", "usec", "usecs", "usecond", "useconds"),
-                    "microsecond"),
-    **dict.fromkeys(("decades", "dec", "decs"), "decade"),
-    **dict.fromkeys(("centuries", "cent", "c"), "century"),
-    **dict.fromkeys(("millenniums", "millennia", "mil", "mils", "millenium"), "millennium"),
-}
 _JULIAN_EPOCH = 2_440_588  # the Julian day number of 1970-01-01
 
 
 def normalise_part(name: str) -> str:
-    part = name.lower()
-    part = _PART_ALIASES.get(part, part)
+    part = spelled(name)
     if part not in PARTS:
         raise DatetimeError(f"unknown date part {name!r} (known: {', '.join(PARTS)})")
     return part
@@ -378,7 +377,7 @@ TRUNC_UNITS = ("year", "quarter", "month", "week", "day", "hour", "minute", "sec
 
 def date_trunc(unit: str, value):
     """date_trunc('unit', value) -> TIMESTAMP (weeks start on Monday, as ISO and DuckDB)."""
-    name = _UNIT_ALIASES.get(unit.lower(), unit.lower())
+    name = spelled(unit)
     if name not in TRUNC_UNITS:
         raise DatetimeError(f"unknown date_trunc unit {unit!r} (known: {', '.join(TRUNC_UNITS)})")
     stamps = to_timestamp(value)
