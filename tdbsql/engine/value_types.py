@@ -263,17 +263,35 @@ def _to_time(value, target: pa.DataType):
     is refused."""
     source = kind(value.type)
     if source == "string":
-        times = [None if text is None else dto.parse_time(text) for text in _texts(value)]
-        return pa.scalar(times[0], target) if isinstance(value, pa.Scalar) else \
-            pa.array(times, target)
+        times = read_times(value, target)
+        bad = _first_null_made(value, times)
+        if bad is not None:
+            dto.parse_time(bad)  # raises DuckDB's words for the first that does not read
+        return times
     if source == "time" or (source == "timestamp" and value.type.tz is None):
         return pc.cast(value, target, safe=False)  # nanoseconds are cut, as DuckDB does
     raise ValueError(f"there is no cast from {type_name(value.type)}")
 
 
-def _texts(value) -> list:
-    """The strings of a string scalar or array, as Python values."""
-    return [value.as_py()] if isinstance(value, pa.Scalar) else value.to_pylist()
+def read_times(value, target: pa.DataType):
+    """Strings read as TIMEs (``dto.parse_time``), once per distinct string; NULL where one
+    does not read."""
+    if isinstance(value, pa.Scalar):
+        return pa.scalar(_read_time(value.as_py()) if value.is_valid else None, target)
+    if isinstance(value, pa.ChunkedArray):
+        value = value.combine_chunks() if value.num_chunks != 1 else value.chunk(0)
+        return pa.chunked_array([read_times(value, target)], target)
+    distinct = pc.unique(value)
+    times = pa.array([None if text is None else _read_time(text)
+                      for text in distinct.to_pylist()], target)
+    return pc.take(times, pc.index_in(value, value_set=distinct))
+
+
+def _read_time(text: str):
+    try:
+        return dto.parse_time(text)
+    except dto.DatetimeError:
+        return None
 
 
 def _string_to_int(value, target):
@@ -430,23 +448,13 @@ def null_unconvertible(value, target: pa.DataType):
     if source == "string" and pa.types.is_boolean(target):
         return pc.if_else(pc.is_valid(_read_bool(value)), value, pa.scalar(None, value.type))
     if source == "string" and kind(target) == "time":
-        readable = [text is not None and _reads_as_time(text) for text in _texts(value)]
-        mask = pa.scalar(readable[0]) if isinstance(value, pa.Scalar) else pa.array(readable)
-        return pc.if_else(mask, value, pa.scalar(None, value.type))
+        return read_times(value, target)  # already the target type: the cast keeps it
     if source in ("int", "uint") and kind(target) in ("int", "uint"):
         return _null_out_of_int_range(value, target)
     if source == "float" and kind(target) in ("int", "uint"):
         as_float = pc.round(pc.cast(value, pa.float64()), round_mode="half_to_even")
         return _null_out_of_range(value, as_float, target)
     return value
-
-
-def _reads_as_time(text: str) -> bool:
-    try:
-        dto.parse_time(text)
-    except dto.DatetimeError:
-        return False
-    return True
 
 
 def _null_out_of_int_range(value, target):
