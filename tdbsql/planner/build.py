@@ -37,14 +37,14 @@ from .grouped_columns import (check_grouped_columns, is_aggregate, is_grouped,
                               is_window_function)
 from .grouping_sets import expand_grouping_sets
 from .inline_subqueries import unnest_subqueries_before_grouping
-from .named_windows import check_named_windows
+from .named_windows import check_named_windows, own_windows
 from .natural_joins import expand_natural_joins
 from .parse import span_of
 from .shared_operands import share_operands
 from .subquery_names import name_subquery_columns
 from .table_aliases import rename_table_columns, renames
 from .using_columns import bind_using_columns, mark, refuse_star_beside_using
-from .windows import lift_windows, own_windows
+from .windows import lift_windows
 
 _SUPPORTED_ROOTS = (exp.Select, exp.SetOperation)
 # Names are matched to the arrays' exact spelling by ``_exact_names``; after that the optimizer

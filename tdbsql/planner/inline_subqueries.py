@@ -30,7 +30,7 @@ from sqlglot import exp
 from sqlglot.optimizer.unnest_subqueries import unnest_subqueries
 
 from ..errors import UnsupportedSql
-from .grouped_columns import is_grouped
+from .grouped_columns import is_grouped, is_window_function
 
 
 # A Subquery under these is a table or a set operation's operand, not a value.
@@ -95,7 +95,7 @@ def _beside_window_aggregate(node: exp.Expression) -> bool:
     row of t."""
     select = node.find_ancestor(exp.Select)
     return select is not None and not is_grouped(select) and any(
-        agg.find_ancestor(exp.Window) is not None and agg.find_ancestor(exp.Select) is select
+        is_window_function(agg) and agg.find_ancestor(exp.Select) is select
         for item in select.expressions for agg in item.find_all(exp.AggFunc))
 
 

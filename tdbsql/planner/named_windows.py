@@ -77,9 +77,16 @@ def check_named_windows(tree: exp.Expression, sql: str) -> None:
         named = definitions(select, sql)
         order = select.args.get("order")
         in_order = set() if order is None else set(map(id, order.find_all(exp.Window)))
-        for window in select.find_all(exp.Window):
-            if window.parent is not select and window.find_ancestor(exp.Select) is select:
-                resolved(window, {} if id(window) in in_order else named, sql)
+        for window in own_windows(select):
+            resolved(window, {} if id(window) in in_order else named, sql)
+
+
+def own_windows(select: exp.Select) -> list[exp.Window]:
+    """The window calls a SELECT computes itself (not those of a nested SELECT, nor the
+    WINDOW clause's definitions)."""
+    named = set(map(id, select.args.get("windows") or []))
+    return [w for w in select.find_all(exp.Window)
+            if w.find_ancestor(exp.Select) is select and id(w) not in named]
 
 
 def _span(identifier: exp.Expression) -> tuple[int, int] | None:

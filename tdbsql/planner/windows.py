@@ -29,7 +29,7 @@ from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
 from .column_names import note_call, written_call
-from .named_windows import definitions, resolved
+from .named_windows import definitions, own_windows, resolved
 
 _FRAME_KINDS = ("ROWS", "RANGE", "GROUPS")
 
@@ -46,14 +46,6 @@ def lift_windows(tree: exp.Expression) -> exp.Expression:
         else:
             select.replace(split)
     return tree
-
-
-def own_windows(select: exp.Select) -> list[exp.Window]:
-    """The window calls a SELECT computes itself (not those of a nested SELECT, nor the
-    WINDOW clause's definitions)."""
-    named = set(map(id, select.args.get("windows") or []))
-    return [w for w in select.find_all(exp.Window)
-            if w.find_ancestor(exp.Select) is select and id(w) not in named]
 
 
 class _Split:
