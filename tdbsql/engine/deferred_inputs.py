@@ -33,7 +33,7 @@ from ..planner.conjuncts import has_subquery
 from .fields import field_arrow_type
 from .frame import Frame
 from .hash_table import is_exact_integer
-from .key_filter import KeyFilter
+from .key_filter import JoinedKeys, KeyFilter
 from .pipeline import streamed_chain, try_streamed_aggregate
 
 
@@ -274,13 +274,13 @@ def run_deferred(runner, deferred: Deferred, values) -> Frame:
     started = time.perf_counter()
     keys = _key_filter(deferred, values)
     if deferred.aggregate is None:
-        return run_scan(runner, deferred, scan_keys(deferred, keys))
+        return run_scan(runner, deferred, _tested(deferred, keys))
     # a semi hash join per batch over very many keys costs more than it saves
     if keys is not None and keys.present is None and len(keys) > HASHED_KEYS_MAX:
         keys = None
     frame, _ = try_streamed_aggregate(
         runner, deferred.aggregate,
-        keys=None if keys is None else (deferred.group_key, keys, deferred.stored))
+        keys=None if keys is None else JoinedKeys(deferred.group_key, keys, deferred.stored))
     runner.record(deferred.aggregate, frame.length, time.perf_counter() - started,
                   keys=None if keys is None else len(keys))
     started = time.perf_counter()
@@ -292,7 +292,7 @@ def run_deferred(runner, deferred: Deferred, values) -> Frame:
 def _key_filter(deferred: Deferred, values) -> KeyFilter | None:
     """The joined key ``values`` as a ``KeyFilter``, or None when they are as many as the
     array's cells, nearly: testing them would cost more than it saves (Q12's 1.5M orders)."""
-    if len(values) * KEYS_PER_CELL_MAX > deferred.cells:
+    if not _few_enough(deferred, len(values)):
         return None
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
@@ -303,19 +303,30 @@ def may_test_keys(deferred: Deferred, rows: int) -> bool:
     """Could the keys of ``rows`` joined rows be worth testing in a deferred array scan?  A
     quick look before any key is read: no when they are as many as the array's cells, or
     (if distinct) as many as half the values its key column holds."""
-    return rows * KEYS_PER_CELL_MAX <= deferred.cells and (
-        deferred.span is None or 2 * rows < deferred.span)
+    return _few_enough(deferred, rows) and not _most_values(deferred, rows)
 
 
-def scan_keys(deferred: Deferred, keys) -> KeyFilter | None:
-    """The keys a deferred array scan tests (``keys``: a ``KeyFilter``, or the joined key
-    values), or None.  Keys without a presence table, or covering half the values the column
-    holds or more (Q13: every customer), are not tested: the join matches them anyway."""
-    if keys is not None and not isinstance(keys, KeyFilter):
-        keys = _key_filter(deferred, keys)
-    if keys is None or keys.present is None:  # the join itself does that matching
-        return None
-    if deferred.span is not None and 2 * len(keys) >= deferred.span:
+def _few_enough(deferred: Deferred, keys: int) -> bool:
+    """Are ``keys`` far fewer than the array's cells (else testing them costs more than it
+    saves)?"""
+    return keys * KEYS_PER_CELL_MAX <= deferred.cells
+
+
+def _most_values(deferred: Deferred, keys: int) -> bool:
+    """Do ``keys`` (distinct) cover half the values the key column holds or more?"""
+    return deferred.span is not None and 2 * keys >= deferred.span
+
+
+def scan_keys(deferred: Deferred, values) -> KeyFilter | None:
+    """The keys a deferred array scan tests for the joined key ``values``, or None."""
+    return _tested(deferred, _key_filter(deferred, values))
+
+
+def _tested(deferred: Deferred, keys: KeyFilter | None) -> KeyFilter | None:
+    """``keys`` when a deferred array scan tests them: not without a presence table (the
+    join itself does that matching), nor covering half the column's values or more (Q13:
+    every customer), which the join matches anyway."""
+    if keys is None or keys.present is None or _most_values(deferred, len(keys)):
         return None
     return keys
 

@@ -10,8 +10,11 @@ matches nothing either way.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pyarrow as pa
+from sqlglot import exp
 
 from ..kernels import membership
 from ..kernels.hashing import int_range
@@ -21,6 +24,15 @@ from .hash_table import as_array, int64_values, is_exact_integer
 from .stored_filter import NO_VALIDITY
 
 PRESENCE_MAX = 1 << 28  # values spanned by a presence bitmap: 32 MB
+
+
+class JoinedKeys(NamedTuple):
+    """The keys a deferred aggregate runs for: its group key over the input rows, the
+    values to keep, and the stored integer column the group key is (None if not one)."""
+
+    expression: exp.Expression
+    filter: KeyFilter
+    stored: str | None
 
 
 class KeyFilter:

@@ -85,9 +85,8 @@ def _shape(runner, step):
 
 def try_streamed_aggregate(runner, step, keys=None) -> tuple[Frame, list] | None:
     """(the Aggregate step's frame, the steps it ran inside it) or None when ``step`` is not
-    an aggregate over a streamable chain.  ``keys`` (a group key expression, the values to
-    keep: a ``KeyFilter``, and the stored integer column the expression is, or None)
-    aggregates only the rows whose key is one of them (``engine.deferred_inputs``): tested
+    an aggregate over a streamable chain.  ``keys`` (``key_filter.JoinedKeys``) aggregates
+    only the rows whose group key is one of them (``engine.deferred_inputs``): tested
     on each tile's stored column before any other is gathered when the column is known and
     the keys have a presence table, else on each batch's rows."""
     shape = _shape(runner, step)
@@ -104,8 +103,8 @@ def try_streamed_aggregate(runner, step, keys=None) -> tuple[Frame, list] | None
         answered, skip = metadata_groups(step, calls, array, condition)
     output = runner.query.derived("columns read", lambda: columns_read(runner, scan), scan)
     scanned = ArrayScan(runner, scan, array, condition, skip, output)
-    if keys is not None and keys[2] is not None and keys[1].present is not None:
-        scanned.keys, keys = (keys[2], keys[1]), None
+    if keys is not None and keys.stored is not None and keys.filter.present is not None:
+        scanned.keys, keys = (keys.stored, keys.filter), None
     sums = None if keys is not None or any(residuals) or scan.projections or \
         any(f.projections for f in filters) else runner.query.derived(
             "scan sums", lambda: ScanSums.of(step, calls, scan.name, array.schema), step,
@@ -129,7 +128,7 @@ def try_streamed_aggregate(runner, step, keys=None) -> tuple[Frame, list] | None
             frame = filter_project(runner, filter_step, frame, filtered=True)
             passed.append(frame.length)
         if keys is not None and frame.length:
-            frame = _with_keys(runner, frame, keys[0], keys[1])
+            frame = _with_keys(runner, frame, keys.expression, keys.filter)
         return rows, passed, frame, partial(step, calls, frame, runner)
 
     started = time.perf_counter()
