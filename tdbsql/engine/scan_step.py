@@ -107,7 +107,7 @@ class ArrayScan:
                 for filtering, parts, length in runs]
 
     def trimmed(self, frame: Frame) -> Frame:
-        """A frame of ``batch`` without the columns only its residual read (once it ran), so
+        """A frame of ``frames`` without the columns only its residual read (once it ran), so
         every batch has the same columns."""
         table = frame.tables[self.step.name]
         if table.num_columns == len(self.output) or ROW_PLACEHOLDER in table.column_names:
