@@ -20,6 +20,9 @@ The arrays (all small, deterministic):
   pointing at a missing department, one department without employees.
 - ``da`` / ``db``  random-ish arrays for the differential test: ``da(id, a?, b?, x?, s?)``,
   ``db(id, k?, y?, t?)`` with small value ranges so groups and join keys collide.
+- ``dw``  for the wide differential test (windows, strings, dates): ``dw(id, g?, v?, f?, s?,
+  d?, ts?, flag?)``; ``s`` holds LIKE metacharacters, a backslash, padding and UTF-8, ``d``
+  spans a year end and a leap day, ``f`` quarters with ties.
 """
 
 from __future__ import annotations
@@ -212,12 +215,49 @@ def _build_differential(a_uri: str, b_uri: str) -> None:
         }
 
 
-FIXTURES = ("items", "grid", "hist", "dept", "emp", "da", "db")
+WIDE_WORDS = ["abc", "ABC", "a_c", "a%c", "50%", "x\\y", "  pad ", "Ärger", "straße", "東京",
+              "", "ñandú", "MiXeD Case", "a.b", "abcabc", "_", "%"]
+
+
+def _build_wide(uri: str) -> None:
+    rng = np.random.default_rng(99)
+    dom = tiledb.Domain(tiledb.Dim("id", domain=(1, 10_000), tile=32, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=8, attrs=[
+        tiledb.Attr("g", dtype=np.int32, nullable=True),
+        tiledb.Attr("v", dtype=np.int64, nullable=True),
+        tiledb.Attr("f", dtype=np.float64, nullable=True),
+        tiledb.Attr("s", dtype=str, var=True, nullable=True),
+        tiledb.Attr("d", dtype="datetime64[D]", nullable=True),
+        tiledb.Attr("ts", dtype="datetime64[ms]", nullable=True),
+        tiledb.Attr("flag", dtype=np.bool_, nullable=True),
+    ]))
+    n = 40
+    ids = np.sort(rng.choice(np.arange(1, 300), n, replace=False)).astype(np.int64)
+    day = np.datetime64("2023-12-20", "D") + rng.integers(0, 80, n).astype("timedelta64[D]")
+    ts = (np.datetime64("2024-02-27T00:00:00", "ms")
+          + (rng.integers(0, 4 * 24 * 60, n) * 60_000).astype("timedelta64[ms]"))
+    words = np.array(WIDE_WORDS, dtype=object)
+    with tiledb.open(uri, "w", timestamp=100) as A:
+        A[ids] = {
+            "g": _arr(rng.integers(0, 4, n).astype(np.int32), rng.random(n) < 0.12, pa.int32()),
+            "v": _arr(rng.integers(-10, 11, n), rng.random(n) < 0.15, pa.int64()),
+            "f": _arr(rng.integers(-40, 41, n) / 4.0, rng.random(n) < 0.15, pa.float64()),
+            "s": _arr(list(words[rng.integers(0, len(words), n)]), rng.random(n) < 0.12,
+                      pa.string()),
+            "d": _arr(day, rng.random(n) < 0.12, pa.date32()),
+            "ts": _arr(ts, rng.random(n) < 0.12, pa.timestamp("ms")),
+            "flag": _arr(rng.random(n) < 0.5, rng.random(n) < 0.15, pa.bool_()),
+        }
+
+
+FIXTURES = ("items", "grid", "hist", "dept", "emp", "da", "db", "dw")
 
 
 def build_fixtures(root: str) -> dict[str, str]:
     """Write every fixture array under ``root`` (once) and return ``{name: path}``."""
     paths = {name: os.path.join(root, name) for name in FIXTURES}
+    if not os.path.isdir(paths["dw"]):  # added later: built on its own in an older root
+        _build_wide(paths["dw"])
     if all(os.path.isdir(p) for p in paths.values()):
         return paths
     _build_items(paths["items"])

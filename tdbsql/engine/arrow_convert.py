@@ -2,7 +2,8 @@
 
 Buffers are handed to Arrow without copies where the layout allows (numbers, var offsets that
 fit int32).  Datetime/time values equal to INT64_MIN (numpy's NaT, TileDB's default fill) become
-NULL, exactly as numpy shows them as NaT.
+NULL, exactly as numpy shows them as NaT, and their slots hold 0 (Arrow's checked kernels,
+``ts - INTERVAL 1 DAY``, compute under NULL slots too and would overflow on INT64_MIN).
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ def _scalar_values(values: np.ndarray, info, name: str):
             values = scaled.astype(np.int32)
         else:
             values = scaled
+    elif has_nat:  # a NULL slot holds 0, not INT64_MIN: checked arithmetic reads NULL slots too
+        values = np.where(nat, 0, values)
     return values, (nat if has_nat else None)
 
 
