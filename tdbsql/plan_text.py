@@ -116,5 +116,7 @@ def funnel_lines(stats: dict) -> list[str]:
                    + (f"; newest-wins merge in {get('merge_slabs')} slabs"
                       if get("merge_slabs") else ""))
     if get("tiles_summed"):  # engine.scan_sums
-        out.append(f"Summed in the scan: {get('tiles_summed'):,} tiles")
+        out.append(f"Summed in the scan: {get('tiles_summed'):,} tiles"
+                   + (f", {get('tiles_summed_coded'):,} of them by their dictionary codes"
+                      if get("tiles_summed_coded") else ""))
     return out

@@ -25,17 +25,27 @@ def warmup() -> float:
         tdbsql.create(path, _schema(tdbsql))
         rng = np.random.default_rng(0)
         for part in range(2):
-            n = 5000
-            tdbsql.write(path, {
-                "d": rng.integers(0, 100_000, n), "t": rng.integers(0, 1_000, n),
-                "x": rng.integers(-1000, 1000, n), "y": rng.normal(size=n),
-                "s": [f"k{i % 97}" for i in range(n)]}, timestamp=1000 + part)
+            tdbsql.write(path, _cells(rng, 5000), timestamp=1000 + part)
         con = tdbsql.connect().register("a", path)
         for sql in _QUERIES:
             con.sql(sql).arrow()
         tdbsql.consolidate(path)
         con.sql("SELECT count(*) FROM a").arrow()
+        # one fragment, read as the tile cache holds it: the second time by the tiles'
+        # dictionary codes (storage.tile_codes)
+        one = os.path.join(root, "b")
+        tdbsql.create(one, _schema(tdbsql))
+        tdbsql.write(one, _cells(rng, 5000))
+        con.register("b", one)
+        for _ in range(2):
+            con.sql(_CODED).arrow()
     return time.perf_counter() - started
+
+
+def _cells(rng, n: int) -> dict:
+    return {"d": rng.integers(0, 100_000, n), "t": rng.integers(0, 1_000, n),
+            "x": rng.integers(-1000, 1000, n), "y": rng.normal(size=n),
+            "p": rng.integers(0, 11, n) / 100.0, "s": [f"k{i % 97}" for i in range(n)]}
 
 
 def _schema(tdbsql):
@@ -44,6 +54,7 @@ def _schema(tdbsql):
         [tdbsql.Attr("x", "int64", filters=[tdbsql.Delta(), tdbsql.BitWidthReduction(),
                                              tdbsql.Zstd(3)]),
          tdbsql.Attr("y", "float64", filters=[tdbsql.ByteShuffle(), tdbsql.Lz4()]),
+         tdbsql.Attr("p", "float64", filters=[tdbsql.Zstd(1)]),
          tdbsql.Attr("s", "ascii", filters=[tdbsql.Zstd(1)])],
         sparse=True, capacity=1000)
 
@@ -65,3 +76,5 @@ _QUERIES = (
     # two keys in one box; rows ordered by group (ARRAY_AGG, windows)
     "SELECT s, d % 7, array_agg(x), sum(x) OVER (PARTITION BY s) FROM a GROUP BY s, d % 7, x",
 )
+# TPC-H Q1's shape over tiles read by their codes: a short string key, a float of few values
+_CODED = "SELECT s, sum(p), sum(y * (1 - p)), avg(p), count(*) FROM b GROUP BY s"

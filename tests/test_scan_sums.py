@@ -190,9 +190,9 @@ def test_kernel_sums_equal_exact_sums(n, groups, lanes, seed, runs):
         programs[row, :len(code)] = code
     sums = np.zeros((len(PROGRAMS), lanes * groups))
     errors = np.zeros_like(sums)
-    none = np.empty(0)
-    K.fold_expression_sums(programs, np.array([1.0, 3.5]), x, y, none, none, none, none, ids,
-                           lanes, sums, errors)
+    none, no_codes = np.empty(0), np.empty(0, np.uint8)
+    K.fold_expression_sums(programs, np.array([1.0, 3.5]), (x, y) + (none,) * 4,
+                           (no_codes,) * 6, (none,) * 6, ids, lanes, sums, errors)
     out = np.empty((len(PROGRAMS), groups))
     K.finish_sums(sums, errors, lanes, out)
     for e, values in enumerate(_expected(x, y)):

@@ -3,6 +3,11 @@
 A ``Column`` keeps the bytes exactly as TileDB stores them (values in the storage dtype; var
 cells as a uint8 byte buffer plus ``n + 1`` int64 byte offsets; validity as uint8, 1 = valid).
 Operators gather and concatenate columns; only ``engine.arrow_convert`` turns them into Arrow.
+
+A tile read into the tile cache may also carry one-byte ``codes`` into a ``dictionary`` of its
+distinct values (``storage.tile_codes``): a second, smaller view of the same cells that the
+kernels reading many cells a row prefer.  Any column built from it (taken, concatenated,
+filtered) is plain again.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ class Column:
     offsets: np.ndarray | None = None  # var: int64, n + 1 byte offsets into values
     validity: np.ndarray | None = None  # uint8 per cell, 1 = valid; None = all valid
     cell_val_num: int = 1
+    codes: np.ndarray | None = None  # uint8 per cell: the cell's entry in ``dictionary``
+    dictionary: np.ndarray | None = None  # float64 values, or int64 packed short strings
 
     @property
     def is_var(self) -> bool:
@@ -28,8 +35,15 @@ class Column:
 
     @property
     def nbytes(self) -> int:
+        """Bytes of the cells as stored (values, offsets, validity)."""
         return self.values.nbytes + sum(0 if part is None else part.nbytes
                                         for part in (self.offsets, self.validity))
+
+    @property
+    def held_bytes(self) -> int:
+        """``nbytes`` and the codes' bytes: what keeping the column costs."""
+        return self.nbytes + sum(0 if part is None else part.nbytes
+                                 for part in (self.codes, self.dictionary))
 
     def __len__(self) -> int:
         if self.offsets is not None:

@@ -110,16 +110,16 @@ def try_streamed_aggregate(runner, step, keys=None) -> tuple[Frame, list] | None
             "scan sums", lambda: ScanSums.of(step, calls, scan.name, array.schema), step,
             array.schema)
 
-    summed = []  # tiles per chunk summed by ``sums``
+    summed = []  # (tiles, of them read by their codes) per chunk summed by ``sums``
 
     def batch(task):
         rows, pieces = scanned.pieces(task, condition)
         if sums is not None and all(f.residual is None for _, _, f in pieces):
-            state = sums.partial(array, [(columns, length) for columns, length, _ in pieces])
-            if state is not None:
-                summed.append(len(pieces))  # list.append: safe from the pool's threads
+            done = sums.partial(array, [(columns, length) for columns, length, _ in pieces])
+            if done is not None:
+                summed.append((done.tiles, done.coded))  # list.append: thread-safe
                 kept = sum(length for _, length, _ in pieces)
-                return rows, [kept] * (len(filters) + 1), None, state
+                return rows, [kept] * (len(filters) + 1), None, done.partial
         frame = scan_frame(runner, scan, scanned, pieces)
         passed = [frame.length]
         for filter_step, residual in zip(filters, residuals):
@@ -145,7 +145,8 @@ def try_streamed_aggregate(runner, step, keys=None) -> tuple[Frame, list] | None
             # x2: the states are concatenated to be combined
             runner.budget.check(2 * held, step_label(step))
     if summed:
-        scanned.stats["tiles_summed"] = sum(summed)
+        scanned.stats["tiles_summed"] = sum(tiles for tiles, _ in summed)
+        scanned.stats["tiles_summed_coded"] = sum(coded for _, coded in summed)
     _scan_done(runner, scan, scanned, rows, started)
     for chained, count in zip([scan, *filters], passed):
         runner.record(chained, count, streamed=True)

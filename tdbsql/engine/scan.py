@@ -27,6 +27,8 @@ bytes_read                 bytes of tile data read from files (compressed, all f
 bytes_decoded              bytes of the decoded tiles (values, offsets, validity; a tile read
                            by two merge slabs counts twice)
 merge_slabs                slabs the newest-wins merge ran in (0: no merge, or one pass)
+tiles_summed               tiles with rows an aggregate summed as they came (``scan_sums``)
+tiles_summed_coded         ... of them read (in part) by dictionary codes (``tile_codes``)
 time_s                     wall time of the scan
 rows                       rows returned
 =========================  ==================================================================

@@ -44,6 +44,7 @@ from .partial_aggregate import Partial
 _FUNCTIONS = ("count_star", "count", "sum", "avg")
 _KEY_KINDS = ("int", "datetime", "time", "bool")
 _NO_COLUMN = np.empty(0, np.float64)
+_NO_CODES = np.empty(0, np.uint8)
 _NO_VALIDITY = np.empty(0, np.uint8)
 # accumulators per group and expression while the groups are few (TPC-H Q1's flags alternate
 # row by row: with one accumulator each row would wait for the previous one's add)
@@ -51,6 +52,16 @@ _LANES = 8
 _LANED_GROUPS = 4096
 _STRING_SLOTS = 1024  # string-key groups looked up in a table that stays in L1: 512 at most
 _OPERATORS = {exp.Add: program.ADD, exp.Sub: program.SUBTRACT, exp.Mul: program.MULTIPLY}
+
+
+@dataclass(frozen=True)
+class Summed:
+    """A chunk summed from its tiles: the partial, the tiles that had rows, and how many of
+    them were read (in part) by their dictionary codes (``storage.tile_codes``)."""
+
+    partial: Partial
+    tiles: int
+    coded: int
 
 
 @dataclass(frozen=True)
@@ -105,8 +116,8 @@ class ScanSums:
         return cls(keys, tuple(compiler.columns), compiler.matrix(),
                    np.array(compiler.constants, np.float64), folded, extremes)
 
-    def partial(self, array, pieces: list[tuple[dict[str, Column], int]]) -> Partial | None:
-        """The ``Partial`` of one chunk's tiles (``pieces``: each tile's filtered columns and
+    def partial(self, array, pieces: list[tuple[dict[str, Column], int]]) -> Summed | None:
+        """The ``Summed`` partial of one chunk's tiles (``pieces``: each tile's filtered columns and
         length), or None when the chunk must go the usual way (no rows, a string key longer
         than 7 bytes, a NULL where none was expected)."""
         pieces = [(columns, length) for columns, length in pieces if length]
@@ -117,8 +128,9 @@ class ScanSums:
         grouped = self._groups(pieces, total)
         if grouped is None:
             return None
-        ids, count, first = grouped
-        sizes = np.bincount(ids, minlength=count).astype(np.int64)
+        ids, count, first, sizes = grouped
+        if sizes is None:
+            sizes = np.bincount(ids, minlength=count).astype(np.int64)
         sums = self._sums(pieces, ids, count)
         states = {}
         for text, (func, index) in self.calls.items():
@@ -134,17 +146,20 @@ class ScanSums:
             states[text] = (func, *_extreme(pieces, field, ids, count, func == "max"))
         keys = {name: _values_at(array, field, pieces, first)
                 for name, (field, _) in self.keys.items()}
-        return Partial(keys, states, count)
+        coded = sum(any(columns[name].codes is not None for name in self._read())
+                    for columns, _ in pieces)
+        return Summed(Partial(keys, states, count), len(pieces), coded)
 
     def _read(self) -> list[str]:
         return [field for field, _ in self.keys.values()] + list(self.columns) + \
             [field for _, field in self.extremes.values()]
 
     def _groups(self, pieces, total: int):
-        """(group id per row, group count, each group's first row) over the chunk, or None
-        when a string key is too long to pack."""
+        """(group id per row, group count, each group's first row, each group's row count or
+        None) over the chunk, or None when a string key is too long to pack."""
         if not self.keys:
-            return np.zeros(total, np.int64), 1, np.zeros(1, np.int64)
+            return np.zeros(total, np.int64), 1, np.zeros(1, np.int64), \
+                np.array([total], np.int64)
         if len(self.keys) <= 2 and all(packed for _, packed in self.keys.values()):
             found = self._string_groups(pieces, total)
             if found != short_string_groups.MANY_GROUPS:
@@ -165,30 +180,37 @@ class ScanSums:
                 at += length
             codes.append(out)
         built = group_rows(codes, total)
-        return built.ids, built.count, built.first
+        return built.ids, built.count, built.first, None
 
     def _string_groups(self, pieces, total: int):
         """``_groups`` for one or two string keys with few groups (at most half of
-        ``_STRING_SLOTS``), read and looked up row by row: the groups, None for a string over
-        7 bytes, ``MANY_GROUPS`` past that many groups."""
+        ``_STRING_SLOTS``), read and looked up row by row (by their tiles' codes when both
+        have them): the groups, None for a string over 7 bytes, ``MANY_GROUPS`` past that
+        many groups."""
         fields = [field for field, _ in self.keys.values()]
         slots = np.full((_STRING_SLOTS, 3), -1, np.int64)
         ids = pooled.empty(total, np.int64)
         first = np.empty(_STRING_SLOTS // 2, np.int64)
+        sizes = np.zeros(_STRING_SLOTS // 2, np.int64)
         count = at = 0
         for columns, length in pieces:
             keys = [columns[field] for field in fields]
             one, two = keys[0], keys[-1]
-            count = short_string_groups.group_short_strings(
-                _writable(one.offsets, np.int64), _writable(one.values, np.uint8),
-                _writable(two.offsets, np.int64), _writable(two.values, np.uint8),
-                len(keys) == 2, at, slots, ids[at:at + length], first, count)
+            if one.codes is not None and two.codes is not None:
+                count = short_string_groups.group_coded_strings(
+                    one.codes, one.dictionary, two.codes, two.dictionary, len(keys) == 2, at,
+                    slots, ids[at:at + length], first, sizes, count)
+            else:
+                count = short_string_groups.group_short_strings(
+                    _writable(one.offsets, np.int64), _writable(one.values, np.uint8),
+                    _writable(two.offsets, np.int64), _writable(two.values, np.uint8),
+                    len(keys) == 2, at, slots, ids[at:at + length], first, sizes, count)
             if count == short_string_groups.LONG_STRING:
                 return None
             if count == short_string_groups.MANY_GROUPS:
                 return count
             at += length
-        return ids, count, first[:count].copy()
+        return ids, count, first[:count].copy(), sizes[:count].copy()
 
     def _sums(self, pieces, ids: np.ndarray, count: int) -> np.ndarray:
         """(expressions, groups) compensated sums of every program over the chunk."""
@@ -197,12 +219,21 @@ class ScanSums:
         lanes = _LANES if count <= _LANED_GROUPS else 1
         sums = np.zeros((len(self.programs), lanes * count))
         errors = np.zeros_like(sums)
+        unused = program.COLUMNS - len(self.columns)
         at = 0
         for columns, length in pieces:
-            loaded = [_writable(columns[name].values, np.float64) for name in self.columns]
-            loaded += [_NO_COLUMN] * (program.COLUMNS - len(loaded))
-            program.fold_expression_sums(self.programs, self.constants, *loaded,
-                                         ids[at:at + length], lanes, sums, errors)
+            values, codes, dictionaries = [], [], []
+            for name in self.columns:
+                column = columns[name]
+                coded = column.codes is not None
+                values.append(_NO_COLUMN if coded else _writable(column.values, np.float64))
+                codes.append(column.codes if coded else _NO_CODES)
+                dictionaries.append(column.dictionary if coded else _NO_COLUMN)
+            program.fold_expression_sums(
+                self.programs, self.constants, tuple(values + [_NO_COLUMN] * unused),
+                tuple(codes + [_NO_CODES] * unused),
+                tuple(dictionaries + [_NO_COLUMN] * unused), ids[at:at + length], lanes, sums,
+                errors)
             at += length
         out = np.empty((len(self.programs), count))
         program.finish_sums(sums, errors, lanes, out)

@@ -1,9 +1,11 @@
 """Per-group sums of arithmetic expressions over float64 columns, in one pass.
 
 An expression is a small postfix program, one row of the int64 matrix ``programs``: pairs
-``(opcode, argument)`` ending with ``END``.  ``LOAD`` pushes column ``argument`` (one of the
-up to ``COLUMNS`` arrays passed as ``c0 .. c5``), ``CONSTANT`` pushes ``constants[argument]``,
-``ADD`` / ``SUBTRACT`` / ``MULTIPLY`` pop two and push the result, ``NEGATE`` flips the top.
+``(opcode, argument)`` ending with ``END``.  ``LOAD`` pushes column ``argument`` (one of up to
+``COLUMNS``), ``CONSTANT`` pushes ``constants[argument]``, ``ADD`` / ``SUBTRACT`` /
+``MULTIPLY`` pop two and push the result, ``NEGATE`` flips the top.  A column comes as its
+float64 values, or as one-byte codes into a dictionary of its values (``tile_codes``): a
+tile of few distinct values is read at a byte a cell.
 
 Rows go through in blocks of ``BLOCK``: each instruction runs over the whole block into a
 stack of block-sized registers that stay in the L1 cache, so nothing row-sized is ever
@@ -12,9 +14,10 @@ the loop per instruction is as tight as a vectorised one; a program that only lo
 reads it in place.
 
 Sums are exact to a block: a block whose rows fall in at most ``NARROW`` neighbouring groups
-(few groups, or rows sorted by what the groups follow) is added up per group in eight plain
-partial sums (independent chains; a block's rounding error is that of 128 adds), and each
-block's total goes into its group's running sum with the exact rounding error kept (TwoSum).
+(few groups, or rows sorted by what the groups follow) is added up plainly per group, a pass
+over the block for each group, in vector-wide partial sums (a block's rounding error is that
+of a few hundred adds), and each block's total goes into its group's running sum with the
+exact rounding error kept (TwoSum).
 A block spread over more groups adds row by row, each add's error kept, into ``lanes``
 accumulators per group so rows of one group in a row do not wait on each other.
 """
@@ -34,31 +37,32 @@ NARROW = 8  # groups a block may span to be summed per group
 
 
 @jit
-def fold_expression_sums(programs, constants, c0, c1, c2, c3, c4, c5, ids, lanes, sums,
+def fold_expression_sums(programs, constants, columns, codes, dictionaries, ids, lanes, sums,
                          errors):
     """Add every row's value of each expression ``e`` (a row of ``programs``) to
     ``sums[e, lanes * group + lane]``, rounding errors to the same slot of ``errors``
     (``lanes``: 1, 2, 4 or 8 accumulators a group; ``finish_sums`` merges them).  ``ids``
-    (int64, one per row, all >= 0) gives each row's group; every column has at least
-    ``ids.shape[0]`` values.  Returns the number of rows."""
+    (int64, one per row, all >= 0) gives each row's group.  Column ``c`` is ``columns[c]``
+    (float64), or when that is empty ``dictionaries[c][codes[c]]`` (uint8 codes); each tuple
+    holds ``COLUMNS`` arrays, and every column at least ``ids.shape[0]`` rows.  Returns the
+    number of rows."""
     n = ids.shape[0]
     registers = np.empty((STACK, BLOCK))
-    partials = np.empty(8 * NARROW)
     for start in range(0, n, BLOCK):
         size = min(BLOCK, n - start)
-        low = ids[start]
+        block = ids[start:start + size]  # (a slice: ``start + i`` would not vectorise)
+        low = block[0]
         high = low
         for i in range(1, size):  # branch-free: vectorises
-            low = min(low, ids[start + i])
-            high = max(high, ids[start + i])
+            low = min(low, block[i])
+            high = max(high, block[i])
         for e in range(programs.shape[0]):
-            values = _run(programs[e], constants, c0, c1, c2, c3, c4, c5, start, size,
+            values = _run(programs[e], constants, columns, codes, dictionaries, start, size,
                           registers)
             if high - low < NARROW:
-                _add_narrow(values, size, ids, start, low, high - low + 1, lanes, partials,
-                            sums[e], errors[e])
+                _add_narrow(values, block, low, high - low + 1, lanes, sums[e], errors[e])
             else:
-                _add_rows(values, size, ids, start, lanes, sums[e], errors[e])
+                _add_rows(values, block, lanes, sums[e], errors[e])
     return n
 
 
@@ -78,27 +82,13 @@ def finish_sums(sums, errors, lanes, out):
 
 
 @jit(inline="always")
-def _column(index, c0, c1, c2, c3, c4, c5):
-    if index == 0:
-        return c0
-    if index == 1:
-        return c1
-    if index == 2:
-        return c2
-    if index == 3:
-        return c3
-    if index == 4:
-        return c4
-    return c5
-
-
-@jit(inline="always")
-def _run(program, constants, c0, c1, c2, c3, c4, c5, start, size, registers):
-    """The values of one program over rows ``start .. start + size``: a column itself when
-    the program only loads it, else in ``registers[0, :size]``.  (Loops go over 1-D views:
-    indexing the 2-D registers row by row is four times slower.)"""
-    if program[0] == LOAD and program[2] == END:
-        return _column(program[1], c0, c1, c2, c3, c4, c5)[start:start + size]
+def _run(program, constants, columns, codes, dictionaries, start, size, registers):
+    """The values of one program over rows ``start .. start + size``: a column's values
+    themselves when the program only loads a column of values, else in
+    ``registers[0, :size]``.  (Loops go over 1-D views: indexing the 2-D registers row by
+    row is four times slower.)"""
+    if program[0] == LOAD and program[2] == END and columns[program[1]].shape[0] > 0:
+        return columns[program[1]][start:start + size]
     top = -1
     at = 0
     while program[at] != END:
@@ -108,9 +98,16 @@ def _run(program, constants, c0, c1, c2, c3, c4, c5, start, size, registers):
         if op == LOAD:
             top += 1
             target = registers[top]
-            column = _column(argument, c0, c1, c2, c3, c4, c5)[start:start + size]
-            for i in range(size):
-                target[i] = column[i]
+            column = columns[argument]
+            if column.shape[0] > 0:
+                column = column[start:start + size]
+                for i in range(size):
+                    target[i] = column[i]
+            else:
+                cells = codes[argument][start:start + size]
+                dictionary = dictionaries[argument]
+                for i in range(size):
+                    target[i] = dictionary[cells[i]]
         elif op == CONSTANT:
             top += 1
             target = registers[top]
@@ -138,33 +135,38 @@ def _run(program, constants, c0, c1, c2, c3, c4, c5, start, size, registers):
 
 
 @jit(inline="always")
-def _add_narrow(values, size, ids, start, low, width, lanes, partials, sums, errors):
-    """A block whose groups lie in ``low .. low + width - 1`` (``width <= NARROW``): eight
-    plain partial sums per group (row ``i`` into partial ``i % 8``), then each group's total
-    into its running sum (lane 0) with the rounding error kept."""
-    for k in range(8 * width):
-        partials[k] = 0.0
-    if width == 1:
-        for i in range(size):
-            partials[i & 7] += values[i]
-    else:
-        for i in range(size):
-            partials[8 * (ids[start + i] - low) + (i & 7)] += values[i]
-    for g in range(width):
-        total = 0.0
-        for k in range(8):
-            total += partials[8 * g + k]
-        slot = lanes * (low + g)
+def _add_narrow(values, ids, low, width, lanes, sums, errors):
+    """A block (``values`` and its rows' ``ids``) whose groups lie in ``low .. low + width
+    - 1`` (``width <= NARROW``): each group's total, summed plainly, into its running sum
+    (lane 0) with the rounding error kept."""
+    for group in range(low, low + width):
+        total = _group_total(values, ids, group, width > 1)
+        slot = lanes * group
         sums[slot], error = two_sum(sums[slot], total)
         errors[slot] += error
 
 
+@jit(fastmath={"reassoc"})
+def _group_total(values, ids, group, masked):
+    """The plain sum of the ``values`` whose ``ids`` are ``group`` (all of them unless
+    ``masked``).  Reassociation only here, so the loop vectorises into several partial sums;
+    the compensated adds around it keep their order."""
+    total = 0.0
+    if masked:
+        for i in range(values.shape[0]):
+            total += values[i] if ids[i] == group else 0.0
+    else:
+        for i in range(values.shape[0]):
+            total += values[i]
+    return total
+
+
 @jit(inline="always")
-def _add_rows(values, size, ids, start, lanes, sums, errors):
+def _add_rows(values, ids, lanes, sums, errors):
     """A block of many groups, row by row into the row's lane of its group, each add's
     rounding error kept."""
     spread = lanes - 1
-    for i in range(size):
-        slot = lanes * ids[start + i] + (i & spread)
+    for i in range(values.shape[0]):
+        slot = lanes * ids[i] + (i & spread)
         sums[slot], error = two_sum(sums[slot], values[i])
         errors[slot] += error

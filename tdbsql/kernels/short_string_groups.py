@@ -22,16 +22,14 @@ MANY_GROUPS = -2  # returned past half the table: the general grouping can
 
 @jit
 def group_short_strings(offsets0, data0, offsets1, data1, pair, first_row, slots, ids,
-                        first, count):
+                        first, sizes, count):
     """Give the rows of one tile (``offsets0`` / ``data0``, and ``offsets1`` / ``data1`` when
     ``pair``) group ids, continuing a chunk's numbering: ``count`` groups so far, the tile's
     first row being chunk row ``first_row``.  ``slots`` (int64, ``(capacity, 3)``: code 0,
     code 1, group; group -1 = empty) is the table, kept from tile to tile; ``first[g]`` gets
-    group ``g``'s first chunk row.  Returns the new group count, ``LONG_STRING`` when a
-    string is longer than 7 bytes, or ``MANY_GROUPS`` when the groups would fill half the
-    table (the caller then groups the chunk the general way)."""
-    capacity = slots.shape[0]
-    mask = np.uint64(capacity - 1)
+    group ``g``'s first chunk row and ``sizes[g]`` counts its rows.  Returns the new group
+    count, ``LONG_STRING`` when a string is longer than 7 bytes, or ``MANY_GROUPS`` when the
+    groups would fill half the table (the caller then groups the chunk the general way)."""
     for row in range(ids.shape[0]):
         code0 = packed_cell(offsets0, data0, row)
         code1 = np.int64(0)
@@ -39,21 +37,61 @@ def group_short_strings(offsets0, data0, offsets1, data1, pair, first_row, slots
             code1 = packed_cell(offsets1, data1, row)
         if code0 < 0 or code1 < 0:
             return LONG_STRING
-        at = ((np.uint64(code0) * _MIX) ^ np.uint64(code1)) * _MIX >> np.uint64(40) & mask
-        while True:
-            group = slots[at, 2]
+        group = _group(code0, code1, slots, count)
+        if group < 0:
+            return MANY_GROUPS
+        if group == count:
+            first[count] = first_row + row
+            count += 1
+        ids[row] = group
+        sizes[group] += 1
+    return count
+
+
+@jit
+def group_coded_strings(codes0, dictionary0, codes1, dictionary1, pair, first_row, slots, ids,
+                        first, sizes, count):
+    """``group_short_strings`` for a tile whose key columns come as one-byte codes into
+    dictionaries of packed strings (``tile_codes.string_codes``): each pair of codes is
+    looked up in ``slots`` once, then every row is one read of a small table.  Returns the
+    new group count or ``MANY_GROUPS``."""
+    width = dictionary1.shape[0] if pair else 1
+    known = np.full(dictionary0.shape[0] * width, -1, np.int64)
+    for row in range(ids.shape[0]):
+        cell = np.int64(codes0[row]) * width
+        if pair:
+            cell += codes1[row]
+        group = known[cell]
+        if group < 0:
+            code1 = dictionary1[codes1[row]] if pair else np.int64(0)
+            group = _group(dictionary0[codes0[row]], code1, slots, count)
             if group < 0:
-                if 2 * (count + 1) > capacity:
-                    return MANY_GROUPS
-                slots[at, 0] = code0
-                slots[at, 1] = code1
-                slots[at, 2] = count
-                group = count
+                return MANY_GROUPS
+            if group == count:
                 first[count] = first_row + row
                 count += 1
-                break
-            if slots[at, 0] == code0 and slots[at, 1] == code1:
-                break
-            at = (at + np.uint64(1)) & mask
+            known[cell] = group
         ids[row] = group
+        sizes[group] += 1
     return count
+
+
+@jit(inline="always")
+def _group(code0, code1, slots, count):
+    """The group of the packed pair ``(code0, code1)`` in ``slots``: a new group is numbered
+    ``count``; -1 when it would fill half the table."""
+    capacity = slots.shape[0]
+    mask = np.uint64(capacity - 1)
+    at = ((np.uint64(code0) * _MIX) ^ np.uint64(code1)) * _MIX >> np.uint64(40) & mask
+    while True:
+        group = slots[at, 2]
+        if group < 0:
+            if 2 * (count + 1) > capacity:
+                return np.int64(-1)
+            slots[at, 0] = code0
+            slots[at, 1] = code1
+            slots[at, 2] = count
+            return np.int64(count)
+        if slots[at, 0] == code0 and slots[at, 1] == code1:
+            return group
+        at = (at + np.uint64(1)) & mask

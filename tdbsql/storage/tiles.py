@@ -22,6 +22,7 @@ from ..format.filter_pipeline import FilterPipeline
 from ..kernels import offsets as offsets_kernels
 from . import vfs
 from .tile_cache import tile_cache
+from .tile_codes import with_codes
 
 
 
@@ -137,8 +138,8 @@ class TileReader:
             if hits is not None:
                 hits.append(spec.name)
             return column
-        column = self._decode(spec, tile_idx)
-        cache.put(key, column, column.nbytes)
+        column = with_codes(self._decode(spec, tile_idx), spec)
+        cache.put(key, column, column.held_bytes)
         return column
 
     def _cache_key(self, spec: FieldSpec, tile_idx: int):

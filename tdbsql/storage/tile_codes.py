@@ -1,0 +1,48 @@
+"""Dictionary codes for tiles going into the tile cache (``kernels.tile_codes``).
+
+A tile is read once and then served from the cache to every later query, so the cache is where
+a second, compact view of its cells pays: one pass when the tile is decoded, and every later
+scan that sums or groups it (``engine.scan_sums``) reads a byte a cell instead of eight or
+more.  Only columns those scans read get codes: float64 and short (at most 7 bytes) strings,
+one value a cell, never NULL, holding at most ``kernels.tile_codes.MOST`` distinct values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..datatypes import VAR_NUM, Datatype, type_info
+from ..engine.column import Column
+from ..kernels import tile_codes
+
+SMALLEST = 256  # cells a tile needs for its codes to be worth a pass
+
+
+def with_codes(column: Column, spec) -> Column:
+    """``column`` (a decoded tile of field ``spec``) with ``codes`` and ``dictionary`` when its
+    cells fit them, else ``column`` itself."""
+    if spec.nullable or len(column) < SMALLEST or not _codable(spec):
+        return column
+    codes = np.empty(len(column), np.uint8)
+    if spec.cell_val_num == VAR_NUM:
+        dictionary = np.empty(tile_codes.MOST, np.int64)
+        count = tile_codes.string_codes(_writable(column.offsets, np.int64),
+                                        _writable(column.values, np.uint8), codes, dictionary)
+    else:
+        dictionary = np.empty(tile_codes.MOST, np.float64)
+        count = tile_codes.float_codes(_writable(column.values, np.float64), codes, dictionary)
+    if count < 0:
+        return column
+    return Column(column.values, column.offsets, column.validity, column.cell_val_num, codes,
+                  dictionary[:count].copy())
+
+
+def _codable(spec) -> bool:
+    if spec.cell_val_num == VAR_NUM:
+        info = type_info(spec.datatype)
+        return info.kind == "string" and info.size == 1
+    return spec.cell_val_num == 1 and spec.datatype == Datatype.FLOAT64
+
+
+def _writable(values: np.ndarray, dtype) -> np.ndarray:
+    return np.require(values, dtype, ["C", "W"])
