@@ -20,6 +20,7 @@ from ..errors import SqlError, UnsupportedSql
 from ..planner.build import plan_steps
 from ..planner.conjuncts import has_subquery
 from .frame import broadcast
+from .hash_table import as_array
 from .value_types import compare_plain, unsigned_zeros
 
 
@@ -156,27 +157,53 @@ def _quantified(op, every: bool, probe: pa.Array, values: pa.Array) -> pa.Array:
 
 
 def _tuple_membership(probes: list[pa.Array], candidates: pa.Table) -> pa.Array:
-    """``(a, b) IN (SELECT x, y ...)``: TRUE on a match of every part; NULL when no match and
-    some part involved is NULL; else FALSE."""
+    """``(a, b) IN (SELECT x, y ...)``: TRUE on a match of every part; NULL when no match but
+    some candidate row could match (each part equal or NULL on one side: ``(1, 'a')`` against
+    ``(NULL, 'b')`` is FALSE); else FALSE."""
     from .hash_join import hash_join
 
     if candidates.num_columns != len(probes):
         raise SqlError(f"IN compares {len(probes)} values with a subquery returning "
                        f"{candidates.num_columns} columns")
-    matched, _ = hash_join(probes, list(candidates.columns), "semi")
+    columns = [as_array(c) for c in candidates.columns]
+    probes = [as_array(p) for p in probes]
+    matched, _ = hash_join(probes, columns, "semi")
     found = np.zeros(len(probes[0]), dtype=bool)
     found[np.asarray(matched, dtype=np.int64)] = True
-    any_null = np.zeros(len(found), dtype=bool)
-    for probe in probes:
-        any_null |= probe.is_null().to_numpy(zero_copy_only=False)
-    nulls_in_candidates = any(c.null_count for c in candidates.columns)
-    unknown = ~found & (any_null | nulls_in_candidates)
+    unknown = np.zeros(len(found), dtype=bool)
+    probe_nulls = _null_patterns(probes)
+    candidate_nulls = _null_patterns(columns)
+    for candidate_pattern in np.unique(candidate_nulls):
+        rows = np.flatnonzero(candidate_nulls == candidate_pattern)
+        for probe_pattern in np.unique(probe_nulls):
+            nulls = int(candidate_pattern) | int(probe_pattern)
+            if not nulls:
+                continue  # no NULL involved: ``found`` decided it
+            probe_rows = np.flatnonzero((probe_nulls == probe_pattern) & ~found & ~unknown)
+            parts = [i for i in range(len(probes)) if not nulls >> i & 1]
+            if not parts:
+                unknown[probe_rows] = True
+            elif len(probe_rows):
+                hit, _ = hash_join([probes[i].take(probe_rows) for i in parts],
+                                   [columns[i].take(rows) for i in parts], "semi")
+                unknown[probe_rows[np.asarray(hit, dtype=np.int64)]] = True
     return pa.array(found, mask=unknown)
+
+
+def _null_patterns(parts: list[pa.Array]) -> np.ndarray:
+    """Per row, a bit per part that is NULL."""
+    pattern = np.zeros(len(parts[0]), dtype=np.int64)
+    for i, part in enumerate(parts):
+        pattern |= part.is_null().to_numpy(zero_copy_only=False).astype(np.int64) << i
+    return pattern
 
 
 def _membership(values: pa.Array, candidates: pa.ChunkedArray) -> pa.Array:
     """``values IN (candidates)`` with SQL NULLs: NULL when no match and a NULL candidate (or a
-    NULL value); FALSE only when the value is known to be absent."""
+    NULL value); FALSE only when the value is known to be absent -- a NULL too when there are
+    no candidates (``NULL IN (empty)`` is FALSE, ``NULL NOT IN (empty)`` TRUE)."""
+    if len(candidates) == 0:
+        return pa.array(np.zeros(len(values), dtype=bool))
     candidates = candidates.combine_chunks() if isinstance(candidates, pa.ChunkedArray) \
         else candidates
     if pa.types.is_dictionary(candidates.type):

@@ -44,13 +44,16 @@ def unnest_subqueries_before_grouping(expression: exp.Expression) -> exp.Express
     for node in list(expression.find_all(exp.Exists, exp.Subquery)):
         query = node.this
         if not isinstance(query, exp.Query) or node.parent is None or \
-                isinstance(node.parent, _NOT_AN_EXPRESSION) or _correlated(query):
+                isinstance(node.parent, _NOT_AN_EXPRESSION):
+            continue
+        if _correlated(query):
+            _refuse_correlated_membership_value(node)
             continue
         after = _after_grouping(node)
         if not (after or _beside_window_aggregate(node) or (
                 isinstance(node, exp.Subquery) and not isinstance(node.parent, exp.In)
                 and not _one_row(query)) or (
-                isinstance(node.parent, exp.In) and _in_select_list(node))):
+                isinstance(node.parent, (exp.In, exp.Any)) and not _filter_only(node.parent))):
             continue
         if any(node is not other and other in _ancestors(node) for other, _, _ in kept):
             continue  # inside one already kept: goes with it
@@ -99,14 +102,26 @@ def _beside_window_aggregate(node: exp.Expression) -> bool:
         for item in select.expressions for agg in item.find_all(exp.AggFunc))
 
 
-def _in_select_list(node: exp.Expression) -> bool:
-    """Is ``node`` in the select list of its nearest SELECT?  There ``x IN (SELECT ...)`` is
-    a value: NULL when nothing matches and the subquery has a NULL, which the optimizer's
-    join (FALSE then) loses; in WHERE the two mean the same."""
-    child, parent = node, node.parent
-    while parent is not None and not isinstance(parent, exp.Select):
-        child, parent = parent, parent.parent
-    return parent is not None and child in parent.expressions
+def _refuse_correlated_membership_value(node: exp.Expression) -> None:
+    """sqlglot decorrelates ``x IN (SELECT ... WHERE inner = outer)`` into a per-key list
+    and ``ARRAY_ANY``: right as a filter, but as a value it is NULL where no inner row
+    matches the key (SQL: FALSE) and FALSE where x or a listed value is NULL (SQL: NULL)."""
+    if isinstance(node.parent, (exp.In, exp.Any)) and not _filter_only(node.parent):
+        raise UnsupportedSql(f"a correlated IN / ANY subquery used as a value (not as a "
+                             f"WHERE condition) is not supported: "
+                             f"{node.parent.sql(dialect='duckdb')!r}")
+
+
+def _filter_only(test: exp.Expression) -> bool:
+    """Is the truth of ``test`` (``x IN (SELECT ...)``, ``x = ANY (SELECT ...)``) only used to
+    keep rows: a WHERE condition or under AND / OR there?  Elsewhere it is a value: NULL when
+    nothing matches and the subquery has a NULL, which the optimizer's join (FALSE then)
+    loses -- ``WHERE (x IN (SELECT ...)) IS NULL`` kept no row, nor did ``NOT`` over it; a
+    filter drops NULL and FALSE alike."""
+    node = test
+    while isinstance(node.parent, (exp.And, exp.Or, exp.Paren)):
+        node = node.parent
+    return isinstance(node.parent, (exp.Where, exp.Having))
 
 
 def _one_row(query: exp.Expression) -> bool:
