@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from ..errors import UnsupportedSql
 from . import datetime_ops as dto
 from .frame import broadcast
 from .value_types import cast_value, common_type, fit_literals, kind, plain, type_name
@@ -51,7 +52,7 @@ def _arith(ev, node, op: str):
 def _temporal_arith(ev, node, op, left, right):
     """Date/time arithmetic, or None if neither side is a date, timestamp or interval."""
     kinds = {_kind_of(left), _kind_of(right)}
-    if not kinds & {"date", "timestamp", "time", "interval"}:
+    if not kinds & {"date", "timestamp", "time", "interval", "duration"}:
         return None
     try:
         return _temporal(ev, node, op, left, right)
@@ -63,6 +64,8 @@ def _temporal_arith(ev, node, op, left, right):
 
 def _temporal(ev, node, op, left, right):
     lk, rk = _kind_of(left), _kind_of(right)
+    if "duration" in (lk, rk):
+        return _computed_interval(ev, node, op, left, right)
     if lk == "interval" and rk == "interval" and op in ("add", "subtract"):
         return left + (right if op == "add" else -right)
     if op == "add" and (lk, rk) in (("interval", "date"), ("interval", "timestamp"),
@@ -85,6 +88,46 @@ def _temporal(ev, node, op, left, right):
         a, b = dto.common_timestamp(plain(left), plain(right))
         return pc.subtract_checked(a, b)
     raise ev.error(f"cannot {op} {_type_name(left)} and {_type_name(right)}", node)
+
+
+def _computed_interval(ev, node, op, left, right):
+    """Arithmetic with an INTERVAL computed by ``ts - ts`` (an Arrow duration, whole
+    microseconds): a DATE or TIMESTAMP plus or minus it is a TIMESTAMP (of the timestamp's
+    zone and unit, TIMESTAMP_S / _MS widening to microseconds as in DuckDB), a TIME plus or
+    minus it wraps around midnight, two of them (or one and an INTERVAL constant without
+    months) add and subtract, and one times an integer scales it."""
+    lk, rk = _kind_of(left), _kind_of(right)
+    if op == "add" and rk in ("date", "timestamp", "time", "int", "uint"):
+        left, right, lk, rk = right, left, rk, lk
+    if lk in ("date", "timestamp", "time") and op in ("add", "subtract") \
+            and rk in ("duration", "interval"):
+        offsets = as_duration(ev, node, right)
+        offsets = offsets if op == "add" else pc.negate_checked(offsets)
+        if lk == "time":
+            return dto.add_time_micros(plain(left), pc.cast(offsets, pa.int64()))
+        stamps = dto.to_timestamp(plain(left))
+        if stamps.type.unit in ("s", "ms"):
+            stamps = pc.cast(stamps, pa.timestamp("us", tz=stamps.type.tz))
+        return pc.add_checked(stamps, pc.cast(offsets, pa.duration(stamps.type.unit)))
+    if {lk, rk} <= {"duration", "interval"} and op in ("add", "subtract"):
+        function = pc.add_checked if op == "add" else pc.subtract_checked
+        return function(as_duration(ev, node, left), as_duration(ev, node, right))
+    if op == "multiply" and lk == "duration" and rk in ("int", "uint", "null"):
+        micros = pc.multiply_checked(pc.cast(left, pa.int64()), pc.cast(plain(right), pa.int64()))
+        return pc.cast(micros, pa.duration("us"))
+    raise ev.error(f"cannot {op} {_type_name(left)} and {_type_name(right)}", node)
+
+
+def as_duration(ev, node, value):
+    """An INTERVAL as an Arrow duration of microseconds: a computed one as it is, a constant
+    without months as its days and microseconds (one with months has no fixed length:
+    unsupported beside a computed one)."""
+    if not isinstance(value, dto.Interval):
+        return pc.cast(plain(value), pa.duration("us"))
+    if value.months:
+        raise UnsupportedSql("an INTERVAL of months or years combined with an INTERVAL "
+                             f"computed from timestamps is not supported: {node.sql('duckdb')}")
+    return pa.scalar(value.as_timedelta(), pa.duration("us"))
 
 
 def _numbers(ev, node, left, right):
@@ -154,6 +197,8 @@ def negate(ev, node):
     if isinstance(value, dto.Interval):
         return -value
     value = plain(value)
+    if kind(value.type) == "duration":  # an INTERVAL computed by ts - ts
+        return pc.negate_checked(value)
     if kind(value.type) not in ("int", "uint", "float", "null"):
         raise ev.error(f"cannot negate {value.type}", node)
     if kind(value.type) == "null":

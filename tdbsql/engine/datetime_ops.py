@@ -79,6 +79,8 @@ def parse_interval(amount: str, unit: str | None) -> Interval:
     if unit is not None:
         return _interval_part(_unit_amount(amount, unit), unit)
     text = amount.strip()
+    if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)", text):  # a bare number counts seconds
+        return _interval_part(text, "second")
     parts = re.findall(r"([+-]?\d+(?:\.\d+)?)\s*([A-Za-z]+)", text)
     leftover = re.sub(r"([+-]?\d+(?:\.\d+)?)\s*([A-Za-z]+)", "", text).strip()
     if not parts or leftover:
@@ -271,6 +273,15 @@ def add_time_interval(times, interval: Interval):
     micros = pc.add(_micros_of_day(times), interval.micros % _US_PER_DAY)
     wrapped = pc.if_else(pc.greater_equal(micros, _US_PER_DAY),
                          pc.subtract(micros, _US_PER_DAY), micros)
+    return pc.cast(wrapped, pa.time64("us"))
+
+
+def add_time_micros(times, micros):
+    """``TIME + INTERVAL`` for an INTERVAL computed from timestamps (BIGINT microseconds, a
+    value per row): the clock wraps around midnight, as ``add_time_interval``."""
+    total = pc.add_checked(_micros_of_day(times), micros)
+    rest = pc.subtract(total, pc.multiply(pc.divide(total, _US_PER_DAY), _US_PER_DAY))
+    wrapped = pc.if_else(pc.less(rest, 0), pc.add(rest, _US_PER_DAY), rest)
     return pc.cast(wrapped, pa.time64("us"))
 
 

@@ -26,16 +26,16 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
-from ..planner.column_names import type_sql
+from ..planner.column_names import type_sql, written_interval
 from ..planner.parse import span_of
-from . import arithmetic, like_match, list_ops
+from . import arithmetic, decimals, like_match, list_ops
 from . import datetime_ops as dto
 from .frame import broadcast
 from .functions import REGISTRY, Call, call, call_shape, node_span
 from .functions_text import as_text
 from .window_functions import window_value
 from .value_types import (unsigned_zeros, cast_value, common_type, compare_plain, fit_literals, float32_literal,
-                          first_unconvertible, has_cast, is_dictionary, join_strings, kind, nan_members, null_like,
+                          has_cast, is_dictionary, join_strings, kind, nan_members, null_like,
                           null_unconvertible, on_values, plain, type_name)
 
 _INT64_MAX = 2**63 - 1
@@ -152,6 +152,14 @@ class Evaluator:
         if not isinstance(amount, exp.Literal):
             raise UnsupportedSql(f"INTERVAL with a non-constant amount: {node.sql()}")
         text, unit = str(amount.this), unit.name if unit else None
+        written = written_interval(node)
+        if unit is None and written is not None and written[0] is not None \
+                and not written[0].startswith("'"):
+            # ``INTERVAL 3`` (no unit: DuckDB casts the number, which has no such cast)
+            source = "INTEGER" if written[0].isdigit() else "DOUBLE" if "e" in \
+                written[0].lower() else decimals.decimal_type_of(exp.Literal.number(
+                    written[0])).sql()
+            raise self.error(f"Unimplemented type for cast ({source} -> INTERVAL)", node)
         if unit is not None and node.args.get("fraction_in_string"):
             text, unit = f"{text} {unit}", None
         try:
@@ -170,6 +178,8 @@ class Evaluator:
     def _convert(self, node, safe: bool):
         if node.to.this == T.INTERVAL:
             return self._to_interval(node, safe)
+        if node.to.this == T.DECIMAL:
+            return self._to_decimal(node, safe)
         target = _CAST_TYPES.get(node.to.this)
         if target is None:
             raise UnsupportedSql(f"CAST to {node.to.sql(dialect='duckdb')} is not supported")
@@ -177,9 +187,13 @@ class Evaluator:
         if isinstance(value, dto.Interval) or not has_cast(value.type, target):
             return self._no_cast(node, value, target, safe)
         value = plain(value)
-        if _is_decimal_literal(node.this) and pa.types.is_integer(target):
-            # a literal like 2.5 is a DECIMAL in DuckDB, whose casts round half away from zero
-            value = pc.round(value, 0, round_mode="half_towards_infinity")
+        source = decimals.decimal_type_of(node.this)
+        if source is not None and kind(value.type) == "float":
+            if pa.types.is_integer(target):
+                # a DECIMAL's casts to integers round half away from zero (a DOUBLE's to even)
+                value = pc.round(value, 0, round_mode="half_towards_infinity")
+            elif pa.types.is_string(target):
+                return decimals.decimal_text(value, source.scale)  # '1.00', as DuckDB
         if safe:
             value = null_unconvertible(value, target)
         if pa.types.is_string(target) and kind(value.type) != "string":
@@ -188,9 +202,28 @@ class Evaluator:
             return cast_value(value, target)
         except ValueError as err:
             word = "TRY_CAST" if safe else "CAST"
-            if node.to.this == T.DECIMAL and kind(value.type) == "string":
-                err = decimal_conversion_error(value, node.to)  # read as DOUBLE, named DECIMAL
             raise self.error(f"cannot {word} to {type_sql(node.to)}: {err}", node) from None
+
+    def _to_decimal(self, node, safe: bool):
+        """CAST to DECIMAL(p, s): rounded to s digits as DuckDB rounds, an error (NULL under
+        TRY_CAST) when a value needs more than p digits (``decimals.py``)."""
+        try:
+            target = decimals.declared(node.to)
+        except ValueError as err:
+            raise self.error(str(err), node.to) from None
+        value = self(node.this)
+        if isinstance(value, dto.Interval) or not has_cast(value.type, pa.float64()):
+            return self._no_cast(node, value, target.arrow, safe)
+        source = decimals.decimal_type_of(node.this)
+        try:
+            result, problem = decimals.to_decimal(
+                value, target, literal=decimals.decimal_literal(node.this),
+                source_scale=None if source is None else source.scale)
+        except ValueError as err:
+            raise self.error(f"cannot CAST to {type_sql(node.to)}: {err}", node) from None
+        if problem is not None and not safe:
+            raise self.error(f"cannot CAST to {type_sql(node.to)}: {problem}", node)
+        return result
 
     def _no_cast(self, node, value, target: pa.DataType, safe: bool):
         """A cast DuckDB does not have (``CAST(1 AS DATE)``): NULL under TRY_CAST or for
@@ -417,7 +450,18 @@ class Evaluator:
     # -- comparisons ---------------------------------------------------------------------
 
     def _comparison(self, node):
-        left, right = self.value(node.this), self.value(node.expression)
+        left, right = self(node.this), self(node.expression)
+        if isinstance(left, dto.Interval) != isinstance(right, dto.Interval):
+            # an INTERVAL constant beside one computed by ts - ts: compared as DuckDB
+            # compares INTERVALs, a month counting 30 days
+            other = right if isinstance(left, dto.Interval) else left
+            if kind(other.type) == "duration":
+                constant = left if isinstance(left, dto.Interval) else right
+                constant = pa.scalar(constant.as_timedelta(), pa.duration("us"))
+                left, right = (constant, right) if other is right else (left, constant)
+        for value, operand in ((left, node.this), (right, node.expression)):
+            if isinstance(value, dto.Interval):
+                raise self.error(arithmetic.INTERVAL_ALONE, operand)
         return self.compare(_COMPARE[type(node)], left, right, node)
 
     def compare(self, op: str, left, right, node):
@@ -484,24 +528,6 @@ def _all_null(value) -> bool:
     if isinstance(value, pa.Scalar):
         return not value.is_valid
     return value.null_count == len(value)
-
-
-def decimal_conversion_error(value, data_type: exp.DataType) -> str:
-    """DuckDB's words for a string that does not read as a DECIMAL, which tdbsql reads as a
-    DOUBLE: ``Could not convert string "x" to DECIMAL(10,2)`` (DECIMAL alone is
-    DECIMAL(18,3), DECIMAL(p) DECIMAL(p,0))."""
-    params = [int(e.this.this if isinstance(e, exp.DataTypeParam) else e.this)
-              for e in data_type.expressions]
-    width, scale = (18, 3) if not params else (params[0], params[1] if len(params) > 1 else 0)
-    bad = first_unconvertible(value, pa.float64())
-    return f'Could not convert string "{bad}" to DECIMAL({width},{scale})'
-
-
-def _is_decimal_literal(node: exp.Expression) -> bool:
-    if isinstance(node, exp.Neg):
-        node = node.this
-    return isinstance(node, exp.Literal) and not node.is_string and "." in node.this \
-        and "e" not in node.this.lower()
 
 
 # --- helpers on Arrow values ----------------------------------------------------------------

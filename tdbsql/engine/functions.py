@@ -20,6 +20,7 @@ from sqlglot import exp
 from ..errors import SqlError
 from ..planner.parse import span_of
 from . import datetime_ops as dto
+from .decimals import decimal_type_of
 from .value_types import (cast_value, common_type, fit_literals, is_numeric, kind, null_like,
                           plain, type_name)
 
@@ -256,7 +257,11 @@ def unify(ctx, values):
 @register("typeof", 1)
 def _typeof(ctx, value):
     """The argument's type by DuckDB's name: one constant for every row (integer literals
-    are BIGINT here, decimal literals DOUBLE: README, where tdbsql differs)."""
+    are BIGINT here: README, where tdbsql differs).  A DECIMAL held as a DOUBLE is named
+    DECIMAL(p,s) where the SQL says it is one (``decimals.decimal_type_of``)."""
+    decimal = decimal_type_of(ctx.args[0])
+    if decimal is not None and kind(value.type) in ("float", "int", "null"):
+        return pa.scalar(decimal.sql())
     return pa.scalar(type_name(plain(value).type))
 
 

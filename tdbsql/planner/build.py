@@ -32,6 +32,7 @@ from .clock import read_clock
 from .column_names import column_name
 from .comma_joins import order_comma_joins
 from .distinct_on import expand_distinct_on
+from .double_literals import double_literals
 from .exists_bounds import exists_from_bounds
 from .grouped_columns import (check_grouped_columns, is_aggregate, is_grouped,
                               is_window_function)
@@ -112,7 +113,8 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     check_calls(tree, sql)
     check_named_windows(tree, sql)
     names = output_names(tree)
-    tree, reads_clock = read_clock(name_subquery_columns(tree), sql)
+    tree = double_literals(tree)
+    tree, reads_clock = read_clock(name_subquery_columns(tree, schema), sql)
     tree = expand_distinct_on(tree, sql)
     tree = _null_options(_fetch_as_limit(_expand_group_by_all(_values_names(tree), sql)))
     tree = rename_table_columns(_exact_names(_negated_comparisons(tree), schema), schema, sql)

@@ -76,6 +76,11 @@ def note_interval(interval: exp.Interval, value: str | None, unit: str | None) -
     interval.meta[_INTERVAL] = (value, unit)
 
 
+def written_interval(interval: exp.Interval) -> tuple[str | None, str | None] | None:
+    """How an INTERVAL was written, (value, unit), when the parser noted it."""
+    return interval.meta.get(_INTERVAL)
+
+
 def written_call(node: exp.Expression) -> tuple[str, bool] | None:
     """How a call was written: (its name, with parentheses?), when the parser noted it."""
     noted = node.meta.get(_CALL)

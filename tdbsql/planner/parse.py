@@ -211,11 +211,25 @@ class _Parser(type(_DIALECT.parser())):
         return call
 
     def _parse_interval(self, require_interval: bool = True, parse_function_unit: bool = True):
+        """DuckDB's grammar knows a closed set of unit words after ``INTERVAL x``; any
+        other word is an alias (``INTERVAL '3' yrs`` is ``INTERVAL '3' AS yrs``, three
+        seconds; ``INTERVAL 3 yrs`` casts 3 to INTERVAL, an error), where sqlglot takes
+        every word for a unit.  Such a word is given back to the parser."""
         start = self._index
         interval = super()._parse_interval(require_interval=require_interval,
                                            parse_function_unit=parse_function_unit)
         if isinstance(interval, exp.Interval):
-            _note_interval(interval, self._tokens[start:self._index])
+            tokens = self._tokens[start:self._index]
+            words = [token.text.upper() for token in tokens]
+            if len(words) > 4 and words[-2] == "TO":  # INTERVAL 3 YEAR TO MONTH
+                raise SqlError(f"{words[-3]} TO {words[-1]} is not supported", self.sql,
+                               _span(tokens[-2]))
+            if len(tokens) > 2 and interval.args.get("unit") is not None \
+                    and not _is_interval_unit(tokens[-1]):
+                self._retreat(self._index - 1)
+                interval.set("unit", None)
+                tokens = tokens[:-1]
+            _note_interval(interval, tokens)
         return interval
 
     def _parse_join(self, skip_join_token=False, parse_bracket=False, alias_tokens=None):
@@ -261,14 +275,28 @@ class _Parser(type(_DIALECT.parser())):
                 "only a CROSS or NATURAL JOIN goes without a join condition")
 
 
+# the unit words of DuckDB's grammar after INTERVAL x (its opt_interval)
+_INTERVAL_UNITS = {
+    *(word + plural for word in ("YEAR", "MONTH", "DAY", "WEEK", "HOUR", "MINUTE", "SECOND",
+                                 "MILLISECOND", "MICROSECOND", "QUARTER", "DECADE")
+      for plural in ("", "S")),
+    "CENTURY", "CENTURIES", "MILLENNIUM", "MILLENNIA",
+}
+
+
+def _is_interval_unit(token: Token) -> bool:
+    return token.token_type != TokenType.IDENTIFIER and token.text.upper() in _INTERVAL_UNITS
+
+
 def _note_interval(interval: exp.Interval, tokens: list[Token]) -> None:
     """What an INTERVAL's tokens were: ``INTERVAL 2 DAY`` (a number), ``INTERVAL '2' DAY``,
     ``INTERVAL '2 days'`` (the unit in the string) -- sqlglot reads all three alike."""
     if not tokens or tokens[0].token_type != TokenType.INTERVAL:
         return
     rest = tokens[1:]
-    if len(rest) == 1 and rest[0].token_type == TokenType.STRING:
-        note_interval(interval, _quoted(rest[0].text), None)
+    if len(rest) == 1 and rest[0].token_type in (TokenType.NUMBER, TokenType.STRING):
+        value = rest[0].text if rest[0].token_type == TokenType.NUMBER else _quoted(rest[0].text)
+        note_interval(interval, value, None)
     elif len(rest) == 2 and rest[0].token_type in (TokenType.NUMBER, TokenType.STRING):
         value = rest[0].text if rest[0].token_type == TokenType.NUMBER else _quoted(rest[0].text)
         note_interval(interval, value, rest[1].text)
