@@ -164,15 +164,22 @@ def test_same_sums_with_one_thread(table, oracle, monkeypatch):
 
 # -- the kernel ------------------------------------------------------------------------------
 
-PROGRAMS = [
-    [K.LOAD, 0, K.END, 0],
-    [K.LOAD, 0, K.CONSTANT, 0, K.LOAD, 1, K.SUBTRACT, 0, K.MULTIPLY, 0, K.END, 0],
-    [K.LOAD, 1, K.NEGATE, 0, K.LOAD, 0, K.ADD, 0, K.CONSTANT, 1, K.MULTIPLY, 0, K.END, 0],
+# registers 0 and 1 are x and y; 6.. the instructions' results
+CODE = [
+    (K.CONSTANT_SUBTRACT, 6, 1, 0),  # 1 - y
+    (K.MULTIPLY, 7, 0, 6),  # x * (1 - y)
+    (K.NEGATE, 8, 1, 0),  # -y
+    (K.ADD, 9, 8, 0),  # -y + x
+    (K.MULTIPLY_CONSTANT, 10, 9, 1),  # (-y + x) * 3.5
+    (K.SUBTRACT_CONSTANT, 11, 0, 1),  # x - 3.5
+    (K.ADD_CONSTANT, 12, 11, 0),  # x - 3.5 + 1
+    (K.SUBTRACT, 13, 12, 1),  # x - 3.5 + 1 - y
 ]
+RESULTS = [0, 7, 10, 13]
 
 
 def _expected(x, y):
-    return [x, x * (1.0 - y), (-y + x) * 3.5]
+    return [x, x * (1.0 - y), (-y + x) * 3.5, x - 3.5 + 1.0 - y]
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
@@ -185,15 +192,13 @@ def test_kernel_sums_equal_exact_sums(n, groups, lanes, seed, runs):
     ids = rng.integers(0, groups, n).astype(np.int64)
     if runs:  # long stretches of one group, as rows sorted by what the groups follow
         ids = np.sort(ids)
-    programs = np.zeros((len(PROGRAMS), 16), np.int64)
-    for row, code in enumerate(PROGRAMS):
-        programs[row, :len(code)] = code
-    sums = np.zeros((len(PROGRAMS), lanes * groups))
+    sums = np.zeros((len(RESULTS), lanes * groups))
     errors = np.zeros_like(sums)
     none, no_codes = np.empty(0), np.empty(0, np.uint8)
-    K.fold_expression_sums(programs, np.array([1.0, 3.5]), (x, y) + (none,) * 4,
+    K.fold_expression_sums(np.array(CODE, np.int64), np.array([1.0, 3.5]),
+                           np.array(RESULTS, np.int64), (x, y) + (none,) * 4,
                            (no_codes,) * 6, (none,) * 6, ids, lanes, sums, errors)
-    out = np.empty((len(PROGRAMS), groups))
+    out = np.empty((len(RESULTS), groups))
     K.finish_sums(sums, errors, lanes, out)
     for e, values in enumerate(_expected(x, y)):
         for group in range(groups):

@@ -70,9 +70,10 @@ class ScanSums:
     (``partial``)."""
 
     keys: dict[str, tuple[str, bool]]  # group name -> (stored field, packed string codes)
-    columns: tuple[str, ...]  # the stored float64 fields the programs load, in order
-    programs: np.ndarray  # int64 (expressions, length): kernels.expression_sums programs
+    columns: tuple[str, ...]  # the stored float64 fields the code reads: registers 0, 1 ...
+    code: np.ndarray  # int64 (instructions, 4): kernels.expression_sums code
     constants: np.ndarray  # float64
+    results: np.ndarray  # int64: each summed expression's register
     calls: dict[str, tuple[str, int]]  # call SQL text -> (function, expression index or -1)
     extremes: dict[str, tuple[str, str]]  # min / max call SQL text -> (function, stored field)
 
@@ -114,7 +115,8 @@ class ScanSums:
                     return None
             folded[text] = (func, index)
         return cls(keys, tuple(compiler.columns), compiler.matrix(),
-                   np.array(compiler.constants, np.float64), folded, extremes)
+                   np.array(compiler.constants, np.float64),
+                   np.array(compiler.results, np.int64), folded, extremes)
 
     def partial(self, array, pieces: list[tuple[dict[str, Column], int]]) -> Summed | None:
         """The ``Summed`` partial of one chunk's tiles (``pieces``: each tile's filtered columns and
@@ -213,11 +215,11 @@ class ScanSums:
         return ids, count, first[:count].copy(), sizes[:count].copy()
 
     def _sums(self, pieces, ids: np.ndarray, count: int) -> np.ndarray:
-        """(expressions, groups) compensated sums of every program over the chunk."""
-        if not len(self.programs):  # only counts, or only the keys (a semi join's input)
+        """(expressions, groups) compensated sums of every expression over the chunk."""
+        if not len(self.results):  # only counts, or only the keys (a semi join's input)
             return np.empty((0, count))
         lanes = _LANES if count <= _LANED_GROUPS else 1
-        sums = np.zeros((len(self.programs), lanes * count))
+        sums = np.zeros((len(self.results), lanes * count))
         errors = np.zeros_like(sums)
         unused = program.COLUMNS - len(self.columns)
         at = 0
@@ -230,87 +232,127 @@ class ScanSums:
                 codes.append(column.codes if coded else _NO_CODES)
                 dictionaries.append(column.dictionary if coded else _NO_COLUMN)
             program.fold_expression_sums(
-                self.programs, self.constants, tuple(values + [_NO_COLUMN] * unused),
+                self.code, self.constants, self.results, tuple(values + [_NO_COLUMN] * unused),
                 tuple(codes + [_NO_CODES] * unused),
                 tuple(dictionaries + [_NO_COLUMN] * unused), ids[at:at + length], lanes, sums,
                 errors)
             at += length
-        out = np.empty((len(self.programs), count))
+        out = np.empty((len(self.results), count))
         program.finish_sums(sums, errors, lanes, out)
         return out
 
 
 class _Compiler:
-    """Arithmetic expressions -> ``kernels.expression_sums`` programs (one per distinct
-    expression, by SQL text), collecting the columns and constants they read."""
+    """Arithmetic expressions -> one ``kernels.expression_sums`` code for them all: a register
+    per stored column read and per distinct subexpression (by SQL text), so a subexpression
+    two sums share is computed once."""
 
     def __init__(self, scan_name: str, fields: dict, operands: dict):
         self.scan_name, self.fields, self.operands = scan_name, fields, operands
         self.columns: list[str] = []
         self.constants: list[float] = []
-        self.programs: list[list[int]] = []
-        self._index: dict[str, int] = {}
+        self.code: list[tuple[int, int, int, int]] = []
+        self.results: list[int] = []  # per expression, its register
+        self._registers: dict[str, int] = {}  # subexpression SQL -> register
+        self._expressions: dict[str, int] = {}  # expression SQL -> index in ``results``
 
     def expression(self, node: exp.Expression) -> int | None:
-        """The index of ``node``'s program, or None when it cannot be compiled."""
+        """The index of ``node``'s sum, or None when it cannot be compiled (then nothing of
+        it is kept)."""
         node = _operand(node, self.operands) or node
         text = node.sql()
-        if text not in self._index:
-            code: list[int] = []
-            if not self._emit(node, code, 0) or not any(
-                    op == program.LOAD for op in code[::2]):
-                return None  # no column read: not a float64 sum (``sum(2)`` is an integer)
-            self._index[text] = len(self.programs)
-            self.programs.append(code + [program.END, 0])
-        return self._index[text]
+        if text not in self._expressions:
+            kept = (len(self.columns), len(self.constants), len(self.code),
+                    dict(self._registers))
+            register = self._register(node)
+            if register is None:
+                del self.columns[kept[0]:], self.constants[kept[1]:], self.code[kept[2]:]
+                self._registers = kept[3]
+                return None
+            self._expressions[text] = len(self.results)
+            self.results.append(register)
+        return self._expressions[text]
 
     def matrix(self) -> np.ndarray:
-        width = max((len(p) for p in self.programs), default=2)
-        out = np.zeros((len(self.programs), width), np.int64)
-        for row, code in enumerate(self.programs):
-            out[row, :len(code)] = code
-        return out
+        return np.array(self.code, np.int64).reshape(-1, 4)
 
-    def _emit(self, node, code: list[int], depth: int) -> bool:
-        """Append ``node``'s instructions; False when it is not arithmetic over non-nullable
-        float64 columns and numbers, or needs more than ``STACK`` registers."""
-        if depth >= program.STACK:
-            return False
-        if isinstance(node, exp.Paren):
-            return self._emit(node.this, code, depth)
-        operand = _operand(node, self.operands)
-        if operand is not None:  # sqlglot names a shared subexpression once (_a_1 = _a_0 * ...)
-            return self._emit(operand, code, depth)
-        if isinstance(node, exp.Literal):
-            value = _exact_float(node)
-            if value is None:
-                return False
-            self.constants.append(value)
-            code += [program.CONSTANT, len(self.constants) - 1]
-            return True
+    def _register(self, node) -> int | None:
+        """The register holding ``node``, emitting what computes it; None when it is not
+        arithmetic over non-nullable float64 columns and numbers with a column in it (numbers
+        alone are exact integer or decimal arithmetic, with overflow errors: the
+        evaluator's, ``9007199254740993 - 1``), or needs more than ``REGISTERS``."""
+        node = _bare(node, self.operands)
+        text = node.sql()
+        if text in self._registers:
+            return self._registers[text]
         if isinstance(node, exp.Neg):
-            if not self._emit(node.this, code, depth):
-                return False
-            code += [program.NEGATE, 0]
-            return True
-        if type(node) in _OPERATORS:
-            if not node.find(exp.Column):
-                return False  # numbers only: exact integer or decimal arithmetic, with its
-                #               overflow errors, is the evaluator's (``9007199254740993 - 1``)
-            if not (self._emit(node.left, code, depth)
-                    and self._emit(node.right, code, depth + 1)):
-                return False
-            code += [_OPERATORS[type(node)], 0]
-            return True
+            inner = self._register(node.this) if node.find(exp.Column) else None
+            register = None if inner is None else self._emit(program.NEGATE, inner, 0)
+        elif type(node) in _OPERATORS:
+            register = self._binary(node) if node.find(exp.Column) else None
+        else:
+            register = self._column(node)
+        if register is not None:
+            self._registers[text] = register
+        return register
+
+    def _binary(self, node) -> int | None:
+        op = type(node)
+        left, right = _constant(node.left, self.operands), _constant(node.right, self.operands)
+        if left is not None or right is not None:
+            value = left if left is not None else right
+            register = self._register(node.right if left is not None else node.left)
+            if register is None or value is None:
+                return None
+            if op is exp.Sub:
+                code = program.CONSTANT_SUBTRACT if left is not None else \
+                    program.SUBTRACT_CONSTANT
+            else:
+                code = program.ADD_CONSTANT if op is exp.Add else program.MULTIPLY_CONSTANT
+            self.constants.append(value)
+            return self._emit(code, register, len(self.constants) - 1)
+        a = self._register(node.left)
+        b = self._register(node.right) if a is not None else None
+        return None if b is None else self._emit(_OPERATORS[op], a, b)
+
+    def _column(self, node) -> int | None:
         field = _stored(node, self.scan_name, self.fields, self.operands)
         if field is None or not _float_field(self.fields[field]):
-            return False
+            return None
         if field not in self.columns:
             if len(self.columns) == program.COLUMNS:
-                return False
+                return None
             self.columns.append(field)
-        code += [program.LOAD, self.columns.index(field)]
-        return True
+        return self.columns.index(field)
+
+    def _emit(self, op: int, a: int, b: int) -> int | None:
+        target = program.COLUMNS + len(self.code)
+        if target >= program.REGISTERS:
+            return None
+        self.code.append((op, target, a, b))
+        return target
+
+
+def _bare(node, operands: dict):
+    """``node`` without parentheses and operand names (sqlglot names a shared subexpression
+    once: ``_a_1 = _a_0 * ...``)."""
+    while True:
+        if isinstance(node, exp.Paren):
+            node = node.this
+            continue
+        operand = _operand(node, operands)
+        if operand is None:
+            return node
+        node = operand
+
+
+def _constant(node, operands: dict) -> float | None:
+    """A number literal, negated or not, as a float64 (``_exact_float``); else None."""
+    node = _bare(node, operands)
+    if isinstance(node, exp.Neg):
+        value = _constant(node.this, operands)
+        return None if value is None else -value
+    return _exact_float(node) if isinstance(node, exp.Literal) else None
 
 
 def _exact_float(node: exp.Literal) -> float | None:

@@ -1,17 +1,21 @@
 """Per-group sums of arithmetic expressions over float64 columns, in one pass.
 
-An expression is a small postfix program, one row of the int64 matrix ``programs``: pairs
-``(opcode, argument)`` ending with ``END``.  ``LOAD`` pushes column ``argument`` (one of up to
-``COLUMNS``), ``CONSTANT`` pushes ``constants[argument]``, ``ADD`` / ``SUBTRACT`` /
-``MULTIPLY`` pop two and push the result, ``NEGATE`` flips the top.  A column comes as its
-float64 values, or as one-byte codes into a dictionary of its values (``tile_codes``): a
-tile of few distinct values is read at a byte a cell.
+The expressions are compiled together into straight-line code over block-sized rows of
+registers: each instruction, a row of the int64 matrix ``code``, is ``(opcode, target, a, b)``
+and computes register ``target`` from registers ``a`` and ``b`` (``ADD``, ``SUBTRACT``,
+``MULTIPLY``), from ``a`` and the number ``constants[b]`` (``ADD_CONSTANT``,
+``SUBTRACT_CONSTANT``: ``a - c``, ``CONSTANT_SUBTRACT``: ``c - a``, ``MULTIPLY_CONSTANT``), or
+from ``a`` alone (``NEGATE``).  Registers ``0 .. COLUMNS - 1`` are the input columns; the
+compiler (``engine.scan_sums``) gives each distinct subexpression one register, so
+``l_extendedprice * (1 - l_discount)`` is computed once for both of TPC-H Q1's sums that use
+it.  ``results[e]`` is the register holding expression ``e``.
 
-Rows go through in blocks of ``BLOCK``: each instruction runs over the whole block into a
-stack of block-sized registers that stay in the L1 cache, so nothing row-sized is ever
-written (``l_extendedprice * (1 - l_discount) * (1 + l_tax)`` costs no temporary arrays), and
-the loop per instruction is as tight as a vectorised one; a program that only loads a column
-reads it in place.
+A column comes as its float64 values, read in place, or as one-byte codes into a dictionary of
+its values (``tile_codes``), decoded into its register once a block: a tile of few distinct
+values is read at a byte a cell.
+
+Rows go through in blocks of ``BLOCK``: the registers stay in the core's caches, nothing
+row-sized is ever written, and each instruction is one tight loop over the block.
 
 Sums are exact to a block: a block whose rows fall in at most ``NARROW`` neighbouring groups
 (few groups, or rows sorted by what the groups follow) is added up plainly per group, a pass
@@ -29,25 +33,26 @@ import numpy as np
 from . import jit
 from .aggregate import neumaier, two_sum
 
-END, LOAD, CONSTANT, ADD, SUBTRACT, MULTIPLY, NEGATE = range(7)
+(ADD, SUBTRACT, MULTIPLY, ADD_CONSTANT, SUBTRACT_CONSTANT, CONSTANT_SUBTRACT, MULTIPLY_CONSTANT,
+ NEGATE) = range(8)
 COLUMNS = 6
+REGISTERS = 24  # the columns' and the instructions' results
 BLOCK = 1024
-STACK = 8
 NARROW = 8  # groups a block may span to be summed per group
 
 
 @jit
-def fold_expression_sums(programs, constants, columns, codes, dictionaries, ids, lanes, sums,
-                         errors):
-    """Add every row's value of each expression ``e`` (a row of ``programs``) to
-    ``sums[e, lanes * group + lane]``, rounding errors to the same slot of ``errors``
-    (``lanes``: 1, 2, 4 or 8 accumulators a group; ``finish_sums`` merges them).  ``ids``
-    (int64, one per row, all >= 0) gives each row's group.  Column ``c`` is ``columns[c]``
-    (float64), or when that is empty ``dictionaries[c][codes[c]]`` (uint8 codes); each tuple
-    holds ``COLUMNS`` arrays, and every column at least ``ids.shape[0]`` rows.  Returns the
-    number of rows."""
+def fold_expression_sums(code, constants, results, columns, codes, dictionaries, ids, lanes,
+                         sums, errors):
+    """Add every row's value of each expression ``e`` (register ``results[e]`` after
+    ``code`` ran) to ``sums[e, lanes * group + lane]``, rounding errors to the same slot of
+    ``errors`` (``lanes``: 1, 2, 4 or 8 accumulators a group; ``finish_sums`` merges them).
+    ``ids`` (int64, one per row, all >= 0) gives each row's group.  Column ``c`` is
+    ``columns[c]`` (float64), or when that is empty ``dictionaries[c][codes[c]]`` (uint8
+    codes); each tuple holds ``COLUMNS`` arrays, and every column used at least
+    ``ids.shape[0]`` rows.  Returns the number of rows."""
     n = ids.shape[0]
-    registers = np.empty((STACK, BLOCK))
+    registers = np.empty((REGISTERS, BLOCK))
     for start in range(0, n, BLOCK):
         size = min(BLOCK, n - start)
         block = ids[start:start + size]  # (a slice: ``start + i`` would not vectorise)
@@ -56,9 +61,22 @@ def fold_expression_sums(programs, constants, columns, codes, dictionaries, ids,
         for i in range(1, size):  # branch-free: vectorises
             low = min(low, block[i])
             high = max(high, block[i])
-        for e in range(programs.shape[0]):
-            values = _run(programs[e], constants, columns, codes, dictionaries, start, size,
-                          registers)
+        for c in range(COLUMNS):
+            if columns[c].shape[0] == 0 and codes[c].shape[0] > 0:
+                cells = codes[c][start:start + size]
+                dictionary = dictionaries[c]
+                target = registers[c]
+                for i in range(size):
+                    target[i] = dictionary[cells[i]]
+        for k in range(code.shape[0]):
+            _step(code[k, 0], registers[code[k, 1]][:size],
+                  _register(code[k, 2], registers, columns, start, size),
+                  _register(code[k, 3], registers, columns, start, size)
+                  if code[k, 0] <= MULTIPLY else registers[0][:0],
+                  constants[code[k, 3]] if ADD_CONSTANT <= code[k, 0] <= MULTIPLY_CONSTANT
+                  else 0.0)
+        for e in range(results.shape[0]):
+            values = _register(results[e], registers, columns, start, size)
             if high - low < NARROW:
                 _add_narrow(values, block, low, high - low + 1, lanes, sums[e], errors[e])
             else:
@@ -82,56 +100,41 @@ def finish_sums(sums, errors, lanes, out):
 
 
 @jit(inline="always")
-def _run(program, constants, columns, codes, dictionaries, start, size, registers):
-    """The values of one program over rows ``start .. start + size``: a column's values
-    themselves when the program only loads a column of values, else in
-    ``registers[0, :size]``.  (Loops go over 1-D views: indexing the 2-D registers row by
-    row is four times slower.)"""
-    if program[0] == LOAD and program[2] == END and columns[program[1]].shape[0] > 0:
-        return columns[program[1]][start:start + size]
-    top = -1
-    at = 0
-    while program[at] != END:
-        op = program[at]
-        argument = program[at + 1]
-        at += 2
-        if op == LOAD:
-            top += 1
-            target = registers[top]
-            column = columns[argument]
-            if column.shape[0] > 0:
-                column = column[start:start + size]
-                for i in range(size):
-                    target[i] = column[i]
-            else:
-                cells = codes[argument][start:start + size]
-                dictionary = dictionaries[argument]
-                for i in range(size):
-                    target[i] = dictionary[cells[i]]
-        elif op == CONSTANT:
-            top += 1
-            target = registers[top]
-            value = constants[argument]
-            for i in range(size):
-                target[i] = value
-        elif op == NEGATE:
-            target = registers[top]
-            for i in range(size):
-                target[i] = -target[i]
-        else:
-            top -= 1
-            left = registers[top]
-            right = registers[top + 1]
-            if op == ADD:
-                for i in range(size):
-                    left[i] = left[i] + right[i]
-            elif op == SUBTRACT:
-                for i in range(size):
-                    left[i] = left[i] - right[i]
-            else:
-                for i in range(size):
-                    left[i] = left[i] * right[i]
-    return registers[0, :size]
+def _register(index, registers, columns, start, size):
+    """Register ``index`` over the block: a column of values in place, else the row."""
+    if index < COLUMNS and columns[index].shape[0] > 0:
+        return columns[index][start:start + size]
+    return registers[index][:size]
+
+
+@jit(inline="always")
+def _step(op, target, a, b, constant):
+    """One instruction over the block (``b`` is empty, ``constant`` 0 when unused)."""
+    size = target.shape[0]
+    if op == ADD:
+        for i in range(size):
+            target[i] = a[i] + b[i]
+    elif op == SUBTRACT:
+        for i in range(size):
+            target[i] = a[i] - b[i]
+    elif op == MULTIPLY:
+        for i in range(size):
+            target[i] = a[i] * b[i]
+    elif op == ADD_CONSTANT:
+        for i in range(size):
+            target[i] = a[i] + constant
+    elif op == SUBTRACT_CONSTANT:
+        for i in range(size):
+            target[i] = a[i] - constant
+    elif op == CONSTANT_SUBTRACT:
+        for i in range(size):
+            target[i] = constant - a[i]
+    elif op == MULTIPLY_CONSTANT:
+        for i in range(size):
+            target[i] = a[i] * constant
+    else:
+        for i in range(size):
+            target[i] = -a[i]
 
 
 @jit(inline="always")
