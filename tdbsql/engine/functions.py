@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from ..errors import SqlError
+from ..errors import SqlError, UnsupportedSql
 from ..planner.parse import span_of
 from . import datetime_ops as dto
 from .decimals import decimal_type_of
@@ -68,9 +68,14 @@ class Call:
 
     def constant(self, value, index: int, what: str):
         """A constant argument's Python value (e.g. the digits of round)."""
-        if not isinstance(value, pa.Scalar):
-            raise self.error(f"the {what} must be a constant", index)
+        if not isinstance(value, pa.Scalar):  # DuckDB takes a column here: not yet tdbsql
+            raise UnsupportedSql(f"{self.name}() with a {what} that is not a constant is not "
+                                 f"supported: {self.sql_of(index)!r}")
         return value.as_py()
+
+    def sql_of(self, index: int) -> str:
+        node = self.args[index] if index < len(self.args) else self.node
+        return node.sql(dialect="duckdb") if isinstance(node, exp.Expression) else str(node)
 
     def string(self, value, index: int):
         value = plain(value)
@@ -95,6 +100,9 @@ class Call:
 
     def integer(self, value, index: int):
         value = self.number(value, index)
+        if value.null_count == len(value) if isinstance(value, pa.Array) else \
+                isinstance(value, pa.Scalar) and not value.is_valid:
+            return pc.cast(value, pa.int64())  # NULL (typed DOUBLE by ``number``)
         if kind(value.type) == "float":
             raise self.error(f"expects an integer, got {value.type}", index)
         return pc.cast(value, pa.int64())
@@ -106,7 +114,10 @@ class Call:
         if kind(value.type) == "null":
             return null_like(value, pa.timestamp("us"))
         if kind(value.type) == "string" and isinstance(value, pa.Scalar):
-            return cast_value(value, pa.timestamp("us"))
+            try:
+                return cast_value(value, pa.timestamp("us"))
+            except ValueError as err:  # not a timestamp string
+                raise self.error(str(err), index) from None
         if kind(value.type) == "time" and times:
             return value
         if kind(value.type) not in ("date", "timestamp"):
@@ -157,7 +168,9 @@ def call_shape(node: exp.Func) -> tuple[str, list]:
     if isinstance(node, exp.Extract):
         return "date_part", [exp.Literal.string(node.this.name), node.expression]
     if isinstance(node, exp.TimestampTrunc):
-        return "date_trunc", [exp.Literal.string(node.args["unit"].name), node.this]
+        unit = node.args["unit"]
+        return "date_trunc", [unit if isinstance(unit, exp.Null)  # date_trunc(NULL, t)
+                              else exp.Literal.string(unit.name), node.this]
     if isinstance(node, exp.Pad):
         name = "lpad" if node.args.get("is_left") else "rpad"
         return name, [a for a in (node.this, node.expression, node.args.get("fill_pattern"))
@@ -208,6 +221,8 @@ for _name, _part in (("year", "year"), ("month", "month"), ("day", "day"),
 @register("date_part", 2, aliases=("datepart",))
 def _date_part(ctx, part, value):
     name = ctx.constant(ctx.string(part, 0), 0, "date part")
+    if name is None:  # a NULL part: NULL, as in DuckDB
+        return null_like(value, pa.int64())
     try:
         return dto.extract(name, ctx.temporal(value, 1, times=True))
     except dto.DatetimeError as err:
@@ -217,6 +232,8 @@ def _date_part(ctx, part, value):
 @register("date_trunc", 2, aliases=("datetrunc",))
 def _date_trunc(ctx, unit, value):
     name = ctx.constant(ctx.string(unit, 0), 0, "unit")
+    if name is None:  # a NULL unit: NULL, as in DuckDB
+        return null_like(value, pa.timestamp("us"))
     try:
         return dto.date_trunc(name, ctx.temporal(value, 1))
     except dto.DatetimeError as err:
@@ -235,6 +252,8 @@ def _coalesce(ctx, *values):
 @register("nullif", 2)
 def _nullif(ctx, a, b):
     a_cast, b_cast = unify(ctx, (a, b))
+    if pa.types.is_null(a_cast.type):  # nullif(NULL, NULL): Arrow has no equal on nulls
+        return a_cast
     same = pc.fill_null(pc.equal(a_cast, b_cast), False)
     return pc.if_else(same, pa.scalar(None, a_cast.type), a_cast)
 

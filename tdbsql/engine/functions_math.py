@@ -95,6 +95,9 @@ def _extreme(ctx, values, greatest: bool):
     if pa.types.is_null(target):
         return values[0]
     function = pc.max_element_wise if greatest else pc.min_element_wise
+    if pa.types.is_boolean(target):  # Arrow has no boolean kernel: FALSE < TRUE as 0 < 1
+        numbers = [pc.cast(value, pa.int8()) for value in values]
+        return pc.cast(function(*numbers, skip_nulls=True), pa.bool_())
     result = function(*values, skip_nulls=True)
     if greatest and kind(target) == "float":  # NaN orders above every number (DuckDB)
         any_nan = None

@@ -80,7 +80,13 @@ def _octet_length(ctx, s):
 @register("repeat", 2)
 def _repeat(ctx, s, count):
     count = pc.max_element_wise(ctx.integer(count, 1), pa.scalar(0, pa.int64()), skip_nulls=False)
-    return pc.binary_repeat(ctx.string(s, 0), count)
+    s = ctx.string(s, 0)
+    if count.null_count == len(count) if isinstance(count, pa.Array) else \
+            not count.is_valid:  # Arrow would build an invalid array
+        return null_like(s, pa.string())
+    if s.null_count == len(s) if isinstance(s, pa.Array) else not s.is_valid:
+        return null_like(s, pa.string())
+    return pc.binary_repeat(s, count)
 
 
 @register("concat", 1, None)
