@@ -38,7 +38,8 @@ def warmup() -> float:
         tdbsql.write(one, _cells(rng, 5000))
         con.register("b", one)
         for _ in range(2):
-            con.sql(_CODED).arrow()
+            for sql in _CODED:
+                con.sql(sql).arrow()
     return time.perf_counter() - started
 
 
@@ -76,5 +77,10 @@ _QUERIES = (
     # two keys in one box; rows ordered by group (ARRAY_AGG, windows)
     "SELECT s, d % 7, array_agg(x), sum(x) OVER (PARTITION BY s) FROM a GROUP BY s, d % 7, x",
 )
-# TPC-H Q1's shape over tiles read by their codes: a short string key, a float of few values
-_CODED = "SELECT s, sum(p), sum(y * (1 - p)), avg(p), count(*) FROM b GROUP BY s"
+# over tiles read by their codes: TPC-H Q1's shape (a short string key, a float of few
+# values), Q6's (an interval of codes), an IN list of a float's values
+_CODED = (
+    "SELECT s, sum(p), sum(y * (1 - p)), avg(p), count(*) FROM b GROUP BY s",
+    "SELECT sum(y * p) FROM b WHERE p BETWEEN 0.02 AND 0.05",
+    "SELECT count(*) FROM b WHERE p IN (0.01, 0.07)",
+)

@@ -87,7 +87,8 @@ def table(tmp_path_factory) -> str:
         A[d] = {"flag": flags,
                 "status": np.array(["F", "O"], dtype=object)[rng.integers(0, 2, N)],
                 "qty": rng.integers(1, 51, N).astype(np.float64),
-                "disc": np.array([0.0, -0.0, 0.05, 0.1, math.inf])[rng.integers(0, 4, N)],
+                "disc": np.array([0.0, -0.0, 0.05, 0.1, math.inf, math.nan])[
+                    rng.integers(0, 6, N)],
                 "price": rng.integers(10**5, 10**7, N) / 100.0,
                 "mixed": mixed}
     return uri
@@ -113,6 +114,14 @@ QUERIES = [
     "GROUP BY status",
     "SELECT sum(qty * disc), avg(mixed), count(*) FROM t WHERE d BETWEEN 7000 AND 100000",
     "SELECT flag, sum(-qty + 0.5 * disc) FROM t WHERE qty > 10 GROUP BY flag",
+    # tests over the codes: each dictionary entry once, then a byte a row
+    "SELECT sum(price * disc), count(*) FROM t WHERE disc BETWEEN 0.05 AND 0.1 AND qty < 24",
+    "SELECT count(*), sum(qty) FROM t WHERE disc > 0.05 OR disc IS NULL",
+    "SELECT status, count(*), sum(price) FROM t WHERE disc IN (0.0, 0.1) AND qty <> 3 "
+    "GROUP BY status",
+    "SELECT count(*) FROM t WHERE disc NOT IN (0.05, 0.1) AND mixed >= 2.5",
+    "SELECT count(*), sum(qty) FROM t WHERE disc >= 'inf'::DOUBLE",
+    "SELECT count(*), min(price) FROM t WHERE disc > 1e300 AND qty BETWEEN 2 AND 40",
 ]
 
 
@@ -171,3 +180,39 @@ def _close(rows: list[tuple], expected: list[tuple]) -> bool:
             elif u != v:
                 return False
     return True
+
+
+def test_filters_test_the_dictionary_not_the_cells(table, oracle, monkeypatch):
+    """A float64 test over a coded tile runs once per dictionary entry and then reads one
+    byte a row: a range of codes for an interval (the dictionary is sorted), a lookup for
+    entries that pass apart (``kernels.predicate``)."""
+    from tdbsql.engine import stored_filter
+    calls = {"keep_code_range": [], "keep_coded": []}
+    for name, rows in calls.items():
+        def counted(*args, original=getattr(stored_filter.kernels, name), rows=rows):
+            rows.append(len(args[0]))
+            return original(*args)
+        monkeypatch.setattr(stored_filter.kernels, name, counted)
+    con = tdbsql.connect().register("t", table)
+    for sql, kernel in ((QUERIES[4], "keep_code_range"), (QUERIES[6], "keep_coded")):
+        tile_cache().clear()
+        con.sql(sql).arrow()
+        calls[kernel].clear()
+        got = con.sql(sql).arrow()
+        assert sum(calls[kernel]) >= N // 2, sql  # every tile once cached
+        want = oracle.sql(sql).arrow()
+        want = want.read_all() if isinstance(want, pa.RecordBatchReader) else want
+        assert _close(_rows(got), _rows(want)), sql
+
+
+def test_float_dictionaries_are_sorted_in_sql_order(table):
+    from tdbsql.storage.tiles import FieldSpec
+    from tdbsql.storage.tile_codes import with_codes
+    from tdbsql.engine.column import Column
+    from tdbsql.datatypes import Datatype
+    values = np.array([0.1, math.nan, -0.0, -math.inf, 0.0, 0.1, 5.0, -0.0] * 64)
+    spec = FieldSpec("x", "a0", Datatype.FLOAT64, 1, None)
+    coded = with_codes(Column(values), spec)
+    assert np.array_equal(coded.dictionary[coded.codes].view(np.uint64), values.view(np.uint64))
+    ordered = coded.dictionary[~np.isnan(coded.dictionary)]
+    assert list(ordered) == sorted(ordered) and math.isnan(coded.dictionary[-1])

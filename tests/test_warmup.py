@@ -3,7 +3,8 @@ on disk) before a user's first query."""
 
 from __future__ import annotations
 
-from tdbsql.kernels import expression_sums, hashing, like, short_string_groups, tile_codes
+from tdbsql.kernels import (expression_sums, hashing, like, predicate, short_string_groups,
+                            tile_codes)
 from tdbsql.warmup import warmup
 
 
@@ -12,5 +13,6 @@ def test_warmup_compiles_the_usual_kernels():
     for kernel in (expression_sums.fold_expression_sums, expression_sums.finish_sums,
                    short_string_groups.group_short_strings,
                    short_string_groups.group_coded_strings, tile_codes.float_codes,
-                   tile_codes.string_codes, hashing.group_direct, like.like_pieces):
+                   tile_codes.string_codes, predicate.keep_code_range, predicate.keep_coded,
+                   hashing.group_direct, like.like_pieces):
         assert kernel.signatures, kernel.py_func.__name__

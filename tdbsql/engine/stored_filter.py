@@ -75,6 +75,11 @@ class StoredFilter:
     def _tested_columns(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(name for test in self.tests for name in _columns_of(test)))
 
+    @cached_property
+    def _paired_columns(self) -> frozenset[str]:
+        return frozenset(name for test in self.tests if isinstance(test, _Pair)
+                         for name in _columns_of(test))
+
     def keep(self, columns: dict[str, Column], length: int) -> tuple[np.ndarray, int]:
         """(per row whether every test holds, how many rows do).  Each tested column is
         made writable once (a read-only buffer would compile the kernels again), however
@@ -84,6 +89,8 @@ class StoredFilter:
         inputs = {}
         for name in self._tested_columns:
             column = columns[name]
+            if column.codes is not None and name not in self._paired_columns:
+                continue  # read by its codes alone
             inputs[name] = (np.require(column.values, requirements=["C", "W"]),
                             NO_VALIDITY if column.validity is None else
                             np.require(column.validity, requirements=["C", "W"]))
@@ -94,19 +101,44 @@ class StoredFilter:
                 if kept == 0:
                     break
                 continue
-            values, validity = inputs[test.column]
-            if len(test.lo) == 1:
-                kept = kernels.keep_in_interval(
-                    values, validity, test.lo[0], test.hi[0], test.lo_strict[0],
-                    test.hi_strict[0], test.lo_open[0], test.hi_open[0], test.negate,
-                    test.nat_is_null, keep)
+            column = columns[test.column]
+            if column.codes is not None:
+                kept = _test_codes(test, column, keep, kept)
             else:
-                kept = kernels.keep_in_intervals(
-                    values, validity, test.lo, test.hi, test.lo_strict, test.hi_strict,
-                    test.lo_open, test.hi_open, test.negate, test.nat_is_null, keep)
+                kept = _test(test, *inputs[test.column], keep)
             if kept == 0:
                 break
         return keep, int(kept)
+
+
+def _test(test: _Kernel, values: np.ndarray, validity: np.ndarray, keep: np.ndarray) -> int:
+    """AND one interval test into ``keep``; the rows still kept."""
+    if len(test.lo) == 1:
+        return kernels.keep_in_interval(
+            values, validity, test.lo[0], test.hi[0], test.lo_strict[0], test.hi_strict[0],
+            test.lo_open[0], test.hi_open[0], test.negate, test.nat_is_null, keep)
+    return kernels.keep_in_intervals(
+        values, validity, test.lo, test.hi, test.lo_strict, test.hi_strict, test.lo_open,
+        test.hi_open, test.negate, test.nat_is_null, keep)
+
+
+def _test_codes(test: _Kernel, column: Column, keep: np.ndarray, kept: int) -> int:
+    """``_test`` over a tile's dictionary codes (``storage.tile_codes``; its float64
+    dictionary is sorted in SQL order): the test runs once a dictionary entry, then a row
+    keeps its entry's outcome, by a range of codes when the entries that pass are one run
+    (an interval test always, a NOT IN often)."""
+    hits = np.ones(len(column.dictionary), bool)
+    _test(test, column.dictionary, NO_VALIDITY, hits)
+    passing = np.flatnonzero(hits)
+    if len(passing) == len(hits):
+        return kept
+    if not len(passing):
+        keep[:] = False
+        return 0
+    low, high = passing[0], passing[-1]
+    if high - low + 1 == len(passing):
+        return kernels.keep_code_range(column.codes, np.uint8(low), np.uint8(high), keep)
+    return kernels.keep_coded(column.codes, hits, keep)
 
 
 NOTHING_LEFT = StoredFilter((), None)  # a task with no condition left to test

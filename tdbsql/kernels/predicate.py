@@ -74,6 +74,32 @@ def keep_in_intervals(values, validity, lo, hi, lo_strict, hi_strict, lo_open, h
     return kept
 
 
+@jit
+def keep_coded(codes, hits, keep):
+    """A test over a tile's dictionary codes (``tile_codes``): ``hits`` (bool) holds the
+    test's outcome for each dictionary entry, ANDed here into ``keep`` row by row.  Returns
+    the number of rows still kept."""
+    kept = 0
+    for i in range(keep.shape[0]):
+        passed = keep[i] & hits[codes[i]]
+        keep[i] = passed
+        kept += passed
+    return kept
+
+
+@jit
+def keep_code_range(codes, low, high, keep):
+    """``keep_coded`` for a test that holds for the dictionary entries ``low .. high`` only
+    (a sorted dictionary makes an interval test one run of codes): two byte comparisons a
+    row, vectorised.  Returns the number of rows still kept."""
+    kept = 0
+    for i in range(keep.shape[0]):
+        passed = keep[i] & (codes[i] >= low) & (codes[i] <= high)
+        keep[i] = passed
+        kept += passed
+    return kept
+
+
 # per operator code: whether it holds when left < right, when equal, when left > right
 _OUTCOMES = ((False, True, False), (True, False, True), (True, False, False),
              (True, True, False), (False, False, True), (False, True, True))

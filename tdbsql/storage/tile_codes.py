@@ -5,6 +5,8 @@ a second, compact view of its cells pays: one pass when the tile is decoded, and
 scan that sums or groups it (``engine.scan_sums``) reads a byte a cell instead of eight or
 more.  Only columns those scans read get codes: float64 and short (at most 7 bytes) strings,
 one value a cell, never NULL, holding at most ``kernels.tile_codes.MOST`` distinct values.
+A float64 dictionary is sorted in SQL order (NaN last), so a filter's interval over the
+values is a run of codes (``engine.stored_filter``).
 """
 
 from __future__ import annotations
@@ -33,8 +35,15 @@ def with_codes(column: Column, spec) -> Column:
         count = tile_codes.float_codes(_writable(column.values, np.float64), codes, dictionary)
     if count < 0:
         return column
+    dictionary = dictionary[:count]
+    if spec.cell_val_num != VAR_NUM:  # in SQL order (NaN last): an interval is a run of codes
+        order = np.argsort(dictionary, kind="stable")
+        renumbered = np.empty(count, np.uint8)
+        renumbered[order] = np.arange(count, dtype=np.uint8)
+        codes = renumbered[codes]
+        dictionary = dictionary[order]
     return Column(column.values, column.offsets, column.validity, column.cell_val_num, codes,
-                  dictionary[:count].copy())
+                  np.ascontiguousarray(dictionary))
 
 
 def _codable(spec) -> bool:
