@@ -64,6 +64,8 @@ def _temporal_arith(ev, node, op, left, right):
 
 def _temporal(ev, node, op, left, right):
     lk, rk = _kind_of(left), _kind_of(right)
+    if "null" in (lk, rk) and {lk, rk} & {"date", "timestamp"}:
+        return _null_temporal(op, left, right, lk, rk)
     if "duration" in (lk, rk):
         return _computed_interval(ev, node, op, left, right)
     if lk == "interval" and rk == "interval" and op in ("add", "subtract"):
@@ -225,6 +227,21 @@ def _negate_unsigned(ev, node, value):
     except pa.ArrowInvalid:
         raise ev.error(f"integer overflow in {node.sql(dialect='duckdb')}: the result does "
                        f"not fit BIGINT", node) from None
+
+
+def _null_temporal(op, left, right, lk, rk):
+    """A date or timestamp +/- an untyped NULL: NULL of DuckDB's result type (the NULL takes
+    the type that fits: days beside a DATE, an interval beside a TIMESTAMP, the same type
+    as a DATE subtracted from it)."""
+    value = right if lk == "null" else left
+    if lk == "null" and op == "subtract":
+        target = pa.int64() if rk == "date" else pa.duration("us")
+    elif kind(plain(value).type) == "timestamp":  # TIMESTAMP (us), as after +/- INTERVAL
+        target = pa.timestamp("us", plain(value).type.tz)
+    else:
+        target = plain(value).type
+    length = len(value) if isinstance(value, (pa.Array, pa.ChunkedArray)) else None
+    return pa.scalar(None, target) if length is None else pa.nulls(length, target)
 
 
 def _kind_of(value) -> str:
