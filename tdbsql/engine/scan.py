@@ -118,6 +118,20 @@ class TileScan:
         """How many cells one task of ``tasks()`` reads at most (None: not known)."""
         return None
 
+    def key_mask(self, task, field: str, keys) -> tuple[np.ndarray, int] | None:
+        """``(keep, kept)``: the ``KeyFilter`` ``keys`` tested on the stored integer column
+        ``field`` of a task read for nothing else yet, so a tile holding no key is never read
+        further; None when the task's cells are not its column's cells as stored."""
+        return None
+
+    def no_rows(self, names) -> dict[str, Column]:
+        """Empty columns named ``names``, made once per scan: most tiles of a scan for a few
+        join keys keep no row, and taking nothing from each column costs."""
+        for name in names:
+            if name not in self._empty_columns:
+                self._empty_columns[name] = empty_column(self.schema, name)
+        return {name: self._empty_columns[name] for name in names}
+
     def task_filter(self, task, condition) -> StoredFilter:
         """How to filter a task's cells by ``condition`` (the predicate this scan was opened
         with, or the same conjuncts in the same order with qualified names): the unsettled
@@ -132,7 +146,7 @@ class TileScan:
         return self._filters[key][1]
 
     def filtered(self, task, result: ScanResult, condition, wanted: set[str] | None = None,
-                 keys=None) -> tuple[dict[str, Column], int, StoredFilter]:
+                 keys=None, keyed=None) -> tuple[dict[str, Column], int, StoredFilter]:
         """(columns, length, the task's ``StoredFilter``) of a task's cells: the conjuncts
         the zone maps settled for its tile are dropped (all of them when the tile is ALWAYS
         for the whole predicate); of the rest, those on stored numbers and dates filter the
@@ -140,34 +154,28 @@ class TileScan:
         ``residual`` is what is left to evaluate.  With ``wanted`` (column names), only those
         and the ones the residual reads are gathered after filtering.  ``keys`` (a stored
         integer column's name, a ``KeyFilter`` with a presence table) keeps only the cells
-        whose value is a key (``engine.deferred_inputs``)."""
+        whose value is a key (``engine.deferred_inputs``); ``keyed`` is that test's
+        ``(keep, kept)`` when ``key_mask`` made it already."""
         columns, length = result.columns, result.length
         if condition is None or (result.always is not None and bool(result.always.all())):
             filtering = NOTHING_LEFT
         else:
             filtering = self.task_filter(task, condition)
         keep, kept = None, length
-        if filtering.tests:
-            keep, kept = filtering.keep(columns, length)
-        if keys is not None and kept:
-            if keep is None:
-                keep = np.ones(length, bool)
+        if keyed is not None:
+            keep, kept = keyed
+        elif keys is not None:  # first: keys are tested only while few cells have them
+            keep = np.ones(length, bool)
             kept = stored_keep(keys[1], columns[keys[0]], keep)
+        if filtering.tests and kept:
+            keep, kept = filtering.keep(columns, length, keep, kept)
         if kept < length:
             if wanted is not None:
                 needed = wanted | filtering.residual_columns
                 columns = {n: c for n, c in columns.items() if n in needed}
-            columns = compress(columns, keep) if kept else self._no_rows(columns)
+            columns = compress(columns, keep) if kept else self.no_rows(columns)
             length = kept
         return columns, length, filtering
-
-    def _no_rows(self, columns: dict[str, Column]) -> dict[str, Column]:
-        """Empty columns of the fields of ``columns``, made once per scan: most tiles of a
-        scan for a few join keys keep no row, and taking nothing from each column costs."""
-        for name in columns:
-            if name not in self._empty_columns:
-                self._empty_columns[name] = empty_column(self.schema, name)
-        return {name: self._empty_columns[name] for name in columns}
 
     @property
     def wants_always(self) -> bool:

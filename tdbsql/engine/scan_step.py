@@ -25,6 +25,7 @@ from .fields import column_to_arrow
 from .frame import ROW_PLACEHOLDER, Frame, rows_only
 from .parallel import workers
 from .scan import PreparedPredicate, open_scan
+from .stored_filter import NOTHING_LEFT
 
 CHUNK_CELLS = 1 << 19
 # Below this many cells a scan runs on the calling thread: handing chunks to the pool costs
@@ -85,9 +86,15 @@ class ArrayScan:
         ``StoredFilter``: ``TileScan.filtered``)."""
         rows, pieces = 0, []
         for task in chunk:
+            keyed = None if self.keys is None else self.scan.key_mask(task, *self.keys)
+            if keyed is not None and not keyed[1]:  # no key in the tile: nothing more read
+                rows += len(keyed[0])
+                pieces.append((self.scan.no_rows(self.fields), 0, NOTHING_LEFT))
+                continue
             result = self.scan.read(task)
             rows += result.length
-            pieces.append(self.scan.filtered(task, result, condition, self._wanted, self.keys))
+            pieces.append(self.scan.filtered(task, result, condition, self._wanted, self.keys,
+                                             keyed))
         return rows, pieces
 
     def frames(self, pieces: list) -> list[tuple[Frame, exp.Expression | None]]:

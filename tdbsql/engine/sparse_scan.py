@@ -52,6 +52,7 @@ from .column import Column, concat
 from .merge_slabs import plan_slabs
 from .parallel import map_ordered
 from .fill import all_names, empty_column, field, fill_column
+from .key_filter import stored_keep
 from .scan import ScanResult, TileScan
 
 TIMESTAMPS = "__timestamps"
@@ -187,6 +188,21 @@ class SparseScan(TileScan):
 
     def _empty(self) -> ScanResult:
         return ScanResult({f: empty_column(self.schema, f) for f in self.fields}, 0, self.stats)
+
+    def key_mask(self, task, field: str, keys) -> tuple[np.ndarray, int] | None:
+        if not isinstance(task, TileTask) or not task.inside or task.partial or self.deletes:
+            return None
+        frag = self.fragments[task.frag_idx]
+        spec = frag.fields.get(field)
+        if spec is None or DELETE_TIMESTAMPS in frag.fields or not self.same_field(spec):
+            return None  # a filled column, or cells a delete may hide
+        cached: list[str] = []
+        column = frag.tiles.read(spec, task.tile_idx, cached)
+        keep = np.ones(len(column), bool)
+        kept = stored_keep(keys, column, keep)
+        if not kept:  # the tile's other columns are never read
+            self.count_tiles_bytes(frag, task.tile_idx, {field: column}, cached)
+        return keep, kept
 
     def _need(self) -> list[str]:
         return list(dict.fromkeys(self.fields + self.dim_names + self._delete_fields()))

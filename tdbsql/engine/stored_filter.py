@@ -80,12 +80,13 @@ class StoredFilter:
         return frozenset(name for test in self.tests if isinstance(test, _Pair)
                          for name in _columns_of(test))
 
-    def keep(self, columns: dict[str, Column], length: int) -> tuple[np.ndarray, int]:
-        """(per row whether every test holds, how many rows do).  Each tested column is
-        made writable once (a read-only buffer would compile the kernels again), however
-        many tests read it."""
-        keep = np.ones(length, bool)
-        kept = length
+    def keep(self, columns: dict[str, Column], length: int, keep: np.ndarray | None = None,
+             kept: int | None = None) -> tuple[np.ndarray, int]:
+        """(per row whether every test holds, how many rows do), ANDed into ``keep`` (of
+        ``kept`` rows kept) when given.  Each tested column is made writable once (a
+        read-only buffer would compile the kernels again), however many tests read it."""
+        if keep is None:
+            keep, kept = np.ones(length, bool), length
         inputs = {}
         for name in self._tested_columns:
             column = columns[name]
