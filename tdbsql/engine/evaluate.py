@@ -381,6 +381,11 @@ class Evaluator:
             raise self.error(f"LIKE pattern must be a string, got {pattern.type}", pattern_node)
         if not pattern.is_valid:
             return null_like(value, pa.bool_())
+        if ignore_case and (escape is None or escape.lower() == escape):
+            # DuckDB's ILIKE is LIKE of both sides lowered: 'İ' ILIKE 'i' (RE2's case folding
+            # does not map İ to i)
+            value = _lowered(value)
+            pattern, ignore_case = pc.utf8_lower(pattern), False
         arrow_pattern = self._arrow_like_pattern(pattern.as_py(), escape, pattern_node)
         found = None if ignore_case else like_match.pieces(pattern.as_py(), escape)
         if found is not None:  # literal pieces and %: one Numba pass
@@ -522,6 +527,16 @@ class Evaluator:
             raise UnsupportedSql(f"unsupported SQL function {name}()")
         values = [self.value(arg) for arg in args]
         return call(function, Call(name, node, tuple(args), self.sql), values)
+
+
+def _lowered(value):
+    """Strings lowered as DuckDB's lower() does; a dictionary stays one (its labels lowered)."""
+    if isinstance(value, pa.ChunkedArray):
+        return pa.chunked_array([_lowered(chunk) for chunk in value.chunks],
+                                type=None if value.num_chunks else pa.string())
+    if isinstance(value, pa.DictionaryArray):
+        return pa.DictionaryArray.from_arrays(value.indices, pc.utf8_lower(value.dictionary))
+    return pc.utf8_lower(value)
 
 
 def _all_null(value) -> bool:
