@@ -107,7 +107,10 @@ def funnel_lines(stats: dict) -> list[str]:
     out = [f"Fragments: {get('fragments_total', 0)} -> {get('fragments_after_timestamps', 0)} "
            f"(timestamps) -> {get('fragments_after_domain', 0)} (non-empty domain)",
            f"Tiles: {get('tiles_total', 0)} -> {get('tiles_after_mbr', 0)} (MBRs / space tiles)"
-           f" -> {get('tiles_after_zonemap', 0)} (zone maps), {get('tiles_always', 0)} ALWAYS"
+           f" -> {get('tiles_after_zonemap', 0)} (zone maps)"
+           + (f" -> {get('tiles_after_keys')} (join keys)" if "tiles_after_keys" in stats
+              else "")
+           + f", {get('tiles_always', 0)} ALWAYS"
            + (f", {get('tiles_from_metadata')} answered from metadata"
               if get("tiles_from_metadata") else "")]
     if "bytes_read" in stats:

@@ -10,6 +10,8 @@ matches nothing either way.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from typing import NamedTuple
 
 import numpy as np
@@ -52,6 +54,16 @@ class KeyFilter:
 
     def __len__(self) -> int:
         return len(self.keys)
+
+    @cached_property
+    def sorted_values(self) -> np.ndarray:
+        """The keys as sorted int64 (a ``present`` table's keys are exact integers)."""
+        return np.sort(int64_values(self.keys))
+
+    def meets(self, lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
+        """Per range ``[lows[i], highs[i]]`` (integer bounds of tiles): does a key lie in it?"""
+        keys = self.sorted_values
+        return np.searchsorted(keys, lows, "left") < np.searchsorted(keys, highs, "right")
 
     def rows(self, column) -> np.ndarray:
         """Indices (int64, ascending) of the rows of ``column`` whose value is a key."""

@@ -67,6 +67,8 @@ class ArrayScan:
         nothing is left: it gives the empty result).  Sets ``serial`` when the scan is too
         small to gain from the thread pool."""
         tasks = self.scan.tasks() or [None]
+        if self.keys is not None and tasks != [None]:
+            tasks = self.scan.key_tasks(tasks, *self.keys) or [None]
         cells = [self.scan.task_cells(task) for task in tasks]
         if None in cells:
             return [[task] for task in tasks]

@@ -189,6 +189,47 @@ class SparseScan(TileScan):
     def _empty(self) -> ScanResult:
         return ScanResult({f: empty_column(self.schema, f) for f in self.fields}, 0, self.stats)
 
+    def key_tasks(self, tasks: list, field: str, keys) -> list:
+        """Tile bounds on ``field``: the MBRs for a dimension (always sound: a newer cell of a
+        coordinate has the same key), the zone map for an attribute (sound where a dropped
+        tile hides no older cell, ``_zone_drop_allowed``)."""
+        by_fragment: dict[int, list[int]] = {}
+        for position, task in enumerate(tasks):
+            if not isinstance(task, TileTask):
+                return tasks  # merged slabs: every tile's cells are needed for the merge
+            by_fragment.setdefault(task.frag_idx, []).append(position)
+        dropped = np.zeros(len(tasks), bool)
+        for frag_idx, positions in by_fragment.items():
+            frag = self.fragments[frag_idx]
+            tiles = np.array([tasks[p].tile_idx for p in positions], np.int64)
+            bounds = self._key_bounds(frag, field, tiles)
+            if bounds is None:
+                continue
+            drop = ~keys.meets(*bounds)
+            if drop.any() and field not in self.dim_names:
+                drop &= self._zone_drop_allowed(frag_idx, frag, leaf_mbrs(frag.metadata), tiles)
+            dropped[positions] = drop
+        kept = [task for task, drop in zip(tasks, dropped) if not drop]
+        self.stats["tiles_after_keys"] = len(kept)
+        return kept
+
+    def _key_bounds(self, frag, field: str, tiles: np.ndarray):
+        """(lows, highs) as int64 of ``tiles`` on the integer column ``field``, or None."""
+        meta = frag.metadata
+        if field in self.dim_names:
+            lows, highs = leaf_mbrs(meta)[self.dim_names.index(field)]
+        else:
+            spec = frag.fields.get(field)
+            if meta.version < 11 or spec is None or not self.same_field(spec):
+                return None
+            lows, highs = meta.tile_mins[field], meta.tile_maxes[field]
+            if len(lows) != meta.tile_count or len(highs) != meta.tile_count:
+                return None
+        lows, highs = np.asarray(lows), np.asarray(highs)
+        if lows.dtype.kind not in "iu" or highs.dtype.kind not in "iu":
+            return None
+        return lows[tiles].astype(np.int64), highs[tiles].astype(np.int64)
+
     def key_mask(self, task, field: str, keys) -> tuple[np.ndarray, int] | None:
         if not isinstance(task, TileTask) or not task.inside or task.partial or self.deletes:
             return None
