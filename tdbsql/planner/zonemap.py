@@ -351,9 +351,12 @@ def attribute_stats(frag, kind: FieldKind, spec_matches: bool, cells: np.ndarray
     ones = np.ones(n, dtype=np.uint8)
     mins, maxes = meta.tile_mins[kind.name], meta.tile_maxes[kind.name]
     if kind.domain is None or len(mins) != n or len(maxes) != n:
-        # null counts still answer IS [NOT] NULL
+        # null counts still answer IS [NOT] NULL -- except a var-sized field's without min /
+        # max (UTF-8 strings, blobs, var numbers): TileDB leaves its null count 0 whatever
+        # the cells (``TileMetadataGenerator::process_cell_range_var`` returns early)
+        exact = kind.domain != "datetime" and not _var_without_bounds(frag, kind)
         return Stats(None, None, nulls, cells, np.zeros(n, np.uint8),
-                     ones if kind.domain != "datetime" else np.zeros(n, np.uint8))
+                     ones if exact else np.zeros(n, np.uint8))
     if kind.domain == "bytes":
         trusted = np.array([b"\0" not in lo and b"\0" not in hi for lo, hi in zip(mins, maxes)],
                            dtype=np.uint8)
@@ -370,6 +373,14 @@ def attribute_stats(frag, kind: FieldKind, spec_matches: bool, cells: np.ndarray
         trusted = (mins != _NAT).astype(np.uint8)
         null_exact = trusted
     return Stats(mins, maxes, nulls, cells, trusted, null_exact)
+
+
+def _var_without_bounds(frag, kind: FieldKind) -> bool:
+    """Is the field var-sized of a type TileDB keeps no tile min / max for (not CHAR or
+    STRING_ASCII)?"""
+    spec = frag.fields.get(kind.name)
+    return spec is not None and spec.cell_val_num == VAR_NUM and \
+        kind.datatype not in _STRING_TYPES
 
 
 def bounds_stats(lows, highs, cells: np.ndarray) -> Stats:
