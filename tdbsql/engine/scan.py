@@ -21,7 +21,8 @@ tiles_after_domain         tiles of the fragments after the non-empty-domain sta
 tiles_after_mbr            tiles meeting the ranges (sparse: R-tree MBRs; dense: space tiles)
 tiles_after_zonemap        tiles left after the zone maps (the tiles decoded)
 tiles_always               of those, tiles where the whole predicate is true for every cell
-tiles_after_keys           tiles left whose key column's bounds hold a join key (keyed scans)
+tiles_after_keys           tiles left whose key column's bounds hold a join key (keyed scans
+                           only: absent otherwise)
 tiles_from_metadata        tiles left out because ``answer_from_metadata`` used their metadata
 bytes_read                 bytes of tile data read from files (compressed, all fields; none for
                            tiles the tile cache served, ``storage.tile_cache``)
@@ -54,7 +55,6 @@ from .stored_filter import NOTHING_LEFT, StoredFilter, compress, stored_filter
 
 STAT_KEYS = ("fragments_total", "fragments_after_timestamps", "fragments_after_domain",
              "tiles_total", "tiles_after_domain", "tiles_after_mbr", "tiles_after_zonemap",
-             "tiles_after_keys",
              "tiles_always", "tiles_from_metadata", "bytes_read", "bytes_decoded", "merge_slabs",
              "time_s", "rows")
 
