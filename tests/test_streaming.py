@@ -208,12 +208,14 @@ def test_cache_evicts_least_recently_used():
     cache = TileCache(100)
     cache.put("a", "A", 40)
     cache.put("b", "B", 40)
-    assert cache.get("a") == "A"  # now b is the least recently used
+    assert cache.get("a") == ("A", True)  # the first hit; now b is the least recently used
     cache.put("c", "C", 40)
-    assert cache.held == 80 and cache.get("b") is None
-    assert cache.get("a") == "A" and cache.get("c") == "C"
+    assert cache.held == 80 and cache.get("b") == (None, False)
+    assert cache.get("a") == ("A", False) and cache.get("c") == ("C", True)
+    cache.put("a", "A2", 30)  # replaced (a tile given its codes): still hit before
+    assert cache.held == 70 and cache.get("a") == ("A2", False)
     cache.put("huge", "H", 101)  # larger than the budget: never held
-    assert cache.get("huge") is None and cache.held == 80
+    assert cache.get("huge") == (None, False) and cache.held == 70
 
 
 def test_repeated_query_is_served_from_cache(tiles):

@@ -3,7 +3,8 @@
 Keyed by the tile's files (device, inode, size, modification time of each, so a rewritten or
 damaged file is never served from the cache), the field and the tile index; the value is the
 decoded ``Column``, shared read-only by every query that reads the tile (operators never write
-into a column's buffers).  Least recently used tiles go first once the decoded bytes pass the
+into a column's buffers).  A tile's first hit is reported, so the reader can add its dictionary
+codes then (``storage.tile_codes``): a tile read once is never encoded.  Least recently used tiles go first once the decoded bytes pass the
 budget: ``TDBSQL_TILE_CACHE_MB`` (default 1024; 0 turns the cache off).  Tiles of encrypted
 arrays are never cached, so a wrong key cannot read decrypted data left by a right one.
 """
@@ -32,14 +33,18 @@ class TileCache:
         self._lock = threading.Lock()
 
     def get(self, key):
+        """``(column, first)``: the cached column (None when absent) and whether this is its
+        first hit since it was put."""
         with self._lock:
             found = self._tiles.get(key)
             if found is None:
                 self.misses += 1
-                return None
+                return None, False
             self._tiles.move_to_end(key)
             self.hits += 1
-            return found[0]
+            first = not found[2]
+            found[2] = True
+            return found[0], first
 
     def put(self, key, column, nbytes: int) -> None:
         if nbytes > self.budget:
@@ -48,10 +53,10 @@ class TileCache:
             old = self._tiles.pop(key, None)
             if old is not None:
                 self.held -= old[1]
-            self._tiles[key] = (column, nbytes)
+            self._tiles[key] = [column, nbytes, old is not None and old[2]]
             self.held += nbytes
             while self.held > self.budget:
-                _, (_, size) = self._tiles.popitem(last=False)
+                _, (_, size, _) = self._tiles.popitem(last=False)
                 self.held -= size
 
     def clear(self) -> None:

@@ -1,9 +1,10 @@
 """Dictionary codes for tiles going into the tile cache (``kernels.tile_codes``).
 
 A tile is read once and then served from the cache to every later query, so the cache is where
-a second, compact view of its cells pays: one pass when the tile is decoded, and every later
-scan that sums or groups it (``engine.scan_sums``) reads a byte a cell instead of eight or
-more.  Only columns those scans read get codes: float64 and short (at most 7 bytes) strings,
+a second, compact view of its cells pays: one pass the first time the cache serves the tile
+(a tile read only once, as by a one-off query in a fresh process, is never encoded), and every
+later scan that sums, groups or filters it (``engine.scan_sums``, ``engine.stored_filter``)
+reads a byte a cell instead of eight or more.  Only columns those scans read get codes: float64 and short (at most 7 bytes) strings,
 one value a cell, never NULL, holding at most ``kernels.tile_codes.MOST`` distinct values.
 A float64 dictionary is sorted in SQL order (NaN last), so a filter's interval over the
 values is a run of codes (``engine.stored_filter``).

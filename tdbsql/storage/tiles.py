@@ -133,13 +133,18 @@ class TileReader:
         if key is None:
             return self._decode(spec, tile_idx)
         cache = tile_cache()
-        column = cache.get(key)
+        column, first = cache.get(key)
         if column is not None:
             if hits is not None:
                 hits.append(spec.name)
+            if first:  # read again: worth its codes now (a one-off read never pays for them)
+                coded = with_codes(column, spec)
+                if coded is not column:
+                    cache.put(key, coded, coded.held_bytes)
+                return coded
             return column
-        column = with_codes(self._decode(spec, tile_idx), spec)
-        cache.put(key, column, column.held_bytes)
+        column = self._decode(spec, tile_idx)
+        cache.put(key, column, column.nbytes)
         return column
 
     def _cache_key(self, spec: FieldSpec, tile_idx: int):
