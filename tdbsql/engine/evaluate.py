@@ -342,7 +342,10 @@ class Evaluator:
         candidates = unsigned_zeros(pa.array([item.as_py() for item in valid_items], target))
 
         def member(values):
-            values = cast_value(values, target)
+            try:
+                values = cast_value(values, target)
+            except ValueError as err:  # a string column against numbers: a value that is none
+                raise self.error(str(err), node) from None
             found = pc.is_in(unsigned_zeros(values), value_set=candidates, skip_nulls=True)
             return nan_members(found, values, valid_items, target)
 

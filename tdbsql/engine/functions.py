@@ -255,7 +255,10 @@ def _nullif(ctx, a, b):
     if pa.types.is_null(a_cast.type):  # nullif(NULL, NULL): Arrow has no equal on nulls
         return a_cast
     same = pc.fill_null(pc.equal(a_cast, b_cast), False)
-    return pc.if_else(same, pa.scalar(None, a_cast.type), a_cast)
+    # DuckDB keeps the first argument's type: a DATE beside a TIMESTAMP, an INTEGER beside
+    # a DOUBLE
+    kept = a_cast if pa.types.is_null(plain(a).type) else plain(a)
+    return pc.if_else(same, pa.scalar(None, kept.type), kept)
 
 
 def unify(ctx, values):

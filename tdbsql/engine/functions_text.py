@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import UnsupportedSql
 from .functions import register
 from .value_types import join_strings, kind, null_like, plain
 
@@ -120,6 +121,8 @@ def text_of(value):
         # TIMESTAMP WITH TIME ZONE: DuckDB prints it in its session zone; tdbsql's is UTC
         utc = pc.cast(value, pa.timestamp(value.type.unit))  # the UTC wall clock
         return pc.binary_join_element_wise(text_of(utc), "+00", "")
+    if pa.types.is_interval(value.type) or pa.types.is_duration(value.type):
+        raise UnsupportedSql("an INTERVAL as a string (CAST, ||, string_agg) is not supported")
     text = pc.cast(value, pa.string())
     if value_kind == "time" or value_kind == "timestamp":
         text = pc.replace_substring_regex(text, r"\.0+$", "")

@@ -269,7 +269,7 @@ class _Window:
         default = broadcast(default, self.n)
         try:
             default = cast_value(default, shifted.type)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        except (ValueError, pa.ArrowNotImplementedError):  # ArrowInvalid is a ValueError
             raise self.error(f"the default of {self.shown}() does not match its value's type "
                              f"{shifted.type}") from None
         return pc.if_else(pa.array(found[layout.inverse]), shifted, default)
@@ -330,6 +330,9 @@ class _Window:
         if kept is not None:  # the rows FILTER rejects count as NULLs
             values = pc.if_else(pa.array(kept[layout.inverse]), values,
                                 pa.scalar(None, values.type))
+        if func in ("min", "max", "sum", "avg") and pa.types.is_null(values.type):
+            # max(NULL) OVER (...): DuckDB's types (NULL, HUGEINT, DOUBLE)
+            return pa.nulls(self.n, {"avg": pa.float64(), "sum": pa.int64()}.get(func, pa.null()))
         if func in ("min", "max"):
             return values.take(self.rows_at(*_extremes(values, layout.order, start, end,
                                                         func == "max")))
