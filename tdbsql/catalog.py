@@ -76,6 +76,24 @@ class Catalog:
         raise SqlError(f"unknown table {name!r}{hint}", sql, span_of(table))
 
 
+class ShapeCatalog(Catalog):
+    """The tables of ``catalog``, every one empty: a query run over it yields its result's
+    column names and types without reading a tile (DESCRIBE of a query)."""
+
+    def __init__(self, catalog: Catalog, arrays: dict):
+        super().__init__()
+        self.catalog = catalog
+        self.arrays = arrays  # (source, window) -> the Array the planner opened
+        self.empty: dict = {}
+
+    def resolve(self, table: exp.Table, sql: str):
+        source, window = self.catalog.resolve(table, sql)
+        if (source, window) not in self.empty:
+            array = self.arrays.get((source, window)) if isinstance(source, ArraySource) else None
+            self.empty[source, window] = ArrowSource(source.arrow_schema(array).empty_table())
+        return self.empty[source, window], window
+
+
 def _same_path(a: str, b: str) -> bool:
     return os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
 

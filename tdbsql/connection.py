@@ -6,7 +6,8 @@
 
 ``sql`` runs SELECT / WITH / set operations through the planner and runner and returns a
 ``Result``; ``EXPLAIN [ANALYZE] ...`` returns the plan text as a one-column result;
-``INSERT`` and ``DELETE`` write to arrays (``tdbsql.dml``).
+``INSERT`` and ``DELETE`` write to arrays (``tdbsql.dml``); ``DESCRIBE t`` / ``DESCRIBE SELECT
+...`` / ``SHOW t`` and ``SHOW [ALL] TABLES`` describe tables and queries (``tdbsql.describe``).
 
 Plans are kept per SQL text (the last ``PLAN_CACHE`` queries): running the same query again
 skips parsing and optimizing as long as the tables it names have the same columns and types.
@@ -21,12 +22,15 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from .catalog import ArraySource, ArrowSource, Catalog
+from .catalog import ArraySource, ArrowSource, Catalog, ShapeCatalog
 from .errors import SqlError
 from .result import Result
 from .settings import env_number
 
 _EXPLAIN = re.compile(r"^\s*EXPLAIN(\s+ANALYZE)?\s+", re.IGNORECASE)
+_DESCRIBE = re.compile(r"^\s*(DESCRIBE|DESC|SHOW)\s+", re.IGNORECASE)
+# SHOW <table or query> is DuckDB's DESCRIBE; sqlglot knows only SHOW TABLES and the like
+_SHOW_DESCRIBE = re.compile(r"^(\s*)SHOW(?=\s+(?!(ALL\s+)?TABLES\b))", re.IGNORECASE)
 DEFAULT_MAX_ROWS = 200_000_000
 PLAN_CACHE = 64
 
@@ -85,7 +89,9 @@ class Connection:
         if sql in self._plans:  # a query planned before (never INSERT / DELETE)
             query, runner = self._plan(sql)
             return Result(runner.run(query))
-        tree = parse(sql)
+        tree = parse(_SHOW_DESCRIBE.sub(r"\1DESC", sql, count=1))  # same length: same spans
+        if isinstance(tree, (exp.Describe, exp.Show, exp.Summarize)):
+            return Result(self._describe(tree, sql))
         if isinstance(tree, (exp.Insert, exp.Delete)):
             from .dml import run_delete, run_insert
 
@@ -104,6 +110,55 @@ class Connection:
         if analyze:
             runner.run(query)
         return explain_text(query, runner, analyze)
+
+    def _describe(self, tree, sql: str) -> pa.Table:
+        """DESCRIBE / SHOW: a table's columns, a query's result columns (the query run over
+        empty tables, so nothing is read), or the tables."""
+        from sqlglot import exp
+
+        from .describe import describe_columns, describe_table, show_tables
+        from .engine.runner import Runner
+        from .errors import UnsupportedSql
+
+        if isinstance(tree, exp.Summarize):
+            raise UnsupportedSql("SUMMARIZE is not supported: DESCRIBE gives the columns and "
+                                 "their types, SELECT min(x), max(x), count(x) ... the statistics")
+        if isinstance(tree, exp.Show):
+            what = tree.name.upper()
+            if what not in ("TABLES", "ALL TABLES") or any(v for k, v in tree.args.items()
+                                                           if k != "this"):
+                raise UnsupportedSql(f"SHOW {what} is not supported (SHOW TABLES, SHOW ALL "
+                                     "TABLES, SHOW t and DESCRIBE t / DESCRIBE SELECT ... are)")
+            return show_tables(self.catalog, all_tables=what == "ALL TABLES")
+        extra = [arg for arg, value in tree.args.items()
+                 if value and arg not in ("this", "as_json")
+                 and not (arg == "kind" and str(value).upper() == "TABLE")]
+        if extra or tree.args.get("as_json"):
+            raise UnsupportedSql("this form of DESCRIBE is not supported (DESCRIBE t and "
+                                 "DESCRIBE SELECT ... are)")
+        target = tree.this
+        keyword = _DESCRIBE.match(sql)  # none after a leading comment: the query printed back
+        text = sql[keyword.end():].strip().rstrip(";").strip() if keyword else \
+            target.sql(dialect="duckdb")
+        while isinstance(target, exp.Subquery) \
+                and not any(v for k, v in target.args.items() if k != "this") \
+                and text.startswith("(") and text.endswith(")"):
+            target, text = target.this, text[1:-1].strip()
+        if isinstance(target, exp.Table):
+            source, window = self.catalog.resolve(target, sql)
+            array = source.open(window) if isinstance(source, ArraySource) else None
+            return describe_table(source, array)
+        try:
+            query, runner = self._plan(text)
+            shapes = Runner(ShapeCatalog(self.catalog, runner.arrays), text, runner.memory_rows,
+                            {}, runner.budget)
+            return describe_columns(shapes.run(query).schema)
+        except SqlError as err:  # underline the culprit in the whole statement
+            offset = sql.find(text)
+            if type(err) is not SqlError or err.sql != text or err.span is None or offset < 0:
+                raise
+            start, end = err.span
+            raise SqlError(err.plain_message, sql, (start + offset, end + offset)) from None
 
     def _plan(self, sql: str, tree=None):
         from .engine.memory import MemoryBudget, budget_mb

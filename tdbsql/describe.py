@@ -1,6 +1,12 @@
-"""Human and JSON descriptions of schemas and fragments (for ``tdbsql schema`` / ``fragments``)."""
+"""Descriptions of arrays and tables: human and JSON schemas and the fragment list (for
+``tdbsql schema`` / ``fragments``), and the results of ``DESCRIBE``, ``SHOW TABLES`` and ``SHOW
+ALL TABLES`` in DuckDB's columns and type names (``describe_table``, ``describe_columns``,
+``show_tables``; ``Connection.sql`` runs the statements)."""
 
 from __future__ import annotations
+
+import datetime as dt
+import math
 
 import pyarrow as pa
 
@@ -108,3 +114,115 @@ def fragments_table(array) -> pa.Table:
         ("name", pa.string()), ("timestamp_start", pa.uint64()), ("timestamp_end", pa.uint64()),
         ("version", pa.uint32()), ("cells", pa.uint64()), ("non_empty_domain", pa.string()),
         ("has_timestamps", pa.bool_())]))
+
+
+# -- DESCRIBE / SHOW: DuckDB's columns -------------------------------------------------------
+
+DESCRIBE_SCHEMA = pa.schema([(name, pa.string()) for name in
+                             ("column_name", "column_type", "null", "key", "default", "extra")])
+
+
+def column_type(t: pa.DataType) -> str:
+    """DuckDB's name for the SQL type of Arrow type ``t``, as ``typeof`` gives it."""
+    from .engine.value_types import type_name
+
+    return type_name(t)
+
+
+def describe_columns(schema: pa.Schema) -> pa.Table:
+    """DESCRIBE of a query's result or of an Arrow table: names and types; every column may be
+    NULL ('YES'), no key, default or extra."""
+    rows = [(f.name, column_type(f.type), "YES", None, None, None) for f in schema]
+    return _describe_rows(rows)
+
+
+def describe_table(source, array=None) -> pa.Table:
+    """DESCRIBE of a registered table: an Arrow table's columns, or an array's dimensions then
+    attributes.  Dimensions are the array's key (``PRI``, never NULL) unless the sparse array
+    allows duplicate coordinates; an attribute is NULL-able if the schema says so; a dense
+    array's attribute has its fill value as default (what a cell never written reads as);
+    extra says which dimension and its domain and tile extent, or the enumeration."""
+    schema = source.arrow_schema(array)
+    if array is None:
+        return describe_columns(schema)
+    tiledb_schema = array.schema
+    unique = not tiledb_schema.sparse or not tiledb_schema.allows_duplicates
+    dims = list(tiledb_schema.dimensions)
+    rows = []
+    for index, dim in enumerate(dims):
+        note = f"dimension {index + 1} of {len(dims)}, domain {_bounds(dim.domain)}"
+        note += f", tile {_plain(dim.tile_extent)}" if dim.tile_extent is not None else ""
+        note += "" if unique else ", duplicates allowed"
+        rows.append((dim.name, column_type(schema.field(dim.name).type), "NO",
+                     "PRI" if unique else None, None, note))
+    for attr in tiledb_schema.attributes:
+        default = None if tiledb_schema.sparse else _fill_literal(array, attr)
+        extra = f"enumeration {attr.enumeration_name}" if attr.enumeration_name else None
+        rows.append((attr.name, column_type(schema.field(attr.name).type),
+                     "YES" if attr.nullable else "NO", None, default, extra))
+    return _describe_rows(rows)
+
+
+def _describe_rows(rows: list[tuple]) -> pa.Table:
+    columns = list(zip(*rows)) if rows else [()] * len(DESCRIBE_SCHEMA)
+    return pa.Table.from_arrays([pa.array(list(c), pa.string()) for c in columns],
+                                schema=DESCRIBE_SCHEMA)
+
+
+def _bounds(domain) -> str:
+    if domain is None:
+        return "unbounded"
+    return "[" + ", ".join(repr(_plain(v)) if isinstance(v, bytes) else str(_plain(v))
+                           for v in domain) + "]"
+
+
+def _fill_literal(array, attr) -> str:
+    """The attribute's fill value as DuckDB prints a column default."""
+    from .engine.fields import column_to_arrow
+    from .engine.fill import fill_column
+
+    value = column_to_arrow(array, attr.name, fill_column(attr, 1))
+    return sql_literal(value[0].as_py(), column_type(value.type))
+
+
+def sql_literal(value, type_name: str) -> str:
+    """``value`` as DuckDB prints a constant of type ``type_name`` (a column's default):
+    ``42``, ``'it''s'``, ``CAST('2024-01-31' AS DATE)``, ``list_value(1, 2)``."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else f"CAST('{value}' AS {type_name})"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, bytes):
+        text = "".join(chr(b) if 32 <= b < 127 and b != 39 else f"\\x{b:02X}" for b in value)
+        return f"CAST('{text}' AS BLOB)"
+    if isinstance(value, (dt.datetime, dt.date, dt.time)):
+        text = value.isoformat(sep=" ") if isinstance(value, dt.datetime) else value.isoformat()
+        return f"CAST('{text}' AS {type_name})"
+    if isinstance(value, list):
+        element = type_name.rsplit("[", 1)[0]
+        return "list_value(" + ", ".join(sql_literal(v, element) for v in value) + ")"
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def show_tables(catalog, *, all_tables: bool = False) -> pa.Table:
+    """SHOW TABLES (``name``) or SHOW ALL TABLES (DuckDB's columns: a registered table is a
+    temporary view in DuckDB's ``temp.main``) over the connection's tables, sorted by name."""
+    names = sorted(catalog.sources)
+    if not all_tables:
+        return pa.table({"name": pa.array(names, pa.string())})
+    schemas = [catalog.sources[name].arrow_schema() for name in names]
+    return pa.table({
+        "database": pa.array(["temp"] * len(names), pa.string()),
+        "schema": pa.array(["main"] * len(names), pa.string()),
+        "name": pa.array(names, pa.string()),
+        "column_names": pa.array([s.names for s in schemas], pa.list_(pa.string())),
+        "column_types": pa.array([[column_type(f.type) for f in s] for s in schemas],
+                                 pa.list_(pa.string())),
+        "temporary": pa.array([True] * len(names), pa.bool_()),
+    })

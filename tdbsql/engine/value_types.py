@@ -64,12 +64,26 @@ _TYPE_NAMES = (
 
 
 def type_name(t: pa.DataType) -> str:
-    """DuckDB's name of the SQL type an Arrow type stands for (``typeof``)."""
+    """DuckDB's name of the SQL type an Arrow type stands for (``typeof``, ``DESCRIBE``):
+    ``INTEGER``, ``TIMESTAMP_MS``, ``DECIMAL(12,3)``, ``DOUBLE[]``, ``DOUBLE[3]`` (a fixed-size
+    list is DuckDB's ARRAY); an enumeration is its labels' type, as tdbsql reads it."""
     if pa.types.is_dictionary(t):
         return type_name(t.value_type)
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+    if pa.types.is_fixed_size_list(t):
+        return f"{type_name(t.value_type)}[{t.list_size}]"
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
         return type_name(t.value_type) + "[]"
+    if pa.types.is_decimal(t):
+        return f"DECIMAL({t.precision},{t.scale})"
+    if pa.types.is_struct(t):
+        return "STRUCT(" + ", ".join(f"{_field_name(f.name)} {type_name(f.type)}"
+                                     for f in t) + ")"
     return next((name for check, name in _TYPE_NAMES if check(t)), str(t).upper())
+
+
+def _field_name(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else \
+        '"' + name.replace('"', '""') + '"'
 
 
 def _is_string(t) -> bool:
