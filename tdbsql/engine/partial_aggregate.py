@@ -131,7 +131,11 @@ def combine(step, partials: list[Partial], runner, input_names) -> Frame:
     """The step's output from the states of every batch (at least one)."""
     keys = {name: concat_arrays([p.keys[name] for p in partials]) for name in step.group}
     rows = sum(p.count for p in partials)
-    groups = group_ids(list(keys.values())) if keys else Groups.single(rows)
+    if keys and len(partials) == 1:  # a partial's rows are its groups already
+        order = np.arange(rows, dtype=np.int64)
+        groups = Groups(order, rows, order)
+    else:
+        groups = group_ids(list(keys.values())) if keys else Groups.single(rows)
     first = pa.array(groups.first)
     finals: dict[str, pa.Array] = {}
 
