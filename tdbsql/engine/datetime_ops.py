@@ -141,9 +141,11 @@ def parse_date(text: str) -> dt.date:
         raise DatetimeError(f'date field value out of range: "{text}"') from None
 
 
-def parse_timestamp(text: str) -> dt.datetime:
+def parse_timestamp(text: str, zone: bool = False) -> dt.datetime:
+    """A TIMESTAMP literal; with ``zone`` (TIMESTAMP WITH TIME ZONE) a UTC offset after the
+    time (``+02``, ``-05:30``, ``Z``) or `` UTC`` is allowed, and the result is UTC's."""
     try:
-        return _parse_datetime(text)
+        return _parse_datetime(text, zone)
     except _NotADate:
         raise DatetimeError(f'invalid timestamp field format: "{text}", expected format is '
                             "(YYYY-MM-DD HH:MM[:SS[.US]])") from None
@@ -151,8 +153,10 @@ def parse_timestamp(text: str) -> dt.datetime:
         raise DatetimeError(f'timestamp field value out of range: "{text}"') from None
 
 
-def _parse_datetime(text: str) -> dt.datetime:
+def _parse_datetime(text: str, zone: bool = False) -> dt.datetime:
     cleaned = text.strip()
+    if zone and cleaned[-4:].upper() == " UTC":
+        cleaned = cleaned[:-4]
     match = re.fullmatch(r"(-?\d{1,4})-(\d{1,2})-(\d{1,2})(.*)", cleaned)
     if not match:
         raise _NotADate(text)
@@ -161,11 +165,14 @@ def _parse_datetime(text: str) -> dt.datetime:
     rest = rest.strip().lstrip("T").strip()
     if not rest:
         return base
-    clock = dt.time.fromisoformat(rest)
-    if clock.tzinfo is not None:
+    if re.search(r"\s", rest):  # an offset after a space is a zone name to DuckDB
         raise _NotADate(text)
-    return base.replace(hour=clock.hour, minute=clock.minute, second=clock.second,
-                        microsecond=clock.microsecond)
+    clock = dt.time.fromisoformat(rest)
+    if clock.tzinfo is not None and not zone:
+        raise _NotADate(text)
+    stamp = base.replace(hour=clock.hour, minute=clock.minute, second=clock.second,
+                         microsecond=clock.microsecond)
+    return stamp - (clock.utcoffset() or dt.timedelta(0))
 
 
 _TIME = re.compile(r"(?:\d{4}-\d{1,2}-\d{1,2}[ T])?(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?"

@@ -265,7 +265,8 @@ def _cast_string_scalar(value: pa.Scalar, target: pa.DataType):
             interval = dto.parse_interval(value.as_py(), None)
             return pa.scalar(pa.MonthDayNano([interval.months, interval.days,
                                               interval.micros * 1000]), target)
-        stamp = pa.scalar(dto.parse_timestamp(value.as_py()), pa.timestamp("us"))
+        stamp = pa.scalar(dto.parse_timestamp(value.as_py(), zone=target.tz is not None),
+                          pa.timestamp("us"))
         return pc.cast(stamp, target)
     except dto.DatetimeError as err:
         raise ValueError(str(err)) from None

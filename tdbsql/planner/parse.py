@@ -229,6 +229,7 @@ class _Parser(type(_DIALECT.parser())):
                 self._retreat(self._index - 1)
                 interval.set("unit", None)
                 tokens = tokens[:-1]
+            _whole_interval_string(interval, tokens)
             _note_interval(interval, tokens)
         return interval
 
@@ -286,6 +287,20 @@ _INTERVAL_UNITS = {
 
 def _is_interval_unit(token: Token) -> bool:
     return token.token_type != TokenType.IDENTIFIER and token.text.upper() in _INTERVAL_UNITS
+
+
+def _whole_interval_string(interval: exp.Interval, tokens: list[Token]) -> None:
+    """``INTERVAL '1 day 3'``: sqlglot reads the leading ``1 day`` of the string as amount
+    and unit and drops the rest; the whole string is kept instead, to be read (and refused,
+    as DuckDB refuses it) by the evaluator."""
+    if len(tokens) != 2 or tokens[1].token_type != TokenType.STRING \
+            or interval.args.get("unit") is None:
+        return
+    text = tokens[1].text
+    if not re.fullmatch(r"\s*[+-]?\d+(\.\d+)?\s*[A-Za-z]+\s*", text):
+        interval.set("this", exp.Literal.string(text))
+        interval.set("unit", None)
+        interval.set("fraction_in_string", None)
 
 
 def _note_interval(interval: exp.Interval, tokens: list[Token]) -> None:
