@@ -197,7 +197,8 @@ def test_kernel_sums_equal_exact_sums(n, groups, lanes, seed, runs):
     none, no_codes = np.empty(0), np.empty(0, np.uint8)
     K.fold_expression_sums(np.array(CODE, np.int64), np.array([1.0, 3.5]),
                            np.array(RESULTS, np.int64), (x, y) + (none,) * 4,
-                           (no_codes,) * 6, (none,) * 6, ids, lanes, sums, errors)
+                           (no_codes,) * 6, (none,) * 6, ids, lanes, sums, errors,
+                           np.empty((K.COLUMNS + len(CODE), K.BLOCK)))
     out = np.empty((len(RESULTS), groups))
     K.finish_sums(sums, errors, lanes, out)
     for e, values in enumerate(_expected(x, y)):

@@ -13,6 +13,7 @@ filtered) is plain again.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -33,9 +34,10 @@ class Column:
     def is_var(self) -> bool:
         return self.offsets is not None
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
-        """Bytes of the cells as stored (values, offsets, validity)."""
+        """Bytes of the cells as stored (values, offsets, validity); worked out once (a
+        cached tile is counted by every scan that reads it)."""
         return self.values.nbytes + sum(0 if part is None else part.nbytes
                                         for part in (self.offsets, self.validity))
 

@@ -222,6 +222,7 @@ class ScanSums:
         sums = np.zeros((len(self.results), lanes * count))
         errors = np.zeros_like(sums)
         unused = program.COLUMNS - len(self.columns)
+        registers = np.empty((program.COLUMNS + len(self.code), program.BLOCK))
         at = 0
         for columns, length in pieces:
             values, codes, dictionaries = [], [], []
@@ -235,7 +236,7 @@ class ScanSums:
                 self.code, self.constants, self.results, tuple(values + [_NO_COLUMN] * unused),
                 tuple(codes + [_NO_CODES] * unused),
                 tuple(dictionaries + [_NO_COLUMN] * unused), ids[at:at + length], lanes, sums,
-                errors)
+                errors, registers)
             at += length
         out = np.empty((len(self.results), count))
         program.finish_sums(sums, errors, lanes, out)

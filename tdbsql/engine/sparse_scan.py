@@ -430,9 +430,11 @@ class SparseScan(TileScan):
         cols: dict[str, Column] = {}
         if any(d not in fields for d in self.dim_names):
             cols.update(zipped_coords(frag, tile_idx))
-        for name in need + [TIMESTAMPS, DELETE_TIMESTAMPS]:
-            if name in fields and name not in cols and self.same_field(fields[name]):
-                cols[name] = frag.tiles.read(fields[name], tile_idx, cached)
+        names = [name for name in need + [TIMESTAMPS, DELETE_TIMESTAMPS]
+                 if name in fields and name not in cols and self.same_field(fields[name])]
+        if names:
+            cols.update(zip(names, frag.tiles.read_fields([fields[name] for name in names],
+                                                          tile_idx, cached)))
         # the cells a read column holds; metadata's count only if no column was read
         n = len(next(iter(cols.values()))) if cols else frag.metadata.tile_cell_count(tile_idx)
         for name in need:

@@ -43,16 +43,17 @@ NARROW = 8  # groups a block may span to be summed per group
 
 @jit
 def fold_expression_sums(code, constants, results, columns, codes, dictionaries, ids, lanes,
-                         sums, errors):
+                         sums, errors, registers):
     """Add every row's value of each expression ``e`` (register ``results[e]`` after
     ``code`` ran) to ``sums[e, lanes * group + lane]``, rounding errors to the same slot of
     ``errors`` (``lanes``: 1, 2, 4 or 8 accumulators a group; ``finish_sums`` merges them).
     ``ids`` (int64, one per row, all >= 0) gives each row's group.  Column ``c`` is
     ``columns[c]`` (float64), or when that is empty ``dictionaries[c][codes[c]]`` (uint8
     codes); each tuple holds ``COLUMNS`` arrays, and every column used at least
-    ``ids.shape[0]`` rows.  Returns the number of rows."""
+    ``ids.shape[0]`` rows.  ``registers`` (float64, ``(COLUMNS + code.shape[0], BLOCK)``) is
+    scratch the caller keeps from call to call (allocated here, 200 KB went to the kernel
+    through mmap on every tile).  Returns the number of rows."""
     n = ids.shape[0]
-    registers = np.empty((REGISTERS, BLOCK))
     for start in range(0, n, BLOCK):
         size = min(BLOCK, n - start)
         block = ids[start:start + size]  # (a slice: ``start + i`` would not vectorise)

@@ -46,6 +46,23 @@ class TileCache:
             found[2] = True
             return found[0], first
 
+    def get_many(self, keys: list) -> list:
+        """``get`` of several keys under one lock (a tile's columns)."""
+        out = []
+        with self._lock:
+            tiles = self._tiles
+            for key in keys:
+                found = tiles.get(key)
+                if found is None:
+                    self.misses += 1
+                    out.append((None, False))
+                    continue
+                tiles.move_to_end(key)
+                self.hits += 1
+                out.append((found[0], not found[2]))
+                found[2] = True
+        return out
+
     def put(self, key, column, nbytes: int) -> None:
         if nbytes > self.budget:
             return

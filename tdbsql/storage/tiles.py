@@ -129,23 +129,32 @@ class TileReader:
     def read(self, spec: FieldSpec, tile_idx: int, hits: list | None = None) -> Column:
         """Tile ``tile_idx`` of field ``spec``, from the tile cache when it holds it (then its
         name is appended to ``hits``, if given)."""
-        key = self._cache_key(spec, tile_idx)
-        if key is None:
-            return self._decode(spec, tile_idx)
+        return self.read_fields([spec], tile_idx, hits)[0]
+
+    def read_fields(self, specs: list[FieldSpec], tile_idx: int,
+                    hits: list | None = None) -> list[Column]:
+        """``read`` of several fields of one tile, looked up in the cache together."""
+        keys = [self._cache_key(spec, tile_idx) for spec in specs]
+        if keys[0] is None:  # no cache (or an encrypted array): every field alike
+            return [self._decode(spec, tile_idx) for spec in specs]
         cache = tile_cache()
-        column, first = cache.get(key)
-        if column is not None:
-            if hits is not None:
-                hits.append(spec.name)
-            if first:  # read again: worth its codes now (a one-off read never pays for them)
-                coded = with_codes(column, spec)
-                if coded is not column:
-                    cache.put(key, coded, coded.held_bytes)
-                return coded
-            return column
-        column = self._decode(spec, tile_idx)
-        cache.put(key, column, column.nbytes)
-        return column
+        out = []
+        for spec, key, (column, first) in zip(specs, keys, cache.get_many(keys)):
+            if key is None:
+                column = self._decode(spec, tile_idx)
+            elif column is None:
+                column = self._decode(spec, tile_idx)
+                cache.put(key, column, column.nbytes)
+            else:
+                if hits is not None:
+                    hits.append(spec.name)
+                if first:  # read again: worth its codes now (a one-off read never pays)
+                    coded = with_codes(column, spec)
+                    if coded is not column:
+                        cache.put(key, coded, coded.held_bytes)
+                        column = coded
+            out.append(column)
+        return out
 
     def _cache_key(self, spec: FieldSpec, tile_idx: int):
         if self.encryption is not None or tile_cache().budget == 0:
