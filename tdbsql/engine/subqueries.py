@@ -96,15 +96,30 @@ class SubqueryResolver:
     def _run(self, query: exp.Expression) -> pa.Table:
         key = query.sql()
         if key not in self.cache:
-            if self.ctes is not None and not query.args.get("with_"):
-                query = query.copy()
-                query.set("with_", self.ctes.copy())
+            if self.ctes is not None:
+                query = _with_outer_ctes(query, self.ctes)
             plan = plan_steps(query)
             frames = self.runner.run_plan(plan)
             root = plan.root
             self.cache[key] = frames[root].tables.get(root.name) or \
                 next(iter(frames[root].tables.values()))
         return self.cache[key]
+
+
+def _with_outer_ctes(query: exp.Expression, ctes: exp.With) -> exp.Expression:
+    """``query`` (a copy) with the enclosing query's CTEs ahead of its own: a subquery with a
+    WITH of its own (the window steps' ``_w0_rows``) may still read an outer CTE -- the
+    optimizer hoists derived tables there (``NOT k IN (SELECT ... FROM (...) w)`` read an
+    unknown table ``w``)."""
+    query = query.copy()
+    own = query.args.get("with_")
+    if own is None:
+        query.set("with_", ctes.copy())
+        return query
+    names = {cte.alias_or_name for cte in own.expressions}
+    outer = [cte.copy() for cte in ctes.expressions if cte.alias_or_name not in names]
+    own.set("expressions", outer + list(own.expressions))
+    return query
 
 
 def _attached(sub: exp.Expression, root: exp.Expression) -> bool:

@@ -43,6 +43,7 @@ from .natural_joins import expand_natural_joins
 from .parse import span_of
 from .shared_operands import share_operands
 from .subquery_names import name_subquery_columns
+from .source_aliases import unshadowed_sources
 from .table_aliases import rename_table_columns, renames
 from .using_columns import bind_using_columns, mark, refuse_star_beside_using
 from .windows import lift_windows
@@ -300,7 +301,7 @@ def _group_by_items(select: exp.Select) -> None:
     select.set("group", exp.Group(expressions=keys) if keys else None)
 
 
-_RULES = (_RULES[0], _group_by_all_beside_stars, _positional_order,
+_RULES = (_RULES[0], _group_by_all_beside_stars, _positional_order, unshadowed_sources,
           *_RULES[1:])  # _RULES[0] is qualify
 
 
