@@ -35,7 +35,7 @@ from sql_fixtures import sql_arrays  # noqa: F401 - the session fixture, used by
 
 SETTINGS = dict(deadline=None, derandomize=True, print_blob=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-MAX_EXAMPLES = 30
+MAX_EXAMPLES = 40
 
 
 @pytest.fixture(scope="module")
@@ -353,6 +353,164 @@ def cond_query(draw):
     return f"SELECT id, {cols} FROM dw{_where(draw, 0.3)}", False
 
 
+# -- random typed expression trees ------------------------------------------------------------
+
+LEAVES = {
+    "int": ["v", "g", "id", "2", "(-3)", "0", "CAST(NULL AS BIGINT)", "length(s)"],
+    "float": ["f", "CAST(0.5 AS DOUBLE)", "CAST(-2.25 AS DOUBLE)", "CAST(v AS DOUBLE)"],
+    "str": ["s", "'ab'", "''", "'Ä'", "CAST(NULL AS VARCHAR)", "CAST(g AS VARCHAR)"],
+    "bool": ["flag", "true", "false", "CAST(NULL AS BOOLEAN)", "v > 0", "s IS NULL"],
+    "date": ["d", "DATE '2024-02-29'", "CAST(ts AS DATE)"],
+}
+NODES = {
+    "int": ["({int} + {int})", "({int} - {int})", "({int} * {int})", "abs({int})",
+            "CASE WHEN {bool} THEN {int} ELSE {int} END", "coalesce({int}, {int})",
+            "nullif({int}, {int})", "greatest({int}, {int})", "least({int}, {int}, {int})",
+            "length({str})", "strpos({str}, 'a')", "year({date})", "({int} // 3)",
+            "({int} % 4)", "CASE {int} WHEN 1 THEN {int} WHEN {int} THEN 0 END", "-{int}",
+            "CAST({float} AS BIGINT)", "sign({float})", "({date} - {date})"],
+    "float": ["({float} + {int})", "({float} * {float})", "({int} / 4)", "round({float}, 1)",
+              "floor({float})", "coalesce({float}, {int})", "greatest({float}, {int})",
+              "CASE WHEN {bool} THEN {float} ELSE {int} END", "abs({float})",
+              "({float} - {float})", "nullif({float}, {float})", "sqrt(abs({float}))"],
+    "str": ["lower({str})", "upper({str})", "({str} || {str})", "concat({str}, {int})",
+            "coalesce({str}, {str})", "substr({str}, 2)", "trim({str})", "replace({str}, 'a', 'b')",
+            "CASE WHEN {bool} THEN {str} END", "nullif({str}, {str})", "left({str}, 2)",
+            "reverse({str})", "greatest({str}, {str})", "CAST({int} AS VARCHAR)",
+            "lpad({str}, 3, '.')", "CAST({date} AS VARCHAR)", "repeat({str}, 2)"],
+    "bool": ["({int} > {int})", "({float} <= {float})", "({str} = {str})", "({str} < {str})",
+             "({bool} AND {bool})", "({bool} OR {bool})", "NOT {bool}", "({int} IS NULL)",
+             "({int} IN (1, 2, NULL))", "({int} NOT IN (0, 3))", "({str} LIKE 'a%')",
+             "({int} BETWEEN {int} AND {int})", "({bool} IS NOT TRUE)", "({bool} = {bool})",
+             "({int} IS DISTINCT FROM {int})", "starts_with({str}, 'a')",
+             "contains({str}, 'b')", "({date} > {date})", "coalesce({bool}, {bool})",
+             "({str} ILIKE '%A%')", "({float} = {int})", "({bool} IS NULL)"],
+    "date": ["({date} + CAST({int} AS INTEGER))", "coalesce({date}, {date})", "greatest({date}, {date})",
+             "CASE WHEN {bool} THEN {date} END", "CAST(date_trunc('month', {date}) AS DATE)",
+             "CAST({date} + INTERVAL 1 MONTH AS DATE)"],
+}
+
+
+@st.composite
+def typed_expr(draw, kind: str, depth: int):
+    if depth == 0 or draw(st.integers(0, 3)) == 0:
+        return draw(st.sampled_from(LEAVES[kind]))
+    form = draw(st.sampled_from(NODES[kind]))
+    out, rest = "", form
+    while "{" in rest:
+        head, _, tail = rest.partition("{")
+        slot, _, rest = tail.partition("}")
+        out += head + f"({draw(typed_expr(slot, depth - 1))})"
+    return out + rest
+
+
+def _fill(draw, form: str) -> str:
+    """``form`` with each ``{kind}`` slot replaced by a drawn expression of that kind."""
+    out, rest = "", form
+    while "{" in rest:
+        head, _, tail = rest.partition("{")
+        slot, _, rest = tail.partition("}")
+        out += head + draw(typed_expr(slot, 2))
+    return out + rest
+
+
+@st.composite
+def expr_query(draw):
+    kinds = draw(st.lists(st.sampled_from(sorted(LEAVES)), min_size=1, max_size=3))
+    exprs = [draw(typed_expr(kind, 3)) for kind in kinds]
+    shape = draw(st.integers(0, 5))
+    if shape == 4:  # aggregates of expressions, grouped by an expression
+        aggs = [draw(st.sampled_from([
+            "sum({int})", "max({str})", "min({date})", "count(DISTINCT {str})", "avg({float})",
+            "bool_and({bool})", "bool_or({bool})", "string_agg({str}, ',' ORDER BY id)",
+            "count({bool})", "sum(DISTINCT {int})", "max({float}) - min({int})"]))
+            for _ in range(draw(st.integers(1, 2)))]
+        cols = ", ".join(_fill(draw, a) + f" AS a{i}" for i, a in enumerate(aggs))
+        key = draw(typed_expr(draw(st.sampled_from(["int", "str", "bool", "date"])), 2))
+        return f"SELECT {key} AS k, {cols} FROM dw GROUP BY 1", False
+    if shape == 5:  # windows over expressions
+        fn = _fill(draw, draw(st.sampled_from([
+            "sum({int})", "max({str})", "count({bool})", "rank()", "lag({str})",
+            "first_value({date})", "avg({float})", "row_number()"])))
+        part = draw(typed_expr(draw(st.sampled_from(["int", "str", "bool"])), 1))
+        order = draw(typed_expr(draw(st.sampled_from(["int", "str", "float", "date"])), 2))
+        return (f"SELECT id, {fn} OVER (PARTITION BY {part} ORDER BY {order} "
+                f"{draw(st.sampled_from(['', 'DESC', 'NULLS FIRST']))}, id) AS w FROM dw"), False
+    if shape == 0:  # as GROUP BY key
+        return (f"SELECT {exprs[0]} AS k, count(*) AS n, min(id) AS m FROM dw "
+                f"GROUP BY 1"), False
+    if shape == 1:  # as a filter
+        return (f"SELECT id FROM dw WHERE {draw(typed_expr('bool', 3))}"), False
+    cols = ", ".join(f"{e} AS c{i}" for i, e in enumerate(exprs))
+    return f"SELECT id, {cols} FROM dw{_where(draw, 0.3)}", False
+
+
+# -- nested relations -------------------------------------------------------------------------
+# Every relation has the columns (id, k, s, x): id unique, so any ORDER BY ending in id is total.
+
+BASES = ["SELECT id, v AS k, s, f AS x FROM dw", "SELECT id, a AS k, s, x FROM da",
+         "SELECT id, k, t AS s, y AS x FROM db", "SELECT id, g AS k, lower(s) AS s, f AS x FROM dw"]
+REL_PREDICATES = ["k > 0", "s IS NOT NULL", "x < 2", "k IS NULL OR x > 0", "s LIKE '%a%'",
+                  "k IN (1, 2, 3)", "NOT (x >= 0)"]
+
+
+@st.composite
+def relation(draw, depth: int):
+    if depth == 0 or draw(st.integers(0, 4)) == 0:
+        base = draw(st.sampled_from(BASES))
+        return base + (f" WHERE {draw(st.sampled_from(REL_PREDICATES))}"
+                       if draw(st.booleans()) else "")
+    inner = draw(relation(depth - 1))
+    form = draw(st.integers(0, 12))
+    pred = draw(st.sampled_from(REL_PREDICATES))
+    if form == 0:
+        return f"SELECT * FROM ({inner}) q WHERE {pred}"
+    if form == 1:
+        return f"SELECT id, k + 1 AS k, upper(s) AS s, x * 2 AS x FROM ({inner}) q"
+    if form == 2:
+        return (f"SELECT id, k, s, sum(x) OVER (PARTITION BY k) AS x FROM ({inner}) q")
+    if form == 3:
+        return (f"SELECT id, row_number() OVER (ORDER BY s DESC NULLS LAST, id) AS k, s, "
+                f"lag(x) OVER (PARTITION BY k ORDER BY id) AS x FROM ({inner}) q")
+    if form == 4:
+        return (f"SELECT min(id) AS id, k, max(s) AS s, sum(x) AS x FROM ({inner}) q "
+                f"GROUP BY k")
+    if form == 5:
+        return f"SELECT DISTINCT ON (k) id, k, s, x FROM ({inner}) q ORDER BY k, id"
+    if form == 6:
+        return (f"SELECT * FROM ({inner}) q ORDER BY x DESC NULLS LAST, id "
+                f"LIMIT {draw(st.integers(0, 12))}")
+    other = draw(relation(depth - 1))
+    if form == 7:
+        return (f"SELECT id, k, s, x FROM ({inner}) q UNION ALL "
+                f"SELECT id + 1000000, k, s, x FROM ({other}) r")
+    if form == 8:
+        how = draw(st.sampled_from(["JOIN", "LEFT JOIN"]))
+        return (f"SELECT l.id * 1000000 + coalesce(r.id, 0) AS id, r.k, l.s, r.x "
+                f"FROM ({inner}) l {how} ({other}) r ON l.k = r.k")
+    if form == 9:
+        return (f"WITH c AS ({inner}) SELECT * FROM c WHERE k IN (SELECT k FROM c WHERE "
+                f"{pred})")
+    if form == 10:
+        neg = draw(st.sampled_from(["", "NOT "]))
+        return f"SELECT * FROM ({inner}) q WHERE k {neg}IN (SELECT k FROM ({other}) r)"
+    if form == 11:
+        return (f"SELECT id, k, s, x - (SELECT avg(x) FROM ({other}) r) AS x "
+                f"FROM ({inner}) q")
+    return (f"SELECT id, k, s, x FROM ({inner}) q WHERE EXISTS (SELECT 1 FROM ({other}) r "
+            f"WHERE r.s = q.s)")
+
+
+@st.composite
+def nested_query(draw):
+    rel = draw(relation(3))
+    if draw(st.booleans()):
+        return (f"SELECT * FROM ({rel}) q ORDER BY {draw(st.sampled_from(['k', 's', 'x']))} "
+                f"{draw(st.sampled_from(['ASC', 'DESC']))} NULLS FIRST, id "
+                f"LIMIT {draw(st.integers(1, 20))}"), True
+    return f"SELECT * FROM ({rel}) q", False
+
+
 # -- dates and timestamps ---------------------------------------------------------------------
 
 DATE_FORMS = [
@@ -540,6 +698,18 @@ def test_strings(engines, query):
 @settings(max_examples=MAX_EXAMPLES, **SETTINGS)
 @given(query=cond_query())
 def test_conditionals(engines, query):
+    run_both(engines, *query)
+
+
+@settings(max_examples=MAX_EXAMPLES, **SETTINGS)
+@given(query=expr_query())
+def test_expression_trees(engines, query):
+    run_both(engines, *query)
+
+
+@settings(max_examples=MAX_EXAMPLES, **SETTINGS)
+@given(query=nested_query())
+def test_nested_relations(engines, query):
     run_both(engines, *query)
 
 
