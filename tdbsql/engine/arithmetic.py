@@ -173,7 +173,7 @@ def divide(ev, node):
 def integer_divide(ev, node):
     left, right = _numbers(ev, node, ev(node.this), ev(node.expression))
     if kind(left.type) == "float":  # DuckDB: // on DOUBLE is plain division
-        _no_zero_divisor(ev, node, right)
+        _no_zero_divisor(ev, node, right, left)
         return pc.divide(left, right)
     return _checked(ev, node, "divide_checked", left, right)
 
@@ -182,15 +182,16 @@ def modulo(ev, node):
     left, right = _numbers(ev, node, ev(node.this), ev(node.expression))
     if kind(left.type) == "float":
         return float_mod(left, right)
-    _no_zero_divisor(ev, node, right)
+    _no_zero_divisor(ev, node, right, left)
     quotient = _checked(ev, node, "divide_checked", left, right)
     product = _checked(ev, node, "multiply_checked", quotient, right)
     return _checked(ev, node, "subtract_checked", left, product)
 
 
-def _no_zero_divisor(ev, node, divisor):
-    if pc.any(pc.equal(divisor, 0)).as_py() if not isinstance(divisor, pa.Scalar) \
-            else divisor.is_valid and divisor.as_py() == 0:
+def _no_zero_divisor(ev, node, divisor, dividend):
+    """DuckDB's error for a zero divisor -- beside a NULL dividend the result is NULL."""
+    zero = pc.and_(pc.equal(divisor, 0), pc.is_valid(dividend))
+    if pc.any(zero).as_py() if not isinstance(zero, pa.Scalar) else zero.as_py():
         raise ev.error("division by zero", node)
 
 
