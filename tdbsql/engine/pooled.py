@@ -33,5 +33,7 @@ def concatenate(parts: list[np.ndarray]) -> np.ndarray:
 
 
 def take(values: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    """``values[indices]`` (1-D) into a pooled array."""
-    return np.take(values, indices, out=empty(len(indices), values.dtype))
+    """``values[indices]`` (1-D; ``indices`` inside ``values``, as every caller's are) into a
+    pooled array.  (With ``out``, numpy's default ``mode="raise"`` gathers into a buffer
+    first and copies it over: three times slower than ``"wrap"``.)"""
+    return np.take(values, indices, out=empty(len(indices), values.dtype), mode="wrap")
