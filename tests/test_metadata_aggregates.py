@@ -229,3 +229,27 @@ def test_enumeration_min_max_compare_labels(tmp_path):
     assert answer_from_metadata(Array(str(path)), {}, None, [("count", "c")]) == [20]
     got = tdbsql.query("SELECT min(c) AS lo, max(c) AS hi FROM array", str(path)).to_pylist()
     assert got == [{"lo": "apple", "hi": "zebra"}]
+
+
+def test_min_max_from_metadata_keep_the_column_type(tmp_path):
+    """min / max answered from tile metadata have the column's type, as when its tiles are
+    read and as in DuckDB (an INTEGER column's min is INTEGER), not BIGINT / DOUBLE."""
+    uri = str(tmp_path / "types")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 99), tile=10, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, attrs=[
+        tiledb.Attr("k", dtype=np.int32), tiledb.Attr("f", dtype=np.float32),
+        tiledb.Attr("u", dtype=np.uint8), tiledb.Attr("i16", dtype=np.int16)]))
+    with tiledb.open(uri, "w") as A:
+        A[np.arange(20)] = {"k": np.arange(20, dtype=np.int32) - 5,
+                            "f": np.arange(20, dtype=np.float32) / 3, "u": np.arange(20, dtype=np.uint8),
+                            "i16": np.arange(20, dtype=np.int16) * 7}
+    con = tdbsql.connect().register("t", uri)
+    sql = "SELECT min(k), max(k), min(f), max(f), min(u), max(u), min(i16), max(i16) FROM t"
+    answered = con.sql(sql).arrow()
+    assert "answered from metadata" in con.explain(sql, analyze=True)
+    scanned = con.sql(sql + " WHERE d % 1 = 0").arrow()  # an expression: the tiles are read
+    assert answered.schema.types == scanned.schema.types == [
+        pa.int32(), pa.int32(), pa.float32(), pa.float32(), pa.uint8(), pa.uint8(), pa.int16(),
+        pa.int16()]
+    assert answered.to_pylist()[0].values() and \
+        list(answered.to_pylist()[0].values()) == list(scanned.to_pylist()[0].values())

@@ -16,6 +16,7 @@ from ..catalog import ArraySource
 from ..planner.conjuncts import and_all, conjuncts, unqualified
 from ..planner.ranges import scan_ranges
 from .aggregate_step import finish_aggregate
+from .fields import field_arrow_type
 from .grouping import exact_integers
 from .frame import Frame
 from .metadata_groups import metadata_calls
@@ -50,12 +51,24 @@ def try_metadata_answer(runner, step) -> tuple[Frame, list] | None:
     if values is None:
         return None
     runner.scan_stats[id(step)] = stats
-    by_text = {text: _column(value) for text, value in zip(calls, values)}
+    by_text = {text: _column(value, _extreme_type(array, func, column))
+               for text, value, (func, column) in zip(calls, values, aggregates)}
     frame = finish_aggregate(step, runner, {}, 1, lambda call: by_text[call.sql()], [scan.name])
     return frame, [scan, *filters]
 
 
-def _column(value) -> pa.Array:
+def _extreme_type(array, func: str, column: str | None) -> pa.DataType | None:
+    """The Arrow type min / max of a numeric column has (the column's, as when its tiles are
+    read: an INTEGER column's min is INTEGER, not BIGINT); None otherwise."""
+    if func not in ("min", "max"):
+        return None
+    found = field_arrow_type(array, column)
+    return found if pa.types.is_integer(found) or pa.types.is_floating(found) else None
+
+
+def _column(value, numeric: pa.DataType | None = None) -> pa.Array:
+    if numeric is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return pa.array([value], numeric)
     if isinstance(value, pa.Scalar):
         return pa.array([value.as_py()], value.type)
     if isinstance(value, pa.Array):
