@@ -322,6 +322,8 @@ DAY_QUERIES = [
     "SELECT day, count(*), sum(v) FROM t WHERE day BETWEEN 3 AND 12 GROUP BY day",
     "SELECT day, max(v) - min(v) AS spread, avg(v) FROM t WHERE v >= 0 GROUP BY day",
     "SELECT day, count(*) FROM t WHERE v > 1000 GROUP BY day HAVING count(*) > 10",
+    # every tile from metadata, two a day: the one partial's rows are tiles, not groups
+    "SELECT day, count(*), sum(v) FROM t WHERE day BETWEEN 8 AND 12 GROUP BY day",
 ]
 
 

@@ -68,7 +68,7 @@ def metadata_groups(step, calls: dict, array, condition) -> tuple[Partial | None
             arrays = [_typed(array, column, values, present > 0)]
         states[text] = (func, None if column is None else field_arrow_type(array, column),
                         arrays)
-    return Partial(keys, states, rows), skip
+    return Partial(keys, states, rows, grouped=False), skip
 
 
 def metadata_calls(step, calls: dict) -> list[tuple[str, str | None]] | None:

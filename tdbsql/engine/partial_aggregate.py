@@ -65,11 +65,14 @@ def streamable(step) -> bool:
 
 @dataclass(frozen=True)
 class Partial:
-    """One batch's groups: key values and, per call (by its SQL text), its state arrays."""
+    """One batch's groups: key values and, per call (by its SQL text), its state arrays.
+    ``grouped``: a row per group (a batch's); False when rows may share a key (tiles
+    answered from metadata, ``engine.metadata_groups``: a row per tile)."""
 
     keys: dict[str, pa.Array]
     states: dict[str, tuple[str, pa.DataType | None, list]]  # func, argument type, arrays
     count: int
+    grouped: bool = True
 
     @property
     def nbytes(self) -> int:
@@ -131,7 +134,7 @@ def combine(step, partials: list[Partial], runner, input_names) -> Frame:
     """The step's output from the states of every batch (at least one)."""
     keys = {name: concat_arrays([p.keys[name] for p in partials]) for name in step.group}
     rows = sum(p.count for p in partials)
-    if keys and len(partials) == 1:  # a partial's rows are its groups already
+    if keys and len(partials) == 1 and partials[0].grouped:  # its rows are its groups
         order = np.arange(rows, dtype=np.int64)
         groups = Groups(order, rows, order)
     else:
