@@ -8,8 +8,11 @@ alias's column list renamed the first columns: ``(SELECT a, a FROM t) s`` has ``
 runs shows those names through ``*`` and lets the outer query read them
 (``SELECT "count_star()" FROM (SELECT count(*) FROM t)``).  A ``*`` over base tables only
 (no USING / NATURAL join, no EXCLUDE / REPLACE) is written out as their columns first, so
-``(SELECT *, a FROM t)`` has ``a, b, a_1`` as in DuckDB; a select list with any other ``*`` is
-not deduplicated (the star's names are not known yet); its other items are named all the same.
+``(SELECT *, a FROM t)`` has ``a, b, a_1`` as in DuckDB.  Derived tables and CTEs are named
+innermost first (a CTE before the queries after it), so a ``*`` over one whose items are all
+named by then is written out the same way: ``(SELECT *, id FROM (SELECT id, grp FROM t) i)``
+has ``id, grp, id_1``.  A select list with any other ``*`` is not deduplicated (the star's
+names are not known yet); its other items are named all the same.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ def name_subquery_columns(tree: exp.Expression,
                           schema: dict[str, dict[str, str]] | None = None) -> exp.Expression:
     """Alias every select item of each derived table and CTE by its DuckDB name (in place);
     ``schema`` ({table: {column: type}}) lets a ``*`` over base tables be written out."""
-    for node in list(tree.find_all(exp.Subquery, exp.CTE)):
+    for node in _innermost_first(tree):
         if isinstance(node, exp.Subquery) and not isinstance(node.parent, (exp.From, exp.Join)):
             continue  # IN / EXISTS / scalar subqueries: their names are never seen
         alias = node.args.get("alias")
@@ -37,36 +40,55 @@ def name_subquery_columns(tree: exp.Expression,
     return tree
 
 
+def _innermost_first(node: exp.Expression) -> list[exp.Expression]:
+    """The derived tables and CTEs under ``node``, each after those it contains and each CTE
+    before the rest of the query that defines it (which may read it)."""
+    with_ = node.args.get("with_") if isinstance(node, exp.Query) else None
+    children = ([with_] if with_ is not None else []) + [
+        child for child in node.iter_expressions() if child is not with_]
+    found = [inner for child in children for inner in _innermost_first(child)]
+    return found + [node] if isinstance(node, (exp.Subquery, exp.CTE)) else found
+
+
 def _expand_stars(select: exp.Select, schema: dict[str, dict[str, str]]) -> None:
     """Each ``*`` / ``t.*`` of a select list beside other items, as the columns it stands
-    for, when those come from base tables of ``schema`` alone (in place; else unchanged)."""
+    for, when those are known (``_base_sources``; in place; else unchanged)."""
     items = select.expressions
     if len(items) < 2 or not any(item.is_star for item in items):
         return
+    expanded = _written_out(select, schema)
+    if expanded is not None:
+        select.set("expressions", expanded)
+
+
+def _written_out(select: exp.Select, schema) -> list[exp.Expression] | None:
+    """The select list with each ``*`` / ``t.*`` written out as its columns, or None when
+    they are not known (or the star has EXCLUDE / REPLACE / COLUMNS)."""
     sources = _base_sources(select, schema)
     if sources is None:
-        return
+        return None
     expanded = []
-    for item in items:
+    for item in select.expressions:
         if not item.is_star:
             expanded.append(item)
             continue
         star = item.this if isinstance(item, exp.Column) else item
         if not isinstance(star, exp.Star) or any(star.args.values()):
-            return  # * EXCLUDE (...) / REPLACE (...) / COLUMNS(...)
+            return None  # * EXCLUDE (...) / REPLACE (...) / COLUMNS(...)
         wanted = item.table if isinstance(item, exp.Column) else None
         chosen = [(alias, columns) for alias, columns in sources
                   if wanted is None or alias == wanted]
         if not chosen:
-            return
+            return None
         expanded += [exp.column(name, table=alias, quoted=True)
                      for alias, columns in chosen for name in columns]
-    select.set("expressions", expanded)
+    return expanded
 
 
 def _base_sources(select: exp.Select, schema) -> list[tuple[str, list[str]]] | None:
     """(alias, columns) of each FROM / JOIN source in order, when all are base tables of
-    ``schema`` joined without USING or NATURAL (whose ``*`` merges columns); else None."""
+    ``schema``, or derived tables and CTEs whose items are named, joined without USING or
+    NATURAL (whose ``*`` merges columns); else None."""
     from_ = select.args.get("from_")
     if from_ is None:
         return None
@@ -76,16 +98,43 @@ def _base_sources(select: exp.Select, schema) -> list[tuple[str, list[str]]] | N
         return None
     sources = []
     for source in [from_.this] + [j.this for j in joins]:
-        if not isinstance(source, exp.Table) or cte_of(source) is not None:
-            return None
-        alias = source.args.get("alias")
-        if alias is not None and alias.columns:
-            return None
-        columns = _columns_of(schema, table_key(source))
+        columns = _source_columns(source, schema)
         if columns is None:
             return None
         sources.append((source.alias_or_name, columns))
     return sources
+
+
+def _source_columns(source: exp.Expression, schema) -> list[str] | None:
+    """The column names of a FROM source: a base table of ``schema`` (no column list on its
+    alias), a derived table or a CTE whose select items are all named; else None."""
+    if isinstance(source, exp.Subquery):
+        return _query_columns(source.this, schema)
+    if not isinstance(source, exp.Table):
+        return None
+    cte = cte_of(source)
+    alias = source.args.get("alias")
+    if alias is not None and alias.columns:
+        return None
+    if cte is not None:
+        return _query_columns(cte.this, schema)
+    return _columns_of(schema, table_key(source))
+
+
+def _query_columns(query: exp.Expression, schema) -> list[str] | None:
+    """The names of a query's columns (its first SELECT's), once ``_name_items`` has named
+    them; a lone ``*`` (``SELECT * FROM t``) stands for its sources' columns when those are
+    known and distinct; else None."""
+    branches = _branches(query)
+    if not branches:
+        return None
+    items = branches[0].expressions
+    if any(item.is_star for item in items):
+        items = _written_out(branches[0], schema)
+        if items is None:
+            return None
+    names = [item.alias_or_name for item in items]
+    return names if len({name.lower() for name in names}) == len(names) else None
 
 
 def _columns_of(schema, key: str) -> list[str] | None:
