@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 from sqlglot import exp, planner
 
 from ..catalog import ArraySource
-from ..planner.conjuncts import has_subquery
+from ..planner.conjuncts import conjuncts, has_subquery
 from .fields import field_arrow_type
 from .frame import Frame
 from .hash_table import is_exact_integer
@@ -153,9 +153,32 @@ def _deferrable_source(runner, join_step: planner.Join, found: dict) -> Deferred
             not join.get("source_key"):
         return None
     partner = next((d for d in join_step.dependencies if d.name == name), None)
-    if partner is None or partner in found or name in runner.query.scalar_subqueries:
+    if partner is None or name in runner.query.scalar_subqueries:
         return None
-    return _keyed_scan(runner, scan, join["source_key"], partner=name)
+    if partner in found:
+        if not _filtered_first(runner, scan, found[partner]):
+            return None
+    source = _keyed_scan(runner, scan, join["source_key"], partner=name)
+    if source is not None:
+        found.pop(partner, None)
+    return source
+
+
+def _filtered_first(runner, scan, partner: Deferred) -> bool:
+    """Should the partner -- itself an array scan deferred for the source's keys -- be read
+    first, and the source for its keys?  When the partner's cells are filtered and the
+    source's are not: TPC-H Q12's lineitem keeps 31K of 6M rows by its dates and ship modes,
+    so orders is read for those orders, not whole (1.5M rows hashed for the join)."""
+    if partner.aggregate is not None or not partner.chain:
+        return False
+    found = _array_chain(runner, scan)
+    if found is None:
+        return False
+    return any(conjuncts(runner.scan_condition(step)) for step in (partner.scan,
+                                                                     *partner.chain)
+               if isinstance(step, planner.Scan)) and \
+        not any(conjuncts(runner.scan_condition(step)) for step in found[0]
+                if isinstance(step, planner.Scan))
 
 
 def _keyed_scan(runner, scan, keys: list, partner: str | None = None) -> Deferred | None:
