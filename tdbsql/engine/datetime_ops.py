@@ -12,6 +12,7 @@ interval (an Arrow duration); adding months clamps the day to the end of the mon
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -133,7 +134,7 @@ def parse_date(text: str) -> dt.date:
     """A DATE literal; like DuckDB, a time part is allowed and dropped.  Errors are worded
     as DuckDB's."""
     try:
-        return _parse_datetime(text).date()
+        return _parse_datetime(text, date_only=True).date()
     except _NotADate:
         raise DatetimeError(f'invalid date field format: "{text}", expected format is '
                             "(YYYY-MM-DD)") from None
@@ -142,37 +143,87 @@ def parse_date(text: str) -> dt.date:
 
 
 def parse_timestamp(text: str, zone: bool = False) -> dt.datetime:
-    """A TIMESTAMP literal; with ``zone`` (TIMESTAMP WITH TIME ZONE) a UTC offset after the
-    time (``+02``, ``-05:30``, ``Z``) or `` UTC`` is allowed, and the result is UTC's."""
+    """A TIMESTAMP literal, read as DuckDB reads one: after the time a UTC offset (``+02``,
+    ``-05:30``, ``+0530``, ``Z``) or a space and a time zone name (``UTC``,
+    ``Europe/Berlin``) may follow.  A TIMESTAMP ignores it (``'10:00+02'`` is 10:00); with
+    ``zone`` (TIMESTAMP WITH TIME ZONE) it applies, and the result is UTC's."""
     try:
         return _parse_datetime(text, zone)
     except _NotADate:
         raise DatetimeError(f'invalid timestamp field format: "{text}", expected format is '
-                            "(YYYY-MM-DD HH:MM[:SS[.US]])") from None
+                            "(YYYY-MM-DD HH:MM[:SS[.US]][±HH[:MM[:SS]]| ZONE])") from None
+    except _UnknownZone as err:
+        raise DatetimeError(f"Unknown TimeZone '{err}'!") from None
     except ValueError:
         raise DatetimeError(f'timestamp field value out of range: "{text}"') from None
 
 
-def _parse_datetime(text: str, zone: bool = False) -> dt.datetime:
+class _UnknownZone(ValueError):
+    """A time zone name that is not in the tz database."""
+
+
+_DATE = re.compile(r"(-?\d{1,4})-(\d{1,2})-(\d{1,2})")
+# the clock after a date ('T' or whitespace between), then an offset or `` ZONE``
+_CLOCK = re.compile(r"(?:T\s*|\s+)(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?"
+                    r"(?:(Z|[+-]\d\d(?::?\d\d(?::?\d\d)?)?)| (\S+))?")
+
+
+def _parse_datetime(text: str, zone: bool = False, date_only: bool = False) -> dt.datetime:
     cleaned = text.strip()
-    if zone and cleaned[-4:].upper() == " UTC":
-        cleaned = cleaned[:-4]
-    match = re.fullmatch(r"(-?\d{1,4})-(\d{1,2})-(\d{1,2})(.*)", cleaned)
-    if not match:
+    day = _DATE.match(cleaned)
+    if not day:
         raise _NotADate(text)
-    year, month, day, rest = match.groups()
-    base = dt.datetime(int(year), int(month), int(day))
-    rest = rest.strip().lstrip("T").strip()
-    if not rest:
+    base = dt.datetime(*(int(part) for part in day.groups()))
+    if day.end() == len(cleaned):
         return base
-    if re.search(r"\s", rest):  # an offset after a space is a zone name to DuckDB
+    clock = _CLOCK.fullmatch(cleaned, day.end())
+    if not clock:
         raise _NotADate(text)
-    clock = dt.time.fromisoformat(rest)
-    if clock.tzinfo is not None and not zone:
-        raise _NotADate(text)
-    stamp = base.replace(hour=clock.hour, minute=clock.minute, second=clock.second,
-                         microsecond=clock.microsecond)
-    return stamp - (clock.utcoffset() or dt.timedelta(0))
+    hour, minute, second, fraction, offset, zone_name = clock.groups()
+    hour, minute, second = int(hour), int(minute), int(second or 0)
+    if hour == 24 and minute == second == 0 and not (fraction or "").strip("0"):
+        if date_only:  # a DATE keeps its day
+            return base
+        hour, base = 0, base + dt.timedelta(days=1)  # DuckDB reads 24:00:00 as midnight after
+    stamp = base.replace(hour=hour, minute=minute, second=second,
+                         microsecond=int((fraction or "")[:6].ljust(6, "0")))
+    if not zone:
+        return stamp  # DuckDB's TIMESTAMP keeps the wall-clock time and drops the zone
+    if zone_name is not None:
+        local = stamp.replace(tzinfo=_time_zone(zone_name))
+        return local.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return stamp - _offset(offset)
+
+
+def _offset(text: str | None) -> dt.timedelta:
+    """``+HH[[:]MM[[:]SS]]`` or ``Z`` as a timedelta (any number of hours, as DuckDB)."""
+    if text is None or text == "Z":
+        return dt.timedelta(0)
+    digits = text[1:].replace(":", "")
+    parts = [int(digits[i:i + 2]) for i in range(0, len(digits), 2)] + [0, 0]
+    amount = dt.timedelta(hours=parts[0], minutes=parts[1], seconds=parts[2])
+    return -amount if text[0] == "-" else amount
+
+
+def _time_zone(name: str) -> dt.tzinfo:
+    """The tz database zone ``name`` (any case: ``america/new_york``)."""
+    import zoneinfo
+
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        pass
+    spelled_so = _zone_names().get(name.lower())
+    if spelled_so is None:
+        raise _UnknownZone(name)
+    return zoneinfo.ZoneInfo(spelled_so)
+
+
+@functools.cache
+def _zone_names() -> dict[str, str]:
+    import zoneinfo
+
+    return {name.lower(): name for name in zoneinfo.available_timezones()}
 
 
 _TIME = re.compile(r"(?:\d{4}-\d{1,2}-\d{1,2}[ T])?(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?"

@@ -201,6 +201,8 @@ def cast_value(value, target: pa.DataType):
     if source == "string" and isinstance(value, pa.Scalar) and (
             kind(target) in ("date", "timestamp") or pa.types.is_interval(target)):
         return _cast_string_scalar(value, target)
+    if source == "string" and kind(target) in ("date", "timestamp"):
+        return _strings_to_stamps(value, target)
     if source == "string" and pa.types.is_boolean(target):
         return _string_to_bool(value)
     if source == "string" and pa.types.is_integer(target):
@@ -253,6 +255,10 @@ def _first_null_made(value, checked):
     return lost[0].as_py() if len(lost) else None
 
 
+_EPOCH = dto.dt.datetime(1970, 1, 1)
+_MICROSECOND = dto.dt.timedelta(microseconds=1)
+
+
 def _cast_string_scalar(value: pa.Scalar, target: pa.DataType):
     """A string constant read as a DATE, TIMESTAMP or INTERVAL (``'2 days'``) as DuckDB
     reads it."""
@@ -265,11 +271,64 @@ def _cast_string_scalar(value: pa.Scalar, target: pa.DataType):
             interval = dto.parse_interval(value.as_py(), None)
             return pa.scalar(pa.MonthDayNano([interval.months, interval.days,
                                               interval.micros * 1000]), target)
-        stamp = pa.scalar(dto.parse_timestamp(value.as_py(), zone=target.tz is not None),
-                          pa.timestamp("us"))
-        return pc.cast(stamp, target)
+        stamp = dto.parse_timestamp(value.as_py(), zone=target.tz is not None)
+        micros = (stamp - _EPOCH) // _MICROSECOND
+        if target.unit in ("s", "ms"):  # DuckDB rounds to the unit, halves away from zero
+            per = 1_000_000 if target.unit == "s" else 1_000
+            ticks, rest = divmod(abs(micros), per)
+            ticks += 2 * rest >= per
+            return pa.scalar(ticks if micros >= 0 else -ticks, target)
+        return pc.cast(pa.scalar(micros, pa.timestamp("us", target.tz)), target)
     except dto.DatetimeError as err:
         raise ValueError(str(err)) from None
+
+
+def _strings_to_stamps(value, target: pa.DataType):
+    """Strings CAST to DATE / TIMESTAMP (``read_stamps``); the first that does not read
+    raises DuckDB's words for it."""
+    stamps = read_stamps(value, target)
+    bad = _first_null_made(value, stamps)
+    if bad is not None:
+        _cast_string_scalar(pa.scalar(bad), target)  # raises DuckDB's words for it
+        raise ValueError(f"Could not convert string '{bad}' to {type_name(target)}")
+    return stamps
+
+
+# what Arrow's string cast reads as DuckDB does; other strings are read by datetime_ops
+_PLAIN_STAMP = r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?$"
+
+
+def read_stamps(value, target: pa.DataType):
+    """Strings read as ``target`` DATEs / TIMESTAMPs as DuckDB reads them; NULL where one
+    does not read.  Plain ISO strings take Arrow's cast; the rest (UTC offsets, zone names,
+    ``24:00:00``, single-digit fields, nanoseconds) are read once per distinct string by
+    ``datetime_ops``."""
+    if isinstance(value, pa.Scalar):
+        return _read_stamp(value.as_py(), target) if value.is_valid else pa.scalar(None, target)
+    if isinstance(value, pa.ChunkedArray):
+        value = value.combine_chunks() if value.num_chunks != 1 else value.chunk(0)
+        return pa.chunked_array([read_stamps(value, target)], target)
+    value = plain(value)
+    text = pc.utf8_trim_whitespace(value)
+    plain_shape = pc.fill_null(pc.match_substring_regex(text, _PLAIN_STAMP), False)
+    try:
+        stamps = pc.cast(pc.if_else(plain_shape, text, pa.scalar(None, text.type)), target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # e.g. '2024-02-30'
+        plain_shape = pa.array(np.zeros(len(value), bool))
+        stamps = pa.nulls(len(value), target)
+    others = pc.and_(pc.is_valid(value), pc.invert(plain_shape))
+    if not pc.any(others).as_py():
+        return stamps
+    distinct = pc.unique(pc.filter(value, others))
+    read = pa.array([_read_stamp(text, target) for text in distinct.to_pylist()], target)
+    return pc.if_else(others, pc.take(read, pc.index_in(value, value_set=distinct)), stamps)
+
+
+def _read_stamp(text: str, target: pa.DataType):
+    try:
+        return _cast_string_scalar(pa.scalar(text), target)
+    except (ValueError, pa.ArrowInvalid):
+        return pa.scalar(None, target)
 
 
 def _to_time(value, target: pa.DataType):
@@ -454,12 +513,7 @@ def null_unconvertible(value, target: pa.DataType):
                                              ignore_case=True))
         return pc.if_else(ok, text, pa.scalar(None, value.type))
     if source == "string" and kind(target) in ("date", "timestamp"):
-        text = pc.utf8_trim_whitespace(value)
-        shape = r"^\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?$"
-        ok = pc.match_substring_regex(text, shape)
-        day = pc.utf8_slice_codeunits(pc.if_else(ok, text, None), 0, 10)
-        real = pc.is_valid(pc.strptime(day, format="%Y-%m-%d", unit="s", error_is_null=True))
-        return pc.if_else(pc.and_(ok, real), value, pa.scalar(None, value.type))
+        return read_stamps(value, target)  # already the target type: the cast keeps it
     if source == "string" and pa.types.is_boolean(target):
         return pc.if_else(pc.is_valid(_read_bool(value)), value, pa.scalar(None, value.type))
     if source == "string" and kind(target) == "time":
