@@ -109,6 +109,8 @@ class SparseScan(TileScan):
         self._slab_tasks: list | None = None
         self._dedup: bool | None = None
         self._plain_need: list[str] | None = None  # see _fields_and_deletes
+        self._full_need: list[str] | None = None  # see _need
+        self._stored: dict[tuple[int, int], tuple] = {}  # see _read_tile
         self._check_delete_fields()
 
     @property
@@ -246,7 +248,10 @@ class SparseScan(TileScan):
         return keep, kept
 
     def _need(self) -> list[str]:
-        return list(dict.fromkeys(self.fields + self.dim_names + self._delete_fields()))
+        if self._full_need is None:  # once per scan: tiles are read with it by identity
+            self._full_need = list(dict.fromkeys(self.fields + self.dim_names +
+                                                 self._delete_fields()))
+        return self._full_need
 
     def _merged(self) -> ScanResult:
         """Every kept tile read, then one cell per coordinate (newest wins), then deletes."""
@@ -428,13 +433,19 @@ class SparseScan(TileScan):
     def _read_tile(self, frag, tile_idx: int, need, cached: list) -> dict[str, Column]:
         fields = frag.fields
         cols: dict[str, Column] = {}
-        if any(d not in fields for d in self.dim_names):
+        zipped = any(d not in fields for d in self.dim_names)
+        if zipped:
             cols.update(zipped_coords(frag, tile_idx))
-        names = [name for name in need + [TIMESTAMPS, DELETE_TIMESTAMPS]
-                 if name in fields and name not in cols and self.same_field(fields[name])]
+        stored = self._stored.get((id(frag), id(need)))
+        if stored is None or zipped:
+            names = [name for name in need + [TIMESTAMPS, DELETE_TIMESTAMPS]
+                     if name in fields and name not in cols and self.same_field(fields[name])]
+            stored = (names, [fields[name] for name in names], frag, need)
+            if not zipped:  # the same fields for every tile of the fragment and ``need``
+                self._stored[(id(frag), id(need))] = stored
+        names, specs = stored[0], stored[1]
         if names:
-            cols.update(zip(names, frag.tiles.read_fields([fields[name] for name in names],
-                                                          tile_idx, cached)))
+            cols.update(zip(names, frag.tiles.read_fields(specs, tile_idx, cached)))
         # the cells a read column holds; metadata's count only if no column was read
         n = len(next(iter(cols.values()))) if cols else frag.metadata.tile_cell_count(tile_idx)
         for name in need:

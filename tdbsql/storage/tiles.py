@@ -108,6 +108,19 @@ class _ReadAhead:
             self.held -= len(self.windows.pop(oldest)[1])
 
 
+_PREFIXES: dict[tuple, int] = {}
+_PREFIXES_LOCK = threading.Lock()
+
+
+def _interned(prefix: tuple) -> int:
+    """A small number standing for a field's cache-key prefix (its files' identities, name
+    and type), the same for every reader of those files: a cache key is then two ints, whose
+    hash costs nothing (a tuple's hash is recomputed on every lookup, nested tuples and all,
+    seven fields a tile)."""
+    with _PREFIXES_LOCK:
+        return _PREFIXES.setdefault(prefix, len(_PREFIXES))
+
+
 class TileReader:
     """Decodes tiles of one fragment; ``meta`` is its ``FragmentMetadata``."""
 
@@ -180,7 +193,8 @@ class TileReader:
             if identity is None:
                 return False  # let the read report the missing file
             files.append(identity)
-        return tuple(files), spec.name, spec.datatype, spec.cell_val_num, spec.nullable
+        return _interned((tuple(files), spec.name, spec.datatype, spec.cell_val_num,
+                          spec.nullable))
 
     def _identity(self, path: str):
         """Stat a data file once per reader, even when several threads miss it at once; its
