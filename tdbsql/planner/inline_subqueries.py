@@ -26,6 +26,8 @@ EXISTS or IN over an aggregating query, a grouped scalar subquery) is refused by
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 from sqlglot.optimizer.unnest_subqueries import unnest_subqueries
 
@@ -63,13 +65,31 @@ def unnest_subqueries_before_grouping(expression: exp.Expression) -> exp.Express
                 continue
             raise UnsupportedSql(f"a subquery with an aggregate after GROUP BY / in HAVING is "
                                  f"not supported here: {node.sql(dialect='duckdb')!r}")
-        placeholder = exp.Literal.number(0)
+        placeholder = exp.Literal.string(f"__tdbsql_kept_subquery_{len(kept)}")
         query.replace(placeholder)
         kept.append((node, placeholder, query))
     expression = unnest_subqueries(expression)
     for _node, placeholder, query in kept:
-        placeholder.replace(unnest_subqueries(query))
+        # found again by its text: sqlglot moves the subquery holding it (an IN around it
+        # becomes a CTE) as a copy, which left the literal in place: ``NOT v IN (0)``
+        unnested = _own_names(unnest_subqueries(query), placeholder.this)
+        for spot in list(expression.find_all(exp.Literal)):
+            if spot.is_string and spot.this == placeholder.this:
+                spot.replace(unnested.copy())
     return expression
+
+
+def _own_names(query: exp.Expression, tag: str) -> exp.Expression:
+    """``query`` with the ``_u_<n>`` names sqlglot's unnesting gave it made its own: each
+    unnesting counts from ``_u_0``, and two CTEs ``_u_0`` in one query read each other's rows
+    (a scalar subquery's one-row CTE became the kept IN's key list)."""
+    prefix = tag.rsplit("_", 1)[-1]
+
+    def rename(node):
+        if isinstance(node, exp.Identifier) and re.fullmatch(r"_u_\d+", node.name):
+            return exp.to_identifier(f"_k{prefix}{node.name}", quoted=node.quoted)
+        return node
+    return query.transform(rename)
 
 
 def _ancestors(node: exp.Expression):
