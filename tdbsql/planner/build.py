@@ -353,6 +353,13 @@ def _refuse(tree: exp.Expression, sql: str) -> None:
         count = node.args.get("count") if isinstance(node, exp.Fetch) else node.expression
         if isinstance(node, exp.Limit) and isinstance(count, exp.Null):
             continue  # LIMIT NULL: no limit
+        if count is not None and not isinstance(count, exp.Literal) and \
+                not any(count.find_all(exp.Column, exp.Query)):
+            folded = simplify(count.copy(), dialect="duckdb")  # LIMIT 3 + 2, as DuckDB
+            if isinstance(folded, exp.Literal) and not folded.is_string and \
+                    folded.name.isdigit():
+                count.replace(folded)
+                count = folded
         if count is not None and not (isinstance(count, exp.Literal) and not count.is_string
                                       and count.name.isdigit()):
             raise SqlError(f"{node.key.upper()} takes a non-negative integer constant, not "
