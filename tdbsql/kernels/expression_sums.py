@@ -51,8 +51,8 @@ def fold_expression_sums(code, constants, results, columns, codes, dictionaries,
     ``columns[c]`` (float64), or when that is empty ``dictionaries[c][codes[c]]`` (uint8
     codes); each tuple holds ``COLUMNS`` arrays, and every column used at least
     ``ids.shape[0]`` rows.  ``registers`` (float64, ``(COLUMNS + code.shape[0], BLOCK)``) is
-    scratch the caller keeps from call to call (allocated here, 200 KB went to the kernel
-    through mmap on every tile).  Returns the number of rows."""
+    scratch the caller keeps from call to call (allocated on every call, 200 KB went to the
+    kernel through mmap on every tile).  Returns the number of rows."""
     n = ids.shape[0]
     for start in range(0, n, BLOCK):
         size = min(BLOCK, n - start)

@@ -5,7 +5,8 @@ distinct values over 10,000 to 100,000 cells.  Read as stored, each cell costs 8
 float64 (or 8 bytes of offset and the string's bytes); as a code into a dictionary of the tile's
 distinct values it costs one.  ``storage.tile_codes`` keeps such codes beside the decoded
 cells, and the kernels that read many cells per row (``expression_sums``,
-``short_string_groups``) read the codes instead: a fraction of the memory traffic.
+``short_string_groups``, ``predicate``) read the codes instead: a fraction of the memory
+traffic.
 
 Both encoders stop as soon as a tile holds more than ``MOST`` distinct values (-1), so a
 column of many values costs a few hundred cells' work.  Values are matched by their bits, so a

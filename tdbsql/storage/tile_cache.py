@@ -4,8 +4,9 @@ Keyed by the tile's files (device, inode, size, modification time of each, so a 
 damaged file is never served from the cache), the field and the tile index; the value is the
 decoded ``Column``, shared read-only by every query that reads the tile (operators never write
 into a column's buffers).  A tile's first hit is reported, so the reader can add its dictionary
-codes then (``storage.tile_codes``): a tile read once is never encoded.  Least recently used tiles go first once the decoded bytes pass the
-budget: ``TDBSQL_TILE_CACHE_MB`` (default 1024; 0 turns the cache off).  Tiles of encrypted
+codes then (``storage.tile_codes``): a tile read once is never encoded.  Least recently used
+tiles go first once the bytes held (decoded cells and codes) pass the budget:
+``TDBSQL_TILE_CACHE_MB`` (default 1024; 0 turns the cache off).  Tiles of encrypted
 arrays are never cached, so a wrong key cannot read decrypted data left by a right one.
 """
 
@@ -35,16 +36,7 @@ class TileCache:
     def get(self, key):
         """``(column, first)``: the cached column (None when absent) and whether this is its
         first hit since it was put."""
-        with self._lock:
-            found = self._tiles.get(key)
-            if found is None:
-                self.misses += 1
-                return None, False
-            self._tiles.move_to_end(key)
-            self.hits += 1
-            first = not found[2]
-            found[2] = True
-            return found[0], first
+        return self.get_many([key])[0]
 
     def get_many(self, keys: list) -> list:
         """``get`` of several keys under one lock (a tile's columns)."""

@@ -4,8 +4,9 @@ A tile is read once and then served from the cache to every later query, so the 
 a second, compact view of its cells pays: one pass the first time the cache serves the tile
 (a tile read only once, as by a one-off query in a fresh process, is never encoded), and every
 later scan that sums, groups or filters it (``engine.scan_sums``, ``engine.stored_filter``)
-reads a byte a cell instead of eight or more.  Only columns those scans read get codes: float64 and short (at most 7 bytes) strings,
-one value a cell, never NULL, holding at most ``kernels.tile_codes.MOST`` distinct values.
+reads a byte a cell instead of eight or more.  Only columns those scans read get codes:
+float64 and short (at most 7 bytes) strings, one value a cell, never NULL, holding at most
+``kernels.tile_codes.MOST`` distinct values.
 A float64 dictionary is sorted in SQL order (NaN last), so a filter's interval over the
 values is a run of codes (``engine.stored_filter``).
 """
@@ -36,7 +37,7 @@ def with_codes(column: Column, spec) -> Column:
         count = tile_codes.float_codes(_writable(column.values, np.float64), codes, dictionary)
     if count < 0:
         return column
-    dictionary = dictionary[:count]
+    dictionary = dictionary[:count].copy()  # not a view: the cache counts these bytes only
     if spec.cell_val_num != VAR_NUM:  # in SQL order (NaN last): an interval is a run of codes
         order = np.argsort(dictionary, kind="stable")
         renumbered = np.empty(count, np.uint8)
@@ -44,7 +45,7 @@ def with_codes(column: Column, spec) -> Column:
         codes = renumbered[codes]
         dictionary = dictionary[order]
     return Column(column.values, column.offsets, column.validity, column.cell_val_num, codes,
-                  np.ascontiguousarray(dictionary))
+                  dictionary)
 
 
 def _codable(spec) -> bool:
