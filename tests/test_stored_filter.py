@@ -105,12 +105,13 @@ def test_stored_filters_give_duckdbs_rows(engines, terms):
 def test_the_kernel_takes_numbers_and_dates_and_leaves_the_rest():
     schema_kinds = field_kinds(tdbsql.open(_tiny_array()).schema)
     condition = parse_one("t.i > 2 AND t.s LIKE 'a%' AND t.f BETWEEN 0 AND 1 AND t.i + 1 = 3 "
-                          "AND t.f IS NULL")
+                          "AND t.f IS NULL AND t.s LIKE 'a_' AND t.s ILIKE 'a%'")
     predicate = parse_predicate(unqualified(condition), schema_kinds)
     split = stored_filter(condition, predicate, schema_kinds)
-    assert [t.column for t in split.tests] == ["i", "f"]
+    # LIKE of literal pieces and % over a stored string: matched on the stored bytes, last
+    assert [t.column for t in split.tests] == ["i", "f", "s"]
     assert [c.sql() for c in conjuncts(split.residual)] == [
-        "t.s LIKE 'a%'", "t.i + 1 = 3", "t.f IS NULL"]
+        "t.i + 1 = 3", "t.f IS NULL", "t.s LIKE 'a_'", "t.s ILIKE 'a%'"]
 
 
 def test_the_kernel_compares_two_columns_of_one_type():
@@ -158,3 +159,45 @@ def test_aggregate_over_stored_filters_equals_duckdb(engines):
     sql = ("SELECT count(*), sum(i), min(d) FROM a WHERE f > 0 AND d < DATE '2024-01-10' "
            "AND u <> 3")
     assert con.sql(sql).fetchall() == oracle.sql(sql).fetchall()
+
+
+WORDS = ["", "a", "ab", "ba", "abc", "xaby", "äb", "bä", "special requests", "specialrequests",
+         "requests special", "%", "a%b", "aa"]
+LIKE_PATTERNS = ["", "%", "%%", "a%", "%a", "%ab%", "ä%", "%ä", "%b%c%", "ab", "%special%requests%",
+                 "a%%b", "%a%a%"]
+
+
+@pytest.fixture(scope="module")
+def texts(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("like") / "t")
+    rng = np.random.default_rng(8)
+    n = 300
+    tdbsql.create(path, tdbsql.Schema(
+        dims=(tdbsql.Dim("id", "int64", (0, n - 1), 50),),
+        attrs=(tdbsql.Attr("s", "utf8", nullable=True), tdbsql.Attr("a", "ascii"),
+               tdbsql.Attr("x", "int64")), capacity=40))
+    data = pa.table({
+        "id": pa.array(np.arange(n, dtype=np.int64)),
+        "s": pa.array([WORDS[k] for k in rng.integers(0, len(WORDS), n)],
+                      mask=rng.random(n) < 0.15),
+        "a": pa.array([WORDS[k] for k in rng.integers(0, 6, n)]),
+        "x": pa.array(rng.integers(0, 10, n)),
+    })
+    tdbsql.write(path, data)
+    con = tdbsql.connect().register("t", path)
+    oracle = duckdb.connect()
+    oracle.register("t", data)
+    return con, oracle
+
+
+@pytest.mark.parametrize("pattern", LIKE_PATTERNS)
+def test_like_on_stored_strings_gives_duckdbs_rows(texts, pattern):
+    """LIKE / NOT LIKE of literal pieces and % run on the tiles' bytes (``_Like``): NULL
+    matches neither, UTF-8 pieces match as bytes, '' only the empty string."""
+    con, oracle = texts
+    quoted = pattern.replace("'", "''")
+    for where in (f"s LIKE '{quoted}'", f"s NOT LIKE '{quoted}'", f"NOT (s LIKE '{quoted}')",
+                  f"x > 3 AND s LIKE '{quoted}' AND a LIKE 'a%'",
+                  f"a NOT LIKE '{quoted}' AND x < 8"):
+        sql = f"SELECT id FROM t WHERE {where} ORDER BY id"
+        assert con.sql(sql).fetchall() == oracle.sql(sql).fetchall(), sql

@@ -6,8 +6,9 @@ parser (``planner.zonemap.parse_predicate``) already turns such conjuncts into i
 each column's stored domain, with exact integer bounds (``x < 23.5`` on an int column is
 ``x <= 23``) and dates as stored units.  Those tests run here, one Numba pass per conjunct
 over the decoded values (``kernels/predicate.py``), as do comparisons of two stored columns of
-one type (``l_commitdate < l_receiptdate``), and only the rows that pass are gathered and
-converted to Arrow; the conjuncts the parser does not take (expressions, LIKE, strings,
+one type (``l_commitdate < l_receiptdate``) and ``[NOT] LIKE`` patterns of literal pieces and
+``%`` over stored strings (on the tile's bytes), and only the rows that pass are gathered and
+converted to Arrow; the conjuncts the parser does not take (expressions, other string tests,
 IS NULL, float32 or uint64 columns ...) stay for the evaluator, over the fewer rows.
 
 Same answers as the evaluator: NULL fails every test, NaN sorts above every number, a datetime
@@ -23,9 +24,11 @@ import numpy as np
 from sqlglot import exp
 
 from ..datatypes import Datatype
+from ..kernels import like as like_kernels
 from ..kernels import predicate as kernels
 from ..planner.conjuncts import and_all, conjuncts, has_subquery, is_settled
 from ..planner.zonemap import FieldKind, Predicate, Test
+from . import like_match
 from .column import Column
 
 NO_VALIDITY = np.zeros(0, np.uint8)
@@ -60,6 +63,21 @@ _PAIR_OPS = {exp.EQ: 0, exp.NEQ: 1, exp.LT: 2, exp.LTE: 3, exp.GT: 4, exp.GTE: 5
 
 
 @dataclass(frozen=True)
+class _Like:
+    """``column [NOT] LIKE pattern`` over a stored string column, for a pattern of literal
+    pieces and ``%`` (``engine.like_match``): matched on the tile's bytes and offsets as they
+    are stored, so the column never becomes Arrow when nothing else reads it (TPC-H Q13's
+    ``o_comment NOT LIKE '%special%requests%'``)."""
+
+    column: str
+    pieces: np.ndarray  # uint8: the literal pieces one after another
+    starts: np.ndarray  # int64: where each piece starts in ``pieces``, and where the last ends
+    anchored_start: bool
+    anchored_end: bool
+    negate: bool
+
+
+@dataclass(frozen=True)
 class StoredFilter:
     tests: tuple[_Kernel | _Pair, ...]  # conjuncts the kernels evaluate
     residual: exp.Expression | None  # the other conjuncts, for the evaluator
@@ -76,8 +94,9 @@ class StoredFilter:
         return tuple(dict.fromkeys(name for test in self.tests for name in _columns_of(test)))
 
     @cached_property
-    def _paired_columns(self) -> frozenset[str]:
-        return frozenset(name for test in self.tests if isinstance(test, _Pair)
+    def _raw_columns(self) -> frozenset[str]:
+        """Columns a test reads as stored even when the tile has codes (pairs, LIKE)."""
+        return frozenset(name for test in self.tests if not isinstance(test, _Kernel)
                          for name in _columns_of(test))
 
     def keep(self, columns: dict[str, Column], length: int, keep: np.ndarray | None = None,
@@ -90,12 +109,17 @@ class StoredFilter:
         inputs = {}
         for name in self._tested_columns:
             column = columns[name]
-            if column.codes is not None and name not in self._paired_columns:
+            if column.codes is not None and name not in self._raw_columns:
                 continue  # read by its codes alone
             inputs[name] = (np.require(column.values, requirements=["C", "W"]),
                             NO_VALIDITY if column.validity is None else
                             np.require(column.validity, requirements=["C", "W"]))
         for test in self.tests:
+            if isinstance(test, _Like):
+                kept = _test_like(test, columns[test.column], *inputs[test.column], keep)
+                if kept == 0:
+                    break
+                continue
             if isinstance(test, _Pair):
                 kept = kernels.keep_compared(*inputs[test.left], *inputs[test.right], test.op,
                                              test.nat_is_null, keep)
@@ -159,10 +183,12 @@ def stored_filter(condition: exp.Expression, predicate: Predicate, kinds: dict[s
     taken = {position for position, _ in tests}
     for position, term in enumerate(conjuncts(condition)):
         pair = None if position in taken or is_settled(position, settled) else \
-            _pair(term, kinds)
+            _pair(term, kinds) or _like(term, kinds)
         if pair is not None:
             tests.append((position, pair))
             taken.add(position)
+    # the numeric tests first: a LIKE pass costs more a row than any of them
+    tests.sort(key=lambda found: isinstance(found[1], _Like))
     residual = and_all([term.copy() for position, term in enumerate(conjuncts(condition))
                         if position not in taken and not is_settled(position, settled)])
     return StoredFilter(tuple(test for _, test in tests), residual)
@@ -207,6 +233,46 @@ def _pair(term: exp.Expression, kinds: dict[str, FieldKind]) -> _Pair | None:
             (a.domain == "float" and a.datatype != Datatype.FLOAT64):
         return None
     return _Pair(a.name, b.name, op, a.domain == "datetime")
+
+
+def _like(term: exp.Expression, kinds: dict[str, FieldKind]) -> _Like | None:
+    """``column [NOT] LIKE 'literal pieces and %'`` over a stored string column."""
+    negate = isinstance(term, exp.Not)
+    node = term.this if negate else term
+    if not isinstance(node, exp.Like) or node.args.get("negate"):
+        return None
+    column, pattern = node.this, node.expression
+    if not isinstance(column, exp.Column) or not isinstance(pattern, exp.Literal) or \
+            not pattern.is_string:
+        return None
+    kind = kinds.get(column.name)
+    found = like_match.pieces(pattern.this, None) if kind is not None and kind.text else None
+    if found is None:
+        return None
+    parts, anchored_start, anchored_end = found
+    starts = np.zeros(len(parts) + 1, np.int64)
+    starts[1:] = np.cumsum([len(part) for part in parts])
+    return _Like(kind.name, np.frombuffer(b"".join(parts) or b"\0", np.uint8).copy(), starts,
+                 anchored_start, anchored_end, negate)
+
+
+def _test_like(test: _Like, column: Column, data: np.ndarray, validity: np.ndarray,
+               keep: np.ndarray) -> int:
+    """AND ``test`` into ``keep``; NULL matches neither LIKE nor NOT LIKE."""
+    offsets = np.require(column.offsets, np.int64, ["C", "W"])
+    if len(test.starts) == 1:  # '' matches the empty string; '%' ... anything
+        hit = np.diff(offsets) == 0 if test.anchored_start and test.anchored_end else \
+            np.ones(len(keep), bool)
+    else:
+        hit = np.empty(len(keep), bool)
+        like_kernels.like_pieces(data, offsets, test.pieces, test.starts, test.anchored_start,
+                                 test.anchored_end, hit)
+    if test.negate:
+        np.logical_not(hit, out=hit)
+    if len(validity):
+        hit &= validity.view(bool)
+    np.logical_and(keep, hit, out=keep)
+    return int(np.count_nonzero(keep))
 
 
 def _columns_of(test) -> tuple[str, ...]:

@@ -67,6 +67,7 @@ class FieldKind:
     nullable: bool
     domain: str | None
     unit_ns: int = 0  # datetime: nanoseconds per stored unit
+    text: bool = False  # a var-sized ASCII / UTF-8 string: LIKE can read its bytes as stored
 
 
 def field_kinds(schema) -> dict[str, FieldKind]:
@@ -92,7 +93,8 @@ def _kind(name, datatype, cvn, is_dim, nullable) -> FieldKind:
         domain = "float"
     elif cvn == 1 and info.kind == "datetime" and info.unit in _UNIT_NS:
         domain, unit_ns = "datetime", _UNIT_NS[info.unit]
-    return FieldKind(name, int(datatype), is_dim, nullable, domain, unit_ns)
+    text = cvn == VAR_NUM and info.kind == "string" and info.size == 1
+    return FieldKind(name, int(datatype), is_dim, nullable, domain, unit_ns, text)
 
 
 # -- the predicate ------------------------------------------------------------------------------
