@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
@@ -421,23 +422,50 @@ class Evaluator:
     def _case(self, node: exp.Case):
         subject = node.this
         subject_value = self.value(subject) if subject is not None else None
-        conditions, results = [], []
+        conditions, branches = [], []
         for branch in node.args.get("ifs") or []:
             if subject is None:
                 conditions.append(self._boolean_operand(branch.this))
             else:
                 conditions.append(self.compare("equal", subject_value,
                                                self.value(branch.this), branch))
-            results.append(self.value(branch.args["true"]))
-        default = node.args.get("default")
-        results.append(self.value(default) if default is not None else pa.scalar(None))
-        return self._choose(conditions, results, node)
+            branches.append(branch.args["true"])
+        branches.append(node.args.get("default"))
+        return self._choose(conditions, self._branch_values(conditions, branches), node)
 
     def _if(self, node: exp.If):
-        results = [self.value(node.args["true"])]
-        otherwise = node.args.get("false")
-        results.append(self.value(otherwise) if otherwise is not None else pa.scalar(None))
-        return self._choose([self._boolean_operand(node.this)], results, node)
+        conditions = [self._boolean_operand(node.this)]
+        branches = [node.args["true"], node.args.get("false")]
+        return self._choose(conditions, self._branch_values(conditions, branches), node)
+
+    def _branch_values(self, conditions, branches) -> list:
+        """Each branch's value (None: NULL).  Over every row when that works; when a branch
+        raises (a division by zero, an overflow, a failed cast), over the rows that choose it
+        only, as DuckDB evaluates a branch: ``CASE WHEN g <> 0 THEN v // g END`` is no error
+        where g = 0 (NULL elsewhere)."""
+        values = []
+        for index, branch in enumerate(branches):
+            if branch is None:
+                values.append(pa.scalar(None))
+                continue
+            try:
+                values.append(self.value(branch))
+            except SqlError:
+                values.append(self._value_where(branch, _chosen(conditions, index,
+                                                                 self.table.num_rows)))
+        return values
+
+    def _value_where(self, node: exp.Expression, rows: np.ndarray):
+        """``node`` evaluated over the rows ``rows`` only, NULL elsewhere (an error in those
+        rows is raised)."""
+        if rows.all():
+            return self.value(node)
+        positions = np.flatnonzero(rows)
+        part = type(self)(self.table.take(pa.array(positions)), self.sql, self.budget)
+        value = broadcast(part.value(node), len(positions))
+        index = np.full(len(rows), -1, dtype=np.int64)
+        index[positions] = np.arange(len(positions))
+        return value.take(pa.array(index, mask=index < 0))
 
     def _choose(self, conditions, results, node):
         target = common_type([r.type for r in results])
@@ -530,6 +558,24 @@ class Evaluator:
             raise UnsupportedSql(f"unsupported SQL function {name}()")
         values = [self.value(arg) for arg in args]
         return call(function, Call(name, node, tuple(args), self.sql), values)
+
+
+def _chosen(conditions, index: int, length: int) -> np.ndarray:
+    """The rows whose CASE picks branch ``index``: its condition true, no earlier one (the
+    default, ``index == len(conditions)``: none true)."""
+    taken = np.zeros(length, dtype=bool)
+    for condition in conditions[:index]:
+        taken |= _true_rows(condition, length)
+    if index == len(conditions):
+        return ~taken
+    return _true_rows(conditions[index], length) & ~taken
+
+
+def _true_rows(condition, length: int) -> np.ndarray:
+    if isinstance(condition, pa.Scalar):
+        return np.full(length, bool(condition.as_py()))
+    return np.asarray(pc.fill_null(condition, False).to_numpy(zero_copy_only=False),
+                      dtype=bool)
 
 
 def _lowered(value):

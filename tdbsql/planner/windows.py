@@ -114,14 +114,23 @@ class _Split:
         output aliases and constants stay."""
         if isinstance(node, exp.Window):
             return self._window(node)
-        if not _has(node, exp.Window) and not _alias_refs(node):
+        branches = isinstance(node, exp.If) and isinstance(node.parent, exp.Case)
+        if not branches and not _has(node, exp.Window) and not _alias_refs(node):
             if _is_constant(node):
                 return node.copy()
+            if _is_branch(node) and not isinstance(node, exp.Column) and \
+                    node.find(exp.AggFunc, exp.Subquery) is None:
+                # a CASE result is computed for the rows choosing it only (``CASE WHEN g <>
+                # 0 THEN v // g``): its columns come from the rows step, not the expression
+                return node.transform(lambda n: exp.column(
+                    self._lift(n), self.windowed_name, quoted=True)
+                    if isinstance(n, exp.Column) else n)
             return exp.column(self._lift(node), self.windowed_name, quoted=True)
         if isinstance(node, exp.Column):  # an output alias (ORDER BY x)
             return node.copy()
+        original = node
         node = node.copy()
-        for key, value in list(node.args.items()):
+        for key, value in list(original.args.items()):
             if isinstance(value, exp.Expression):
                 node.set(key, self.rewrite(value))
             elif isinstance(value, list):
@@ -254,6 +263,15 @@ def _with_outputs(condition: exp.Expression, outputs: dict[str, exp.Expression])
         if not column.table and column.name in outputs:
             column.replace(outputs[column.name].unalias().copy())
     return condition
+
+
+def _is_branch(node: exp.Expression) -> bool:
+    """Is ``node`` a result of a CASE / IF (not a condition)?  A CASE's WHEN branches are
+    ``If`` nodes kept as they are (lifting one whole made the CASE unreadable)."""
+    parent = node.parent
+    if isinstance(parent, exp.If):
+        return node.arg_key in ("true", "false")
+    return isinstance(parent, exp.Case) and node.arg_key == "default"
 
 
 def _has(node: exp.Expression, kind) -> bool:
