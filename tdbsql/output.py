@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+import numpy as np
 import pyarrow as pa
 
 MAX_CELL = 60
@@ -33,19 +34,30 @@ def write_table(table: pa.Table, fmt: str, output: str | None) -> None:
             f.write(text)
 
 
-def _cell(value) -> str:
+def _cell(value, single: bool = False) -> str:
     if value is None:
         return "NULL"
     if isinstance(value, bytes):
         return "0x" + value.hex()
-    text = str(value)
+    text = _single(value) if single else str(value)
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+
+
+def _single(value: float) -> str:
+    """A FLOAT (float32) value in the fewest digits that read back as it (12.7, as DuckDB
+    prints it, not the float64 12.699999809265137 it widens to)."""
+    return str(np.float32(value))
+
+
+def _is_single(data_type: pa.DataType) -> bool:
+    return pa.types.is_float32(data_type) or pa.types.is_float16(data_type)
 
 
 def render_table(table: pa.Table) -> str:
     """An aligned text table with a row count, numbers right-aligned."""
     names = table.column_names
-    rows = [[_cell(v) for v in row.values()] for row in table.to_pylist()]
+    single = [_is_single(t) for t in table.schema.types]
+    rows = [[_cell(v, f) for v, f in zip(row.values(), single)] for row in table.to_pylist()]
     widths = [max([len(n)] + [len(r[i]) for r in rows]) for i, n in enumerate(names)]
     numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) for t in table.schema.types]
 
@@ -75,4 +87,11 @@ def render_json(table: pa.Table) -> str:
             return value.hex()
         return str(value)
 
-    return "\n".join(json.dumps(row, default=default) for row in table.to_pylist()) + "\n"
+    singles = [name for name, t in zip(table.column_names, table.schema.types) if _is_single(t)]
+    rows = table.to_pylist()
+    for row in rows:
+        for name in singles:
+            value = row[name]
+            if value is not None and np.isfinite(value):
+                row[name] = float(_single(value))
+    return "\n".join(json.dumps(row, default=default) for row in rows) + "\n"

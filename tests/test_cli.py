@@ -28,6 +28,20 @@ def test_query_table_output():
     assert "Oslo" in proc.stdout and "Lima" in proc.stdout
 
 
+def test_float_values_print_as_duckdb_prints_them():
+    """A FLOAT (float32) cell shows its shortest digits (12.7), not the float64 it widens to
+    (12.699999809265137), in the table and in JSON lines."""
+    from tdbsql.output import render_json, render_table
+
+    table = pa.table({"f": pa.array([12.7, 1e20, None], pa.float32()),
+                      "d": pa.array([12.7, 0.1, 2.5])})
+    lines = render_table(table).splitlines()
+    assert [line.split("|")[0].strip() for line in lines[2:5]] == ["12.7", "1e+20", "NULL"]
+    assert [line.split("|")[1].strip() for line in lines[2:5]] == ["12.7", "0.1", "2.5"]
+    assert [json.loads(line)["f"] for line in render_json(table).splitlines()] == \
+        [12.7, 1e20, None]
+
+
 def test_query_sql_from_stdin_and_csv():
     proc = run("query", "-", SAMPLE, "--format", "csv",
                stdin="SELECT day, station FROM array WHERE day = 0 ORDER BY station")
