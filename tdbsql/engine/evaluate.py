@@ -555,9 +555,24 @@ class Evaluator:
         if function is None and isinstance(node, exp.Anonymous):
             raise self.error(f"unknown function {name}()", node)
         if function is None:
-            raise UnsupportedSql(f"unsupported SQL function {name}()")
+            raise UnsupportedSql(f"unsupported SQL function {_written_name(node, name)}()")
         values = [self.value(arg) for arg in args]
         return call(function, Call(name, node, tuple(args), self.sql), values)
+
+
+def _written_name(node, name: str) -> str:
+    """A function's name as DuckDB spells it (sqlglot renames: ``regexp_matches`` is its
+    RegexpLike, ``strftime`` its TimeToStr), for messages."""
+    text = node.sql(dialect="duckdb")
+    head = text.split("(", 1)[0]
+    return head.lower() if "(" in text and head.replace("_", "").isalnum() else name
+
+
+def _bitwise(name: str):
+    def handler(ev, node):
+        args = [node.this] if isinstance(node, exp.BitwiseNot) else [node.this, node.expression]
+        return ev._call(name, node, args)
+    return handler
 
 
 def _chosen(conditions, index: int, length: int) -> np.ndarray:
@@ -620,6 +635,9 @@ _HANDLERS = {
     exp.IntDiv: arithmetic.integer_divide, exp.Mod: arithmetic.modulo,
     exp.Neg: arithmetic.negate, exp.Pow: Evaluator._pow,
     exp.DPipe: Evaluator._dpipe,
+    exp.BitwiseAnd: _bitwise("&"), exp.BitwiseOr: _bitwise("|"), exp.BitwiseXor: _bitwise("xor"),
+    exp.BitwiseNot: _bitwise("~"), exp.BitwiseLeftShift: _bitwise("<<"),
+    exp.BitwiseRightShift: _bitwise(">>"),
     exp.ArraySize: list_ops.array_size, exp.ArrayFilter: list_ops.array_filter,
     exp.ArrayAny: list_ops.array_any,
     exp.Window: lambda ev, node: window_value(ev, node),

@@ -160,6 +160,31 @@ def call(function: Function, ctx: Call, values: list):
     return function.impl(ctx, *values)
 
 
+def python_map(fn, out_type: pa.DataType, *values):
+    """``fn`` applied in Python to each row's argument values (None where one is NULL), for
+    functions Arrow has no kernel for.  When every argument but the first is a constant it
+    runs once per distinct first value.  ``fn`` returns a Python value of ``out_type``."""
+    values = [plain(v) for v in values]
+    arrays = [v for v in values if not isinstance(v, pa.Scalar)]
+    if any(isinstance(v, pa.Scalar) and not v.is_valid for v in values):
+        return null_like(arrays[0], out_type) if arrays else pa.scalar(None, out_type)
+    if not arrays:
+        return pa.scalar(fn(*(v.as_py() for v in values)), out_type)
+    arrays = [v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v for v in arrays]
+    first = values[0]
+    if not isinstance(first, pa.Scalar) and len(arrays) == 1:
+        rest = [v.as_py() for v in values[1:]]
+        distinct = pc.unique(arrays[0])
+        mapped = pa.array([None if x is None else fn(x, *rest)
+                           for x in distinct.to_pylist()], out_type)
+        return pc.take(mapped, pc.index_in(arrays[0], value_set=distinct))
+    length = len(arrays[0])
+    columns = [[v.as_py()] * length if isinstance(v, pa.Scalar)
+               else (v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v).to_pylist()
+               for v in values]
+    return pa.array([None if None in row else fn(*row) for row in zip(*columns)], out_type)
+
+
 # --- sqlglot's typed function nodes ---------------------------------------------------------
 
 
@@ -171,6 +196,10 @@ def call_shape(node: exp.Func) -> tuple[str, list]:
         unit = node.args["unit"]
         return "date_trunc", [unit if isinstance(unit, exp.Null)  # date_trunc(NULL, t)
                               else exp.Literal.string(unit.name), node.this]
+    if isinstance(node, exp.DateDiff):  # sqlglot: this = end, expression = start
+        unit = node.args.get("unit")
+        part = unit if unit is None or isinstance(unit, exp.Null) else exp.Literal.string(unit.name)
+        return "datediff", [node.this, node.expression, part or exp.Literal.string("day")]
     if isinstance(node, exp.Pad):
         name = "lpad" if node.args.get("is_left") else "rpad"
         return name, [a for a in (node.this, node.expression, node.args.get("fill_pattern"))
@@ -288,4 +317,4 @@ def _typeof(ctx, value):
 
 
 # The function families register into REGISTRY when imported (they import ``register`` above).
-from . import functions_math, functions_text  # noqa: E402,F401
+from . import functions_dates, functions_math, functions_text  # noqa: E402,F401

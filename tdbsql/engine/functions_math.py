@@ -8,17 +8,24 @@ logarithms return DOUBLE; ``log(x)`` is log10 and ``log(b, x)`` log base b; ``si
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .functions import register, unify
-from .value_types import kind
+from ..errors import UnsupportedSql
+from .functions import python_map, register, unify
+from .value_types import kind, plain
 
 # One DOUBLE argument in, a DOUBLE out: (name, aliases, Arrow kernel).
 _DOUBLE_FUNCTIONS = (
     ("floor", (), pc.floor), ("ceil", ("ceiling",), pc.ceil), ("trunc", (), pc.trunc),
     ("sqrt", (), pc.sqrt), ("exp", (), pc.exp), ("ln", (), pc.ln), ("log10", (), pc.log10),
-    ("log2", (), pc.log2),
+    ("log2", (), pc.log2), ("sin", (), pc.sin), ("cos", (), pc.cos), ("tan", (), pc.tan),
+    ("asin", (), pc.asin), ("acos", (), pc.acos), ("atan", (), pc.atan),
+    ("degrees", (), lambda x: pc.multiply(x, 180.0 / math.pi)),
+    ("radians", (), lambda x: pc.multiply(x, math.pi / 180.0)),
 )
 
 
@@ -30,6 +37,16 @@ def _on_double(kernel):
 
 for _name, _aliases, _kernel in _DOUBLE_FUNCTIONS:
     register(_name, 1, aliases=_aliases)(_on_double(_kernel))
+
+
+@register("pi", 0)
+def _pi(ctx):
+    return pa.scalar(math.pi)
+
+
+@register("atan2", 2)
+def _atan2(ctx, y, x):
+    return pc.atan2(ctx.double(y, 0), ctx.double(x, 1))
 
 
 @register("abs", 1)
@@ -106,3 +123,140 @@ def _extreme(ctx, values, greatest: bool):
             any_nan = nan if any_nan is None else pc.or_(any_nan, nan)
         result = pc.if_else(any_nan, pa.scalar(float("nan"), target), result)
     return result
+
+
+# --- more numeric functions: numpy where Arrow has no kernel ---------------------------------
+
+
+def _numpy_unary(x, fn, out_type):
+    """``fn`` over a numeric Arrow value's numpy values, NULLs kept."""
+    if isinstance(x, pa.Scalar):
+        return pa.scalar(fn(np.asarray([x.as_py()]))[0].item() if x.is_valid else None, out_type)
+    if isinstance(x, pa.ChunkedArray):
+        x = x.combine_chunks()
+    filled = x.fill_null(0).to_numpy(zero_copy_only=False)
+    return pa.array(fn(filled), out_type, mask=x.is_null().to_numpy(zero_copy_only=False))
+
+
+@register("cbrt", 1)
+def _cbrt(ctx, x):
+    return _numpy_unary(ctx.double(x, 0), np.cbrt, pa.float64())
+
+
+@register("isnan", 1, aliases=("is_nan",))
+def _isnan(ctx, x):
+    return pc.is_nan(ctx.double(x, 0))
+
+
+@register("isinf", 1, aliases=("is_inf",))
+def _isinf(ctx, x):
+    return pc.is_inf(ctx.double(x, 0))
+
+
+@register("isfinite", 1)
+def _isfinite(ctx, x):
+    return pc.is_finite(ctx.double(x, 0))
+
+
+@register("even", 1)
+def _even(ctx, x):
+    """Away from zero to the nearest even integer, as a DOUBLE (DuckDB's even)."""
+    def even(values):
+        away = np.where(values >= 0, np.ceil(values), np.floor(values))
+        return away + np.where(away % 2 != 0, np.sign(away), 0)
+    return _numpy_unary(ctx.double(x, 0), even, pa.float64())
+
+
+@register("gcd", 2, aliases=("greatest_common_divisor",))
+def _gcd(ctx, a, b):
+    return _integer_pair(ctx, a, b, math.gcd)
+
+
+@register("lcm", 2, aliases=("least_common_multiple",))
+def _lcm(ctx, a, b):
+    return _integer_pair(ctx, a, b, lambda x, y: abs(math.lcm(x, y)))
+
+
+def _integer_pair(ctx, a, b, fn):
+    a, b = ctx.integer(a, 0), ctx.integer(b, 1)
+    return python_map(fn, pa.int64(), a, b)
+
+
+@register("factorial", 1)
+def _factorial(ctx, n):
+    def factorial(value):
+        if value > 20:  # DuckDB's result is a HUGEINT up to 33!
+            raise UnsupportedSql(f"factorial({value}) past BIGINT is not supported")
+        return math.factorial(max(value, 0)) if value >= 0 else 1
+    return python_map(factorial, pa.int64(), ctx.integer(n, 0))
+
+
+@register("bit_count", 1)
+def _bit_count(ctx, x):
+    """Set bits of an integer's two's complement at its own width (DuckDB's bit_count)."""
+    x = ctx.number(x, 0)
+    if kind(x.type) not in ("int", "uint"):
+        raise ctx.error(f"expects an integer, got {x.type}", 0)
+    unsigned = np.dtype(f"uint{x.type.bit_width}")
+    return _numpy_unary(x, lambda v: np.bitwise_count(v.astype(unsigned)), pa.int8())
+
+
+# --- bitwise operators -----------------------------------------------------------------------
+
+
+def _integers(ctx, values):
+    values = [pc.cast(plain(v), pa.int64()) if kind(plain(v).type) == "null"
+              else ctx.number(v, i) for i, v in enumerate(values)]
+    for index, value in enumerate(values):
+        if kind(value.type) not in ("int", "uint"):
+            raise ctx.error(f"bitwise operators take integers, got {value.type}", index)
+    return unify(ctx, values)
+
+
+@register("&", 2)
+def _bit_and(ctx, a, b):
+    return pc.bit_wise_and(*_integers(ctx, (a, b)))
+
+
+@register("|", 2)
+def _bit_or(ctx, a, b):
+    return pc.bit_wise_or(*_integers(ctx, (a, b)))
+
+
+@register("xor", 2)
+def _bit_xor(ctx, a, b):
+    return pc.bit_wise_xor(*_integers(ctx, (a, b)))
+
+
+@register("~", 1)
+def _bit_not(ctx, a):
+    return pc.bit_wise_not(_integers(ctx, (a,))[0])
+
+
+@register("<<", 2)
+def _shift_left(ctx, a, b):
+    """DuckDB refuses a negative number, a shift past the width and an overflow."""
+    a, b = _integers(ctx, (a, b))
+    return python_map(lambda x, n: _left_shift(ctx, x, n, a.type.bit_width), a.type, a, b)
+
+
+def _left_shift(ctx, x: int, n: int, width: int) -> int:
+    if x < 0:
+        raise ctx.error(f"Cannot left-shift negative number {x}")
+    if n < 0:
+        raise ctx.error(f"Cannot left-shift by negative number {n}")
+    if n >= width:
+        raise ctx.error(f"Left-shift value {n} is out of range")
+    if x >> (width - 1 - n):
+        raise ctx.error(f"Overflow in left shift ({x} << {n})")
+    return x << n
+
+
+@register(">>", 2)
+def _shift_right(ctx, a, b):
+    a, b = _integers(ctx, (a, b))
+    width = a.type.bit_width
+
+    def shift(x, n):  # DuckDB: 0 past the width or by a negative number
+        return 0 if n >= width or n < 0 else x >> n
+    return python_map(shift, a.type, a, b)

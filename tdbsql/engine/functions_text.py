@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
-from .functions import register
+from .functions import python_map, register
 from .value_types import join_strings, kind, null_like, plain
 
 # One string argument in, a string out: (name, aliases, Arrow kernel).
@@ -252,3 +252,103 @@ def _pad(ctx, s, width, fill, left: bool):
         padding = pc.take(prefixes, pc.index_in(missing, value_set=shortfalls))
     parts = (padding, cut) if left else (cut, padding)
     return join_strings(list(parts), "emit_null")
+
+
+# --- split_part, concat_ws, regular expressions, ascii / chr ---------------------------------
+
+
+@register("split_part", 3)
+def _split_part(ctx, s, delimiter, index):
+    """The index-th (1-based; negative: from the end) piece of s split at delimiter; '' past
+    either end or at 0; an empty delimiter splits into characters (DuckDB's split_part)."""
+    def part(text, sep, position):
+        pieces = text.split(sep) if sep else list(text) or [""]
+        if position == 0 or abs(position) > len(pieces):
+            return ""
+        return pieces[position - 1] if position > 0 else pieces[position]
+    return python_map(part, pa.string(), ctx.string(s, 0), ctx.string(delimiter, 1),
+                      ctx.integer(index, 2))
+
+
+@register("concat_ws", 2, None)
+def _concat_ws(ctx, separator, *values):
+    """The non-NULL values joined by separator (NULL only when the separator is)."""
+    parts = [as_text(ctx, plain(value), index + 1) for index, value in enumerate(values)]
+    separator = ctx.string(separator, 0)
+    if all(isinstance(v, pa.Scalar) for v in (*parts, separator)):  # Arrow fails on these
+        pieces = [v.as_py() for v in parts if v.is_valid]
+        return pa.scalar(separator.as_py().join(pieces) if separator.is_valid else None,
+                         pa.string())
+    return pc.binary_join_element_wise(*parts, separator, null_handling="skip")
+
+
+def _regex_options(ctx, options, index: int) -> str:
+    flags = "" if options is None else ctx.constant(ctx.string(options, index), index, "option")
+    if flags is None or set(flags) - set("cigmnsl"):
+        raise UnsupportedSql(f"{ctx.name}() option {flags!r} is not supported")
+    return flags
+
+
+def _constant_pattern(ctx, pattern, index: int) -> str | None:
+    return ctx.constant(ctx.string(pattern, index), index, "pattern")
+
+
+@register("regexp_matches", 2, 3, aliases=("regexp_like",))
+def _regexp_matches(ctx, s, pattern, options=None):
+    """Does a match of pattern (RE2, as DuckDB) occur anywhere in s?"""
+    s, regex = ctx.string(s, 0), _constant_pattern(ctx, pattern, 1)
+    flags = _regex_options(ctx, options, 2)
+    if regex is None:
+        return null_like(s, pa.bool_())
+    return pc.match_substring_regex(s, regex, ignore_case="i" in flags)
+
+
+@register("regexp_replace", 3, 4)
+def _regexp_replace(ctx, s, pattern, replacement, options=None):
+    """The first match (every match with option 'g') replaced; ``\\1`` names a group."""
+    s, regex = ctx.string(s, 0), _constant_pattern(ctx, pattern, 1)
+    new = ctx.constant(ctx.string(replacement, 2), 2, "replacement")
+    flags = _regex_options(ctx, options, 3)
+    if regex is None or new is None:
+        return null_like(s, pa.string())
+    if "i" in flags:
+        regex = "(?i)" + regex
+    return pc.replace_substring_regex(s, regex, new,
+                                      max_replacements=None if "g" in flags else 1)
+
+
+@register("regexp_extract", 2, 3)
+def _regexp_extract(ctx, s, pattern, group=None):
+    """The group-th group (0: the whole match) of the first match; '' without a match."""
+    import re
+
+    regex = _constant_pattern(ctx, pattern, 1)
+    number = 0 if group is None else ctx.constant(group, 2, "group")
+    if regex is None or number is None:
+        return null_like(plain(s), pa.string())
+    try:
+        compiled = re.compile(regex)
+    except re.error as err:
+        raise ctx.error(f"invalid regular expression: {err}", 1) from None
+    if not isinstance(number, int) or number < 0:
+        raise ctx.error(f"the group must be a non-negative integer, got {number!r}", 2)
+
+    def extract(text):  # a group past the pattern's is '', as in DuckDB
+        found = compiled.search(text)
+        return (found.group(number) or "") if found and number <= compiled.groups else ""
+    return python_map(extract, pa.string(), ctx.string(s, 0))
+
+
+@register("ascii", 1)
+def _ascii(ctx, s):
+    """The code point of the first character (0 for '')."""
+    return python_map(lambda text: ord(text[0]) if text else 0, pa.int32(), ctx.string(s, 0))
+
+
+@register("chr", 1)
+def _chr(ctx, code):
+    def character(number):
+        if not 0 <= number <= 0x10FFFF:
+            raise ctx.error(f"invalid Unicode code point {number}", 0)
+        return chr(number)
+    return python_map(character, pa.string(), ctx.integer(code, 0))

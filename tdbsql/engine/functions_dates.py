@@ -1,0 +1,174 @@
+"""Date functions beyond date_part / date_trunc, registered into ``functions.REGISTRY``.
+
+In: evaluated arguments and the ``Call``.  Out: an Arrow value.  DuckDB's semantics:
+``date_diff(part, start, end)`` counts the part's boundaries crossed (``'minute'`` from 10:00:59
+to 10:01:00 is 1); ``last_day`` is a DATE; ``dayname`` / ``monthname`` are English;
+``make_date`` refuses a day its month does not have; ``epoch_ms(n)`` is a TIMESTAMP,
+``epoch_ms(t)`` a BIGINT; ``to_timestamp(seconds)`` a TIMESTAMP WITH TIME ZONE; ``strftime``
+and ``strptime`` take C format codes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import datetime_ops as dto
+from .functions import python_map, register
+from .value_types import kind, null_like, plain
+
+_US = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute": 60_000_000,
+       "hour": 3_600_000_000, "day": 86_400_000_000}
+_MONTHS = {"month": 1, "quarter": 3, "year": 12, "decade": 120, "century": 1200,
+           "millennium": 12000}
+
+
+def _micros(value):
+    """DATE / TIMESTAMP values as int64 microseconds since the epoch."""
+    return pc.cast(pc.cast(dto.to_timestamp(value), pa.timestamp("us")), pa.int64())
+
+
+@register("datediff", 3, aliases=("date_diff",))
+def _date_diff(ctx, end, start, part):
+    """sqlglot hands the arguments as (end, start, part)."""
+    name = part.as_py() if isinstance(part, pa.Scalar) else None
+    if not isinstance(name, str):
+        name = ctx.constant(ctx.string(part, 2), 2, "date part")
+        if name is None:
+            return null_like(plain(end), pa.int64())
+    unit = dto.spelled(name)
+    start, end = ctx.temporal(start, 1), ctx.temporal(end, 0)
+    if unit in _US:
+        per = _US[unit]
+        return pc.subtract(_floor_div(_micros(end), per), _floor_div(_micros(start), per))
+    if unit == "week":  # whole weeks between the days (DuckDB: days / 7, toward zero)
+        days = pc.subtract(_floor_div(_micros(end), _US["day"]),
+                           _floor_div(_micros(start), _US["day"]))
+        return _toward_zero_div(days, 7)
+    if unit in _MONTHS:
+        months = pc.subtract(_month_number(end), _month_number(start))
+        if unit == "month":
+            return months
+        per = _MONTHS[unit]
+        return pc.subtract(_floor_div(_month_number(end), per),
+                           _floor_div(_month_number(start), per))
+    raise ctx.error(f"unsupported date part {name!r}", 2)
+
+
+def _month_number(value):
+    return pc.add(pc.multiply(pc.cast(pc.year(value), pa.int64()), 12),
+                  pc.subtract(pc.cast(pc.month(value), pa.int64()), 1))
+
+
+def _floor_div(value, divisor: int):
+    return pc.cast(pc.floor(pc.divide(pc.cast(value, pa.float64()), float(divisor)))
+                   if divisor > 2**20 else _exact_floor_div(value, divisor), pa.int64())
+
+
+def _exact_floor_div(value, divisor: int):
+    quotient = pc.divide(value, divisor)  # integer division truncates toward zero
+    adjust = pc.and_(pc.not_equal(pc.multiply(quotient, divisor), value), pc.less(value, 0))
+    return pc.subtract(quotient, pc.cast(adjust, pa.int64()))
+
+
+def _toward_zero_div(value, divisor: int):
+    return pc.divide(value, divisor)
+
+
+@register("last_day", 1)
+def _last_day(ctx, value):
+    """The last day of the value's month, as a DATE."""
+    value = ctx.temporal(value, 0)
+    days = pc.cast(pc.cast(dto.to_timestamp(value), pa.timestamp("us")), pa.date32())
+    return _numpy_dates(days, lambda d: ((d.astype("M8[M]") + 1).astype("M8[D]")
+                                         - np.timedelta64(1, "D")))
+
+
+def _numpy_dates(days, fn):
+    if isinstance(days, pa.Scalar):
+        if not days.is_valid:
+            return days
+        return pa.scalar(fn(np.asarray([days.as_py()], "M8[D]"))[0].item(), pa.date32())
+    if isinstance(days, pa.ChunkedArray):
+        days = days.combine_chunks()
+    as_numpy = days.fill_null(0).to_numpy(zero_copy_only=False).astype("M8[D]")
+    return pa.array(fn(as_numpy), pa.date32(), mask=days.is_null().to_numpy(zero_copy_only=False))
+
+
+@register("dayname", 1)
+def _dayname(ctx, value):
+    return _formatted(ctx.temporal(value, 0), "%A")
+
+
+@register("monthname", 1)
+def _monthname(ctx, value):
+    return _formatted(ctx.temporal(value, 0), "%B")
+
+
+def _formatted(value, code: str):
+    return pc.strftime(pc.cast(dto.to_timestamp(value), pa.timestamp("s")), format=code,
+                       locale="C")
+
+
+@register("date_from_parts", 3, aliases=("make_date",))
+def _make_date(ctx, year, month, day):
+    def make(y, m, d):
+        try:
+            return dt.date(y, m, d)
+        except ValueError:
+            raise ctx.error(f"Date out of range: {y}-{m}-{d}") from None
+    return python_map(make, pa.date32(), ctx.integer(year, 0), ctx.integer(month, 1),
+                      ctx.integer(day, 2))
+
+
+@register("unix_to_time", 1, 2)
+def _unix_to_time(ctx, value, scale=None):
+    """to_timestamp(seconds) (scale None) and epoch_ms(n) (scale 3) as sqlglot names them;
+    epoch_ms of a DATE / TIMESTAMP is its milliseconds since the epoch instead."""
+    value = plain(value)
+    if scale is None:
+        seconds = ctx.double(value, 0)
+        micros = pc.cast(pc.round(pc.multiply(seconds, 1e6)), pa.int64())
+        return pc.cast(micros, pa.timestamp("us", tz="UTC"))
+    if kind(value.type) in ("date", "timestamp"):
+        return _floor_div(_micros(value), 1000)
+    millis = ctx.integer(value, 0)
+    return pc.cast(pc.multiply_checked(millis, 1000), pa.timestamp("us"))
+
+
+@register("epoch_ms", 1)
+def _epoch_ms(ctx, value):
+    return _unix_to_time(ctx, value, pa.scalar(3))
+
+
+@register("epoch_us", 1)
+def _epoch_us(ctx, value):
+    return _micros(ctx.temporal(value, 0))
+
+
+@register("time_to_str", 2, aliases=("strftime",))
+def _strftime(ctx, value, format_):
+    code = ctx.constant(ctx.string(format_, 1), 1, "format")
+    value = ctx.temporal(value, 0)
+    if code is None:
+        return null_like(value, pa.string())
+    stamps = pc.cast(dto.to_timestamp(value), pa.timestamp("us"))
+    return python_map(lambda stamp: stamp.strftime(code), pa.string(), stamps)
+
+
+@register("str_to_time", 2, aliases=("strptime",))
+def _strptime(ctx, text, format_):
+    code = ctx.constant(ctx.string(format_, 1), 1, "format")
+
+    def parse(value, fmt):
+        try:
+            return dt.datetime.strptime(value, fmt)
+        except ValueError:
+            raise ctx.error(f'Could not parse string "{value}" according to format '
+                            f'specifier "{fmt}"') from None
+    if code is None:
+        return null_like(plain(text), pa.timestamp("us"))
+    return python_map(parse, pa.timestamp("us"), ctx.string(text, 0), pa.scalar(code))
