@@ -275,3 +275,26 @@ def test_dense_arrays_are_summed_too(tmp_path):
     sql = "SELECT g, sum(x), avg(x * 2 - 1), count(*), min(x), max(x) FROM t GROUP BY g"
     _assert_equal(uri, oracle, sql)
     assert _summed_tiles(sql, uri) > 0
+
+
+def test_shared_registers_follow_structure_not_sql_text():
+    """``x - (y + z)`` built without a Paren prints as ``x - y + z``, like ``(x - y) + z``: the
+    compiler tells them apart by structure, and shares only what is the same computation."""
+    from sqlglot import exp
+
+    from tdbsql.engine.scan_sums import _Compiler
+
+    fields = {name: type("F", (), {"datatype": tdbsql.datatypes.Datatype.FLOAT64,
+                                   "cell_val_num": 1, "nullable": False})()
+              for name in ("x", "y", "z")}
+    compiler = _Compiler("t", fields, {})
+    x, y, z = (exp.column(name, "t") for name in "xyz")
+    apart = exp.Sub(this=x.copy(), expression=exp.Add(this=y.copy(), expression=z.copy()))
+    grouped = exp.Add(this=exp.Sub(this=x.copy(), expression=y.copy()), expression=z.copy())
+    assert apart.sql() == grouped.sql()
+    first, second = compiler.expression(apart), compiler.expression(grouped)
+    assert first != second
+    again = compiler.expression(exp.Add(this=exp.Sub(this=x.copy(), expression=y.copy()),
+                                        expression=z.copy()))
+    assert again == second  # the same computation: the same sum
+    assert len(compiler.code) == 4  # y + z, x - (y + z), x - y, (x - y) + z

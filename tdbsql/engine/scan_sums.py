@@ -245,8 +245,9 @@ class ScanSums:
 
 class _Compiler:
     """Arithmetic expressions -> one ``kernels.expression_sums`` code for them all: a register
-    per stored column read and per distinct subexpression (by SQL text), so a subexpression
-    two sums share is computed once."""
+    per stored column read and per distinct operation (the same opcode on the same registers
+    or number: by structure, not by SQL text, which drops parentheses), so a subexpression
+    two sums share is computed once, and two sums of the same value share one."""
 
     def __init__(self, scan_name: str, fields: dict, operands: dict):
         self.scan_name, self.fields, self.operands = scan_name, fields, operands
@@ -254,25 +255,20 @@ class _Compiler:
         self.constants: list[float] = []
         self.code: list[tuple[int, int, int, int]] = []
         self.results: list[int] = []  # per expression, its register
-        self._registers: dict[str, int] = {}  # subexpression SQL -> register
-        self._expressions: dict[str, int] = {}  # expression SQL -> index in ``results``
+        self._emitted: dict[tuple, int] = {}  # (opcode, register, register or number) -> register
 
     def expression(self, node: exp.Expression) -> int | None:
         """The index of ``node``'s sum, or None when it cannot be compiled (then nothing of
         it is kept)."""
-        node = _operand(node, self.operands) or node
-        text = node.sql()
-        if text not in self._expressions:
-            kept = (len(self.columns), len(self.constants), len(self.code),
-                    dict(self._registers))
-            register = self._register(node)
-            if register is None:
-                del self.columns[kept[0]:], self.constants[kept[1]:], self.code[kept[2]:]
-                self._registers = kept[3]
-                return None
-            self._expressions[text] = len(self.results)
+        kept = (len(self.columns), len(self.constants), len(self.code), dict(self._emitted))
+        register = self._register(_operand(node, self.operands) or node)
+        if register is None:
+            del self.columns[kept[0]:], self.constants[kept[1]:], self.code[kept[2]:]
+            self._emitted = kept[3]
+            return None
+        if register not in self.results:
             self.results.append(register)
-        return self._expressions[text]
+        return self.results.index(register)
 
     def matrix(self) -> np.ndarray:
         return np.array(self.code, np.int64).reshape(-1, 4)
@@ -283,19 +279,12 @@ class _Compiler:
         alone are exact integer or decimal arithmetic, with overflow errors: the
         evaluator's, ``9007199254740993 - 1``), or needs more than ``REGISTERS``."""
         node = _bare(node, self.operands)
-        text = node.sql()
-        if text in self._registers:
-            return self._registers[text]
         if isinstance(node, exp.Neg):
             inner = self._register(node.this) if node.find(exp.Column) else None
-            register = None if inner is None else self._emit(program.NEGATE, inner, 0)
-        elif type(node) in _OPERATORS:
-            register = self._binary(node) if node.find(exp.Column) else None
-        else:
-            register = self._column(node)
-        if register is not None:
-            self._registers[text] = register
-        return register
+            return None if inner is None else self._emit(program.NEGATE, inner)
+        if type(node) in _OPERATORS:
+            return self._binary(node) if node.find(exp.Column) else None
+        return self._column(node)
 
     def _binary(self, node) -> int | None:
         op = type(node)
@@ -310,8 +299,7 @@ class _Compiler:
                     program.SUBTRACT_CONSTANT
             else:
                 code = program.ADD_CONSTANT if op is exp.Add else program.MULTIPLY_CONSTANT
-            self.constants.append(value)
-            return self._emit(code, register, len(self.constants) - 1)
+            return self._emit(code, register, number=value)
         a = self._register(node.left)
         b = self._register(node.right) if a is not None else None
         return None if b is None else self._emit(_OPERATORS[op], a, b)
@@ -326,12 +314,26 @@ class _Compiler:
             self.columns.append(field)
         return self.columns.index(field)
 
-    def _emit(self, op: int, a: int, b: int) -> int | None:
+    def _emit(self, op: int, a: int, b: int = 0, number: float | None = None) -> int | None:
+        """The register of ``op`` over register ``a`` and register ``b`` or ``number``: an
+        instruction emitted once (a number by its bits: -0.0 is not 0.0)."""
+        key = (op, a, b) if number is None else (op, a, "number", _number_bits(number))
+        if key in self._emitted:
+            return self._emitted[key]
         target = program.COLUMNS + len(self.code)
         if target >= program.REGISTERS:
             return None
+        if number is not None:
+            self.constants.append(number)
+            b = len(self.constants) - 1
         self.code.append((op, target, a, b))
+        self._emitted[key] = target
         return target
+
+
+def _number_bits(number: float) -> int:
+    """A float's bits, to tell numbers apart exactly (-0.0 from 0.0, every NaN the same)."""
+    return int(np.float64(number).view(np.int64))
 
 
 def _bare(node, operands: dict):

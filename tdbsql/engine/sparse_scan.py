@@ -245,6 +245,10 @@ class SparseScan(TileScan):
         kept = stored_keep(keys, column, keep)
         if not kept:  # the tile's other columns are never read
             self.count_tiles_bytes(frag, task.tile_idx, {field: column}, cached)
+        elif not cached:  # the full read finds the key column cached: its disk bytes now
+            with self._stats_lock:
+                self.stats["bytes_read"] += self._tile_file_bytes(frag.metadata, field,
+                                                                  task.tile_idx, column)
         return keep, kept
 
     def _need(self) -> list[str]:
