@@ -130,7 +130,7 @@ class ScanSums:
         grouped = self._groups(pieces, total)
         if grouped is None:
             return None
-        ids, count, first, sizes = grouped
+        ids, count, first, sizes, codes = grouped
         if sizes is None:
             sizes = np.bincount(ids, minlength=count).astype(np.int64)
         sums = self._sums(pieces, ids, count)
@@ -146,8 +146,12 @@ class ScanSums:
                 states[text] = (func, pa.float64(), [pa.array(sums[index]), pa.array(sizes)])
         for text, (func, field) in self.extremes.items():
             states[text] = (func, *_extreme(pieces, field, ids, count, func == "max"))
-        keys = {name: _values_at(array, field, pieces, first)
-                for name, (field, _) in self.keys.items()}
+        if codes is None:  # first rows ascending: each key's cells taken from its tiles
+            keys = {name: _values_at(array, field, pieces, first)
+                    for name, (field, _) in self.keys.items()}
+        else:  # integer keys: their values are the codes (no gather from the tiles)
+            keys = {name: _code_values(array, field, pieces, code[first])
+                    for (name, (field, _)), code in zip(self.keys.items(), codes)}
         coded = sum(any(columns[name].codes is not None for name in self._read())
                     for columns, _ in pieces)
         return Summed(Partial(keys, states, count), len(pieces), coded)
@@ -158,10 +162,11 @@ class ScanSums:
 
     def _groups(self, pieces, total: int):
         """(group id per row, group count, each group's first row, each group's row count or
-        None) over the chunk, or None when a string key is too long to pack."""
+        None, each key's codes when they are its values -- integer keys -- else None) over the
+        chunk, or None when a string key is too long to pack."""
         if not self.keys:
             return np.zeros(total, np.int64), 1, np.zeros(1, np.int64), \
-                np.array([total], np.int64)
+                np.array([total], np.int64), None
         if len(self.keys) <= 2 and all(packed for _, packed in self.keys.values()):
             found = self._string_groups(pieces, total)
             if found != short_string_groups.MANY_GROUPS:
@@ -181,8 +186,9 @@ class ScanSums:
                     out[at:at + length] = column.values[:length]
                 at += length
             codes.append(out)
+        values = not any(packed for _, packed in self.keys.values())
         built = group_rows(codes, total)
-        return built.ids, built.count, built.first, None
+        return built.ids, built.count, built.first, None, codes if values else None
 
     def _string_groups(self, pieces, total: int):
         """``_groups`` for one or two string keys with few groups (at most half of
@@ -212,7 +218,7 @@ class ScanSums:
             if count == short_string_groups.MANY_GROUPS:
                 return count
             at += length
-        return ids, count, first[:count].copy(), sizes[:count].copy()
+        return ids, count, first[:count].copy(), sizes[:count].copy(), None
 
     def _sums(self, pieces, ids: np.ndarray, count: int) -> np.ndarray:
         """(expressions, groups) compensated sums of every expression over the chunk."""
@@ -438,6 +444,12 @@ def _float_field(field) -> bool:
 def _writable(values: np.ndarray, dtype) -> np.ndarray:
     """What a kernel takes: writable and C-contiguous (one specialisation), copied if not."""
     return np.require(values, dtype, ["C", "W"])
+
+
+def _code_values(array, field: str, pieces, codes: np.ndarray) -> pa.Array:
+    """An integer key's values from its int64 codes (its stored values), as Arrow."""
+    dtype = pieces[0][0][field].values.dtype
+    return column_to_arrow(array, field, Column(codes.astype(dtype)))
 
 
 def _values_at(array, field: str, pieces, rows: np.ndarray) -> pa.Array:
