@@ -37,12 +37,9 @@ def group_short_strings(offsets0, data0, offsets1, data1, pair, first_row, slots
             code1 = packed_cell(offsets1, data1, row)
         if code0 < 0 or code1 < 0:
             return LONG_STRING
-        group = _group(code0, code1, slots, count)
+        group, count = _group(code0, code1, slots, count, first, first_row + row)
         if group < 0:
             return MANY_GROUPS
-        if group == count:
-            first[count] = first_row + row
-            count += 1
         ids[row] = group
         sizes[group] += 1
     return count
@@ -64,12 +61,10 @@ def group_coded_strings(codes0, dictionary0, codes1, dictionary1, pair, first_ro
         group = known[cell]
         if group < 0:
             code1 = dictionary1[codes1[row]] if pair else np.int64(0)
-            group = _group(dictionary0[codes0[row]], code1, slots, count)
+            group, count = _group(dictionary0[codes0[row]], code1, slots, count, first,
+                                  first_row + row)
             if group < 0:
                 return MANY_GROUPS
-            if group == count:
-                first[count] = first_row + row
-                count += 1
             known[cell] = group
         ids[row] = group
         sizes[group] += 1
@@ -77,9 +72,10 @@ def group_coded_strings(codes0, dictionary0, codes1, dictionary1, pair, first_ro
 
 
 @jit(inline="always")
-def _group(code0, code1, slots, count):
-    """The group of the packed pair ``(code0, code1)`` in ``slots``: a new group is numbered
-    ``count``; -1 when it would fill half the table."""
+def _group(code0, code1, slots, count, first, row):
+    """(the group of the packed pair ``(code0, code1)`` in ``slots``, the group count): a new
+    group is numbered ``count``, its first row (``row``) noted in ``first``; group -1 when it
+    would fill half the table."""
     capacity = slots.shape[0]
     mask = np.uint64(capacity - 1)
     at = ((np.uint64(code0) * _MIX) ^ np.uint64(code1)) * _MIX >> np.uint64(40) & mask
@@ -87,11 +83,12 @@ def _group(code0, code1, slots, count):
         group = slots[at, 2]
         if group < 0:
             if 2 * (count + 1) > capacity:
-                return np.int64(-1)
+                return np.int64(-1), count
             slots[at, 0] = code0
             slots[at, 1] = code1
             slots[at, 2] = count
-            return np.int64(count)
+            first[count] = row
+            return np.int64(count), count + 1
         if slots[at, 0] == code0 and slots[at, 1] == code1:
-            return group
+            return group, count
         at = (at + np.uint64(1)) & mask

@@ -34,25 +34,14 @@ def float_codes(values, codes, dictionary):
     bits = values.view(np.uint64)
     slots = np.full(_SLOTS, -1, np.int64)
     keys = np.empty(_SLOTS, np.uint64)
-    mask = np.uint64(_SLOTS - 1)
     count = 0
     for row in range(bits.shape[0]):
-        key = bits[row]
-        at = (key * _MIX) >> np.uint64(40) & mask
-        while True:
-            code = slots[at]
-            if code < 0:
-                if count == MOST:
-                    return -1
-                slots[at] = count
-                keys[at] = key
-                dictionary[count] = values[row]
-                code = count
-                count += 1
-                break
-            if keys[at] == key:
-                break
-            at = (at + np.uint64(1)) & mask
+        code = _code(bits[row], slots, keys, count)
+        if code == count:  # a new value
+            if count == MOST:
+                return -1
+            dictionary[count] = values[row]
+            count += 1
         codes[row] = code
     return count
 
@@ -64,27 +53,36 @@ def string_codes(offsets, data, codes, dictionary):
     ``hashing.packed_cell`` packs it.  Returns the number of distinct cells, or -1 past
     ``MOST`` of them or at a cell longer than 7 bytes."""
     slots = np.full(_SLOTS, -1, np.int64)
-    keys = np.empty(_SLOTS, np.int64)
-    mask = np.uint64(_SLOTS - 1)
+    keys = np.empty(_SLOTS, np.uint64)
     count = 0
     for row in range(codes.shape[0]):
-        key = packed_cell(offsets, data, row)
-        if key < 0:
+        cell = packed_cell(offsets, data, row)
+        if cell < 0:
             return -1
-        at = (np.uint64(key) * _MIX) >> np.uint64(40) & mask
-        while True:
-            code = slots[at]
-            if code < 0:
-                if count == MOST:
-                    return -1
-                slots[at] = count
-                keys[at] = key
-                dictionary[count] = key
-                code = count
-                count += 1
-                break
-            if keys[at] == key:
-                break
-            at = (at + np.uint64(1)) & mask
+        code = _code(np.uint64(cell), slots, keys, count)
+        if code == count:
+            if count == MOST:
+                return -1
+            dictionary[count] = cell
+            count += 1
         codes[row] = code
     return count
+
+
+@jit(inline="always")
+def _code(key, slots, keys, count):
+    """The code of ``key`` (uint64) in the open-addressing table ``slots`` / ``keys``; a key
+    not there yet is given ``count``, the next code (the caller checks it is not past
+    ``MOST``: the table then holds a code more than the dictionary, which the caller
+    abandons)."""
+    mask = np.uint64(_SLOTS - 1)
+    at = (key * _MIX) >> np.uint64(40) & mask
+    while True:
+        code = slots[at]
+        if code < 0:
+            slots[at] = count
+            keys[at] = key
+            return np.int64(count)
+        if keys[at] == key:
+            return code
+        at = (at + np.uint64(1)) & mask
