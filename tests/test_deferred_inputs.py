@@ -456,3 +456,26 @@ def test_a_filtered_partner_is_read_first_and_the_source_for_its_keys(engines, m
     # unfiltered on both sides: as planned, the source first
     sql = "SELECT o.id, i.id FROM o, i WHERE o.k32 = i.k32 AND o.id < 3 ORDER BY 1, 2"
     assert_same_rows(con.sql(sql).fetchall(), oracle.sql(sql).fetchall())
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(st.lists(st.integers(-2**63, 2**63 - 1) | st.integers(-20, 60), min_size=1, max_size=300),
+       st.lists(st.integers(0, 40), max_size=40), st.sampled_from([np.int64, np.int32]))
+def test_presence_bitmap_tests_every_value(values, keys, dtype):
+    """``kernels.membership`` against ``np.isin``: values below, inside and past the keys'
+    span (past it they read the bitmap's spare clear bit), NULLs never kept."""
+    from tdbsql.kernels import membership
+
+    raw = np.array(values, np.int64)
+    if dtype is np.int32:
+        raw = np.clip(raw, -2**31, 2**31 - 1)
+    column = raw.astype(dtype)
+    found = KeyFilter(pa.array(sorted(set(keys)), pa.int64()))
+    keep = np.ones(len(column), bool)
+    valid = (np.arange(len(column)) % 5 != 3).astype(np.uint8)
+    kept = membership.keep_present(column, valid, found.low, found.size, found.present, keep)
+    want = np.isin(raw, np.array(keys, np.int64)) & (valid == 1)
+    assert kept == want.sum() and np.array_equal(keep, want)
+    rows = np.empty(len(column), np.int64)
+    hits = membership.rows_present(column, found.low, found.size, found.present, rows)
+    assert np.array_equal(rows[:hits], np.flatnonzero(np.isin(raw, np.array(keys, np.int64))))

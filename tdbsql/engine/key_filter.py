@@ -49,7 +49,8 @@ class KeyFilter:
             low, high = map(int, int_range(values))
             if high - low < PRESENCE_MAX:
                 self.low, self.size = low, high - low + 1
-                self.present = np.zeros((self.size + 7) // 8, np.uint8)  # a bit per value
+                # a bit per value, and bit ``size`` clear (``kernels.membership``)
+                self.present = np.zeros(self.size // 8 + 1, np.uint8)
                 membership.mark_present(values, low, self.present)
 
     def __len__(self) -> int:
