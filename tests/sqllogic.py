@@ -429,6 +429,50 @@ def tdbsql_table(con, sql: str) -> pa.Table:
 # -- checking one record ----------------------------------------------------------------------
 
 
+def differential_check(engines, sql: str, ordered: bool) -> None:
+    """Run ``sql`` through DuckDB and tdbsql (``engines``: (``Oracle``, connection)) and fail
+    unless both refuse it (tdbsql with its own error) or both give the same rows (in order
+    when ``ordered``).  With ``$TDBSQL_DIFF_LOG`` set, a difference is appended to that file
+    instead, so a long randomized run logs every mismatch rather than stopping at the first."""
+    import tdbsql
+
+    oracle, con = engines
+    if isinstance(con, Exception):
+        raise AssertionError(f"tdbsql.connect()/register failed: {type(con).__name__}: {con}")
+    try:
+        want_table = oracle.run(sql)
+    except Exception:  # noqa: BLE001 - DuckDB refuses it: tdbsql must refuse it too
+        try:
+            tdbsql_table(con, sql)
+        except tdbsql.TdbsqlError:
+            return
+        except Exception as err:  # noqa: BLE001
+            return _mismatch(sql, f"raw {type(err).__name__} where DuckDB errs: {err}")
+        return _mismatch(sql, "tdbsql ran a query DuckDB refuses")
+    types = "".join(type_letter(f.type) for f in want_table.schema)
+    want = table_rows(want_table, types)
+    try:
+        got_table = tdbsql_table(con, sql)
+    except Exception as err:  # noqa: BLE001
+        return _mismatch(sql, f"tdbsql raised {type(err).__name__}: {err}")
+    try:
+        got = table_rows(got_table, types)
+    except AssertionError as err:
+        return _mismatch(sql, f"types: {err}")
+    sort = "nosort" if ordered else "rowsort"
+    diff = compare(got, tuple("\t".join(r) for r in arrange(want, types, sort)), types, sort)
+    if diff is not None:
+        _mismatch(sql, diff)
+
+
+def _mismatch(sql: str, message: str) -> None:
+    log = os.environ.get("TDBSQL_DIFF_LOG")
+    if not log:
+        raise AssertionError(f"{message}\n{sql}")
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(f"{sql}\n  {message.splitlines()[0][:300]}\n")
+
+
 class Engines:
     """Connections per distinct array declaration set, made on first use."""
 

@@ -234,53 +234,28 @@ def set_query(draw):
 # -- comparing -------------------------------------------------------------------------------
 
 
-def _run_both(engines, sql: str, ordered: bool) -> None:
-    oracle, con = engines
-    if isinstance(con, Exception):
-        raise AssertionError(f"tdbsql.connect()/register failed: {type(con).__name__}: {con}")
-    try:
-        want_table = oracle.run(sql)
-    except Exception:  # noqa: BLE001 - DuckDB refuses it: tdbsql must refuse it too
-        import tdbsql
-
-        with pytest.raises(tdbsql.TdbsqlError):
-            sqllogic.tdbsql_table(con, sql)
-        return
-    types = "".join(sqllogic.type_letter(f.type) for f in want_table.schema)
-    want = sqllogic.table_rows(want_table, types)
-    try:
-        got_table = sqllogic.tdbsql_table(con, sql)
-    except Exception as err:  # noqa: BLE001
-        raise AssertionError(f"tdbsql raised {type(err).__name__}: {err}\n{sql}") from err
-    got = sqllogic.table_rows(got_table, types)
-    sort = "nosort" if ordered else "rowsort"
-    diff = sqllogic.compare(got, tuple("\t".join(r) for r in sqllogic.arrange(want, types, sort)),
-                            types, sort)
-    assert diff is None, f"{sql}\n{diff}"
-
-
 @settings(max_examples=50, **SETTINGS)
 @given(query=select_query())
 def test_select_where(engines, query):
-    _run_both(engines, *query)
+    sqllogic.differential_check(engines, *query)
 
 
 @settings(max_examples=40, **SETTINGS)
 @given(query=group_query())
 def test_group_by(engines, query):
-    _run_both(engines, *query)
+    sqllogic.differential_check(engines, *query)
 
 
 @settings(max_examples=40, **SETTINGS)
 @given(query=join_query())
 def test_joins(engines, query):
-    _run_both(engines, *query)
+    sqllogic.differential_check(engines, *query)
 
 
 @settings(max_examples=25, **SETTINGS)
 @given(query=set_query())
 def test_set_operations(engines, query):
-    _run_both(engines, *query)
+    sqllogic.differential_check(engines, *query)
 
 
 def test_float_tolerance_is_relative():

@@ -24,8 +24,6 @@ appended to FILE instead of stopping the run.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -639,102 +637,61 @@ def aggregate_query(draw):
 # -- comparing -------------------------------------------------------------------------------
 
 
-def _mismatch(sql: str, message: str) -> None:
-    log = os.environ.get("TDBSQL_DIFF_LOG")
-    if not log:
-        raise AssertionError(f"{message}\n{sql}")
-    with open(log, "a", encoding="utf-8") as out:
-        out.write(f"{sql}\n  {message.splitlines()[0][:300]}\n")
-
-
-def run_both(engines, sql: str, ordered: bool) -> None:
-    import tdbsql
-
-    oracle, con = engines
-    if isinstance(con, Exception):
-        raise AssertionError(f"tdbsql.connect()/register failed: {type(con).__name__}: {con}")
-    try:
-        want_table = oracle.run(sql)
-    except Exception:  # noqa: BLE001 - DuckDB refuses it: tdbsql must refuse it too
-        try:
-            sqllogic.tdbsql_table(con, sql)
-        except tdbsql.TdbsqlError:
-            return
-        except Exception as err:  # noqa: BLE001
-            return _mismatch(sql, f"raw {type(err).__name__} where DuckDB errs: {err}")
-        return _mismatch(sql, "tdbsql ran a query DuckDB refuses")
-    types = "".join(sqllogic.type_letter(f.type) for f in want_table.schema)
-    want = sqllogic.table_rows(want_table, types)
-    try:
-        got_table = sqllogic.tdbsql_table(con, sql)
-    except Exception as err:  # noqa: BLE001
-        return _mismatch(sql, f"tdbsql raised {type(err).__name__}: {err}")
-    try:
-        got = sqllogic.table_rows(got_table, types)
-    except AssertionError as err:
-        return _mismatch(sql, f"types: {err}")
-    sort = "nosort" if ordered else "rowsort"
-    diff = sqllogic.compare(got, tuple("\t".join(r) for r in sqllogic.arrange(want, types, sort)),
-                            types, sort)
-    if diff is not None:
-        _mismatch(sql, diff)
-
-
 @settings(max_examples=MAX_EXAMPLES, **SETTINGS)
 @given(query=window_query())
 def test_windows(engines, query):
-    run_both(engines, *query)
+    sqllogic.differential_check(engines, *query)
 
 
 @settings(max_examples=MAX_EXAMPLES, **SETTINGS)
 @given(query=subquery_query())
 def test_subqueries(engines, query):
-    run_both(engines, *query)
+    sqllogic.differential_check(engines, *query)
 
 
 @settings(max_examples=MAX_EXAMPLES, **SETTINGS)
 @given(query=string_query())
 def test_strings(engines, query):
-    run_both(engines, *query)
+    sqllogic.differential_check(engines, *query)
 
 
 @settings(max_examples=MAX_EXAMPLES, **SETTINGS)
 @given(query=cond_query())
 def test_conditionals(engines, query):
-    run_both(engines, *query)
+    sqllogic.differential_check(engines, *query)
 
 
 @settings(max_examples=MAX_EXAMPLES, **SETTINGS)
 @given(query=expr_query())
 def test_expression_trees(engines, query):
-    run_both(engines, *query)
+    sqllogic.differential_check(engines, *query)
 
 
 @settings(max_examples=MAX_EXAMPLES, **SETTINGS)
 @given(query=nested_query())
 def test_nested_relations(engines, query):
-    run_both(engines, *query)
+    sqllogic.differential_check(engines, *query)
 
 
 @settings(max_examples=MAX_EXAMPLES, **SETTINGS)
 @given(query=date_query())
 def test_dates(engines, query):
-    run_both(engines, *query)
+    sqllogic.differential_check(engines, *query)
 
 
 @settings(max_examples=MAX_EXAMPLES, **SETTINGS)
 @given(query=order_query())
 def test_order_limit(engines, query):
-    run_both(engines, *query)
+    sqllogic.differential_check(engines, *query)
 
 
 @settings(max_examples=MAX_EXAMPLES, **SETTINGS)
 @given(query=setop_query())
 def test_set_operations_ordered(engines, query):
-    run_both(engines, *query)
+    sqllogic.differential_check(engines, *query)
 
 
 @settings(max_examples=MAX_EXAMPLES, **SETTINGS)
 @given(query=aggregate_query())
 def test_aggregates(engines, query):
-    run_both(engines, *query)
+    sqllogic.differential_check(engines, *query)
