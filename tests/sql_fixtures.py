@@ -326,14 +326,37 @@ def sql_arrays(tmp_path_factory) -> dict[str, str]:
     return build_fixtures(str(tmp_path_factory.mktemp("sql_arrays")))
 
 
-def assert_same_rows(got: list[tuple], want: list[tuple], rel: float = 1e-12) -> None:
-    """Rows equal in order: floats to ``rel``, everything else exactly."""
-    import pytest
-
+def assert_same_rows(got: list[tuple], want: list[tuple], rel: float = 1e-12,
+                     absolute: float = 0.0) -> None:
+    """Rows equal in order: floats to ``rel`` (and ``absolute``; NaN equals NaN), everything
+    else exactly."""
     assert len(got) == len(want), (got[:5], want[:5])
     for got_row, want_row in zip(got, want):
         for ours, theirs in zip(got_row, want_row):
             if isinstance(theirs, float):
-                assert ours == pytest.approx(theirs, rel=rel)
+                assert ours == pytest.approx(theirs, rel=rel, abs=absolute, nan_ok=True)
             else:
                 assert ours == theirs
+
+
+def assert_same_table(got: pa.Table, want, rel: float = 1e-12, absolute: float = 1e-9) -> None:
+    """``got`` (tdbsql's result) has DuckDB's column names and, in any order, its rows
+    (``assert_same_rows``).  ``want``: a DuckDB Arrow result (table or batch reader)."""
+    want = want.read_all() if isinstance(want, pa.RecordBatchReader) else want
+    assert got.column_names == want.column_names
+    assert_same_rows(_sorted_rows(got), _sorted_rows(want), rel, absolute)
+
+
+def _sorted_rows(table: pa.Table) -> list[tuple]:
+    key = lambda row: tuple((v is None, str(v)) for v in row)  # noqa: E731
+    return sorted(zip(*[c.to_pylist() for c in table.columns]), key=key)
+
+
+def duckdb_over(path: str, name: str = "t"):
+    """A DuckDB connection holding the cells ``tiledb`` reads from the array at ``path`` as
+    table ``name``."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.register(name, oracle_table(path))
+    return con

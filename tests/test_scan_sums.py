@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -14,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tdbsql
-from sql_fixtures import oracle_table
+from sql_fixtures import assert_same_table, duckdb_over
 from tdbsql.engine import scan_step
 from tdbsql.kernels import expression_sums as K
 
@@ -61,9 +60,7 @@ def table(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def oracle(table):
-    con = duckdb.connect()
-    con.register("t", oracle_table(table))
-    return con
+    return duckdb_over(table)
 
 
 @pytest.fixture(autouse=True)
@@ -110,20 +107,8 @@ def _summed_tiles(sql: str, path: str) -> int:
 
 
 def _assert_equal(path: str, oracle, sql: str) -> None:
-    got = tdbsql.connect().register("t", path).sql(sql).arrow()
-    want = oracle.sql(sql).arrow()
-    want = want.read_all() if isinstance(want, pa.RecordBatchReader) else want
-    assert got.column_names == want.column_names
-    key = lambda row: tuple((v is None, str(v)) for v in row)  # noqa: E731
-    rows = sorted(zip(*[c.to_pylist() for c in got.columns]), key=key)
-    expected = sorted(zip(*[c.to_pylist() for c in want.columns]), key=key)
-    assert len(rows) == len(expected)
-    for a, b in zip(rows, expected):
-        for u, v in zip(a, b):
-            if isinstance(v, float):
-                assert u == pytest.approx(v, rel=1e-12, abs=1e-9), sql
-            else:
-                assert u == v, sql
+    assert_same_table(tdbsql.connect().register("t", path).sql(sql).arrow(),
+                      oracle.sql(sql).arrow())
 
 
 @pytest.mark.parametrize("sql", SUMMED)
@@ -219,8 +204,7 @@ def test_infinities_and_nan_as_duckdb(tmp_path):
         A[np.arange(12)] = {"g": np.array([0, 0, 0, 1, 2, 2, 3, 4, 5, 5, 6, 6]),
                             "x": np.array(x)}
     sql = "SELECT g, sum(x), avg(x), sum(x * 2 - 1), min(x), max(x) FROM t GROUP BY g"
-    oracle = duckdb.connect()
-    oracle.register("t", oracle_table(uri))
+    oracle = duckdb_over(uri)
     got = tdbsql.connect().register("t", uri).sql(sql + " ORDER BY g").arrow()
     want = oracle.sql(sql + " ORDER BY g").arrow()
     want = want.read_all() if isinstance(want, pa.RecordBatchReader) else want
@@ -244,8 +228,7 @@ def test_many_string_groups_past_the_small_table(tmp_path):
         A[np.arange(n)] = {"a": np.array([f"a{i % 700}" for i in range(n)], dtype=object),
                            "b": np.array([f"{i % 3}" for i in range(n)], dtype=object),
                            "x": np.arange(n) / 4.0}
-    oracle = duckdb.connect()
-    oracle.register("t", oracle_table(uri))
+    oracle = duckdb_over(uri)
     for sql in ("SELECT a, b, sum(x), count(*) FROM t GROUP BY a, b",
                 "SELECT b, sum(x * 2) FROM t GROUP BY b"):
         _assert_equal(uri, oracle, sql)
@@ -270,8 +253,7 @@ def test_dense_arrays_are_summed_too(tmp_path):
         A[0:1000] = {"g": rng.integers(0, 7, 1000), "x": rng.random(1000) * 100}
     with tiledb.open(uri, "w") as A:  # a second write over part of it: the newest cells win
         A[200:450] = {"g": rng.integers(0, 7, 250), "x": rng.random(250) - 0.5}
-    oracle = duckdb.connect()
-    oracle.register("t", oracle_table(uri))
+    oracle = duckdb_over(uri)
     sql = "SELECT g, sum(x), avg(x * 2 - 1), count(*), min(x), max(x) FROM t GROUP BY g"
     _assert_equal(uri, oracle, sql)
     assert _summed_tiles(sql, uri) > 0

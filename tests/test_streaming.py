@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 import os
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -16,7 +15,7 @@ from hypothesis import strategies as st
 import tiledb
 
 import tdbsql
-from sql_fixtures import oracle_table
+from sql_fixtures import duckdb_over, oracle_table
 from tdbsql.storage.tile_cache import TileCache, tile_cache
 
 N = 400
@@ -50,9 +49,7 @@ def tiles(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def oracle(tiles):
-    con = duckdb.connect()
-    con.register("t", oracle_table(tiles))
-    return con
+    return duckdb_over(tiles)
 
 
 AGGREGATES = ("count(*), count(k), sum(k), avg(k), min(k), max(k), sum(x), avg(x), min(x), "
@@ -329,9 +326,7 @@ DAY_QUERIES = [
 
 @pytest.mark.parametrize("sql", DAY_QUERIES)
 def test_groups_by_dimension_from_metadata_equal_duckdb(days, sql):
-    con = duckdb.connect()
-    con.register("t", oracle_table(days))
-    want = con.sql(sql).arrow()
+    want = duckdb_over(days).sql(sql).arrow()
     want = want.read_all() if isinstance(want, pa.RecordBatchReader) else want
     got = tdbsql.query(sql.replace("FROM t", "FROM array"), days)
     assert _same(_rows(got), _rows(want)), (sql, _rows(got)[:4], _rows(want)[:4])
@@ -397,10 +392,8 @@ def _tiledb_rows(uri: str) -> list[tuple]:
 def test_expressions_around_metadata_aggregates(days):
     """Ungrouped count/sum/min/max come from metadata also inside larger expressions."""
     sql = "SELECT sum(v) / count(*) AS m, max(v) - min(v) AS r, count(x) + 1 AS c FROM t"
-    con = duckdb.connect()
-    con.register("t", oracle_table(days))
     got = tdbsql.query(sql.replace("FROM t", "FROM array"), days)
-    assert _same(_rows(got), con.sql(sql).fetchall())
+    assert _same(_rows(got), duckdb_over(days).sql(sql).fetchall())
     text = tdbsql.explain(sql.replace("FROM t", "FROM array"), days, analyze=True)
     assert "39 answered from metadata" in text, text
 
