@@ -55,7 +55,7 @@ def match(values, found: tuple[list[bytes], bool, bool]):
             is not None else np.zeros(1, np.uint8)
         pieces_bytes = np.frombuffer(b"".join(parts), np.uint8).copy()
         starts = np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
-        hit = np.empty(n, np.bool_)
+        hit = np.ones(n, np.bool_)
         kernels.like_pieces(np.require(data, requirements=["C", "W"]), _offsets(values),
                             pieces_bytes, starts, anchored_start, anchored_end, hit)
     valid = valid_mask(values)

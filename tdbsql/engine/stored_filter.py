@@ -63,17 +63,34 @@ _PAIR_OPS = {exp.EQ: 0, exp.NEQ: 1, exp.LT: 2, exp.LTE: 3, exp.GT: 4, exp.GTE: 5
 
 
 @dataclass(frozen=True)
-class _Like:
-    """``column [NOT] LIKE pattern`` over a stored string column, for a pattern of literal
-    pieces and ``%`` (``engine.like_match``): matched on the tile's bytes and offsets as they
-    are stored, so the column never becomes Arrow when nothing else reads it (TPC-H Q13's
-    ``o_comment NOT LIKE '%special%requests%'``)."""
+class _Pattern:
+    """A LIKE pattern of literal pieces and ``%`` (``engine.like_match``); an equality is
+    the one piece anchored at both ends."""
 
-    column: str
     pieces: np.ndarray  # uint8: the literal pieces one after another
     starts: np.ndarray  # int64: where each piece starts in ``pieces``, and where the last ends
     anchored_start: bool
     anchored_end: bool
+
+    @classmethod
+    def of(cls, parts: list[bytes], anchored_start: bool, anchored_end: bool) -> "_Pattern":
+        starts = np.zeros(len(parts) + 1, np.int64)
+        starts[1:] = np.cumsum([len(part) for part in parts])
+        return cls(np.frombuffer(b"".join(parts) or b"\0", np.uint8).copy(), starts,
+                   anchored_start, anchored_end)
+
+
+@dataclass(frozen=True)
+class _Like:
+    """``column [NOT] LIKE pattern`` (a pattern of literal pieces and ``%``), ``column [<>|=]
+    'text'`` and ``column [NOT] IN ('text', ...)`` over a stored string column: a row passes
+    when it matches one of ``patterns`` (none, with ``negate``).  Matched on the tile's bytes
+    and offsets as they are stored, so the column never becomes Arrow when nothing else reads
+    it (TPC-H Q13's ``o_comment NOT LIKE '%special%requests%'``, Q12's ``l_shipmode IN
+    ('MAIL', 'SHIP')``)."""
+
+    column: str
+    patterns: tuple[_Pattern, ...]
     negate: bool
 
 
@@ -236,43 +253,62 @@ def _pair(term: exp.Expression, kinds: dict[str, FieldKind]) -> _Pair | None:
 
 
 def _like(term: exp.Expression, kinds: dict[str, FieldKind]) -> _Like | None:
-    """``column [NOT] LIKE 'literal pieces and %'`` over a stored string column."""
+    """``column [NOT] LIKE 'literal pieces and %'``, ``column = | <> 'text'`` (either side)
+    or ``column [NOT] IN ('text', ...)`` over a stored string column; a NULL in the list or a
+    literal of another type stays with the evaluator (its NULL or type semantics)."""
     negate = isinstance(term, exp.Not)
     node = term.this if negate else term
-    if not isinstance(node, exp.Like) or node.args.get("negate"):
+    if isinstance(node, (exp.EQ, exp.NEQ)):
+        column, values = node.this, [node.expression]
+        if not isinstance(column, exp.Column):
+            column, values = node.expression, [node.this]
+        negate ^= isinstance(node, exp.NEQ)
+    elif isinstance(node, exp.In) and not node.args.get("query"):
+        column, values = node.this, node.expressions
+    elif isinstance(node, exp.Like) and not node.args.get("negate"):
+        column, values = node.this, [node.expression]
+    else:
         return None
-    column, pattern = node.this, node.expression
-    if not isinstance(column, exp.Column) or not isinstance(pattern, exp.Literal) or \
-            not pattern.is_string:
+    kind = kinds.get(column.name) if isinstance(column, exp.Column) else None
+    if kind is None or not kind.text or not values or not all(
+            isinstance(v, exp.Literal) and v.is_string for v in values):
         return None
-    kind = kinds.get(column.name)
-    found = like_match.pieces(pattern.this, None) if kind is not None and kind.text else None
-    if found is None:
-        return None
-    parts, anchored_start, anchored_end = found
-    starts = np.zeros(len(parts) + 1, np.int64)
-    starts[1:] = np.cumsum([len(part) for part in parts])
-    return _Like(kind.name, np.frombuffer(b"".join(parts) or b"\0", np.uint8).copy(), starts,
-                 anchored_start, anchored_end, negate)
+    if isinstance(node, exp.Like):
+        found = like_match.pieces(values[0].this, None)
+        if found is None:
+            return None
+        patterns = (_Pattern.of(*found),)
+    else:  # equal to the whole text: one piece, both ends anchored
+        patterns = tuple(_Pattern.of([v.this.encode()] if v.this else [], True, True)
+                         for v in values)
+    return _Like(kind.name, patterns, negate)
 
 
 def _test_like(test: _Like, column: Column, data: np.ndarray, validity: np.ndarray,
                keep: np.ndarray) -> int:
-    """AND ``test`` into ``keep``; NULL matches neither LIKE nor NOT LIKE."""
+    """AND ``test`` into ``keep``; NULL matches neither the test nor its negation."""
     offsets = np.require(column.offsets, np.int64, ["C", "W"])
-    if len(test.starts) == 1:  # '' matches the empty string; '%' ... anything
-        hit = np.diff(offsets) == 0 if test.anchored_start and test.anchored_end else \
-            np.ones(len(keep), bool)
-    else:
-        hit = np.empty(len(keep), bool)
-        like_kernels.like_pieces(data, offsets, test.pieces, test.starts, test.anchored_start,
-                                 test.anchored_end, hit)
+    hit = np.zeros(len(keep), bool)
+    for pattern in test.patterns:  # only the rows still kept are matched
+        hit |= _matches(pattern, data, offsets, keep)
     if test.negate:
         np.logical_not(hit, out=hit)
     if len(validity):
         hit &= validity.view(bool)
     np.logical_and(keep, hit, out=keep)
     return int(np.count_nonzero(keep))
+
+
+def _matches(pattern: _Pattern, data: np.ndarray, offsets: np.ndarray,
+             keep: np.ndarray) -> np.ndarray:
+    """Which rows match ``pattern``, of those ``keep`` still holds (the others: False)."""
+    if len(pattern.starts) == 1:  # '' matches the empty string; '%' ... anything
+        return np.diff(offsets) == 0 if pattern.anchored_start and pattern.anchored_end else \
+            np.ones(len(keep), bool)
+    hit = keep.copy()
+    like_kernels.like_pieces(data, offsets, pattern.pieces, pattern.starts,
+                             pattern.anchored_start, pattern.anchored_end, hit)
+    return hit
 
 
 def _columns_of(test) -> tuple[str, ...]:

@@ -54,11 +54,15 @@ def _shifts(pieces, starts):
 
 @jit
 def like_pieces(data, offsets, pieces, starts, anchored_start, anchored_end, out):
-    """``out[i]`` = whether string ``i`` matches; returns the number that do."""
+    """``out[i]`` = whether string ``i`` matches, for the rows where ``out[i]`` is True on
+    entry (the others stay False: a filter's earlier tests dropped them); returns the number
+    that do."""
     count = starts.shape[0] - 1
     shifts = _shifts(pieces, starts)
     matched = 0
     for i in range(out.shape[0]):
+        if not out[i]:
+            continue
         begin = offsets[i]
         end = offsets[i + 1]
         ok = True
