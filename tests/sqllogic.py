@@ -237,6 +237,8 @@ def _type_fits(letter: str, t: pa.DataType) -> bool:
 def render(value, letter: str) -> str:
     if value is None:
         return "NULL"
+    if letter == "R" and isinstance(value, decimal.Decimal):
+        return str(value)  # every digit: DECIMAL columns compare exactly (``same_value``)
     if letter == "R":
         f = float(value)
         if math.isnan(f):
@@ -294,11 +296,18 @@ def arrange(rows: list[list[str]], types: str, sort: str) -> list[list[str]]:
     return rows
 
 
-def same_value(got: str, want: str, letter: str) -> bool:
+def same_value(got: str, want: str, letter: str, exact: bool = False) -> bool:
+    """``exact``: a DECIMAL column (DuckDB's type), whose values must be equal as decimal
+    numbers -- 0.30000000000000004 is not 0.3 there, though within the float tolerance."""
     if got == want:
         return True
     if letter != "R" or "NULL" in (got, want):
         return False
+    if exact:
+        try:
+            return decimal.Decimal(got) == decimal.Decimal(want)
+        except decimal.InvalidOperation:
+            return False
     try:
         a, b = float(got), float(want)
     except ValueError:
@@ -306,21 +315,31 @@ def same_value(got: str, want: str, letter: str) -> bool:
     return math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
 
 
-def compare(got_rows, expected: tuple[str, ...], types: str, sort: str) -> str | None:
-    """None if the rendered rows match the expected lines, else a readable difference."""
+def exact_columns(table: pa.Table) -> tuple[bool, ...]:
+    """Which of DuckDB's result columns are DECIMAL (compared exactly, ``same_value``)."""
+    return tuple(pa.types.is_decimal(f.type) for f in table.schema)
+
+
+def compare(got_rows, expected: tuple[str, ...], types: str, sort: str,
+            exact: tuple[bool, ...] = ()) -> str | None:
+    """None if the rendered rows match the expected lines, else a readable difference;
+    ``exact`` flags the DECIMAL columns (``same_value``)."""
     got = arrange(got_rows, types, sort)
     want = [line.split("\t") for line in expected]
     letters = types
+    exact = tuple(exact) + (False,) * (len(types) - len(exact))
     if sort == "valuesort":  # values of several columns mixed: floats compare with tolerance
         want = arrange(want, "R" * len(want[0]) if want else "", sort)
         letters = "R" if "R" in types else "T"
+        exact = (all(exact) and bool(exact),)
     elif sort == "rowsort":
         want = arrange(want, types, sort)
     problems = []
     if len(got) != len(want):
         problems.append(f"{len(got)} rows, expected {len(want)}")
     for n, (g, w) in enumerate(zip(got, want)):
-        if len(g) != len(w) or not all(same_value(a, b, t) for a, b, t in zip(g, w, letters)):
+        if len(g) != len(w) or not all(same_value(a, b, t, e)
+                                       for a, b, t, e in zip(g, w, letters, exact)):
             problems.append(f"row {n}: got {g!r}, expected {w!r}")
             if len(problems) > 6:
                 break
@@ -460,7 +479,8 @@ def differential_check(engines, sql: str, ordered: bool) -> None:
     except AssertionError as err:
         return _mismatch(sql, f"types: {err}")
     sort = "nosort" if ordered else "rowsort"
-    diff = compare(got, tuple("\t".join(r) for r in arrange(want, types, sort)), types, sort)
+    diff = compare(got, tuple("\t".join(r) for r in arrange(want, types, sort)), types, sort,
+                   exact_columns(want_table))
     if diff is not None:
         _mismatch(sql, diff)
 
@@ -514,8 +534,10 @@ def check_record(record: Record, engines: Engines) -> None:
 def _check_query(record: Record, engines: Engines, where: str) -> None:
     if not record.types:
         raise RecordFailure(f"{where}query record without types: run --complete")
-    oracle_rows = table_rows(engines.oracle(record.arrays).run(record.sql), record.types)
-    diff = compare(oracle_rows, record.expected, record.types, record.sort)
+    oracle_table = engines.oracle(record.arrays).run(record.sql)
+    exact = exact_columns(oracle_table)
+    oracle_rows = table_rows(oracle_table, record.types)
+    diff = compare(oracle_rows, record.expected, record.types, record.sort, exact)
     if diff:
         raise RecordFailure(f"{where}DuckDB disagrees with the file (fix the file): {diff}")
     con = engines.tdbsql(record.arrays)
@@ -527,7 +549,7 @@ def _check_query(record: Record, engines: Engines, where: str) -> None:
         rows = table_rows(table, record.types)
     except AssertionError as err:
         raise RecordFailure(f"{where}tdbsql result: {err}") from None
-    diff = compare(rows, record.expected, record.types, record.sort)
+    diff = compare(rows, record.expected, record.types, record.sort, exact)
     if diff:
         raise RecordFailure(f"{where}tdbsql differs from DuckDB: {diff}")
 

@@ -19,6 +19,8 @@ from sqlglot import exp
 
 from ..errors import UnsupportedSql
 from . import datetime_ops as dto
+from .decimal_constants import DecimalOverflow, fold
+from .decimals import stand_in
 from .frame import broadcast
 from .value_types import cast_value, common_type, fit_literals, kind, plain, type_name
 
@@ -39,6 +41,9 @@ def multiply(ev, node):
 
 
 def _arith(ev, node, op: str):
+    constant = _folded(ev, node)
+    if constant is not None:
+        return constant
     left, right = ev(node.this), ev(node.expression)
     temporal = _temporal_arith(ev, node, op, left, right)
     if temporal is not None:
@@ -195,7 +200,20 @@ def _no_zero_divisor(ev, node, divisor, dividend):
         raise ev.error("division by zero", node)
 
 
+def _folded(ev, node):
+    """A constant DECIMAL expression, computed exactly (``0.06 + 0.01`` is 0.07), as its
+    stand-in; None for anything else."""
+    try:
+        constant = fold(node)
+    except DecimalOverflow as err:
+        raise ev.error(str(err), node) from None
+    return None if constant is None else stand_in(constant.units, constant.type)
+
+
 def negate(ev, node):
+    constant = _folded(ev, node)
+    if constant is not None:
+        return constant
     value = ev(node.this)
     if isinstance(value, dto.Interval):
         return -value

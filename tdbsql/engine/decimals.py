@@ -100,7 +100,8 @@ def decimal_type_of(node: exp.Expression) -> DecimalType | None:
         left, right = _operand(node.this), _operand(node.expression)
         if left is None or right is None or (left.width, right.width) == (-1, -1):
             return None
-        left, right = (DecimalType(10, 0) if t.width == -1 else t for t in (left, right))
+        left, right = (integer_literal_type(integer_literal(n)) if t.width == -1 else t
+                       for t, n in ((left, node.this), (right, node.expression)))
         if isinstance(node, exp.Mul):
             width = left.width + right.width
             if width > 18 and left.width <= 18 and right.width <= 18:
@@ -114,10 +115,25 @@ def decimal_type_of(node: exp.Expression) -> DecimalType | None:
 
 def _operand(node: exp.Expression) -> DecimalType | None:
     """A DECIMAL operand's type; an integer literal as width -1 (it takes any width)."""
-    inner = node.this if isinstance(node, (exp.Neg, exp.Paren)) else node
-    if isinstance(inner, exp.Literal) and not inner.is_string and inner.this.isdigit():
+    if integer_literal(node) is not None:
         return DecimalType(-1, 0)
     return decimal_type_of(node)
+
+
+def integer_literal(node: exp.Expression) -> int | None:
+    """The value of an integer literal (negated or in parentheses), else None."""
+    inner = node.this if isinstance(node, (exp.Neg, exp.Paren)) else node
+    if isinstance(inner, exp.Literal) and not inner.is_string and inner.this.isdigit():
+        return -int(inner.this) if isinstance(node, exp.Neg) else int(inner.this)
+    return None
+
+
+def integer_literal_type(value: int) -> DecimalType:
+    """The DECIMAL an integer literal becomes beside a DECIMAL: DuckDB types it INTEGER,
+    BIGINT or HUGEINT by its size, DECIMAL(10,0), (19,0) or (38,0)."""
+    if -2**31 <= value < 2**31:
+        return DecimalType(10, 0)
+    return DecimalType(19, 0) if -2**63 <= value < 2**63 else DecimalType(38, 0)
 
 
 # --- the cast -------------------------------------------------------------------------------
@@ -158,6 +174,12 @@ def _from_literal(text: str, target: DecimalType):
 
 def _from_units(units: int, target: DecimalType):
     return units if target.arrow == pa.int64() else units / 10**target.scale
+
+
+def stand_in(units: int, target: DecimalType) -> pa.Scalar:
+    """The DECIMAL ``units`` * 10**-scale as tdbsql holds it: BIGINT for DECIMAL(p, 0) with
+    p <= 18, else the nearest DOUBLE (``units / 10**scale`` is correctly rounded)."""
+    return pa.scalar(_from_units(units, target), target.arrow)
 
 
 def _null_of(value, t: pa.DataType):
