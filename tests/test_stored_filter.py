@@ -222,9 +222,10 @@ def test_text_equality_on_stored_strings_gives_duckdbs_rows(texts, where):
 def test_text_tests_are_stored_tests():
     schema_kinds = field_kinds(tdbsql.open(_tiny_array()).schema)
     condition = parse_one("t.s = 'ab' AND t.s IN ('a', 'b') AND t.s IN ('a', NULL) "
-                          "AND t.s = t.s AND NOT t.s <> 'x'")
+                          "AND t.s = t.s AND NOT t.s <> 'x' AND t.s NOT LIKE 'a%b' "
+                          "AND NOT t.s NOT LIKE '%c'")
     split = stored_filter(condition, parse_predicate(unqualified(condition), schema_kinds),
                           schema_kinds)
     assert [(t.column, len(t.patterns), t.negate) for t in split.tests] == [
-        ("s", 1, False), ("s", 2, False), ("s", 1, False)]
+        ("s", 1, False), ("s", 2, False), ("s", 1, False), ("s", 1, True), ("s", 1, False)]
     assert [c.sql() for c in conjuncts(split.residual)] == ["t.s IN ('a', NULL)", "t.s = t.s"]

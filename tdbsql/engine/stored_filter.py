@@ -265,8 +265,9 @@ def _like(term: exp.Expression, kinds: dict[str, FieldKind]) -> _Like | None:
         negate ^= isinstance(node, exp.NEQ)
     elif isinstance(node, exp.In) and not node.args.get("query"):
         column, values = node.this, node.expressions
-    elif isinstance(node, exp.Like) and not node.args.get("negate"):
+    elif isinstance(node, exp.Like):  # sqlglot reads ``NOT LIKE`` as a LIKE with ``negate``
         column, values = node.this, [node.expression]
+        negate ^= bool(node.args.get("negate"))
     else:
         return None
     kind = kinds.get(column.name) if isinstance(column, exp.Column) else None

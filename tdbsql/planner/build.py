@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from sqlglot import exp, planner
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer import RULES, optimize
+from sqlglot.optimizer.eliminate_ctes import eliminate_ctes
+from sqlglot.optimizer.pushdown_projections import pushdown_projections
 from sqlglot.optimizer.scope import find_all_in_scope
 from sqlglot.optimizer.simplify import simplify
 from sqlglot.optimizer.unnest_subqueries import unnest_subqueries
@@ -303,6 +305,11 @@ def _group_by_items(select: exp.Select) -> None:
 
 _RULES = (_RULES[0], _group_by_all_beside_stars, _positional_order, unshadowed_sources,
           *_RULES[1:])  # _RULES[0] is qualify
+# Once predicates are pushed down, a derived table or CTE may project a column only its own
+# WHERE reads (TPC-H Q13: ``o_comment``, tested in the LEFT JOIN's ON, which moved into the
+# orders side): projections are pruned again, so that column is never carried to the join.
+_RULES = _RULES[:_RULES.index(eliminate_ctes) + 1] + (pushdown_projections,) + \
+    _RULES[_RULES.index(eliminate_ctes) + 1:]
 
 
 def _simplify_conditions(tree: exp.Expression) -> exp.Expression:
