@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 import json
 import sys
 
@@ -59,7 +60,8 @@ def render_table(table: pa.Table) -> str:
     single = [_is_single(t) for t in table.schema.types]
     rows = [[_cell(v, f) for v, f in zip(row.values(), single)] for row in table.to_pylist()]
     widths = [max([len(n)] + [len(r[i]) for r in rows]) for i, n in enumerate(names)]
-    numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) for t in table.schema.types]
+    numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+               for t in table.schema.types]
 
     def line(cells):
         return " | ".join(c.rjust(w) if num else c.ljust(w)
@@ -94,4 +96,8 @@ def render_json(table: pa.Table) -> str:
             value = row[name]
             if value is not None and np.isfinite(value):
                 row[name] = float(_single(value))
+    for row in rows:
+        for name, value in row.items():
+            if isinstance(value, decimal.Decimal):  # a JSON number, as DuckDB writes one
+                row[name] = float(value)
     return "\n".join(json.dumps(row, default=default) for row in rows) + "\n"

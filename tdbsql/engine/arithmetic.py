@@ -20,7 +20,8 @@ from sqlglot import exp
 from ..errors import UnsupportedSql
 from . import datetime_ops as dto
 from .decimal_constants import DecimalOverflow, fold
-from .decimals import stand_in
+from . import decimal_values
+from .decimals import integer_literal, integer_literal_type, scalar
 from .frame import broadcast
 from .value_types import cast_value, common_type, fit_literals, kind, plain, type_name
 
@@ -49,9 +50,19 @@ def _arith(ev, node, op: str):
     if temporal is not None:
         return temporal
     left, right = _numbers(ev, node, left, right)
+    if kind(left.type) == "decimal":
+        return _decimal(ev, node, op, left, right)
     if kind(left.type) in ("int", "uint"):
         return _checked(ev, node, f"{op}_checked", left, right)
     return getattr(pc, op)(left, right)
+
+
+def _decimal(ev, node, op: str, left, right):
+    """Exact DECIMAL arithmetic (``decimal_values.arithmetic``); DuckDB's errors."""
+    try:
+        return decimal_values.arithmetic(op, left, right)
+    except decimal_values.DecimalError as err:
+        raise ev.error(str(err), node) from None
 
 
 def _temporal_arith(ev, node, op, left, right):
@@ -142,9 +153,11 @@ def _numbers(ev, node, left, right):
     left, right = fit_literals([plain(_not_interval(ev, left, node)),
                                 plain(_not_interval(ev, right, node))])
     for value in (left, right):
-        if kind(value.type) not in ("int", "uint", "float", "null"):
+        if kind(value.type) not in ("int", "uint", "float", "decimal", "null"):
             raise ev.error(f"cannot apply {node.key.upper()} to {left.type} and "
                            f"{right.type}", node)
+    if "decimal" in (kind(left.type), kind(right.type)):
+        return _decimal_operands(ev, node, left, right)
     target = common_type([left.type, right.type])
     if pa.types.is_null(target):
         target = pa.int64()
@@ -152,6 +165,29 @@ def _numbers(ev, node, left, right):
         target = pa.int64() if kind(target) == "int" else pa.uint64()
     return ev.coerce_pair(cast_value(left, target), cast_value(right, target), node,
                           "combine")
+
+
+def _decimal_operands(ev, node, left, right):
+    """A DECIMAL beside an integer (its DECIMAL(w, 0): an integer literal's w is DuckDB's
+    INTEGER 10), a NULL (typed as the other side) or another DECIMAL: both DECIMALs, each
+    of its own type; beside a DOUBLE or FLOAT both are that (DuckDB's common type)."""
+    kinds = {kind(left.type), kind(right.type)}
+    if kinds & {"float"}:
+        target = common_type([left.type, right.type])
+        return ev.coerce_pair(cast_value(left, target), cast_value(right, target), node,
+                              "combine")
+    out = []
+    for value, operand, other in ((left, node.this, right), (right, node.expression, left)):
+        if kind(value.type) == "null":
+            value = pa.scalar(None, other.type) if isinstance(value, pa.Scalar) else \
+                pa.nulls(len(value), other.type)
+        elif kind(value.type) != "decimal":
+            whole = integer_literal(operand)
+            width = integer_literal_type(whole).width if whole is not None else None
+            value = decimal_values.cast_decimal(value, decimal_values.decimal_of(
+                value.type, width))
+        out.append(value)
+    return tuple(out)
 
 
 def _not_interval(ev, value, node):
@@ -172,11 +208,13 @@ def _checked(ev, node, function: str, left, right):
 
 def divide(ev, node):
     left, right = _numbers(ev, node, ev(node.this), ev(node.expression))
-    return pc.divide(pc.cast(left, pa.float64()), pc.cast(right, pa.float64()))
+    return pc.divide(cast_value(left, pa.float64()), cast_value(right, pa.float64()))
 
 
 def integer_divide(ev, node):
     left, right = _numbers(ev, node, ev(node.this), ev(node.expression))
+    if kind(left.type) == "decimal":  # DuckDB: // of DECIMALs is a DOUBLE division
+        left, right = cast_value(left, pa.float64()), cast_value(right, pa.float64())
     if kind(left.type) == "float":  # DuckDB: // on DOUBLE is plain division
         _no_zero_divisor(ev, node, right, left)
         return pc.divide(left, right)
@@ -185,6 +223,8 @@ def integer_divide(ev, node):
 
 def modulo(ev, node):
     left, right = _numbers(ev, node, ev(node.this), ev(node.expression))
+    if kind(left.type) == "decimal":
+        return _decimal(ev, node, "modulo", left, right)
     if kind(left.type) == "float":
         return float_mod(left, right)
     _no_zero_divisor(ev, node, right, left)
@@ -207,7 +247,7 @@ def _folded(ev, node):
         constant = fold(node)
     except DecimalOverflow as err:
         raise ev.error(str(err), node) from None
-    return None if constant is None else stand_in(constant.units, constant.type)
+    return None if constant is None else scalar(constant.units, constant.type)
 
 
 def negate(ev, node):
@@ -220,10 +260,10 @@ def negate(ev, node):
     value = plain(value)
     if kind(value.type) == "duration":  # an INTERVAL computed by ts - ts
         return pc.negate_checked(value)
-    if kind(value.type) not in ("int", "uint", "float", "null"):
+    if kind(value.type) not in ("int", "uint", "float", "decimal", "null"):
         raise ev.error(f"cannot negate {value.type}", node)
-    if kind(value.type) == "null":
-        return value
+    if kind(value.type) in ("null", "decimal"):
+        return value if kind(value.type) == "null" else pc.negate(value)
     if kind(value.type) == "uint":
         if not isinstance(node.this, exp.Literal):  # DuckDB refuses -x of any unsigned x
             raise ev.error("overflow in negation of an unsigned value (cast it to a signed "

@@ -1,12 +1,12 @@
-"""DECIMAL(p, s) as DuckDB computes it, over tdbsql's stand-in for it (TileDB has no decimal).
+"""DECIMAL(p, s) as DuckDB types and casts it, over Arrow decimal128(p, s) values.
 
-In: the value being cast, the target ``DecimalType`` and what the SQL says of the source (a
-literal's text, the scale of an expression DuckDB types DECIMAL).  Out: the cast value -- a
-DOUBLE holding the value rounded to ``s`` digits (BIGINT for DECIMAL(p, 0) with p <= 18) --
-and DuckDB's conversion error for the first value that does not fit in ``p`` digits.
+In: the value being cast, the target ``DecimalType`` and, for a literal, its text.  Out: the
+cast value -- a decimal128(p, s) holding the value rounded to ``s`` digits -- and DuckDB's
+conversion error for the first value that does not fit in ``p`` digits.  Also the DECIMAL
+type DuckDB gives a literal and constant expressions of literals (``decimal_type_of``).
 
 DuckDB's readings, one per source type (``CAST(x AS DECIMAL(p, s))``):
-  - a DECIMAL (a literal such as ``1.005``, a CAST to DECIMAL, +, - and * of those): exact,
+  - a DECIMAL (a literal such as ``1.005``, a CAST to DECIMAL, arithmetic on those): exact,
     half away from zero (``1.005`` -> 1.01); out of range: ``Casting value "99999.5" to type
     DECIMAL(5,0) failed: value is out of range!``;
   - a DOUBLE: ``round(x * 10**s)`` in double arithmetic, half away from zero (``1.005::DOUBLE``
@@ -15,8 +15,6 @@ DuckDB's readings, one per source type (``CAST(x AS DECIMAL(p, s))``):
   - an integer or boolean: exact; out of range: ``Could not cast value 100 to DECIMAL(2,0)``;
   - a string: its digits exactly (spaces around, ``_`` between digits and an exponent
     allowed), half away from zero; ``Could not convert string "x" to DECIMAL(10,2)``.
-A DOUBLE standing for a DECIMAL is snapped back to its own digits first (``round(x * 10**s0)``
-is exact while the digits fit a double's 53 bits), so casts between DECIMALs stay exact.
 """
 
 from __future__ import annotations
@@ -29,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from .decimal_values import cast_decimal, from_units, widened
 from .value_types import _DECIMAL, _SPACES, kind, plain
 
 T = exp.DataType.Type
@@ -45,8 +44,7 @@ class DecimalType:
 
     @property
     def arrow(self) -> pa.DataType:
-        """The stand-in: whole numbers of up to 18 digits as BIGINT, the rest as DOUBLE."""
-        return pa.int64() if self.scale == 0 and self.width <= 18 else pa.float64()
+        return pa.decimal128(self.width, self.scale)
 
 
 def declared(data_type: exp.DataType) -> DecimalType:
@@ -139,11 +137,10 @@ def integer_literal_type(value: int) -> DecimalType:
 # --- the cast -------------------------------------------------------------------------------
 
 
-def to_decimal(value, target: DecimalType, literal: str | None = None,
-               source_scale: int | None = None):
+def to_decimal(value, target: DecimalType, literal: str | None = None):
     """``value`` cast to ``target`` as DuckDB casts it (see the module docstring); returns
-    ``(result, problem)``: the result has NULL where a value does not convert, and
-    ``problem`` is DuckDB's message for the first such value (None if every one does)."""
+    ``(result, problem)``: the result (decimal128) has NULL where a value does not convert,
+    and ``problem`` is DuckDB's message for the first such value (None if every one does)."""
     value = plain(value)
     if literal is not None:
         return _from_literal(literal, target)
@@ -154,12 +151,30 @@ def to_decimal(value, target: DecimalType, literal: str | None = None,
         return _from_strings(value, target)
     if source in ("int", "uint", "bool"):
         return _from_integers(value, target)
-    if pa.types.is_decimal(value.type):
-        source_scale = value.type.scale
-        value = pc.cast(value, pa.float64())
-    elif source != "float":
+    if source == "decimal":
+        return _from_decimals(value, target)
+    if source != "float":
         raise ValueError(f"there is no cast from {value.type}")
-    return _from_doubles(value, target, source_scale)
+    return _from_doubles(value, target)
+
+
+def _from_decimals(value, target: DecimalType):
+    """Exact, halves away from zero; a value past ``width`` digits is NULL and named."""
+    whole = 10 ** (target.width - target.scale)
+    source = value.type
+    rounded = pc.round(widened(value), target.scale, round_mode="half_towards_infinity") \
+        if source.scale > target.scale else value
+    own = rounded.type
+    if own.precision - own.scale > target.width - target.scale:
+        fits = pc.less(pc.abs(rounded), pa.scalar(decimal.Decimal(whole), own))
+        kept = pc.if_else(fits, rounded, pa.scalar(None, own))
+    else:
+        kept = rounded
+    bad = _first_failed(value, kept)
+    problem = None if bad is None else (
+        f'Casting value "{bad:.{source.scale}f}" to type {target.sql()} failed: value is out '
+        "of range!")
+    return cast_decimal(kept, target.arrow), problem
 
 
 def _from_literal(text: str, target: DecimalType):
@@ -173,12 +188,11 @@ def _from_literal(text: str, target: DecimalType):
 
 
 def _from_units(units: int, target: DecimalType):
-    return units if target.arrow == pa.int64() else units / 10**target.scale
+    return decimal.Decimal(units).scaleb(-target.scale)
 
 
-def stand_in(units: int, target: DecimalType) -> pa.Scalar:
-    """The DECIMAL ``units`` * 10**-scale as tdbsql holds it: BIGINT for DECIMAL(p, 0) with
-    p <= 18, else the nearest DOUBLE (``units / 10**scale`` is correctly rounded)."""
+def scalar(units: int, target: DecimalType) -> pa.Scalar:
+    """The DECIMAL ``units`` * 10**-scale as an Arrow decimal128 scalar of ``target``."""
     return pa.scalar(_from_units(units, target), target.arrow)
 
 
@@ -201,34 +215,26 @@ def _from_integers(value, target: DecimalType):
     problem = _first_failed(value, result)
     if problem is not None:
         problem = f"Could not cast value {problem} to {target.sql()}"
-    return pc.cast(result, target.arrow, safe=False), problem
+    return cast_decimal(result, target.arrow), problem
 
 
-def _from_doubles(value, target: DecimalType, source_scale: int | None):
+def _from_doubles(value, target: DecimalType):
     is_scalar = isinstance(value, pa.Scalar)
     array = pa.array([value.as_py()], pa.float64()) if is_scalar else \
         pc.cast(_one_chunk(value), pa.float64())
     x = array.to_numpy(zero_copy_only=False)
     valid = ~np.asarray(array.is_null().to_numpy(zero_copy_only=False), dtype=bool)
     with np.errstate(invalid="ignore", over="ignore"):
-        if source_scale is None:
-            units = _round_half_away(x * 10.0**target.scale)
-        else:
-            units = _rescale(_round_half_away(x * 10.0**source_scale), source_scale,
-                             target.scale)
+        units = _round_half_away(x * 10.0**target.scale)
         fits = np.isfinite(units) & (np.abs(units) < 10.0**target.width)
     problem = None
     failed = valid & ~fits
     if failed.any():
         bad = float(x[np.argmax(failed)])
-        problem = f"Could not cast value {bad:f} to {target.sql()}" if source_scale is None \
-            else (f'Casting value "{bad:.{source_scale}f}" to type {target.sql()} failed: '
-                  "value is out of range!")
+        problem = f"Could not cast value {bad:f} to {target.sql()}"
     keep = valid & fits
     units = np.where(keep, units, 0.0)
-    numbers = units.astype(np.int64) if target.arrow == pa.int64() else \
-        units / 10.0**target.scale + 0.0  # no -0.0: DuckDB has no negative zero
-    result = pa.array(numbers, target.arrow, mask=~keep)
+    result = from_units(units, ~keep, target.arrow)
     if is_scalar:
         return result[0], problem
     return (pa.chunked_array([result]) if isinstance(value, pa.ChunkedArray) else result), \
@@ -240,17 +246,6 @@ def _round_half_away(x: np.ndarray) -> np.ndarray:
     exact, so there is no double rounding)."""
     whole = np.trunc(x)
     return whole + np.where(np.abs(x - whole) >= 0.5, np.sign(x), 0.0)
-
-
-def _rescale(units: np.ndarray, scale: int, new_scale: int) -> np.ndarray:
-    """Whole ``units`` of 10**-scale as units of 10**-new_scale, halves away from zero
-    (exact while they fit a double's 53 bits)."""
-    if new_scale >= scale:
-        return units * 10.0**(new_scale - scale)
-    step = 10.0**(scale - new_scale)
-    quotient = np.trunc(units / step)
-    rest = units - quotient * step
-    return quotient + np.where(2 * np.abs(rest) >= step, np.sign(units), 0.0)
 
 
 def _from_strings(value, target: DecimalType):

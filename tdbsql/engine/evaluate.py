@@ -6,8 +6,9 @@ pa.ChunkedArray or pa.Scalar (a constant expression stays a scalar).
 
 Rules (DuckDB's unless stated): three-valued logic (a WHERE keeps a row only when TRUE);
 integer literals are BIGINT (UBIGINT, then DOUBLE, when too large); decimal literals such as
-0.05 are DOUBLE (DuckDB makes them DECIMAL; tdbsql has no decimal storage); ``+ - *`` on
-integers compute in BIGINT and an overflow is an error; ``/`` gives DOUBLE (x/0 is +-inf or
+0.05 are DECIMAL(2,2) (Arrow decimal128), exact through ``+ - * %``, compared with DOUBLEs as
+DOUBLEs (``decimal_values.py``); ``+ - *`` on integers compute in BIGINT and an overflow is
+an error; ``/`` gives DOUBLE (x/0 is +-inf or
 NaN); ``//`` and ``%`` truncate toward zero (the remainder has the dividend's sign) and an
 integer division by zero is an error; NaN equals NaN and sorts above every number; a string
 compared with a number/date/timestamp is read as that type; dictionary (enumeration) columns
@@ -19,6 +20,7 @@ NaN-aware comparisons in ``value_types.py``, list functions in ``list_ops.py``.
 
 from __future__ import annotations
 
+import decimal
 import difflib
 
 import numpy as np
@@ -47,7 +49,6 @@ _CAST_TYPES = {
     T.TINYINT: pa.int8(), T.SMALLINT: pa.int16(), T.INT: pa.int32(), T.BIGINT: pa.int64(),
     T.UTINYINT: pa.uint8(), T.USMALLINT: pa.uint16(), T.UINT: pa.uint32(),
     T.UBIGINT: pa.uint64(), T.FLOAT: pa.float32(), T.DOUBLE: pa.float64(),
-    T.DECIMAL: pa.float64(),  # no decimal storage: DECIMAL reads as DOUBLE
     T.VARCHAR: pa.string(), T.TEXT: pa.string(), T.CHAR: pa.string(), T.NCHAR: pa.string(),
     T.NVARCHAR: pa.string(), T.BOOLEAN: pa.bool_(), T.DATE: pa.date32(),
     T.TIMESTAMP: pa.timestamp("us"), T.TIMESTAMPNTZ: pa.timestamp("us"),
@@ -121,6 +122,9 @@ class Evaluator:
         if node.is_string:
             return pa.scalar(node.this, pa.string())
         text = node.this
+        decimal_type = decimals.decimal_type_of(node)
+        if decimal_type is not None:  # 0.05: a DECIMAL(2,2), as DuckDB types it
+            return pa.scalar(decimal.Decimal(text), decimal_type.arrow)
         try:
             value = int(text)
         except ValueError:
@@ -188,13 +192,8 @@ class Evaluator:
         if isinstance(value, dto.Interval) or not has_cast(value.type, target):
             return self._no_cast(node, value, target, safe)
         value = plain(value)
-        source = decimals.decimal_type_of(node.this)
-        if source is not None and kind(value.type) == "float":
-            if pa.types.is_integer(target):
-                # a DECIMAL's casts to integers round half away from zero (a DOUBLE's to even)
-                value = pc.round(value, 0, round_mode="half_towards_infinity")
-            elif pa.types.is_string(target):
-                return decimals.decimal_text(value, source.scale)  # '1.00', as DuckDB
+        if safe and kind(value.type) == "decimal" and kind(target) in ("int", "uint"):
+            value = _try_decimal(value, target)
         if safe:
             value = null_unconvertible(value, target)
         if pa.types.is_string(target) and kind(value.type) != "string":
@@ -215,11 +214,9 @@ class Evaluator:
         value = self(node.this)
         if isinstance(value, dto.Interval) or not has_cast(value.type, pa.float64()):
             return self._no_cast(node, value, target.arrow, safe)
-        source = decimals.decimal_type_of(node.this)
         try:
             result, problem = decimals.to_decimal(
-                value, target, literal=decimals.decimal_literal(node.this),
-                source_scale=None if source is None else source.scale)
+                value, target, literal=decimals.decimal_literal(node.this))
         except ValueError as err:
             raise self.error(f"cannot CAST to {type_sql(node.to)}: {err}", node) from None
         if problem is not None and not safe:
@@ -601,6 +598,17 @@ def _lowered(value):
     if isinstance(value, pa.DictionaryArray):
         return pa.DictionaryArray.from_arrays(value.indices, pc.utf8_lower(value.dictionary))
     return pc.utf8_lower(value)
+
+
+def _try_decimal(value, target: pa.DataType):
+    """TRY_CAST of DECIMALs to an integer type: NULL where the rounded value is out of its
+    range."""
+    info = np.iinfo(target.to_pandas_dtype())
+    rounded = pc.round(value, 0, round_mode="half_towards_infinity")
+    bounds = pa.decimal128(38, 0)
+    ok = pc.and_(pc.greater_equal(rounded, pa.scalar(decimal.Decimal(int(info.min)), bounds)),
+                 pc.less_equal(rounded, pa.scalar(decimal.Decimal(int(info.max)), bounds)))
+    return pc.if_else(pc.fill_null(ok, False), value, pa.scalar(None, value.type))
 
 
 def _all_null(value) -> bool:

@@ -20,7 +20,6 @@ from sqlglot import exp
 from ..errors import SqlError, UnsupportedSql
 from ..planner.parse import span_of
 from . import datetime_ops as dto
-from .decimals import decimal_type_of
 from .value_types import (cast_value, common_type, fit_literals, is_numeric, kind, null_like,
                           plain, type_name)
 
@@ -96,14 +95,14 @@ class Call:
         return value
 
     def double(self, value, index: int):
-        return pc.cast(self.number(value, index), pa.float64())
+        return cast_value(self.number(value, index), pa.float64())
 
     def integer(self, value, index: int):
         value = self.number(value, index)
         if value.null_count == len(value) if isinstance(value, pa.Array) else \
                 isinstance(value, pa.Scalar) and not value.is_valid:
             return pc.cast(value, pa.int64())  # NULL (typed DOUBLE by ``number``)
-        if kind(value.type) == "float":
+        if kind(value.type) in ("float", "decimal"):
             raise self.error(f"expects an integer, got {value.type}", index)
         return pc.cast(value, pa.int64())
 
@@ -308,11 +307,7 @@ def unify(ctx, values):
 @register("typeof", 1)
 def _typeof(ctx, value):
     """The argument's type by DuckDB's name: one constant for every row (integer literals
-    are BIGINT here: README, where tdbsql differs).  A DECIMAL held as a DOUBLE is named
-    DECIMAL(p,s) where the SQL says it is one (``decimals.decimal_type_of``)."""
-    decimal = decimal_type_of(ctx.args[0])
-    if decimal is not None and kind(value.type) in ("float", "int", "null"):
-        return pa.scalar(decimal.sql())
+    are BIGINT here: README, where tdbsql differs)."""
     return pa.scalar(type_name(plain(value).type))
 
 

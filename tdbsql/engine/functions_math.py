@@ -29,14 +29,29 @@ _DOUBLE_FUNCTIONS = (
 )
 
 
-def _on_double(kernel):
+def _on_double(kernel, decimal_mode: str | None = None):
     def impl(ctx, x):
+        if decimal_mode is not None and kind(plain(x).type) == "decimal":
+            return _decimal_round(plain(x), 0, decimal_mode)
         return kernel(ctx.double(x, 0))
     return impl
 
 
+# floor / ceil / trunc of a DECIMAL(p, s) are DECIMAL(p, 0), as in DuckDB
+_DECIMAL_MODES = {"floor": "down", "ceil": "up", "trunc": "towards_zero"}
 for _name, _aliases, _kernel in _DOUBLE_FUNCTIONS:
-    register(_name, 1, aliases=_aliases)(_on_double(_kernel))
+    register(_name, 1, aliases=_aliases)(_on_double(_kernel, _DECIMAL_MODES.get(_name)))
+
+
+def _decimal_round(x, places: int, mode: str):
+    """A DECIMAL(p, s) rounded to ``places`` digits (``mode``: Arrow's round mode) as
+    DECIMAL(p, max(places, 0)) -- DECIMAL(p, s) as it is when places >= s (DuckDB)."""
+    if places >= x.type.scale:
+        return x
+    if places < 0:  # room for the carry into a new leading digit
+        x = pc.cast(x, pa.decimal128(min(x.type.precision - places + 1, 38), x.type.scale))
+    rounded = pc.round(x, places, round_mode=mode)
+    return pc.cast(rounded, pa.decimal128(x.type.precision, max(places, 0)), safe=False)
 
 
 @register("pi", 0)
@@ -66,6 +81,8 @@ def _round(ctx, x, digits=None):
         return pa.scalar(None, x.type) if isinstance(x, pa.Scalar) else pa.nulls(len(x), x.type)
     if not isinstance(places, int):
         raise ctx.error("the number of digits must be an integer", 1)
+    if kind(x.type) == "decimal":
+        return _decimal_round(x, places, "half_towards_infinity")
     if kind(x.type) != "float" and places >= 0:
         return x
     return pc.round(x, ndigits=places, round_mode="half_towards_infinity")

@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 from ..errors import InternalError, UnsupportedSql
 from ..kernels import aggregate as agg_kernels
 from ..kernels import group_order
+from .decimal_values import unscaled_doubles
 from .hash_table import (
     NO_ROWS, as_array, float64_values, group_rows, int64_values, is_integer_like, key_codes,
     valid_mask,
@@ -268,10 +269,10 @@ def _avg(func, array, groups) -> pa.Array:
         return _with_nulls(means, counts, pa.float64())
     if kind == "float":
         sums, counts = _float_sums(array, groups)
-    elif kind == "decimal":
+    elif kind == "decimal":  # DuckDB: the unscaled sum / (count * 10**scale), one rounding
         totals = _arrow_grouped("sum", _widen_decimal(array), groups)
-        sums = pc.cast(totals, pa.float64()).fill_null(0).to_numpy(zero_copy_only=False)
         counts = np.asarray(_count(func, array, groups))
+        sums = unscaled_doubles(totals.fill_null(0)) / 10.0 ** array.type.scale
     else:
         raise _unsupported(func, array)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import datetime_ops as dto
+from . import decimal_values
 
 
 # --- kinds and unification ------------------------------------------------------------------
@@ -34,7 +35,8 @@ def kind(t: pa.DataType) -> str:
         return kind(t.value_type)
     for name, test in (("null", pa.types.is_null), ("bool", pa.types.is_boolean),
                        ("uint", pa.types.is_unsigned_integer), ("int", pa.types.is_integer),
-                       ("float", pa.types.is_floating), ("string", _is_string),
+                       ("float", pa.types.is_floating), ("decimal", pa.types.is_decimal),
+                       ("string", _is_string),
                        ("binary", _is_binary), ("date", pa.types.is_date),
                        ("timestamp", pa.types.is_timestamp), ("duration", pa.types.is_duration),
                        ("time", pa.types.is_time)):
@@ -95,7 +97,7 @@ def _is_binary(t) -> bool:
 
 
 def is_numeric(value) -> bool:
-    return kind(value.type) in ("int", "uint", "float")
+    return kind(value.type) in ("int", "uint", "float", "decimal")
 
 
 def common_type(types: list[pa.DataType]) -> pa.DataType | None:
@@ -109,10 +111,12 @@ def common_type(types: list[pa.DataType]) -> pa.DataType | None:
         return real[0]
     if kinds <= {"int", "uint"}:
         return pa.uint64() if kinds == {"uint"} else pa.int64()
-    if kinds <= {"int", "uint", "float"}:
-        return pa.float32() if all(pa.types.is_float32(t) for t in real
-                                   if kind(t) == "float") and kinds == {"float"} \
-            else pa.float64()
+    if kinds <= {"int", "uint", "decimal"}:  # DuckDB: integers become DECIMAL(w, 0)
+        return decimal_values.common_decimal(real)
+    if kinds <= {"int", "uint", "float", "decimal"}:
+        floats = [t for t in real if kind(t) == "float"]
+        single = all(pa.types.is_float32(t) for t in floats)  # DECIMAL with FLOAT: FLOAT
+        return pa.float32() if single and kinds <= {"float", "decimal"} else pa.float64()
     if kinds == {"string"}:
         return pa.large_string() if any(pa.types.is_large_string(t) for t in real) else pa.string()
     if kinds <= {"date", "timestamp"}:
@@ -151,7 +155,7 @@ def join_strings(parts: list, null_handling: str):
 
 # --- casts ----------------------------------------------------------------------------------
 
-_NUMBERS = {"bool", "int", "uint", "float"}
+_NUMBERS = {"bool", "int", "uint", "float", "decimal"}
 # source kind -> the kinds DuckDB casts it to (a string or NULL casts to any type)
 _CASTS = {
     **{number: _NUMBERS | {"string"} for number in _NUMBERS},
@@ -196,6 +200,8 @@ def cast_value(value, target: pa.DataType):
         return pa.scalar(None, target) if isinstance(value, pa.Scalar) else \
             pa.nulls(len(value), target)
     source = kind(value.type)
+    if source == "decimal" or pa.types.is_decimal(target):
+        return _decimal_cast(value, target)
     if pa.types.is_time(target):
         return _to_time(value, target)
     if source == "string" and isinstance(value, pa.Scalar) and (
@@ -220,6 +226,36 @@ def cast_value(value, target: pa.DataType):
         return pc.cast(value, target, safe=not rounds)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
         raise ValueError(_conversion_error(original, target) or _first_line(err)) from None
+
+
+def _decimal_cast(value, target: pa.DataType):
+    """Casts from and to DECIMAL (decimal128) as DuckDB does them: DECIMAL -> DOUBLE by its
+    unscaled integer, -> integers and other DECIMALs rounding half away from zero, ->
+    VARCHAR with its scale's digits (``1.50``), -> BOOLEAN nonzero; integers, strings and
+    doubles -> DECIMAL through ``decimals.to_decimal``."""
+    source = kind(value.type)
+    try:
+        if source != "decimal" or pa.types.is_decimal(target):
+            from .decimals import DecimalType, to_decimal  # decimals imports this module
+            if source in ("int", "uint", "decimal") and pa.types.is_decimal(target):
+                return decimal_values.cast_decimal(value, target)
+            result, problem = to_decimal(value, DecimalType(target.precision, target.scale))
+            if problem is not None:
+                raise ValueError(problem)
+            return result
+        if kind(target) == "float":
+            return pc.cast(decimal_values.to_double(value), target)
+        if kind(target) in ("int", "uint"):
+            rounded = decimal_values.to_integer(value, pa.int64() if kind(target) == "int"
+                                                else pa.uint64())
+            return cast_value(rounded, target)
+        if pa.types.is_boolean(target):
+            return pc.not_equal(value, pa.scalar(0, pa.int64()))
+        return pc.cast(value, target)
+    except decimal_values.DecimalError as err:
+        raise ValueError(str(err)) from None
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+        raise ValueError(_first_line(err)) from None
 
 
 def _conversion_error(value, target: pa.DataType) -> str | None:

@@ -46,6 +46,7 @@ from __future__ import annotations
 import math
 import weakref
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import cached_property
 
 import numpy as np
@@ -57,7 +58,7 @@ from ..errors import SqlError, UnsupportedSql
 from ..kernels import window as kernels
 from ..planner.column_names import written_call
 from . import datetime_ops as dto
-from . import window_lists
+from . import decimal_values, window_lists
 from .frame import broadcast, null_padded
 from .functions_text import text_of
 from .aggregate_step import FUNCTIONS_BY_NAME, group_value
@@ -342,7 +343,7 @@ class _Window:
             return self.in_row_order(pa.array(counts))
         sums = self.sums(values, valid, start, end, func)
         if func == "avg":
-            sums = pc.divide(pc.cast(sums, pa.float64()), pa.array(counts, pa.float64()))
+            sums = pc.divide(cast_value(sums, pa.float64()), pa.array(counts, pa.float64()))
         return self.in_row_order(pc.if_else(pa.array(counts > 0), sums, pa.scalar(None, sums.type)))
 
     def frame_values(self, func: str, values: pa.Array, kept: np.ndarray | None,
@@ -386,6 +387,15 @@ class _Window:
             exact = ints.view(np.uint64) if pa.types.is_uint64(values.type) else ints
             exact = np.concatenate([[0], np.cumsum(exact.astype(object))])
             return exact_integers((exact[end] - exact[start]).tolist())
+        if value_kind == "decimal":  # exact, DECIMAL(38, s) as DuckDB's sum
+            units = decimal_values.units_of(values)[self.layout.order]
+            units[~valid] = 0
+            if units.dtype != object and int(np.abs(units).max(initial=0)) * len(units) >= 2**62:
+                units = units.astype(object)  # running sums past int64: Python ints
+            exact = np.concatenate([[0], np.cumsum(units)])
+            total = pa.decimal128(38, values.type.scale)
+            return pa.array([Decimal(v).scaleb(-total.scale)
+                             for v in (exact[end] - exact[start]).tolist()], total)
         if value_kind != "float":
             raise self.error(f"{func}() needs numbers, not {values.type}")
         return pa.array(_float_frame_sums(float64_values(values, copy=False)[self.layout.order],
@@ -509,6 +519,8 @@ class _Window:
         if not value.is_valid:
             raise self.error(f"RANGE {_sql(bound)}: a frame offset cannot be NULL")
         offset_kind = kind(value.type)
+        if offset_kind == "decimal":  # a decimal literal offset (2.5): its DOUBLE
+            value, offset_kind = cast_value(value, pa.float64()), "float"
         if offset_kind == "string":
             raise UnsupportedSql(f"RANGE {_sql(bound)}: write the frame offset as a number or "
                                  "an INTERVAL, not a string")
