@@ -13,6 +13,11 @@ def explain_text(query, runner, analyze: bool) -> str:
     lines = ["Logical plan:"]
     lines += ["  " + line for line in query.expression.sql(dialect="duckdb", pretty=True)
               .splitlines()]
+    for index, entry in enumerate(query.correlated):  # planner/correlated.py
+        lines.append(f"Correlated subquery {index} ({entry.kind}), run once for the distinct "
+                     "outer values __outer.c0, ...:")
+        lines += ["  " + line for line in entry.query.sql(dialect="duckdb", pretty=True)
+                  .splitlines()]
     profile = {id(entry["step"]): entry for entry in runner.profile} if analyze else {}
     for step_id, order in runner.join_orders.items():
         if step_id in profile:

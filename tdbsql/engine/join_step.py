@@ -20,6 +20,7 @@ from .frame import Frame
 from .joined_rows import JoinedRows
 from .grouping import group_ids
 from .hash_join import hash_join
+from .range_join import conditional_pairs
 
 
 def run_join(step, dependencies: dict[str, Frame], runner) -> Frame:
@@ -262,8 +263,7 @@ def _join_one(left: JoinedRows, right, join: dict, runner, name: str) -> JoinedR
     if isinstance(right, Deferred):
         right = run_deferred(runner, right, left_keys[right.position])
     side = (join.get("side") or "").upper()
-    left_idx, right_idx = _matches(left, left_keys, right, join, runner, name)
-    condition = and_all(conjuncts(join.get("condition")))
+    left_idx, right_idx, condition = _matches(left, left_keys, right, join, runner, name)
     if condition is not None and len(left_idx):
         pairs = left.joined(left_idx, right, right_idx).frame([condition])
         keep = runner.mask(pairs, condition)
@@ -295,12 +295,16 @@ def _matches(left: JoinedRows, left_keys: list, right: Frame, join: dict, runner
     if name in runner.query.scalar_subqueries and right.length > 1:
         raise SqlError("more than one row returned by a subquery used as an expression",
                        runner.sql)
+    terms = conjuncts(join.get("condition"))
+    if not source_key and terms:  # a non-equi join (engine/range_join.py)
+        left_idx, right_idx, rest = conditional_pairs(left, right, terms, runner, name)
+        return left_idx, right_idx, and_all(rest)
     if not source_key:
         runner.check_join(left.length * right.length, [*left.inputs, right],
                           f"the cross join with {name!r}")
         left_idx = np.repeat(np.arange(left.length, dtype=np.int64), right.length)
         right_idx = np.tile(np.arange(right.length, dtype=np.int64), left.length)
-        return left_idx, right_idx
+        return left_idx, right_idx, None
     right_flat = right.flat()
     right_keys = [runner.column(right, key, right_flat) for key in join_key]
     # the hash table is built on the smaller side (part's 1,451 rows, not lineitem's 6M);
@@ -309,7 +313,8 @@ def _matches(left: JoinedRows, left_keys: list, right: Frame, join: dict, runner
         right_idx, left_idx = hash_join(right_keys, left_keys, "inner")
     else:
         left_idx, right_idx = hash_join(left_keys, right_keys, "inner")  # it unifies types
-    return np.asarray(left_idx, dtype=np.int64), np.asarray(right_idx, dtype=np.int64)
+    return np.asarray(left_idx, dtype=np.int64), np.asarray(right_idx, dtype=np.int64), \
+        and_all(terms)
 
 
 def _unmatched(length: int, matched: np.ndarray) -> np.ndarray:

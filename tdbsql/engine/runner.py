@@ -61,7 +61,7 @@ class Runner:
         self.pushed = query.derived("pushed", lambda: scan_filters(query.plan))
         self._pushed_ids = query.derived("pushed ids", lambda: {
             id(c) for found in self.pushed.values() for c in found})
-        self.subqueries = SubqueryResolver(self, query.plan.ctes)
+        self.subqueries = SubqueryResolver(self, query.plan.ctes, query.correlated)
         root = query.plan.root
         frames = self.run_plan(query.plan)
         return _output(frames[root], root, query.names)

@@ -19,15 +19,18 @@ import numpy as np
 from ..errors import SqlError, UnsupportedSql
 from ..planner.build import plan_steps
 from ..planner.conjuncts import has_subquery
+from ..planner.correlated import Correlated
+from .correlated import correlated_values
 from .frame import broadcast
 from .hash_table import as_array
 from .value_types import compare_plain, unsigned_zeros
 
 
 class SubqueryResolver:
-    def __init__(self, runner, ctes: exp.With | None):
+    def __init__(self, runner, ctes: exp.With | None, correlated: tuple = ()):
         self.runner = runner
         self.ctes = ctes
+        self.correlated = correlated  # planner.correlated: the query's correlated subqueries
         self.cache: dict[str, pa.Table] = {}
 
     def resolve(self, node: exp.Expression, flat: pa.Table, frame) -> tuple:
@@ -35,7 +38,8 @@ class SubqueryResolver:
         if not has_subquery(node):
             return node, flat
         node = node.copy()
-        for i, sub in enumerate(list(node.find_all(exp.Exists, exp.Any, exp.All, exp.Subquery))):
+        found = node.find_all(exp.Exists, exp.Any, exp.All, exp.Subquery, Correlated)
+        for i, sub in enumerate(list(found)):
             if not _attached(sub, node):
                 continue  # inside a subtree already replaced (a subquery under ANY/ALL)
             name = f"__subquery{i}"
@@ -49,6 +53,9 @@ class SubqueryResolver:
         return node, flat
 
     def _value(self, sub, flat, frame):
+        if isinstance(sub, Correlated):
+            entry = self.correlated[int(sub.this.name)]
+            return sub, correlated_values(self.runner, entry, sub, frame, flat)
         if isinstance(sub, (exp.Any, exp.All)):
             return self._quantified(sub, flat, frame)
         query = sub.this.unnest() if isinstance(sub.this, exp.Expression) else sub.this

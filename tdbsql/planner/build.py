@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp, planner
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer import RULES, optimize
+from sqlglot.optimizer.eliminate_subqueries import eliminate_subqueries
 from sqlglot.optimizer.eliminate_ctes import eliminate_ctes
 from sqlglot.optimizer.pushdown_projections import pushdown_projections
 from sqlglot.optimizer.scope import find_all_in_scope
@@ -33,6 +34,7 @@ from .binder_checks import check_calls
 from .clock import read_clock
 from .column_names import column_name
 from .comma_joins import order_comma_joins
+from .correlated import extract_correlated, keep_correlated_derived_tables
 from .distinct_on import expand_distinct_on
 from .double_literals import double_literals
 from .exists_bounds import exists_from_bounds
@@ -84,6 +86,7 @@ class LogicalQuery:
     names: list[str] | None  # result column names as written, when known
     scalar_subqueries: frozenset[str]  # CTEs that stand for scalar subqueries: <= 1 row
     reads_clock: bool = False  # now() / current_date became constants: plan again next time
+    correlated: tuple = ()  # planner.correlated: the subqueries the Correlated calls stand for
     memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def derived(self, what: str, compute, *nodes):
@@ -126,6 +129,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
         optimized = exists_from_bounds(_optimize(tree, schema))
         optimized = bind_using_columns(_having_aliases(optimized))
         check_grouped_columns(optimized, sql)
+        optimized, correlated = extract_correlated(optimized, schema)
         optimized = lift_windows(_simplify_conditions(optimized))
     except OptimizeError as err:
         raise _name_error(err, tree, schema, sql) from None
@@ -136,7 +140,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     except SqlglotError as err:
         raise UnsupportedSql(f"cannot plan this query: {err}") from None
     return LogicalQuery(optimized, plan, _used_columns(optimized), names,
-                        _scalar_subqueries(optimized), reads_clock)
+                        _scalar_subqueries(optimized), reads_clock, correlated)
 
 
 def plan_steps(optimized: exp.Expression) -> Plan:
@@ -227,7 +231,10 @@ def _one_group(tree: exp.Expression) -> exp.Expression:
 # ``a > -1`` reads a column no group has.
 # ``unnest_subqueries`` keeps an uncorrelated subquery after grouping in place (see
 # ``inline_subqueries``).
-_RULES = tuple(unnest_subqueries_before_grouping if rule is unnest_subqueries else rule
+# ``eliminate_subqueries`` keeps a correlated derived table in its subquery
+# (``planner.correlated``).
+_RULES = tuple(unnest_subqueries_before_grouping if rule is unnest_subqueries else
+               keep_correlated_derived_tables(rule) if rule is eliminate_subqueries else rule
                for rule in RULES if rule is not simplify)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from .correlated import Correlated
+
 
 def conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
     if node is None:
@@ -32,7 +34,8 @@ def tables_of(node: exp.Expression) -> set[str]:
     return {column.table for column in node.find_all(exp.Column)}
 
 
-SUBQUERIES = (exp.Subquery, exp.Exists, exp.Any, exp.All)  # x > ALL (SELECT ...) has no Subquery
+# x > ALL (SELECT ...) has no Subquery; a correlated one is a Correlated call
+SUBQUERIES = (exp.Subquery, exp.Exists, exp.Any, exp.All, Correlated)
 
 
 def has_subquery(*nodes: exp.Expression | None) -> bool:

@@ -43,16 +43,20 @@ _NOT_AN_EXPRESSION = (exp.From, exp.Join, exp.SetOperation, exp.Subquery, exp.CT
 def unnest_subqueries_before_grouping(expression: exp.Expression) -> exp.Expression:
     """sqlglot's ``unnest_subqueries`` except for the subqueries the module keeps in place."""
     kept = []
-    for node in list(expression.find_all(exp.Exists, exp.Subquery)):
+    for node in list(expression.find_all(exp.Exists, exp.Subquery, exp.All)):
         query = node.this
-        if not isinstance(query, exp.Query) or node.parent is None or \
-                isinstance(node.parent, _NOT_AN_EXPRESSION):
+        if not isinstance(query, exp.Query) or node.parent is None or (
+                isinstance(node.parent, _NOT_AN_EXPRESSION) and not _select_item(node)):
             continue
-        if _correlated(query):
-            _refuse_correlated_membership_value(node)
+        correlated = _correlated(query)
+        if _select_item(node) and not correlated:
             continue
-        after = _after_grouping(node)
-        if not (after or _beside_window_aggregate(node) or (
+        if isinstance(node, exp.All) and not correlated:
+            continue  # x op ALL (SELECT ...) without a Subquery: run in place as before
+        if correlated and not _decorrelated_by_us(node):
+            continue
+        after = not correlated and _after_grouping(node)
+        if not (correlated or after or _beside_window_aggregate(node) or (
                 isinstance(node, exp.Subquery) and not isinstance(node.parent, exp.In)
                 and not _one_row(query)) or (
                 isinstance(node.parent, (exp.In, exp.Any)) and not _filter_only(node.parent))):
@@ -77,6 +81,12 @@ def unnest_subqueries_before_grouping(expression: exp.Expression) -> exp.Express
             if spot.is_string and spot.this == placeholder.this:
                 spot.replace(unnested.copy())
     return expression
+
+
+def _select_item(node: exp.Expression) -> bool:
+    """Is ``node`` an item of a select list (an expression, though its parent is a query)?"""
+    parent = node.parent
+    return isinstance(parent, exp.Select) and any(item is node for item in parent.expressions)
 
 
 def _own_names(query: exp.Expression, tag: str) -> exp.Expression:
@@ -122,14 +132,36 @@ def _beside_window_aggregate(node: exp.Expression) -> bool:
         for item in select.expressions for agg in item.find_all(exp.AggFunc))
 
 
-def _refuse_correlated_membership_value(node: exp.Expression) -> None:
-    """sqlglot decorrelates ``x IN (SELECT ... WHERE inner = outer)`` into a per-key list
-    and ``ARRAY_ANY``: right as a filter, but as a value it is NULL where no inner row
-    matches the key (SQL: FALSE) and FALSE where x or a listed value is NULL (SQL: NULL)."""
-    if isinstance(node.parent, (exp.In, exp.Any)) and not _filter_only(node.parent):
-        raise UnsupportedSql(f"a correlated IN / ANY subquery used as a value (not as a "
-                             f"WHERE condition) is not supported: "
-                             f"{node.parent.sql(dialect='duckdb')!r}")
+def _decorrelated_by_us(node: exp.Expression) -> bool:
+    """Is ``node`` a correlated subquery that sqlglot's unnesting gets wrong, so that
+    ``planner.correlated`` takes it?  sqlglot decorrelates ``x IN (SELECT ... WHERE inner =
+    outer)`` into a per-key list and ``ARRAY_ANY``: right as a filter, but as a value it is
+    NULL where no inner row matches the key (SQL: FALSE) and FALSE where x or a listed value
+    is NULL (SQL: NULL); ``x op ALL (...)`` becomes an ``ARRAY_ALL`` the engine lacks; a
+    scalar subquery that does not aggregate becomes an ``ARRAY_AGG`` of its rows (compared
+    as a list, or one of them taken where SQL wants an error for more than one)."""
+    parent = node.parent
+    if isinstance(node, exp.All) or isinstance(parent, exp.All) or _skips_a_level(node):
+        return True
+    if isinstance(node, exp.Subquery) and not isinstance(parent, (exp.In, exp.Any)) and \
+            not _one_row(node.this):
+        return True  # a scalar of rows, not an aggregate: sqlglot takes ARRAY_AGG of them
+    return isinstance(parent, (exp.In, exp.Any)) and not _filter_only(parent)
+
+
+def _skips_a_level(node: exp.Expression) -> bool:
+    """Does the subquery ``node`` read a column of a query further out than the one it is
+    in?  sqlglot unnests it into the query it is in, keyed on a column that query does not
+    have (``dept.city = (SELECT city FROM dept d2 WHERE d2.dept_id = emp.dept_id)`` inside
+    a subquery over dept compared the city with a list)."""
+    enclosing = node.find_ancestor(exp.Select)
+    if enclosing is None:
+        return False
+    sources = [enclosing.args.get("from_")] + list(enclosing.args.get("joins") or [])
+    own = {s.this.alias_or_name for s in sources if s is not None}
+    local = _local_names(node.this)
+    return any(c.table and c.table not in local and c.table not in own
+               for c in node.this.find_all(exp.Column))
 
 
 def _filter_only(test: exp.Expression) -> bool:
@@ -154,6 +186,10 @@ def _one_row(query: exp.Expression) -> bool:
 
 def _correlated(query: exp.Expression) -> bool:
     """Does a column in ``query`` (at any depth) name a table defined outside it?"""
-    local = {t.alias_or_name for t in query.find_all(exp.Table)}
-    local |= {s.alias for s in query.find_all(exp.Subquery, exp.CTE) if s.alias}
+    local = _local_names(query)
     return any(c.table and c.table not in local for c in query.find_all(exp.Column))
+
+
+def _local_names(query: exp.Expression) -> set[str]:
+    local = {t.alias_or_name for t in query.find_all(exp.Table)}
+    return local | {s.alias for s in query.find_all(exp.Subquery, exp.CTE) if s.alias}

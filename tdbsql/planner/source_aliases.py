@@ -30,11 +30,19 @@ def unshadowed_sources(expression: exp.Expression) -> exp.Expression:
     """
     scopes = traverse_scope(expression)
     taken = {name for scope in scopes for name in scope.sources}
+    # a CTE is merged into whichever subquery reads it: its sources must not take any name a
+    # subquery reads from outside (``WITH big AS (SELECT * FROM emp ...) SELECT (SELECT
+    # count(*) FROM big WHERE big.d < emp.d) FROM emp`` compared emp.d with itself)
+    correlated = {column.table for scope in scopes for column in scope.external_columns}
     for scope in scopes:  # innermost first: a renamed inner source no longer clashes
         outer: set[str] = set()  # names an enclosing query reads from further out
         parent = scope.parent
+        if scope.is_cte:
+            outer |= correlated
         while parent is not None:
             outer |= {column.table for column in parent.external_columns}
+            if parent.is_cte:
+                outer |= correlated
             parent = parent.parent
         for name, (node, _) in list(scope.selected_sources.items()):
             if isinstance(node, exp.Query):  # a derived table: its alias is on the parens

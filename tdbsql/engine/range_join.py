@@ -1,0 +1,139 @@
+"""A join without equality keys: the pairs its ON condition keeps, never the whole cross
+product at once.
+
+A decorrelated subquery with an inequality (``u.y <= t.x``) joins the distinct outer values
+with the inner rows on that condition alone.  Two ways, the first that applies:
+
+- range join: a conjunct compares an expression of the left rows with one of the right rows
+  (``<``, ``<=``, ``>``, ``>=``) over numbers, dates or timestamps.  The right values are
+  sorted once; each left value's matches are a run of them found by binary search.  The
+  pairs are counted before they are made, so the memory budget sees the real output, and
+  only the other conjuncts are evaluated on them.  NULLs match nothing.
+- block loop: the condition is evaluated on blocks of at most 1Mi pairs of the cross
+  product and only the pairs it keeps are held.  The cross product is still capped by the
+  row limit (``TDBSQL_MAX_ROWS``): evaluating it past that would run for hours.
+
+In: the joined rows so far (``JoinedRows``), the right input's Frame, the ON conjuncts.
+Out: (left rows, right rows, the conjuncts still to test on those pairs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from ..planner.conjuncts import and_all, has_subquery, tables_of
+
+BLOCK_PAIRS = 1 << 20
+# left OP right -> (side of searchsorted on the sorted right values, matches above it?)
+_RANGES = {exp.LT: ("right", True), exp.LTE: ("left", True),
+           exp.GT: ("left", False), exp.GTE: ("right", False)}
+_FLIPPED = {exp.LT: exp.GT, exp.LTE: exp.GTE, exp.GT: exp.LT, exp.GTE: exp.LTE}
+
+
+def conditional_pairs(left, right, terms: list[exp.Expression], runner, name: str):
+    """(left rows, right rows, remaining conjuncts) of the pairs ``terms`` may keep."""
+    for position, term in enumerate(terms):
+        sides = _sides(term, left, right)
+        if sides is None:
+            continue
+        op, left_expr, right_expr = sides
+        found = _range_pairs(left, right, op, left_expr, right_expr, runner, name)
+        if found is not None:
+            return (*found, terms[:position] + terms[position + 1:])
+    return (*_block_pairs(left, right, and_all(terms), runner, name), [])
+
+
+def _sides(term, left, right):
+    """(operator with the left rows' expression first, left expression, right expression),
+    or None if ``term`` is no comparison of one side with the other."""
+    op = type(term)
+    if op not in _RANGES or has_subquery(term):
+        return None
+    a, b = term.this, term.expression
+    left_tables, right_tables = left.tables, set(right.tables)
+    a_tables, b_tables = tables_of(a), tables_of(b)
+    if not a_tables or not b_tables:
+        return None
+    if a_tables <= left_tables and b_tables <= right_tables:
+        return op, a, b
+    if b_tables <= left_tables and a_tables <= right_tables:
+        return _FLIPPED[op], b, a
+    return None
+
+
+def _range_pairs(left, right, op, left_expr, right_expr, runner, name):
+    keyed = left.frame([left_expr])
+    left_values = _numbers(runner.column(keyed, left_expr, keyed.flat()))
+    right_values = _numbers(runner.column(right, right_expr, right.flat()))
+    if left_values is None or right_values is None or left_values[2] != right_values[2]:
+        return None
+    (lv, lvalid, _), (rv, rvalid, _) = left_values, right_values
+    if lv.dtype != rv.dtype:
+        lv, rv = lv.astype(np.float64), rv.astype(np.float64)
+    right_rows = np.flatnonzero(rvalid)
+    order = right_rows[np.argsort(rv[right_rows], kind="stable")]
+    ordered = rv[order]
+    left_rows = np.flatnonzero(lvalid)
+    side, above = _RANGES[op]
+    cut = np.searchsorted(ordered, lv[left_rows], side=side)
+    start = cut if above else np.zeros_like(cut)
+    stop = np.full_like(cut, len(ordered)) if above else cut
+    counts = (stop - start).astype(np.int64)
+    total = int(counts.sum())
+    runner.check_join(total, [*left.inputs, right], f"the join with {name!r}")
+    left_idx = np.repeat(left_rows.astype(np.int64), counts)
+    first = np.cumsum(counts) - counts
+    positions = np.arange(total, dtype=np.int64) - np.repeat(first - start, counts)
+    return left_idx, order[positions].astype(np.int64)
+
+
+def _numbers(values):
+    """(numpy values, valid mask, family) of a number / date / timestamp / time column, or
+    None (strings, decimals, a float column holding NaN: those take the block loop).  Two
+    columns compare as numpy values only within one family."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    kind = values.type
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        family, plain = "number", values
+    elif pa.types.is_timestamp(kind):
+        values = values.cast(pa.timestamp("us", kind.tz))  # one unit for both sides
+        family, plain = str(values.type), values.view(pa.int64())
+    elif pa.types.is_date32(kind):
+        family, plain = "date", values.view(pa.int32())
+    elif pa.types.is_time64(kind):
+        values = values.cast(pa.time64("us"))
+        family, plain = "time", values.view(pa.int64())
+    else:
+        return None
+    valid = ~np.asarray(plain.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    numbers = np.asarray(pc.fill_null(plain, 0).to_numpy(zero_copy_only=False))
+    if numbers.dtype.kind == "f" and np.isnan(numbers[valid]).any():
+        return None
+    if family != "number":
+        numbers = numbers.astype(np.int64)
+    return numbers, valid, family
+
+
+def _block_pairs(left, right, condition, runner, name):
+    cross = left.length * right.length
+    runner.check_rows(cross, f"the join with {name!r} (no equality to hash on: every pair "
+                             "is tested)")
+    step = max(1, BLOCK_PAIRS // max(right.length, 1))
+    kept_left, kept_right = [], []
+    for begin in range(0, left.length, step):
+        rows = np.arange(begin, min(begin + step, left.length), dtype=np.int64)
+        left_idx = np.repeat(rows, right.length)
+        right_idx = np.tile(np.arange(right.length, dtype=np.int64), len(rows))
+        pairs = left.joined(left_idx, right, right_idx).frame([condition])
+        keep = runner.mask(pairs, condition)
+        kept_left.append(left_idx[keep])
+        kept_right.append(right_idx[keep])
+        runner.check_join(sum(map(len, kept_left)), [*left.inputs, right],
+                          f"the join with {name!r}")
+    if not kept_left:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(kept_left), np.concatenate(kept_right)
