@@ -168,7 +168,12 @@ def select_query(draw):
 
 AGGREGATES = ["count(*)", "count({i})", "sum({i})", "min({i})", "max({i})", "avg({f})",
               "sum({f})", "count(DISTINCT {i})", "min({s})", "max({s})", "bool_or({p})",
-              "bool_and({p})", "stddev_samp({f})", "var_pop({i})"]
+              "bool_and({p})", "stddev_samp({f})", "var_pop({i})", "median({f})",
+              "quantile_cont({i}, 0.3)", "quantile_disc({s}, 0.7)", "product({i})",
+              "corr({f}, {i})", "covar_samp({i}, {f})", "regr_slope({f}, {i})",
+              "regr_count({i}, {f})", "skewness({f})", "kurtosis_pop({i})",
+              "arg_max({s}, {i})", "arg_min({i}, {f})", "bit_xor({i})", "fsum({f})",
+              "favg({i})", "entropy({s})"]
 
 
 @st.composite

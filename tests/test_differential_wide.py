@@ -90,7 +90,8 @@ ORDERED_FUNCS = ["row_number()", "ntile(3)", "lag(v)", "lead(s, 2)", "lag(f, 1, 
 AGG_FUNCS = ["count(*)", "count(v)", "sum(v)", "avg(f)", "min(s)", "max(d)", "sum(f)",
              "min(v * 2)", "max(ts)", "count(s)", "avg(v)"]
 WHOLE_ONLY = ["stddev_samp(f)", "var_pop(v)", "bool_and(flag)", "bool_or(v > 0)",
-              "count(DISTINCT g)", "sum(DISTINCT v)"]
+              "count(DISTINCT g)", "sum(DISTINCT v)", "median(f)", "quantile_disc(s, 0.6)",
+              "corr(v, f)", "arg_max(s, v)", "product(g)", "skewness(f)", "bit_xor(v)"]
 WIN_KEYS = ["v", "f", "s", "d", "g", "lower(s)", "v % 3", "flag", "ts"]
 BOUNDS = ["UNBOUNDED PRECEDING", "2 PRECEDING", "1 PRECEDING", "CURRENT ROW", "1 FOLLOWING",
           "3 FOLLOWING", "UNBOUNDED FOLLOWING"]
@@ -614,6 +615,13 @@ AGGREGATES = [
     "stddev(v) FILTER (WHERE g > 0)", "string_agg(DISTINCT lower(s), ',' ORDER BY lower(s))",
     "bool_and(s IS NOT NULL)", "min(flag)", "max(flag)", "sum(CASE WHEN flag THEN 1 END)",
     "count(*) - count(v)", "avg(d - DATE '2024-01-01')", "var_samp(f) * 2",
+    "median(v)", "median(d)", "quantile_disc(s, 0.25)", "quantile_cont(f, -0.4)",
+    "percentile_disc(0.5) WITHIN GROUP (ORDER BY ts DESC)", "median(f) FILTER (WHERE flag)",
+    "mode(v ORDER BY v DESC)", "product(v) FILTER (WHERE v <> 0)", "bit_or(v)", "bit_and(g)",
+    "corr(f, v)", "regr_intercept(v, f)", "regr_r2(f, g)", "covar_pop(v, f) * 2",
+    "kurtosis(f)", "skewness(v)", "arg_max(s, d)", "min_by(ts, f)", "max_by(v, s)",
+    "last(s ORDER BY id)", "geomean(f)", "kahan_sum(f)", "entropy(d)",
+    "median(DISTINCT v)", "product(DISTINCT g)",
 ]
 
 

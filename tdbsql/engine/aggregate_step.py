@@ -17,9 +17,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from ..errors import UnsupportedSql
+from ..errors import SqlError, UnsupportedSql
+from ..planner import aggregate_names as names
+from ..planner.function_names import FUNCTION_NAMES
+from . import statistics
+from .folds import FOLDS, fold
 from .frame import Frame, null_padded, rows_only
+from .functions import REGISTRY
 from .grouping import AGGREGATES, Groups, aggregate, first_rows, group_ids
+from .holistic import HOLISTIC, Fractions, holistic
 from .ordered_aggregates import ORDER_SENSITIVE, OrderedArgument, ordered_rows
 from .project import filter_project
 from .string_agg import joined_per_group, separator_value
@@ -31,11 +37,29 @@ FUNCTIONS = {  # sqlglot aggregate -> engine.grouping function, or one of group_
     exp.LogicalAnd: "bool_and", exp.LogicalOr: "bool_or",
     exp.CountIf: "count_if", exp.ArrayAgg: "array_agg", exp.First: "first",
     exp.AnyValue: "any_value", exp.GroupConcat: "string_agg",
+    exp.Median: "median", exp.PercentileCont: "quantile_cont",
+    exp.PercentileDisc: "quantile_disc", exp.Quantile: "quantile_disc", exp.Mode: "mode",
+    exp.ArgMax: "arg_max", exp.ArgMin: "arg_min", exp.Last: "last", exp.Corr: "corr",
+    exp.CovarPop: "covar_pop", exp.CovarSamp: "covar_samp", exp.RegrSlope: "regr_slope",
+    exp.RegrIntercept: "regr_intercept", exp.RegrR2: "regr_r2", exp.RegrCount: "regr_count",
+    exp.RegrAvgx: "regr_avgx", exp.RegrAvgy: "regr_avgy", exp.RegrSxx: "regr_sxx",
+    exp.RegrSyy: "regr_syy", exp.RegrSxy: "regr_sxy", exp.Skewness: "skewness",
+    exp.Kurtosis: "kurtosis", names.KurtosisPop: "kurtosis_pop", names.Entropy: "entropy",
+    exp.ApproxDistinct: "approx_count_distinct", exp.BitwiseAndAgg: "bit_and",
+    exp.BitwiseOrAgg: "bit_or", exp.BitwiseXorAgg: "bit_xor", names.Product: "product",
+    names.KahanSum: "kahan_sum", names.Favg: "favg", names.Geomean: "geomean",
 }
+# functions of two columns: (y, x) of the statistics, (value, key) of arg_max / arg_min
+PAIRED = frozenset(statistics.PAIRS) | {"arg_max", "arg_min"}
+_FRACTION_TAKING = ("quantile_cont", "quantile_disc")
 # the same by SQL name (window calls reach the engine by name: ``planner.windows``)
 FUNCTIONS_BY_NAME = {name.lower(): func for cls, func in FUNCTIONS.items()
                      for name in cls.sql_names()} | {"string_agg": "string_agg",
-                                                     "listagg": "string_agg"}
+                                                     "listagg": "string_agg",
+                                                     "bit_and": "bit_and", "bit_or": "bit_or",
+                                                     "bit_xor": "bit_xor"}
+# the planner's messages know the engine's functions (planner.function_names)
+FUNCTION_NAMES.update(FUNCTIONS_BY_NAME, REGISTRY)
 
 
 def run_aggregate(step, inputs: Frame, runner) -> Frame:
@@ -115,6 +139,27 @@ def call_spec(call: exp.AggFunc, stars: set[str]) -> tuple[str, exp.Expression |
     return func, argument, distinct
 
 
+def extra_arguments(func: str, call: exp.AggFunc) -> tuple[exp.Expression | None,
+                                                          exp.Expression | None]:
+    """(the second column, the quantile fraction) a call of ``func`` takes beside its value,
+    each None where it takes none: ``corr(y, x)``'s x, ``arg_max(x, y)``'s y,
+    ``quantile_cont(x, q)``'s q."""
+    if func in PAIRED:
+        if call.args.get("count") is not None:
+            raise UnsupportedSql(f"{func}(x, y, n) (the top n as a list) is not supported; "
+                                 f"{func}(x, y) is")
+        if call.expression is None:
+            raise SqlError(f"{func}() takes two arguments")
+        return call.expression, None
+    if func in _FRACTION_TAKING:
+        node = call.args.get("quantile") if isinstance(call, exp.Quantile) else call.expression
+        if node is None:
+            raise SqlError(f"No function matches the given name and argument types: {func}() "
+                           "takes a value and a quantile")
+        return None, node
+    return None, None
+
+
 def star_operands(step) -> set[str]:
     """Operand names standing for ``*``: sqlglot plans COUNT(*) as COUNT(_a_0), _a_0 = *."""
     return {op.alias_or_name for op in step.operands if isinstance(op.unalias(), exp.Star)}
@@ -142,7 +187,7 @@ class Grouped:
                         if isinstance(node, exp.Order)}
         self.flat = inputs.flat()
         for name, node in self.operands.items():
-            if name not in self.stars:
+            if name not in self.stars and not isinstance(node, exp.Array):  # quantile lists
                 argument = self.ordered[name].argument if name in self.ordered else node
                 self.flat = self.flat.append_column(name, self.values(argument))
         keys = [self.values(node) for node in step.group.values()]
@@ -157,7 +202,8 @@ class Grouped:
         """The value of one aggregate call (an ``aggregate_calls`` entry) per group."""
         inputs = self.inputs_of(call)
         return group_value(inputs.func, inputs.values, inputs.groups, inputs.distinct,
-                           inputs.separator)
+                           inputs.separator, other=inputs.other, fractions=inputs.fractions,
+                           budget=self.runner.budget)
 
     def inputs_of(self, call: exp.AggFunc | exp.Filter) -> CallInputs:
         """What one aggregate call aggregates: with FILTER, only the rows where its condition
@@ -168,11 +214,15 @@ class Grouped:
         values = None if func == "count_star" else self.values(argument)
         separator = separator_value(agg, self.operands, self.runner.sql) \
             if func == "string_agg" else None
+        other_node, fraction_node = extra_arguments(func, agg)
+        other = None if other_node is None else self.values(other_node)
+        fractions = None if fraction_node is None else self._fractions(func, fraction_node)
         ordered = self._ordered_argument(argument)
         distinct = distinct or (ordered is not None and ordered.distinct)
         in_order = ordered is not None and func in ORDER_SENSITIVE
         if condition is None and not in_order:
-            return CallInputs(func, argument, values, self.groups, distinct, None, separator)
+            return CallInputs(func, argument, values, self.groups, distinct, None, separator,
+                              other, fractions)
         key, rows, groups = None, None, self.groups
         if condition is not None:
             key = condition.sql()
@@ -184,7 +234,24 @@ class Grouped:
             key = f"{key or ''} ORDER BY {argument.name}"
         if values is not None:
             values = values.take(pa.array(rows))
-        return CallInputs(func, argument, values, groups, distinct, key, separator)
+        if other is not None:
+            other = other.take(pa.array(rows))
+        return CallInputs(func, argument, values, groups, distinct, key, separator, other,
+                          fractions)
+
+    def _fractions(self, func: str, node: exp.Expression) -> Fractions:
+        """A quantile call's fractions: a constant, evaluated once (sqlglot plans it as an
+        operand of the step)."""
+        from .evaluate import evaluate  # it reaches the window functions, which reach this
+
+        def inline(part):  # the step's operands, also inside a list (shared_operands)
+            if isinstance(part, exp.Column) and not part.table and part.name in self.operands:
+                return self.operands[part.name].transform(inline)
+            return part
+
+        node = node.transform(inline)
+        return Fractions.of(func, node, lambda item: evaluate(pa.table({}), item,
+                                                              self.runner.sql))
 
     def _ordered_argument(self, argument) -> OrderedArgument | None:
         """The ORDER BY an argument was written with (checked), None without one."""
@@ -222,18 +289,32 @@ class CallInputs:
     distinct: bool
     filter_key: str | None
     separator: str | None = None  # string_agg's
+    other: pa.Array | None = None  # the second column of a PAIRED function
+    fractions: Fractions | None = None  # a quantile's
 
 
 def group_value(func: str, values: pa.Array | None, groups: Groups,
-                distinct: bool = False, separator: str | None = None) -> pa.Array:
+                distinct: bool = False, separator: str | None = None, *,
+                other: pa.Array | None = None, fractions: Fractions | None = None,
+                budget=None) -> pa.Array:
     """One value per group of ``func`` (a ``call_spec`` function) over ``values``, which come
     in the order the function takes them: for GROUP BY and for window aggregates over whole
-    partitions.  ``separator``: string_agg's (None: NULL)."""
+    partitions.  ``separator``: string_agg's (None: NULL); ``other``: the second column of a
+    ``PAIRED`` function; ``fractions``: a quantile's; ``budget``: the query's memory budget
+    (the holistic functions' sort is counted against it)."""
     if func == "count_star":
         return aggregate("count_star", None, groups)
     if distinct and func not in AGGREGATES:  # aggregate() takes DISTINCT itself
-        values, groups = _first_of_each_value(values, groups)
+        rows = _first_of_each_value(values, groups, other)
+        values, groups = values.take(pa.array(rows)), groups.subset(rows)
+        other = None if other is None else other.take(pa.array(rows))
         distinct = False
+    if func in HOLISTIC:
+        return holistic(func, values, groups, fractions, budget)
+    if func in FOLDS:
+        return fold(func, values, groups, other)
+    if func in statistics.MOMENTS or func in statistics.PAIRS:
+        return statistics.result(func, statistics.state(func, values, groups, other))
     if func == "count_if":
         return pc.fill_null(aggregate("sum", pc.cast(values, pa.int64()), groups), 0)
     if func == "array_agg":
@@ -249,13 +330,14 @@ def group_value(func: str, values: pa.Array | None, groups: Groups,
     return aggregate(func, values, groups, distinct=distinct)
 
 
-def _first_of_each_value(values: pa.Array, groups: Groups) -> tuple[pa.Array, Groups]:
+def _first_of_each_value(values: pa.Array, groups: Groups,
+                         other: pa.Array | None = None) -> np.ndarray:
     """DISTINCT for the functions ``aggregate`` does not run (count_if, array_agg,
-    string_agg, first, any_value): the first row of each distinct (group, value) pair, in
-    the order the rows come (an ORDER BY's, for those that follow it)."""
-    pairs = group_ids([pa.array(groups.ids), values])
-    rows = np.sort(pairs.first)
-    return values.take(pa.array(rows)), groups.subset(rows)
+    string_agg, first, any_value, ...): the rows first holding each distinct (group, value)
+    pair -- (group, value, other) for two columns -- in the order the rows come (an ORDER
+    BY's, for those that follow it)."""
+    keys = [pa.array(groups.ids), values] + ([] if other is None else [other])
+    return np.sort(group_ids(keys).first)
 
 
 def _first_valid(values: pa.Array, groups: Groups) -> np.ndarray:

@@ -6,9 +6,10 @@ DESC`` (an ``exp.Order`` whose ``this`` is the argument, maybe under DISTINCT), 
 reads ``_a_0``.  The step evaluates the argument alone into that operand's column
 (``OrderedArgument.argument``) and a call reading it takes its rows in the ORDER BY's order
 (``ordered_rows``): a stable sort, so rows with equal keys keep their input order, each key
-NULLS LAST unless it says otherwise, as DuckDB sorts.  Only array_agg, string_agg, first and
-any_value depend on the order of their rows (``ORDER_SENSITIVE``); DuckDB drops the ORDER BY of
-every other aggregate (``sum(x ORDER BY y)`` is ``sum(x)``), and so does the engine.
+NULLS LAST unless it says otherwise, as DuckDB sorts.  Only array_agg, string_agg, first,
+any_value, last and mode (a tie goes to the value first in that order) depend on the order of
+their rows (``ORDER_SENSITIVE``); DuckDB drops the ORDER BY of every other aggregate
+(``sum(x ORDER BY y)`` is ``sum(x)``), and so does the engine.
 
 A DISTINCT aggregate may only be ordered by its argument (DuckDB: "In a DISTINCT aggregate,
 ORDER BY expressions must appear in the argument list") or by constants; the first row of each
@@ -29,7 +30,7 @@ from ..errors import SqlError, UnsupportedSql
 from .sort_step import sort_columns
 from .value_types import plain
 
-ORDER_SENSITIVE = ("array_agg", "string_agg", "first", "any_value")
+ORDER_SENSITIVE = ("array_agg", "string_agg", "first", "any_value", "last", "mode")
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,15 @@ first                  the batch's first value                   the first batch
 any_value              the batch's first non-NULL value          the first non-NULL of those
 var/stddev (samp/pop)  count, mean, squared deviations (Welford)  Chan's parallel update
 string_agg             the batch's values joined (NULL: none)    joined again, in batch order
+skewness, kurtosis     count and sums of x .. x^4                sums
+corr, covar, regr_*    count, means, co-moment, squared          Chan's parallel update
+                       deviations, sums of x and y
+product, bit_*, last,  ``engine.folds``' states                  ``engine.folds.fold_states``
+arg_max, kahan_sum ...
 =====================  ========================================  ===============================
+
+The holistic functions (median, quantiles, mode, entropy, approx_count_distinct) need all of a
+group's values at once: a step with one runs the ordinary way, over all its rows.
 
 Calls with DISTINCT or an ORDER BY of their own (``engine.ordered_aggregates``), array_agg
 and anything else without such a state make the step run the ordinary way (``streamable``).  Result types are those of ``engine.grouping``: an integer
@@ -34,6 +42,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..errors import UnsupportedSql
+from . import folds, statistics
 from .aggregate_step import (
     Grouped, aggregate_calls, call_spec, filter_of, finish_aggregate, group_value,
     star_operands,
@@ -47,7 +56,7 @@ from .string_agg import joined_per_group, separator_value
 
 _FOLDABLE = ("count_star", "count", "count_if", "first", "any_value", "sum", "avg", "min", "max",
              "bool_and", "bool_or", "stddev_samp", "stddev_pop", "var_samp", "var_pop",
-             "string_agg")
+             "string_agg", *folds.FOLDS, *statistics.MOMENTS, *statistics.PAIRS)
 
 
 def streamable(step) -> bool:
@@ -117,6 +126,10 @@ def _state(call, grouped: Grouped, memo: dict) -> tuple[str, pa.DataType | None,
         arrays = [reduced(func)]
     elif func.startswith(("var", "stddev")):
         arrays = [pa.array(a) for a in variance_state(func, values, groups)]
+    elif func in folds.FOLDS:
+        arrays = folds.state(func, values, groups, inputs.other)
+    elif func in statistics.MOMENTS or func in statistics.PAIRS:
+        arrays = [pa.array(a) for a in statistics.state(func, values, groups, inputs.other)]
     else:  # the batch's own value is the state (min, max, first, string_agg, ...)
         arrays = [group_value(func, values, groups, separator=inputs.separator)]
     return func, values.type, arrays
@@ -174,6 +187,12 @@ def _fold(func: str, arg_type, columns: list[pa.Array], groups: Groups) -> pa.Ar
         return _mean(_sum(columns[0], arg_type, groups), _count(columns[1], groups))
     if func.startswith(("var", "stddev")):
         return _variance(func, columns, groups)
+    if func in folds.FOLDS:
+        return folds.fold_states(func, columns, groups)
+    if func in statistics.MOMENTS or func in statistics.PAIRS:
+        parts = [np.asarray(c.to_numpy(zero_copy_only=False)) for c in columns]
+        return statistics.result(func, statistics.fold_state(func, parts, groups.ids,
+                                                             groups.count))
     return aggregate(func, columns[0], groups)  # min, max, bool_and, bool_or
 
 

@@ -61,8 +61,9 @@ from . import datetime_ops as dto
 from . import decimal_values, window_lists
 from .frame import broadcast, null_padded
 from .functions_text import text_of
-from .aggregate_step import FUNCTIONS_BY_NAME, group_value
+from .aggregate_step import FUNCTIONS_BY_NAME, PAIRED, group_value
 from .grouping import Groups, exact_integers, group_ids
+from .holistic import Fractions
 from .hash_table import float64_values, int64_values
 from .sort_step import sort_columns
 from .string_agg import DEFAULT_SEPARATOR, TOO_MANY, scalar_separator
@@ -304,16 +305,22 @@ class _Window:
             self.args[0] = self.args[0].expressions[0]
         values = None if func == "count_star" else self.argument(0)
         separator = self.separator() if func == "string_agg" else None
+        other = self.argument(1) if func in PAIRED else None
+        fractions = Fractions.of(func, self._fraction_node(), self.ev.value) \
+            if func in ("quantile_cont", "quantile_disc") else None
         kept = self.kept()
         start, end = self.frame()
         layout = self.layout
         if np.array_equal(start, layout.part_start) and np.array_equal(end, layout.part_end):
             # the partition's rows in window order: first / any_value / array_agg follow it
-            positions = layout.order if kept is None else layout.order[kept]
+            positions = pa.array(layout.order if kept is None else layout.order[kept])
             groups = layout.partition_groups if kept is None else \
                 layout.partition_groups.subset(np.flatnonzero(kept))
-            taken = None if values is None else values.take(pa.array(positions))
-            per_partition = group_value(func, taken, groups, distinct, separator)
+            taken = None if values is None else values.take(positions)
+            per_partition = group_value(
+                func, taken, groups, distinct, separator,
+                other=None if other is None else other.take(positions), fractions=fractions,
+                budget=self.ev.budget)
             return per_partition.take(pa.array(layout.partitions.ids))
         if distinct:
             raise UnsupportedSql(f"{self.shown}(DISTINCT ...) over a moving window frame is not "
@@ -345,6 +352,11 @@ class _Window:
         if func == "avg":
             sums = pc.divide(cast_value(sums, pa.float64()), pa.array(counts, pa.float64()))
         return self.in_row_order(pc.if_else(pa.array(counts > 0), sums, pa.scalar(None, sums.type)))
+
+    def _fraction_node(self) -> exp.Expression:
+        if len(self.args) < 2:
+            raise self.error(f"{self.shown}() takes a value and a quantile")
+        return self.args[1]
 
     def frame_values(self, func: str, values: pa.Array, kept: np.ndarray | None,
                      separator: str | None, start: np.ndarray, end: np.ndarray) -> pa.Array:

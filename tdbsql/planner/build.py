@@ -28,6 +28,7 @@ from sqlglot.planner import Plan
 from sqlglot.schema import MappingSchema
 
 from ..errors import SqlError, UnsupportedSql
+from .aggregate_names import within_group_calls
 from .group_keys import group_key_references
 from .join_order import defer_cross_joins, inner_when_nulls_rejected, keys_on_their_sides
 from .binder_checks import check_calls
@@ -119,7 +120,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     check_calls(tree, sql)
     check_named_windows(tree, sql)
     names = output_names(tree)
-    tree = double_literals(tree)
+    tree = double_literals(within_group_calls(tree, sql))
     tree, reads_clock = read_clock(name_subquery_columns(tree, schema), sql)
     tree = expand_distinct_on(tree, sql)
     tree = _null_options(_fetch_as_limit(_expand_group_by_all(_values_names(tree), sql)))

@@ -290,6 +290,18 @@ def _order(node: exp.Order) -> str:
     return f"{render(node.this)} ORDER BY {', '.join(map(render, node.expressions))}"
 
 
+def _within_group(node: exp.WithinGroup) -> str:
+    """DuckDB names ``percentile_cont(q) WITHIN GROUP (ORDER BY x)`` by the call it binds,
+    ``quantile_cont(q ORDER BY x)``; a ``mode()`` keeps its clause."""
+    keys = ", ".join(map(render, node.expression.expressions)) \
+        if isinstance(node.expression, exp.Order) else render(node.expression)
+    call = node.this
+    if isinstance(call, (exp.PercentileCont, exp.PercentileDisc)):
+        name = "quantile_cont" if isinstance(call, exp.PercentileCont) else "quantile_disc"
+        return f"{name}({render(call.this)} ORDER BY {keys})"
+    return f"{render(call)} WITHIN GROUP ( ORDER BY {keys})"
+
+
 def _filter(node: exp.Filter) -> str:
     return f"{render(node.this)} FILTER (WHERE {render(node.expression.this)})"
 
@@ -533,6 +545,7 @@ _HANDLERS = {
     exp.Ordered: _ordered,
     exp.Order: _order,
     exp.Filter: _filter,
+    exp.WithinGroup: _within_group,
     exp.IgnoreNulls: _ignore_nulls,
     exp.RespectNulls: _ignore_nulls,
     exp.Window: _window,

@@ -3,7 +3,9 @@
 ``SELECT k, v FROM t GROUP BY k`` and ``SELECT v, count(*) FROM t`` are wrong SQL; without this
 check the engine would find ``t.v`` missing from the aggregate's output at run time and report
 an unknown column.  DuckDB says: column "v" must appear in the GROUP BY clause or must be part
-of an aggregate function.  So does ``check_grouped_columns``, with the column underlined.
+of an aggregate function.  So does ``check_grouped_columns``, with the column underlined --
+unless the column is read by a call of an unknown name (``prodct(x)``, a misspelt aggregate):
+then the function is the mistake, and the error names it (``planner.function_names``).
 
 It runs on the optimized tree, before the window steps are split off (``planner.windows``) and
 before conditions are simplified (which could rewrite ``HAVING k + 1 > 2`` past the GROUP BY key
@@ -31,6 +33,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..errors import SqlError
+from .function_names import unknown_call, unknown_message
 from .parse import span_of
 
 # what may wrap an aggregate call (FILTER, WITHIN GROUP, IGNORE / RESPECT NULLS)
@@ -49,6 +52,9 @@ def check_grouped_columns(tree: exp.Expression, sql: str) -> None:
         for part in _after_grouping(select):
             column = _ungrouped(part, keys, sources)
             if column is not None:
+                call = unknown_call(column, part)
+                if call is not None:  # ``prodct(x)``: the name is the mistake, not x
+                    raise SqlError(unknown_message(call.name), sql, span_of(call))
                 raise ungrouped_error(column, sql)
 
 

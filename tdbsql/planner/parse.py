@@ -29,6 +29,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from ..errors import SqlError
+from .aggregate_names import AGGREGATE_PARSERS
 from .column_names import note_call, note_extract, note_interval, note_nulls_last
 from .named_windows import note_bare_reference
 
@@ -103,7 +104,10 @@ def parse_condition(text: str) -> exp.Expression:
 class _Parser(type(_DIALECT.parser())):
     """sqlglot's DuckDB parser, noting on each JOIN it read what DuckDB would refuse about its
     condition (``_check_joins`` raises it if the JOIN is in the final tree: a JOIN parsed on a
-    path the parser later abandons must not fail the statement)."""
+    path the parser later abandons must not fail the statement).  DuckDB aggregates sqlglot
+    reads as anonymous calls become aggregate nodes (``planner.aggregate_names``)."""
+
+    FUNCTIONS = {**type(_DIALECT.parser()).FUNCTIONS, **AGGREGATE_PARSERS}
 
     def reset(self):
         super().reset()

@@ -1,0 +1,185 @@
+"""Aggregates that fold a group's values one by one, in DuckDB's semantics.
+
+=========================  ===============================================  ================
+function                   value (a group without values: NULL)             state per batch
+=========================  ===============================================  ================
+product(x)                 DOUBLE product (an integer product never         product
+                           overflows: it is a DOUBLE, as in DuckDB)
+bit_and / bit_or / bit_xor the integers' bits, in the argument's type       the batch's
+kahan_sum (fsum,           DOUBLE compensated sum                           sum
+sumkahan)
+favg(x)                    DOUBLE compensated sum / count                   sum, count
+geomean (geometric_mean)   ``exp(avg(ln(x)))``, DuckDB's macro: a value     sum of ln, count
+                           <= 0 gives NaN / 0
+last(x)                    the value of the group's last row, NULL too      last value
+arg_max / max_by (x, y),   x of the first row with the largest / smallest   (x, y) there
+arg_min / min_by           y, among the rows where neither is NULL
+=========================  ===============================================  ================
+
+A state folds like the function itself (the product of the batches' products, ...), the
+batches in input order, so ``last`` and the first-row tie rule of arg_max hold across them
+(``engine.partial_aggregate``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import SqlError
+from ..kernels import statistics as kernels
+from .grouping import Groups, aggregate
+from .hash_table import NO_ROWS, as_array, float64_values, int64_values, valid_mask
+from .statistics import numbers
+from .value_types import type_name
+
+FOLDS = ("product", "bit_and", "bit_or", "bit_xor", "kahan_sum", "favg", "geomean", "last",
+         "arg_max", "arg_min")
+_BIT_OPERATIONS = {"bit_and": 0, "bit_or": 1, "bit_xor": 2}
+
+
+def fold(func: str, values: pa.Array, groups: Groups, other: pa.Array | None = None) -> pa.Array:
+    """One value per group of ``func`` (one of ``FOLDS``); ``other``: arg_max's y."""
+    values = as_array(values)
+    if func == "product":
+        return _product(values, groups)
+    if func in _BIT_OPERATIONS:
+        return _bits(func, values, groups)
+    if func == "kahan_sum":
+        return _with_type(aggregate("sum", numbers(func, values), groups), pa.float64())
+    if func in ("favg", "geomean"):
+        return _mean(func, *state(func, values, groups))
+    if func == "last":
+        rows = _last_rows(groups)
+        return values.take(pa.array(rows, mask=rows < 0))
+    return _arg_extreme(func, values, as_array(other), groups)
+
+
+def state(func: str, values: pa.Array, groups: Groups, other: pa.Array | None = None) -> list:
+    """A batch's state arrays (see the module docstring)."""
+    if func == "favg":
+        values = numbers(func, values)
+        return [_with_type(aggregate("sum", values, groups), pa.float64()),
+                aggregate("count", values, groups)]
+    if func == "geomean":
+        logs = _logarithms(numbers(func, values))
+        return [aggregate("sum", logs, groups), aggregate("count", logs, groups)]
+    if func in ("arg_max", "arg_min"):
+        rows = _best_rows(func, as_array(values), as_array(other), groups)
+        taken = pa.array(rows, mask=rows < 0)
+        return [as_array(values).take(taken), as_array(other).take(taken)]
+    return [fold(func, values, groups, other)]
+
+
+def fold_states(func: str, columns: list[pa.Array], groups: Groups) -> pa.Array:
+    """The value per group from the states of several batches, in batch order."""
+    if func in ("favg", "geomean"):
+        return _mean(func, aggregate("sum", columns[0], groups),
+                     pc.fill_null(aggregate("sum", columns[1], groups), 0))
+    if func in ("arg_max", "arg_min"):
+        return fold(func, columns[0], groups, columns[1])
+    return fold(func, columns[0], groups)  # the function of the batches' values
+
+
+def _with_type(array: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+    return array if array.type == arrow_type else pc.cast(array, arrow_type)
+
+
+def _product(values: pa.Array, groups: Groups) -> pa.Array:
+    numbers("product", values)
+    out = np.ones(groups.count)
+    counts = np.zeros(groups.count, np.int64)
+    if not pa.types.is_null(values.type):
+        valid = valid_mask(values)
+        kernels.products(float64_values(values, copy=False), NO_ROWS if valid is None else valid,
+                         groups.ids, out, counts)
+    return pa.array(out, pa.float64(), mask=counts == 0)
+
+
+def _bits(func: str, values: pa.Array, groups: Groups) -> pa.Array:
+    kind = values.type
+    if pa.types.is_null(kind):
+        return pa.nulls(groups.count, pa.int32())
+    if not pa.types.is_integer(kind):
+        raise SqlError(f"No function matches the given name and argument types "
+                       f"'{func}({type_name(kind)})': {func}() takes integers")
+    out = np.full(groups.count, -1 if func == "bit_and" else 0, np.int64)
+    counts = np.zeros(groups.count, np.int64)
+    valid = valid_mask(values)
+    kernels.bit_fold(int64_values(values, copy=False), NO_ROWS if valid is None else valid,
+                     groups.ids, _BIT_OPERATIONS[func], out, counts)
+    if pa.types.is_uint64(kind):  # the bits are right; the int64 view only reads them signed
+        result = pa.array(out.view(np.uint64), pa.uint64(), mask=counts == 0)
+    else:  # every bit pattern of a narrower type folds back into its own range
+        result = pc.cast(pa.array(out, pa.int64(), mask=counts == 0), kind, safe=False)
+    return result
+
+
+def _logarithms(values: pa.Array) -> pa.Array:
+    numbers_ = float64_values(values) if not pa.types.is_null(values.type) \
+        else np.zeros(len(values))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.log(numbers_)
+    return pa.array(logs, pa.float64(), mask=None if values.null_count == 0
+                    else ~np.asarray(values.is_valid()))
+
+
+def _mean(func: str, sums: pa.Array, counts: pa.Array) -> pa.Array:
+    n = np.asarray(counts.to_numpy(zero_copy_only=False), np.float64)
+    totals = pc.cast(sums, pa.float64()).fill_null(0).to_numpy(zero_copy_only=False)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        means = totals / np.maximum(n, 1)
+        if func == "geomean":
+            means = np.exp(means)
+    return pa.array(means, pa.float64(), mask=n == 0)
+
+
+def _last_rows(groups: Groups) -> np.ndarray:
+    """Per group its last row, -1 for none."""
+    last = np.full(groups.count, -1, np.int64)
+    rows = np.flatnonzero(groups.ids >= 0)
+    last[groups.ids[rows]] = rows  # written first to last: the last row stays
+    return last
+
+
+def _arg_extreme(func: str, values: pa.Array, other: pa.Array, groups: Groups) -> pa.Array:
+    rows = _best_rows(func, values, other, groups)
+    return values.take(pa.array(rows, mask=rows < 0))
+
+
+def _best_rows(func: str, values: pa.Array, keys: pa.Array, groups: Groups) -> np.ndarray:
+    """Per group the first row with the largest (arg_max) / smallest key among the rows where
+    value and key are not NULL; -1 for none."""
+    rows = np.full(groups.count, -1, np.int64)
+    if pa.types.is_null(values.type) or pa.types.is_null(keys.type):
+        return rows
+    valid_values, valid_keys = valid_mask(values), valid_mask(keys)
+    if valid_values is None or valid_keys is None:
+        valid = valid_keys if valid_values is None else valid_values
+    else:
+        valid = valid_values & valid_keys
+    if pa.types.is_floating(keys.type):
+        numbers_ = float64_values(keys, copy=False)
+    elif pa.types.is_integer(keys.type) or pa.types.is_temporal(keys.type) \
+            or pa.types.is_boolean(keys.type):
+        if pa.types.is_uint64(keys.type):
+            numbers_ = _ranks(keys)
+        else:
+            numbers_ = int64_values(keys, copy=False)
+    else:  # strings, decimals ...: their rank in SQL order
+        numbers_ = _ranks(keys)
+    best = np.zeros(groups.count, numbers_.dtype)
+    kernels.arg_extreme(numbers_, NO_ROWS if valid is None else valid, groups.ids,
+                        func == "arg_max", best, rows)
+    return rows
+
+
+def _ranks(keys: pa.Array) -> np.ndarray:
+    """Dense ranks of ``keys`` in ascending order (ties equal; NULLs, masked by the caller,
+    rank anywhere)."""
+    try:
+        ranks = pc.rank(keys, sort_keys="ascending", tiebreaker="dense")
+    except pa.ArrowNotImplementedError as err:
+        raise SqlError(f"cannot order by a {type_name(keys.type)} value") from err
+    return np.require(ranks.to_numpy().astype(np.int64), np.int64, ["C", "W"])
