@@ -52,7 +52,7 @@ class Frame:
         mask = np.asarray(mask, dtype=bool)
         if mask.all():
             return self
-        return self.take(np.flatnonzero(mask))
+        return self.take(mask.nonzero()[0])
 
 
 def concat_frames(frames: list[Frame]) -> Frame:

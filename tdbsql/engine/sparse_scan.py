@@ -293,7 +293,7 @@ class SparseScan(TileScan):
         """The cells that survive delete metadata and delete conditions, as the result."""
         alive = self._survivors(columns, ts, dt, frag_of_cell)
         if alive is not None:
-            idx = np.flatnonzero(alive)
+            idx = alive.nonzero()[0]
             columns = {n: c.take(idx) for n, c in columns.items()}
             always = None if always is None else always[idx]
         length = len(next(iter(columns.values()))) if columns else 0
@@ -386,7 +386,7 @@ class SparseScan(TileScan):
             in_window = (ts >= lo) & (ts <= hi)
             mask = in_window if mask is None else mask & in_window
         if mask is not None and not mask.all():
-            idx = np.flatnonzero(mask)
+            idx = mask.nonzero()[0]
             cols = {k: v.take(idx) for k, v in cols.items()}
             ts = None if ts is None else ts[idx]
             dt = None if dt is None else dt[idx]

@@ -318,5 +318,5 @@ def _columns_of(test) -> tuple[str, ...]:
 
 def compress(columns: dict[str, Column], keep: np.ndarray) -> dict[str, Column]:
     """The rows of ``columns`` where ``keep`` is True."""
-    indices = np.flatnonzero(keep)
+    indices = keep.nonzero()[0]  # np.flatnonzero costs twice as much a call
     return {name: column.take(indices) for name, column in columns.items()}
