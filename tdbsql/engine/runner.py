@@ -37,6 +37,7 @@ from .metadata_answer import try_metadata_answer
 from .project import filter_project
 from .pipeline import stream_scan, try_streamed_aggregate
 from .scan_step import array_scan
+from .series import SeriesCatalog
 from .setop_step import run_set_operation
 from .sort_step import run_sort
 from .subqueries import SubqueryResolver
@@ -58,6 +59,8 @@ class Runner:
 
     def run(self, query: LogicalQuery) -> pa.Table:
         self.query = query
+        if query.series:  # range / generate_series in FROM
+            self.catalog = SeriesCatalog(self.catalog, query.series, self)
         self.pushed = query.derived("pushed", lambda: scan_filters(query.plan))
         self._pushed_ids = query.derived("pushed ids", lambda: {
             id(c) for found in self.pushed.values() for c in found})

@@ -48,6 +48,7 @@ from .natural_joins import expand_natural_joins
 from .parse import span_of
 from .shared_operands import share_operands
 from .subquery_names import name_subquery_columns
+from .table_functions import table_functions
 from .source_aliases import unshadowed_sources
 from .table_aliases import rename_table_columns, renames
 from .using_columns import bind_using_columns, mark, refuse_star_beside_using
@@ -88,6 +89,7 @@ class LogicalQuery:
     scalar_subqueries: frozenset[str]  # CTEs that stand for scalar subqueries: <= 1 row
     reads_clock: bool = False  # now() / current_date became constants: plan again next time
     correlated: tuple = ()  # planner.correlated: the subqueries the Correlated calls stand for
+    series: tuple = ()  # planner.table_functions: the range / generate_series tables
     memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def derived(self, what: str, compute, *nodes):
@@ -114,6 +116,8 @@ def check_statement(tree: exp.Expression) -> None:
 def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> LogicalQuery:
     """Optimize ``tree`` against ``schema`` ({table: {column: SQL type}}) and plan it."""
     check_statement(tree)
+    tree, series = table_functions(tree, sql)
+    schema = {**schema, **{s.table: {s.column: s.sql_type} for s in series}}
     tree = expand_natural_joins(tree, schema, sql)
     _refuse(tree, sql)
     refuse_star_beside_using(tree, schema)
@@ -141,7 +145,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     except SqlglotError as err:
         raise UnsupportedSql(f"cannot plan this query: {err}") from None
     return LogicalQuery(optimized, plan, _used_columns(optimized), names,
-                        _scalar_subqueries(optimized), reads_clock, correlated)
+                        _scalar_subqueries(optimized), reads_clock, correlated, series)
 
 
 def plan_steps(optimized: exp.Expression) -> Plan:

@@ -1,0 +1,150 @@
+"""The rows of ``range`` / ``generate_series`` in FROM (``planner/table_functions.py``).
+
+In: a ``Series`` (its constant arguments).  Out: a one-column Arrow table, as DuckDB builds
+it: BIGINT values ``start, start + step, ...`` before ``stop`` (up to and including it for
+generate_series), none when an argument is NULL or the step points away from ``stop``;
+TIMESTAMP values stepping by an INTERVAL, months first with the day clamped to the month's
+end, each step from the previous value (``2024-01-31 + 1 month`` is Feb 29, then Mar 29).
+A zero step is DuckDB's ``interval cannot be 0!``.  The rows are checked against the row
+cap and the memory budget before they are made.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp
+
+from ..catalog import ArrowSource, Catalog
+from ..errors import SqlError
+from ..planner.table_refs import table_key
+from .evaluate import evaluate
+from .frame import rows_only
+
+_US_PER_DAY = 86_400_000_000
+
+
+class SeriesCatalog(Catalog):
+    """The runner's tables and the query's ``__series_N`` tables, built when first read."""
+
+    def __init__(self, catalog, series: tuple, runner):
+        super().__init__()
+        self.catalog = catalog
+        self.specs = {spec.table: spec for spec in series}
+        self.runner = runner
+        self.built: dict[str, ArrowSource] = {}
+
+    def resolve(self, table: exp.Table, sql: str):
+        spec = self.specs.get(table_key(table))
+        if spec is None:
+            return self.catalog.resolve(table, sql)
+        if spec.table not in self.built:
+            self.built[spec.table] = ArrowSource(series_table(self.runner, spec))
+        return self.built[spec.table], None
+
+
+def series_table(runner, spec) -> pa.Table:
+    values = _arguments(runner, spec)
+    if any(v is None for v in values):
+        return pa.table({spec.column: pa.array([], _ARROW[spec.sql_type])})
+    if spec.sql_type == "BIGINT":
+        start, stop, step = values if len(values) == 3 else (*values, 1)
+        column = _integers(runner, spec, int(start), int(stop), int(step))
+    else:
+        column = _timestamps(runner, spec, *values)
+    return pa.table({spec.column: column})
+
+
+_ARROW = {"BIGINT": pa.int64(), "TIMESTAMP": pa.timestamp("us"),
+          "TIMESTAMPTZ": pa.timestamp("us", "UTC")}
+
+
+def _arguments(runner, spec) -> list:
+    """The arguments as Python values: integers cast to BIGINT (strings too, with CAST's
+    errors), temporal ones to microseconds since the epoch, an INTERVAL as (months, days,
+    microseconds); None for NULL."""
+    one_row = rows_only(1)
+    values = []
+    for position, argument in enumerate(a for a in spec.arguments if a is not None):
+        if spec.sql_type == "BIGINT":
+            node = exp.Cast(this=argument.copy(), to=exp.DataType.build("BIGINT"))
+        elif position < 2:
+            node = exp.Cast(this=argument.copy(), to=exp.DataType.build(
+                "TIMESTAMPTZ" if spec.sql_type == "TIMESTAMPTZ" else "TIMESTAMP"))
+        else:
+            node = argument
+        value = evaluate(one_row, node, runner.sql, runner.budget)
+        if not isinstance(value, pa.Scalar):
+            value = value[0]
+        if not value.is_valid:
+            values.append(None)
+        elif pa.types.is_timestamp(value.type):
+            values.append(value.cast(pa.timestamp("us", value.type.tz)).value)
+        elif pa.types.is_interval(value.type):
+            months, days, nanos = value.value
+            values.append((months, days, nanos // 1000))
+        else:
+            values.append(value.as_py())
+    return values
+
+
+def _integers(runner, spec, start: int, stop: int, step: int) -> pa.Array:
+    if step == 0:
+        raise SqlError("interval cannot be 0!", runner.sql)
+    span = stop - start if step > 0 else start - stop
+    size = abs(step)
+    count = max(0, (span + size - 1) // size) if not spec.inclusive else \
+        max(0, span // size + 1) if span >= 0 else 0
+    _check(runner, spec, count)
+    offsets = np.arange(count, dtype=np.uint64) * np.uint64(size)  # < 2**64: no overflow
+    base = np.uint64(start % (1 << 64))
+    values = base + offsets if step > 0 else base - offsets  # wraps as int64 would not
+    return pa.array(values.view(np.int64))
+
+
+def _timestamps(runner, spec, start: int, stop: int, step: tuple) -> pa.Array:
+    months, days, micros = step
+    if (months, days, micros) == (0, 0, 0):
+        raise SqlError("interval cannot be 0!", runner.sql)
+    forward = months * 30 * _US_PER_DAY + days * _US_PER_DAY + micros > 0
+    if months == 0:
+        size = abs(days * _US_PER_DAY + micros)
+        span = stop - start if forward else start - stop
+        count = max(0, (span + size - 1) // size) if not spec.inclusive else \
+            max(0, span // size + 1) if span >= 0 else 0
+        _check(runner, spec, count)
+        offsets = np.arange(count, dtype=np.int64) * np.int64(size)
+        values = start + offsets if forward else start - offsets
+    else:
+        values = []
+        current = start
+        while (current < stop or (spec.inclusive and current == stop)) if forward else \
+                (current > stop or (spec.inclusive and current == stop)):
+            values.append(current)
+            if len(values) % (1 << 20) == 0:
+                _check(runner, spec, len(values))
+            current = _add_interval(current, months, days, micros)
+        _check(runner, spec, len(values))
+        values = np.array(values, dtype=np.int64)
+    return pa.array(values, _ARROW[spec.sql_type])
+
+
+def _add_interval(micros_since_epoch: int, months: int, days: int, micros: int) -> int:
+    """A timestamp plus an interval, as DuckDB adds one: months (the day clamped to the
+    month's last), then days, then microseconds."""
+    moment = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=micros_since_epoch)
+    month_index = moment.year * 12 + moment.month - 1 + months
+    year, month = divmod(month_index, 12)
+    day = min(moment.day, calendar.monthrange(year, month + 1)[1])
+    moment = moment.replace(year=year, month=month + 1, day=day)
+    moment += dt.timedelta(days=days, microseconds=micros)
+    return (moment - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
+
+
+def _check(runner, spec, count: int) -> None:
+    what = f"{spec.function}()"
+    runner.check_rows(count, what)
+    runner.budget.check(count * 8, what)

@@ -1,0 +1,119 @@
+"""Table functions in FROM: ``range(stop)``, ``range(start, stop[, step])`` and
+``generate_series(...)`` (its stop included), as DuckDB has them.
+
+sqlglot's DuckDB dialect reads such a FROM item as a ``Table`` over a ``GenerateSeries``
+node.  In: the parsed tree.  Out: the tree with each one replaced by a table ``__series_N``
+of one column, named as DuckDB names it -- the alias's column (``range(5) r(i)``), else the
+table alias (``range(5) t`` has a column ``t``), else the function's name -- plus a
+``Series`` per table for the schema the optimizer sees and for the runner, which builds its
+rows from the arguments (``engine/series.py``).  Integers give BIGINT; a DATE, TIMESTAMP or
+TIMESTAMPTZ start with an INTERVAL step gives TIMESTAMP (TIMESTAMPTZ), as in DuckDB.
+Arguments are constant expressions; anything else is an ``SqlError`` in DuckDB's words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+from sqlglot.optimizer.annotate_types import annotate_types
+
+from ..errors import SqlError, UnsupportedSql
+from .parse import span_of
+
+@dataclass(frozen=True)
+class Series:
+    table: str  # the stand-in table name
+    column: str
+    function: str  # range | generate_series
+    arguments: tuple  # start, stop, step (None where not given)
+    inclusive: bool  # generate_series: the stop is a row too
+    sql_type: str  # BIGINT | TIMESTAMP | TIMESTAMPTZ
+
+
+def table_functions(tree: exp.Expression, sql: str) -> tuple[exp.Expression, tuple]:
+    """(tree, series): every range / generate_series in FROM replaced (in place)."""
+    found = []
+    for table in list(tree.find_all(exp.Table)):
+        call = table.this
+        if not isinstance(call, exp.GenerateSeries):
+            if isinstance(call, (exp.Anonymous, exp.Func)) and not isinstance(
+                    call, exp.Identifier):
+                name = call.sql_name() if isinstance(call, exp.Func) else call.name
+                raise UnsupportedSql(f"table function {name.lower()}() is not supported "
+                                     "(range and generate_series are)")
+            continue
+        found.append(_series(table, call, len(found), sql))
+    return tree, tuple(found)
+
+
+def _series(table: exp.Table, call: exp.GenerateSeries, index: int, sql: str) -> Series:
+    inclusive = not call.args.get("is_end_exclusive")
+    function = "generate_series" if inclusive else "range"
+    arguments = tuple(call.args.get(k) for k in ("start", "end", "step"))
+    sql_type = _series_type(function, arguments, sql, span_of(call))
+    alias = table.args.get("alias")
+    columns = alias.columns if alias is not None else []
+    name = alias.name if alias is not None and alias.name else function
+    column = columns[0].name if columns else (alias.name if alias is not None and alias.name
+                                              else function)
+    stand_in = f"__series_{index}"
+    table.set("this", exp.to_identifier(stand_in, quoted=True))
+    table.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
+    return Series(stand_in, column, function, tuple(a.copy() if a is not None else None
+                                                    for a in arguments), inclusive, sql_type)
+
+
+def _series_type(function: str, arguments: tuple, sql: str, span) -> str:
+    """BIGINT, TIMESTAMP or TIMESTAMPTZ from the arguments' types, or DuckDB's binder
+    error naming them."""
+    types = [_type(a) for a in arguments if a is not None]
+    start, step = types[0], (types[2] if len(types) > 2 else None)
+    if len(types) == 3 and step == "INTERVAL" and start in _TEMPORAL_NAMES and \
+            types[1] in _TEMPORAL_NAMES:
+        with_zone = "TIMESTAMP WITH TIME ZONE" in (start, types[1])
+        return "TIMESTAMPTZ" if with_zone else "TIMESTAMP"
+    if all(t in _INTEGER_NAMES for t in types):
+        return "BIGINT"
+    shown = ", ".join(types)
+    raise SqlError(f"No function matches the given name and argument types "
+                   f"'{function}({shown})'. You might need to add explicit type casts.", sql,
+                   span)
+
+
+_INTEGER_NAMES = {"INTEGER_LITERAL", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT",
+                  "USMALLINT", "UINTEGER", "VARCHAR", "NULL"}
+_TEMPORAL_NAMES = {"DATE", "TIMESTAMP", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP_S",
+                   "TIMESTAMP_MS", "TIMESTAMP_NS", "NULL"}
+_NAMES = {exp.DType.TINYINT: "TINYINT", exp.DType.SMALLINT: "SMALLINT",
+          exp.DType.INT: "INTEGER", exp.DType.BIGINT: "BIGINT", exp.DType.UTINYINT: "UTINYINT",
+          exp.DType.USMALLINT: "USMALLINT", exp.DType.UINT: "UINTEGER",
+          exp.DType.UBIGINT: "UBIGINT", exp.DType.INT128: "HUGEINT",
+          exp.DType.DOUBLE: "DOUBLE", exp.DType.FLOAT: "FLOAT", exp.DType.DECIMAL: "DECIMAL",
+          exp.DType.VARCHAR: "VARCHAR", exp.DType.TEXT: "VARCHAR", exp.DType.DATE: "DATE",
+          exp.DType.TIMESTAMP: "TIMESTAMP", exp.DType.DATETIME: "TIMESTAMP",
+          exp.DType.TIMESTAMPNTZ: "TIMESTAMP",
+          exp.DType.TIMESTAMPTZ: "TIMESTAMP WITH TIME ZONE", exp.DType.INTERVAL: "INTERVAL",
+          exp.DType.BOOLEAN: "BOOLEAN", exp.DType.NULL: "NULL",
+          exp.DType.TIMESTAMP_S: "TIMESTAMP_S", exp.DType.TIMESTAMP_MS: "TIMESTAMP_MS",
+          exp.DType.TIMESTAMP_NS: "TIMESTAMP_NS"}
+
+
+def _type(argument: exp.Expression) -> str:
+    """The DuckDB name of a constant argument's type (an integer literal is
+    ``INTEGER_LITERAL``, as DuckDB's binder prints it)."""
+    if argument.find(exp.Column, exp.Query) is not None:
+        raise UnsupportedSql(f"a table function argument reading a column or a subquery is "
+                             f"not supported: {argument.sql(dialect='duckdb')!r}")
+    node = argument.unnest()
+    if isinstance(node, exp.Neg):
+        node = node.this
+    if isinstance(node, exp.Literal) and not node.is_string:
+        return "INTEGER_LITERAL" if node.is_int else "DECIMAL"
+    if isinstance(node, exp.Interval):
+        return "INTERVAL"
+    if isinstance(node, exp.Null):
+        return "NULL"
+    typed = annotate_types(argument.copy())
+    kind = typed.type.this if typed.type is not None else None
+    return _NAMES.get(kind, kind.value if kind is not None else "UNKNOWN")
