@@ -553,8 +553,17 @@ class Evaluator:
             raise self.error(f"unknown function {name}()", node)
         if function is None:
             raise UnsupportedSql(f"unsupported SQL function {_written_name(node, name)}()")
-        values = [self.value(arg) for arg in args]
+        values = [self._argument(arg) for arg in args]
         return call(function, Call(name, node, tuple(args), self.sql), values)
+
+    def _argument(self, node: exp.Expression):
+        """A function's argument; an INTERVAL literal as an Arrow interval (time_bucket's
+        width; a function that takes none refuses its type)."""
+        result = self(node)
+        if isinstance(result, dto.Interval):
+            return pa.scalar((result.months, result.days, result.micros * 1000),
+                             pa.month_day_nano_interval())
+        return result
 
 
 def _written_name(node, name: str) -> str:

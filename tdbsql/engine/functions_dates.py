@@ -172,3 +172,6 @@ def _strptime(ctx, text, format_):
     if code is None:
         return null_like(plain(text), pa.timestamp("us"))
     return python_map(parse, pa.timestamp("us"), ctx.string(text, 0), pa.scalar(code))
+
+
+from . import functions_age  # noqa: E402,F401 - age, time_bucket

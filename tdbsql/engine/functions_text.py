@@ -352,3 +352,6 @@ def _chr(ctx, code):
             raise ctx.error(f"invalid Unicode code point {number}", 0)
         return chr(number)
     return python_map(character, pa.string(), ctx.integer(code, 0))
+
+
+from . import functions_format  # noqa: E402,F401 - format, printf, translate, md5, sha256

@@ -1,0 +1,170 @@
+"""``age(ts, ts)`` and ``time_bucket``, registered into ``functions.REGISTRY``.
+
+In: evaluated arguments and the ``Call``.  Out: an Arrow value, NULL where an argument is.
+
+- ``age(end, start)``: the INTERVAL in years, months, days and time of day between two
+  DATEs / TIMESTAMPs, as DuckDB (PostgreSQL's rule): the fields are subtracted and a
+  negative one borrows from the next (a day from the month of the earlier value:
+  ``age('2024-03-01', '2024-01-31')`` is 1 month 1 day), the sign of the whole when end is
+  before start.  The one-argument form reads the clock and is not offered.
+- ``time_bucket(width, ts[, origin | offset])``: the start of ``ts``'s bucket.  A width of
+  days / time counts from ``2000-01-03`` (a Monday), a width of months from ``2000-01-01``
+  (then the width may have no days or time: DuckDB's error); a TIMESTAMP / DATE third
+  argument is the origin, an INTERVAL one an offset added to every bucket.  A DATE gives a
+  DATE, a TIMESTAMP WITH TIME ZONE one (buckets in UTC: tdbsql has no session zone).
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import datetime_ops as dto
+from ..errors import SqlError
+from .functions import python_map, register
+from .value_types import kind, null_like, plain
+
+_US_PER_DAY = 86_400_000_000
+_EPOCH = dt.datetime(1970, 1, 1)
+_DAY_ORIGIN_US = (dt.datetime(2000, 1, 3) - _EPOCH) // dt.timedelta(microseconds=1)
+_MONTH_ORIGIN = 2000 * 12  # months since year 0 of 2000-01
+
+
+@register("age", 2)
+def _age(ctx, end, start):
+    end, start = ctx.temporal(end, 0), ctx.temporal(start, 1)
+
+    def age(a, b):
+        return _age_of(_as_datetime(a), _as_datetime(b))
+    return python_map(age, pa.month_day_nano_interval(), end, start)
+
+
+def _as_datetime(value) -> dt.datetime:
+    if isinstance(value, dt.datetime):
+        return value.replace(tzinfo=None)
+    return dt.datetime(value.year, value.month, value.day)
+
+
+def _age_of(a: dt.datetime, b: dt.datetime) -> tuple[int, int, int]:
+    """(months, days, nanoseconds) from ``b`` to ``a``, PostgreSQL's way."""
+    negative = a < b
+    years, months, days = a.year - b.year, a.month - b.month, a.day - b.day
+    micros = _time_us(a) - _time_us(b)
+    if negative:
+        years, months, days, micros = -years, -months, -days, -micros
+    while micros < 0:
+        micros += _US_PER_DAY
+        days -= 1
+    earlier_month = a if negative else b  # PostgreSQL borrows the month of this one
+    while days < 0:
+        days += calendar.monthrange(earlier_month.year, earlier_month.month)[1]
+        months -= 1
+    while months < 0:
+        months += 12
+        years -= 1
+    total = years * 12 + months
+    if negative:
+        total, days, micros = -total, -days, -micros
+    return total, days, micros * 1000
+
+
+def _time_us(moment: dt.datetime) -> int:
+    return ((moment.hour * 60 + moment.minute) * 60 + moment.second) * 1_000_000 + \
+        moment.microsecond
+
+
+@register("time_bucket", 2, 3, aliases=("date_bin",))
+def _time_bucket(ctx, width, value, third=None):
+    months, days, nanos = _width(ctx, width)
+    value = plain(value)
+    if kind(value.type) == "null":
+        return null_like(value, pa.timestamp("us"))
+    is_date = kind(value.type) == "date"
+    stamps = ctx.temporal(value, 1)
+    zone = stamps.type.tz if pa.types.is_timestamp(stamps.type) else None
+    micros = _micros(stamps)
+    offset, origin = 0, None
+    if third is not None:
+        third = plain(third)
+        if isinstance(third, pa.Scalar) and not third.is_valid:
+            return null_like(value, value.type if is_date else stamps.type)
+        if pa.types.is_interval(third.type):
+            if not isinstance(third, pa.Scalar):
+                raise ctx.error("the offset must be a constant", 2)
+            m, d, n = third.value
+            if m:
+                raise SqlError("time_bucket(): an offset in months is not supported", ctx.sql)
+            offset = d * _US_PER_DAY + n // 1000
+        else:
+            origin = _micros(ctx.temporal(third, 2))
+    shifted = pc.subtract(micros, offset)
+    if months:
+        buckets = _month_buckets(shifted, months, origin)
+    else:
+        buckets = _fixed_buckets(shifted, days * _US_PER_DAY + nanos // 1000, origin)
+    result = pc.cast(pc.add(buckets, offset), pa.int64()).cast(pa.timestamp("us", zone))
+    return pc.cast(result, pa.date32()) if is_date else result
+
+
+def _width(ctx, width) -> tuple[int, int, int]:
+    width = plain(width)
+    if not isinstance(width, pa.Scalar) or not pa.types.is_interval(width.type):
+        raise ctx.error("the bucket width must be a constant INTERVAL", 0)
+    if not width.is_valid:
+        raise ctx.error("the bucket width must not be NULL", 0)
+    months, days, nanos = width.value
+    if months and (days or nanos):
+        raise SqlError("Month intervals cannot have day or time component", ctx.sql)
+    if months < 0 or days < 0 or nanos < 0 or (months, days, nanos) == (0, 0, 0) or \
+            days * _US_PER_DAY + nanos // 1000 < 0:
+        raise SqlError("Period must be greater than 0", ctx.sql)
+    return months, days, nanos
+
+
+def _micros(stamps):
+    return pc.cast(pc.cast(dto.to_timestamp(stamps), pa.timestamp("us")), pa.int64())
+
+
+def _fixed_buckets(micros, width: int, origin):
+    base = _DAY_ORIGIN_US if origin is None else origin
+    since = pc.subtract(micros, base)
+    steps = _floor_div(since, width)
+    return pc.add(pc.multiply(steps, width), base)
+
+
+def _floor_div(values, width: int):
+    numbers = values.to_numpy(zero_copy_only=False) if not isinstance(values, pa.Scalar) \
+        else np.array([values.as_py() if values.is_valid else 0])
+    valid = values.is_valid if isinstance(values, pa.Scalar) else None
+    result = np.floor_divide(np.nan_to_num(numbers.astype(np.float64)).astype(np.int64)
+                             if numbers.dtype.kind == "f" else numbers, width)
+    if isinstance(values, pa.Scalar):
+        return pa.scalar(int(result[0]) if valid else None, pa.int64())
+    return pa.array(result, pa.int64(), mask=values.is_null().to_numpy(zero_copy_only=False))
+
+
+def _month_buckets(micros, months: int, origin):
+    """The first instant of each value's bucket of ``months`` months (its month index,
+    floored to the origin's, as months since the epoch; the origin's day is dropped, as
+    DuckDB drops it)."""
+    base = _MONTH_ORIGIN if origin is None else _month_index_scalar(origin)
+
+    def bucket(us):
+        moment = _EPOCH + dt.timedelta(microseconds=us)
+        index = moment.year * 12 + moment.month - 1
+        start = base + (index - base) // months * months
+        year, month = divmod(start, 12)
+        return (dt.datetime(year, month + 1, 1) - _EPOCH) // dt.timedelta(microseconds=1)
+    return python_map(bucket, pa.int64(), micros)
+
+
+def _month_index_scalar(origin) -> int:
+    value = origin.as_py() if isinstance(origin, pa.Scalar) else None
+    if value is None:
+        raise SqlError("time_bucket(): the origin must be a constant", "")
+    moment = _EPOCH + dt.timedelta(microseconds=value)
+    return moment.year * 12 + moment.month - 1

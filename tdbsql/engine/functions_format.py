@@ -1,0 +1,184 @@
+"""String functions that format or digest values, registered into ``functions.REGISTRY``.
+
+In: evaluated arguments and the ``Call``.  Out: VARCHAR values, NULL where any argument is
+NULL, as DuckDB:
+
+- ``format(fmt, ...)``: DuckDB's (the fmt library's) ``{}`` placeholders -- ``{}`` takes the
+  next argument, ``{1}`` one by position, ``{:>8.2f}`` a format spec (fill, align, sign, ``0``,
+  width, precision, type), ``{{`` / ``}}`` braces; a value without spec prints as its VARCHAR
+  cast does;
+- ``printf(fmt, ...)``: C's ``%`` conversions (flags, width, precision; ``d i u x X o c`` for
+  integers, ``f e g E G`` for numbers, ``s`` for strings, dates and booleans, ``%%``);
+- a type a conversion does not take is DuckDB's ``Invalid type specifier "s" for formatting a
+  value of type int``, a placeholder past the last argument its ``Argument index "1" out of
+  range``;
+- ``translate(s, from, to)``: each character of ``from`` becomes the one at its place in
+  ``to``, or goes when ``to`` is shorter; ``md5`` / ``sha256``: the hex digest of the UTF-8
+  bytes (of a BLOB's bytes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import pyarrow as pa
+
+from .functions import python_map, register
+from .functions_text import text_of
+from .value_types import kind, plain
+
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([0-9]*)(?::([^{}]*))?\}|[{}]")
+_CONVERSION = re.compile(r"%([-+ #0]*)(\*|\d+)?(?:\.(\d+))?([diuxXocfeEgGs%])")
+_KINDS = {"int": "int", "uint": "int", "float": "float", "decimal": "float"}
+
+
+@register("translate", 3)
+def _translate(ctx, s, source, target):
+    def translate(text, a, b):
+        table = {}
+        for position, char in enumerate(a):
+            if char not in table:
+                table[char] = b[position] if position < len(b) else None
+        return text.translate({ord(k): v for k, v in table.items()})
+    return python_map(translate, pa.string(), ctx.string(s, 0), ctx.string(source, 1),
+                      ctx.string(target, 2))
+
+
+def _digest(algorithm: str):
+    def impl(ctx, value):
+        value = plain(value)
+        if kind(value.type) != "binary":
+            value = ctx.string(value, 0)
+
+        def digest(data):
+            data = data.encode() if isinstance(data, str) else data
+            return hashlib.new(algorithm, data).hexdigest()
+        return python_map(digest, pa.string(), value)
+    return impl
+
+
+register("md5", 1)(_digest("md5"))
+register("sha256", 1)(_digest("sha256"))
+
+
+@register("sha2", 2)
+def _sha2(ctx, value, bits):
+    """sqlglot reads ``sha256(x)`` as ``SHA2(x, 256)``."""
+    if ctx.constant(bits, 1, "digest length") != 256:
+        raise ctx.error("only sha256 is supported", 1)
+    return _digest("sha256")(ctx, value)
+
+
+@register("format", 1, None)
+def _format(ctx, fmt, *values):
+    template = ctx.string(fmt, 0)
+    return _rows(ctx, template, values, _format_one)
+
+
+@register("printf", 1, None, aliases=("sprintf",))
+def _printf(ctx, fmt, *values):
+    template = ctx.string(fmt, 0)
+    return _rows(ctx, template, values, _printf_one)
+
+
+def _rows(ctx, template, values, render):
+    """``render(ctx, template, [(value, text, kind)])`` per row; NULL where any is NULL."""
+    values = [plain(v) for v in values]
+    texts = [text_of(v) if kind(v.type) not in ("int", "uint", "float", "decimal")
+             else v for v in values]
+    kinds = [_KINDS.get(kind(v.type), "text") for v in values]
+    columns = [template] + values + texts
+
+    def one(fmt, *row):
+        count = len(values)
+        return render(ctx, fmt, list(zip(row[:count], row[count:], kinds)))
+    return python_map(one, pa.string(), *columns)
+
+
+def _format_one(ctx, fmt: str, args: list) -> str:
+    out, next_index, position = [], 0, 0
+    for match in _PLACEHOLDER.finditer(fmt):
+        out.append(fmt[position:match.start()])
+        position = match.end()
+        token = match.group(0)
+        if token in ("{{", "}}"):
+            out.append(token[0])
+            continue
+        if token in ("{", "}"):
+            raise ctx.error("Invalid format string: unmatched brace")
+        index = int(match.group(1)) if match.group(1) else next_index
+        next_index = index + 1
+        if index >= len(args):
+            raise ctx.error(f'Argument index "{index}" out of range')
+        out.append(_formatted(ctx, args[index], match.group(2) or ""))
+    out.append(fmt[position:])
+    return "".join(out)
+
+
+def _formatted(ctx, arg, spec: str) -> str:
+    value, text, value_kind = arg
+    if not spec:
+        return _plain_text(value, text, value_kind)
+    kind_char = spec[-1] if spec[-1].isalpha() else ""
+    if value_kind == "text" and kind_char not in ("", "s"):
+        raise ctx.error(f'Invalid type specifier "{kind_char}" for formatting a value of '
+                        f"type string")
+    if value_kind == "int" and kind_char in ("f", "e", "g", "E", "G", "%", "s"):
+        raise ctx.error(f'Invalid type specifier "{kind_char}" for formatting a value of '
+                        f"type int")
+    if value_kind == "float" and kind_char in ("d", "x", "X", "o", "b", "c", "s", "%"):
+        raise ctx.error(f'Invalid type specifier "{kind_char}" for formatting a value of '
+                        f"type float")
+    subject = text if value_kind == "text" else value
+    try:
+        return format(subject, spec)
+    except ValueError as err:
+        raise ctx.error(f"Invalid format specifier: {err}") from None
+
+
+def _plain_text(value, text, value_kind) -> str:
+    if value_kind == "int":
+        return str(value)
+    if value_kind == "float":
+        return repr(float(value))
+    return text
+
+
+def _printf_one(ctx, fmt: str, args: list) -> str:
+    out, next_index, position = [], 0, 0
+    for match in _CONVERSION.finditer(fmt):
+        out.append(fmt[position:match.start()])
+        position = match.end()
+        flags, width, precision, conversion = match.groups()
+        if conversion == "%":
+            out.append("%")
+            continue
+        if width == "*":
+            raise ctx.error("printf: a * width is not supported")
+        if next_index >= len(args):
+            raise ctx.error(f'Argument index "{next_index}" out of range')
+        value, text, value_kind = args[next_index]
+        next_index += 1
+        spec = "%" + flags + (width or "") + (f".{precision}" if precision is not None else "")
+        out.append(_converted(ctx, spec, conversion, value, text, value_kind))
+    out.append(fmt[position:])
+    return "".join(out)
+
+
+def _converted(ctx, spec: str, conversion: str, value, text, value_kind) -> str:
+    if conversion == "s":
+        if value_kind != "text":
+            raise ctx.error(f'Invalid type specifier "s" for formatting a value of type '
+                            f"{value_kind}")
+        return (spec + "s") % text
+    if conversion in "diuxXoc":
+        if value_kind != "int":
+            raise ctx.error(f'Invalid type specifier "{conversion}" for formatting a value '
+                            f"of type {value_kind if value_kind != 'text' else 'string'}")
+        code = {"i": "d", "u": "d"}.get(conversion, conversion)
+        return (spec + code) % (chr(value) if code == "c" else value)
+    if value_kind == "text":
+        raise ctx.error(f'Invalid type specifier "{conversion}" for formatting a value of '
+                        "type string")
+    return (spec + conversion) % float(value)
