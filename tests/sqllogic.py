@@ -15,7 +15,8 @@ blank lines; ``#`` starts a comment line.  Records:
 
         <types> has one letter per output column and is checked against the Arrow type:
         I integer (DuckDB's HUGEINT/DECIMAL(p,0) counts), R float or decimal, T string,
-        B boolean, D date/time/timestamp/interval.  A value renders as NULL for null,
+        B boolean, D date/time/timestamp/interval, L list (rendered as DuckDB prints one,
+        ``[1, NULL, a]``, compared exactly).  A value renders as NULL for null,
         (empty) for '', strings with \\t \\n \\\\ escaped, booleans true/false, dates ISO
         (2024-01-31), timestamps '2024-01-31 10:00:00[.ffffff]', floats as Python's repr
         (compared with rel/abs tolerance 1e-9).  nosort (the default) compares rows in order
@@ -63,7 +64,7 @@ import pyarrow as pa
 
 SQL_DIR = Path(__file__).parent / "sql"
 SORTS = ("nosort", "rowsort", "valuesort")
-TYPE_LETTERS = set("ITRBD")
+TYPE_LETTERS = set("ITRBDL")
 TOLERANCE = 1e-9
 
 
@@ -219,7 +220,13 @@ def type_letter(t: pa.DataType) -> str:
         return "B"
     if pa.types.is_temporal(t) or pa.types.is_interval(t):
         return "D"
+    if _is_list(t):
+        return "L"
     return "T"
+
+
+def _is_list(t: pa.DataType) -> bool:
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
 
 
 def _type_fits(letter: str, t: pa.DataType) -> bool:
@@ -227,6 +234,8 @@ def _type_fits(letter: str, t: pa.DataType) -> bool:
         return True
     if pa.types.is_dictionary(t):
         t = t.value_type
+    if letter == "L":
+        return _is_list(t)
     if letter == "T":
         return pa.types.is_string(t) or pa.types.is_large_string(t) or \
             pa.types.is_binary(t) or pa.types.is_large_binary(t) or \
@@ -248,6 +257,8 @@ def render(value, letter: str) -> str:
         return repr(f + 0.0)  # -0.0 -> 0.0
     if letter == "I":
         return str(int(value))
+    if letter == "L":  # DuckDB's text of a list: [1, NULL, a b], compared exactly
+        return "[" + ", ".join(_element(v) for v in value) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (dt.datetime, dt.date, dt.time)):
@@ -260,6 +271,14 @@ def render(value, letter: str) -> str:
     if text == "":
         return "(empty)"
     return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+
+
+def _element(value) -> str:
+    if isinstance(value, list):
+        return render(value, "L")
+    if isinstance(value, float):
+        return render(value, "R")
+    return render(value, "T") if value is not None else "NULL"
 
 
 def table_rows(table: pa.Table, types: str) -> list[list[str]]:

@@ -538,8 +538,11 @@ class Evaluator:
     def _dpipe(self, node):
         """``a || b``: NULL if either side is NULL (unlike concat)."""
         ctx = Call("||", node, (node.this, node.expression), self.sql)
-        return join_strings([as_text(ctx, plain(self.value(arg)), i)
-                             for i, arg in enumerate(ctx.args)], "emit_null")
+        values = [self.value(arg) for arg in ctx.args]
+        if list_ops.any_list(values):  # [1] || [2]: list_concat, NULL if either side is
+            return list_ops.concatenated(ctx, values)
+        return join_strings([as_text(ctx, plain(value), i) for i, value in enumerate(values)],
+                            "emit_null")
 
     def _function(self, node: exp.Func):
         if isinstance(node, exp.Anonymous):
@@ -656,7 +659,8 @@ _HANDLERS = {
     exp.BitwiseNot: _bitwise("~"), exp.BitwiseLeftShift: _bitwise("<<"),
     exp.BitwiseRightShift: _bitwise(">>"),
     exp.ArraySize: list_ops.array_size, exp.ArrayFilter: list_ops.array_filter,
-    exp.ArrayAny: list_ops.array_any,
+    exp.ArrayAny: list_ops.array_any, exp.Bracket: list_ops.bracket,
+    exp.Transform: list_ops.transform,
     exp.Window: lambda ev, node: window_value(ev, node),
     **{cls: Evaluator._comparison for cls in _COMPARE},
 }

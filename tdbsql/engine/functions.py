@@ -207,6 +207,15 @@ def call_shape(node: exp.Func) -> tuple[str, list]:
         position = str(node.args.get("position") or "").upper()
         name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(position, "trim")
         return name, [a for a in (node.this, node.expression) if a is not None]
+    if isinstance(node, exp.ArraySort):  # list_sort(l, 'DESC', 'NULLS FIRST') as flags
+        descending = node.args.get("asc") is not None and not node.args["asc"].this
+        nulls_first = node.args.get("nulls_first") is not None and node.args["nulls_first"].this
+        return "array_sort", [node.this, exp.Literal.string("DESC" if descending else "ASC"),
+                              exp.Literal.string("NULLS FIRST" if nulls_first else "NULLS LAST")]
+    if isinstance(node, exp.GenerateSeries):  # range(3) / generate_series(1, 3) as lists
+        name = "range" if node.args.get("is_end_exclusive") else "generate_series"
+        return name, [a for a in (node.args.get("start"), node.args.get("end"),
+                                  node.args.get("step")) if a is not None]
     args = []
     for key in type(node).arg_types:
         value = node.args.get(key)
@@ -312,4 +321,4 @@ def _typeof(ctx, value):
 
 
 # The function families register into REGISTRY when imported (they import ``register`` above).
-from . import functions_dates, functions_math, functions_text  # noqa: E402,F401
+from . import functions_dates, functions_lists, functions_math, functions_text  # noqa: E402,F401

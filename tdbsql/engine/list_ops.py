@@ -1,4 +1,5 @@
-"""List values: ``array_length`` / ``len`` and ``list_filter(list, x -> predicate)``.
+"""List values: ``array_length`` / ``len``, ``list_filter(list, x -> predicate)`` and the
+``l[i]`` / ``l[a:b]`` brackets (computed in ``list_values``).
 
 sqlglot decorrelates ``EXISTS`` subqueries that compare with ``<>`` (TPC-H Q21) into
 ``ARRAY_AGG`` per key plus ``ARRAY_LENGTH(LIST_FILTER(agg, x -> outer <> x))``; these are the
@@ -14,6 +15,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..errors import UnsupportedSql
+from . import list_values
 from .frame import broadcast
 
 
@@ -32,16 +34,9 @@ def _filtered(evaluator, source: exp.Expression, function: exp.Expression, node)
     lists = _list_array(evaluator, source)
     if not isinstance(function, exp.Lambda) or len(function.expressions) != 1:
         raise UnsupportedSql(f"list_filter needs a one-argument lambda: {node.sql()!r}")
-    variable = function.expressions[0].name
-    parents = pc.list_parent_indices(lists)
     elements = pc.list_flatten(lists)
-    table = evaluator.table
-    scope = table.take(parents) if table.num_columns else table
-    scope = scope.append_column(variable, elements)
-    body = function.this.transform(
-        lambda n: exp.column(variable, quoted=True) if isinstance(n, exp.Identifier)
-        and n.name == variable and not isinstance(n.parent, exp.Column) else n)
-    keep = type(evaluator)(scope, evaluator.sql)(body)
+    parents = pc.list_parent_indices(lists)
+    keep = _lambda_values(evaluator, lists, function)
     if isinstance(keep, pa.Scalar):
         keep = pa.array(np.full(len(elements), bool(keep.as_py()), dtype=bool))
     if isinstance(keep, pa.ChunkedArray):
@@ -55,12 +50,10 @@ def _filtered(evaluator, source: exp.Expression, function: exp.Expression, node)
 
 
 def _list_array(evaluator, node) -> pa.Array:
-    values = broadcast(evaluator.value(node), evaluator.table.num_rows)
-    if pa.types.is_large_list(values.type):
-        values = values.cast(pa.list_(values.type.value_type))
-    if not pa.types.is_list(values.type):
+    value = evaluator.value(node)
+    if not list_values.is_list(value) and not pa.types.is_null(value.type):
         raise UnsupportedSql(f"{node.sql()!r} is not a list")
-    return values
+    return list_values.as_lists(value, evaluator.table.num_rows)
 
 
 def array_any(evaluator, node: exp.ArrayAny):
@@ -70,3 +63,73 @@ def array_any(evaluator, node: exp.ArrayAny):
     matched = pc.list_value_length(_filtered(evaluator, node.this, node.expression, node))
     empty = pc.equal(pc.list_value_length(lists), 0)
     return pc.or_kleene(empty, pc.not_equal(matched, 0))
+
+
+def bracket(evaluator, node: exp.Bracket):
+    """``l[i]`` and ``l[a:b]`` on a list (``list_values``); the index is as written
+    (``planner.parse.written_indexes``)."""
+    if len(node.expressions) != 1:
+        raise UnsupportedSql(f"indexing with several keys: {node.sql(dialect='duckdb')!r}")
+    target = evaluator.value(node.this)
+    if not list_values.is_list(target) and not pa.types.is_null(target.type):
+        raise UnsupportedSql(f"indexing a {target.type} value (only lists): "
+                             f"{node.sql(dialect='duckdb')!r}")
+    key, rows = node.expressions[0], evaluator.table.num_rows
+    if not isinstance(key, exp.Slice):
+        index = _index(evaluator, key)
+        if pa.types.is_null(index.type):  # l[NULL]: DuckDB's NULL-typed NULL
+            return pa.scalar(None)
+        return list_values.element_at(target, index, rows)
+    if key.args.get("step") is not None:
+        raise UnsupportedSql(f"a list slice with a step: {node.sql(dialect='duckdb')!r}")
+    begin, end = (None if part is None else _index(evaluator, part)
+                  for part in (key.this, key.expression))
+    return list_values.slice_of(target, begin, end, rows)
+
+
+def _index(evaluator, node):
+    value = evaluator.value(node)
+    if not (pa.types.is_integer(value.type) or pa.types.is_null(value.type)):
+        raise evaluator.error(f"a list index must be an integer, got {value.type}", node)
+    return value
+
+
+def transform(evaluator, node: exp.Transform):
+    """``list_transform(l, x -> f(x))`` (also ``lambda x: f(x)``): f over every element, the
+    lists keeping their shape; the body is evaluated once over all elements."""
+    if isinstance(lists := evaluator.value(node.this), pa.Scalar) and \
+            pa.types.is_null(lists.type):
+        return pa.scalar(None)  # DuckDB's NULL-typed NULL
+    lists = _list_array(evaluator, node.this)
+    function = node.expression
+    if not isinstance(function, exp.Lambda) or len(function.expressions) != 1:
+        raise UnsupportedSql(f"list_transform needs a one-argument lambda: {node.sql()!r}")
+    parts = list_values.list_parts(lists)
+    values = broadcast(_lambda_values(evaluator, lists, function), len(parts.elements))
+    return list_values.rebuild(parts.valid, parts.lengths, values)
+
+
+def _lambda_values(evaluator, lists, function: exp.Lambda):
+    """The one-argument lambda's body over the flattened elements of ``lists``, each seeing
+    its row's columns."""
+    variable = function.expressions[0].name
+    parents = pc.list_parent_indices(lists)
+    elements = pc.list_flatten(lists)
+    table = evaluator.table
+    scope = table.take(parents) if table.num_columns else table
+    scope = scope.append_column(variable, elements)
+    body = function.this.transform(
+        lambda n: exp.column(variable, quoted=True) if isinstance(n, exp.Identifier)
+        and n.name == variable and not isinstance(n.parent, exp.Column) else n)
+    return type(evaluator)(scope, evaluator.sql)(body)
+
+
+def any_list(values) -> bool:
+    return any(list_values.is_list(value) for value in values)
+
+
+def concatenated(ctx, values):
+    """``a || b`` on lists: one list, NULL when either is NULL (``list_concat`` skips them)."""
+    from .functions_lists import concatenated as joined
+
+    return joined(ctx, values, null_propagates=True)

@@ -7,6 +7,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from .frame import Frame
+from .unnest import expand, unnest_calls
 
 
 def filter_project(runner, step, frame: Frame, *, filtered: bool = False) -> Frame:
@@ -20,11 +21,20 @@ def filter_project(runner, step, frame: Frame, *, filtered: bool = False) -> Fra
 
 
 def project(runner, frame: Frame, projections, flat: pa.Table | None = None) -> pa.Table:
+    return project_rows(runner, frame, projections, flat)[0]
+
+
+def project_rows(runner, frame: Frame, projections, flat: pa.Table | None = None):
+    """(the projected table, the input row of each output row -- None when they are the
+    input's rows one for one; ``unnest(l)`` repeats rows, ``engine.unnest``)."""
     flat = frame.flat() if flat is None else flat
     names = [output_name(node) for node in projections]
+    calls, parents = unnest_calls(projections), None
+    if calls:
+        frame, flat, projections, parents = expand(runner, frame, flat, projections, calls)
     arrays = [runner.column(frame, node.unalias() if isinstance(node, exp.Alias) else node, flat)
               for node in projections]
-    return pa.Table.from_arrays(arrays, names=names)
+    return pa.Table.from_arrays(arrays, names=names), parents
 
 
 def output_name(node: exp.Expression) -> str:

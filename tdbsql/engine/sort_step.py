@@ -16,12 +16,16 @@ from ..errors import SqlError
 
 from .frame import Frame
 from .memory import frame_bytes, step_label
-from .project import project
+from .project import project_rows
 
 
 def run_sort(step, inputs: Frame, runner) -> Frame:
     flat = inputs.flat()
-    projected = project(runner, inputs, step.projections, flat) if step.projections else None
+    projected, parents = project_rows(runner, inputs, step.projections, flat) \
+        if step.projections else (None, None)
+    if parents is not None:  # unnest repeated the rows: the keys see them repeated too
+        inputs = inputs.take(parents)
+        flat = flat.take(parents)
     keyed = flat
     if projected is not None:
         for name, column in zip(projected.column_names, projected.columns):

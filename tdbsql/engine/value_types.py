@@ -109,6 +109,9 @@ def common_type(types: list[pa.DataType]) -> pa.DataType | None:
         return pa.null()
     if len({str(t) for t in real}) == 1:
         return real[0]
+    if all(pa.types.is_list(t) or pa.types.is_large_list(t) for t in real):  # [1] and []
+        element = common_type([t.value_type for t in real])
+        return None if element is None else pa.list_(element)
     if kinds <= {"int", "uint"}:
         return pa.uint64() if kinds == {"uint"} else pa.int64()
     if kinds <= {"int", "uint", "decimal"}:  # DuckDB: integers become DECIMAL(w, 0)

@@ -26,6 +26,7 @@ import re
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.expressions import apply_index_offset
 from sqlglot.tokens import Token, TokenType
 
 from ..errors import SqlError
@@ -60,7 +61,7 @@ def parse(sql: str) -> exp.Expression:
             raise misspelled
     _check_tokens(sql, tokens)
     _check_tree(sql, tokens, statements[0])
-    return statements[0]
+    return written_indexes(statements[0])
 
 
 def _tokens(text: str, what: str) -> list:
@@ -98,7 +99,21 @@ def parse_condition(text: str) -> exp.Expression:
     except SqlError as err:
         message = err.plain_message.replace("end of the statement", "end of the condition", 1)
         raise SqlError(message, text, err.span) from None
-    return trees[0]
+    return written_indexes(trees[0])
+
+
+def written_indexes(tree: exp.Expression) -> exp.Expression:
+    """``tree`` with each ``l[i]`` index as written (DuckDB's 1-based): sqlglot shifts the
+    indexes it can type as integers to 0-based and leaves the others (``l[k]``) alone, so the
+    shift is undone by the same rule and marked (``offset``: DuckDB SQL is generated as
+    written)."""
+    for bracket in list(tree.find_all(exp.Bracket)):
+        if bracket.args.get("json_access") or bracket.args.get("offset"):
+            continue
+        bracket.set("expressions", apply_index_offset(bracket.this, bracket.expressions, 1,
+                                                      dialect=_DIALECT))
+        bracket.set("offset", 1)
+    return tree
 
 
 class _Parser(type(_DIALECT.parser())):

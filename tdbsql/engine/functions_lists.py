@@ -1,0 +1,349 @@
+"""LIST functions, as DuckDB has them: ``list_value`` / ``[a, b]``, ``list_extract``,
+``list_slice``, ``list_contains`` (``list_has``, ``array_contains``), ``list_position``,
+``string_split`` (``str_split``, ``string_to_array``), ``list_sort`` /
+``list_reverse_sort``, ``list_distinct``, ``list_unique``, ``list_concat``, ``flatten``,
+``list_sum`` / ``min`` / ``max`` / ``avg`` / ``product``, ``list_aggregate``,
+``array_to_string``, ``range`` / ``generate_series`` as lists, and ``len`` of a list.
+
+In: evaluated arguments and the ``Call``.  Out: Arrow values.  NULL handling is DuckDB's:
+a NULL list gives NULL; ``list_contains(l, NULL)`` is NULL while ``list_position(l, NULL)``
+finds a NULL element.  Elements are compared over all rows at once (``list_values.list_parts``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .frame import broadcast
+from .functions import REGISTRY, python_map, register, unify
+from .functions_text import as_text  # imported first: its length() is wrapped below
+from .list_values import (as_lists, element_at, is_list, list_parts, list_value, rebuild,
+                          scalar_if_constant, slice_of)
+from .value_types import kind, plain
+
+
+def row_count(values) -> int:
+    """The rows an evaluated call spans (1 when every argument is a constant)."""
+    return max((len(v) for v in values if not isinstance(v, pa.Scalar)), default=1)
+
+
+def null_in_null_out(impl):
+    """``impl`` answering a bare NULL list with DuckDB's NULL-typed NULL (``flatten(NULL)``)."""
+    def call(ctx, lists, *rest):
+        if isinstance(lists, pa.Scalar) and pa.types.is_null(lists.type) and \
+                all(isinstance(v, pa.Scalar) for v in rest):
+            return pa.scalar(None)
+        return impl(ctx, lists, *rest)
+    return call
+
+
+def lists_argument(ctx, value, index: int, rows: int) -> pa.ListArray:
+    if not is_list(value) and not pa.types.is_null(plain(value).type):
+        raise ctx.error(f"expects a list, got {value.type}", index)
+    return as_lists(value, rows)
+
+
+@register("array", 0, None, aliases=("list_value", "list_pack"))
+def _list_value(ctx, *values):
+    return list_value(list(values), row_count(values), ctx.error)
+
+
+@register("list_extract", 2, aliases=("list_element", "array_extract"))
+def _list_extract(ctx, lists, index):
+    rows = row_count((lists, index))
+    lists_argument(ctx, lists, 0, rows)
+    return element_at(lists, ctx.integer(index, 1), rows)
+
+
+@register("array_slice", 3, aliases=("list_slice",))
+def _list_slice(ctx, lists, begin, end):
+    rows = row_count((lists, begin, end))
+    lists_argument(ctx, lists, 0, rows)
+    return slice_of(lists, ctx.integer(begin, 1), ctx.integer(end, 2), rows)
+
+
+def _matches(ctx, lists, needle, rows: int, nulls_match: bool):
+    """(parts, the row of each element, whether each element equals that row's needle)."""
+    parts = list_parts(lists_argument(ctx, lists, 0, rows))
+    parents = parts.parents
+    wanted = broadcast(plain(needle), rows).take(pa.array(parents))
+    if nulls_match and not isinstance(needle, pa.Scalar) or \
+            isinstance(needle, pa.Scalar) and not needle.is_valid:
+        both_null = np.asarray(pc.and_(parts.elements.is_null(), wanted.is_null())
+                               .to_numpy(zero_copy_only=False), dtype=bool)
+    else:
+        both_null = np.zeros(len(parents), dtype=bool)
+    elements, wanted = unify(ctx, (parts.elements, wanted))
+    if pa.types.is_null(elements.type):
+        equal = np.zeros(len(parents), dtype=bool)
+    else:
+        equal = np.asarray(pc.fill_null(pc.equal(elements, wanted), False)
+                           .to_numpy(zero_copy_only=False), dtype=bool)
+    return parts, parents, equal | (both_null if nulls_match else False)
+
+
+def _needle_valid(needle, rows: int) -> np.ndarray:
+    return np.asarray(broadcast(plain(needle), rows).is_valid()
+                      .to_numpy(zero_copy_only=False), dtype=bool)
+
+
+@register("array_contains", 2, aliases=("list_contains", "list_has", "array_has"))
+def _list_contains(ctx, lists, needle):
+    """TRUE when an element equals the value; NULL for a NULL list or value."""
+    rows = row_count((lists, needle))
+    parts, parents, equal = _matches(ctx, lists, needle, rows, nulls_match=False)
+    found = np.bincount(parents, weights=equal, minlength=rows) > 0
+    valid = parts.valid & _needle_valid(needle, rows)
+    return scalar_if_constant(pa.array(found, pa.bool_(), mask=~valid), lists, needle)
+
+
+@register("list_position", 2, aliases=("list_indexof", "array_position", "array_indexof"))
+def _list_position(ctx, lists, needle):
+    """The 1-based position of the first element equal to the value (NULL finds a NULL
+    element), as an INTEGER; NULL when there is none or the list is NULL."""
+    rows = row_count((lists, needle))
+    parts, parents, equal = _matches(ctx, lists, needle, rows, nulls_match=True)
+    first = np.full(rows, np.iinfo(np.int64).max, dtype=np.int64)
+    where = np.flatnonzero(equal)
+    np.minimum.at(first, parents[where], where - parts.starts[parents[where]])
+    found = parts.valid & (first < np.iinfo(np.int64).max)
+    position = pa.array(np.where(found, first + 1, 0).astype(np.int32), mask=~found)
+    return scalar_if_constant(position, lists, needle)
+
+
+@register("split", 2, aliases=("string_split", "str_split", "string_to_array"))
+def _string_split(ctx, text, separator):
+    """The pieces of the string between separators (``''`` splits into characters, a NULL
+    separator keeps the string whole); NULL for a NULL string."""
+    text = ctx.string(text, 0)
+    sep = ctx.constant(ctx.string(separator, 1), 1, "separator")
+    if sep is None:
+        return python_map(lambda whole: [whole], pa.list_(pa.string()), text)
+    if sep == "":
+        return python_map(list, pa.list_(pa.string()), text)
+    if isinstance(text, pa.Scalar):
+        return pc.split_pattern(pa.array([text.as_py()], pa.string()), pattern=sep)[0]
+    if kind(text.type) == "string" and pa.types.is_large_string(text.type):
+        text = text.cast(pa.string())
+    return pc.split_pattern(text, pattern=sep)
+
+
+# --- whole-list functions: sort, distinct, concatenation, flatten, aggregates, ranges -------
+
+
+def _rows_and_parts(ctx, lists, index: int = 0, rows: int | None = None):
+    rows = row_count((lists,)) if rows is None else rows
+    return rows, list_parts(lists_argument(ctx, lists, index, rows))
+
+
+@register("array_sort", 1, 3)
+def _list_sort(ctx, lists, order=None, nulls=None):
+    """``list_sort(l[, 'ASC'|'DESC'[, 'NULLS FIRST'|'NULLS LAST']])`` (sqlglot reads
+    ``list_reverse_sort`` as DESC); NULLs last unless told."""
+    rows, parts = _rows_and_parts(ctx, lists)
+    descending = order is not None and str(order.as_py()).upper() == "DESC"
+    nulls_first = nulls is not None and str(nulls.as_py()).upper() == "NULLS FIRST"
+    keyed = pa.table({"p": pa.array(parts.parents), "e": parts.elements})
+    order_index = pc.sort_indices(keyed, sort_keys=[
+        ("p", "ascending"), ("e", "descending" if descending else "ascending",
+                             "at_start" if nulls_first else "at_end")])
+    result = rebuild(parts.valid, parts.lengths, parts.elements.take(order_index))
+    return scalar_if_constant(result, lists)
+
+
+def _distinct(parts) -> tuple[pa.Array, np.ndarray]:
+    """Each row's distinct non-NULL elements in ascending order, and their row."""
+    keep = np.asarray(parts.elements.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    parents = parts.parents[keep]
+    elements = parts.elements.filter(pa.array(keep))
+    order = pc.sort_indices(pa.table({"p": pa.array(parents), "e": elements}),
+                            sort_keys=[("p", "ascending"), ("e", "ascending")])
+    elements = elements.take(order)
+    parents = parents[np.asarray(order)]
+    fresh = np.ones(len(parents), dtype=bool)
+    if len(parents) > 1:
+        same = np.asarray(pc.fill_null(pc.equal(elements[1:], elements[:-1]), False)
+                          .to_numpy(zero_copy_only=False), dtype=bool)
+        fresh[1:] = ~(same & (parents[1:] == parents[:-1]))
+    return elements.filter(pa.array(fresh)), parents[fresh]
+
+
+@register("array_distinct", 1, aliases=("list_distinct",))
+@null_in_null_out
+def _list_distinct(ctx, lists):
+    """The distinct elements, NULLs left out (sorted: DuckDB promises no order)."""
+    rows, parts = _rows_and_parts(ctx, lists)
+    elements, parents = _distinct(parts)
+    counts = np.bincount(parents, minlength=rows)
+    return scalar_if_constant(rebuild(parts.valid, counts, elements), lists)
+
+
+@register("list_unique", 1, aliases=("array_unique",))
+def _list_unique(ctx, lists):
+    """How many distinct non-NULL elements (UBIGINT); 0 for a NULL list, as DuckDB."""
+    rows, parts = _rows_and_parts(ctx, lists)
+    _, parents = _distinct(parts)
+    counts = np.bincount(parents, minlength=rows).astype(np.uint64)
+    return scalar_if_constant(pa.array(counts, pa.uint64()), lists)
+
+
+def concatenated(ctx, values, null_propagates: bool):
+    """The lists of ``values`` joined per row.  A NULL list counts as empty (the result is
+    NULL when all are) -- or, with ``null_propagates`` (``||``), makes the result NULL."""
+    rows = row_count(values)
+    parts = [list_parts(lists_argument(ctx, v, i, rows)) for i, v in enumerate(values)]
+    elements = unify(ctx, [p.elements for p in parts])
+    parents = np.concatenate([p.parents for p in parts])
+    source = np.concatenate([np.full(len(p.parents), i) for i, p in enumerate(parts)])
+    order = np.lexsort((source, parents))  # stable: each list's elements keep their order
+    valid = np.logical_and.reduce([p.valid for p in parts]) if null_propagates else \
+        np.logical_or.reduce([p.valid for p in parts])
+    counts = np.where(valid, np.sum([p.lengths for p in parts], axis=0), 0)
+    kept = order[valid[parents[order]]]
+    result = rebuild(valid, counts, pa.concat_arrays(elements).take(pa.array(kept)))
+    return scalar_if_constant(result, *values)
+
+
+@register("array_concat", 1, None, aliases=("list_concat", "list_cat", "array_cat"))
+def _list_concat(ctx, *values):
+    if all(isinstance(v, pa.Scalar) and pa.types.is_null(v.type) for v in values):
+        return pa.scalar(None)
+    return concatenated(ctx, values, null_propagates=False)
+
+
+@register("flatten", 1)
+@null_in_null_out
+def _flatten(ctx, lists):
+    """A list of lists as one list (NULL inner lists left out)."""
+    rows, parts = _rows_and_parts(ctx, lists)
+    inner = parts.elements
+    if pa.types.is_null(inner.type):
+        inner = pa.nulls(len(inner), pa.list_(pa.null()))
+    if not is_list(inner):
+        raise ctx.error(f"expects a list of lists, got {lists.type}", 0)
+    inner_parts = list_parts(as_lists(inner, len(inner)))
+    counts = np.bincount(parts.parents, weights=inner_parts.lengths, minlength=rows)
+    result = rebuild(parts.valid, counts.astype(np.int64), inner_parts.elements)
+    return scalar_if_constant(result, lists)
+
+
+_AGGREGATES = {"sum": "sum", "min": "min", "max": "max", "avg": "mean", "mean": "mean",
+               "count": "count", "string_agg": None, "product": "product"}
+
+
+def aggregated(ctx, lists, name: str, separator=None):
+    """One aggregate over each list's elements; NULL for a NULL or empty list (``count``: 0,
+    NULL for a NULL list)."""
+    if name not in _AGGREGATES:
+        raise ctx.error(f"unknown or unsupported list aggregate {name!r}", 1)
+    if name == "string_agg":
+        return joined(ctx, lists, pa.scalar(",") if separator is None else separator)
+    rows, parts = _rows_and_parts(ctx, lists)
+    elements = parts.elements
+    if name in ("sum", "avg", "mean", "product") and not pa.types.is_null(elements.type) \
+            and kind(elements.type) not in ("int", "uint", "float", "decimal"):
+        raise ctx.error(f"{name} needs numbers, got a list of {elements.type}", 0)
+    if pa.types.is_null(elements.type) and name in ("min", "max"):
+        return scalar_if_constant(pa.nulls(rows), lists)
+    if name in ("avg", "mean"):
+        elements = elements.cast(pa.float64())
+    elif pa.types.is_null(elements.type) and name != "count":
+        elements = elements.cast(pa.int64())
+    elif name in ("sum", "product") and kind(elements.type) in ("int", "uint"):
+        elements = elements.cast(pa.int64() if kind(elements.type) == "int" else pa.uint64())
+    grouped = pa.table({"p": pa.array(parts.parents), "e": elements}).group_by("p") \
+        .aggregate([("e", _AGGREGATES[name])])
+    where = np.full(rows, -1, dtype=np.int64)
+    where[np.asarray(grouped.column("p"))] = np.arange(grouped.num_rows)
+    result = grouped.column(f"e_{_AGGREGATES[name]}").combine_chunks() \
+        .take(pa.array(where, mask=where < 0))
+    if name == "count":
+        result = pa.array(np.where(where < 0, 0, np.asarray(pc.fill_null(result, 0))),
+                          pa.int64(), mask=~parts.valid)
+    return scalar_if_constant(result, lists)
+
+
+for _name in ("sum", "min", "max", "avg", "product", "count"):
+    register(f"list_{_name}", 1, aliases=(f"array_{_name}",))(null_in_null_out(
+        lambda ctx, lists, _name=_name: aggregated(ctx, lists, _name)))
+
+
+@register("list_aggregate", 2, 3, aliases=("list_aggr", "array_aggregate", "array_aggr"))
+@null_in_null_out
+def _list_aggregate(ctx, lists, name, separator=None):
+    function = ctx.constant(ctx.string(name, 1), 1, "aggregate name")
+    return aggregated(ctx, lists, str(function).lower(), separator)
+
+
+def joined(ctx, lists, separator):
+    """The elements as text joined by the separator, NULL elements left out."""
+    rows, parts = _rows_and_parts(ctx, lists)
+    sep = ctx.constant(ctx.string(separator, 1), 1, "separator")
+    sep = "," if sep is None else sep  # DuckDB: a NULL separator is the default one
+    text = as_text(ctx, parts.elements, 0) if not pa.types.is_null(parts.elements.type) \
+        else pa.nulls(len(parts.elements), pa.string())
+    keep = np.asarray(text.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    counts = np.bincount(parts.parents[keep], minlength=rows)
+    kept = rebuild(parts.valid, counts, text.cast(pa.string()).filter(pa.array(keep)))
+    return scalar_if_constant(pc.binary_join(kept, sep), lists)
+
+
+@register("array_to_string", 2, aliases=("array_join", "list_to_string"))
+@null_in_null_out
+def _array_to_string(ctx, lists, separator):
+    return joined(ctx, lists, separator)
+
+
+def _series(ctx, values, inclusive: bool):
+    """``range`` / ``generate_series`` as a list per row: start, start + step, ... before
+    (range) or up to (generate_series) the end."""
+    rows = row_count(values)
+    start, end, step = (np.asarray(pc.fill_null(broadcast(ctx.integer(v, i), rows), 0)
+                                   .to_numpy(), dtype=np.int64) for i, v in enumerate(values))
+    valid = np.logical_and.reduce([np.asarray(broadcast(plain(v), rows).is_valid()
+                                              .to_numpy(zero_copy_only=False), dtype=bool)
+                                   for v in values])
+    if (step[valid] == 0).any():
+        raise ctx.error("the step must not be 0")
+    span = end - start + (np.sign(step) if inclusive else 0)
+    safe = np.where(step == 0, 1, step)
+    counts = np.where(valid, np.maximum(-(-span // safe), 0), 0)
+    ctx_total = int(counts.sum())
+    ordinal = np.arange(ctx_total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts,
+                                                                counts)
+    elements = np.repeat(start, counts) + np.repeat(step, counts) * ordinal
+    return scalar_if_constant(rebuild(valid, counts, pa.array(elements, pa.int64())), *values)
+
+
+@register("range", 1, 3)
+def _range(ctx, *values):
+    return _series(ctx, _bounds(values), inclusive=False)
+
+
+@register("generate_series", 1, 3)
+def _generate_series(ctx, *values):
+    return _series(ctx, _bounds(values), inclusive=True)
+
+
+def _bounds(values):
+    """(start, end, step) of the one to three arguments (start 0, step 1 by default)."""
+    if len(values) == 1:
+        return (pa.scalar(0, pa.int64()), values[0], pa.scalar(1, pa.int64()))
+    if len(values) == 2:
+        return (*values, pa.scalar(1, pa.int64()))
+    return values
+
+
+_TEXT_LENGTH = REGISTRY["length"].impl
+
+
+@register("length", 1, aliases=("char_length", "character_length", "len"))
+def _length(ctx, value):
+    """A list's element count (BIGINT), else the string length (``functions_text``)."""
+    if is_list(value):
+        lengths = pc.cast(pc.list_value_length(as_lists(value, row_count((value,)))),
+                          pa.int64())
+        return scalar_if_constant(lengths, value)
+    return _TEXT_LENGTH(ctx, value)

@@ -1,0 +1,146 @@
+"""LIST values as DuckDB builds and reads them: ``[a, b]`` / ``list_value(a, b)``, ``l[i]``
+(1-based, negative from the end, out of range NULL) and ``l[a:b]`` (inclusive, clamped).
+
+In: evaluated Arrow values (arrays, chunked arrays, scalars) and the row count.  Out: Arrow
+values; a result of constants only stays a scalar.  Every step runs on Arrow / numpy over all
+rows at once (``list_parts`` gives a list column's flattened elements, each row's first
+element position and length).  The parser (``planner/parse.py``) keeps bracket indexes as the
+user wrote them (sqlglot shifts integer literals to 0-based).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .frame import broadcast
+from .value_types import cast_value, common_type, fit_literals, plain
+
+
+@dataclass(frozen=True)
+class ListParts:
+    """A list column taken apart: ``elements`` (all rows' elements, row by row), ``starts``
+    and ``lengths`` (int64 numpy, 0 for a NULL list) and ``valid`` (bool numpy)."""
+
+    lists: pa.ListArray
+    elements: pa.Array
+    starts: np.ndarray
+    lengths: np.ndarray
+    valid: np.ndarray
+
+    @property
+    def parents(self) -> np.ndarray:
+        """The row of each element."""
+        return np.repeat(np.arange(len(self.lengths), dtype=np.int64), self.lengths)
+
+
+def is_list(value) -> bool:
+    t = value.type
+    return pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+
+
+def as_lists(value, rows: int) -> pa.ListArray:
+    """``value`` (a list array or scalar, or NULL) as a ListArray of ``rows`` rows."""
+    value = broadcast(plain(value), rows)
+    if pa.types.is_null(value.type):
+        return pa.nulls(len(value), pa.list_(pa.null()))
+    if pa.types.is_large_list(value.type) or pa.types.is_fixed_size_list(value.type):
+        value = value.cast(pa.list_(value.type.value_type))
+    return value
+
+
+def list_parts(lists: pa.ListArray) -> ListParts:
+    valid = np.asarray(lists.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    lengths = np.asarray(pc.fill_null(pc.list_value_length(lists), 0).to_numpy(),
+                         dtype=np.int64)
+    starts = np.cumsum(lengths) - lengths
+    return ListParts(lists, pc.list_flatten(lists), starts, lengths, valid)
+
+
+def rebuild(parts_valid: np.ndarray, counts: np.ndarray, elements: pa.Array) -> pa.ListArray:
+    """A ListArray of ``len(counts)`` rows: row r holds the next ``counts[r]`` of ``elements``;
+    NULL where ``parts_valid`` is false."""
+    offsets = np.zeros(len(counts) + 1, dtype=np.int32)
+    np.cumsum(counts, out=offsets[1:])
+    return pa.ListArray.from_arrays(pa.array(offsets), elements,
+                                    mask=pa.array(~parts_valid))
+
+
+def scalar_if_constant(result: pa.Array, *inputs):
+    """``result`` (computed over broadcast rows) as a scalar when every input was one."""
+    if all(isinstance(v, pa.Scalar) for v in inputs):
+        return result[0]
+    return result
+
+
+def list_value(values: list, rows: int, error):
+    """``[v0, v1, ...]``: one list per row of the values unified to their common type
+    (``error(message)`` builds the SqlError when they have none)."""
+    values = fit_literals([plain(v) for v in values])
+    target = common_type([v.type for v in values]) if values else pa.null()
+    if target is None:
+        raise error("list elements have no common type: "
+                    + ", ".join(str(v.type) for v in values))
+    try:
+        values = [cast_value(v, target) for v in values]
+    except ValueError as err:
+        raise error(str(err)) from None
+    length = 1 if all(isinstance(v, pa.Scalar) for v in values) else rows
+    columns = [broadcast(v, length) for v in values]
+    width = len(columns)
+    if width:
+        stacked = pa.concat_arrays([c.cast(target) for c in columns])
+        order = (np.arange(length, dtype=np.int64)[:, None]
+                 + np.arange(width, dtype=np.int64)[None, :] * length).ravel()
+        elements = stacked.take(pa.array(order))
+    else:
+        elements = pa.array([], target)
+    result = rebuild(np.ones(length, dtype=bool), np.full(length, width, dtype=np.int64),
+                     elements)
+    return scalar_if_constant(result, *values)
+
+
+def element_at(lists_value, index_value, rows: int):
+    """``l[i]``: 1-based, negative from the end, NULL for 0, out of range or a NULL index."""
+    lists = as_lists(lists_value, rows)
+    parts = list_parts(lists)
+    index = broadcast(plain(index_value), rows)
+    index_valid = np.asarray(index.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    position = np.asarray(pc.fill_null(pc.cast(index, pa.int64()), 0).to_numpy(),
+                          dtype=np.int64)
+    offset = np.where(position > 0, position - 1, parts.lengths + position)
+    found = parts.valid & index_valid & (position != 0) & (offset >= 0) & \
+        (offset < parts.lengths)
+    take = np.where(found, parts.starts + offset, 0)
+    result = parts.elements.take(pa.array(take, mask=~found)) if len(parts.elements) else \
+        pa.nulls(rows, lists.type.value_type)
+    return scalar_if_constant(result, lists_value, index_value)
+
+
+def slice_of(lists_value, begin_value, end_value, rows: int):
+    """``l[a:b]``: the elements a..b (1-based, inclusive; negative from the end; a missing
+    bound is the list's first / last element); NULL for a NULL list or bound."""
+    lists = as_lists(lists_value, rows)
+    parts = list_parts(lists)
+    valid = parts.valid.copy()
+    bounds = []
+    for value, default in ((begin_value, 1), (end_value, None)):
+        if value is None:
+            bounds.append(np.ones(rows, dtype=np.int64) if default else parts.lengths)
+            continue
+        bound = broadcast(plain(value), rows)
+        valid &= np.asarray(bound.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        number = np.asarray(pc.fill_null(pc.cast(bound, pa.int64()), 0).to_numpy(),
+                            dtype=np.int64)
+        bounds.append(np.where(number < 0, parts.lengths + number + 1, number))
+    first = np.maximum(bounds[0], 1) - 1                # 0-based, inclusive
+    stop = np.minimum(bounds[1], parts.lengths)         # 0-based, exclusive
+    counts = np.where(valid, np.maximum(stop - first, 0), 0)
+    starts = np.repeat(parts.starts + first - np.cumsum(counts) + counts, counts)
+    positions = starts + np.arange(counts.sum(), dtype=np.int64)
+    result = rebuild(valid, counts, parts.elements.take(pa.array(positions)))
+    inputs = [v for v in (lists_value, begin_value, end_value) if v is not None]
+    return scalar_if_constant(result, *inputs)
