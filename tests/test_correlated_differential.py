@@ -100,3 +100,50 @@ def correlated_query(draw) -> tuple[str, bool]:
 def test_correlated_subqueries_match_duckdb(engines, query):
     sql, ordered = query
     sqllogic.differential_check(engines, sql, ordered)
+
+
+# The outer rows as a derived table or CTE whose source is named like the subquery's own
+# (merged, it lent ``db.k`` where the subquery meant the outer row's ``o.k``), and
+# subqueries nested two deep reading the outermost row (``o.id`` inside a subquery of a
+# subquery sqlglot unnests by its own equality).
+OUTER_SOURCES = [
+    "db AS o",
+    "(SELECT * FROM db WHERE db.id % 3 <> 0) AS o",
+    "(SELECT db.id, db.k, db.y, db.t FROM db JOIN da ON db.id % 50 = da.id % 50) AS o",
+    "w AS o",
+]
+INNER_SOURCES = ["db", "(SELECT * FROM db WHERE db.y IS NOT NULL) AS db", "v AS db"]
+CTES = ("WITH w AS (SELECT * FROM db WHERE db.k IS NOT NULL), "
+        "v AS (SELECT * FROM w WHERE w.y > -100) ")
+SHADOW_TERMS = ["db.k = o.k", "db.id < o.id", "db.y >= o.y", "db.t <> o.t",
+                "db.k IS NOT DISTINCT FROM o.k"]
+NESTED_TERMS = ["d2.a = db.k", "d2.id < o.id", "d2.a < o.k", "d2.x > db.y", "d2.s = o.t"]
+
+
+@st.composite
+def shadowed_query(draw) -> str:
+    outer = draw(st.sampled_from(OUTER_SOURCES))
+    inner = draw(st.sampled_from(INNER_SOURCES))
+    terms = draw(st.lists(st.sampled_from(SHADOW_TERMS), min_size=1, max_size=2, unique=True))
+    where = " AND ".join(terms)
+    if draw(st.booleans()):  # a subquery nested in it reading the outermost row
+        nested = " AND ".join(draw(st.lists(st.sampled_from(NESTED_TERMS), min_size=1,
+                                            max_size=2, unique=True)))
+        kind = draw(st.sampled_from(["EXISTS", "scalar"]))
+        where += (f" AND EXISTS (SELECT 1 FROM da AS d2 WHERE {nested})" if kind == "EXISTS"
+                  else f" AND db.k <= (SELECT max(d2.a) FROM da AS d2 WHERE {nested})")
+    use = draw(st.integers(0, 2))
+    if use == 0:
+        agg = draw(st.sampled_from(["count(*)", "max(db.y)", "sum(db.k)"]))
+        sql = f"SELECT o.id, (SELECT {agg} FROM {inner} WHERE {where}) AS v FROM {outer}"
+    elif use == 1:
+        sql = f"SELECT o.id FROM {outer} WHERE EXISTS (SELECT 1 FROM {inner} WHERE {where})"
+    else:
+        sql = f"SELECT o.id, o.k IN (SELECT db.k FROM {inner} WHERE {where}) AS v FROM {outer}"
+    return CTES + sql
+
+
+@settings(**{**SETTINGS, "max_examples": 60})
+@given(shadowed_query())
+def test_correlated_subqueries_over_derived_tables_and_nested(engines, sql):
+    sqllogic.differential_check(engines, sql, False)

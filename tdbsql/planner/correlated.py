@@ -139,13 +139,13 @@ def outer_columns(query: exp.Expression) -> list[exp.Column]:
 
 def _entry(node: exp.Expression, outer: list[exp.Column], schema: dict, index: int):
     kind, target, probes, operator = _usage(node)
-    ctes = _enclosing_ctes(node)
     names = {(c.table, c.name): f"c{i}" for i, c in enumerate(outer)}
     query = (node.this.this if isinstance(node.this, exp.Subquery) else node.this).copy()
     for column in list(query.find_all(exp.Column)):
         name = names.get((column.table, column.name))
         if name is not None and column.table:
             column.replace(exp.column(name, OUTER, quoted=True))
+    ctes = _read_ctes(query, _enclosing_ctes(node))
     query, ctes = _own_names(query, ctes)
     arguments = [p.copy() for p in probes] + [exp.column(c.name, c.table, quoted=True)
                                               for c in outer]
@@ -188,6 +188,21 @@ def _enclosing_ctes(node: exp.Expression) -> tuple:
     for cte in chain:
         unique[cte.alias_or_name] = cte
     return tuple(unique.values())
+
+
+def _read_ctes(query: exp.Expression, ctes: tuple) -> tuple:
+    """Those of ``ctes`` that ``query`` reads, directly or through another of them.  The
+    others stay behind: planned with the subquery they would read its ``__outer`` (one a
+    decorrelated query one level out made, ``SELECT __outer.c1 ...``, over the subquery's own
+    ``__outer``, which has no ``c1``)."""
+    by_name = {cte.alias_or_name: cte for cte in ctes}
+    wanted, pending = set(), [query]
+    while pending:
+        for table in pending.pop().find_all(exp.Table):
+            if table.name in by_name and table.name not in wanted:
+                wanted.add(table.name)
+                pending.append(by_name[table.name].this)
+    return tuple(cte for cte in ctes if cte.alias_or_name in wanted)
 
 
 def _own_names(query: exp.Expression, ctes: tuple):

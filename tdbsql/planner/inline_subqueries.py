@@ -141,7 +141,8 @@ def _decorrelated_by_us(node: exp.Expression) -> bool:
     scalar subquery that does not aggregate becomes an ``ARRAY_AGG`` of its rows (compared
     as a list, or one of them taken where SQL wants an error for more than one)."""
     parent = node.parent
-    if isinstance(node, exp.All) or isinstance(parent, exp.All) or _skips_a_level(node):
+    if isinstance(node, exp.All) or isinstance(parent, exp.All) or _skips_a_level(node) or \
+            _nested_reads_outside(node.this):
         return True
     if isinstance(node, exp.Subquery) and not isinstance(parent, (exp.In, exp.Any)) and \
             not _one_row(node.this):
@@ -162,6 +163,21 @@ def _skips_a_level(node: exp.Expression) -> bool:
     local = _local_names(node.this)
     return any(c.table and c.table not in local and c.table not in own
                for c in node.this.find_all(exp.Column))
+
+
+def _nested_reads_outside(query: exp.Expression) -> bool:
+    """Does a subquery nested in ``query`` read a column of a query outside ``query``?
+    sqlglot unnests ``query`` by its own correlated predicates into a derived table of the
+    outer FROM, where that nested reference has no row to read (``(SELECT count(*) FROM u
+    WHERE u.k = o.k AND EXISTS (SELECT 1 FROM o o2 WHERE o2.id < o.id))``: unknown column
+    ``o.id``)."""
+    local = _local_names(query)
+    for nested in query.find_all(exp.Subquery, exp.Exists):
+        if nested is query or not isinstance(nested.this, exp.Query):
+            continue
+        if any(c.table and c.table not in local for c in nested.this.find_all(exp.Column)):
+            return True
+    return False
 
 
 def _filter_only(test: exp.Expression) -> bool:
