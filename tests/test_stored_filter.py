@@ -79,8 +79,14 @@ LITERALS = {"i": st.sampled_from(["0", "-5", "3", "2.5", "-2147483648", "2147483
 def conjunct(draw) -> str:
     column = draw(st.sampled_from(sorted(LITERALS)))
     lit = LITERALS[column]
-    shape = draw(st.sampled_from(["cmp", "between", "in", "flipped", "columns"]))
-    if shape == "columns":  # two stored columns of one type (or, for u, of two types)
+    shape = draw(st.sampled_from(["cmp", "between", "in", "flipped", "columns", "or"]))
+    if shape == "or":  # branches on the one column: one "in" test over their intervals
+        ops = st.sampled_from(["=", "<", "<=", ">", ">="])
+        branches = [f"{column} {draw(ops)} {draw(lit)}" if draw(st.booleans()) else
+                    f"({column} {draw(ops)} {draw(lit)} AND {column} {draw(ops)} {draw(lit)})"
+                    for _ in range(draw(st.integers(2, 3)))]
+        text = f"({' OR '.join(branches)})"
+    elif shape == "columns":  # two stored columns of one type (or, for u, of two types)
         op = draw(st.sampled_from(["=", "<>", "<", "<=", ">", ">="]))
         other = {"i": "i2", "f": "f2", "u": "i", "d": "d2"}[column]
         text = f"{column} {op} {other}" if draw(st.booleans()) else f"{other} {op} {column}"
@@ -112,6 +118,25 @@ def test_the_kernel_takes_numbers_and_dates_and_leaves_the_rest():
     assert [t.column for t in split.tests] == ["i", "f", "s"]
     assert [c.sql() for c in conjuncts(split.residual)] == [
         "t.i + 1 = 3", "t.f IS NULL", "t.s LIKE 'a_'", "t.s ILIKE 'a%'"]
+
+
+def test_an_or_over_one_column_is_one_test():
+    """TPC-H Q19's ``(q >= 1 AND q <= 11) OR (q >= 10 AND q <= 20)``: one "in" test over the
+    branches' intervals (each branch's conjuncts intersected), for the zone maps and the
+    kernel; an OR over two columns, or with a branch the parser cannot read, stays with the
+    evaluator."""
+    schema_kinds = field_kinds(tdbsql.open(_tiny_array()).schema)
+    condition = parse_one("((t.i >= 1 AND t.i <= 11 AND t.i < 9) OR t.i IN (20, 30) OR t.i > 99) "
+                          "AND (t.f < 0 OR t.i > 3) AND (t.i = 1 OR t.i + 1 = 3) "
+                          "AND (t.f > 1 OR (t.f > 5 AND t.f < 2))")
+    predicate = parse_predicate(unqualified(condition), schema_kinds)
+    tests = {t.position: (t.column, t.kind, [(i.lo, i.hi) for i in t.intervals])
+             for t in predicate.tests}
+    assert tests == {0: ("i", "in", [(1, 8), (20, 20), (30, 30), (100, 2**63 - 1)]),
+                     3: ("f", "in", [(1, None)])}
+    split = stored_filter(condition, predicate, schema_kinds)
+    assert [c.sql() for c in conjuncts(split.residual)] == [
+        "t.f < 0 OR t.i > 3", "t.i = 1 OR t.i + 1 = 3"]
 
 
 def test_the_kernel_compares_two_columns_of_one_type():

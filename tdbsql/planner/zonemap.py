@@ -165,6 +165,8 @@ def _test(node, kinds) -> Test | None:
 
 
 def _positive_test(node, kinds) -> Test | None:
+    if isinstance(node, exp.Or):
+        return _either(node, kinds)
     if isinstance(node, exp.Between):
         kind = _column(node.this, kinds)
         lo, hi = _literal(node.args.get("low")), _literal(node.args.get("high"))
@@ -189,6 +191,47 @@ def _positive_test(node, kinds) -> Test | None:
                  exp.LT: (None, False, value, True), exp.LTE: (None, False, value, False)}[op]
         return _make(kind, "not_in" if op is exp.NEQ else "in", [bound])
     return None
+
+
+def _either(node: exp.Or, kinds) -> Test | None:
+    """``a OR b OR ...`` where every branch tests one and the same column -- an interval, an
+    IN list, or an AND of those (TPC-H Q19: ``(q >= 1 AND q <= 11) OR (q >= 10 AND q <= 20)
+    OR ...``) -- as one "in" test over the union of the branches' intervals."""
+    tests = [_branch(branch, kinds) for branch in node.flatten()]
+    if any(t is None for t in tests) or len({t.column for t in tests}) != 1:
+        return None
+    intervals = tuple(i for t in tests for i in t.intervals)
+    return Test(tests[0].column, "in", intervals, empty=not intervals)
+
+
+def _branch(node, kinds) -> Test | None:
+    """One OR branch as an "in" test: the intersection of its conjuncts' intervals."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    parts = [_positive_test(part, kinds) for part in node.flatten()] \
+        if isinstance(node, exp.And) else [_positive_test(node, kinds)]
+    if any(t is None or t.kind != "in" for t in parts) or len({t.column for t in parts}) != 1:
+        return None
+    intervals = parts[0].intervals
+    for part in parts[1:]:
+        intervals = tuple(both for a in intervals for b in part.intervals
+                          if (both := _intersection(a, b)) is not None)
+    return Test(parts[0].column, "in", intervals, empty=not intervals)
+
+
+def _intersection(a: Interval, b: Interval) -> Interval | None:
+    """The values inside both intervals (None: none)."""
+    if a.lo is None or (b.lo is not None and (b.lo > a.lo or b.lo == a.lo and b.lo_strict)):
+        lo, lo_strict = b.lo, b.lo_strict
+    else:
+        lo, lo_strict = a.lo, a.lo_strict
+    if a.hi is None or (b.hi is not None and (b.hi < a.hi or b.hi == a.hi and b.hi_strict)):
+        hi, hi_strict = b.hi, b.hi_strict
+    else:
+        hi, hi_strict = a.hi, a.hi_strict
+    if lo is not None and hi is not None and (lo > hi or lo == hi and (lo_strict or hi_strict)):
+        return None
+    return Interval(lo, hi, lo_strict, hi_strict)
 
 
 def _column(node, kinds) -> FieldKind | None:
