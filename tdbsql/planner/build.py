@@ -35,6 +35,7 @@ from .binder_checks import check_calls
 from .clock import read_clock
 from .column_names import column_name
 from .comma_joins import order_comma_joins
+from .comparison_order import column_first, constants_right
 from .correlated import extract_correlated, keep_correlated_derived_tables
 from .distinct_on import expand_distinct_on
 from .double_literals import double_literals
@@ -315,8 +316,8 @@ def _group_by_items(select: exp.Select) -> None:
     select.set("group", exp.Group(expressions=keys) if keys else None)
 
 
-_RULES = (_RULES[0], _group_by_all_beside_stars, _positional_order, unshadowed_sources,
-          *_RULES[1:])  # _RULES[0] is qualify
+_RULES = (_RULES[0], constants_right, _group_by_all_beside_stars, _positional_order,
+          unshadowed_sources, *_RULES[1:])  # _RULES[0] is qualify
 # Once predicates are pushed down, a derived table or CTE may project a column only its own
 # WHERE reads (TPC-H Q13: ``o_comment``, tested in the LEFT JOIN's ON, which moved into the
 # orders side): projections are pruned again, so that column is never carried to the join.
@@ -326,10 +327,10 @@ _RULES = _RULES[:_RULES.index(eliminate_ctes) + 1] + (pushdown_projections,) + \
 
 def _simplify_conditions(tree: exp.Expression) -> exp.Expression:
     for node in list(tree.find_all(exp.Where)):
-        node.set("this", simplify(node.this, dialect="duckdb"))
+        node.set("this", simplify(column_first(node.this), dialect="duckdb"))
     for join in list(tree.find_all(exp.Join)):
         if join.args.get("on") is not None:
-            join.set("on", simplify(join.args["on"], dialect="duckdb"))
+            join.set("on", simplify(column_first(join.args["on"]), dialect="duckdb"))
     return tree
 
 
