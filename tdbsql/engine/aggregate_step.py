@@ -187,7 +187,7 @@ class Grouped:
                         if isinstance(node, exp.Order)}
         self.flat = inputs.flat()
         for name, node in self.operands.items():
-            if name not in self.stars and not isinstance(node, exp.Array):  # quantile lists
+            if name not in self.stars:
                 argument = self.ordered[name].argument if name in self.ordered else node
                 self.flat = self.flat.append_column(name, self.values(argument))
         keys = [self.values(node) for node in step.group.values()]

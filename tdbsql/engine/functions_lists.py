@@ -18,7 +18,9 @@ import pyarrow.compute as pc
 
 from .frame import broadcast
 from .functions import REGISTRY, python_map, register, unify
-from .functions_text import as_text  # imported first: its length() is wrapped below
+from .functions_text import as_text
+from .hash_table import key_codes
+from .list_compare import compare_lists  # imported first: its length() is wrapped below
 from .list_values import (as_lists, element_at, is_list, list_parts, list_value, rebuild,
                           scalar_if_constant, slice_of)
 from .value_types import kind, plain
@@ -75,13 +77,22 @@ def _matches(ctx, lists, needle, rows: int, nulls_match: bool):
                                .to_numpy(zero_copy_only=False), dtype=bool)
     else:
         both_null = np.zeros(len(parents), dtype=bool)
-    elements, wanted = unify(ctx, (parts.elements, wanted))
-    if pa.types.is_null(elements.type):
-        equal = np.zeros(len(parents), dtype=bool)
-    else:
-        equal = np.asarray(pc.fill_null(pc.equal(elements, wanted), False)
-                           .to_numpy(zero_copy_only=False), dtype=bool)
+    equal = _equal(ctx, parts.elements, wanted)
     return parts, parents, equal | (both_null if nulls_match else False)
+
+
+def _equal(ctx, left: pa.Array, right: pa.Array) -> np.ndarray:
+    """Where the elements equal the values (lists element by element, ``list_compare``)."""
+    left, right = unify(ctx, (left, right))
+    if pa.types.is_null(left.type):
+        return np.zeros(len(left), dtype=bool)
+    if is_list(left):
+        def compare(op, a, b):
+            return pa.array(_equal(ctx, a, b)) if op == "equal" else getattr(pc, op)(a, b)
+        found = compare_lists("equal", left, right, len(left), compare)
+    else:
+        found = pc.equal(left, right)
+    return np.asarray(pc.fill_null(found, False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _needle_valid(needle, rows: int) -> np.ndarray:
@@ -145,12 +156,19 @@ def _list_sort(ctx, lists, order=None, nulls=None):
     rows, parts = _rows_and_parts(ctx, lists)
     descending = order is not None and str(order.as_py()).upper() == "DESC"
     nulls_first = nulls is not None and str(nulls.as_py()).upper() == "NULLS FIRST"
-    keyed = pa.table({"p": pa.array(parts.parents), "e": parts.elements})
-    order_index = pc.sort_indices(keyed, sort_keys=[
-        ("p", "ascending"), ("e", "descending" if descending else "ascending",
-                             "at_start" if nulls_first else "at_end")])
+    order_index = _element_order(parts.parents, parts.elements, descending, nulls_first)
     result = rebuild(parts.valid, parts.lengths, parts.elements.take(order_index))
     return scalar_if_constant(result, lists)
+
+
+def _element_order(parents: np.ndarray, elements: pa.Array, descending: bool,
+                   nulls_first: bool) -> pa.Array:
+    """The order of the elements by row, then by value as ORDER BY sorts (lists too)."""
+    from .sort_step import sort_columns  # the Sort step imports this family's modules
+
+    columns, keys = sort_columns("e", elements, descending, nulls_first)
+    columns["p"] = pa.array(parents)
+    return pc.sort_indices(pa.table(columns), sort_keys=[("p", "ascending"), *keys])
 
 
 def _distinct(parts) -> tuple[pa.Array, np.ndarray]:
@@ -158,15 +176,15 @@ def _distinct(parts) -> tuple[pa.Array, np.ndarray]:
     keep = np.asarray(parts.elements.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     parents = parts.parents[keep]
     elements = parts.elements.filter(pa.array(keep))
-    order = pc.sort_indices(pa.table({"p": pa.array(parents), "e": elements}),
-                            sort_keys=[("p", "ascending"), ("e", "ascending")])
+    order = _element_order(parents, elements, False, False)
     elements = elements.take(order)
     parents = parents[np.asarray(order)]
     fresh = np.ones(len(parents), dtype=bool)
-    if len(parents) > 1:
-        same = np.asarray(pc.fill_null(pc.equal(elements[1:], elements[:-1]), False)
-                          .to_numpy(zero_copy_only=False), dtype=bool)
-        fresh[1:] = ~(same & (parents[1:] == parents[:-1]))
+    if len(parents) > 1:  # equal key codes: equal values (NaN = NaN, lists too)
+        same = parents[1:] == parents[:-1]
+        for codes in key_codes(elements):
+            same &= codes[1:] == codes[:-1]
+        fresh[1:] = ~same
     return elements.filter(pa.array(fresh)), parents[fresh]
 
 

@@ -169,6 +169,8 @@ def key_codes(values: pa.Array | pa.ChunkedArray) -> list[np.ndarray]:
         codes = int64_values(array)
     elif pa.types.is_floating(arrow_type):
         codes = float_codes(float64_values(array))
+    elif pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return key_codes(list_code_bytes(array))
     else:
         codes = short_string_codes(array)
         if codes is None:
@@ -178,6 +180,24 @@ def key_codes(values: pa.Array | pa.ChunkedArray) -> list[np.ndarray]:
         return [codes]
     codes[nulls.view(np.bool_)] = 0  # whatever the NULL slots held: one code for all
     return [codes, nulls.astype(np.int64)]
+
+
+def list_code_bytes(array: pa.Array) -> pa.Array:
+    """A list column as one binary value per row: its elements' key codes, bytes after bytes
+    (equal lists <-> equal bytes, as DuckDB groups lists: NULL elements equal); a NULL list
+    stays NULL.  Nested lists recurse through ``key_codes``."""
+    if pa.types.is_large_list(array.type):
+        array = array.cast(pa.list_(array.type.value_type))
+    lengths = np.asarray(pc.fill_null(pc.list_value_length(array), 0).to_numpy(), np.int64)
+    elements = pc.list_flatten(array)
+    columns = key_codes(elements) if len(elements) else [np.zeros(0, np.int64)]
+    width = 8 * len(columns)
+    data = np.ascontiguousarray(np.stack(columns, axis=1)).view(np.uint8).ravel()
+    offsets = np.zeros(len(array) + 1, np.int64)
+    np.cumsum(lengths * width, out=offsets[1:])
+    validity = None if array.null_count == 0 else array.is_valid().buffers()[1]
+    return pa.Array.from_buffers(pa.large_binary(), len(array),
+                                 [validity, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
 _STRING_TYPES = {pa.string(): np.int32, pa.binary(): np.int32, pa.large_string(): np.int64,

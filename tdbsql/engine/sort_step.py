@@ -15,6 +15,8 @@ from sqlglot import exp
 from ..errors import SqlError
 
 from .frame import Frame
+from .list_compare import list_sort_columns
+from .list_values import is_list
 from .memory import frame_bytes, step_label
 from .project import project_rows
 
@@ -81,6 +83,8 @@ def sort_columns(name: str, values, desc: bool, nulls_first: bool) -> tuple[dict
     Arrow puts NaN next to the NULLs (after the numbers with NULLS LAST, before them with NULLS
     FIRST) where DuckDB puts it above every number; so a float key with a NaN, sorted ASC NULLS
     FIRST or DESC NULLS LAST, is sorted first by an is-NaN flag (NULL for NULLs)."""
+    if is_list(values):  # lexicographic, as lists compare (engine/list_compare.py)
+        return list_sort_columns(name, values, desc, nulls_first, sort_columns)
     direction = "descending" if desc else "ascending"
     placement = "at_start" if nulls_first else "at_end"
     columns, keys = {}, []
