@@ -318,7 +318,8 @@ class Evaluator:
         if not items:
             none = pa.scalar(False)
             return none if isinstance(value, pa.Scalar) else broadcast(none, len(value))
-        if all(isinstance(item, pa.Scalar) for item in items):
+        if all(isinstance(item, pa.Scalar) for item in items) and \
+                not list_ops.any_list([value, *items]):  # lists: compared one by one
             return self._in_constants(value, items, node)
         result = None
         for item in items:  # x IN (a, NULL) is NULL when nothing matches

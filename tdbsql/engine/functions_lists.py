@@ -16,7 +16,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import MemoryLimitError
 from .frame import broadcast
+from .memory import budget_mb
 from .functions import REGISTRY, python_map, register, unify
 from .functions_text import as_text
 from .hash_table import key_codes
@@ -314,6 +316,9 @@ def _array_to_string(ctx, lists, separator):
     return joined(ctx, lists, separator)
 
 
+MAX_ELEMENTS = 2**31 - 1  # Arrow list offsets are int32 (DuckDB's limit is 2^32 per list)
+
+
 def _series(ctx, values, inclusive: bool):
     """``range`` / ``generate_series`` as a list per row: start, start + step, ... before
     (range) or up to (generate_series) the end."""
@@ -329,6 +334,12 @@ def _series(ctx, values, inclusive: bool):
     safe = np.where(step == 0, 1, step)
     counts = np.where(valid, np.maximum(-(-span // safe), 0), 0)
     ctx_total = int(counts.sum())
+    if ctx_total > MAX_ELEMENTS:
+        raise ctx.error(f"the lists would hold {ctx_total:,} elements, more than "
+                        f"{MAX_ELEMENTS:,}")
+    if ctx_total * 24 > budget_mb() * 2**20:  # the values, their positions and the offsets
+        raise MemoryLimitError(f"{ctx.name}() would build {ctx_total:,} list elements, more "
+                               f"than the memory budget of {budget_mb():,.0f} MB holds")
     ordinal = np.arange(ctx_total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts,
                                                                 counts)
     elements = np.repeat(start, counts) + np.repeat(step, counts) * ordinal

@@ -33,6 +33,7 @@ from ..errors import SqlError
 from .aggregate_names import AGGREGATE_PARSERS
 from .column_names import note_call, note_extract, note_interval, note_nulls_last
 from .named_windows import note_bare_reference
+from .unnest_select import unnest_after_grouping
 
 _DIALECT = Dialect.get_or_raise("duckdb")
 WITHIN_GROUP = "tdbsql_within_group"  # meta on a string_agg written with WITHIN GROUP
@@ -61,7 +62,7 @@ def parse(sql: str) -> exp.Expression:
             raise misspelled
     _check_tokens(sql, tokens)
     _check_tree(sql, tokens, statements[0])
-    return written_indexes(statements[0])
+    return unnest_after_grouping(written_indexes(statements[0]))
 
 
 def _tokens(text: str, what: str) -> list:
