@@ -78,3 +78,19 @@ def test_aggregates(rows):
 ])
 def test_functions(sql):
     _check(sql)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(-(10**38) + 1, 10**38 - 1), min_size=1, max_size=9),
+       st.sampled_from([(4, 1), (9, 2), (18, 3), (18, 0), (38, 5)]),
+       st.sampled_from(["0.5", "0.3", "-0.3", "0.71", "0.999"]))
+def test_quantiles_of_decimals(units, width, fraction):
+    """median / quantile_cont interpolate the unscaled integers as DuckDB does: in doubles,
+    truncated, up to 18 digits (beyond 2**53 the doubles round); exactly beyond 18."""
+    precision, scale = width
+    fitted = [(abs(u) % 10**precision, u < 0) for u in units]
+    values = ", ".join(f"(CAST('{_literal(u, scale, negative)}' AS DECIMAL({precision},"
+                       f"{scale})))" for u, negative in fitted)
+    _check(f"SELECT median(x), quantile_cont(x, {fraction}), quantile_disc(x, {fraction}) "
+           f"FROM (VALUES {values}) t(x)")

@@ -34,6 +34,9 @@ def table() -> pa.Table:
     "SELECT k, quantile_cont(x, []) AS q FROM t GROUP BY k",
     "SELECT k, quantile_cont(x, [0.5]) FILTER (WHERE x > 1000) AS q FROM t GROUP BY k",
     "SELECT k, quantile_disc(x, [0.5, 0.1]) OVER (PARTITION BY k) AS q FROM t",
+    # a zero beside negative fractions counts from the top with them; a decimal -0.0 is 0
+    "SELECT k, quantile_disc(x, [0, -0.5]) AS q, quantile_disc(x, [0.5, -0.0]) AS r "
+    "FROM t GROUP BY k",
 ])
 def test_quantile_lists_as_duckdb(table, sql):
     con = tdbsql.connect()

@@ -287,7 +287,7 @@ def from_units(units: np.ndarray, null: np.ndarray | None, target: pa.DataType) 
         if np.all(np.abs(whole) < 2.0**63):
             whole = whole.astype(np.int64)
         else:  # past 63 bits: each value's digits through Python
-            values = [decimal.Decimal(int(u)).scaleb(-target.scale) for u in whole]
+            values = [decimal.Decimal(int(u)).scaleb(-target.scale, _EXACT) for u in whole]
             return pa.array(values, target, mask=null)
     whole = whole.astype(np.int64)
     words = np.empty(2 * len(whole), dtype=np.int64)

@@ -32,6 +32,7 @@ from .value_types import _DECIMAL, _SPACES, kind, plain
 
 T = exp.DataType.Type
 _EXACT = 2**53  # units (value * 10**scale) a double holds exactly
+_DIGITS = decimal.Context(prec=120)  # scaleb past 28 digits (the default context) unrounded
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,7 @@ def _from_decimals(value, target: DecimalType):
 
 def _from_literal(text: str, target: DecimalType):
     number = decimal.Decimal(text)
-    units = int(number.scaleb(target.scale).to_integral_value(decimal.ROUND_HALF_UP))
+    units = int(number.scaleb(target.scale, _DIGITS).to_integral_value(decimal.ROUND_HALF_UP))
     if abs(units) >= 10**target.width:
         problem = (f'Casting value "{text}" to type {target.sql()} failed: value is out of '
                    "range!")
@@ -188,7 +189,7 @@ def _from_literal(text: str, target: DecimalType):
 
 
 def _from_units(units: int, target: DecimalType):
-    return decimal.Decimal(units).scaleb(-target.scale)
+    return decimal.Decimal(units).scaleb(-target.scale, _DIGITS)
 
 
 def scalar(units: int, target: DecimalType) -> pa.Scalar:
@@ -282,8 +283,8 @@ def read_units(text: str, target: DecimalType) -> int | None:
     exponent = int((pointed or exponent or "0").replace("_", ""))
     if abs(exponent) > 2 * 38 + len(whole) + len(fraction):
         return None if exponent > 0 and int(whole + fraction) else 0
-    number = decimal.Decimal(f"{sign}{whole or 0}.{fraction or 0}").scaleb(exponent)
-    units = int(number.scaleb(target.scale).to_integral_value(decimal.ROUND_HALF_UP))
+    number = decimal.Decimal(f"{sign}{whole or 0}.{fraction or 0}").scaleb(exponent, _DIGITS)
+    units = int(number.scaleb(target.scale, _DIGITS).to_integral_value(decimal.ROUND_HALF_UP))
     return units if abs(units) < 10**target.width else None
 
 

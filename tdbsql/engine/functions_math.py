@@ -32,7 +32,7 @@ _DOUBLE_FUNCTIONS = (
 def _on_double(kernel, decimal_mode: str | None = None):
     def impl(ctx, x):
         if decimal_mode is not None and kind(plain(x).type) == "decimal":
-            return _decimal_round(plain(x), 0, decimal_mode)
+            return _decimal_round(ctx, plain(x), 0, decimal_mode)
         return kernel(ctx.double(x, 0))
     return impl
 
@@ -43,15 +43,24 @@ for _name, _aliases, _kernel in _DOUBLE_FUNCTIONS:
     register(_name, 1, aliases=_aliases)(_on_double(_kernel, _DECIMAL_MODES.get(_name)))
 
 
-def _decimal_round(x, places: int, mode: str):
+def _decimal_round(ctx, x, places: int, mode: str):
     """A DECIMAL(p, s) rounded to ``places`` digits (``mode``: Arrow's round mode) as
-    DECIMAL(p, max(places, 0)) -- DECIMAL(p, s) as it is when places >= s (DuckDB)."""
+    DECIMAL(p, max(places, 0)) -- DECIMAL(p, s) as it is when places >= s; below 0 places a
+    DECIMAL(p, 0) gets one more digit for the carry (DuckDB: round(9999::DECIMAL(4,0), -1)
+    is the DECIMAL(5,0) 10000)."""
     if places >= x.type.scale:
         return x
-    if places < 0:  # room for the carry into a new leading digit
-        x = pc.cast(x, pa.decimal128(min(x.type.precision - places + 1, 38), x.type.scale))
+    precision = x.type.precision
+    if places < 0:
+        precision = min(max(precision, precision - x.type.scale + 1), 38)
+    # room for the carry into a new leading digit (9.96 -> 10.0)
+    room = x.type.precision - min(places, 0) + 1
+    x = pc.cast(x, (pa.decimal128 if room <= 38 else pa.decimal256)(room, x.type.scale))
     rounded = pc.round(x, places, round_mode=mode)
-    return pc.cast(rounded, pa.decimal128(x.type.precision, max(places, 0)), safe=False)
+    try:
+        return pc.cast(rounded, pa.decimal128(precision, max(places, 0)))
+    except pa.ArrowInvalid:  # a DECIMAL(38) rounded past 38 digits
+        raise ctx.error(f"Overflow in ROUND of DECIMAL({precision})") from None
 
 
 @register("pi", 0)
@@ -82,7 +91,7 @@ def _round(ctx, x, digits=None):
     if not isinstance(places, int):
         raise ctx.error("the number of digits must be an integer", 1)
     if kind(x.type) == "decimal":
-        return _decimal_round(x, places, "half_towards_infinity")
+        return _decimal_round(ctx, x, places, "half_towards_infinity")
     if kind(x.type) != "float" and places >= 0:
         return x
     return pc.round(x, ndigits=places, round_mode="half_towards_infinity")

@@ -11,10 +11,12 @@ above every number, as DuckDB orders it -- and each group's answer is picked by 
 * continuous: ``RN = (n - 1) * q`` between the values at ``floor(RN)`` and ``ceil(RN)``,
   ``lo * (1 - d) + hi * d`` for doubles (integers become DOUBLE, FLOAT stays FLOAT); DATE and
   TIMESTAMP interpolate in microseconds, rounded (a TIMESTAMP result; ``median`` keeps a
-  TIMESTAMP's unit), TIME in its unit, DECIMAL in its unscaled integers, truncated, as DuckDB;
+  TIMESTAMP's unit), TIME in its unit, DECIMAL in its unscaled integers, truncated, as DuckDB
+  (``_decimal_interpolated``);
   ``median`` of strings and booleans is discrete, ``quantile_cont`` of them an error;
-* a negative q counts from the top (DuckDB's descending quantile); q must be a constant in
-  [-1, 1]; a list of them gives a list per group (``quantile_cont(x, [0.25, 0.5])``).
+* a negative q counts from the top (DuckDB's descending quantile; so does a DOUBLE -0.0,
+  not an integer or DECIMAL -0, which is 0); q must be a constant in [-1, 1]; a list of
+  them gives a list per group (``quantile_cont(x, [0.25, 0.5])``).
 
 ``mode(x)``: the most frequent non-NULL value; ties go to the value seen first -- in the call's
 ORDER BY when it has one (``mode(x ORDER BY y)``, ``mode() WITHIN GROUP (ORDER BY x)``: as
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy as np
@@ -38,6 +41,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..errors import SqlError
+from .decimal_values import from_units, units_of
 from .grouping import Groups, aggregate, group_ids
 from .hash_table import as_array, valid_mask
 from .value_types import type_name
@@ -65,16 +69,21 @@ class Fractions:
         a constant)."""
         listed = isinstance(node, exp.Array)
         written = list(node.expressions) if listed else [node]
-        values, exact, descending = [], [], []
+        values, exact, negative, positive = [], [], False, False
         for item in written:
-            number = _fraction(func, evaluate(item) if _constant(item) else None)
+            value = evaluate(item) if _constant(item) else None
+            number = _fraction(func, value)
             values.append(abs(number))
             decimal = _decimal_literal(item)
             exact.append(None if decimal is None else abs(decimal))
-            descending.append(number < 0 or (number == 0 and isinstance(item, exp.Neg)))
-        if len(set(descending)) > 1:
+            # DuckDB: below zero, or a DOUBLE -0.0 (``-(0.0::DOUBLE)``); an integer or
+            # DECIMAL -0 is 0, which takes the others' direction
+            negative |= number < 0 or (pa.types.is_floating(value.type)
+                                       and math.copysign(1.0, number) < 0)
+            positive |= number > 0
+        if negative and positive:
             raise SqlError("QUANTILE parameters must have consistent signs")
-        return cls(tuple(values), tuple(exact), tuple(descending), listed)
+        return cls(tuple(values), tuple(exact), (negative,) * len(values), listed)
 
 
 def _constant(node: exp.Expression) -> bool:
@@ -221,14 +230,8 @@ def _interpolated(lo: pa.Array, hi: pa.Array, d: np.ndarray, present: np.ndarray
                   median: bool) -> pa.Array:
     kind = lo.type
     mask = ~present
-    if pa.types.is_decimal(kind):  # the unscaled integers, truncated (DuckDB's cast)
-        scale = 10 ** kind.scale
-        low = np.array([0 if v is None else int(v * scale) for v in lo.to_pylist()], float)
-        high = np.array([0 if v is None else int(v * scale) for v in hi.to_pylist()], float)
-        unscaled = np.trunc(low + (high - low) * d)
-        from decimal import Decimal
-        return pa.array([None if m else Decimal(int(u)).scaleb(-kind.scale)
-                         for u, m in zip(unscaled, mask)], kind)
+    if pa.types.is_decimal(kind):
+        return _decimal_interpolated(lo, hi, d, mask)
     if pa.types.is_floating(kind):
         low = lo.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64)
         high = hi.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64)
@@ -253,6 +256,26 @@ def _interpolated(lo: pa.Array, hi: pa.Array, d: np.ndarray, present: np.ndarray
     low, high = _ints(pc.cast(lo, target)), _ints(pc.cast(hi, target))
     out = np.rint(low * (1.0 - d) + high * d).astype(np.int64)
     return pa.array(out, pa.int64(), mask=mask).view(target)
+
+
+def _decimal_interpolated(lo: pa.Array, hi: pa.Array, d: np.ndarray, mask: np.ndarray
+                          ) -> pa.Array:
+    """DuckDB's interpolation of the unscaled integers: up to 18 digits (its 16/32/64-bit
+    storage) ``lo + (hi - lo) * d`` over their doubles (a fused multiply-add, as DuckDB's
+    build compiles it), truncated -- ``lo`` itself, exactly, where d is 0; wider (128-bit)
+    ``lo + trunc((hi - lo) * d)``, the difference exact and added exactly (DECIMAL(38,3)
+    1.001 and 1.002 give 1.002 where DECIMAL(18,3) gives 1.001)."""
+    kind = lo.type
+    low, high = units_of(lo), units_of(hi)
+    if kind.precision <= 18:
+        low_double = low.astype(np.float64)
+        moved = np.trunc(_fused(high.astype(np.float64) - low_double, d, low_double))
+        units = np.where(d == 0, low, moved.astype(np.int64))
+        return from_units(units, mask, kind)
+    units = [int(lo_units) + math.trunc(float(hi_units - lo_units) * step)
+             for lo_units, hi_units, step in zip(low.tolist(), high.tolist(), d.tolist())]
+    return pa.array([None if null else Decimal(f"{unit}E-{kind.scale}")
+                     for unit, null in zip(units, mask)], kind)
 
 
 def _fused(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:

@@ -406,7 +406,7 @@ class _Window:
                 units = units.astype(object)  # running sums past int64: Python ints
             exact = np.concatenate([[0], np.cumsum(units)])
             total = pa.decimal128(38, values.type.scale)
-            return pa.array([Decimal(v).scaleb(-total.scale)
+            return pa.array([Decimal(f"{v}E-{total.scale}")  # exact past 28 digits
                              for v in (exact[end] - exact[start]).tolist()], total)
         if value_kind != "float":
             raise self.error(f"{func}() needs numbers, not {values.type}")
