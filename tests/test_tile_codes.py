@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import tdbsql
 from sql_fixtures import assert_same_table, duckdb_over
-from tdbsql.engine import scan_step
+from tdbsql.engine import scan_step, stored_filter
 from tdbsql.kernels import tile_codes as K
 from tdbsql.storage.tile_cache import tile_cache
 
@@ -118,6 +118,13 @@ QUERIES = [
     "SELECT count(*) FROM t WHERE disc NOT IN (0.05, 0.1) AND mixed >= 2.5",
     "SELECT count(*), sum(qty) FROM t WHERE disc >= 'inf'::DOUBLE",
     "SELECT count(*), min(price) FROM t WHERE disc > 1e300 AND qty BETWEEN 2 AND 40",
+    # text tests over short strings' codes: each dictionary entry matched once
+    "SELECT count(*), sum(qty) FROM t WHERE flag IN ('A', 'über') AND status = 'F'",
+    "SELECT status, count(*), sum(price) FROM t WHERE flag NOT LIKE '%b%' GROUP BY status",
+    "SELECT count(*) FROM t WHERE flag <> 'N' AND status LIKE 'F%' AND qty > 10",
+    "SELECT flag, count(*) FROM t WHERE status NOT IN ('O', 'X') AND flag LIKE '_' "
+    "GROUP BY flag",
+    "SELECT count(*) FROM t WHERE flag = 'zz' AND qty > 0",
 ]
 
 
@@ -154,3 +161,23 @@ def test_tiles_are_coded_only_in_the_cache(table, monkeypatch):
     con = tdbsql.connect().register("t", table)
     line = next(line for line in _explained(con, QUERIES[0]).splitlines() if "Summed" in line)
     assert "dictionary codes" not in line
+
+
+def test_text_tests_read_the_codes(table, oracle, monkeypatch):
+    """Once its tiles have codes, a text test matches each dictionary entry once and keeps
+    rows by their codes (``stored_filter._test_like_codes``), with DuckDB's rows."""
+    calls = []
+    by_codes = stored_filter._test_like_codes
+
+    def counted(*args):
+        calls.append(args[0].column)
+        return by_codes(*args)
+
+    monkeypatch.setattr(stored_filter, "_test_like_codes", counted)
+    tile_cache().clear()
+    con = tdbsql.connect().register("t", table)
+    sql = "SELECT d FROM t WHERE flag IN ('A', 'über') AND status <> 'F' ORDER BY d"
+    assert con.sql(sql).fetchall() == oracle.sql(sql).fetchall()
+    assert not calls  # read once: no codes yet
+    assert con.sql(sql).fetchall() == oracle.sql(sql).fetchall()
+    assert set(calls) == {"flag", "status"}

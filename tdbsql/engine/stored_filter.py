@@ -112,8 +112,8 @@ class StoredFilter:
 
     @cached_property
     def _raw_columns(self) -> frozenset[str]:
-        """Columns a test reads as stored even when the tile has codes (pairs, LIKE)."""
-        return frozenset(name for test in self.tests if not isinstance(test, _Kernel)
+        """Columns a test reads as stored even when the tile has codes (pairs)."""
+        return frozenset(name for test in self.tests if isinstance(test, _Pair)
                          for name in _columns_of(test))
 
     def keep(self, columns: dict[str, Column], length: int, keep: np.ndarray | None = None,
@@ -133,7 +133,9 @@ class StoredFilter:
                             np.require(column.validity, requirements=["C", "W"]))
         for test in self.tests:
             if isinstance(test, _Like):
-                kept = _test_like(test, columns[test.column], *inputs[test.column], keep)
+                column = columns[test.column]
+                kept = _test_like_codes(test, column, keep, kept) if column.codes is not None \
+                    else _test_like(test, column, *inputs[test.column], keep)
                 if kept == 0:
                     break
                 continue
@@ -298,6 +300,29 @@ def _test_like(test: _Like, column: Column, data: np.ndarray, validity: np.ndarr
         hit &= validity.view(bool)
     np.logical_and(keep, hit, out=keep)
     return int(np.count_nonzero(keep))
+
+
+def _test_like_codes(test: _Like, column: Column, keep: np.ndarray, kept: int) -> int:
+    """``_test_like`` over a tile's dictionary codes (``storage.tile_codes``: short strings,
+    never NULL, each distinct cell packed in an int64 -- byte j at bits 8j, the length at bits
+    56..63): the patterns are matched once a dictionary entry, then each row keeps its
+    entry's outcome (TPC-H's l_shipmode, o_orderstatus: a byte a row, not its text)."""
+    packed = column.dictionary.view(np.uint64)
+    lengths = (packed >> np.uint64(56)).astype(np.int64)
+    offsets = np.zeros(len(packed) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    cells = (packed[:, None] >> (np.uint64(8) * np.arange(7, dtype=np.uint64))) & np.uint64(255)
+    data = cells.astype(np.uint8)[np.arange(7) < lengths[:, None]]  # row by row: the cells
+    data = data if len(data) else np.zeros(1, np.uint8)
+    every = np.ones(len(packed), bool)
+    hits = np.zeros(len(packed), bool)
+    for pattern in test.patterns:
+        hits |= _matches(pattern, data, offsets, every)
+    if test.negate:
+        np.logical_not(hits, out=hits)
+    if hits.all():
+        return kept
+    return kernels.keep_coded(column.codes, hits, keep)
 
 
 def _matches(pattern: _Pattern, data: np.ndarray, offsets: np.ndarray,
