@@ -3,7 +3,8 @@
 ``string_split`` (``str_split``, ``string_to_array``), ``list_sort`` /
 ``list_reverse_sort``, ``list_distinct``, ``list_unique``, ``list_concat``, ``flatten``,
 ``list_sum`` / ``min`` / ``max`` / ``avg`` / ``product``, ``list_aggregate``,
-``array_to_string``, ``range`` / ``generate_series`` as lists, and ``len`` of a list.
+``array_to_string``, ``range`` / ``generate_series`` as lists, and ``len`` and ``concat`` of
+lists.
 
 In: evaluated arguments and the ``Call``.  Out: Arrow values.  NULL handling is DuckDB's:
 a NULL list gives NULL; ``list_contains(l, NULL)`` is NULL while ``list_position(l, NULL)``
@@ -376,3 +377,17 @@ def _length(ctx, value):
                           pa.int64())
         return scalar_if_constant(lengths, value)
     return _TEXT_LENGTH(ctx, value)
+
+
+_TEXT_CONCAT = REGISTRY["concat"].impl
+
+
+@register("concat", 1, None)
+def _concat(ctx, *values):
+    """``concat`` of lists is ``list_concat`` (NULLs skipped); of anything else the text
+    concatenation (``functions_text``)."""
+    if any(is_list(v) for v in values):
+        if not all(is_list(v) or pa.types.is_null(plain(v).type) for v in values):
+            raise ctx.error("cannot concatenate a list with a value that is not a list")
+        return concatenated(ctx, values, null_propagates=False)
+    return _TEXT_CONCAT(ctx, *values)

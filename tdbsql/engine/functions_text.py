@@ -123,6 +123,10 @@ def text_of(value):
         return pc.binary_join_element_wise(text_of(utc), "+00", "")
     if pa.types.is_interval(value.type) or pa.types.is_duration(value.type):
         raise UnsupportedSql("an INTERVAL as a string (CAST, ||, string_agg) is not supported")
+    if pa.types.is_list(value.type) or pa.types.is_large_list(value.type):
+        from .list_values import list_text  # lists print their elements' text
+
+        return list_text(value, text_of)
     text = pc.cast(value, pa.string())
     if value_kind == "time" or value_kind == "timestamp":
         text = pc.replace_substring_regex(text, r"\.0+$", "")

@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from ..errors import UnsupportedSql
 from . import list_values
+from .value_types import kind, null_like, plain
 from .frame import broadcast
 
 
@@ -71,6 +72,8 @@ def bracket(evaluator, node: exp.Bracket):
     if len(node.expressions) != 1:
         raise UnsupportedSql(f"indexing with several keys: {node.sql(dialect='duckdb')!r}")
     target = evaluator.value(node.this)
+    if kind(target.type) == "string":
+        return _string_bracket(evaluator, node, target)
     if not list_values.is_list(target) and not pa.types.is_null(target.type):
         raise UnsupportedSql(f"indexing a {target.type} value (only lists): "
                              f"{node.sql(dialect='duckdb')!r}")
@@ -85,6 +88,34 @@ def bracket(evaluator, node: exp.Bracket):
     begin, end = (None if part is None else _index(evaluator, part)
                   for part in (key.this, key.expression))
     return list_values.slice_of(target, begin, end, rows)
+
+
+def _string_bracket(evaluator, node: exp.Bracket, text):
+    """``s[i]`` (the i-th character, as ``substring(s, i, 1)``) and ``s[a:b]`` with constant
+    bounds (characters a..b, 1-based, inclusive, negative from the end), as DuckDB."""
+    key = node.expressions[0]
+    if not isinstance(key, exp.Slice):
+        from .functions import REGISTRY, Call
+
+        ctx = Call("array_extract", node, (node.this, key, key), evaluator.sql)
+        return REGISTRY["substring"].impl(ctx, text, _index(evaluator, key),
+                                          pa.scalar(1, pa.int64()))
+    bounds = []
+    for part in (key.this, key.expression):
+        value = None if part is None else _index(evaluator, part)
+        if value is not None and not isinstance(value, pa.Scalar) or \
+                key.args.get("step") is not None:
+            raise UnsupportedSql(f"a string slice with bounds that are not constants: "
+                                 f"{node.sql(dialect='duckdb')!r}")
+        if value is not None and not value.is_valid:
+            return null_like(text, pa.string())
+        bounds.append(None if value is None else value.as_py())
+    begin, end = bounds
+    start = 0 if begin is None or begin == 0 else (begin - 1 if begin > 0 else begin)
+    stop = None if end is None or end == -1 else (end + 1 if end < 0 else end)
+    if end == 0:
+        return pc.utf8_slice_codeunits(plain(text), 0, 0)
+    return pc.utf8_slice_codeunits(plain(text), start, stop)
 
 
 def _index(evaluator, node):

@@ -144,3 +144,28 @@ def slice_of(lists_value, begin_value, end_value, rows: int):
     result = rebuild(valid, counts, parts.elements.take(pa.array(positions)))
     inputs = [v for v in (lists_value, begin_value, end_value) if v is not None]
     return scalar_if_constant(result, *inputs)
+
+
+def _quoted(text: pa.Array) -> pa.Array:
+    """Strings inside a printed list, quoted as DuckDB quotes them: when empty, 'NULL' in any
+    case, with a character that reads as list syntax or an edge space; ' and \\ escaped."""
+    special = pc.or_(pc.match_substring_regex(text, r"[,\[\]'\\:{}\"()]|^\s|\s$|^$"),
+                     pc.equal(pc.utf8_lower(text), "null"))
+    escaped = pc.replace_substring(pc.replace_substring(text, "\\", "\\\\"), "'", "\\'")
+    quoted = pc.binary_join_element_wise("'", escaped, "'", "")
+    return pc.if_else(pc.fill_null(special, False), quoted, text)
+
+
+def list_text(value, element_text):
+    """Lists as DuckDB's VARCHAR cast prints them: ``[1, NULL, a]`` (``element_text`` gives
+    the elements' text: strings unquoted, nested lists the same way); NULL stays NULL."""
+    rows = 1 if isinstance(value, pa.Scalar) else len(value)
+    parts = list_parts(as_lists(value, rows))
+    text = element_text(parts.elements) if not pa.types.is_null(parts.elements.type) else \
+        pa.nulls(len(parts.elements), pa.string())
+    if pa.types.is_string(parts.elements.type) or pa.types.is_large_string(parts.elements.type):
+        text = _quoted(text.cast(pa.string()))
+    text = pc.fill_null(text.cast(pa.string()), "NULL")
+    joined = pc.binary_join(rebuild(parts.valid, parts.lengths, text), ", ")
+    result = pc.binary_join_element_wise("[", joined, "]", "")
+    return scalar_if_constant(result, value)
