@@ -243,7 +243,9 @@ def _column(node, kinds) -> FieldKind | None:
 
 
 def _literal(node):
-    """int, float, str, date or datetime of a literal node, else None."""
+    """int, float, str, date or datetime of a literal node, else None; a decimal literal
+    (a point, no exponent: DuckDB's DECIMAL) is its exact Fraction, so an integer column
+    meets it exactly (``i <= 1.9999999999999999`` is ``i <= 1``; as a double it was 2.0)."""
     negative = False
     if isinstance(node, exp.Neg):
         node, negative = node.this, True
@@ -254,7 +256,8 @@ def _literal(node):
             value = int(node.this)
         except ValueError:
             try:
-                value = float(node.this)
+                value = Fraction(node.this) if "." in node.this and \
+                    "e" not in node.this.lower() else float(node.this)
             except ValueError:
                 return None
         return -value if negative else value
@@ -307,6 +310,8 @@ def _domain_value(kind: FieldKind, value):
         return None
     if isinstance(value, float) and math.isnan(value):
         return None
+    if isinstance(value, Fraction) and kind.domain == "float":
+        return float(value)  # a DECIMAL beside a DOUBLE is its double, as DuckDB
     if kind.domain in ("int", "uint") and isinstance(value, float) and abs(value) >= 2**53 \
             and math.isfinite(value):
         return None  # the evaluator compares in float64 there: leave it to the evaluator
