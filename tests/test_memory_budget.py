@@ -77,6 +77,29 @@ def test_join_output_past_the_budget_stops_before_it_is_built(big):
     assert rows == duck.sql(sql).fetchall().__len__()
 
 
+CORRELATED = ("SELECT count(*) AS n FROM t WHERE t.id < 30000 AND x > (SELECT avg(t2.x) "
+              "FROM t AS t2 WHERE t2.g = t.g AND t2.id <> t.id AND t2.id < 30000)")
+
+
+def test_key_matches_a_condition_still_tests_are_counted_before_they_are_made(big,
+                                                                               monkeypatch):
+    """A decorrelated equality beside an inequality matches 10,000 outer rows with 1,400
+    inner rows each on g: 14M pairs (224 MB of indices) are refused before they are made,
+    and with room they are tested in blocks of 1Mi pairs (the columns the condition reads
+    gathered for one block at a time) to DuckDB's answer."""
+    from tdbsql.engine import hash_join
+
+    def never(*args):
+        raise AssertionError("the pairs were made")
+    with monkeypatch.context() as patched:
+        patched.setattr(hash_join.join_kernels, "join_fill", never)
+        with pytest.raises(tdbsql.MemoryLimitError, match="join with 't2'"):
+            _con(big, 64).sql(CORRELATED).fetchall()
+    duck = duckdb.connect()
+    duck.register("t", oracle_table(big))
+    assert _con(big, 2048).sql(CORRELATED).fetchall() == duck.sql(CORRELATED).fetchall()
+
+
 def test_merging_overlapping_fragments_counts_the_cells_it_holds(overlapping):
     with pytest.raises(tdbsql.MemoryLimitError, match="merging the overlapping fragments"):
         _con(overlapping, 1).sql("SELECT sum(x) FROM t WHERE x > 5").fetchall()

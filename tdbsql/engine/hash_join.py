@@ -37,8 +37,9 @@ _TIME_UNITS = ("s", "ms", "us", "ns")
 
 def hash_join(left_keys: list[pa.Array | pa.ChunkedArray],
               right_keys: list[pa.Array | pa.ChunkedArray],
-              how: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """Row index pairs of the equi-join ``left_keys[i] = right_keys[i]`` (all i)."""
+              how: str, check=None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Row index pairs of the equi-join ``left_keys[i] = right_keys[i]`` (all i);
+    ``check(pairs)``, if given, sees their number before they are made (and may raise)."""
     if how not in JOIN_KINDS:
         raise InternalError(f"unknown join kind {how!r}; expected one of {JOIN_KINDS}")
     if not left_keys or len(left_keys) != len(right_keys):
@@ -63,7 +64,7 @@ def hash_join(left_keys: list[pa.Array | pa.ChunkedArray],
         return np.flatnonzero(left_groups >= 0).astype(np.int64), None
     if how == "anti":
         return np.flatnonzero(left_groups < 0).astype(np.int64), None
-    return _pairs(left_groups, built.ids, built.count, how)
+    return _pairs(left_groups, built.ids, built.count, how, check)
 
 
 def _packed(right: np.ndarray, right_skip: np.ndarray, left: np.ndarray,
@@ -106,12 +107,14 @@ def _mark(skip: np.ndarray, more: np.ndarray | None) -> None:
         skip |= more
 
 
-def _pairs(left_groups, right_ids, ngroups, how):
+def _pairs(left_groups, right_ids, ngroups, how, check=None):
     offsets = np.zeros(ngroups + 1, np.int64)
     rows = np.empty(right_ids.shape[0], np.int64)
     join_kernels.csr_build(right_ids, ngroups, offsets, rows)
     keep_left = how in ("left", "full")
     total = join_kernels.join_count(left_groups, offsets, keep_left)
+    if check is not None:
+        check(int(total))
     left_idx = np.empty(total, np.int64)
     right_idx = np.empty(total, np.int64)
     matched = np.zeros(max(ngroups, 1), np.uint8)

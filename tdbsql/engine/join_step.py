@@ -20,7 +20,7 @@ from .frame import Frame
 from .joined_rows import JoinedRows
 from .grouping import group_ids
 from .hash_join import hash_join
-from .range_join import conditional_pairs
+from .range_join import BLOCK_PAIRS, conditional_pairs
 
 
 def run_join(step, dependencies: dict[str, Frame], runner) -> Frame:
@@ -265,9 +265,7 @@ def _join_one(left: JoinedRows, right, join: dict, runner, name: str) -> JoinedR
     side = (join.get("side") or "").upper()
     left_idx, right_idx, condition = _matches(left, left_keys, right, join, runner, name)
     if condition is not None and len(left_idx):
-        pairs = left.joined(left_idx, right, right_idx).frame([condition])
-        keep = runner.mask(pairs, condition)
-        left_idx, right_idx = left_idx[keep], right_idx[keep]
+        left_idx, right_idx = _tested(left, right, left_idx, right_idx, condition, runner)
     if side in ("LEFT", "FULL"):
         unmatched = _unmatched(left.length, left_idx)
         left_idx = np.concatenate([left_idx, unmatched])
@@ -278,6 +276,23 @@ def _join_one(left: JoinedRows, right, join: dict, runner, name: str) -> JoinedR
         left_idx = np.concatenate([left_idx, np.full(len(unmatched), -1, np.int64)])
     runner.check_join(len(left_idx), [*left.inputs, right], f"the join with {name!r}")
     return left.joined(left_idx, right, right_idx)
+
+
+def _tested(left: JoinedRows, right, left_idx: np.ndarray, right_idx: np.ndarray,
+            condition: exp.Expression, runner) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs ``condition`` keeps, tested in blocks of ``BLOCK_PAIRS``: the columns it
+    reads are gathered for one block at a time, not for every key match at once (a
+    decorrelated ``u.g = t.g AND u.k <> t.k`` matched 200M pairs on g)."""
+    if len(left_idx) <= BLOCK_PAIRS:
+        keep = runner.mask(left.joined(left_idx, right, right_idx).frame([condition]),
+                           condition)
+        return left_idx[keep], right_idx[keep]
+    keep = np.zeros(len(left_idx), dtype=bool)
+    for begin in range(0, len(left_idx), BLOCK_PAIRS):
+        block = slice(begin, begin + BLOCK_PAIRS)
+        pairs = left.joined(left_idx[block], right, right_idx[block]).frame([condition])
+        keep[block] = runner.mask(pairs, condition)
+    return left_idx[keep], right_idx[keep]
 
 
 def _key_values(left: JoinedRows, keys: list, runner) -> list:
@@ -309,12 +324,27 @@ def _matches(left: JoinedRows, left_keys: list, right: Frame, join: dict, runner
     right_keys = [runner.column(right, key, right_flat) for key in join_key]
     # the hash table is built on the smaller side (part's 1,451 rows, not lineitem's 6M);
     # the matched pairs are the same either way (outer rows are added from them after)
+    check = _pairs_check(left, right, bool(terms), runner, name)
     if right.length > left.length:
-        right_idx, left_idx = hash_join(right_keys, left_keys, "inner")
+        right_idx, left_idx = hash_join(right_keys, left_keys, "inner", check)
     else:
-        left_idx, right_idx = hash_join(left_keys, right_keys, "inner")  # it unifies types
+        left_idx, right_idx = hash_join(left_keys, right_keys, "inner", check)  # unifies types
     return np.asarray(left_idx, dtype=np.int64), np.asarray(right_idx, dtype=np.int64), \
         and_all(terms)
+
+
+def _pairs_check(left: JoinedRows, right, tested: bool, runner, name: str):
+    """What the key matches must pass before they are made: the join's own check when they
+    are its output; when a condition still tests them, the row cap and their indices'
+    bytes against the memory budget."""
+    what = f"the join with {name!r}"
+    if not tested:
+        return lambda pairs: runner.check_join(pairs, [*left.inputs, right], what)
+
+    def check(pairs: int) -> None:
+        runner.check_rows(pairs, what)
+        runner.budget.check(16 * pairs, what)
+    return check
 
 
 def _unmatched(length: int, matched: np.ndarray) -> np.ndarray:
