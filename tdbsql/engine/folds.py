@@ -8,7 +8,8 @@ product(x)                 DOUBLE product (an integer product never         prod
 bit_and / bit_or / bit_xor the integers' bits, in the argument's type       the batch's
 kahan_sum (fsum,           DOUBLE compensated sum                           sum
 sumkahan)
-favg(x)                    DOUBLE compensated sum / count                   sum, count
+favg(x)                    DOUBLE compensated sum / count; NaN once the     sum, count
+                           sum passes the doubles (an infinity, overflow)
 geomean (geometric_mean)   ``exp(avg(ln(x)))``, DuckDB's macro: a value     sum of ln, count
                            <= 0 gives NaN / 0
 last(x)                    the value of the group's last row, NULL too      last value
@@ -132,6 +133,10 @@ def _mean(func: str, sums: pa.Array, counts: pa.Array) -> pa.Array:
         means = totals / np.maximum(n, 1)
         if func == "geomean":
             means = np.exp(means)
+        else:
+            # DuckDB's compensated sum past the doubles (an infinite value, an overflow):
+            # its error term becomes inf - inf, and the mean NaN
+            means = np.where(np.isinf(totals), np.nan, means)
     return pa.array(means, pa.float64(), mask=n == 0)
 
 

@@ -119,7 +119,7 @@ def _moment(func, counts, s1, s2, s3, s4):
         flat = np.isfinite(raw_m2) & np.isfinite(s2) & \
             (np.abs(raw_m2) <= _EPSILON * np.maximum(1.0, np.abs(s2)))
         variance = temp * raw_m2
-        null = (counts <= 2) | flat | ~(variance > 0)
+        null = (counts <= 2) | flat | (variance <= 0)  # NaN goes on: out of range
         div = np.sqrt(variance ** 3)
         scale = np.sqrt(n * (n - 1)) / (n - 2)
         values = scale * temp * (s3 - 3 * s2 * s1 * temp + 2 * s1 ** 3 * temp * temp) / div
@@ -127,7 +127,7 @@ def _moment(func, counts, s1, s2, s3, s4):
     m4 = temp * (s4 - 4 * s3 * s1 * temp + 6 * s2 * s1 * s1 * temp * temp
                  - 3 * s1 ** 4 * temp ** 3)
     m2 = temp * raw_m2
-    null = (counts <= (3 if func == "kurtosis" else 1)) | (raw_m2 == 0) | ~(m2 > 0)
+    null = (counts <= (3 if func == "kurtosis" else 1)) | (raw_m2 == 0) | (m2 <= 0)
     if func == "kurtosis_pop":
         values = m4 / (m2 * m2) - 3
     else:
