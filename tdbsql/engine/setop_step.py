@@ -15,6 +15,10 @@ from ..errors import SqlError
 from .frame import Frame
 from .grouping import group_ids, rows_by_group
 from .functions import cast_value, common_type, plain
+from .functions_text import text_of
+from .value_types import kind
+
+_PRINTED = {"int", "uint", "float", "decimal", "bool", "date", "timestamp", "time"}
 
 
 def run_set_operation(step, left_frame: Frame, right_frame: Frame, runner) -> Frame:
@@ -57,6 +61,8 @@ def _stack(left: pa.Table, right: pa.Table, sql: str) -> pa.Table:
     columns = []
     for name, a, b in zip(left.column_names, left.columns, right.columns):
         a, b = plain(a.combine_chunks()), plain(b.combine_chunks())
+        if a.type != b.type and _text_beside_value(a.type, b.type):
+            a, b = text_of(a), text_of(b)
         if a.type != b.type:
             target = common_type([a.type, b.type])
             if target is None:
@@ -65,6 +71,14 @@ def _stack(left: pa.Table, right: pa.Table, sql: str) -> pa.Table:
             a, b = cast_value(a, target), cast_value(b, target)
         columns.append(pa.concat_arrays([a, b]))
     return pa.Table.from_arrays(columns, names=left.column_names)
+
+
+def _text_beside_value(a: pa.DataType, b: pa.DataType) -> bool:
+    """Is one side VARCHAR and the other a number, boolean, date or time?  DuckDB unifies
+    those to VARCHAR in a set operation (``SELECT 1.5 UNION SELECT 'a'`` is '1.5' and 'a';
+    where a CASE or a comparison reads the string as the other type)."""
+    kinds = {kind(a), kind(b)}
+    return "string" in kinds and len(kinds) == 2 and (kinds - {"string"}) <= _PRINTED
 
 
 def _leading_copies(ids: np.ndarray, copies: np.ndarray) -> np.ndarray:
