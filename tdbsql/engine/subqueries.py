@@ -23,7 +23,7 @@ from ..planner.correlated import Correlated
 from .correlated import correlated_values
 from .frame import broadcast
 from .hash_table import as_array
-from .value_types import compare_plain, unsigned_zeros
+from .value_types import cast_value, common_type, compare_plain, is_numeric, unsigned_zeros
 
 
 class SubqueryResolver:
@@ -233,7 +233,12 @@ def _membership(values: pa.Array, candidates: pa.ChunkedArray) -> pa.Array:
     if pa.types.is_dictionary(values.type):
         values = values.dictionary_decode()
     has_null = candidates.null_count > 0
-    if candidates.type != values.type:
+    if candidates.type != values.type and is_numeric(values) and is_numeric(candidates):
+        # numbers compare in their common type (an INTEGER with a DOUBLE 5.25, a DECIMAL(4,1)
+        # with a DECIMAL(7,2): casting one to the other's type failed, or lost digits)
+        target = common_type([values.type, candidates.type])
+        values, candidates = cast_value(values, target), cast_value(candidates, target)
+    elif candidates.type != values.type:
         candidates = pc.cast(candidates, values.type)
     values, candidates = unsigned_zeros(values), unsigned_zeros(candidates)
     found = pc.is_in(values, value_set=candidates.drop_null())
