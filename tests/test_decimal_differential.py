@@ -94,3 +94,19 @@ def test_quantiles_of_decimals(units, width, fraction):
                        f"{scale})))" for u, negative in fitted)
     _check(f"SELECT median(x), quantile_cont(x, {fraction}), quantile_disc(x, {fraction}) "
            f"FROM (VALUES {values}) t(x)")
+
+
+@settings(max_examples=30, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 10**38 - 1), st.booleans()), min_size=1, max_size=12),
+       st.sampled_from([(9, 4), (18, 3), (18, 17), (20, 5), (38, 0), (38, 10), (38, 37)]))
+def test_decimal_to_double_as_duckdb(units, width):
+    """DECIMAL -> DOUBLE is correctly rounded, as DuckDB 2.0 converts (the unscaled integer's
+    double divided by 10**s was one unit in the last place off for many 18-digit values);
+    a DECIMAL(p > 18, 0) through DuckDB's two 64-bit words."""
+    precision, scale = width
+    values = ", ".join(f"(CAST('{_literal(u % 10**precision, scale, negative)}' AS "
+                       f"DECIMAL({precision},{scale})))" for u, negative in units)
+    sql = f"SELECT CAST(x AS DOUBLE), x + 0.5::DOUBLE, x < 1e10 FROM (VALUES {values}) t(x)"
+    want = duckdb.sql(sql).fetchall()
+    assert tdbsql.connect().sql(sql).fetchall() == want, sql

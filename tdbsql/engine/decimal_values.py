@@ -6,8 +6,7 @@ DECIMAL; ``common_decimal``: the most whole digits and the largest scale of a se
 ``+ - * %`` (``arithmetic``: + and - give DECIMAL(max whole digits + max scale + 1, max scale),
 * gives (p1 + p2, s1 + s2) -- 18 digits when both fit 18, as DuckDB multiplies in BIGINT --
 both capped at 38, with DuckDB's overflow errors), DECIMAL -> DOUBLE as DuckDB converts
-(``to_double``: the unscaled integer divided by 10**s, not Arrow's cast, which is not
-correctly rounded) and DECIMAL -> DECIMAL / integer casts rounding half away from zero.
+(``to_double``: correctly rounded, not Arrow's cast, which is not) and DECIMAL -> DECIMAL / integer casts rounding half away from zero.
 Arrow's decimal kernels do the work; results past 38 digits of Arrow's own intermediate
 precision go through Python integers.
 """
@@ -235,16 +234,34 @@ def widened(value):
 
 
 def to_double(value):
-    """DECIMAL values as DOUBLEs as DuckDB converts them: the unscaled integer (as a double)
-    divided by 10**scale -- correctly rounded while it has at most 15 digits."""
+    """DECIMAL values as DOUBLEs as DuckDB 2.0 converts them: correctly rounded.  The unscaled
+    integer divided by 10**scale in doubles is that while both are exact doubles (at most
+    2**53, a scale up to 22); a wider value is divided as a Python int, whose true division
+    rounds once (the double quotient of its rounded double was off by one unit in the last
+    place for about a quarter of 18-digit values)."""
     if isinstance(value, pa.Scalar):
-        return pa.scalar(None if not value.is_valid else
-                         float(value.as_py()), pa.float64())
+        return to_double(pa.array([value.as_py()], value.type))[0]
     if isinstance(value, pa.ChunkedArray):
         return pa.chunked_array([to_double(c) for c in value.chunks], pa.float64())
+    scale = value.type.scale
     units = _float_units(value)
-    result = units / 10.0 ** value.type.scale
+    result = units / 10.0 ** scale
+    wide = np.abs(units) > 2.0**53 if scale <= 22 else np.ones(len(units), dtype=bool)
+    if wide.any():
+        exact = units_of(value)[wide].tolist()
+        result[wide] = [_huge_double(int(unit)) for unit in exact] \
+            if scale == 0 and value.type.precision > 18 else \
+            [int(unit) / 10**scale for unit in exact]
     return pa.array(result, pa.float64(), mask=_null_mask(value))
+
+
+def _huge_double(unit: int) -> float:
+    """A 128-bit integer DECIMAL(p > 18, 0) as DuckDB makes it a double, from its two 64-bit
+    words (rounded twice past 2**64, as DuckDB's hugeint cast rounds it)."""
+    upper, lower = unit >> 64, unit & (2**64 - 1)
+    if upper == -1:
+        return -float(2**64 - 1 - lower) - 1
+    return float(lower) + float(upper) * float(2**64 - 1)
 
 
 def unscaled_doubles(array) -> np.ndarray:
