@@ -74,10 +74,20 @@ def render_table(table: pa.Table) -> str:
 
 
 def render_csv(table: pa.Table) -> str:
+    """CSV with a header; a list column as DuckDB writes one, in its text (``[1.5, 2.0]``,
+    quoted): Arrow's CSV writer has no list type (a quantile list was an internal error)."""
     import io
 
     import pyarrow.csv as pcsv
 
+    lists = [i for i, t in enumerate(table.schema.types) if pa.types.is_list(t)
+             or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)]
+    if lists:
+        from .engine.functions_text import text_of  # the engine, only for a list column
+
+        for i in lists:
+            table = table.set_column(i, table.field(i).name,
+                                     text_of(table.column(i).combine_chunks()))
     buf = io.BytesIO()
     pcsv.write_csv(table, buf)
     return buf.getvalue().decode("utf-8")

@@ -49,6 +49,15 @@ def test_query_sql_from_stdin_and_csv():
     assert proc.stdout.splitlines() == ['"day","station"'] + [f"0,{s}" for s in range(1, 6)]
 
 
+def test_csv_writes_a_list_column_as_duckdb_prints_it():
+    """A quantile list (or any list) in CSV is its text, quoted, as DuckDB's COPY writes it
+    (Arrow's CSV writer has no list type: it was an internal error)."""
+    proc = run("query", "SELECT station, quantile_disc(day, [0.0, 1.0]) AS q, ['x', NULL] AS l "
+               "FROM array WHERE station = 1 GROUP BY station", SAMPLE, "-f", "csv")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ['"station","q","l"', '1,"[0, 44]","[x, NULL]"']
+
+
 def test_query_json_lines():
     proc = run("query", "SELECT day, rain_mm FROM array WHERE day = 1 ORDER BY station", SAMPLE,
                "-f", "json")
