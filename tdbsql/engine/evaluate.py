@@ -186,6 +186,9 @@ class Evaluator:
             return self._to_interval(node, safe)
         if node.to.this == T.DECIMAL:
             return self._to_decimal(node, safe)
+        if node.to.this == T.ARRAY and len(node.to.expressions) == 1 and \
+                not node.to.args.get("values"):
+            return list_ops.cast_list(self, node, safe)
         target = _CAST_TYPES.get(node.to.this)
         if target is None:
             raise UnsupportedSql(f"CAST to {node.to.sql(dialect='duckdb')} is not supported")

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from ..errors import UnsupportedSql
+from ..errors import SqlError, UnsupportedSql
 from . import list_values
 from .value_types import kind, null_like, plain
 from .frame import broadcast
@@ -164,3 +164,25 @@ def concatenated(ctx, values):
     from .functions_lists import concatenated as joined
 
     return joined(ctx, values, null_propagates=True)
+
+
+def cast_list(evaluator, node, safe: bool):
+    """``CAST(l AS T[])``: each element cast to T as a CAST of it would (TRY_CAST: NULL where
+    one fails), the lists keeping their shape; a NULL casts to a NULL list."""
+    value = evaluator.value(node.this)
+    if not list_values.is_list(value) and not pa.types.is_null(value.type):
+        raise evaluator.error(f"cannot CAST {value.type} to {node.to.sql(dialect='duckdb')}",
+                              node)
+    lists = list_values.as_lists(value, 1 if isinstance(value, pa.Scalar)
+                                 else len(value))
+    parts = list_values.list_parts(lists)
+    element = exp.column("__element", quoted=True)
+    cast = (exp.TryCast if safe else exp.Cast)(this=element, to=node.to.expressions[0].copy())
+    scope = pa.table({"__element": parts.elements})
+    try:
+        cast_elements = broadcast(type(evaluator)(scope, evaluator.sql)(cast),
+                                  len(parts.elements))
+    except SqlError as err:  # underline the CAST written, not the element's
+        raise evaluator.error(err.plain_message, node) from None
+    result = list_values.rebuild(parts.valid, parts.lengths, cast_elements)
+    return list_values.scalar_if_constant(result, value)
