@@ -88,10 +88,12 @@ class ShapeCatalog(Catalog):
 
     def resolve(self, table: exp.Table, sql: str):
         source, window = self.catalog.resolve(table, sql)
-        if (source, window) not in self.empty:
+        # a registered Arrow table (its source holds the table) is not hashable: by identity
+        key = (source if isinstance(source, ArraySource) else id(source), window)
+        if key not in self.empty:
             array = self.arrays.get((source, window)) if isinstance(source, ArraySource) else None
-            self.empty[source, window] = ArrowSource(source.arrow_schema(array).empty_table())
-        return self.empty[source, window], window
+            self.empty[key] = ArrowSource(source.arrow_schema(array).empty_table())
+        return self.empty[key], window
 
 
 def _same_path(a: str, b: str) -> bool:

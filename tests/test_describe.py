@@ -88,6 +88,10 @@ def test_describe_arrow_table_matches_duckdb():
     duck = duckdb.connect()
     duck.register("t", table)
     assert rows(con, "DESCRIBE t") == duck.sql("DESCRIBE t").fetchall()
+    # a query over it too (its source, holding the table, was looked up by hash: TypeError)
+    sql = ("DESCRIBE SELECT a, m * 2 AS d, median(m) OVER () AS md, quantile_cont(a, [0.5]) "
+           "OVER () AS q FROM t")
+    assert rows(con, sql) == duck.sql(sql).fetchall()
 
 
 def test_show_all_tables_matches_duckdb(dense):
