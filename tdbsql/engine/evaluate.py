@@ -627,8 +627,8 @@ def _try_decimal(value, target: pa.DataType):
     """TRY_CAST of DECIMALs to an integer type: NULL where the rounded value is out of its
     range."""
     info = np.iinfo(target.to_pandas_dtype())
-    rounded = pc.round(value, 0, round_mode="half_towards_infinity")
-    bounds = pa.decimal128(38, 0)
+    bounds = pa.decimal128(38, 0)  # the rounded value's scale 0 too: (38, 5) met (38, 0)
+    rounded = pc.cast(pc.round(value, 0, round_mode="half_towards_infinity"), bounds)
     ok = pc.and_(pc.greater_equal(rounded, pa.scalar(decimal.Decimal(int(info.min)), bounds)),
                  pc.less_equal(rounded, pa.scalar(decimal.Decimal(int(info.max)), bounds)))
     return pc.if_else(pc.fill_null(ok, False), value, pa.scalar(None, value.type))
