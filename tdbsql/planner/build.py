@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from sqlglot import exp, planner
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer import RULES, optimize
-from sqlglot.optimizer.eliminate_subqueries import eliminate_subqueries
 from sqlglot.optimizer.eliminate_ctes import eliminate_ctes
+from sqlglot.optimizer.eliminate_subqueries import eliminate_subqueries
 from sqlglot.optimizer.pushdown_projections import pushdown_projections
 from sqlglot.optimizer.scope import find_all_in_scope
 from sqlglot.optimizer.simplify import simplify
@@ -46,6 +46,7 @@ from .grouping_sets import expand_grouping_sets
 from .inline_subqueries import unnest_subqueries_before_grouping
 from .named_windows import check_named_windows, own_windows
 from .natural_joins import expand_natural_joins
+from .number_casts import number_casts_kept
 from .parse import span_of
 from .shared_operands import share_operands
 from .subquery_names import name_subquery_columns
@@ -240,7 +241,8 @@ def _one_group(tree: exp.Expression) -> exp.Expression:
 # ``eliminate_subqueries`` keeps a correlated derived table in its subquery
 # (``planner.correlated``).
 _RULES = tuple(unnest_subqueries_before_grouping if rule is unnest_subqueries else
-               keep_correlated_derived_tables(rule) if rule is eliminate_subqueries else rule
+               keep_correlated_derived_tables(rule) if rule is eliminate_subqueries else
+               number_casts_kept(rule)
                for rule in RULES if rule is not simplify)
 
 

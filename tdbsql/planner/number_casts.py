@@ -1,0 +1,56 @@
+"""A CAST to a number type stays, whatever type sqlglot infers for its operand.
+
+sqlglot's ``canonicalize`` drops a CAST whose operand it has typed as the target already.
+Its types are not DuckDB's, nor tdbsql's: a decimal literal is a DOUBLE to it, so
+``CAST(i * 0.5 AS DOUBLE)`` lost its cast and returned the DECIMAL ``i * 0.5`` (so did
+``CAST(round(d, 1) AS DOUBLE)`` of a DECIMAL column); ``j + 1`` of an INTEGER column is an
+INTEGER to it where tdbsql computes a BIGINT, so ``CAST(j + 1 AS INTEGER)`` came back a
+BIGINT and ``CAST(j * 200000000 AS INTEGER)`` past INTEGER's range was no error.  A cast
+to the type a value already has costs nothing in the engine, so every cast to a number type
+is kept.
+
+In: the rule (sqlglot's ``canonicalize``).  Out: the same rule, run with the inferred types
+of those casts' operands hidden (the only thing the dropping reads), then put back.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.optimizer.canonicalize import canonicalize
+
+_NUMBERS = exp.DataType.NUMERIC_TYPES
+
+
+def number_casts_kept(rule):
+    """``rule``, or for sqlglot's ``canonicalize`` ``keep_number_casts(rule)``: for the
+    optimizer's rule tuple."""
+    return keep_number_casts(rule) if rule is canonicalize else rule
+
+
+def keep_number_casts(rule):
+    """``rule`` leaving every CAST to a number type in place.
+
+    >>> import sqlglot
+    >>> from sqlglot.optimizer.annotate_types import annotate_types
+    >>> def tree():
+    ...     return annotate_types(sqlglot.parse_one("SELECT CAST(t.x * 0.5 AS DOUBLE) FROM t",
+    ...                                             read="duckdb"), schema={"t": {"x": "INT"}})
+    >>> canonicalize(tree()).sql("duckdb")
+    'SELECT (t.x * 0.5) FROM t'
+    >>> keep_number_casts(canonicalize)(tree()).sql("duckdb")
+    'SELECT CAST(t.x * 0.5 AS DOUBLE) FROM t'
+    """
+    def apply(expression, **kwargs):
+        hidden = []
+        for cast in expression.find_all(exp.Cast):
+            operand = cast.this
+            if cast.to.this in _NUMBERS and operand is not None and operand.type is not None:
+                hidden.append((operand, operand.type))
+                operand.type = None
+        try:
+            return rule(expression, **kwargs)
+        finally:
+            for operand, kind in hidden:
+                operand.type = kind
+    apply.__name__ = rule.__name__
+    return apply
