@@ -27,6 +27,7 @@ from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
 
 from ..errors import UnsupportedSql
+from .table_refs import inside
 
 OUTER = "__outer"  # the table of distinct outer values a decorrelated subquery joins
 KEY = "__k"  # its row number: which outer values a result row belongs to
@@ -96,7 +97,7 @@ def extract_correlated(tree: exp.Expression, schema: dict) -> tuple[exp.Expressi
         if not isinstance(query, exp.Query) or node.parent is None or (
                 isinstance(node, exp.Subquery) and not _is_value(node)):
             continue
-        if any(_inside(node, other) for other, _ in found):
+        if any(inside(node, other) for other, _ in found):
             continue  # nested in one already taken: planned with it
         outer = outer_columns(query)
         if outer:
@@ -113,14 +114,6 @@ def _is_value(node: exp.Subquery) -> bool:
     if isinstance(parent, exp.Select):
         return any(item is node for item in parent.expressions)
     return not isinstance(parent, _NOT_A_VALUE)
-
-
-def _inside(node: exp.Expression, ancestor: exp.Expression) -> bool:
-    while node is not None:
-        if node is ancestor:
-            return True
-        node = node.parent
-    return False
 
 
 def outer_columns(query: exp.Expression) -> list[exp.Column]:

@@ -29,13 +29,14 @@ def cte_of(table: exp.Table) -> exp.CTE | None:
         with_ = node.args.get("with_") if isinstance(node, exp.Query) else None
         if isinstance(with_, exp.With):
             for cte in with_.expressions:
-                if cte.alias == table.name and not _inside(table, cte):
+                if cte.alias == table.name and not inside(table, cte):
                     return cte
         node = node.parent
     return None
 
 
-def _inside(node: exp.Expression, ancestor: exp.Expression) -> bool:
+def inside(node: exp.Expression, ancestor: exp.Expression) -> bool:
+    """Is ``node`` ``ancestor`` or below it?"""
     while node is not None:
         if node is ancestor:
             return True
