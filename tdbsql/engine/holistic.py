@@ -219,8 +219,10 @@ class _Sorted:
 
 def _discrete_index(q: float, exact: Fraction | None, n: np.ndarray) -> np.ndarray:
     """DuckDB's discrete position: ``max(1, n - floor(n - n*q)) - 1``."""
-    if exact is not None:
-        floored = (n * exact.denominator - n * exact.numerator) // exact.denominator
+    if exact is not None:  # Python ints: a 21-digit fraction's denominator passes int64
+        whole = n.astype(object)
+        floored = np.array((whole * exact.denominator - whole * exact.numerator)
+                           // exact.denominator, dtype=np.int64)
     else:
         floored = np.floor(n.astype(np.float64) - n.astype(np.float64) * q).astype(np.int64)
     return np.maximum(1, n - floored) - 1
