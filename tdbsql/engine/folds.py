@@ -30,8 +30,8 @@ import pyarrow.compute as pc
 
 from ..errors import SqlError
 from ..kernels import statistics as kernels
-from .grouping import Groups, aggregate
-from .hash_table import NO_ROWS, as_array, float64_values, int64_values, valid_mask
+from .grouping import Groups, aggregate, kernel_valid
+from .hash_table import as_array, float64_values, int64_values
 from .statistics import numbers
 from .value_types import type_name
 
@@ -92,9 +92,8 @@ def _product(values: pa.Array, groups: Groups) -> pa.Array:
     out = np.ones(groups.count)
     counts = np.zeros(groups.count, np.int64)
     if not pa.types.is_null(values.type):
-        valid = valid_mask(values)
-        kernels.products(float64_values(values, copy=False), NO_ROWS if valid is None else valid,
-                         groups.ids, out, counts)
+        kernels.products(float64_values(values, copy=False), kernel_valid(values), groups.ids,
+                         out, counts)
     return pa.array(out, pa.float64(), mask=counts == 0)
 
 
@@ -107,9 +106,8 @@ def _bits(func: str, values: pa.Array, groups: Groups) -> pa.Array:
                        f"'{func}({type_name(kind)})': {func}() takes integers")
     out = np.full(groups.count, -1 if func == "bit_and" else 0, np.int64)
     counts = np.zeros(groups.count, np.int64)
-    valid = valid_mask(values)
-    kernels.bit_fold(int64_values(values, copy=False), NO_ROWS if valid is None else valid,
-                     groups.ids, _BIT_OPERATIONS[func], out, counts)
+    kernels.bit_fold(int64_values(values, copy=False), kernel_valid(values), groups.ids,
+                     _BIT_OPERATIONS[func], out, counts)
     if pa.types.is_uint64(kind):  # the bits are right; the int64 view only reads them signed
         result = pa.array(out.view(np.uint64), pa.uint64(), mask=counts == 0)
     else:  # every bit pattern of a narrower type folds back into its own range
@@ -159,11 +157,6 @@ def _best_rows(func: str, values: pa.Array, keys: pa.Array, groups: Groups) -> n
     rows = np.full(groups.count, -1, np.int64)
     if pa.types.is_null(values.type) or pa.types.is_null(keys.type):
         return rows
-    valid_values, valid_keys = valid_mask(values), valid_mask(keys)
-    if valid_values is None or valid_keys is None:
-        valid = valid_keys if valid_values is None else valid_values
-    else:
-        valid = valid_values & valid_keys
     if pa.types.is_floating(keys.type):
         numbers_ = float64_values(keys, copy=False)
     elif pa.types.is_integer(keys.type) or pa.types.is_temporal(keys.type) \
@@ -175,8 +168,8 @@ def _best_rows(func: str, values: pa.Array, keys: pa.Array, groups: Groups) -> n
     else:  # strings, decimals ...: their rank in SQL order
         numbers_ = _ranks(keys)
     best = np.zeros(groups.count, numbers_.dtype)
-    kernels.arg_extreme(numbers_, NO_ROWS if valid is None else valid, groups.ids,
-                        func == "arg_max", best, rows)
+    kernels.arg_extreme(numbers_, kernel_valid(values, keys), groups.ids, func == "arg_max",
+                        best, rows)
     return rows
 
 

@@ -152,9 +152,13 @@ def _distinct_pairs(array: pa.Array, groups: Groups) -> tuple[pa.Array, Groups]:
     return array.take(pa.array(rows)), Groups(groups.ids[rows], groups.count, groups.first)
 
 
-def _valid(array: pa.Array) -> np.ndarray:
-    """uint8 validity for the kernels (empty = no NULLs)."""
-    valid = valid_mask(array)
+def kernel_valid(*arrays: pa.Array) -> np.ndarray:
+    """uint8 validity for the kernels: 1 where no array is NULL (empty = no NULLs)."""
+    valid = None
+    for array in arrays:
+        mask = valid_mask(array)
+        if mask is not None:
+            valid = mask if valid is None else valid & mask
     return NO_ROWS if valid is None else valid
 
 
@@ -187,7 +191,7 @@ def _count(func, array, groups) -> pa.Array:
         return pa.array(groups.sizes, pa.int64())
     counts = np.zeros(groups.count, np.int64)
     if array.null_count < len(array):
-        agg_kernels.count_valid(groups.ids, _valid(array), counts)
+        agg_kernels.count_valid(groups.ids, kernel_valid(array), counts)
     return pa.array(counts, pa.int64())
 
 
@@ -206,7 +210,7 @@ def _sum(func, array, groups) -> pa.Array:
 
 
 def _integer_sum(array: pa.Array, groups: Groups) -> pa.Array:
-    values, valid = int64_values(array, copy=False), _valid(array)
+    values, valid = int64_values(array, copy=False), kernel_valid(array)
     if not pa.types.is_uint64(array.type):
         sums = np.zeros(groups.count, np.int64)
         counts = np.zeros(groups.count, np.int64)
@@ -238,7 +242,7 @@ def _exact_sums(values, valid, arrow_type, groups) -> tuple[list[int], np.ndarra
 def _float_sums(array: pa.Array, groups: Groups) -> tuple[np.ndarray, np.ndarray]:
     sums = np.zeros(groups.count, np.float64)
     compensations = np.zeros(groups.count, np.float64)
-    valid = _valid(array)
+    valid = kernel_valid(array)
     values = float64_values(array, copy=False)
     if len(valid):
         counts = np.zeros(groups.count, np.int64)
@@ -283,7 +287,7 @@ def _avg(func, array, groups) -> pa.Array:
 def _integer_means(array: pa.Array, groups: Groups) -> tuple[np.ndarray, np.ndarray]:
     """avg of integers: int64 sums / counts when no sum overflows, else exact Python-int sums
     (``int / int`` rounds correctly)."""
-    values, valid = int64_values(array, copy=False), _valid(array)
+    values, valid = int64_values(array, copy=False), kernel_valid(array)
     sums = np.zeros(groups.count, np.int64)
     counts = np.zeros(groups.count, np.int64)
     if not pa.types.is_uint64(array.type) and not agg_kernels.sum_int(values, valid,
@@ -306,7 +310,7 @@ def _min_max(func, array, groups) -> pa.Array:
             values, result_type = int64_values(array, copy=False), pa.int64()
         out = np.zeros(groups.count, values.dtype)
         counts = np.zeros(groups.count, np.int64)
-        agg_kernels.min_max(values, _valid(array), groups.ids, want_max, out, counts)
+        agg_kernels.min_max(values, kernel_valid(array), groups.ids, want_max, out, counts)
         return _restore_type(_with_nulls(out, counts, result_type), array.type)
     # strings (bytewise, i.e. UTF-8 code point order, as DuckDB), decimals, uint64, ...
     try:
@@ -339,7 +343,7 @@ def variance_state(func: str, array: pa.Array, groups: Groups):
     means = np.zeros(groups.count, np.float64)
     squares = np.zeros(groups.count, np.float64)
     if _kind(array.type) != "null":
-        agg_kernels.welford(float64_values(array, copy=False), _valid(array), groups.ids,
+        agg_kernels.welford(float64_values(array, copy=False), kernel_valid(array), groups.ids,
                             counts, means, squares)
     return counts, means, squares
 
@@ -364,7 +368,7 @@ def _bool_and_or(func, array, groups) -> pa.Array:
     out = np.zeros(groups.count, np.int64)
     counts = np.zeros(groups.count, np.int64)
     # over 0/1 values AND is the minimum, OR the maximum
-    agg_kernels.min_max(int64_values(array, copy=False), _valid(array), groups.ids,
+    agg_kernels.min_max(int64_values(array, copy=False), kernel_valid(array), groups.ids,
                         func == "bool_or", out, counts)
     return _with_nulls(out.astype(np.bool_), counts, pa.bool_())
 

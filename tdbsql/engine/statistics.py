@@ -24,7 +24,8 @@ import pyarrow as pa
 
 from ..errors import DataError, SqlError
 from ..kernels import statistics as kernels
-from .hash_table import NO_ROWS, float64_values, valid_mask
+from .grouping import kernel_valid
+from .hash_table import float64_values
 from .value_types import type_name
 
 MOMENTS = ("skewness", "kurtosis", "kurtosis_pop")
@@ -44,34 +45,26 @@ def numbers(func: str, values: pa.Array) -> pa.Array:
     return values
 
 
-def _numeric(func: str, values: pa.Array) -> tuple[np.ndarray, np.ndarray | None]:
+def _doubles(func: str, values: pa.Array) -> np.ndarray:
+    """The values as float64 (a NULL-typed column, all NULL: zeros)."""
     values = numbers(func, values)
     if pa.types.is_null(values.type):
-        return np.zeros(len(values)), np.zeros(len(values), np.uint8)
-    return float64_values(values, copy=False), valid_mask(values)
+        return np.zeros(len(values))
+    return float64_values(values, copy=False)
 
 
 def state(func: str, values: pa.Array, groups, other: pa.Array | None = None) -> list[np.ndarray]:
     """The per-group state arrays of a moment or pair function (``other``: x of a pair)."""
     counts = np.zeros(groups.count, np.int64)
     if func in MOMENTS:
-        numbers_, valid = _numeric(func, values)
         sums = np.zeros((groups.count, 4))
-        kernels.power_sums(numbers_, NO_ROWS if valid is None else valid, groups.ids,
-                           counts, sums)
+        kernels.power_sums(_doubles(func, values), kernel_valid(values), groups.ids, counts,
+                           sums)
         return [counts, *sums.T.copy()]
-    ys, valid_y = _numeric(func, values)
-    xs, valid_x = _numeric(func, other)
-    valid = _both(valid_y, valid_x)
     pairs = np.zeros((groups.count, 7))
-    kernels.comoments(ys, xs, NO_ROWS if valid is None else valid, groups.ids, counts, pairs)
+    kernels.comoments(_doubles(func, values), _doubles(func, other),
+                      kernel_valid(values, other), groups.ids, counts, pairs)
     return [counts, *pairs.T.copy()]
-
-
-def _both(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
-    if a is None or b is None:
-        return b if a is None else a
-    return a & b
 
 
 def fold_state(func: str, columns: list[np.ndarray], ids: np.ndarray, count: int) -> list:
