@@ -186,10 +186,7 @@ class _Sorted:
 
     @classmethod
     def of(cls, values: pa.Array, groups: Groups) -> _Sorted:
-        valid = valid_mask(values)
-        keep = groups.ids >= 0 if valid is None else (groups.ids >= 0) & (valid == 1)
-        rows = np.flatnonzero(keep)
-        ids = groups.ids[rows]
+        rows, ids = _valid_rows(values, groups)
         table = pa.table({"g": pa.array(ids), "v": values.take(pa.array(rows))})
         order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("v", "ascending")])
         counts = np.bincount(ids, minlength=groups.count).astype(np.int64)
@@ -234,16 +231,13 @@ def _interpolated(lo: pa.Array, hi: pa.Array, d: np.ndarray, present: np.ndarray
     mask = ~present
     if pa.types.is_decimal(kind):
         return _decimal_interpolated(lo, hi, d, mask)
-    if pa.types.is_floating(kind):
+    if pa.types.is_floating(kind) or pa.types.is_integer(kind):
         low = lo.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64)
         high = hi.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64)
         if kind == pa.float32():
             return pa.array((low + (high - low) * d).astype(np.float32), kind, mask=mask)
-        return pa.array(_fused(low, 1.0 - d, high * d), kind, mask=mask)
-    if pa.types.is_integer(kind):
-        low = lo.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64)
-        high = hi.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64)
-        return pa.array(_fused(low, 1.0 - d, high * d), pa.float64(), mask=mask)
+        doubles = kind if pa.types.is_floating(kind) else pa.float64()  # integers: DOUBLE
+        return pa.array(_fused(low, 1.0 - d, high * d), doubles, mask=mask)
     if pa.types.is_timestamp(kind) and median:  # median keeps the unit (truncating, as DuckDB)
         low, high = _ints(lo), _ints(hi)
         return pa.array(np.trunc(low + (high - low) * d).astype(np.int64), pa.int64(),
@@ -322,12 +316,17 @@ def _lists(picked: list[pa.Array], counts: np.ndarray, item_type: pa.DataType) -
     return pa.ListArray.from_arrays(offsets, items, mask=pa.array(empty) if empty.any() else None)
 
 
-def _value_pairs(values: pa.Array, groups: Groups) -> tuple[np.ndarray, np.ndarray, Groups]:
-    """The non-NULL rows, and the distinct (group, value) pairs among them."""
+def _valid_rows(values: pa.Array, groups: Groups) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of a group whose value is not NULL, and their group ids."""
     valid = valid_mask(values)
     keep = groups.ids >= 0 if valid is None else (groups.ids >= 0) & (valid == 1)
     rows = np.flatnonzero(keep)
-    ids = groups.ids[rows]
+    return rows, groups.ids[rows]
+
+
+def _value_pairs(values: pa.Array, groups: Groups) -> tuple[np.ndarray, np.ndarray, Groups]:
+    """The non-NULL rows, and the distinct (group, value) pairs among them."""
+    rows, ids = _valid_rows(values, groups)
     pairs = group_ids([pa.array(ids), values.take(pa.array(rows))]) if len(rows) else \
         Groups(np.zeros(0, np.int64), 0, np.zeros(0, np.int64))
     return rows, ids, pairs
