@@ -40,7 +40,10 @@ def _cell(value, single: bool = False) -> str:
         return "NULL"
     if isinstance(value, bytes):
         return "0x" + value.hex()
-    text = _single(value) if single else str(value)
+    if isinstance(value, decimal.Decimal):  # every digit of the scale, never 0E-10
+        text = format(value, "f")
+    else:
+        text = _single(value) if single else str(value)
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
 
 
@@ -100,14 +103,15 @@ def render_json(table: pa.Table) -> str:
         return str(value)
 
     singles = [name for name, t in zip(table.column_names, table.schema.types) if _is_single(t)]
+    decimals = [name for name, t in zip(table.column_names, table.schema.types)
+                if pa.types.is_decimal(t)]
     rows = table.to_pylist()
     for row in rows:
         for name in singles:
             value = row[name]
             if value is not None and np.isfinite(value):
                 row[name] = float(_single(value))
-    for row in rows:
-        for name, value in row.items():
-            if isinstance(value, decimal.Decimal):  # a JSON number, as DuckDB writes one
-                row[name] = float(value)
+        for name in decimals:  # a JSON number, as DuckDB writes one
+            if row[name] is not None:
+                row[name] = float(row[name])
     return "\n".join(json.dumps(row, default=default) for row in rows) + "\n"

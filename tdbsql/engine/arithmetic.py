@@ -19,7 +19,7 @@ from sqlglot import exp
 
 from ..errors import UnsupportedSql
 from . import datetime_ops as dto
-from .decimal_constants import DecimalOverflow, fold
+from .decimal_constants import fold
 from . import decimal_values
 from .decimals import integer_literal, integer_literal_type, scalar
 from .frame import broadcast
@@ -245,7 +245,7 @@ def _folded(ev, node):
     stand-in; None for anything else."""
     try:
         constant = fold(node)
-    except DecimalOverflow as err:
+    except decimal_values.DecimalError as err:
         raise ev.error(str(err), node) from None
     return None if constant is None else scalar(constant.units, constant.type)
 

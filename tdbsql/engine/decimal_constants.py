@@ -6,7 +6,8 @@ minus, or ``+ - *`` of decimal and integer literals and CASTs of those to DECIMA
 (``0.06 + 0.01`` is the DECIMAL(4,2) 0.07, where double arithmetic gives
 0.06999999999999999); None for anything else (a column, a function, integers alone).
 An operand that does not fit the result's type, or a result past its width, raises
-``DecimalOverflow`` with DuckDB's words (``Overflow in multiplication of DECIMAL(18) (...)``).
+``decimal_values.DecimalError`` with DuckDB's words (``Overflow in multiplication of
+DECIMAL(18) (...)``), as the values' arithmetic does.
 """
 
 from __future__ import annotations
@@ -16,13 +17,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from .decimals import DecimalType, declared, decimal_literal, decimal_type_of, integer_literal
-
-_EXACT = decimal.Context(prec=100)  # 38 digits times 38 digits, and more: never rounds
-
-
-class DecimalOverflow(ValueError):
-    pass
+from .decimal_values import EXACT, DecimalError
+from .decimals import DecimalType, decimal_literal, decimal_type_of, integer_literal
 
 
 @dataclass(frozen=True)
@@ -33,7 +29,7 @@ class Folded:
     @property
     def units(self) -> int:
         """The value as whole units of 10**-scale (exact: it has at most ``scale`` digits)."""
-        return int(self.value.scaleb(self.type.scale, _EXACT))
+        return int(self.value.scaleb(self.type.scale, EXACT))
 
 
 def fold(node: exp.Expression) -> Folded | None:
@@ -73,17 +69,14 @@ def _typed_value(node: exp.Expression) -> decimal.Decimal | None:
 
 
 def _cast(node, target: DecimalType) -> decimal.Decimal | None:
-    """A constant CAST to DECIMAL, rounded half away from zero; None when it does not fit
-    (the evaluator's cast raises DuckDB's error then)."""
-    try:
-        declared(node.to)
-    except ValueError:
-        return None
+    """A constant CAST to DECIMAL (``target``: its declared type, which ``decimal_type_of``
+    has checked), rounded half away from zero; None when it does not fit (the evaluator's
+    cast raises DuckDB's error then)."""
     value = _typed_value(node.this)
     if value is None:
         return None
     rounded = value.quantize(decimal.Decimal(1).scaleb(-target.scale), decimal.ROUND_HALF_UP,
-                             _EXACT)
+                             EXACT)
     return rounded if _fits(rounded, target) else None
 
 
@@ -97,29 +90,29 @@ def _arithmetic(node, target: DecimalType) -> decimal.Decimal | None:
         return None
     word, sign = _WORDS[type(node)]
     if isinstance(node, exp.Mul):
-        result = _EXACT.multiply(left, right)
+        result = EXACT.multiply(left, right)
         if not _fits(result, target):
             a, b = (_units(v, n) for v, n in ((left, node.this), (right, node.expression)))
             hint = "a bigger decimal" if target.width == 18 else "a decimal with a smaller scale"
-            raise DecimalOverflow(f"Overflow in multiplication of DECIMAL({target.width}) "
-                                  f"({a} * {b}). You might want to add an explicit cast to "
-                                  f"{hint}.")
+            raise DecimalError(f"Overflow in multiplication of DECIMAL({target.width}) "
+                               f"({a} * {b}). You might want to add an explicit cast to "
+                               f"{hint}.")
         return result
     for operand in (left, right):  # DuckDB casts both operands to the result's type first
         if not _fits(operand, target):
-            raise DecimalOverflow(f"Could not cast value {operand} to {target.sql()}")
-    result = _EXACT.add(left, right) if isinstance(node, exp.Add) else \
-        _EXACT.subtract(left, right)
+            raise DecimalError(f"Could not cast value {operand} to {target.sql()}")
+    result = EXACT.add(left, right) if isinstance(node, exp.Add) else \
+        EXACT.subtract(left, right)
     if not _fits(result, target):
-        a, b = (int(v.scaleb(target.scale, _EXACT)) for v in (left, right))
-        raise DecimalOverflow(f"Overflow in {word} of DECIMAL({target.width}) ({a} {sign} {b})")
+        a, b = (int(v.scaleb(target.scale, EXACT)) for v in (left, right))
+        raise DecimalError(f"Overflow in {word} of DECIMAL({target.width}) ({a} {sign} {b})")
     return result
 
 
 def _units(value: decimal.Decimal, node: exp.Expression) -> int:
     """An operand as whole units of its own type's scale (DuckDB's messages show those)."""
     own = decimal_type_of(node)
-    return int(value.scaleb(0 if own is None else own.scale, _EXACT))
+    return int(value.scaleb(0 if own is None else own.scale, EXACT))
 
 
 def _fits(value: decimal.Decimal, target: DecimalType) -> bool:

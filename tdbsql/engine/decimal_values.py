@@ -6,9 +6,10 @@ DECIMAL; ``common_decimal``: the most whole digits and the largest scale of a se
 ``+ - * %`` (``arithmetic``: + and - give DECIMAL(max whole digits + max scale + 1, max scale),
 * gives (p1 + p2, s1 + s2) -- 18 digits when both fit 18, as DuckDB multiplies in BIGINT --
 both capped at 38, with DuckDB's overflow errors), DECIMAL -> DOUBLE as DuckDB converts
-(``to_double``: correctly rounded, not Arrow's cast, which is not) and DECIMAL -> DECIMAL / integer casts rounding half away from zero.
-Arrow's decimal kernels do the work; results past 38 digits of Arrow's own intermediate
-precision go through Python integers.
+(``to_double``: correctly rounded, not Arrow's cast, which is not) and DECIMAL -> DECIMAL /
+integer casts rounding half away from zero.
+Arrow's decimal kernels do the work (in decimal256 when Arrow's own intermediate precision
+passes 38 digits); products past 76 go through Python decimals.
 """
 
 from __future__ import annotations
@@ -21,15 +22,11 @@ import pyarrow.compute as pc
 
 _WIDTHS = {pa.int8(): 3, pa.int16(): 5, pa.int32(): 10, pa.int64(): 19, pa.uint8(): 3,
            pa.uint16(): 5, pa.uint32(): 10, pa.uint64(): 20, pa.bool_(): 1}
-_EXACT = decimal.Context(prec=120)
+EXACT = decimal.Context(prec=120)  # 38 digits times 38 digits, and scaleb: never rounds
 
 
 class DecimalError(ValueError):
     pass
-
-
-def is_decimal(t: pa.DataType) -> bool:
-    return pa.types.is_decimal(t)
 
 
 def decimal_of(t: pa.DataType, width: int | None = None) -> pa.DataType | None:
@@ -87,6 +84,9 @@ def arithmetic(op: str, left, right):
     needed = _arrow_precision(op, left.type, right.type)
     if needed <= 38:
         result = getattr(pc, op)(left, right)
+    elif needed <= 76:  # (a sum's DECIMAL(38) plus another) in Arrow's decimal256
+        result = getattr(pc, op)(*(pc.cast(v, pa.decimal256(v.type.precision, v.type.scale))
+                                   for v in (left, right)))
     else:
         result = _python(op, left, right, target)
     return _narrow(result, target, op, left, right)
@@ -138,7 +138,7 @@ def _at(value, index: int):
 
 
 def _units(scalar: pa.Scalar) -> int:
-    return int(scalar.as_py().scaleb(scalar.type.scale, _EXACT))
+    return int(scalar.as_py().scaleb(scalar.type.scale, EXACT))
 
 
 def _any(mask) -> bool:
@@ -148,9 +148,10 @@ def _any(mask) -> bool:
 
 
 def _python(op, left, right, target):
-    """Row by row in Python decimals (Arrow's intermediate precision would pass 38)."""
-    function = {"add": _EXACT.add, "subtract": _EXACT.subtract,
-                "multiply": _EXACT.multiply}[op]
+    """Row by row in Python decimals (Arrow's intermediate precision would pass 76: a product
+    of two DECIMALs of 38 digits)."""
+    function = {"add": EXACT.add, "subtract": EXACT.subtract,
+                "multiply": EXACT.multiply}[op]
     wide = pa.decimal256(76, target.scale)
     if isinstance(left, pa.Scalar) and isinstance(right, pa.Scalar):
         if not left.is_valid or not right.is_valid:
@@ -165,33 +166,37 @@ def _python(op, left, right, target):
 
 def _modulo(left, right, target):
     """``%`` truncating toward zero (the remainder has the dividend's sign); a zero divisor
-    is DuckDB's division-by-zero error."""
+    is DuckDB's division-by-zero error.  Both in ``target``, so the remainder of their
+    unscaled integers is the result's: numpy's ``fmod`` over int64 (C's ``%``), Python
+    integers only for values past 62 bits."""
     left, right = cast_decimal(left, target), cast_decimal(right, target)
     zero = pc.and_(pc.equal(right, pa.scalar(decimal.Decimal(0), target)), pc.is_valid(left))
     if _any(pc.fill_null(zero, False)):
         raise DecimalError("division by zero")
-    a = left if isinstance(left, pa.Scalar) else left
-    values = _rows(a), _rows(right)
-    length = max(len(v) for v in values if v is not None) if any(
-        v is not None for v in values) else None
-    if length is None:
+    if isinstance(left, pa.Scalar) and isinstance(right, pa.Scalar):
         if not left.is_valid or not right.is_valid:
             return pa.scalar(None, target)
         return pa.scalar(_fmod(left.as_py(), right.as_py()), target)
-    xs = values[0] if values[0] is not None else [left.as_py()] * length
-    ys = values[1] if values[1] is not None else [right.as_py()] * length
-    return pa.array([None if x is None or y is None else _fmod(x, y) for x, y in zip(xs, ys)],
-                    target)
+    length = len(right) if isinstance(left, pa.Scalar) else len(left)
+    a, b = (pa.repeat(v, length) if isinstance(v, pa.Scalar) else v for v in (left, right))
+    null = np.asarray(pc.or_(pc.is_null(a), pc.is_null(b)), dtype=bool)
+    dividends, divisors = units_of(a), units_of(b)
+    divisors[null] = 1  # (a NULL row's 0) no division by zero
+    if not (_int64_safe(dividends) and _int64_safe(divisors)):
+        return pa.array([None if n else _fmod(decimal.Decimal(int(x)), decimal.Decimal(int(y)))
+                         .scaleb(-target.scale, EXACT) for x, y, n in
+                         zip(dividends.tolist(), divisors.tolist(), null.tolist())], target)
+    return from_units(np.fmod(dividends, divisors), null, target)
+
+
+def _int64_safe(units: np.ndarray) -> bool:
+    """Whether ``fmod`` may take these in int64: within +-2**62, clear of -2**63 % -1."""
+    return units.dtype != object and (not len(units) or (
+        int(units.min()) > -2**62 and int(units.max()) < 2**62))
 
 
 def _fmod(x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decimal:
-    return _EXACT.remainder(x, y)  # the sign of the dividend, as C's fmod
-
-
-def _rows(value):
-    if isinstance(value, pa.Scalar):
-        return None
-    return value.to_pylist()
+    return EXACT.remainder(x, y)  # the sign of the dividend, as C's fmod
 
 
 # --- casts ----------------------------------------------------------------------------------
@@ -223,6 +228,23 @@ def cast_decimal(value, target: pa.DataType):
     if wide is not None:
         value = pc.cast(value, wide, safe=False)
     return pc.cast(value, target, safe=False)
+
+
+def to_text(value):
+    """DECIMAL values as DuckDB prints them: every digit of the scale, never an exponent
+    (``0.0000000000``, ``0.0000001000``).  Arrow's cast writes an exponent for a value
+    under 10**-6 or a zero of more than 6 digits of scale (``0E-10``, ``1.000E-7``): only
+    those go through Python's ``format(d, "f")``."""
+    if isinstance(value, pa.ChunkedArray):
+        return pa.chunked_array([to_text(c) for c in value.chunks], pa.string())
+    if isinstance(value, pa.Scalar):
+        return pa.scalar(format(value.as_py(), "f") if value.is_valid else None, pa.string())
+    text = pc.cast(value, pa.string())
+    exponent = pc.fill_null(pc.match_substring(text, "E"), False)
+    if not _any(exponent):
+        return text
+    digits = [format(d, "f") for d in pc.filter(value, exponent).to_pylist()]
+    return pc.replace_with_mask(text, exponent, pa.array(digits, pa.string()))
 
 
 def widened(value):
@@ -273,9 +295,7 @@ def unscaled_doubles(array) -> np.ndarray:
 
 def _float_units(array: pa.Array) -> np.ndarray:
     """The unscaled values of a decimal128 array as doubles (the 128-bit words combined)."""
-    words = np.frombuffer(array.buffers()[1], dtype=np.int64)[
-        2 * array.offset: 2 * (array.offset + len(array))]
-    low, high = words[0::2], words[1::2]
+    low, high = _words(array)
     fits = high == (low >> 63)  # the value is its low word
     if fits.all():
         return low.astype(np.float64)
@@ -304,7 +324,7 @@ def from_units(units: np.ndarray, null: np.ndarray | None, target: pa.DataType) 
         if np.all(np.abs(whole) < 2.0**63):
             whole = whole.astype(np.int64)
         else:  # past 63 bits: each value's digits through Python
-            values = [decimal.Decimal(int(u)).scaleb(-target.scale, _EXACT) for u in whole]
+            values = [decimal.Decimal(int(u)).scaleb(-target.scale, EXACT) for u in whole]
             return pa.array(values, target, mask=null)
     whole = whole.astype(np.int64)
     words = np.empty(2 * len(whole), dtype=np.int64)
@@ -320,10 +340,16 @@ def units_of(array) -> np.ndarray:
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
     array = array.fill_null(0) if array.null_count else array
-    words = np.frombuffer(array.buffers()[1], dtype=np.int64)[
-        2 * array.offset: 2 * (array.offset + len(array))]
-    low, high = words[0::2], words[1::2]
+    low, high = _words(array)
     if (high == (low >> 63)).all():
         return low.astype(np.int64)
     return np.array([(h << 64) + lo for h, lo in zip(high.tolist(),
                                                      low.view(np.uint64).tolist())], object)
+
+
+def _words(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The low and high 64-bit words of a decimal128 array's unscaled integers (little
+    endian: low first), as int64 views of its buffer."""
+    words = np.frombuffer(array.buffers()[1], dtype=np.int64)[
+        2 * array.offset: 2 * (array.offset + len(array))]
+    return words[0::2], words[1::2]

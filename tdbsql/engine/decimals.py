@@ -27,12 +27,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from .decimal_values import cast_decimal, from_units, widened
+from .decimal_values import EXACT, cast_decimal, from_units, result_type, widened
 from .value_types import _DECIMAL, _SPACES, kind, plain
 
 T = exp.DataType.Type
-_EXACT = 2**53  # units (value * 10**scale) a double holds exactly
-_DIGITS = decimal.Context(prec=120)  # scaleb past 28 digits (the default context) unrounded
+_OPS = {exp.Add: "add", exp.Sub: "subtract", exp.Mul: "multiply"}
 
 
 @dataclass(frozen=True)
@@ -82,7 +81,9 @@ def decimal_literal(node: exp.Expression) -> str | None:
 def decimal_type_of(node: exp.Expression) -> DecimalType | None:
     """The DECIMAL type DuckDB gives an expression, when its SQL alone says so: a decimal
     literal, a CAST to DECIMAL, and ``+ - *`` of those and integer literals; None otherwise
-    (a column, a function: tdbsql cannot tell a DECIMAL there from a DOUBLE)."""
+    (a column, a function: tdbsql cannot tell a DECIMAL there from a DOUBLE).
+    ``decimal_values.DecimalError`` for a product past 38 digits of scale, as DuckDB's
+    binder refuses it."""
     text = decimal_literal(node)
     if text is not None:
         whole, _, fraction = text.lstrip("-").partition(".")
@@ -101,14 +102,9 @@ def decimal_type_of(node: exp.Expression) -> DecimalType | None:
             return None
         left, right = (integer_literal_type(integer_literal(n)) if t.width == -1 else t
                        for t, n in ((left, node.this), (right, node.expression)))
-        if isinstance(node, exp.Mul):
-            width = left.width + right.width
-            if width > 18 and left.width <= 18 and right.width <= 18:
-                width = 18  # DuckDB multiplies in BIGINT, checking for overflow
-            return DecimalType(min(width, 38), left.scale + right.scale)
-        scale = max(left.scale, right.scale)
-        whole = max(left.width - left.scale, right.width - right.scale)
-        return DecimalType(min(whole + scale + 1, 38), scale)
+        # the rule the values' arithmetic types by: a constant and a column agree
+        result = result_type(_OPS[type(node)], left.arrow, right.arrow)
+        return DecimalType(result.precision, result.scale)
     return None
 
 
@@ -180,7 +176,7 @@ def _from_decimals(value, target: DecimalType):
 
 def _from_literal(text: str, target: DecimalType):
     number = decimal.Decimal(text)
-    units = int(number.scaleb(target.scale, _DIGITS).to_integral_value(decimal.ROUND_HALF_UP))
+    units = int(number.scaleb(target.scale, EXACT).to_integral_value(decimal.ROUND_HALF_UP))
     if abs(units) >= 10**target.width:
         problem = (f'Casting value "{text}" to type {target.sql()} failed: value is out of '
                    "range!")
@@ -189,7 +185,7 @@ def _from_literal(text: str, target: DecimalType):
 
 
 def _from_units(units: int, target: DecimalType):
-    return decimal.Decimal(units).scaleb(-target.scale, _DIGITS)
+    return decimal.Decimal(units).scaleb(-target.scale, EXACT)
 
 
 def scalar(units: int, target: DecimalType) -> pa.Scalar:
@@ -283,8 +279,8 @@ def read_units(text: str, target: DecimalType) -> int | None:
     exponent = int((pointed or exponent or "0").replace("_", ""))
     if abs(exponent) > 2 * 38 + len(whole) + len(fraction):
         return None if exponent > 0 and int(whole + fraction) else 0
-    number = decimal.Decimal(f"{sign}{whole or 0}.{fraction or 0}").scaleb(exponent, _DIGITS)
-    units = int(number.scaleb(target.scale, _DIGITS).to_integral_value(decimal.ROUND_HALF_UP))
+    number = decimal.Decimal(f"{sign}{whole or 0}.{fraction or 0}").scaleb(exponent, EXACT)
+    units = int(number.scaleb(target.scale, EXACT).to_integral_value(decimal.ROUND_HALF_UP))
     return units if abs(units) < 10**target.width else None
 
 
@@ -300,15 +296,3 @@ def _first_failed(value, result):
         return value.as_py() if value.is_valid and not result.is_valid else None
     lost = pc.filter(value, pc.and_(pc.is_valid(value), pc.is_null(result)))
     return lost[0].as_py() if len(lost) else None
-
-
-# --- printing -------------------------------------------------------------------------------
-
-
-def decimal_text(value, scale: int):
-    """Values of a DECIMAL with ``scale`` digits as DuckDB prints them (``1.00``, ``-0.50``)."""
-    def text(v):
-        return None if v is None else f"{v + 0.0:.{scale}f}" if scale else str(int(v))
-    if isinstance(value, pa.Scalar):
-        return pa.scalar(text(value.as_py()), pa.string())
-    return pa.array([text(v) for v in value.to_pylist()], pa.string())

@@ -232,10 +232,11 @@ def cast_value(value, target: pa.DataType):
 
 
 def _decimal_cast(value, target: pa.DataType):
-    """Casts from and to DECIMAL (decimal128) as DuckDB does them: DECIMAL -> DOUBLE by its
-    unscaled integer, -> integers and other DECIMALs rounding half away from zero, ->
-    VARCHAR with its scale's digits (``1.50``), -> BOOLEAN nonzero; integers, strings and
-    doubles -> DECIMAL through ``decimals.to_decimal``."""
+    """Casts from and to DECIMAL (decimal128) as DuckDB does them: DECIMAL -> DOUBLE
+    correctly rounded (``decimal_values.to_double``), -> integers and other DECIMALs rounding
+    half away from zero, -> VARCHAR with its scale's digits (``1.50``, ``0.0000000000``),
+    -> BOOLEAN nonzero; integers, strings and doubles -> DECIMAL through
+    ``decimals.to_decimal``."""
     source = kind(value.type)
     try:
         if source != "decimal" or pa.types.is_decimal(target):
@@ -254,6 +255,8 @@ def _decimal_cast(value, target: pa.DataType):
             return cast_value(rounded, target)
         if pa.types.is_boolean(target):
             return pc.not_equal(value, pa.scalar(0, pa.int64()))
+        if pa.types.is_string(target):
+            return decimal_values.to_text(value)
         return pc.cast(value, target)
     except decimal_values.DecimalError as err:
         raise ValueError(str(err)) from None

@@ -2,8 +2,8 @@
 
 In DuckDB ``2.5`` is a DECIMAL, whose casts round half away from zero (``CAST(2.5 AS
 INTEGER)`` is 3, ``CAST(1.005 AS DECIMAL(10,2))`` is 1.01); ``2.5::DOUBLE`` is a DOUBLE, whose
-casts round to even (2) and from its binary value (1.00).  tdbsql holds both as a DOUBLE and
-tells them apart by the SQL (``engine/decimals.py``).  sqlglot types the literal DOUBLE and its
+casts round to even (2) and from its binary value (1.00).  The engine types the bare literal
+as DuckDB does (a decimal128, ``engine/decimals.py``).  sqlglot types it DOUBLE and its
 optimizer drops the "redundant" cast, which would leave the bare literal, read as a DECIMAL.
 So before the optimizer such a literal is written in exponent form (``2.5e0``), the form of a
 DOUBLE literal, which the cast may then drop.
