@@ -25,8 +25,9 @@ from ..errors import SqlError, UnsupportedSql
 from ..planner.correlated import KEY, OUTER, Correlated, CorrelatedSubquery
 from ..planner.decorrelate import dependent_query
 from ..planner.table_refs import table_key
-from .frame import broadcast, null_padded
+from .frame import null_padded
 from .grouping import group_ids
+from .hash_table import as_array
 from .memory import MemoryBudget
 
 _ORDERING = {exp.LT: "less", exp.LTE: "less_equal", exp.GT: "greater",
@@ -36,7 +37,7 @@ _ORDERING = {exp.LT: "less", exp.LTE: "less_equal", exp.GT: "greater",
 def correlated_values(runner, entry: CorrelatedSubquery, call: Correlated, frame,
                       flat: pa.Table) -> pa.Array:
     """The value of ``call`` for each row of ``flat`` (the rows of ``frame``)."""
-    args = [_plain(runner.column(frame, arg, flat)) for arg in call.expressions]
+    args = [as_array(runner.column(frame, arg, flat)) for arg in call.expressions]
     probes, keys = args[:entry.probes], args[entry.probes:]
     groups = group_ids(keys)
     ids = np.asarray(groups.ids, dtype=np.int64)
@@ -44,7 +45,7 @@ def correlated_values(runner, entry: CorrelatedSubquery, call: Correlated, frame
     outer = pa.table([pa.array(np.arange(groups.count, dtype=np.int64))] +
                      [key.take(first) for key in keys],
                      names=[KEY] + [f"c{i}" for i in range(len(keys))])
-    result = run_dependent(runner, entry, outer, flat)
+    result = run_dependent(runner, entry, outer)
     if entry.kind == "exists":
         present = np.zeros(groups.count, dtype=bool)
         present[_keys(result)] = True
@@ -58,11 +59,11 @@ def correlated_values(runner, entry: CorrelatedSubquery, call: Correlated, frame
     return _quantified(entry.operator, entry.kind == "all", probes[0], ids, groups.count, result)
 
 
-def run_dependent(runner, entry: CorrelatedSubquery, outer: pa.Table, flat: pa.Table
-                  ) -> pa.Table:
+def run_dependent(runner, entry: CorrelatedSubquery, outer: pa.Table) -> pa.Table:
     """The decorrelated subquery's rows over the outer values ``outer`` (``__k`` first)."""
     from ..planner.build import build
     from .runner import Runner
+    from .subqueries import _with_outer_ctes
 
     budget = runner.budget  # the subquery's steps count on top of what the query holds
     child = MemoryBudget(0)
@@ -74,11 +75,7 @@ def run_dependent(runner, entry: CorrelatedSubquery, outer: pa.Table, flat: pa.T
     if query is None:
         tree = dependent_query(entry.query)
         if entry.ctes:
-            own = tree.args.get("with_")
-            names = {c.alias_or_name for c in own.expressions} if own is not None else set()
-            ctes = [c.copy() for c in entry.ctes if c.alias_or_name not in names]
-            tree.set("with_", exp.With(expressions=ctes + (list(own.expressions)
-                                                            if own is not None else [])))
+            tree = _with_outer_ctes(tree, exp.With(expressions=list(entry.ctes)))
         schema = dict(entry.schema)
         schema[OUTER] = {name: sql_type(t) for name, t in zip(outer.column_names,
                                                               outer.schema.types)}
@@ -103,15 +100,6 @@ class _WithOuter(Catalog):
         return self.catalog.resolve(table, sql)
 
 
-def _plain(values) -> pa.Array:
-    values = broadcast(values, len(values)) if not isinstance(values, pa.Scalar) else values
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    if pa.types.is_dictionary(values.type):
-        values = values.dictionary_decode()
-    return values
-
-
 def _keys(result: pa.Table) -> np.ndarray:
     return result.column(0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
 
@@ -126,7 +114,7 @@ def _scalar(runner, result: pa.Table, count: int, ids: np.ndarray) -> pa.Array:
                        "scalar subqueries can only return a single row.", runner.sql)
     row = np.full(count, -1, dtype=np.int64)
     row[keys] = np.arange(len(keys), dtype=np.int64)
-    values = result.column(1)
+    values = result.column(1)  # an enumeration stays one
     values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
     return values.take(null_padded(row[ids]))
 
@@ -147,10 +135,12 @@ def _quantified(op, every: bool, probe: pa.Array, ids: np.ndarray, count: int,
     if result.num_columns != 2:
         raise SqlError(f"ANY / ALL compares with a subquery of one column, not "
                        f"{result.num_columns - 1}")
-    values = _plain(result.column(1))
+    from .subqueries import comparable
+
+    values = as_array(result.column(1))
     if values.type != probe.type and len(values):
         try:
-            values = pc.cast(values, probe.type)
+            probe, values = comparable(probe, values)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             raise UnsupportedSql(f"comparing {probe.type} with {values.type} in ANY / ALL "
                                  "is not supported") from None

@@ -94,10 +94,8 @@ def _arguments(runner, spec) -> list:
 def _integers(runner, spec, start: int, stop: int, step: int) -> pa.Array:
     if step == 0:
         raise SqlError("interval cannot be 0!", runner.sql)
-    span = stop - start if step > 0 else start - stop
     size = abs(step)
-    count = max(0, (span + size - 1) // size) if not spec.inclusive else \
-        max(0, span // size + 1) if span >= 0 else 0
+    count = _count(stop - start if step > 0 else start - stop, size, spec.inclusive)
     _check(runner, spec, count)
     offsets = np.arange(count, dtype=np.uint64) * np.uint64(size)  # < 2**64: no overflow
     base = np.uint64(start % (1 << 64))
@@ -112,9 +110,7 @@ def _timestamps(runner, spec, start: int, stop: int, step: tuple) -> pa.Array:
     forward = months * 30 * _US_PER_DAY + days * _US_PER_DAY + micros > 0
     if months == 0:
         size = abs(days * _US_PER_DAY + micros)
-        span = stop - start if forward else start - stop
-        count = max(0, (span + size - 1) // size) if not spec.inclusive else \
-            max(0, span // size + 1) if span >= 0 else 0
+        count = _count(stop - start if forward else start - stop, size, spec.inclusive)
         _check(runner, spec, count)
         offsets = np.arange(count, dtype=np.int64) * np.int64(size)
         values = start + offsets if forward else start - offsets
@@ -130,6 +126,14 @@ def _timestamps(runner, spec, start: int, stop: int, step: tuple) -> pa.Array:
         _check(runner, spec, len(values))
         values = np.array(values, dtype=np.int64)
     return pa.array(values, _ARROW[spec.sql_type])
+
+
+def _count(span: int, size: int, inclusive: bool) -> int:
+    """How many steps of ``size`` from the start stay before (or, ``inclusive``, at) the stop
+    ``span`` away in the step's direction."""
+    if inclusive:
+        return span // size + 1 if span >= 0 else 0
+    return max(0, (span + size - 1) // size)
 
 
 def _add_interval(micros_since_epoch: int, months: int, days: int, micros: int) -> int:

@@ -20,6 +20,7 @@ from ..errors import SqlError, UnsupportedSql
 from ..planner.build import plan_steps
 from ..planner.conjuncts import has_subquery
 from ..planner.correlated import Correlated
+from ..planner.table_refs import inside
 from .correlated import correlated_values
 from .frame import broadcast
 from .hash_table import as_array
@@ -40,7 +41,7 @@ class SubqueryResolver:
         node = node.copy()
         found = node.find_all(exp.Exists, exp.Any, exp.All, exp.Subquery, Correlated)
         for i, sub in enumerate(list(found)):
-            if not _attached(sub, node):
+            if not inside(sub, node):
                 continue  # inside a subtree already replaced (a subquery under ANY/ALL)
             name = f"__subquery{i}"
             target, value = self._value(sub, flat, frame)
@@ -129,14 +130,6 @@ def _with_outer_ctes(query: exp.Expression, ctes: exp.With) -> exp.Expression:
     return query
 
 
-def _attached(sub: exp.Expression, root: exp.Expression) -> bool:
-    while sub is not root:
-        if sub.parent is None:
-            return False
-        sub = sub.parent
-    return True
-
-
 _FLIP = {exp.EQ: "equal", exp.NEQ: "not_equal", exp.LT: "less", exp.LTE: "less_equal",
          exp.GT: "greater", exp.GTE: "greater_equal"}
 
@@ -149,8 +142,8 @@ def _quantified(op, every: bool, probe: pa.Array, values: pa.Array) -> pa.Array:
     if len(values) == 0:
         return pa.array(np.full(n, every, dtype=bool))
     known = values.drop_null()
-    if known.type != probe.type and len(known):
-        known = pc.cast(known, probe.type)
+    if len(known):
+        probe, known = comparable(probe, known)
     if op in (exp.EQ, exp.NEQ):
         probe, known = unsigned_zeros(probe), unsigned_zeros(known)
         distinct = pc.unique(known)
@@ -233,16 +226,23 @@ def _membership(values: pa.Array, candidates: pa.ChunkedArray) -> pa.Array:
     if pa.types.is_dictionary(values.type):
         values = values.dictionary_decode()
     has_null = candidates.null_count > 0
-    if candidates.type != values.type and is_numeric(values) and is_numeric(candidates):
-        # numbers compare in their common type (an INTEGER with a DOUBLE 5.25, a DECIMAL(4,1)
-        # with a DECIMAL(7,2): casting one to the other's type failed, or lost digits)
-        target = common_type([values.type, candidates.type])
-        values, candidates = cast_value(values, target), cast_value(candidates, target)
-    elif candidates.type != values.type:
-        candidates = pc.cast(candidates, values.type)
+    values, candidates = comparable(values, candidates)
     values, candidates = unsigned_zeros(values), unsigned_zeros(candidates)
     found = pc.is_in(values, value_set=candidates.drop_null())
     found = found.to_numpy(zero_copy_only=False).astype(bool)
     unknown = ~found & has_null
     value_null = values.is_null().to_numpy(zero_copy_only=False)
     return pa.array(found, mask=unknown | value_null)
+
+
+def comparable(values: pa.Array, candidates: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """``values`` and the ``candidates`` they are compared with (IN, ANY / ALL) in one type:
+    numbers in their common type (an INTEGER with a DOUBLE 5.25, a DECIMAL(4,1) with a
+    DECIMAL(7,2): casting one to the other's type failed, or lost digits); otherwise the
+    candidates cast to the values' type."""
+    if candidates.type == values.type:
+        return values, candidates
+    if is_numeric(values) and is_numeric(candidates):
+        target = common_type([values.type, candidates.type])
+        return cast_value(values, target), cast_value(candidates, target)
+    return values, pc.cast(candidates, values.type)

@@ -27,7 +27,7 @@ from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
 
 from ..errors import UnsupportedSql
-from .table_refs import inside
+from .table_refs import inside, local_names
 
 OUTER = "__outer"  # the table of distinct outer values a decorrelated subquery joins
 KEY = "__k"  # its row number: which outer values a result row belongs to
@@ -95,7 +95,7 @@ def extract_correlated(tree: exp.Expression, schema: dict) -> tuple[exp.Expressi
             continue  # taken with its ANY / ALL
         query = node.this.this if isinstance(node.this, exp.Subquery) else node.this
         if not isinstance(query, exp.Query) or node.parent is None or (
-                isinstance(node, exp.Subquery) and not _is_value(node)):
+                isinstance(node, exp.Subquery) and not is_value(node)):
             continue
         if any(inside(node, other) for other, _ in found):
             continue  # nested in one already taken: planned with it
@@ -108,8 +108,9 @@ def extract_correlated(tree: exp.Expression, schema: dict) -> tuple[exp.Expressi
     return tree, tuple(entries)
 
 
-def _is_value(node: exp.Subquery) -> bool:
-    """Is ``node`` an expression's operand (not a table or a set operation's side)?"""
+def is_value(node: exp.Expression) -> bool:
+    """Is ``node`` (a subquery) an expression's operand -- a select item too -- not a table
+    or a set operation's side?"""
     parent = node.parent
     if isinstance(parent, exp.Select):
         return any(item is node for item in parent.expressions)
@@ -119,8 +120,7 @@ def _is_value(node: exp.Subquery) -> bool:
 def outer_columns(query: exp.Expression) -> list[exp.Column]:
     """The columns ``query`` reads (at any depth) from a source defined outside it, one per
     (table, name), in the order they appear."""
-    local = {t.alias_or_name for t in query.find_all(exp.Table)}
-    local |= {s.alias for s in query.find_all(exp.Subquery, exp.CTE, exp.Values) if s.alias}
+    local = local_names(query)
     seen, columns = set(), []
     for column in query.find_all(exp.Column):
         key = (column.table, column.name)

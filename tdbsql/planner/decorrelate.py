@@ -27,6 +27,7 @@ from sqlglot import exp
 from ..errors import UnsupportedSql
 from .correlated import KEY, OUTER
 from .grouped_columns import AGGREGATE_WRAPPERS, is_grouped, is_window_function
+from .table_refs import inside
 
 _GROUPED = "__g"  # the derived table of an ungrouped aggregate's per-key aggregates
 # aggregates whose value over no rows is 0, not NULL (DuckDB's approx_count_distinct too)
@@ -120,8 +121,7 @@ def _join_outer(select: exp.Select) -> None:
     """``__outer`` joined first into the FROM list; each correlated derived table rewritten
     and joined to it on ``__k`` (in place)."""
     joins = list(select.args.get("joins") or [])
-    outer_table = exp.Table(this=exp.to_identifier(OUTER, quoted=True),
-                            alias=exp.TableAlias(this=exp.to_identifier(OUTER, quoted=True)))
+    outer_table = _outer_table()
     from_ = select.args.get("from_")
     if from_ is None:
         select.set("from_", exp.From(this=outer_table))
@@ -153,7 +153,7 @@ def _join_outer(select: exp.Select) -> None:
 
 def _ungrouped_aggregate(select: exp.Select) -> exp.Expression:
     """An aggregate without GROUP BY: one row for every ``__outer`` row, matched or not."""
-    if any(select.args.get(k) for k in ("qualify",)) or any(
+    if select.args.get("qualify") is not None or any(
             is_window_function(w) for part in _after(select) for w in part.find_all(exp.Window)):
         raise UnsupportedSql(f"a window function in an aggregating correlated subquery is "
                              f"not supported: {_text(select)!r}")
@@ -161,7 +161,7 @@ def _ungrouped_aggregate(select: exp.Select) -> exp.Expression:
     for part in _after(select):
         for agg in list(part.find_all(exp.AggFunc)):
             if agg.find_ancestor(exp.Select) is not select or is_window_function(agg) or \
-                    any(agg is c or _under(agg, c) for c in calls):
+                    any(inside(agg, c) for c in calls):
                 continue
             while isinstance(agg.parent, AGGREGATE_WRAPPERS):
                 agg = agg.parent
@@ -180,10 +180,8 @@ def _ungrouped_aggregate(select: exp.Select) -> exp.Expression:
         if isinstance(inner, _ZERO_WHEN_EMPTY):
             value = exp.func("coalesce", value, exp.Literal.number(0))
         call.replace(value)
-    outer_table = exp.Table(this=exp.to_identifier(OUTER, quoted=True),
-                            alias=exp.TableAlias(this=exp.to_identifier(OUTER, quoted=True)))
     result = exp.Select(expressions=list(select.expressions))
-    result.set("from_", exp.From(this=outer_table))
+    result.set("from_", exp.From(this=_outer_table()))
     result.set("joins", [exp.Join(
         this=exp.Subquery(this=grouped, alias=exp.TableAlias(
             this=exp.to_identifier(_GROUPED, quoted=True))),
@@ -257,21 +255,17 @@ def _outer_values(select: exp.Select) -> list[exp.Column]:
     return [exp.column(name, OUTER, quoted=True) for name in names]
 
 
+def _outer_table() -> exp.Table:
+    return exp.Table(this=exp.to_identifier(OUTER, quoted=True),
+                     alias=exp.TableAlias(this=exp.to_identifier(OUTER, quoted=True)))
+
+
 def _key() -> exp.Column:
     return exp.column(KEY, OUTER, quoted=True)
 
 
 def _reads_outer(node: exp.Expression) -> bool:
     return any(c.table == OUTER for c in node.find_all(exp.Column))
-
-
-def _under(node: exp.Expression, ancestor: exp.Expression) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent is ancestor:
-            return True
-        parent = parent.parent
-    return False
 
 
 def _text(node: exp.Expression) -> str:

@@ -33,11 +33,8 @@ from sqlglot.optimizer.unnest_subqueries import unnest_subqueries
 
 from ..errors import UnsupportedSql
 from .grouped_columns import is_grouped, is_window_function
-
-
-# A Subquery under these is a table or a set operation's operand, not a value.
-_NOT_AN_EXPRESSION = (exp.From, exp.Join, exp.SetOperation, exp.Subquery, exp.CTE, exp.With,
-                      exp.Query, exp.Lateral, exp.Table)
+from .correlated import is_value
+from .table_refs import inside, local_names
 
 
 def unnest_subqueries_before_grouping(expression: exp.Expression) -> exp.Expression:
@@ -45,8 +42,7 @@ def unnest_subqueries_before_grouping(expression: exp.Expression) -> exp.Express
     kept = []
     for node in list(expression.find_all(exp.Exists, exp.Subquery, exp.All)):
         query = node.this
-        if not isinstance(query, exp.Query) or node.parent is None or (
-                isinstance(node.parent, _NOT_AN_EXPRESSION) and not _select_item(node)):
+        if not isinstance(query, exp.Query) or node.parent is None or not is_value(node):
             continue
         correlated = _correlated(query)
         if _select_item(node) and not correlated:
@@ -61,7 +57,7 @@ def unnest_subqueries_before_grouping(expression: exp.Expression) -> exp.Express
                 and not _one_row(query)) or (
                 isinstance(node.parent, (exp.In, exp.Any)) and not _filter_only(node.parent))):
             continue
-        if any(node is not other and other in _ancestors(node) for other, _, _ in kept):
+        if any(node is not other and inside(node, other) for other, _, _ in kept):
             continue  # inside one already kept: goes with it
         if after and is_grouped(query):
             if isinstance(node, exp.Subquery) and _one_row(query) and \
@@ -100,12 +96,6 @@ def _own_names(query: exp.Expression, tag: str) -> exp.Expression:
             return exp.to_identifier(f"_k{prefix}{node.name}", quoted=node.quoted)
         return node
     return query.transform(rename)
-
-
-def _ancestors(node: exp.Expression):
-    while node.parent is not None:
-        node = node.parent
-        yield node
 
 
 def _after_grouping(node: exp.Expression) -> bool:
@@ -160,7 +150,7 @@ def _skips_a_level(node: exp.Expression) -> bool:
         return False
     sources = [enclosing.args.get("from_")] + list(enclosing.args.get("joins") or [])
     own = {s.this.alias_or_name for s in sources if s is not None}
-    local = _local_names(node.this)
+    local = local_names(node.this)
     return any(c.table and c.table not in local and c.table not in own
                for c in node.this.find_all(exp.Column))
 
@@ -171,7 +161,7 @@ def _nested_reads_outside(query: exp.Expression) -> bool:
     outer FROM, where that nested reference has no row to read (``(SELECT count(*) FROM u
     WHERE u.k = o.k AND EXISTS (SELECT 1 FROM o o2 WHERE o2.id < o.id))``: unknown column
     ``o.id``)."""
-    local = _local_names(query)
+    local = local_names(query)
     for nested in query.find_all(exp.Subquery, exp.Exists):
         if nested is query or not isinstance(nested.this, exp.Query):
             continue
@@ -202,10 +192,5 @@ def _one_row(query: exp.Expression) -> bool:
 
 def _correlated(query: exp.Expression) -> bool:
     """Does a column in ``query`` (at any depth) name a table defined outside it?"""
-    local = _local_names(query)
+    local = local_names(query)
     return any(c.table and c.table not in local for c in query.find_all(exp.Column))
-
-
-def _local_names(query: exp.Expression) -> set[str]:
-    local = {t.alias_or_name for t in query.find_all(exp.Table)}
-    return local | {s.alias for s in query.find_all(exp.Subquery, exp.CTE) if s.alias}

@@ -55,8 +55,7 @@ def _series(table: exp.Table, call: exp.GenerateSeries, index: int, sql: str) ->
     alias = table.args.get("alias")
     columns = alias.columns if alias is not None else []
     name = alias.name if alias is not None and alias.name else function
-    column = columns[0].name if columns else (alias.name if alias is not None and alias.name
-                                              else function)
+    column = columns[0].name if columns else name
     stand_in = f"__series_{index}"
     table.set("this", exp.to_identifier(stand_in, quoted=True))
     table.set("alias", exp.TableAlias(this=exp.to_identifier(name)))

@@ -42,3 +42,11 @@ def inside(node: exp.Expression, ancestor: exp.Expression) -> bool:
             return True
         node = node.parent
     return False
+
+
+def local_names(query: exp.Expression) -> set[str]:
+    """The names ``query`` (at any depth) gives its sources: a column naming another reads
+    a query outside it (a correlated column)."""
+    local = {t.alias_or_name for t in query.find_all(exp.Table)}
+    return local | {s.alias for s in query.find_all(exp.Subquery, exp.CTE, exp.Values)
+                    if s.alias}
