@@ -37,6 +37,7 @@ from .frame import broadcast
 from .functions import REGISTRY, Call, call, call_shape, node_span
 from .functions_text import as_text
 from .list_compare import compare_lists
+from .list_values import is_list
 from .window_functions import window_value
 from .value_types import (unsigned_zeros, cast_value, common_type, compare_plain, fit_literals, float32_literal,
                           has_cast, is_dictionary, join_strings, kind, nan_members, null_like,
@@ -505,8 +506,7 @@ class Evaluator:
     def compare(self, op: str, left, right, node):
         """``left <op> right`` with DuckDB's coercions and NaN ordering."""
         if list_ops.any_list((left, right)):  # element by element (engine/list_compare.py)
-            if not all(list_ops.any_list((v,)) or pa.types.is_null(v.type)
-                       for v in (left, right)):
+            if not all(is_list(v) or pa.types.is_null(v.type) for v in (left, right)):
                 raise self.error(f"cannot compare {left.type} and {right.type}", node)
             return compare_lists(op, left, right, self.table.num_rows,
                                  lambda element_op, a, b: self.compare(element_op, a, b, node))

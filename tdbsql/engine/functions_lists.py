@@ -20,13 +20,13 @@ import pyarrow.compute as pc
 from ..errors import MemoryLimitError
 from .frame import broadcast
 from .memory import budget_mb
-from .functions import REGISTRY, python_map, register, unify
+from .functions import REGISTRY, register, unify
 from .functions_text import as_text
 from .hash_table import key_codes
 from .list_compare import compare_lists  # imported first: its length() is wrapped below
-from .list_values import (as_lists, element_at, is_list, list_parts, list_value, rebuild,
-                          scalar_if_constant, slice_of)
-from .value_types import kind, plain
+from .list_values import (as_lists, element_at, is_list, list_parts, list_value, ordinals,
+                          rebuild, scalar_if_constant, slice_of)
+from .value_types import compare_plain, kind, plain
 
 
 def row_count(values) -> int:
@@ -85,16 +85,17 @@ def _matches(ctx, lists, needle, rows: int, nulls_match: bool):
 
 
 def _equal(ctx, left: pa.Array, right: pa.Array) -> np.ndarray:
-    """Where the elements equal the values (lists element by element, ``list_compare``)."""
+    """Where the elements equal the values (NaN equal to NaN; lists element by element,
+    ``list_compare``)."""
     left, right = unify(ctx, (left, right))
     if pa.types.is_null(left.type):
         return np.zeros(len(left), dtype=bool)
     if is_list(left):
         def compare(op, a, b):
-            return pa.array(_equal(ctx, a, b)) if op == "equal" else getattr(pc, op)(a, b)
+            return pa.array(_equal(ctx, a, b)) if op == "equal" else compare_plain(op, a, b)
         found = compare_lists("equal", left, right, len(left), compare)
     else:
-        found = pc.equal(left, right)
+        found = compare_plain("equal", left, right)  # NaN = NaN, as DuckDB
     return np.asarray(pc.fill_null(found, False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
@@ -130,18 +131,50 @@ def _list_position(ctx, lists, needle):
 @register("split", 2, aliases=("string_split", "str_split", "string_to_array"))
 def _string_split(ctx, text, separator):
     """The pieces of the string between separators (``''`` splits into characters, a NULL
-    separator keeps the string whole); NULL for a NULL string."""
+    separator keeps the string whole: ``_split_whole``); NULL for a NULL string."""
     text = ctx.string(text, 0)
     sep = ctx.constant(ctx.string(separator, 1), 1, "separator")
-    if sep is None:
-        return python_map(lambda whole: [whole], pa.list_(pa.string()), text)
-    if sep == "":
-        return python_map(list, pa.list_(pa.string()), text)
+    if sep is None or sep == "":
+        return _split_whole(text, sep)
     if isinstance(text, pa.Scalar):
         return pc.split_pattern(pa.array([text.as_py()], pa.string()), pattern=sep)[0]
     if kind(text.type) == "string" and pa.types.is_large_string(text.type):
         text = text.cast(pa.string())
     return pc.split_pattern(text, pattern=sep)
+
+
+def _split_whole(text, separator):
+    """``string_split`` with a NULL separator (each string whole) or an empty one (its
+    characters; ``''`` gives ``['']``, as DuckDB), over all rows at once; NULL for NULL."""
+    if isinstance(text, pa.Scalar):
+        return _split_whole(pa.array([text.as_py()], pa.string()), separator)[0]
+    if isinstance(text, pa.ChunkedArray):
+        text = text.combine_chunks()
+    valid = np.asarray(text.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    text = pc.fill_null(text.cast(pa.string()), "")  # NULL rows are rebuilt NULL
+    if separator is None:
+        return rebuild(valid, valid.astype(np.int64), text.filter(pa.array(valid)))
+    lengths = pc.utf8_length(text).to_numpy().astype(np.int64)
+    counts = np.where(valid, np.maximum(lengths, 1), 0)
+    return rebuild(valid, counts, _characters(text, valid & (lengths == 0)))
+
+
+def _characters(text: pa.StringArray, empty: np.ndarray) -> pa.StringArray:
+    """Every character of the strings, string after string, and one '' for each string
+    marked ``empty``: a character starts at each UTF-8 byte that is not a continuation byte
+    (10xxxxxx) and ends where the next element starts."""
+    offsets = np.frombuffer(text.buffers()[1], np.int32, len(text) + 1, text.offset * 4)
+    data = np.frombuffer(text.buffers()[2], np.uint8) if text.buffers()[2] is not None \
+        else np.zeros(0, np.uint8)
+    data = data[offsets[0]:offsets[-1]]
+    chars = np.flatnonzero((data & 0xC0) != 0x80)
+    blanks = (offsets[:-1] - offsets[0])[empty]
+    starts = np.concatenate([blanks, chars])
+    # a '' sits where the next string's first character starts: it goes first
+    order = np.lexsort((np.r_[np.zeros(len(blanks)), np.ones(len(chars))], starts))
+    element_offsets = np.append(starts[order], len(data)).astype(np.int32)
+    return pa.StringArray.from_buffers(len(starts), pa.py_buffer(element_offsets),
+                                       pa.py_buffer(data.tobytes()))
 
 
 # --- whole-list functions: sort, distinct, concatenation, flatten, aggregates, ranges -------
@@ -334,16 +367,14 @@ def _series(ctx, values, inclusive: bool):
     span = end - start + (np.sign(step) if inclusive else 0)
     safe = np.where(step == 0, 1, step)
     counts = np.where(valid, np.maximum(-(-span // safe), 0), 0)
-    ctx_total = int(counts.sum())
-    if ctx_total > MAX_ELEMENTS:
-        raise ctx.error(f"the lists would hold {ctx_total:,} elements, more than "
+    total = int(counts.sum())
+    if total > MAX_ELEMENTS:
+        raise ctx.error(f"the lists would hold {total:,} elements, more than "
                         f"{MAX_ELEMENTS:,}")
-    if ctx_total * 24 > budget_mb() * 2**20:  # the values, their positions and the offsets
-        raise MemoryLimitError(f"{ctx.name}() would build {ctx_total:,} list elements, more "
+    if total * 24 > budget_mb() * 2**20:  # the values, their positions and the offsets
+        raise MemoryLimitError(f"{ctx.name}() would build {total:,} list elements, more "
                                f"than the memory budget of {budget_mb():,.0f} MB holds")
-    ordinal = np.arange(ctx_total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts,
-                                                                counts)
-    elements = np.repeat(start, counts) + np.repeat(step, counts) * ordinal
+    elements = np.repeat(start, counts) + np.repeat(step, counts) * ordinals(counts)
     return scalar_if_constant(rebuild(valid, counts, pa.array(elements, pa.int64())), *values)
 
 

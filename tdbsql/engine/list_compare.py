@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import UnsupportedSql
-from .list_values import as_lists, list_parts, scalar_if_constant
+from .list_values import as_lists, list_parts, ordinals, repeated_rows, scalar_if_constant
 
 _FLIPPED = {"less": "greater", "greater": "less", "less_equal": "greater_equal",
             "greater_equal": "less_equal"}
@@ -27,9 +27,7 @@ def compare_lists(op: str, left, right, rows: int, compare):
     left_parts = list_parts(as_lists(left, rows))
     right_parts = list_parts(as_lists(right, rows))
     shared = np.minimum(left_parts.lengths, right_parts.lengths)
-    row_of = np.repeat(np.arange(rows, dtype=np.int64), shared)
-    ordinal = np.arange(len(row_of), dtype=np.int64) - \
-        np.repeat(np.cumsum(shared) - shared, shared)
+    row_of, ordinal = repeated_rows(shared), ordinals(shared)
     a = left_parts.elements.take(pa.array(left_parts.starts[row_of] + ordinal))
     b = right_parts.elements.take(pa.array(right_parts.starts[row_of] + ordinal))
     a_null, b_null = _nulls(a), _nulls(b)

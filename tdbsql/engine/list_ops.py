@@ -26,32 +26,30 @@ def array_size(evaluator, node: exp.ArraySize):
 
 
 def array_filter(evaluator, node: exp.ArrayFilter):
-    return _filtered(evaluator, node.this, node.expression, node)
+    return _filtered(evaluator, _list_array(evaluator, node.this), node.expression, node)
 
 
-def _filtered(evaluator, source: exp.Expression, function: exp.Expression, node):
-    """The lists of ``source`` keeping the elements the one-argument lambda ``function``
-    holds for (``node``, the call, for messages; the plan's nodes are never rewrapped)."""
-    lists = _list_array(evaluator, source)
+def _filtered(evaluator, lists: pa.ListArray, function: exp.Expression, node):
+    """``lists`` keeping the elements the one-argument lambda ``function`` holds for
+    (``node``, the call, for messages; the plan's nodes are never rewrapped)."""
+    _check_lambda(function, "list_filter", node)
+    parts = list_values.list_parts(lists)
+    keep = broadcast(_lambda_values(evaluator, parts, function), len(parts.elements))
+    if pa.types.is_null(keep.type):  # x -> NULL keeps nothing
+        keep = keep.cast(pa.bool_())
+    keep = np.asarray(pc.fill_null(keep, False).to_numpy(zero_copy_only=False), dtype=bool)
+    counts = np.bincount(parts.parents, weights=keep, minlength=len(lists)).astype(np.int64)
+    return list_values.rebuild(parts.valid, counts, parts.elements.filter(pa.array(keep)))
+
+
+def _check_lambda(function: exp.Expression, name: str, node) -> None:
     if not isinstance(function, exp.Lambda) or len(function.expressions) != 1:
-        raise UnsupportedSql(f"list_filter needs a one-argument lambda: {node.sql()!r}")
-    elements = pc.list_flatten(lists)
-    parents = pc.list_parent_indices(lists)
-    keep = _lambda_values(evaluator, lists, function)
-    if isinstance(keep, pa.Scalar):
-        keep = pa.array(np.full(len(elements), bool(keep.as_py()), dtype=bool))
-    if isinstance(keep, pa.ChunkedArray):
-        keep = keep.combine_chunks()
-    keep = pc.fill_null(keep, False).to_numpy(zero_copy_only=False)
-    counts = np.bincount(np.asarray(parents, dtype=np.int64), weights=keep,
-                         minlength=len(lists)).astype(np.int32)
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
-    kept = elements.filter(pa.array(keep))
-    return pa.ListArray.from_arrays(pa.array(offsets), kept, mask=lists.is_null())
+        raise UnsupportedSql(f"{name} needs a one-argument lambda: {node.sql()!r}")
 
 
-def _list_array(evaluator, node) -> pa.Array:
-    value = evaluator.value(node)
+def _list_array(evaluator, node, value=None) -> pa.Array:
+    """``node``'s value (``value`` when already evaluated) as a ListArray over the rows."""
+    value = evaluator.value(node) if value is None else value
     if not list_values.is_list(value) and not pa.types.is_null(value.type):
         raise UnsupportedSql(f"{node.sql()!r} is not a list")
     return list_values.as_lists(value, evaluator.table.num_rows)
@@ -61,7 +59,7 @@ def array_any(evaluator, node: exp.ArrayAny):
     """sqlglot's ARRAY_ANY(list, f): TRUE for an empty list or when f holds for an element
     (what its DuckDB spelling ``len(l) = 0 OR len(list_filter(l, f)) <> 0`` computes)."""
     lists = _list_array(evaluator, node.this)
-    matched = pc.list_value_length(_filtered(evaluator, node.this, node.expression, node))
+    matched = pc.list_value_length(_filtered(evaluator, lists, node.expression, node))
     empty = pc.equal(pc.list_value_length(lists), 0)
     return pc.or_kleene(empty, pc.not_equal(matched, 0))
 
@@ -128,27 +126,23 @@ def _index(evaluator, node):
 def transform(evaluator, node: exp.Transform):
     """``list_transform(l, x -> f(x))`` (also ``lambda x: f(x)``): f over every element, the
     lists keeping their shape; the body is evaluated once over all elements."""
-    if isinstance(lists := evaluator.value(node.this), pa.Scalar) and \
-            pa.types.is_null(lists.type):
+    value = evaluator.value(node.this)
+    if isinstance(value, pa.Scalar) and pa.types.is_null(value.type):
         return pa.scalar(None)  # DuckDB's NULL-typed NULL
-    lists = _list_array(evaluator, node.this)
-    function = node.expression
-    if not isinstance(function, exp.Lambda) or len(function.expressions) != 1:
-        raise UnsupportedSql(f"list_transform needs a one-argument lambda: {node.sql()!r}")
+    lists = _list_array(evaluator, node.this, value)
+    _check_lambda(node.expression, "list_transform", node)
     parts = list_values.list_parts(lists)
-    values = broadcast(_lambda_values(evaluator, lists, function), len(parts.elements))
+    values = broadcast(_lambda_values(evaluator, parts, node.expression), len(parts.elements))
     return list_values.rebuild(parts.valid, parts.lengths, values)
 
 
-def _lambda_values(evaluator, lists, function: exp.Lambda):
-    """The one-argument lambda's body over the flattened elements of ``lists``, each seeing
+def _lambda_values(evaluator, parts: list_values.ListParts, function: exp.Lambda):
+    """The one-argument lambda's body over the flattened elements of ``parts``, each seeing
     its row's columns."""
     variable = function.expressions[0].name
-    parents = pc.list_parent_indices(lists)
-    elements = pc.list_flatten(lists)
     table = evaluator.table
-    scope = table.take(parents) if table.num_columns else table
-    scope = scope.append_column(variable, elements)
+    scope = table.take(parts.parents) if table.num_columns else table
+    scope = scope.append_column(variable, parts.elements)
     body = function.this.transform(
         lambda n: exp.column(variable, quoted=True) if isinstance(n, exp.Identifier)
         and n.name == variable and not isinstance(n.parent, exp.Column) else n)

@@ -34,7 +34,19 @@ class ListParts:
     @property
     def parents(self) -> np.ndarray:
         """The row of each element."""
-        return np.repeat(np.arange(len(self.lengths), dtype=np.int64), self.lengths)
+        return repeated_rows(self.lengths)
+
+
+def repeated_rows(counts: np.ndarray) -> np.ndarray:
+    """The row of each of ``counts.sum()`` items laid out row by row, row r holding
+    ``counts[r]`` of them."""
+    return np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+
+
+def ordinals(counts: np.ndarray) -> np.ndarray:
+    """Each of those items' 0-based position within its row."""
+    return np.arange(int(counts.sum()), dtype=np.int64) - \
+        np.repeat(np.cumsum(counts) - counts, counts)
 
 
 def is_list(value) -> bool:
@@ -139,8 +151,7 @@ def slice_of(lists_value, begin_value, end_value, rows: int):
     first = np.maximum(bounds[0], 1) - 1                # 0-based, inclusive
     stop = np.minimum(bounds[1], parts.lengths)         # 0-based, exclusive
     counts = np.where(valid, np.maximum(stop - first, 0), 0)
-    starts = np.repeat(parts.starts + first - np.cumsum(counts) + counts, counts)
-    positions = starts + np.arange(counts.sum(), dtype=np.int64)
+    positions = np.repeat(parts.starts + first, counts) + ordinals(counts)
     result = rebuild(valid, counts, parts.elements.take(pa.array(positions)))
     inputs = [v for v in (lists_value, begin_value, end_value) if v is not None]
     return scalar_if_constant(result, *inputs)

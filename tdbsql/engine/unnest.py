@@ -17,7 +17,7 @@ from sqlglot import exp
 from ..errors import SqlError, UnsupportedSql
 from .frame import Frame, broadcast
 from .functions import node_span
-from .list_values import as_lists, is_list, list_parts
+from .list_values import as_lists, is_list, list_parts, ordinals, repeated_rows
 
 _SOURCE = "__unnest"  # the frame alias holding the elements (columns e0, e1, ...)
 
@@ -48,8 +48,7 @@ def expand(runner, frame: Frame, flat: pa.Table, projections, calls):
         np.zeros(frame.length, dtype=np.int64)
     total = int(counts.sum())
     runner.check_rows(total, "unnest")
-    parents = np.repeat(np.arange(frame.length, dtype=np.int64), counts)
-    ordinal = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    parents, ordinal = repeated_rows(counts), ordinals(counts)
     columns = {}
     for index, part in enumerate(parts):
         present = ordinal < part.lengths[parents]
