@@ -33,7 +33,7 @@ from ..kernels import statistics as kernels
 from .grouping import Groups, aggregate, kernel_valid
 from .hash_table import as_array, float64_values, int64_values
 from .statistics import numbers
-from .value_types import type_name
+from .value_types import cast_value, type_name
 
 FOLDS = ("product", "bit_and", "bit_or", "bit_xor", "kahan_sum", "favg", "geomean", "last",
          "arg_max", "arg_min")
@@ -48,7 +48,7 @@ def fold(func: str, values: pa.Array, groups: Groups, other: pa.Array | None = N
     if func in _BIT_OPERATIONS:
         return _bits(func, values, groups)
     if func == "kahan_sum":
-        return _with_type(aggregate("sum", numbers(func, values), groups), pa.float64())
+        return aggregate("sum", _doubles(func, values), groups)
     if func in ("favg", "geomean"):
         return _mean(func, *state(func, values, groups))
     if func == "last":
@@ -60,9 +60,8 @@ def fold(func: str, values: pa.Array, groups: Groups, other: pa.Array | None = N
 def state(func: str, values: pa.Array, groups: Groups, other: pa.Array | None = None) -> list:
     """A batch's state arrays (see the module docstring)."""
     if func == "favg":
-        values = numbers(func, values)
-        return [_with_type(aggregate("sum", values, groups), pa.float64()),
-                aggregate("count", values, groups)]
+        values = _doubles(func, values)
+        return [aggregate("sum", values, groups), aggregate("count", values, groups)]
     if func == "geomean":
         logs = _logarithms(numbers(func, values))
         return [aggregate("sum", logs, groups), aggregate("count", logs, groups)]
@@ -83,8 +82,11 @@ def fold_states(func: str, columns: list[pa.Array], groups: Groups) -> pa.Array:
     return fold(func, columns[0], groups)  # the function of the batches' values
 
 
-def _with_type(array: pa.Array, arrow_type: pa.DataType) -> pa.Array:
-    return array if array.type == arrow_type else pc.cast(array, arrow_type)
+def _doubles(func: str, values: pa.Array) -> pa.Array:
+    """kahan_sum's and favg's values as the DOUBLEs DuckDB sums (it binds them to DOUBLE):
+    each value converted, then summed -- an integer sum converted afterwards could be past
+    2**53 and differ, and pyarrow's cast refused it."""
+    return cast_value(numbers(func, values), pa.float64())
 
 
 def _product(values: pa.Array, groups: Groups) -> pa.Array:
