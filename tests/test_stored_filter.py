@@ -109,11 +109,8 @@ def test_stored_filters_give_duckdbs_rows(engines, terms):
 
 
 def test_the_kernel_takes_numbers_and_dates_and_leaves_the_rest():
-    schema_kinds = field_kinds(tdbsql.open(_tiny_array()).schema)
-    condition = parse_one("t.i > 2 AND t.s LIKE 'a%' AND t.f BETWEEN 0 AND 1 AND t.i + 1 = 3 "
-                          "AND t.f IS NULL AND t.s LIKE 'a_' AND t.s ILIKE 'a%'")
-    predicate = parse_predicate(unqualified(condition), schema_kinds)
-    split = stored_filter(condition, predicate, schema_kinds)
+    _, split = _split("t.i > 2 AND t.s LIKE 'a%' AND t.f BETWEEN 0 AND 1 AND t.i + 1 = 3 "
+                      "AND t.f IS NULL AND t.s LIKE 'a_' AND t.s ILIKE 'a%'")
     # LIKE of literal pieces and % over a stored string: matched on the stored bytes, last
     assert [t.column for t in split.tests] == ["i", "f", "s"]
     assert [c.sql() for c in conjuncts(split.residual)] == [
@@ -125,30 +122,34 @@ def test_an_or_over_one_column_is_one_test():
     branches' intervals (each branch's conjuncts intersected), for the zone maps and the
     kernel; an OR over two columns, or with a branch the parser cannot read, stays with the
     evaluator."""
-    schema_kinds = field_kinds(tdbsql.open(_tiny_array()).schema)
-    condition = parse_one("((t.i >= 1 AND t.i <= 11 AND t.i < 9) OR t.i IN (20, 30) OR t.i > 99) "
-                          "AND (t.f < 0 OR t.i > 3) AND (t.i = 1 OR t.i + 1 = 3) "
-                          "AND (t.f > 1 OR (t.f > 5 AND t.f < 2))")
-    predicate = parse_predicate(unqualified(condition), schema_kinds)
+    predicate, split = _split(
+        "((t.i >= 1 AND t.i <= 11 AND t.i < 9) OR t.i IN (20, 30) OR t.i > 99) "
+        "AND (t.f < 0 OR t.i > 3) AND (t.i = 1 OR t.i + 1 = 3) "
+        "AND (t.f > 1 OR (t.f > 5 AND t.f < 2))")
     tests = {t.position: (t.column, t.kind, [(i.lo, i.hi) for i in t.intervals])
              for t in predicate.tests}
     assert tests == {0: ("i", "in", [(1, 8), (20, 20), (30, 30), (100, 2**63 - 1)]),
                      3: ("f", "in", [(1, None)])}
-    split = stored_filter(condition, predicate, schema_kinds)
     assert [c.sql() for c in conjuncts(split.residual)] == [
         "t.f < 0 OR t.i > 3", "t.i = 1 OR t.i + 1 = 3"]
 
 
 def test_the_kernel_compares_two_columns_of_one_type():
-    schema_kinds = field_kinds(tdbsql.open(_tiny_array()).schema)
-    condition = parse_one("t.i < t.j AND t.f >= t.f AND t.i = t.f AND t.s <> t.s")
-    predicate = parse_predicate(unqualified(condition), schema_kinds)
-    split = stored_filter(condition, predicate, schema_kinds)
+    _, split = _split("t.i < t.j AND t.f >= t.f AND t.i = t.f AND t.s <> t.s")
     assert [(t.left, t.right, t.op) for t in split.tests] == [("i", "j", 2), ("f", "f", 5)]
     assert [c.sql() for c in conjuncts(split.residual)] == ["t.i = t.f", "t.s <> t.s"]
 
 
 _TINY: dict = {}
+
+
+def _split(condition_sql: str):
+    """(the zone-map parser's predicate, the stored filter's split) of a condition over the
+    tiny array's columns (``t.i``, ``t.f``, ``t.s``, ``t.j``)."""
+    kinds = field_kinds(tdbsql.open(_tiny_array()).schema)
+    condition = parse_one(condition_sql)
+    predicate = parse_predicate(unqualified(condition), kinds)
+    return predicate, stored_filter(condition, predicate, kinds)
 
 
 def _tiny_array() -> str:
@@ -245,12 +246,9 @@ def test_text_equality_on_stored_strings_gives_duckdbs_rows(texts, where):
 
 
 def test_text_tests_are_stored_tests():
-    schema_kinds = field_kinds(tdbsql.open(_tiny_array()).schema)
-    condition = parse_one("t.s = 'ab' AND t.s IN ('a', 'b') AND t.s IN ('a', NULL) "
-                          "AND t.s = t.s AND NOT t.s <> 'x' AND t.s NOT LIKE 'a%b' "
-                          "AND NOT t.s NOT LIKE '%c'")
-    split = stored_filter(condition, parse_predicate(unqualified(condition), schema_kinds),
-                          schema_kinds)
+    _, split = _split("t.s = 'ab' AND t.s IN ('a', 'b') AND t.s IN ('a', NULL) "
+                      "AND t.s = t.s AND NOT t.s <> 'x' AND t.s NOT LIKE 'a%b' "
+                      "AND NOT t.s NOT LIKE '%c'")
     assert [(t.column, len(t.patterns), t.negate) for t in split.tests] == [
         ("s", 1, False), ("s", 2, False), ("s", 1, False), ("s", 1, True), ("s", 1, False)]
     assert [c.sql() for c in conjuncts(split.residual)] == ["t.s IN ('a', NULL)", "t.s = t.s"]

@@ -17,6 +17,7 @@ from sql_fixtures import assert_same_table, duckdb_over
 from tdbsql.engine import scan_step, stored_filter
 from tdbsql.kernels import tile_codes as K
 from tdbsql.storage.tile_cache import tile_cache
+from tdbsql.storage.tile_codes import string_dictionary
 
 SPECIAL = [0.0, -0.0, math.inf, -math.inf, math.nan, 5e-324, 1.7976931348623157e308, 0.1]
 
@@ -56,6 +57,10 @@ def test_string_codes_decode_to_the_same_cells(cells):
         packed = int(dictionary[code])
         assert packed >> 56 == len(cell)
         assert (packed & ((1 << 56) - 1)).to_bytes(7, "little")[:len(cell)] == cell
+    # and unpacked again, as the stored filter's text tests read a dictionary
+    strings, ends = string_dictionary(dictionary[:count])
+    unpacked = [bytes(strings[ends[i]:ends[i + 1]]) for i in range(count)]
+    assert [unpacked[code] for code in codes] == data
 
 
 N = 20_000

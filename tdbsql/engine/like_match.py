@@ -8,6 +8,8 @@ wildcard; those, and ILIKE, stay with Arrow.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
 
@@ -39,25 +41,50 @@ def pieces(pattern: str, escape: str | None) -> tuple[list[bytes], bool, bool] |
     return [p.encode() for p in parts if p], anchored_start, anchored_end
 
 
+@dataclass(frozen=True)
+class Pattern:
+    """A LIKE pattern of literal pieces and ``%``, ready for ``kernels.like``; an equality
+    is the one piece anchored at both ends.  Used by the evaluator (``match``, over Arrow
+    strings) and by the scan's stored filter (``engine.stored_filter``, over a tile's bytes
+    or its dictionary of short strings)."""
+
+    pieces: np.ndarray  # uint8: the literal pieces one after another
+    starts: np.ndarray  # int64: where each piece starts in ``pieces``, and where the last ends
+    anchored_start: bool
+    anchored_end: bool
+
+    @classmethod
+    def of(cls, parts: list[bytes], anchored_start: bool, anchored_end: bool) -> "Pattern":
+        starts = np.zeros(len(parts) + 1, np.int64)
+        starts[1:] = np.cumsum([len(part) for part in parts])
+        return cls(np.frombuffer(b"".join(parts) or b"\0", np.uint8).copy(), starts,
+                   anchored_start, anchored_end)
+
+    def matches(self, data: np.ndarray, offsets: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        """Which of the strings (``data``: uint8, ``offsets``: int64 n + 1, both writable)
+        match, of those ``keep`` still holds (the others: False) -- but with no piece (''
+        matches the empty string, '%' anything) every string is answered."""
+        if len(self.starts) == 1:
+            return np.diff(offsets) == 0 if self.anchored_start and self.anchored_end else \
+                np.ones(len(keep), bool)
+        hit = keep.copy()
+        kernels.like_pieces(data, offsets, self.pieces, self.starts, self.anchored_start,
+                            self.anchored_end, hit)
+        return hit
+
+
 def match(values, found: tuple[list[bytes], bool, bool]):
     """LIKE over a string array (or chunked array) with the parsed pattern; NULL stays NULL."""
     if isinstance(values, pa.ChunkedArray):
         return pa.chunked_array([match(chunk, found) for chunk in values.chunks], pa.bool_())
     if isinstance(values, pa.Scalar):  # a constant: as a one-row array
         return match(pa.array([values.as_py()], values.type), found)[0]
-    parts, anchored_start, anchored_end = found
     n = len(values)
-    if not parts:  # '' matches the empty string; '%', '%%' ... anything
-        lengths = np.diff(_offsets(values)) if n else np.zeros(0, np.int64)
-        hit = lengths == 0 if anchored_start and anchored_end else np.ones(n, bool)
-    else:
-        data = np.frombuffer(values.buffers()[2], np.uint8) if n and values.buffers()[2] \
-            is not None else np.zeros(1, np.uint8)
-        pieces_bytes = np.frombuffer(b"".join(parts), np.uint8).copy()
-        starts = np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
-        hit = np.ones(n, np.bool_)
-        kernels.like_pieces(np.require(data, requirements=["C", "W"]), _offsets(values),
-                            pieces_bytes, starts, anchored_start, anchored_end, hit)
+    data = np.frombuffer(values.buffers()[2], np.uint8) if n and values.buffers()[2] \
+        is not None else np.zeros(1, np.uint8)
+    offsets = _offsets(values) if n else np.zeros(1, np.int64)
+    hit = Pattern.of(*found).matches(np.require(data, requirements=["C", "W"]), offsets,
+                                     np.ones(n, np.bool_))
     valid = valid_mask(values)
     return pa.array(hit, pa.bool_(), mask=None if valid is None else valid == 0)
 

@@ -24,13 +24,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from ..planner.comparison_order import FLIPPED
 from ..planner.conjuncts import and_all, has_subquery, tables_of
 
 BLOCK_PAIRS = 1 << 20
 # left OP right -> (side of searchsorted on the sorted right values, matches above it?)
 _RANGES = {exp.LT: ("right", True), exp.LTE: ("left", True),
            exp.GT: ("left", False), exp.GTE: ("right", False)}
-_FLIPPED = {exp.LT: exp.GT, exp.LTE: exp.GTE, exp.GT: exp.LT, exp.GTE: exp.LTE}
 
 
 def conditional_pairs(left, right, terms: list[exp.Expression], runner, name: str):
@@ -60,7 +60,7 @@ def _sides(term, left, right):
     if a_tables <= left_tables and b_tables <= right_tables:
         return op, a, b
     if b_tables <= left_tables and a_tables <= right_tables:
-        return _FLIPPED[op], b, a
+        return FLIPPED[op], b, a
     return None
 
 

@@ -24,11 +24,12 @@ import numpy as np
 from sqlglot import exp
 
 from ..datatypes import Datatype
-from ..kernels import like as like_kernels
 from ..kernels import predicate as kernels
 from ..planner.conjuncts import and_all, conjuncts, has_subquery, is_settled
 from ..planner.zonemap import FieldKind, Predicate, Test
 from . import like_match
+from .like_match import Pattern
+from ..storage.tile_codes import string_dictionary
 from .column import Column
 
 NO_VALIDITY = np.zeros(0, np.uint8)
@@ -63,24 +64,6 @@ _PAIR_OPS = {exp.EQ: 0, exp.NEQ: 1, exp.LT: 2, exp.LTE: 3, exp.GT: 4, exp.GTE: 5
 
 
 @dataclass(frozen=True)
-class _Pattern:
-    """A LIKE pattern of literal pieces and ``%`` (``engine.like_match``); an equality is
-    the one piece anchored at both ends."""
-
-    pieces: np.ndarray  # uint8: the literal pieces one after another
-    starts: np.ndarray  # int64: where each piece starts in ``pieces``, and where the last ends
-    anchored_start: bool
-    anchored_end: bool
-
-    @classmethod
-    def of(cls, parts: list[bytes], anchored_start: bool, anchored_end: bool) -> "_Pattern":
-        starts = np.zeros(len(parts) + 1, np.int64)
-        starts[1:] = np.cumsum([len(part) for part in parts])
-        return cls(np.frombuffer(b"".join(parts) or b"\0", np.uint8).copy(), starts,
-                   anchored_start, anchored_end)
-
-
-@dataclass(frozen=True)
 class _Like:
     """``column [NOT] LIKE pattern`` (a pattern of literal pieces and ``%``), ``column [<>|=]
     'text'`` and ``column [NOT] IN ('text', ...)`` over a stored string column: a row passes
@@ -90,7 +73,7 @@ class _Like:
     ('MAIL', 'SHIP')``)."""
 
     column: str
-    patterns: tuple[_Pattern, ...]
+    patterns: tuple[Pattern, ...]
     negate: bool
 
 
@@ -280,9 +263,9 @@ def _like(term: exp.Expression, kinds: dict[str, FieldKind]) -> _Like | None:
         found = like_match.pieces(values[0].this, None)
         if found is None:
             return None
-        patterns = (_Pattern.of(*found),)
+        patterns = (Pattern.of(*found),)
     else:  # equal to the whole text: one piece, both ends anchored
-        patterns = tuple(_Pattern.of([v.this.encode()] if v.this else [], True, True)
+        patterns = tuple(Pattern.of([v.this.encode()] if v.this else [], True, True)
                          for v in values)
     return _Like(kind.name, patterns, negate)
 
@@ -293,7 +276,7 @@ def _test_like(test: _Like, column: Column, data: np.ndarray, validity: np.ndarr
     offsets = np.require(column.offsets, np.int64, ["C", "W"])
     hit = np.zeros(len(keep), bool)
     for pattern in test.patterns:  # only the rows still kept are matched
-        hit |= _matches(pattern, data, offsets, keep)
+        hit |= pattern.matches(data, offsets, keep)
     if test.negate:
         np.logical_not(hit, out=hit)
     if len(validity):
@@ -304,37 +287,18 @@ def _test_like(test: _Like, column: Column, data: np.ndarray, validity: np.ndarr
 
 def _test_like_codes(test: _Like, column: Column, keep: np.ndarray, kept: int) -> int:
     """``_test_like`` over a tile's dictionary codes (``storage.tile_codes``: short strings,
-    never NULL, each distinct cell packed in an int64 -- byte j at bits 8j, the length at bits
-    56..63): the patterns are matched once a dictionary entry, then each row keeps its
+    never NULL): the patterns are matched once a dictionary entry, then each row keeps its
     entry's outcome (TPC-H's l_shipmode, o_orderstatus: a byte a row, not its text)."""
-    packed = column.dictionary.view(np.uint64)
-    lengths = (packed >> np.uint64(56)).astype(np.int64)
-    offsets = np.zeros(len(packed) + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    cells = (packed[:, None] >> (np.uint64(8) * np.arange(7, dtype=np.uint64))) & np.uint64(255)
-    data = cells.astype(np.uint8)[np.arange(7) < lengths[:, None]]  # row by row: the cells
-    data = data if len(data) else np.zeros(1, np.uint8)
-    every = np.ones(len(packed), bool)
-    hits = np.zeros(len(packed), bool)
+    data, offsets = string_dictionary(column.dictionary)
+    every = np.ones(len(offsets) - 1, bool)
+    hits = np.zeros(len(every), bool)
     for pattern in test.patterns:
-        hits |= _matches(pattern, data, offsets, every)
+        hits |= pattern.matches(data, offsets, every)
     if test.negate:
         np.logical_not(hits, out=hits)
     if hits.all():
         return kept
     return kernels.keep_coded(column.codes, hits, keep)
-
-
-def _matches(pattern: _Pattern, data: np.ndarray, offsets: np.ndarray,
-             keep: np.ndarray) -> np.ndarray:
-    """Which rows match ``pattern``, of those ``keep`` still holds (the others: False)."""
-    if len(pattern.starts) == 1:  # '' matches the empty string; '%' ... anything
-        return np.diff(offsets) == 0 if pattern.anchored_start and pattern.anchored_end else \
-            np.ones(len(keep), bool)
-    hit = keep.copy()
-    like_kernels.like_pieces(data, offsets, pattern.pieces, pattern.starts,
-                             pattern.anchored_start, pattern.anchored_end, hit)
-    return hit
 
 
 def _columns_of(test) -> tuple[str, ...]:

@@ -35,7 +35,7 @@ from .binder_checks import check_calls
 from .clock import read_clock
 from .column_names import column_name
 from .comma_joins import order_comma_joins
-from .comparison_order import column_first, constants_right
+from .comparison_order import column_first, constants_right, negated_comparisons
 from .correlated import extract_correlated, keep_correlated_derived_tables
 from .distinct_on import expand_distinct_on
 from .double_literals import double_literals
@@ -130,7 +130,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     tree, reads_clock = read_clock(name_subquery_columns(tree, schema), sql)
     tree = expand_distinct_on(tree, sql)
     tree = _null_options(_fetch_as_limit(_expand_group_by_all(_values_names(tree), sql)))
-    tree = rename_table_columns(_exact_names(_negated_comparisons(tree), schema), schema, sql)
+    tree = rename_table_columns(_exact_names(negated_comparisons(tree), schema), schema, sql)
     tree = expand_grouping_sets(mark(order_comma_joins(tree, sql)), schema, sql)
     try:
         optimized = exists_from_bounds(_optimize(tree, schema))
@@ -156,24 +156,6 @@ def plan_steps(optimized: exp.Expression) -> Plan:
     as much (``GROUP BY a ORDER BY a`` reads the group key column)."""
     plan = keys_on_their_sides(inner_when_nulls_rejected(Plan(_one_group(optimized))))
     return share_operands(group_key_references(defer_cross_joins(plan)))
-
-
-_COMPLEMENTS = {exp.EQ: exp.NEQ, exp.NEQ: exp.EQ, exp.LT: exp.GTE, exp.GTE: exp.LT,
-                exp.GT: exp.LTE, exp.LTE: exp.GT}
-
-
-def _negated_comparisons(tree: exp.Expression) -> exp.Expression:
-    """``NOT (a < b)`` written as ``a >= b`` (and so on; in place): the same under SQL's
-    three-valued logic, NaN included (DuckDB orders it above every number).  sqlglot's
-    simplification mishandles negated comparisons on one column: it turned
-    ``NOT (i > 3) AND NOT (i >= 3)`` into ``i <= 3`` -- a wrong answer -- while it simplifies
-    ``i <= 3 AND i < 3`` right."""
-    for node in list(tree.find_all(exp.Not)):
-        inner = node.this.unnest() if isinstance(node.this, exp.Paren) else node.this
-        complement = _COMPLEMENTS.get(type(inner))
-        if complement is not None:
-            node.replace(complement(this=inner.this, expression=inner.expression))
-    return tree
 
 
 def _optimize(tree: exp.Expression, schema: dict) -> exp.Expression:

@@ -1,18 +1,22 @@
-"""Comparisons of a column with a constant written column first, before sqlglot simplifies.
+"""Comparisons rewritten before sqlglot simplifies them, where its simplifier goes wrong.
 
-sqlglot's simplifier (run by its ``pushdown_predicates`` and by ``planner.build``) merges two
-comparisons of one column with constants -- ``x > 5 AND x >= 5`` is ``x > 5`` -- but when one
-of them has the constant on the left it reads the wrong operator: ``x > 5 AND 5 <= x`` became
-``x >= 5`` and ``x > 5 OR 5 <= x`` became ``x > 5``, wrong answers both.  Written ``x >= 5``
-the pair merges right.  Only conditions (WHERE, HAVING, ON) are rewritten: a comparison in a
-select list keeps its text, which names its column.
+A negated comparison is written as its complement (``negated_comparisons``): sqlglot turned
+``NOT (i > 3) AND NOT (i >= 3)`` into ``i <= 3``, a wrong answer.  A comparison of a column
+with a constant is written column first (``constants_right``, ``column_first``): the
+simplifier (run by sqlglot's ``pushdown_predicates`` and by ``planner.build``) merges two
+comparisons of one column with constants -- ``x > 5 AND x >= 5`` is ``x > 5`` -- but with the
+constant on the left in one of them it reads the wrong operator: ``x > 5 AND 5 <= x`` became
+``x >= 5`` and ``x > 5 OR 5 <= x`` became ``x > 5``, wrong answers both.  Only conditions
+(WHERE, HAVING, ON) are turned around: a comparison in a select list keeps its text, which
+names its column.
 """
 
 from __future__ import annotations
 
 from sqlglot import exp
 
-_FLIPPED = {exp.LT: exp.GT, exp.GT: exp.LT, exp.LTE: exp.GTE, exp.GTE: exp.LTE}
+# ``a OP b`` is ``b FLIPPED[OP] a`` (the planner's other readers of comparisons use it too)
+FLIPPED = {exp.LT: exp.GT, exp.GT: exp.LT, exp.LTE: exp.GTE, exp.GTE: exp.LTE}
 
 
 def constants_right(tree: exp.Expression) -> exp.Expression:
@@ -33,10 +37,28 @@ def constants_right(tree: exp.Expression) -> exp.Expression:
 def column_first(condition: exp.Expression) -> exp.Expression:
     """``condition`` with each ``constant OP column`` as ``column OP' constant`` (in place
     but for the root, which is returned)."""
-    for node in list(condition.find_all(*_FLIPPED)):
+    for node in list(condition.find_all(*FLIPPED)):
         if not node.this.find(exp.Column) and node.expression.find(exp.Column):
-            flipped = _FLIPPED[type(node)](this=node.expression, expression=node.this)
+            flipped = FLIPPED[type(node)](this=node.expression, expression=node.this)
             if node is condition:
                 return flipped
             node.replace(flipped)
     return condition
+
+
+_COMPLEMENTS = {exp.EQ: exp.NEQ, exp.NEQ: exp.EQ, exp.LT: exp.GTE, exp.GTE: exp.LT,
+                exp.GT: exp.LTE, exp.LTE: exp.GT}
+
+
+def negated_comparisons(tree: exp.Expression) -> exp.Expression:
+    """``NOT (a < b)`` written as ``a >= b`` (and so on; in place): the same under SQL's
+    three-valued logic, NaN included (DuckDB orders it above every number).  sqlglot's
+    simplification mishandles negated comparisons on one column: it turned
+    ``NOT (i > 3) AND NOT (i >= 3)`` into ``i <= 3`` -- a wrong answer -- while it simplifies
+    ``i <= 3 AND i < 3`` right."""
+    for node in list(tree.find_all(exp.Not)):
+        inner = node.this.unnest() if isinstance(node.this, exp.Paren) else node.this
+        complement = _COMPLEMENTS.get(type(inner))
+        if complement is not None:
+            node.replace(complement(this=inner.this, expression=inner.expression))
+    return tree

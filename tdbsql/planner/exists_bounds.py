@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from .comparison_order import FLIPPED
 from .grouped_columns import source_clauses
 
-_FLIPPED = {exp.NEQ: exp.NEQ, exp.LT: exp.GT, exp.LTE: exp.GTE, exp.GT: exp.LT, exp.GTE: exp.LTE}
+_FLIPPED = {exp.NEQ: exp.NEQ, **FLIPPED}  # the comparisons a bound can stand for
 
 
 def exists_from_bounds(tree: exp.Expression) -> exp.Expression:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from sqlglot import exp
 
+from .comparison_order import FLIPPED
 from .pruning import Ranges
 
 _UNBOUNDED = (None, None)
@@ -70,7 +71,7 @@ def _comparison(node, dims) -> dict[str, list]:
     op = type(node)
     if _dim(left, dims) is None and _dim(right, dims) is not None:
         left, right = right, left
-        op = {exp.GT: exp.LT, exp.LT: exp.GT, exp.GTE: exp.LTE, exp.LTE: exp.GTE}.get(op, op)
+        op = FLIPPED.get(op, op)
     name = _dim(left, dims)
     value = _lit(right, dims, left) if name else None
     if name is None or value is None:

@@ -41,6 +41,7 @@ from sqlglot import exp
 
 from ..datatypes import VAR_NUM, Datatype, type_info
 from ..kernels import zonemap as kernels
+from .comparison_order import FLIPPED
 from .conjuncts import conjuncts
 from .pruning import pick_tiles
 
@@ -143,9 +144,6 @@ def parse_predicate(node: exp.Expression | None, kinds: dict[str, FieldKind]) ->
     return Predicate(tuple(tests), complete)
 
 
-_FLIP = {exp.GT: exp.LT, exp.LT: exp.GT, exp.GTE: exp.LTE, exp.LTE: exp.GTE}
-
-
 def _test(node, kinds) -> Test | None:
     negated = False
     if isinstance(node, exp.Not):
@@ -182,7 +180,7 @@ def _positive_test(node, kinds) -> Test | None:
     if isinstance(node, (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)):
         left, right, op = node.this, node.expression, type(node)
         if _column(left, kinds) is None:
-            left, right, op = right, left, _FLIP.get(op, op)
+            left, right, op = right, left, FLIPPED.get(op, op)
         kind, value = _column(left, kinds), _literal(right)
         if kind is None or value is None:
             return None

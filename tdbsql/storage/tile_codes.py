@@ -48,6 +48,19 @@ def with_codes(column: Column, spec) -> Column:
                   dictionary)
 
 
+def string_dictionary(dictionary: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A short-string tile's dictionary (each cell packed in an int64 as
+    ``kernels.hashing.packed_cell`` packs it: byte j at bits 8j, the length at bits 56..63)
+    as its strings' bytes (uint8; one zero byte when all are empty) and offsets (int64)."""
+    packed = dictionary.view(np.uint64)
+    lengths = (packed >> np.uint64(56)).astype(np.int64)
+    offsets = np.zeros(len(packed) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    cells = (packed[:, None] >> (np.uint64(8) * np.arange(7, dtype=np.uint64))) & np.uint64(255)
+    data = cells.astype(np.uint8)[np.arange(7) < lengths[:, None]]  # cell by cell
+    return (data if len(data) else np.zeros(1, np.uint8)), offsets
+
+
 def _codable(spec) -> bool:
     if spec.cell_val_num == VAR_NUM:
         info = type_info(spec.datatype)
