@@ -232,7 +232,10 @@ def test_like_on_stored_strings_gives_duckdbs_rows(texts, pattern):
 TEXT_TESTS = ["s = 'ab'", "'ab' = s", "s <> 'ab'", "NOT (s = '')", "s = ''", "s = 'a%b'",
               "s IN ('a', 'äb', '')", "s NOT IN ('a', 'ba')", "NOT (s IN ('%', 'aa'))",
               "a IN ('a', 'ab') AND s <> 'ab'", "x > 2 AND a = 'ab' AND s IN ('ab', 'abc')",
-              "s IN ('a', NULL)", "s NOT IN ('a', NULL)", "s = a", "s IN (a, 'b')"]
+              "s IN ('a', NULL)", "s NOT IN ('a', NULL)", "s = a", "s IN (a, 'b')",
+              "s = 'a' OR s LIKE '%b'", "NOT (s LIKE 'a%' OR s IN ('', 'ba'))",
+              "x < 5 AND (a = 'ab' OR a LIKE 'b%' OR a = '')", "s = 'a' OR a = 'a'",
+              "s = 'a' OR s <> 'b'", "(s = 'a' OR s = NULL)"]
 
 
 @pytest.mark.parametrize("where", TEXT_TESTS)
@@ -252,3 +255,16 @@ def test_text_tests_are_stored_tests():
     assert [(t.column, len(t.patterns), t.negate) for t in split.tests] == [
         ("s", 1, False), ("s", 2, False), ("s", 1, False), ("s", 1, True), ("s", 1, False)]
     assert [c.sql() for c in conjuncts(split.residual)] == ["t.s IN ('a', NULL)", "t.s = t.s"]
+
+
+def test_an_or_of_text_tests_on_one_column_is_one_text_test():
+    """The branches' patterns are matched together (TPC-H Q19's ``p_container IN (...) OR
+    ...`` shape); a negated branch, or one over another column, leaves the OR whole to the
+    evaluator."""
+    _, split = _split("(t.s = 'a' OR t.s LIKE '%b%' OR t.s IN ('c', 'd')) "
+                      "AND NOT (t.s LIKE 'x%' OR (t.s = 'y')) "
+                      "AND (t.s = 'a' OR t.s <> 'b') AND (t.s = 'a' OR t.i = 1)")
+    assert [(t.column, len(t.patterns), t.negate) for t in split.tests] == [
+        ("s", 4, False), ("s", 2, True)]
+    assert [c.sql() for c in conjuncts(split.residual)] == [
+        "t.s = 'a' OR t.s <> 'b'", "t.s = 'a' OR t.i = 1"]

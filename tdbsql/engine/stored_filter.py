@@ -239,10 +239,26 @@ def _pair(term: exp.Expression, kinds: dict[str, FieldKind]) -> _Pair | None:
 
 def _like(term: exp.Expression, kinds: dict[str, FieldKind]) -> _Like | None:
     """``column [NOT] LIKE 'literal pieces and %'``, ``column = | <> 'text'`` (either side)
-    or ``column [NOT] IN ('text', ...)`` over a stored string column; a NULL in the list or a
-    literal of another type stays with the evaluator (its NULL or type semantics)."""
+    or ``column [NOT] IN ('text', ...)`` over a stored string column, or an OR of such tests
+    of one column, none negated, under an optional NOT (``s = 'a' OR s LIKE '%b'``: a row
+    passes when it matches one of the branches' patterns).  A NULL in a list or a literal of
+    another type stays with the evaluator (its NULL or type semantics)."""
     negate = isinstance(term, exp.Not)
-    node = term.this if negate else term
+    node = (term.this if negate else term).unnest()
+    if not isinstance(node, exp.Or):
+        found = _text_test(node, kinds)
+        return None if found is None else _Like(found.column, found.patterns,
+                                                found.negate ^ negate)
+    branches = [_text_test(branch.unnest(), kinds) for branch in node.flatten()]
+    if any(b is None or b.negate or b.column != branches[0].column for b in branches):
+        return None
+    return _Like(branches[0].column, tuple(p for b in branches for p in b.patterns), negate)
+
+
+def _text_test(node: exp.Expression, kinds: dict[str, FieldKind]) -> _Like | None:
+    """One text test (``_like`` without the OR)."""
+    negate = isinstance(node, exp.Not)
+    node = node.this if negate else node
     if isinstance(node, (exp.EQ, exp.NEQ)):
         column, values = node.this, [node.expression]
         if not isinstance(column, exp.Column):
