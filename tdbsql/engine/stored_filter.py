@@ -156,6 +156,12 @@ def _test_codes(test: _Kernel, column: Column, keep: np.ndarray, kept: int) -> i
     (an interval test always, a NOT IN often)."""
     hits = np.ones(len(column.dictionary), bool)
     _test(test, column.dictionary, NO_VALIDITY, hits)
+    return _keep_by_codes(column, hits, keep, kept)
+
+
+def _keep_by_codes(column: Column, hits: np.ndarray, keep: np.ndarray, kept: int) -> int:
+    """AND into ``keep`` the rows whose dictionary entry passed (``hits``, one an entry):
+    nothing to do when all did, by a range of codes when those that did are one run."""
     passing = np.flatnonzero(hits)
     if len(passing) == len(hits):
         return kept
@@ -312,9 +318,7 @@ def _test_like_codes(test: _Like, column: Column, keep: np.ndarray, kept: int) -
         hits |= pattern.matches(data, offsets, every)
     if test.negate:
         np.logical_not(hits, out=hits)
-    if hits.all():
-        return kept
-    return kernels.keep_coded(column.codes, hits, keep)
+    return _keep_by_codes(column, hits, keep, kept)
 
 
 def _columns_of(test) -> tuple[str, ...]:
