@@ -66,18 +66,17 @@ class Column:
 
 
 def gather_var(values: np.ndarray, offsets: np.ndarray, indices: np.ndarray):
-    """Gather var-sized cells: ``(values, offsets)`` of the cells at ``indices``."""
+    """Gather var-sized cells: ``(values, offsets)`` of the cells at ``indices`` (the values
+    a view of a buffer with ``kernels.gather.WIDE`` bytes of slack, for the fast copy)."""
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-    lengths = offsets[1:][indices] - offsets[:-1][indices]
     out_offsets = pooled.empty(len(indices) + 1, np.int64)
-    out_offsets[0] = 0
-    np.cumsum(lengths, out=out_offsets[1:])
-    out = pooled.empty(int(out_offsets[-1]), np.uint8)
+    total = int(gather_kernels.gathered_offsets(offsets, indices, out_offsets))
+    out = pooled.empty(total + gather_kernels.WIDE, np.uint8)
     src = np.ascontiguousarray(values).view(np.uint8)
     if not src.flags.writeable:
         src = src.copy()
     gather_kernels.gather_bytes(src, offsets, indices, out_offsets, out)
-    return out, out_offsets
+    return out[:total], out_offsets
 
 
 def concat(columns: list[Column]) -> Column:

@@ -49,15 +49,14 @@ class FieldBuffer:
                 return FieldBuffer(np.ascontiguousarray(self.values[order]), None, validity)
             rows = self.values.reshape(-1, cell_val_num)[order]
             return FieldBuffer(np.ascontiguousarray(rows).reshape(-1), None, validity)
-        from ..kernels.gather import gather_bytes
+        from ..kernels.gather import WIDE, gather_bytes, gathered_offsets
 
-        lengths = np.diff(self.offsets)[order]
-        new_offsets = np.zeros(len(order) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=new_offsets[1:])
-        out = np.empty(int(new_offsets[-1]), dtype=np.uint8)
-        gather_bytes(self.values, self.offsets, np.ascontiguousarray(order, dtype=np.int64),
-                     new_offsets, out)
-        return FieldBuffer(out, new_offsets, validity)
+        order = np.ascontiguousarray(order, dtype=np.int64)
+        new_offsets = np.empty(len(order) + 1, dtype=np.int64)
+        total = int(gathered_offsets(self.offsets, order, new_offsets))
+        out = np.empty(total + WIDE, dtype=np.uint8)
+        gather_bytes(self.values, self.offsets, order, new_offsets, out)
+        return FieldBuffer(out[:total], new_offsets, validity)
 
 
 def to_arrow(column, name: str) -> pa.Array:
