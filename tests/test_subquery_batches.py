@@ -26,7 +26,7 @@ import pytest
 import tiledb
 
 import tdbsql
-from tdbsql.engine import pipeline, scan_step
+from tdbsql.engine import pipeline, scan_step, sparse_scan
 from tdbsql.engine.runner import Runner
 from tdbsql.engine.subqueries import SubqueryResolver
 from tdbsql.planner.conjuncts import has_subquery
@@ -66,6 +66,7 @@ def counted(tables, monkeypatch):
     """(connection, duckdb connection, counts): counts['batches'] scan batches,
     counts['plans'] plans run, counts[id(node)] resolves of each node holding a subquery."""
     monkeypatch.setattr(scan_step, "CHUNK_CELLS", 8)  # one tile per batch
+    monkeypatch.setattr(sparse_scan, "RUN_CELLS", 0)  # and no runs of tiles
     counts: collections.Counter = collections.Counter()
 
     scan_batch = pipeline.scan_batch

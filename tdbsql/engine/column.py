@@ -79,6 +79,22 @@ def gather_var(values: np.ndarray, offsets: np.ndarray, indices: np.ndarray):
     return out[:total], out_offsets
 
 
+def rows_of(column: Column, start: int, end: int) -> Column:
+    """Cells ``start .. end - 1`` of ``column``: views of its buffers (codes too), but a var
+    column's offsets rebased to start at 0, as every column's do."""
+    validity = None if column.validity is None else column.validity[start:end]
+    codes = None if column.codes is None else column.codes[start:end]
+    if column.offsets is None:
+        n = column.cell_val_num
+        return Column(column.values[start * n:end * n], None, validity, n, codes,
+                      column.dictionary)
+    offsets = column.offsets[start:end + 1]
+    base = int(offsets[0])
+    values = column.values[base:int(offsets[-1])]
+    return Column(values, offsets - base, validity, column.cell_val_num, codes,
+                  column.dictionary)
+
+
 def concat(columns: list[Column]) -> Column:
     """One column holding the cells of ``columns`` one after another."""
     if len(columns) == 1:

@@ -115,7 +115,8 @@ def try_streamed_aggregate(runner, step, keys=None) -> tuple[Frame, list] | None
     def batch(task):
         rows, pieces = scanned.pieces(task, condition)
         if sums is not None and all(f.residual is None for _, _, f in pieces):
-            done = sums.partial(array, [(columns, length) for columns, length, _ in pieces])
+            done = sums.partial(array, [(columns, length) for columns, length, _ in pieces],
+                                [scanned.scan.task_tiles(t) for t in task])
             if done is not None:
                 summed.append((done.tiles, done.coded))  # list.append: thread-safe
                 kept = sum(length for _, length, _ in pieces)

@@ -120,6 +120,15 @@ class TileScan:
         """How many cells one task of ``tasks()`` reads at most (None: not known)."""
         return None
 
+    def task_tiles(self, task) -> int:
+        """How many tiles one task of ``tasks()`` reads (for the stats)."""
+        return 1
+
+    def runs(self, tasks: list) -> list:
+        """``tasks`` with neighbouring tiles read as one task where the scan can
+        (``SparseScan.runs``)."""
+        return tasks
+
     def key_tasks(self, tasks: list, field: str, keys) -> list:
         """``tasks`` without the tiles whose bounds on the stored integer column ``field``
         hold none of the ``KeyFilter`` ``keys`` (counted in ``stats``)."""
@@ -210,16 +219,17 @@ class TileScan:
         if self.budget is not None:
             self.budget.check(nbytes, f"{what} of the array {self.array.path!r}")
 
-    def count_tiles_bytes(self, frag, tile_idx: int, columns: dict[str, Column],
-                          cached) -> None:
-        """Count the bytes of one tile's ``columns`` of ``frag`` (its stored fields only)
-        into the stats: decoded, and read from disk unless ``cached`` names them."""
+    def count_tiles_bytes(self, frag, tiles, columns: dict[str, Column], cached) -> None:
+        """Count the bytes of ``columns`` of ``frag`` (its stored fields only), read from
+        its tile ``tiles`` (an index, or a range of them: a run) into the stats: decoded, and
+        read from disk unless ``cached`` names them."""
         read = decoded = 0
         for name, column in columns.items():
             if name not in frag.fields:
                 continue
             if name not in cached:
-                read += self._tile_file_bytes(frag.metadata, name, tile_idx, column)
+                read += sum(self._tile_file_bytes(frag.metadata, name, t, column)
+                            for t in (tiles if isinstance(tiles, range) else (tiles,)))
             decoded += column.nbytes
         with self._stats_lock:  # tiles are read on several threads: one update a tile
             self.stats["bytes_read"] += read

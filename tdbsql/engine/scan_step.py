@@ -8,8 +8,11 @@ rows can be filtered and projected -- or aggregated -- as they come (``engine.pi
 
 A task (a *chunk*) gathers tiles up to ``CHUNK_CELLS`` cells, fewer when that would leave a
 worker idle: the steps above pay their Python overhead per chunk, not per tile (a TileDB array
-written with the default capacity has 10,000 cells a tile).  Columns that only the scan's
-pushed-down condition reads are not turned into Arrow once the condition is applied.
+written with the default capacity has 10,000 cells a tile).  Inside a chunk, a sparse scan
+reads each whole run of 8 small tiles its pruning kept alike as one unit
+(``SparseScan.runs``), so the key test, the stored filter and the gather run once a run too.
+Columns that only the scan's pushed-down condition reads are not turned into Arrow once the
+condition is applied.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ class ArrayScan:
         tasks = self.scan.tasks() or [None]
         if self.keys is not None and tasks != [None]:
             tasks = self.scan.key_tasks(tasks, *self.keys) or [None]
+        tasks = self.scan.runs(tasks)
         cells = [self.scan.task_cells(task) for task in tasks]
         if None in cells:
             return [[task] for task in tasks]

@@ -118,10 +118,13 @@ class ScanSums:
                    np.array(compiler.constants, np.float64),
                    np.array(compiler.results, np.int64), folded, extremes)
 
-    def partial(self, array, pieces: list[tuple[dict[str, Column], int]]) -> Summed | None:
-        """The ``Summed`` partial of one chunk's tiles (``pieces``: each tile's filtered columns and
-        length), or None when the chunk must go the usual way (no rows, a string key longer
-        than 7 bytes, a NULL where none was expected)."""
+    def partial(self, array, pieces: list[tuple[dict[str, Column], int]],
+                tiles: list[int]) -> Summed | None:
+        """The ``Summed`` partial of one chunk's tasks (``pieces``: each task's filtered
+        columns and length; ``tiles``: how many tiles each task read, a run several), or None
+        when the chunk must go the usual way (no rows, a string key longer than 7 bytes, a
+        NULL where none was expected)."""
+        tiles = [count for (_, length), count in zip(pieces, tiles) if length]
         pieces = [(columns, length) for columns, length in pieces if length]
         total = sum(length for _, length in pieces)
         if total == 0 or any(columns[name].validity is not None for columns, _ in pieces
@@ -152,9 +155,9 @@ class ScanSums:
         else:  # integer keys: their values are the codes (no gather from the tiles)
             keys = {name: _code_values(array, field, pieces, code[first])
                     for (name, (field, _)), code in zip(self.keys.items(), codes)}
-        coded = sum(any(columns[name].codes is not None for name in self._read())
-                    for columns, _ in pieces)
-        return Summed(Partial(keys, states, count), len(pieces), coded)
+        coded = sum(count for (columns, _), count in zip(pieces, tiles)
+                    if any(columns[name].codes is not None for name in self._read()))
+        return Summed(Partial(keys, states, count), sum(tiles), coded)
 
     def _read(self) -> list[str]:
         return [field for field, _ in self.keys.values()] + list(self.columns) + \

@@ -47,7 +47,7 @@ from ..planner.pruning import (
     sparse_tiles,
 )
 from ..planner.zonemap import NEVER, cell_counts
-from ..storage.tiles import FieldSpec
+from ..storage.tiles import RUN_TILES, FieldSpec
 from .column import Column, concat
 from .merge_slabs import plan_slabs
 from .parallel import map_ordered
@@ -59,6 +59,7 @@ TIMESTAMPS = "__timestamps"
 DELETE_TIMESTAMPS = "__delete_timestamps"
 ZIPPED_COORDS = "__coords"
 MAX_DISJOINT_CHECK = 256  # fragments compared pairwise; more are merged without checking
+RUN_CELLS = 1 << 17  # runs only of tiles this small (TileDB's default capacity: 10,000 cells)
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,11 @@ class TileTask:
     partial: bool
     inside: bool  # the tile's MBR lies inside the ranges: no cell needs the range test
     settled: int = 0  # bit p: conjunct p of the predicate holds for every cell of the tile
+    span: int = 1  # tiles read: > 1 for the whole run ``tile_idx // RUN_TILES`` (``runs``)
+
+    @property
+    def indices(self) -> range:
+        return range(self.tile_idx, self.tile_idx + self.span)
 
 
 @dataclass(frozen=True)
@@ -132,7 +138,58 @@ class SparseScan(TileScan):
     def task_cells(self, task) -> int | None:
         if not isinstance(task, TileTask):
             return None
-        return self.fragments[task.frag_idx].metadata.tile_cell_count(task.tile_idx)
+        meta = self.fragments[task.frag_idx].metadata
+        return sum(meta.tile_cell_count(t) for t in task.indices)
+
+    def task_tiles(self, task) -> int:
+        if isinstance(task, TileTask):
+            return task.span
+        return len(task.tiles) if isinstance(task, SlabTask) else 1
+
+    def runs(self, tasks: list) -> list:
+        """``tasks`` with each whole run of ``RUN_TILES`` neighbouring tiles of a fragment
+        (``storage.tiles.TileReader.read_run``; the fragment's last run may be shorter) made
+        one task, when the pruning kept all of its tiles with the same classes (ALWAYS, the
+        settled conjuncts, inside the ranges) and nothing needs a tile alone: a streamed scan
+        without delete conditions, of fragments that cover the window whole and keep their
+        coordinates field by field.  A task's steps above (the key test, the stored filter,
+        the gather) then run once a run, not once a 10,000-cell tile."""
+        if not self.streamable or self.deletes:
+            return tasks
+        out, start = [], 0
+        while start < len(tasks):
+            task = tasks[start]
+            size = self._run_size(tasks, start)
+            if size > 1:
+                out.append(TileTask(task.frag_idx, task.tile_idx, task.always, False,
+                                    task.inside, task.settled, size))
+                start += size
+            else:
+                out.append(task)
+                start += 1
+        return out
+
+    def _run_size(self, tasks: list, start: int) -> int:
+        """How many of ``tasks`` from ``start`` make a whole run (1 when they do not)."""
+        task = tasks[start]
+        if not isinstance(task, TileTask) or task.tile_idx % RUN_TILES or task.partial:
+            return 1
+        frag = self.fragments[task.frag_idx]
+        if any(d not in frag.fields for d in self.dim_names):
+            return 1  # zipped coordinates (format < 5): read tile by tile
+        if frag.metadata.tile_cell_count(task.tile_idx) * RUN_TILES > RUN_CELLS:
+            return 1  # big tiles: their per-task costs are spread thin already
+        size = len(frag.tiles.run_tiles(task.tile_idx // RUN_TILES))
+        if size < 2 or start + size > len(tasks):
+            return 1
+        for offset in range(1, size):
+            other = tasks[start + offset]
+            if not isinstance(other, TileTask) or other.frag_idx != task.frag_idx or \
+                    other.tile_idx != task.tile_idx + offset or other.span != 1 or \
+                    (other.always, other.partial, other.inside, other.settled) != \
+                    (task.always, task.partial, task.inside, task.settled):
+                return 1
+        return size
 
     def _slabs(self) -> list["SlabTask"] | None:
         """The merge cut into slabs, or None (var-sized first dimension, or one slab)."""
@@ -240,16 +297,24 @@ class SparseScan(TileScan):
         if spec is None or DELETE_TIMESTAMPS in frag.fields or not self.same_field(spec):
             return None  # a filled column, or cells a delete may hide
         cached: list[str] = []
-        column = frag.tiles.read(spec, task.tile_idx, cached)
+        column = self._read_fields(frag, task, [spec], cached)[0]
         keep = np.ones(len(column), bool)
         kept = stored_keep(keys, column, keep)
         if not kept:  # the tile's other columns are never read
-            self.count_tiles_bytes(frag, task.tile_idx, {field: column}, cached)
+            self.count_tiles_bytes(frag, task.indices, {field: column}, cached)
         elif not cached:  # the full read finds the key column cached: its disk bytes now
             with self._stats_lock:
-                self.stats["bytes_read"] += self._tile_file_bytes(frag.metadata, field,
-                                                                  task.tile_idx, column)
+                self.stats["bytes_read"] += sum(
+                    self._tile_file_bytes(frag.metadata, field, t, column)
+                    for t in task.indices)
         return keep, kept
+
+    @staticmethod
+    def _read_fields(frag, task: "TileTask", specs: list, cached: list) -> list[Column]:
+        """The task's tile (or run of tiles) of each of ``specs``."""
+        if task.span > 1:
+            return frag.tiles.read_run(specs, task.tile_idx // RUN_TILES, cached)
+        return frag.tiles.read_fields(specs, task.tile_idx, cached)
 
     def _need(self) -> list[str]:
         if self._full_need is None:  # once per scan: tiles are read with it by identity
@@ -370,8 +435,8 @@ class SparseScan(TileScan):
         deleted), ``__always`` for a tile that is not ALWAYS."""
         frag = self.fragments[task.frag_idx]
         cached: list[str] = []
-        cols = self._read_tile(frag, task.tile_idx, need, cached)
-        self.count_tiles_bytes(frag, task.tile_idx, cols, cached)
+        cols = self._read_tile(frag, task, need, cached)
+        self.count_tiles_bytes(frag, task.indices, cols, cached)
         n = len(next(iter(cols.values())))
         ts = cols.pop(TIMESTAMPS).values.view(np.uint64) if TIMESTAMPS in cols else None
         dt = cols.pop(DELETE_TIMESTAMPS).values.view(np.uint64) \
@@ -434,12 +499,12 @@ class SparseScan(TileScan):
         alone = isolated_tiles(mbrs, self.dim_names, others, frag.metadata.tile_count)
         return alone[tiles]
 
-    def _read_tile(self, frag, tile_idx: int, need, cached: list) -> dict[str, Column]:
+    def _read_tile(self, frag, task: "TileTask", need, cached: list) -> dict[str, Column]:
         fields = frag.fields
         cols: dict[str, Column] = {}
         zipped = any(d not in fields for d in self.dim_names)
-        if zipped:
-            cols.update(zipped_coords(frag, tile_idx))
+        if zipped:  # never a run (``_run_size``)
+            cols.update(zipped_coords(frag, task.tile_idx))
         stored = self._stored.get((id(frag), id(need)))
         if stored is None or zipped:
             names = [name for name in need + [TIMESTAMPS, DELETE_TIMESTAMPS]
@@ -449,9 +514,10 @@ class SparseScan(TileScan):
                 self._stored[(id(frag), id(need))] = stored
         names, specs = stored[0], stored[1]
         if names:
-            cols.update(zip(names, frag.tiles.read_fields(specs, tile_idx, cached)))
+            cols.update(zip(names, self._read_fields(frag, task, specs, cached)))
         # the cells a read column holds; metadata's count only if no column was read
-        n = len(next(iter(cols.values()))) if cols else frag.metadata.tile_cell_count(tile_idx)
+        n = len(next(iter(cols.values()))) if cols else \
+            sum(frag.metadata.tile_cell_count(t) for t in task.indices)
         for name in need:
             if name not in cols:  # attribute added after this fragment was written
                 cols[name] = fill_column(self.schema.attribute(name), n)

@@ -55,6 +55,24 @@ class TileCache:
                 found[2] = True
         return out
 
+    def peek(self, key):
+        """The cached column, or None; counted as neither a hit nor a miss (the caller
+        reports the hit), but kept as recently used."""
+        with self._lock:
+            found = self._tiles.get(key)
+            if found is None:
+                return None
+            self._tiles.move_to_end(key)
+            return found[0]
+
+    def discard(self, keys) -> None:
+        """Drop ``keys`` (those present): entries another now holds (a run its tiles)."""
+        with self._lock:
+            for key in keys:
+                old = self._tiles.pop(key, None)
+                if old is not None:
+                    self.held -= old[1]
+
     def put(self, key, column, nbytes: int) -> None:
         if nbytes > self.budget:
             return

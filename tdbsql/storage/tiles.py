@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..datatypes import VAR_NUM, Datatype, type_info
-from ..engine.column import Column
+from ..engine.column import Column, concat, rows_of
 from ..errors import CorruptArrayError
 from ..format.filter_pipeline import FilterPipeline
 from ..kernels import offsets as offsets_kernels
@@ -24,7 +24,7 @@ from . import vfs
 from .tile_cache import tile_cache
 from .tile_codes import with_codes
 
-
+RUN_TILES = 8  # tiles of a sparse fragment a scan task reads as one (``read_run``)
 
 @dataclass(frozen=True)
 class FieldSpec:
@@ -145,32 +145,92 @@ class TileReader:
         name is appended to ``hits``, if given)."""
         return self.read_fields([spec], tile_idx, hits)[0]
 
-    def read_fields(self, specs: list[FieldSpec], tile_idx: int,
-                    hits: list | None = None) -> list[Column]:
-        """``read`` of several fields of one tile, looked up in the cache together."""
-        keys = [self._cache_key(spec, tile_idx) for spec in specs]
+    def read_fields(self, specs: list[FieldSpec], tile_idx, hits: list | None = None
+                    ) -> list[Column]:
+        """``read`` of several fields of one tile, looked up in the cache together
+        (``tile_idx``: one index for all, or one per field)."""
+        tiles = list(tile_idx) if isinstance(tile_idx, (list, range)) else \
+            [tile_idx] * len(specs)
+        keys = [self._cache_key(spec, t) for spec, t in zip(specs, tiles)]
         if keys[0] is None:  # no cache (or an encrypted array): every field alike
-            return [self._decode(spec, tile_idx) for spec in specs]
+            return [self._decode(spec, t) for spec, t in zip(specs, tiles)]
         cache = tile_cache()
         out = []
-        for spec, key, (column, first) in zip(specs, keys, cache.get_many(keys)):
+        for spec, t, key, (column, first) in zip(specs, tiles, keys, cache.get_many(keys)):
             if key is None:
-                column = self._decode(spec, tile_idx)
+                column = self._decode(spec, t)
             elif column is None:
-                column = self._decode(spec, tile_idx)
+                column = self._from_run(spec, t)
+                if column is not None:  # a slice of a run read before: cached, coded or not
+                    if hits is not None:
+                        hits.append(spec.name)
+                    out.append(column)
+                    continue
+                column = self._decode(spec, t)
                 cache.put(key, column, column.nbytes)
             else:
-                if hits is not None:
-                    hits.append(spec.name)
-                if first:  # read again: worth its codes now (a one-off read never pays)
-                    coded = with_codes(column, spec)
-                    if coded is not column:
-                        cache.put(key, coded, coded.held_bytes)
-                        column = coded
+                column = self._served(spec, key, column, first, hits)
             out.append(column)
         return out
 
-    def _cache_key(self, spec: FieldSpec, tile_idx: int):
+    def read_run(self, specs: list[FieldSpec], run: int, hits: list | None = None
+                 ) -> list[Column]:
+        """Tiles ``run * RUN_TILES`` to the end of that run (``RUN_TILES`` tiles, fewer for
+        the fragment's last run) of each field, as one column each: a run of a sparse
+        fragment's tiles read by one scan task (``engine.sparse_scan``), so the steps above
+        pay their per-call costs once a run, not once a tile.  The cache keeps the run whole
+        (one buffer: no copy when it is read again) in place of its tiles, which are served
+        as slices of it (``read_fields``).  A field's name goes to ``hits`` when the run (or
+        every one of its tiles) came from the cache."""
+        keys = [self._cache_key(spec, ("run", run)) for spec in specs]
+        tiles = self.run_tiles(run)
+        if keys[0] is None:  # no cache: the tiles decoded and put together
+            return [concat([self._decode(spec, t) for t in tiles]) for spec in specs]
+        cache = tile_cache()
+        out = []
+        for spec, key, (column, first) in zip(specs, keys, cache.get_many(keys)):
+            if column is None:
+                cached: list[str] = []
+                column = concat(self.read_fields([spec] * len(tiles), tiles, cached))
+                if len(cached) == len(tiles) and hits is not None:
+                    hits.append(spec.name)
+                if key is not None:  # (None: a file is missing; read_fields said so)
+                    cache.put(key, _plain(column), column.nbytes)
+                    cache.discard([self._cache_key(spec, t) for t in tiles])
+            else:
+                column = self._served(spec, key, column, first, hits)
+            out.append(column)
+        return out
+
+    @staticmethod
+    def _served(spec: FieldSpec, key, column: Column, first: bool, hits) -> Column:
+        """A column the cache served (a tile or a run), named in ``hits``; on its first hit
+        it gets its codes, kept in the cache: read again, it is worth them now (a one-off
+        read never pays)."""
+        if hits is not None:
+            hits.append(spec.name)
+        if first:
+            coded = with_codes(column, spec)
+            if coded is not column:
+                tile_cache().put(key, coded, coded.held_bytes)
+                return coded
+        return column
+
+    def run_tiles(self, run: int) -> range:
+        """The tile indices of run ``run``."""
+        return range(run * RUN_TILES, min((run + 1) * RUN_TILES, self.meta.tile_count))
+
+    def _from_run(self, spec: FieldSpec, tile_idx: int) -> Column | None:
+        """Tile ``tile_idx`` of ``spec`` cut from its cached run, or None (no run cached)."""
+        key = self._cache_key(spec, ("run", tile_idx // RUN_TILES))
+        run = None if key is None else tile_cache().peek(key)
+        if run is None:
+            return None
+        first = tile_idx - tile_idx % RUN_TILES
+        start = sum(self.meta.tile_cell_count(t) for t in range(first, tile_idx))
+        return rows_of(run, start, start + self.meta.tile_cell_count(tile_idx))
+
+    def _cache_key(self, spec: FieldSpec, tile_idx):
         if self.encryption is not None or tile_cache().budget == 0:
             return None
         field = (spec.file_stem, spec.name)  # one field of this fragment
@@ -286,3 +346,10 @@ class TileReader:
     def _where(self, spec, tile_idx, suffix) -> str:
         frag = os.path.basename(self.path)
         return f"{frag}/{spec.file_stem}{suffix}.tdb (field {spec.name!r}), tile {tile_idx}"
+
+
+def _plain(column: Column) -> Column:
+    """``column`` without dictionary codes (``concat`` of one tile returns the tile)."""
+    if column.codes is None:
+        return column
+    return Column(column.values, column.offsets, column.validity, column.cell_val_num)
