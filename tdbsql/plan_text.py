@@ -39,6 +39,8 @@ def _tree(step, depth: int, lines: list[str], profile: dict, pushed: dict, seen:
     lines.append(head)
     if entry is not None and "keys" in entry:  # ran inside its join, for the keys joined
         lines.append(f"{pad}    Keys from the join: {entry['keys']:,}")
+    if entry is not None and "how" in entry:
+        lines.append(f"{pad}    {entry['how']}")
     if entry is not None and len(entry.get("order", ())) > 1:  # as run, not as planned
         lines.append(f"{pad}    Joined in this order: " + ", ".join(
             f"{name} ({rows:,} rows)" for name, rows in entry["order"]))

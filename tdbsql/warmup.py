@@ -76,6 +76,9 @@ _QUERIES = (
     "SELECT t, sum(-y + 2) FROM a GROUP BY t",
     # two keys in one box; rows ordered by group (ARRAY_AGG, windows)
     "SELECT s, d % 7, array_agg(x), sum(x) OVER (PARTITION BY s) FROM a GROUP BY s, d % 7, x",
+    # a correlated inequality: running states over the sorted inner rows
+    # (engine.range_aggregate), integer and float
+    "SELECT count(*) FROM a p WHERE p.y > (SELECT avg(q.y) + min(q.t) FROM a q WHERE q.x < p.x)",
 )
 # over tiles read by their codes: TPC-H Q1's shape (a short string key, a float of few
 # values), Q6's (an interval of codes), an IN list of a float's values

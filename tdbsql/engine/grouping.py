@@ -311,7 +311,7 @@ def _min_max(func, array, groups) -> pa.Array:
         out = np.zeros(groups.count, values.dtype)
         counts = np.zeros(groups.count, np.int64)
         agg_kernels.min_max(values, kernel_valid(array), groups.ids, want_max, out, counts)
-        return _restore_type(_with_nulls(out, counts, result_type), array.type)
+        return restore_type(_with_nulls(out, counts, result_type), array.type)
     # strings (bytewise, i.e. UTF-8 code point order, as DuckDB), decimals, uint64, ...
     try:
         return _arrow_grouped(func, array, groups)
@@ -319,7 +319,7 @@ def _min_max(func, array, groups) -> pa.Array:
         raise _unsupported(func, array) from err
 
 
-def _restore_type(result: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+def restore_type(result: pa.Array, arrow_type: pa.DataType) -> pa.Array:
     """int64 / float64 min/max results back to the input type (temporal types through their
     width)."""
     if pa.types.is_temporal(arrow_type):
@@ -389,5 +389,5 @@ _AGGREGATORS = {"count": _count, "sum": _sum, "avg": _avg, "min": _min_max, "max
                 "stddev_samp": _variance, "stddev_pop": _variance, "var_samp": _variance,
                 "var_pop": _variance, "bool_and": _bool_and_or, "bool_or": _bool_and_or}
 
-__all__ = ["AGGREGATES", "Groups", "aggregate", "exact_integers", "group_ids", "variance_result",
-           "variance_state"]
+__all__ = ["AGGREGATES", "Groups", "aggregate", "exact_integers", "group_ids", "restore_type",
+           "variance_result", "variance_state"]

@@ -265,7 +265,7 @@ def _join_one(left: JoinedRows, right, join: dict, runner, name: str) -> JoinedR
     side = (join.get("side") or "").upper()
     left_idx, right_idx, condition = _matches(left, left_keys, right, join, runner, name)
     if condition is not None and len(left_idx):
-        left_idx, right_idx = _tested(left, right, left_idx, right_idx, condition, runner)
+        left_idx, right_idx = tested_pairs(left, right, left_idx, right_idx, condition, runner)
     if side in ("LEFT", "FULL"):
         unmatched = _unmatched(left.length, left_idx)
         left_idx = np.concatenate([left_idx, unmatched])
@@ -278,7 +278,7 @@ def _join_one(left: JoinedRows, right, join: dict, runner, name: str) -> JoinedR
     return left.joined(left_idx, right, right_idx)
 
 
-def _tested(left: JoinedRows, right, left_idx: np.ndarray, right_idx: np.ndarray,
+def tested_pairs(left: JoinedRows, right, left_idx: np.ndarray, right_idx: np.ndarray,
             condition: exp.Expression, runner) -> tuple[np.ndarray, np.ndarray]:
     """The pairs ``condition`` keeps, tested in blocks of ``BLOCK_PAIRS``: the columns it
     reads are gathered for one block at a time, not for every key match at once (a

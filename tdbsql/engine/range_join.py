@@ -14,16 +14,22 @@ with the inner rows on that condition alone.  Two ways, the first that applies:
   row limit (``TDBSQL_MAX_ROWS``): evaluating it past that would run for hours.
 
 In: the joined rows so far (``JoinedRows``), the right input's Frame, the ON conjuncts.
-Out: (left rows, right rows, the conjuncts still to test on those pairs).
+Out: (left rows, right rows, the conjuncts still to test on those pairs) -- or, before any
+pair is made, each left row's matches (``non_equi_matches``), whose pairs are made for a block
+of left rows at a time (an aggregate grouped by the left rows consumes them block by block:
+``engine.join_aggregate``).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from ..kernels.join import run_pairs
 from ..planner.comparison_order import FLIPPED
 from ..planner.conjuncts import and_all, has_subquery, tables_of
 
@@ -35,15 +41,24 @@ _RANGES = {exp.LT: ("right", True), exp.LTE: ("left", True),
 
 def conditional_pairs(left, right, terms: list[exp.Expression], runner, name: str):
     """(left rows, right rows, remaining conjuncts) of the pairs ``terms`` may keep."""
+    matches, rest = non_equi_matches(left, right, terms, runner, name)
+    if isinstance(matches, RangeMatches):
+        runner.check_join(matches.total, [*left.inputs, right], f"the join with {name!r}")
+    return (*matches.pairs(0, left.length), rest)
+
+
+def non_equi_matches(left, right, terms: list[exp.Expression], runner, name: str):
+    """(the matches of every left row, ``RangeMatches`` or ``LoopMatches``, the conjuncts
+    still to test on their pairs); no pair is made yet."""
     for position, term in enumerate(terms):
         sides = _sides(term, left, right)
         if sides is None:
             continue
         op, left_expr, right_expr = sides
-        found = _range_pairs(left, right, op, left_expr, right_expr, runner, name)
+        found = _range_matches(left, right, op, left_expr, right_expr, runner)
         if found is not None:
-            return (*found, terms[:position] + terms[position + 1:])
-    return (*_block_pairs(left, right, and_all(terms), runner, name), [])
+            return found, terms[:position] + terms[position + 1:]
+    return LoopMatches(left, right, and_all(terms), runner, name), []
 
 
 def _sides(term, left, right):
@@ -64,7 +79,34 @@ def _sides(term, left, right):
     return None
 
 
-def _range_pairs(left, right, op, left_expr, right_expr, runner, name):
+@dataclass(frozen=True)
+class RangeMatches:
+    """Each left row's matches: a run of the right rows sorted by the compared value,
+    ``order[start[i] : start[i] + counts[i]]`` for left row ``i`` (none for a NULL).  Left
+    ``x < y`` / ``x <= y`` right match the sorted values from a cut on: every run ends at the
+    last; ``x > y`` / ``x >= y`` those before it: every run starts at the first (``prefix``)."""
+
+    order: np.ndarray  # the right rows with a value, by value (int64)
+    start: np.ndarray  # per left row, where its run starts in ``order``
+    counts: np.ndarray  # per left row, its run's length: its pairs
+    prefix: bool
+
+    @property
+    def total(self) -> int:
+        return int(self.counts.sum())
+
+    def pairs(self, begin: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+        """(left rows, right rows) of the matches of left rows ``begin .. end - 1``, by left
+        row, each left row's right rows in sorted order."""
+        counts = self.counts[begin:end]
+        total = int(counts.sum())
+        left_idx = np.empty(total, np.int64)
+        right_idx = np.empty(total, np.int64)
+        run_pairs(begin, self.start[begin:end], counts, self.order, left_idx, right_idx)
+        return left_idx, right_idx
+
+
+def _range_matches(left, right, op, left_expr, right_expr, runner) -> RangeMatches | None:
     keyed = left.frame([left_expr])
     left_values = _numbers(runner.column(keyed, left_expr, keyed.flat()))
     right_values = _numbers(runner.column(right, right_expr, right.flat()))
@@ -74,20 +116,47 @@ def _range_pairs(left, right, op, left_expr, right_expr, runner, name):
     if lv.dtype != rv.dtype:
         lv, rv = lv.astype(np.float64), rv.astype(np.float64)
     right_rows = np.flatnonzero(rvalid)
-    order = right_rows[np.argsort(rv[right_rows], kind="stable")]
-    ordered = rv[order]
-    left_rows = np.flatnonzero(lvalid)
+    order = right_rows[np.argsort(rv[right_rows], kind="stable")].astype(np.int64)
     side, above = _RANGES[op]
-    cut = np.searchsorted(ordered, lv[left_rows], side=side)
+    cut = np.searchsorted(rv[order], lv, side=side).astype(np.int64)
     start = cut if above else np.zeros_like(cut)
-    stop = np.full_like(cut, len(ordered)) if above else cut
-    counts = (stop - start).astype(np.int64)
-    total = int(counts.sum())
-    runner.check_join(total, [*left.inputs, right], f"the join with {name!r}")
-    left_idx = np.repeat(left_rows.astype(np.int64), counts)
-    first = np.cumsum(counts) - counts
-    positions = np.arange(total, dtype=np.int64) - np.repeat(first - start, counts)
-    return left_idx, order[positions].astype(np.int64)
+    counts = len(order) - cut if above else cut.copy()
+    counts[~lvalid] = 0  # NULL matches nothing
+    return RangeMatches(order, start, counts, prefix=not above)
+
+
+class LoopMatches:
+    """Every right row a candidate for every left row: ``condition`` tested on blocks of at
+    most ``BLOCK_PAIRS`` pairs of the cross product, only the pairs it keeps held.  The
+    cross product is capped by the row limit (``TDBSQL_MAX_ROWS``): evaluating it past that
+    would run for hours.  ``counts``: each left row's candidates (every right row)."""
+
+    def __init__(self, left, right, condition, runner, name: str):
+        runner.check_rows(left.length * right.length, f"the join with {name!r} (no equality "
+                          "to hash on: every pair is tested)")
+        self.left, self.right, self.condition = left, right, condition
+        self.runner, self.name = runner, name
+        self.counts = np.full(left.length, right.length, np.int64)
+
+    def pairs(self, begin: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+        """(left rows, right rows) of the pairs of left rows ``begin .. end - 1`` that the
+        condition keeps, by left row."""
+        left, right, runner = self.left, self.right, self.runner
+        step = max(1, BLOCK_PAIRS // max(right.length, 1))
+        kept_left, kept_right = [], []
+        for first in range(begin, end, step):
+            rows = np.arange(first, min(first + step, end), dtype=np.int64)
+            left_idx = np.repeat(rows, right.length)
+            right_idx = np.tile(np.arange(right.length, dtype=np.int64), len(rows))
+            pairs = left.joined(left_idx, right, right_idx).frame([self.condition])
+            keep = runner.mask(pairs, self.condition)
+            kept_left.append(left_idx[keep])
+            kept_right.append(right_idx[keep])
+            runner.check_join(sum(map(len, kept_left)), [*left.inputs, right],
+                              f"the join with {self.name!r}")
+        if not kept_left:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.concatenate(kept_left), np.concatenate(kept_right)
 
 
 def _numbers(values):
@@ -116,24 +185,3 @@ def _numbers(values):
     if family != "number":
         numbers = numbers.astype(np.int64)
     return numbers, valid, family
-
-
-def _block_pairs(left, right, condition, runner, name):
-    cross = left.length * right.length
-    runner.check_rows(cross, f"the join with {name!r} (no equality to hash on: every pair "
-                             "is tested)")
-    step = max(1, BLOCK_PAIRS // max(right.length, 1))
-    kept_left, kept_right = [], []
-    for begin in range(0, left.length, step):
-        rows = np.arange(begin, min(begin + step, left.length), dtype=np.int64)
-        left_idx = np.repeat(rows, right.length)
-        right_idx = np.tile(np.arange(right.length, dtype=np.int64), len(rows))
-        pairs = left.joined(left_idx, right, right_idx).frame([condition])
-        keep = runner.mask(pairs, condition)
-        kept_left.append(left_idx[keep])
-        kept_right.append(right_idx[keep])
-        runner.check_join(sum(map(len, kept_left)), [*left.inputs, right],
-                          f"the join with {name!r}")
-    if not kept_left:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return np.concatenate(kept_left), np.concatenate(kept_right)

@@ -4,6 +4,8 @@ Each step turns the ``Frame``s of its dependencies into a new ``Frame``:
 
     Scan          a TileDB array (pruned by the scan's predicates) / Arrow table / CTE / one row
     Join          hash join on the equi-keys sqlglot lifted out of ON, then the residual ON
+                  (a non-equi join below an aggregate grouped by its left rows runs inside
+                  that aggregate, a block of left rows at a time: ``join_aggregate``)
     Aggregate     group ids + aggregate kernels, then HAVING and the projections (or, for
                   count/sum/min/max over one array, tile metadata: ``metadata_answer``)
     Sort          sort keys over the input plus the projections; LIMIT keeps the top rows
@@ -31,6 +33,7 @@ from .aggregate_step import run_aggregate
 from .evaluate import evaluate, where_mask
 from .frame import ROW_PLACEHOLDER, Frame, broadcast, rows_only
 from .deferred_inputs import deferred_inputs
+from .join_aggregate import fused_joins, run_join_aggregate
 from .join_step import run_join
 from .memory import MemoryBudget, budget_mb, frame_bytes, step_label
 from .metadata_answer import try_metadata_answer
@@ -56,6 +59,7 @@ class Runner:
         self.scan_stats: dict[int, dict] = {}  # id(step) -> pruning funnel of its scan
         self.deferred: dict = {}  # join inputs computed inside their join (deferred_inputs)
         self.join_orders: dict[int, list] = {}  # id(join step) -> [(input, rows after it)]
+        self.fused: dict = {}  # Aggregate step -> the Join it consumes block by block
 
     def run(self, query: LogicalQuery) -> pa.Table:
         self.query = query
@@ -96,7 +100,13 @@ class Runner:
                 skipped.update(replaced)
                 self.record(step, frames[step].length, time.perf_counter() - started)
                 self.budget.settle(frames.values(), step_label(step))
-        waiting = {step: set(step.dependencies) - set(frames) - skipped for step in plan.dag
+        # an aggregate fed its join's pairs block by block runs the join inside it
+        fused = {step: join for step, join in fused_joins(self, plan).items()
+                 if step not in frames and step not in skipped}
+        self.fused.update(fused)  # (a subquery's plan runs inside a step of this one)
+        skipped.update(fused.values())
+        consumer = {join: step for step, join in fused.items()}
+        waiting = {step: set(self._inputs(step)) - set(frames) - skipped for step in plan.dag
                    if step not in frames and step not in skipped}
         ready = [step for step, deps in waiting.items() if not deps]
         done: set = set(frames)
@@ -107,15 +117,21 @@ class Runner:
             frames[step] = frame
             self.record(step, frame.length, time.perf_counter() - started)
             done.add(step)
-            for dependent in step.dependents:
+            for dependent in (consumer.get(d, d) for d in step.dependents):
                 if dependent in waiting and waiting[dependent] <= done and dependent not in ready \
                         and dependent not in frames:
                     ready.append(dependent)
-            for dep in step.dependencies:
-                if all(d in done for d in dep.dependents if d in waiting):
+            for dep in self._inputs(step):
+                if all(d in done for d in (consumer.get(d, d) for d in dep.dependents)
+                       if d in waiting):
                     frames.pop(dep, None)  # free what no later step reads
             self.budget.settle(frames.values(), step_label(step))
         return frames
+
+    def _inputs(self, step) -> list:
+        """The steps whose frames ``step`` reads: a fused aggregate's are its join's."""
+        join = self.fused.get(step)
+        return list(step.dependencies) if join is None else list(join.dependencies)
 
     def run_step(self, step, frames: dict) -> Frame:
         """One step's frame from its dependencies' (``frames`` by step), OFFSET/LIMIT
@@ -123,16 +139,14 @@ class Runner:
         return _offset_limit(self._step(step, frames), step)
 
     def _step(self, step, frames: dict) -> Frame:
+        if step in self.fused:
+            return run_join_aggregate(self, step, self.fused[step], frames)
         dependencies = {dep.name: frames[dep] if dep in frames else self.deferred[dep]
                         for dep in step.dependencies}
         if isinstance(step, planner.SetOperation):  # both inputs may share a name
             return run_set_operation(step, frames[step.left_step], frames[step.right_step], self)
         if isinstance(step, planner.Join):
-            frame = run_join(step, dependencies, self)
-            residual = self.residual(step)
-            if residual is not None:
-                frame = frame.filter(self.mask(frame, residual))
-            return filter_project(self, step, frame, filtered=True)
+            return self.join_frame(step, dependencies)
         inputs = _merge(list(dependencies.values()))
         if isinstance(step, planner.Scan):
             return self._scan(step, inputs)
@@ -141,6 +155,15 @@ class Runner:
         if isinstance(step, planner.Sort):
             return run_sort(step, inputs, self)
         raise UnsupportedSql(f"plan step {type(step).__name__} is not supported")
+
+    def join_frame(self, step: planner.Join, dependencies: dict) -> Frame:
+        """A Join step's frame from its inputs' (by step name): the joins, the residual
+        condition, the projections."""
+        frame = run_join(step, dependencies, self)
+        residual = self.residual(step)
+        if residual is not None:
+            frame = frame.filter(self.mask(frame, residual))
+        return filter_project(self, step, frame, filtered=True)
 
     def scan_step(self, step: planner.Scan, keys=None) -> Frame:
         """An array's scan step on its own; ``keys`` (a stored integer column, a
@@ -224,13 +247,16 @@ class Runner:
         self.budget.check(int(rows * per_row), what)
 
     def record(self, step, rows: int, seconds: float = 0.0, streamed: bool = False,
-               keys: int | None = None) -> None:
+               keys: int | None = None, how: str | None = None) -> None:
         """Rows and time of a step for EXPLAIN ANALYZE (with its scan's funnel, if any); a
         ``streamed`` step ran batch by batch inside the step it feeds (its time is there);
-        ``keys``: a deferred aggregate or scan ran for that many join keys."""
+        ``keys``: a deferred aggregate or scan ran for that many join keys; ``how``: a line
+        saying how it ran."""
         entry = {"step": step, "rows": rows, "seconds": seconds, "streamed": streamed}
         if keys is not None:
             entry["keys"] = keys
+        if how is not None:
+            entry["how"] = how
         if id(step) in self.scan_stats:
             entry["scan"] = self.scan_stats[id(step)]
         self.profile.append(entry)

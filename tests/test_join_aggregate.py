@@ -1,0 +1,94 @@
+"""Aggregates fed a non-equi join a block of left rows at a time (``engine.join_aggregate``)
+or answered from running states over the sorted right rows (``engine.range_aggregate``).
+
+The query records of tests/sql/subqueries/correlated_range.test run again with the running
+states off and blocks of a few pairs, so every shape crosses many block boundaries; and a
+quadratic self-correlation (``b.id < a.id``: n^2 / 2 pairs) runs within a memory budget that
+making every pair first exceeds.  Answers are DuckDB's.
+"""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import sqllogic
+import tdbsql
+from sql_fixtures import sql_arrays  # noqa: F401 - the session fixture, used by name
+from tdbsql.engine import join_aggregate, runner
+
+RECORDS = [record for record in sqllogic.parse_file(
+    sqllogic.SQL_DIR / "subqueries" / "correlated_range.test") if record.kind == "query"]
+RUNNING_AVERAGE = "SELECT count(*) FROM t a WHERE a.v > (SELECT avg(b.v) FROM t b " \
+                  "WHERE b.id < a.id)"
+# the same for DuckDB as a window (its correlated form takes seconds over 20K rows)
+RUNNING_AVERAGE_WINDOW = "SELECT count(*) FROM (SELECT v, avg(v) OVER (ORDER BY id ROWS " \
+                         "BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS m FROM t) WHERE v > m"
+
+
+@pytest.fixture(scope="module")
+def engines(sql_arrays):  # noqa: F811 - pytest fixture injection
+    return sqllogic.Engines(sql_arrays)
+
+
+@pytest.fixture
+def by_blocks(monkeypatch):
+    """Every fused aggregate by blocks (no running states)."""
+    monkeypatch.setattr(join_aggregate, "range_aggregate", lambda *args: None)
+
+
+@pytest.fixture
+def tiny_blocks(monkeypatch, by_blocks):
+    """Blocks of at most 5 pairs (a left row with more alone)."""
+    monkeypatch.setattr(join_aggregate, "BLOCK_PAIRS", 5)
+    monkeypatch.setattr(join_aggregate, "MIN_BLOCK_PAIRS", 1)
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=[r.ident for r in RECORDS])
+def test_records_over_blocks_of_a_few_pairs(record, engines, tiny_blocks):
+    sqllogic.check_record(record, engines)
+
+
+def test_explain_counts_the_blocks(engines, tiny_blocks):
+    con = engines.tdbsql((sqllogic.ArrayDecl("da", "da"), sqllogic.ArrayDecl("db", "db")))
+    text = con.explain("SELECT da.id, count(*) FROM da JOIN db ON db.k < da.a GROUP BY da.id",
+                       analyze=True)
+    blocks = re.search(r"Aggregated by blocks of left rows: (\d+) blocks", text)
+    assert blocks is not None and int(blocks.group(1)) > 10, text  # 393 pairs, <= 20 a row
+
+
+def _running_average(n: int, memory_mb: float):
+    """(tdbsql's, DuckDB's) answer of ``RUNNING_AVERAGE`` over ``n`` rows of random ``v``."""
+    rng = np.random.default_rng(11)
+    table = pa.table({"id": np.arange(n), "v": rng.random(n)})
+    duck = duckdb.connect()
+    duck.register("t", table)
+    con = tdbsql.connect(memory_mb=memory_mb).register("t", table)
+    return con.sql(RUNNING_AVERAGE).fetchall(), duck.sql(RUNNING_AVERAGE_WINDOW).fetchall()
+
+
+def test_the_window_form_is_duckdbs_correlated_answer():
+    rng = np.random.default_rng(11)
+    duck = duckdb.connect()
+    duck.register("t", pa.table({"id": np.arange(2_000), "v": rng.random(2_000)}))
+    assert duck.sql(RUNNING_AVERAGE).fetchall() == duck.sql(RUNNING_AVERAGE_WINDOW).fetchall()
+
+
+def test_running_states_answer_200m_pairs_in_a_small_budget():
+    got, want = _running_average(20_000, memory_mb=16)  # 199,990,000 pairs
+    assert got == want
+
+
+def test_blocks_answer_12m_pairs_in_a_small_budget(by_blocks):
+    got, want = _running_average(5_000, memory_mb=16)
+    assert got == want
+
+
+def test_making_every_pair_exceeds_that_budget(monkeypatch):
+    monkeypatch.setattr(runner, "fused_joins", lambda *args: {})
+    with pytest.raises(tdbsql.MemoryLimitError, match="the join with 'b'"):
+        _running_average(5_000, memory_mb=16)
