@@ -145,10 +145,11 @@ class TileReader:
         name is appended to ``hits``, if given)."""
         return self.read_fields([spec], tile_idx, hits)[0]
 
-    def read_fields(self, specs: list[FieldSpec], tile_idx, hits: list | None = None
-                    ) -> list[Column]:
+    def read_fields(self, specs: list[FieldSpec], tile_idx, hits: list | None = None,
+                    keep: bool = True) -> list[Column]:
         """``read`` of several fields of one tile, looked up in the cache together
-        (``tile_idx``: one index for all, or one per field)."""
+        (``tile_idx``: one index for all, or one per field); a tile decoded goes into the
+        cache unless ``keep`` is False (a run's tiles: the run goes in their place)."""
         tiles = list(tile_idx) if isinstance(tile_idx, (list, range)) else \
             [tile_idx] * len(specs)
         keys = [self._cache_key(spec, t) for spec, t in zip(specs, tiles)]
@@ -167,7 +168,8 @@ class TileReader:
                     out.append(column)
                     continue
                 column = self._decode(spec, t)
-                cache.put(key, column, column.nbytes)
+                if keep:
+                    cache.put(key, column, column.nbytes)
             else:
                 column = self._served(spec, key, column, first, hits)
             out.append(column)
@@ -191,7 +193,8 @@ class TileReader:
         for spec, key, (column, first) in zip(specs, keys, cache.get_many(keys)):
             if column is None:
                 cached: list[str] = []
-                column = concat(self.read_fields([spec] * len(tiles), tiles, cached))
+                column = concat(self.read_fields([spec] * len(tiles), tiles, cached,
+                                                 keep=False))
                 if len(cached) == len(tiles) and hits is not None:
                     hits.append(spec.name)
                 if key is not None:  # (None: a file is missing; read_fields said so)
