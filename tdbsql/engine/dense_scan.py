@@ -144,7 +144,7 @@ class DenseScan(TileScan):
                 self.dropped[targets] = False
             if self.always is not None:
                 self.always[targets] = tile_always
-            self.count_tiles_bytes(frag, tile_idx, cols, ())
+            self.count_tiles_bytes(frag, range(tile_idx, tile_idx + 1), cols, ())
             for name, tile in cols.items():
                 outs[name].write(tile, cells, targets)
 

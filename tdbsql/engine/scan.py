@@ -219,29 +219,33 @@ class TileScan:
         if self.budget is not None:
             self.budget.check(nbytes, f"{what} of the array {self.array.path!r}")
 
-    def count_tiles_bytes(self, frag, tiles, columns: dict[str, Column], cached) -> None:
+    def count_tiles_bytes(self, frag, tiles: range, columns: dict[str, Column],
+                          cached) -> None:
         """Count the bytes of ``columns`` of ``frag`` (its stored fields only), read from
-        its tile ``tiles`` (an index, or a range of them: a run) into the stats: decoded, and
-        read from disk unless ``cached`` names them."""
+        its tiles ``tiles`` (one, or a run) into the stats: decoded, and read from disk
+        unless ``cached`` names them."""
         read = decoded = 0
         for name, column in columns.items():
             if name not in frag.fields:
                 continue
             if name not in cached:
-                read += sum(self._tile_file_bytes(frag.metadata, name, t, column)
-                            for t in (tiles if isinstance(tiles, range) else (tiles,)))
+                read += self._tile_file_bytes(frag.metadata, name, tiles, column)
             decoded += column.nbytes
         with self._stats_lock:  # tiles are read on several threads: one update a tile
             self.stats["bytes_read"] += read
             self.stats["bytes_decoded"] += int(decoded)
 
     @staticmethod
-    def _tile_file_bytes(meta, name: str, tile_idx: int, column: Column) -> int:
-        read = meta.tile_range(name, tile_idx)[1]
-        if column.offsets is not None:
-            read += meta.tile_var_range(name, tile_idx)[1]
-        if column.validity is not None:
-            read += meta.tile_validity_range(name, tile_idx)[1]
+    def _tile_file_bytes(meta, name: str, tiles: range, column: Column) -> int:
+        """The bytes field ``name``'s files hold for ``tiles`` (``column``: what they decode
+        to, which says whether there are var values and validity)."""
+        read = 0
+        for tile_idx in tiles:
+            read += meta.tile_range(name, tile_idx)[1]
+            if column.offsets is not None:
+                read += meta.tile_var_range(name, tile_idx)[1]
+            if column.validity is not None:
+                read += meta.tile_validity_range(name, tile_idx)[1]
         return int(read)
 
 

@@ -304,9 +304,8 @@ class SparseScan(TileScan):
             self.count_tiles_bytes(frag, task.indices, {field: column}, cached)
         elif not cached:  # the full read finds the key column cached: its disk bytes now
             with self._stats_lock:
-                self.stats["bytes_read"] += sum(
-                    self._tile_file_bytes(frag.metadata, field, t, column)
-                    for t in task.indices)
+                self.stats["bytes_read"] += self._tile_file_bytes(frag.metadata, field,
+                                                                  task.indices, column)
         return keep, kept
 
     @staticmethod
@@ -516,8 +515,7 @@ class SparseScan(TileScan):
         if names:
             cols.update(zip(names, self._read_fields(frag, task, specs, cached)))
         # the cells a read column holds; metadata's count only if no column was read
-        n = len(next(iter(cols.values()))) if cols else \
-            sum(frag.metadata.tile_cell_count(t) for t in task.indices)
+        n = len(next(iter(cols.values()))) if cols else self.task_cells(task)
         for name in need:
             if name not in cols:  # attribute added after this fragment was written
                 cols[name] = fill_column(self.schema.attribute(name), n)

@@ -26,6 +26,7 @@ from .tile_codes import with_codes
 
 RUN_TILES = 8  # tiles of a sparse fragment a scan task reads as one (``read_run``)
 
+
 @dataclass(frozen=True)
 class FieldSpec:
     """Everything needed to encode or decode a field's tiles."""
@@ -145,29 +146,27 @@ class TileReader:
         name is appended to ``hits``, if given)."""
         return self.read_fields([spec], tile_idx, hits)[0]
 
-    def read_fields(self, specs: list[FieldSpec], tile_idx, hits: list | None = None,
+    def read_fields(self, specs: list[FieldSpec], tile_idx: int, hits: list | None = None,
                     keep: bool = True) -> list[Column]:
-        """``read`` of several fields of one tile, looked up in the cache together
-        (``tile_idx``: one index for all, or one per field); a tile decoded goes into the
-        cache unless ``keep`` is False (a run's tiles: the run goes in their place)."""
-        tiles = list(tile_idx) if isinstance(tile_idx, (list, range)) else \
-            [tile_idx] * len(specs)
-        keys = [self._cache_key(spec, t) for spec, t in zip(specs, tiles)]
+        """``read`` of several fields of one tile, looked up in the cache together; a tile
+        decoded goes into the cache unless ``keep`` is False (a run's tiles: the run goes in
+        their place)."""
+        keys = [self._cache_key(spec, tile_idx) for spec in specs]
         if keys[0] is None:  # no cache (or an encrypted array): every field alike
-            return [self._decode(spec, t) for spec, t in zip(specs, tiles)]
+            return [self._decode(spec, tile_idx) for spec in specs]
         cache = tile_cache()
         out = []
-        for spec, t, key, (column, first) in zip(specs, tiles, keys, cache.get_many(keys)):
+        for spec, key, (column, first) in zip(specs, keys, cache.get_many(keys)):
             if key is None:
-                column = self._decode(spec, t)
+                column = self._decode(spec, tile_idx)
             elif column is None:
-                column = self._from_run(spec, t)
+                column = self._from_run(spec, tile_idx)
                 if column is not None:  # a slice of a run read before: cached, coded or not
                     if hits is not None:
                         hits.append(spec.name)
                     out.append(column)
                     continue
-                column = self._decode(spec, t)
+                column = self._decode(spec, tile_idx)
                 if keep:
                     cache.put(key, column, column.nbytes)
             else:
@@ -179,11 +178,11 @@ class TileReader:
                  ) -> list[Column]:
         """Tiles ``run * RUN_TILES`` to the end of that run (``RUN_TILES`` tiles, fewer for
         the fragment's last run) of each field, as one column each: a run of a sparse
-        fragment's tiles read by one scan task (``engine.sparse_scan``), so the steps above
-        pay their per-call costs once a run, not once a tile.  The cache keeps the run whole
-        (one buffer: no copy when it is read again) in place of its tiles, which are served
-        as slices of it (``read_fields``).  A field's name goes to ``hits`` when the run (or
-        every one of its tiles) came from the cache."""
+        fragment's tiles read by one scan task (``engine.sparse_scan``: a run holds at least
+        two), so the steps above pay their per-call costs once a run, not once a tile.  The
+        cache keeps the run whole (one buffer: no copy when it is read again) in place of its
+        tiles, which are served as slices of it (``read_fields``).  A field's name goes to
+        ``hits`` when the run (or every one of its tiles) came from the cache."""
         keys = [self._cache_key(spec, ("run", run)) for spec in specs]
         tiles = self.run_tiles(run)
         if keys[0] is None:  # no cache: the tiles decoded and put together
@@ -193,12 +192,12 @@ class TileReader:
         for spec, key, (column, first) in zip(specs, keys, cache.get_many(keys)):
             if column is None:
                 cached: list[str] = []
-                column = concat(self.read_fields([spec] * len(tiles), tiles, cached,
-                                                 keep=False))
+                column = concat([self.read_fields([spec], t, cached, keep=False)[0]
+                                 for t in tiles])  # two tiles or more: a new, plain column
                 if len(cached) == len(tiles) and hits is not None:
                     hits.append(spec.name)
                 if key is not None:  # (None: a file is missing; read_fields said so)
-                    cache.put(key, _plain(column), column.nbytes)
+                    cache.put(key, column, column.nbytes)
                     cache.discard([self._cache_key(spec, t) for t in tiles])
             else:
                 column = self._served(spec, key, column, first, hits)
@@ -233,7 +232,7 @@ class TileReader:
         start = sum(self.meta.tile_cell_count(t) for t in range(first, tile_idx))
         return rows_of(run, start, start + self.meta.tile_cell_count(tile_idx))
 
-    def _cache_key(self, spec: FieldSpec, tile_idx):
+    def _cache_key(self, spec: FieldSpec, tile_idx: int | tuple):
         if self.encryption is not None or tile_cache().budget == 0:
             return None
         field = (spec.file_stem, spec.name)  # one field of this fragment
@@ -349,10 +348,3 @@ class TileReader:
     def _where(self, spec, tile_idx, suffix) -> str:
         frag = os.path.basename(self.path)
         return f"{frag}/{spec.file_stem}{suffix}.tdb (field {spec.name!r}), tile {tile_idx}"
-
-
-def _plain(column: Column) -> Column:
-    """``column`` without dictionary codes (``concat`` of one tile returns the tile)."""
-    if column.codes is None:
-        return column
-    return Column(column.values, column.offsets, column.validity, column.cell_val_num)
