@@ -295,12 +295,8 @@ def _text_test(node: exp.Expression, kinds: dict[str, FieldKind]) -> _Like | Non
 def _test_like(test: _Like, column: Column, data: np.ndarray, validity: np.ndarray,
                keep: np.ndarray) -> int:
     """AND ``test`` into ``keep``; NULL matches neither the test nor its negation."""
-    offsets = np.require(column.offsets, np.int64, ["C", "W"])
-    hit = np.zeros(len(keep), bool)
-    for pattern in test.patterns:  # only the rows still kept are matched
-        hit |= pattern.matches(data, offsets, keep)
-    if test.negate:
-        np.logical_not(hit, out=hit)
+    # only the rows still kept are matched
+    hit = _outcomes(test, data, np.require(column.offsets, np.int64, ["C", "W"]), keep)
     if len(validity):
         hit &= validity.view(bool)
     np.logical_and(keep, hit, out=keep)
@@ -312,13 +308,21 @@ def _test_like_codes(test: _Like, column: Column, keep: np.ndarray, kept: int) -
     never NULL): the patterns are matched once a dictionary entry, then each row keeps its
     entry's outcome (TPC-H's l_shipmode, o_orderstatus: a byte a row, not its text)."""
     data, offsets = string_dictionary(column.dictionary)
-    every = np.ones(len(offsets) - 1, bool)
-    hits = np.zeros(len(every), bool)
-    for pattern in test.patterns:
-        hits |= pattern.matches(data, offsets, every)
-    if test.negate:
-        np.logical_not(hits, out=hits)
+    hits = _outcomes(test, data, offsets, np.ones(len(offsets) - 1, bool))
     return _keep_by_codes(column, hits, keep, kept)
+
+
+def _outcomes(test: _Like, data: np.ndarray, offsets: np.ndarray,
+              keep: np.ndarray) -> np.ndarray:
+    """Per string (``data``, ``offsets``) whether it passes ``test`` -- it matches one of
+    the patterns, or none with ``negate`` -- of those ``keep`` holds (the others: False
+    before the negation)."""
+    hit = np.zeros(len(keep), bool)
+    for pattern in test.patterns:
+        hit |= pattern.matches(data, offsets, keep)
+    if test.negate:
+        np.logical_not(hit, out=hit)
+    return hit
 
 
 def _columns_of(test) -> tuple[str, ...]:
