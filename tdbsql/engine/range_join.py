@@ -29,9 +29,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from ..kernels.join import run_pairs
+from ..kernels.window import frame_rows
 from ..planner.comparison_order import FLIPPED
 from ..planner.conjuncts import and_all, has_subquery, tables_of
+from .list_values import repeated_rows
 
 BLOCK_PAIRS = 1 << 20
 # left OP right -> (side of searchsorted on the sorted right values, matches above it?)
@@ -99,11 +100,10 @@ class RangeMatches:
         """(left rows, right rows) of the matches of left rows ``begin .. end - 1``, by left
         row, each left row's right rows in sorted order."""
         counts = self.counts[begin:end]
-        total = int(counts.sum())
-        left_idx = np.empty(total, np.int64)
-        right_idx = np.empty(total, np.int64)
-        run_pairs(begin, self.start[begin:end], counts, self.order, left_idx, right_idx)
-        return left_idx, right_idx
+        starts = np.ascontiguousarray(self.start[begin:end])
+        right_idx = np.empty(int(counts.sum()), np.int64)
+        frame_rows(self.order, starts, starts + counts, right_idx)  # each left row's run
+        return repeated_rows(counts) + begin, right_idx
 
 
 def _range_matches(left, right, op, left_expr, right_expr, runner) -> RangeMatches | None:

@@ -183,6 +183,14 @@ def neumaier(total, value):
     return after, (value - after) + total
 
 
+@jit(inline="always")
+def sql_less(a, b):
+    """``a < b`` in SQL order, where NaN is above every number and equal to NaN (for
+    integers plain ``<``: ``x != x`` is constant false for them).  The one place min / max,
+    running states and window frames order numbers by."""
+    return a == a and (b != b or a < b)
+
+
 @jit
 def min_max(values, valid, ids, want_max, out, counts):
     """Per-group minimum (``want_max`` false) or maximum of int64 or float64 values, NaN
@@ -198,10 +206,7 @@ def min_max(values, valid, ids, want_max, out, counts):
         current = out[group]
         if counts[group] == 0:
             out[group] = value
-        elif want_max:
-            if value != value or (current == current and value > current):
-                out[group] = value
-        elif current != current or (value == value and value < current):
+        elif sql_less(current, value) if want_max else sql_less(value, current):
             out[group] = value
         counts[group] += 1
         total += 1

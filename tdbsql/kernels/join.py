@@ -5,8 +5,6 @@ In: ``right_ids`` (group id of every build-side row in the build table, -1 = NUL
 build rows of each group contiguously (in row order); ``join_count`` sizes the output and
 ``join_fill`` writes it into caller-allocated index arrays: probe rows in order, each followed
 by its matches in build-row order, unmatched probe rows (when kept) paired with -1.
-``run_pairs`` writes a range join's pairs (``engine.range_join``): each left row with a run
-of the right rows sorted by the compared value.
 """
 
 from __future__ import annotations
@@ -83,18 +81,3 @@ def unmatched_rows(right_ids, group_matched, out):
             out[count] = row
             count += 1
     return count
-
-
-@jit
-def run_pairs(first_row, starts, counts, order, left_out, right_out):
-    """The pairs of a range join's runs: left row ``first_row + i`` with the right rows
-    ``order[starts[i] : starts[i] + counts[i]]``, in that order, written into the outputs
-    (``counts.sum()`` long).  Returns the number of pairs written."""
-    pos = 0
-    for i in range(counts.shape[0]):
-        start = starts[i]
-        for j in range(counts[i]):
-            left_out[pos] = first_row + i
-            right_out[pos] = order[start + j]
-            pos += 1
-    return pos

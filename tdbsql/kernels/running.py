@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import jit
-from .aggregate import two_sum
+from .aggregate import sql_less, two_sum
 
 
 @jit
@@ -33,13 +33,7 @@ def running_float(values, valid, order, from_end, counts, sums, mins, maxs):
         row = order[n - 1 - i] if from_end else order[i]
         if not has_valid or valid[row] != 0:
             value = values[row]
-            if count == 0:
-                low, high = value, value
-            else:
-                if value != value or (high == high and value > high):
-                    high = value
-                if low != low or (value == value and value < low):
-                    low = value
+            low, high = _widened(low, high, value, count)
             total, add_error = two_sum(total, value)
             error += add_error
             count += 1
@@ -63,11 +57,7 @@ def running_int(values, valid, order, from_end, counts, sums, mins, maxs):
         row = order[n - 1 - i] if from_end else order[i]
         if not has_valid or valid[row] != 0:
             value = values[row]
-            if count == 0:
-                low, high = value, value
-            else:
-                high = max(high, value)
-                low = min(low, value)
+            low, high = _widened(low, high, value, count)
             after = total + value
             # two's-complement overflow: both operands differ in sign from the result
             if ((total ^ after) & (value ^ after)) < 0:
@@ -79,3 +69,11 @@ def running_int(values, valid, order, from_end, counts, sums, mins, maxs):
         sums[slot] = total
         mins[slot], maxs[slot] = low, high
     return overflow
+
+
+@jit(inline="always")
+def _widened(low, high, value, count):
+    """(minimum, maximum) with ``value`` taken in, in SQL order (``count`` values so far)."""
+    if count == 0:
+        return value, value
+    return (value if sql_less(value, low) else low), (value if sql_less(high, value) else high)

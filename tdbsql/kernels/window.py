@@ -7,7 +7,7 @@ values out (array_agg / string_agg)."""
 from __future__ import annotations
 
 from . import jit
-from .aggregate import neumaier
+from .aggregate import neumaier, sql_less
 
 
 @jit
@@ -53,13 +53,6 @@ def sliding_extreme(ranks, valid, starts, ends, largest, queue, out):
 
 
 @jit
-def _less(a, b):
-    """``a < b`` in SQL order, where NaN is above every number and equal to NaN (for integers
-    plain ``<``)."""
-    return a == a and (b != b or a < b)
-
-
-@jit
 def range_bounds(keys, targets, lo, hi, descending, inclusive, out):
     """For every row ``i`` the first position ``p`` in ``lo[i]..hi[i]`` whose key is not before
     ``targets[i]`` (``hi[i]`` if none): ``keys[lo[i]:hi[i]]`` is sorted (descending if
@@ -75,9 +68,9 @@ def range_bounds(keys, targets, lo, hi, descending, inclusive, out):
             middle = (a + b) >> 1
             key = keys[middle]
             if descending:
-                before = _less(target, key) or (inclusive and not _less(key, target))
+                before = sql_less(target, key) or (inclusive and not sql_less(key, target))
             else:
-                before = _less(key, target) or (inclusive and not _less(target, key))
+                before = sql_less(key, target) or (inclusive and not sql_less(target, key))
             if before:
                 a = middle + 1
             else:
