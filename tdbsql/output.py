@@ -85,8 +85,9 @@ def render_csv(table: pa.Table) -> str:
 
     lists = [i for i, t in enumerate(table.schema.types) if pa.types.is_list(t)
              or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)]
-    if lists:
-        from .engine.functions_text import text_of  # the engine, only for a list column
+    if lists:  # the engine, only for a list column (its function modules in their order)
+        from .engine import functions  # noqa: F401
+        from .engine.functions_text import text_of
 
         for i in lists:
             table = table.set_column(i, table.field(i).name,

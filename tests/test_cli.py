@@ -58,6 +58,16 @@ def test_csv_writes_a_list_column_as_duckdb_prints_it():
     assert proc.stdout.splitlines() == ['"station","q","l"', '1,"[0, 44]","[x, NULL]"']
 
 
+def test_csv_of_a_list_column_before_any_query():
+    """``render_csv`` used on its own in a fresh process (a library caller): the engine's
+    function modules load in their order, not in a circular import."""
+    code = ("import pyarrow as pa; from tdbsql.output import render_csv; "
+            "print(render_csv(pa.table({'l': pa.array([[1, None]])})), end='')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ['"l"', '"[1, NULL]"']
+
+
 def test_query_json_lines():
     proc = run("query", "SELECT day, rain_mm FROM array WHERE day = 1 ORDER BY station", SAMPLE,
                "-f", "json")

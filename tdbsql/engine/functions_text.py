@@ -107,8 +107,9 @@ def as_text(ctx, value, index: int):
 def text_of(value):
     """A value (array or scalar) as DuckDB's VARCHAR cast prints it: floats in the shortest
     form that reads back the same, with ``.0`` when whole (``480000.0``, ``1e+20``, as
-    Python's ``str``); times and timestamps without trailing zeros in the fraction of a
-    second (``10:00:00.5``, ``10:00:00``).  Raises Arrow's error for a type without text."""
+    Python's ``str``); decimals with every digit of their scale (``0.0000001000``); times
+    and timestamps without trailing zeros in the fraction of a second (``10:00:00.5``,
+    ``10:00:00``).  Raises Arrow's error for a type without text."""
     value = plain(value)
     value_kind = kind(value.type)
     if value_kind == "string":
@@ -117,6 +118,10 @@ def text_of(value):
         return pc.if_else(value, "true", "false")
     if value_kind == "float":
         return _float_text(value)
+    if value_kind == "decimal":  # every digit of the scale, never Arrow's 0E-10
+        from .decimal_values import to_text
+
+        return to_text(value)
     if value_kind == "timestamp" and value.type.tz is not None:
         # TIMESTAMP WITH TIME ZONE: DuckDB prints it in its session zone; tdbsql's is UTC
         utc = pc.cast(value, pa.timestamp(value.type.unit))  # the UTC wall clock
