@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..catalog import ArrowSource, Catalog, sql_type
-from ..errors import SqlError, UnsupportedSql
+from ..errors import SqlError
 from ..planner.correlated import KEY, OUTER, Correlated, CorrelatedSubquery
 from ..planner.decorrelate import dependent_query
 from ..planner.table_refs import table_key
@@ -138,12 +138,8 @@ def _quantified(op, every: bool, probe: pa.Array, ids: np.ndarray, count: int,
     from .subqueries import comparable
 
     values = as_array(result.column(1))
-    if values.type != probe.type and len(values):
-        try:
-            probe, values = comparable(probe, values)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            raise UnsupportedSql(f"comparing {probe.type} with {values.type} in ANY / ALL "
-                                 "is not supported") from None
+    if len(values):
+        probe, values = comparable(probe, values)
     keys = _keys(result)
     table = pa.table({"k": keys, "v": values})
     stats = table.group_by("k").aggregate([("v", "min"), ("v", "max"), ("v", "count"),

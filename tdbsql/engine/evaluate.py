@@ -39,9 +39,10 @@ from .functions_text import as_text
 from .list_compare import compare_lists
 from .list_values import is_list
 from .window_functions import window_value
-from .value_types import (unsigned_zeros, cast_value, common_type, compare_plain, fit_literals, float32_literal,
-                          has_cast, is_dictionary, join_strings, kind, nan_members, null_like,
-                          null_unconvertible, on_values, plain, type_name)
+from .value_types import (unsigned_zeros, cast_value, common_type, comparable_pair,
+                          compare_plain, fit_literals, has_cast, is_dictionary, join_strings,
+                          kind, nan_members, null_like, null_unconvertible, on_values, plain,
+                          type_name)
 
 _INT64_MAX = 2**63 - 1
 _COMPARE = {exp.EQ: "equal", exp.NEQ: "not_equal", exp.GT: "greater",
@@ -529,17 +530,10 @@ class Evaluator:
             raise self.error(str(err), node) from None
 
     def coerce_pair(self, left, right, node, what: str):
-        left, right = fit_literals(list(float32_literal(plain(left), plain(right))))
-        target = common_type([left.type, right.type])
-        if target is None:
-            raise self.error(f"cannot {what} {left.type} and {right.type}", node)
-        if pa.types.is_null(target):
-            target = pa.bool_()  # NULL = NULL: any type gives NULL
         try:
-            left, right = cast_value(left, target), cast_value(right, target)
+            return comparable_pair(left, right, what)
         except ValueError as err:
             raise self.error(str(err), node) from None
-        return left, right
 
     # -- functions (and the operators that are functions) --------------------------------
 

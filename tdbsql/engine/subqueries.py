@@ -24,7 +24,7 @@ from ..planner.table_refs import inside
 from .correlated import correlated_values
 from .frame import broadcast
 from .hash_table import as_array
-from .value_types import cast_value, common_type, compare_plain, is_numeric, unsigned_zeros
+from .value_types import comparable_pair, compare_plain, unsigned_zeros
 
 
 class SubqueryResolver:
@@ -236,13 +236,13 @@ def _membership(values: pa.Array, candidates: pa.ChunkedArray) -> pa.Array:
 
 
 def comparable(values: pa.Array, candidates: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """``values`` and the ``candidates`` they are compared with (IN, ANY / ALL) in one type:
-    numbers in their common type (an INTEGER with a DOUBLE 5.25, a DECIMAL(4,1) with a
-    DECIMAL(7,2): casting one to the other's type failed, or lost digits); otherwise the
-    candidates cast to the values' type."""
+    """``values`` and the ``candidates`` they are compared with (IN, ANY / ALL) in the type a
+    comparison meets in (``value_types.comparable_pair``: an INTEGER with a DOUBLE 5.25, a
+    DECIMAL(4,1) with a DECIMAL(7,2) in their common type); ``SqlError`` when there is none
+    or a value does not fit it, as for ``=``."""
     if candidates.type == values.type:
         return values, candidates
-    if is_numeric(values) and is_numeric(candidates):
-        target = common_type([values.type, candidates.type])
-        return cast_value(values, target), cast_value(candidates, target)
-    return values, pc.cast(candidates, values.type)
+    try:
+        return comparable_pair(values, candidates)
+    except (ValueError, pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+        raise SqlError(f"IN / ANY / ALL over a subquery: {err}") from None

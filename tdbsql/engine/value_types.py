@@ -636,6 +636,20 @@ def nan_members(found, values, items, target):
     return pc.or_(found, pc.fill_null(pc.is_nan(values), False))
 
 
+def comparable_pair(left, right, what: str = "compare"):
+    """``left`` and ``right`` (arrays or scalars) in the one type SQL compares them in:
+    DuckDB's coercions (``common_type``; a literal fitted to the other side's type, a float32
+    beside a float literal).  ``ValueError`` naming the problem when they have none or a value
+    does not fit it."""
+    left, right = fit_literals(list(float32_literal(plain(left), plain(right))))
+    target = common_type([left.type, right.type])
+    if target is None:
+        raise ValueError(f"cannot {what} {left.type} and {right.type}")
+    if pa.types.is_null(target):
+        target = pa.bool_()  # NULL = NULL: any type gives NULL
+    return cast_value(left, target), cast_value(right, target)
+
+
 def float32_literal(left, right):
     """A float literal compared with a FLOAT (float32) column is cast to FLOAT first, as DuckDB
     and TileDB do -- otherwise ``f = 0.3`` misses float32(0.3)."""
