@@ -128,6 +128,15 @@ def test_registered_arrow_tables_are_the_callers_memory():
         con.sql("SELECT a FROM t ORDER BY b DESC").fetchall()
 
 
+def test_list_functions_count_against_the_connections_budget(monkeypatch):
+    """``range()`` as a list checks what it would build against ``connect(memory_mb=...)``
+    (it read only $TDBSQL_MEMORY_MB and the default), and under the budget answers."""
+    monkeypatch.delenv("TDBSQL_MEMORY_MB", raising=False)
+    with pytest.raises(tdbsql.MemoryLimitError, match="memory budget of 1.0 MB"):
+        tdbsql.connect(memory_mb=1).sql("SELECT range(0, 10000000)").fetchall()
+    assert tdbsql.connect(memory_mb=1).sql("SELECT len(range(0, 1000))").fetchall() == [(1000,)]
+
+
 def test_bad_budgets_are_interface_errors(big, monkeypatch):
     for bad in (0, -1, "lots", True):
         with pytest.raises(tdbsql.InterfaceError, match="memory_mb"):

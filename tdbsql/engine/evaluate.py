@@ -562,7 +562,7 @@ class Evaluator:
         if function is None:
             raise UnsupportedSql(f"unsupported SQL function {_written_name(node, name)}()")
         values = [self._argument(arg) for arg in args]
-        return call(function, Call(name, node, tuple(args), self.sql), values)
+        return call(function, Call(name, node, tuple(args), self.sql, self.budget), values)
 
     def _argument(self, node: exp.Expression):
         """A function's argument; an INTERVAL literal as an Arrow interval (time_bucket's

@@ -59,6 +59,7 @@ class Call:
     node: exp.Expression
     args: tuple
     sql: str
+    budget: object = None  # the query's MemoryBudget (None: unchecked), for big results
 
     def error(self, message: str, index: int | None = None) -> SqlError:
         where = self.args[index] if index is not None and index < len(self.args) else self.node

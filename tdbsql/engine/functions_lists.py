@@ -17,14 +17,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import MemoryLimitError
 from .frame import broadcast
-from .memory import budget_mb
 from .functions import REGISTRY, register, unify
 from .functions_text import as_text
 from .hash_table import key_codes
+from .integer_series import series_counts, series_values
 from .list_compare import compare_lists  # imported first: its length() is wrapped below
-from .list_values import (as_lists, element_at, is_list, list_parts, list_value, ordinals,
+from .list_values import (as_lists, element_at, is_list, list_parts, list_value,
                           rebuild, scalar_if_constant, slice_of)
 from .value_types import compare_plain, kind, plain
 
@@ -355,7 +354,8 @@ MAX_ELEMENTS = 2**31 - 1  # Arrow list offsets are int32 (DuckDB's limit is 2^32
 
 def _series(ctx, values, inclusive: bool):
     """``range`` / ``generate_series`` as a list per row: start, start + step, ... before
-    (range) or up to (generate_series) the end."""
+    (range) or up to (generate_series) the end (``engine.integer_series``, the whole int64
+    range; a zero step is an error, where DuckDB's list form gives ``[]``)."""
     rows = row_count(values)
     start, end, step = (np.asarray(pc.fill_null(broadcast(ctx.integer(v, i), rows), 0)
                                    .to_numpy(), dtype=np.int64) for i, v in enumerate(values))
@@ -364,17 +364,14 @@ def _series(ctx, values, inclusive: bool):
                                    for v in values])
     if (step[valid] == 0).any():
         raise ctx.error("the step must not be 0")
-    span = end - start + (np.sign(step) if inclusive else 0)
-    safe = np.where(step == 0, 1, step)
-    counts = np.where(valid, np.maximum(-(-span // safe), 0), 0)
+    counts = np.where(valid, series_counts(start, end, step, inclusive), 0)
     total = int(counts.sum())
     if total > MAX_ELEMENTS:
         raise ctx.error(f"the lists would hold {total:,} elements, more than "
                         f"{MAX_ELEMENTS:,}")
-    if total * 24 > budget_mb() * 2**20:  # the values, their positions and the offsets
-        raise MemoryLimitError(f"{ctx.name}() would build {total:,} list elements, more "
-                               f"than the memory budget of {budget_mb():,.0f} MB holds")
-    elements = np.repeat(start, counts) + np.repeat(step, counts) * ordinals(counts)
+    if ctx.budget is not None:  # the values, their positions and the offsets
+        ctx.budget.check(total * 24, f"{ctx.name}()")
+    elements = series_values(start, step, counts)
     return scalar_if_constant(rebuild(valid, counts, pa.array(elements, pa.int64())), *values)
 
 

@@ -23,6 +23,7 @@ from ..errors import SqlError
 from ..planner.table_refs import table_key
 from .evaluate import evaluate
 from .frame import rows_only
+from .integer_series import series_counts, series_values
 
 _US_PER_DAY = 86_400_000_000
 
@@ -94,13 +95,10 @@ def _arguments(runner, spec) -> list:
 def _integers(runner, spec, start: int, stop: int, step: int) -> pa.Array:
     if step == 0:
         raise SqlError("interval cannot be 0!", runner.sql)
-    size = abs(step)
-    count = _count(stop - start if step > 0 else start - stop, size, spec.inclusive)
-    _check(runner, spec, count)
-    offsets = np.arange(count, dtype=np.uint64) * np.uint64(size)  # < 2**64: no overflow
-    base = np.uint64(start % (1 << 64))
-    values = base + offsets if step > 0 else base - offsets  # wraps as int64 would not
-    return pa.array(values.view(np.int64))
+    start_, step_ = np.array([start], np.int64), np.array([step], np.int64)
+    counts = series_counts(start_, np.array([stop], np.int64), step_, spec.inclusive)
+    _check(runner, spec, int(counts[0]))
+    return pa.array(series_values(start_, step_, counts))
 
 
 def _timestamps(runner, spec, start: int, stop: int, step: tuple) -> pa.Array:
