@@ -39,9 +39,8 @@ from .joined_rows import JoinedRows
 from .memory import frame_bytes, step_label
 from .project import filter_project
 from .range_aggregate import range_aggregate
-from .range_join import non_equi_matches
+from .range_join import BLOCK_PAIRS, non_equi_matches  # pairs a block holds at most
 
-BLOCK_PAIRS = 1 << 20  # pairs per block at most (unless one left row has more)
 MIN_BLOCK_PAIRS = 1 << 12  # however tight the budget
 _HELD_PER_PAIR = 4  # a block's pairs are held as indices, joined rows, operands, group ids
 
@@ -103,15 +102,16 @@ def run_join_aggregate(runner, step: planner.Aggregate, join: planner.Join,
             runner.record(join, matches.total, streamed=True, how="Pairs aggregated per left "
                           "row from running states over the sorted right rows, none made")
             return answered
-    return _by_blocks(runner, step, join, left, right, matches, and_all(rest), outer)
+    return _by_blocks(runner, step, join, left, right, matches, and_all(rest), outer,
+                      residual)
 
 
 def _by_blocks(runner, step, join, left: JoinedRows, right: Frame, matches, rest,
-               outer: bool) -> Frame:
-    """The aggregate of each block's joined rows, concatenated (see the module's text)."""
+               outer: bool, residual) -> Frame:
+    """The aggregate of each block's joined rows, concatenated (see the module's text);
+    ``residual``: the join step's condition left for its joined rows."""
     per_pair = 16 + sum(frame_bytes(f) / max(f.length, 1) for f in (*left.inputs, right))
     counts = np.maximum(matches.counts, 1) if outer else matches.counts
-    residual = runner.residual(join)
     read = _columns_read(step, join, residual)
     what = step_label(step)
     outputs, held, rows, empty = [], 0, 0, None
