@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 from ..errors import UnsupportedSql
 from ..kernels import hashing
 from . import pooled
+from .decimal_values import to_double
 
 NO_ROWS = np.empty(0, np.uint8)  # "no mask" for the kernels' skip/valid arguments
 # The largest direct-lookup box (slots, 8 bytes each; at most 8 slots per row): one
@@ -142,8 +143,12 @@ def int64_values(array: pa.Array, *, copy: bool = True) -> np.ndarray:
 
 def float64_values(array: pa.Array, *, copy: bool = True) -> np.ndarray:
     """float64 values of a numeric array (integers, floats, decimals, booleans), writable and
-    C-contiguous; ``copy`` as for ``int64_values``."""
-    if pa.types.is_decimal(array.type) or pa.types.is_boolean(array.type):
+    C-contiguous; ``copy`` as for ``int64_values``.  A DECIMAL converts correctly rounded, as
+    DuckDB converts it (``decimal_values.to_double``; Arrow's cast is one unit in the last
+    place off for some wide values)."""
+    if pa.types.is_decimal(array.type):
+        array = to_double(array)
+    elif pa.types.is_boolean(array.type):
         array = pc.cast(array, pa.float64())
     values = _data(array)
     return values.astype(np.float64) if copy else np.require(values, np.float64, ["C", "W"])
