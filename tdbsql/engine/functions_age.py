@@ -137,34 +137,36 @@ def _fixed_buckets(micros, width: int, origin):
 
 
 def _floor_div(values, width: int):
-    numbers = values.to_numpy(zero_copy_only=False) if not isinstance(values, pa.Scalar) \
-        else np.array([values.as_py() if values.is_valid else 0])
-    valid = values.is_valid if isinstance(values, pa.Scalar) else None
-    result = np.floor_divide(np.nan_to_num(numbers.astype(np.float64)).astype(np.int64)
-                             if numbers.dtype.kind == "f" else numbers, width)
+    """``values // width`` rounding down (int64 arrays or scalars; NULL stays NULL)."""
     if isinstance(values, pa.Scalar):
-        return pa.scalar(int(result[0]) if valid else None, pa.int64())
-    return pa.array(result, pa.int64(), mask=values.is_null().to_numpy(zero_copy_only=False))
+        return pa.scalar(values.as_py() // width if values.is_valid else None, pa.int64())
+    numbers = np.asarray(pc.fill_null(values, 0).to_numpy(zero_copy_only=False), np.int64)
+    return pa.array(numbers // width, pa.int64(), mask=_nulls(values))
 
 
 def _month_buckets(micros, months: int, origin):
     """The first instant of each value's bucket of ``months`` months (its month index,
     floored to the origin's, as months since the epoch; the origin's day is dropped, as
-    DuckDB drops it)."""
-    base = _MONTH_ORIGIN if origin is None else _month_index_scalar(origin)
+    DuckDB drops it), over all rows at once; the origin may be a column."""
+    if isinstance(micros, pa.Scalar):
+        return _month_buckets(pa.array([micros.as_py()], pa.int64()), months, origin)[0]
+    index = _month_index(micros)
+    base = _MONTH_ORIGIN - 1970 * 12 if origin is None else _month_index(origin)
+    start = base + (index - base) // months * months  # months since 1970-01
+    first = start.astype("datetime64[M]").astype("datetime64[us]").astype(np.int64)
+    nulls = _nulls(micros) if origin is None or isinstance(origin, pa.Scalar) else \
+        _nulls(micros) | _nulls(origin)
+    return pa.array(first, pa.int64(), mask=nulls)
 
-    def bucket(us):
-        moment = _EPOCH + dt.timedelta(microseconds=us)
-        index = moment.year * 12 + moment.month - 1
-        start = base + (index - base) // months * months
-        year, month = divmod(start, 12)
-        return (dt.datetime(year, month + 1, 1) - _EPOCH) // dt.timedelta(microseconds=1)
-    return python_map(bucket, pa.int64(), micros)
+
+def _month_index(micros):
+    """Months since 1970-01 of microsecond timestamps (an int64 array or scalar; NULLs as
+    the epoch, masked by the caller)."""
+    if isinstance(micros, pa.Scalar):
+        return _month_index(pa.array([micros.as_py()], pa.int64()))[0]
+    stamps = np.asarray(pc.fill_null(micros, 0).to_numpy(zero_copy_only=False), np.int64)
+    return stamps.astype("datetime64[us]").astype("datetime64[M]").astype(np.int64)
 
 
-def _month_index_scalar(origin) -> int:
-    value = origin.as_py() if isinstance(origin, pa.Scalar) else None
-    if value is None:
-        raise SqlError("time_bucket(): the origin must be a constant", "")
-    moment = _EPOCH + dt.timedelta(microseconds=value)
-    return moment.year * 12 + moment.month - 1
+def _nulls(values) -> np.ndarray:
+    return np.asarray(values.is_null().to_numpy(zero_copy_only=False), bool)

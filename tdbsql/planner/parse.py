@@ -62,7 +62,18 @@ def parse(sql: str) -> exp.Expression:
             raise misspelled
     _check_tokens(sql, tokens)
     _check_tree(sql, tokens, statements[0])
-    return unnest_after_grouping(written_indexes(statements[0]))
+    return unnest_after_grouping(written_indexes(bucket_origins(statements[0])))
+
+
+def bucket_origins(tree: exp.Expression) -> exp.Expression:
+    """``time_bucket(width, ts, origin)`` with a column as the origin: sqlglot reads a bare
+    name in that place as a unit keyword (``Var``), which no column resolution would find;
+    it is the column (case-insensitive, as DuckDB's unquoted names)."""
+    for node in list(tree.find_all(exp.DateBin)):
+        origin = node.args.get("unit")
+        if isinstance(origin, exp.Var):
+            node.set("unit", exp.column(origin.name.lower()))
+    return tree
 
 
 def _tokens(text: str, what: str) -> list:
