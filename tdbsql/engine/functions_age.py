@@ -16,7 +16,6 @@ In: evaluated arguments and the ``Call``.  Out: an Arrow value, NULL where an ar
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 
 import numpy as np
@@ -25,7 +24,8 @@ import pyarrow.compute as pc
 
 from . import datetime_ops as dto
 from ..errors import SqlError
-from .functions import python_map, register
+from .frame import broadcast
+from .functions import register
 from .value_types import kind, null_like, plain
 
 _US_PER_DAY = 86_400_000_000
@@ -37,44 +37,61 @@ _MONTH_ORIGIN = 2000 * 12  # months since year 0 of 2000-01
 @register("age", 2)
 def _age(ctx, end, start):
     end, start = ctx.temporal(end, 0), ctx.temporal(start, 1)
+    if isinstance(end, pa.Scalar) and isinstance(start, pa.Scalar):
+        return _age(ctx, pa.array([end.as_py()], end.type), start)[0]
+    rows = len(start) if isinstance(end, pa.Scalar) else len(end)
+    a, b = broadcast(end, rows), broadcast(start, rows)
+    nulls = _nulls(a) | _nulls(b)
+    months, days, micros = _ages(_stamps(a), _stamps(b))
+    cells = np.zeros(rows, _MONTH_DAY_NANO)
+    cells["months"], cells["days"], cells["nanos"] = months, days, micros * 1000
+    valid = None if not nulls.any() else \
+        pa.py_buffer(np.packbits(~nulls, bitorder="little"))
+    return pa.Array.from_buffers(pa.month_day_nano_interval(), rows,
+                                 [valid, pa.py_buffer(cells)])
 
-    def age(a, b):
-        return _age_of(_as_datetime(a), _as_datetime(b))
-    return python_map(age, pa.month_day_nano_interval(), end, start)
+
+_MONTH_DAY_NANO = np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")])
 
 
-def _as_datetime(value) -> dt.datetime:
-    if isinstance(value, dt.datetime):
-        return value.replace(tzinfo=None)
-    return dt.datetime(value.year, value.month, value.day)
+def _stamps(values) -> np.ndarray:
+    """DATE / TIMESTAMP values as datetime64[us] (NULLs as the epoch, masked by the caller)."""
+    return np.asarray(pc.fill_null(_micros(values), 0).to_numpy(zero_copy_only=False),
+                      np.int64).astype("datetime64[us]")
 
 
-def _age_of(a: dt.datetime, b: dt.datetime) -> tuple[int, int, int]:
-    """(months, days, nanoseconds) from ``b`` to ``a``, PostgreSQL's way."""
+def _ages(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(months, days, microseconds) from each ``b`` to its ``a``, PostgreSQL's way: the
+    later one's fields minus the earlier one's, a negative field borrowing from the next (a
+    day borrows the length of the earlier one's month), the sign of the whole when ``a`` is
+    before ``b``."""
     negative = a < b
-    years, months, days = a.year - b.year, a.month - b.month, a.day - b.day
-    micros = _time_us(a) - _time_us(b)
-    if negative:
-        years, months, days, micros = -years, -months, -days, -micros
-    while micros < 0:
-        micros += _US_PER_DAY
-        days -= 1
-    earlier_month = a if negative else b  # PostgreSQL borrows the month of this one
-    while days < 0:
-        days += calendar.monthrange(earlier_month.year, earlier_month.month)[1]
-        months -= 1
-    while months < 0:
-        months += 12
-        years -= 1
-    total = years * 12 + months
-    if negative:
-        total, days, micros = -total, -days, -micros
-    return total, days, micros * 1000
+    late, early = np.where(negative, b, a), np.where(negative, a, b)
+    (late_month, late_day, late_time), (early_month, early_day, early_time) = \
+        _fields(late), _fields(early)
+    months = late_month - early_month  # years * 12 + months, borrowed below as a whole
+    days, micros = late_day - early_day, late_time - early_time
+    borrow = micros < 0
+    micros[borrow] += _US_PER_DAY
+    days[borrow] -= 1
+    month_start = early.astype("datetime64[M]")
+    lengths = ((month_start + 1).astype("datetime64[D]") -
+               month_start.astype("datetime64[D]")).astype(np.int64)
+    while (days < 0).any():  # once: a day difference is never below minus a month
+        borrow = days < 0
+        days[borrow] += lengths[borrow]
+        months[borrow] -= 1
+    sign = np.where(negative, -1, 1)
+    return months * sign, days * sign, micros * sign
 
 
-def _time_us(moment: dt.datetime) -> int:
-    return ((moment.hour * 60 + moment.minute) * 60 + moment.second) * 1_000_000 + \
-        moment.microsecond
+def _fields(stamps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(months since year 0, day of month, microseconds into the day) of datetime64[us]."""
+    month = stamps.astype("datetime64[M]")
+    day = stamps.astype("datetime64[D]")
+    return (month.astype(np.int64) + 1970 * 12,
+            (day - month.astype("datetime64[D]")).astype(np.int64) + 1,
+            (stamps - day.astype("datetime64[us]")).astype(np.int64))
 
 
 @register("time_bucket", 2, 3, aliases=("date_bin",))
