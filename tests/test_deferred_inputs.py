@@ -183,6 +183,26 @@ def test_small_unique_input_reads_its_deferred_host_for_its_keys(engines, monkey
     assert f"{DEFERRED}: {ids:,}" in text
 
 
+def test_small_unique_input_filters_the_partner_first(engines, monkeypatch):
+    """TPC-H Q11's shape: o's 60 ids cover i.k's values, so they are not worth testing; f
+    (unique, keyed on o's column) joins into o first, and i is read for the few ids left."""
+    from tdbsql.engine import deferred_inputs
+
+    monkeypatch.setattr(deferred_inputs, "SCANNED_CELLS_MIN", 100)  # o: 60 cells, i: 900
+    con, oracle = engines
+    sql = ("SELECT i.id, o.id, i.v FROM i JOIN o ON i.k = o.id JOIN (SELECT k32 AS g FROM o "
+           "GROUP BY k32 HAVING k32 < 5) f ON o.k = f.g ORDER BY 1, 2")
+    assert_same_rows(con.sql(sql).fetchall(), oracle.sql(sql).fetchall())
+    text = con.explain(sql, analyze=True)
+    keys = oracle.sql("SELECT count(*) FROM o WHERE k < 5").fetchall()[0][0]
+    assert "f into o" in text
+    assert f"{DEFERRED}: {keys:,}" in text
+    # without f the partner's ids are most of i.k's values: i is read whole
+    plain = "SELECT i.id, o.id FROM i JOIN o ON i.k = o.id ORDER BY 1, 2"
+    assert_same_rows(con.sql(plain).fetchall(), oracle.sql(plain).fetchall())
+    assert DEFERRED not in con.explain(plain, analyze=True)
+
+
 def test_many_joined_keys_read_every_cell(engines, monkeypatch):
     """As many joined rows as cells, nearly: the keys are not worth testing."""
     from tdbsql.engine import deferred_inputs
@@ -445,6 +465,7 @@ def test_a_filtered_partner_is_read_first_and_the_source_for_its_keys(engines, m
     from tdbsql.engine import deferred_inputs
 
     monkeypatch.setattr(deferred_inputs, "SCANNED_CELLS_MIN", 0)
+    monkeypatch.setattr(deferred_inputs, "PARTNER_FIRST_CELLS_MIN", 0)
     monkeypatch.setattr(deferred_inputs, "KEYS_PER_CELL_MAX", 1)  # o has 60 cells only
     con, oracle = engines
     sql = ("SELECT o.id, i.id, o.v + i.v FROM o, i WHERE o.k32 = i.k32 AND i.v > 4.5 "
@@ -456,6 +477,33 @@ def test_a_filtered_partner_is_read_first_and_the_source_for_its_keys(engines, m
     # unfiltered on both sides: as planned, the source first
     sql = "SELECT o.id, i.id FROM o, i WHERE o.k32 = i.k32 AND o.id < 3 ORDER BY 1, 2"
     assert_same_rows(con.sql(sql).fetchall(), oracle.sql(sql).fetchall())
+
+
+def _keyed_scan(con, sql: str) -> str:
+    """The array whose scan was read for the join's keys."""
+    lines = con.explain(sql, analyze=True).splitlines()
+    at = next(n for n, line in enumerate(lines) if DEFERRED in line)
+    scan = next(line for line in reversed(lines[:at]) if line.strip().startswith("Scan "))
+    return scan.split('AS "')[1].split('"')[0]
+
+
+def test_both_filtered_the_far_smaller_partner_is_read_first(engines, monkeypatch):
+    """TPC-H Q19's shape: both arrays filtered, the partner (o, 60 cells) far smaller than
+    the source (i, 900): o is read first and i for its keys -- unless the source is under
+    PARTNER_FIRST_CELLS_MIN, when the source is read first (Q5's customer) as planned."""
+    from tdbsql.engine import deferred_inputs
+
+    monkeypatch.setattr(deferred_inputs, "SCANNED_CELLS_MIN", 0)
+    monkeypatch.setattr(deferred_inputs, "PARTNER_FIRST_CELLS_MIN", 0)
+    con, oracle = engines
+    sql = ("SELECT i.id, o.id FROM i, o WHERE i.k32 = o.k32 AND i.v > 0 AND o.v > 4 "
+           "ORDER BY 1, 2")
+    assert_same_rows(con.sql(sql).fetchall(), oracle.sql(sql).fetchall())
+    assert _keyed_scan(con, sql) == "i"
+    monkeypatch.setattr(deferred_inputs, "PARTNER_FIRST_CELLS_MIN", 1000)
+    assert_same_rows(con.sql(sql).fetchall(), oracle.sql(sql).fetchall())
+    # i is read first; o, planned to be read for i's 400-odd keys, has too few cells
+    assert DEFERRED not in con.explain(sql, analyze=True)
 
 
 @settings(max_examples=80, deadline=None, derandomize=True)

@@ -40,7 +40,8 @@ from .pipeline import streamed_chain, try_streamed_aggregate
 HASHED_KEYS_MAX = 1 << 16  # keys without a presence table: past this, aggregate every row
 
 
-SCANNED_CELLS_MIN = 1 << 20  # a plain scan is deferred only over arrays at least this big
+SCANNED_CELLS_MIN = 1 << 16  # a plain scan is deferred only over arrays at least this big
+PARTNER_FIRST_CELLS_MIN = 1 << 20  # a source read for a deferred partner's keys: this big
 KEYS_PER_CELL_MAX = 8  # keys are tested only when the joined rows are under 1/8 of the cells
 
 
@@ -168,17 +169,26 @@ def _filtered_first(runner, scan, partner: Deferred) -> bool:
     """Should the partner -- itself an array scan deferred for the source's keys -- be read
     first, and the source for its keys?  When the partner's cells are filtered and the
     source's are not: TPC-H Q12's lineitem keeps 31K of 6M rows by its dates and ship modes,
-    so orders is read for those orders, not whole (1.5M rows hashed for the join)."""
+    so orders is read for those orders, not whole (1.5M rows hashed for the join).  Or when
+    both are filtered and the partner is the far smaller array: Q19 reads lineitem for the
+    485 parts its brands and sizes keep.  Not for a source under ``PARTNER_FIRST_CELLS_MIN``
+    cells: Q5 reads customer's 150K rows whole, then orders for the 30K customers of ASIA,
+    not orders' 228K rows of 1994 and then customer for their keys."""
     if partner.aggregate is not None or not partner.chain:
         return False
     found = _array_chain(runner, scan)
     if found is None:
         return False
-    return any(conjuncts(runner.scan_condition(step)) for step in (partner.scan,
-                                                                     *partner.chain)
-               if isinstance(step, planner.Scan)) and \
-        not any(conjuncts(runner.scan_condition(step)) for step in found[0]
-                if isinstance(step, planner.Scan))
+    chain, _array, cells = found
+    if cells < PARTNER_FIRST_CELLS_MIN or not _filtered([partner.scan, *partner.chain], runner):
+        return False
+    return not _filtered(chain, runner) or partner.cells * KEYS_PER_CELL_MAX <= cells
+
+
+def _filtered(steps, runner) -> bool:
+    """Does a scan among ``steps`` filter its rows?"""
+    return any(conjuncts(runner.scan_condition(step)) for step in steps
+               if isinstance(step, planner.Scan))
 
 
 def _keyed_scan(runner, scan, keys: list, partner: str | None = None) -> Deferred | None:
@@ -315,7 +325,7 @@ def run_deferred(runner, deferred: Deferred, values) -> Frame:
 def _key_filter(deferred: Deferred, values) -> KeyFilter | None:
     """The joined key ``values`` as a ``KeyFilter``, or None when they are as many as the
     array's cells, nearly: testing them would cost more than it saves (Q12's 1.5M orders)."""
-    if not _few_enough(deferred, len(values)):
+    if not few_enough(deferred, len(values)):
         return None
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
@@ -326,10 +336,10 @@ def may_test_keys(deferred: Deferred, rows: int) -> bool:
     """Could the keys of ``rows`` joined rows be worth testing in a deferred array scan?  A
     quick look before any key is read: no when they are as many as the array's cells, or
     (if distinct) as many as half the values its key column holds."""
-    return _few_enough(deferred, rows) and not _most_values(deferred, rows)
+    return few_enough(deferred, rows) and not _most_values(deferred, rows)
 
 
-def _few_enough(deferred: Deferred, keys: int) -> bool:
+def few_enough(deferred: Deferred, keys: int) -> bool:
     """Are ``keys`` far fewer than the array's cells (else testing them costs more than it
     saves)?"""
     return keys * KEYS_PER_CELL_MAX <= deferred.cells

@@ -14,7 +14,7 @@ from sqlglot import exp
 from ..errors import SqlError
 from ..planner.conjuncts import and_all, conjuncts, tables_of
 from .deferred_inputs import (
-    Deferred, keyed_on, may_test_keys, run_deferred, run_scan, scan_keys,
+    Deferred, few_enough, keyed_on, may_test_keys, run_deferred, run_scan, scan_keys,
 )
 from .frame import Frame
 from .joined_rows import JoinedRows
@@ -40,13 +40,7 @@ def run_join(step, dependencies: dict[str, Frame], runner) -> Frame:
         left = _from_partner(step, source, dependencies, runner, names, order)
     else:
         left = JoinedRows.of(source)
-    pending = []
-    for name in names:
-        join = step.joins[name]
-        if (join.get("side") or "").upper() not in ("", "INNER") or conjuncts(
-                join.get("condition")):
-            break
-        pending.append(name)
+    pending = _leading_inner(names, step.joins)
     unique: dict[str, bool] = {}
     bridges: set[str] = set()  # joins whose keys made another join's keys ready
     dependencies = _prejoined(pending, names, dependencies, step.joins, runner, unique, order,
@@ -70,14 +64,19 @@ def _from_partner(step, source: Deferred, dependencies, runner, names: list[str]
     """The rows to start the join from when the source is deferred: the source's partner
     input joined with the source read for the partner's keys (the join entry turned around:
     the partner's keys are now the source side's; ``names`` loses the partner), or -- when
-    those keys are not worth testing (``deferred_inputs.scan_keys``) -- the whole source."""
+    those keys are not worth testing (``deferred_inputs.scan_keys``) and no input joined into
+    the partner first -- the whole source."""
     join = step.joins[source.partner]
+    prejoined = len(order)
     partner = JoinedRows.of(dependencies[source.partner])
+    if few_enough(source, partner.length):
+        partner = _filtered_partner(step, source.partner, partner, dependencies, runner,
+                                    names, order)
     keys = None
     if may_test_keys(source, partner.length):  # a partner keyed on most values: skip
         values = _key_values(partner, [join["join_key"][source.position]], runner)[0]
         keys = scan_keys(source, values)
-    if keys is None:
+    if keys is None and len(order) == prejoined:
         return JoinedRows.of(run_scan(runner, source, None))
     turned = {**join, "side": "", "source_key": join["join_key"],
               "join_key": join["source_key"]}
@@ -87,6 +86,43 @@ def _from_partner(step, source: Deferred, dependencies, runner, names: list[str]
                      step.source_name)
     order.append((step.source_name, left.length))
     return left
+
+
+def _filtered_partner(step, partner: str, rows: JoinedRows, dependencies, runner,
+                      names: list[str], order: list) -> JoinedRows:
+    """The deferred source's partner (its ``rows``) with each small unique-key input whose
+    keys it holds joined into it first (``names`` loses those, in place), repeatedly: such a
+    join only keeps or drops rows, so the source is read for fewer keys.  TPC-H Q11 reads
+    partsupp for the 396 suppliers of the one GERMANY nation row, not for all 10,000."""
+    unique: dict[str, bool] = {}
+    joined = True
+    while joined:
+        joined = False
+        for name in _leading_inner(names, step.joins):
+            right, join = dependencies[name], step.joins[name]
+            keys = join.get("source_key") or []
+            if name == partner or isinstance(right, Deferred) or not keys or \
+                    right.length > rows.length or not _keys_ready(keys, rows) or \
+                    not _unique(name, right, join, runner, unique):
+                continue
+            rows = _join_one(rows, right, join, runner, name)
+            names.remove(name)
+            order.append((f"{name} into {partner}", rows.length))
+            joined = True
+    return rows
+
+
+def _leading_inner(names: list[str], joins: dict) -> list[str]:
+    """The join entries up to the first that is not an inner join on keys alone: those
+    commute and associate, so they may run in any order."""
+    leading = []
+    for name in names:
+        join = joins[name]
+        if (join.get("side") or "").upper() not in ("", "INNER") or conjuncts(
+                join.get("condition")):
+            break
+        leading.append(name)
+    return leading
 
 
 def _prejoined(pending: list[str], names: list[str], dependencies, joins, runner,
