@@ -78,7 +78,9 @@ def render_table(table: pa.Table) -> str:
 
 def render_csv(table: pa.Table) -> str:
     """CSV with a header; a list column as DuckDB writes one, in its text (``[1.5, 2.0]``,
-    quoted): Arrow's CSV writer has no list type (a quantile list was an internal error)."""
+    quoted): Arrow's CSV writer has no list type (a quantile list was an internal error).
+    A DECIMAL of more than 6 digits of scale is written as its text too (quoted), every digit
+    of the scale: Arrow would write its values under 10**-6 with an exponent (``1.500E-9``)."""
     import io
 
     import pyarrow.csv as pcsv
@@ -92,6 +94,11 @@ def render_csv(table: pa.Table) -> str:
         for i in lists:
             table = table.set_column(i, table.field(i).name,
                                      text_of(table.column(i).combine_chunks()))
+    for i, column_type in enumerate(table.schema.types):
+        if pa.types.is_decimal(column_type) and column_type.scale > 6:
+            from .engine.decimal_values import to_text
+
+            table = table.set_column(i, table.field(i).name, to_text(table.column(i)))
     buf = io.BytesIO()
     pcsv.write_csv(table, buf)
     return buf.getvalue().decode("utf-8")

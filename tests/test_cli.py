@@ -68,6 +68,27 @@ def test_csv_of_a_list_column_before_any_query():
     assert proc.stdout.splitlines() == ['"l"', '"[1, NULL]"']
 
 
+def test_csv_writes_every_digit_of_a_decimal_scale():
+    """A DECIMAL of scale > 6 in CSV is DuckDB's text of it (quoted), not Arrow's exponent
+    (``1.500E-9``, ``0E-12``); one of scale <= 6 never has one and stays a bare number."""
+    import decimal
+
+    import duckdb
+
+    from tdbsql.output import render_csv
+
+    values = ["0", "1.5E-9", "-3E-12", "12.5"]
+    table = pa.table({"d": pa.array([decimal.Decimal(v) for v in values] + [None],
+                                    pa.decimal128(18, 12)),
+                      "m": pa.array([decimal.Decimal("1.25")] * 5, pa.decimal128(10, 2))})
+    oracle = duckdb.connect()
+    texts = [oracle.execute(f"SELECT CAST({v} AS DECIMAL(18, 12))::VARCHAR").fetchone()[0]
+             for v in values]
+    assert render_csv(table).splitlines() == \
+        ['"d","m"'] + [f'"{t}",1.25' for t in texts] + [",1.25"]
+    assert texts[1] == "0.000000001500"
+
+
 def test_query_json_lines():
     proc = run("query", "SELECT day, rain_mm FROM array WHERE day = 1 ORDER BY station", SAMPLE,
                "-f", "json")
