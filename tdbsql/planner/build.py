@@ -47,7 +47,8 @@ from .inline_subqueries import unnest_subqueries_before_grouping
 from .named_windows import check_named_windows, own_windows
 from .natural_joins import expand_natural_joins
 from .number_casts import number_casts_kept
-from .parse import span_of
+from .parse import span_of, span_over
+from .subquery_widths import check_subquery_widths
 from .shared_operands import share_operands
 from .subquery_names import name_subquery_columns
 from .table_functions import table_functions
@@ -140,6 +141,10 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
         optimized = lift_windows(_simplify_conditions(optimized))
     except OptimizeError as err:
         raise _name_error(err, tree, schema, sql) from None
+    except SqlError as err:  # a rule's, which has no SQL text to underline
+        if err.sql is not None:
+            raise
+        raise SqlError(err.plain_message, sql, err.span) from None
     except SqlglotError as err:
         raise SqlError(f"cannot plan this query: {err}", sql) from None
     try:
@@ -300,8 +305,8 @@ def _group_by_items(select: exp.Select) -> None:
     select.set("group", exp.Group(expressions=keys) if keys else None)
 
 
-_RULES = (_RULES[0], constants_right, _group_by_all_beside_stars, _positional_order,
-          unshadowed_sources, *_RULES[1:])  # _RULES[0] is qualify
+_RULES = (_RULES[0], check_subquery_widths, constants_right, _group_by_all_beside_stars,
+          _positional_order, unshadowed_sources, *_RULES[1:])  # _RULES[0] is qualify
 # Once predicates are pushed down, a derived table or CTE may project a column only its own
 # WHERE reads (TPC-H Q13: ``o_comment``, tested in the LEFT JOIN's ON, which moved into the
 # orders side): projections are pruned again, so that column is never carried to the join.
@@ -331,7 +336,7 @@ def _refuse(tree: exp.Expression, sql: str) -> None:
             if window.find_ancestor(exp.Select) is clause.parent:
                 name = "GROUP BY" if isinstance(clause, exp.Group) else clause.key.upper()
                 raise SqlError(f"{name} clause cannot contain window functions", sql,
-                               _span_over(window))
+                               span_over(window))
     for node in tree.find_all(exp.Lateral, exp.Unnest, exp.Pivot):
         raise UnsupportedSql(f"{node.key.upper()} is not supported: {node.sql()!r}")
     for node in tree.find_all(exp.Join):
@@ -368,12 +373,6 @@ def _refuse(tree: exp.Expression, sql: str) -> None:
                                       and count.name.isdigit()):
             raise SqlError(f"{node.key.upper()} takes a non-negative integer constant, not "
                            f"{count.sql()!r}", sql, span_of(count))
-
-
-def _span_over(node: exp.Expression) -> tuple[int, int] | None:
-    """From the first to the last place in the SQL text that ``node``'s parts recorded."""
-    spans = [span for span in map(span_of, node.walk()) if span is not None]
-    return (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else None
 
 
 def _exact_names(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp.Expression:
@@ -485,7 +484,7 @@ def _check_group_by_all_item(item: exp.Expression, sql: str) -> None:
                        f"in {text!r}", sql, span_of(column))
     window = next((n for n in _outside(item, exp.Select) if isinstance(n, exp.Window)), None)
     if window is not None and _row_columns(item):
-        raise SqlError("GROUP BY ALL: cannot group on a window clause", sql, _span_over(window))
+        raise SqlError("GROUP BY ALL: cannot group on a window clause", sql, span_over(window))
 
 
 def _row_columns(item: exp.Expression) -> list[exp.Column]:

@@ -1135,6 +1135,12 @@ def span_of(node: exp.Expression) -> tuple[int, int] | None:
     return None
 
 
+def span_over(node: exp.Expression) -> tuple[int, int] | None:
+    """From the first to the last place in the SQL text that ``node``'s parts recorded."""
+    spans = [span for span in map(span_of, node.walk()) if span is not None]
+    return (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else None
+
+
 def timestamp_window(version: exp.Version | None, sql: str) -> tuple[int | None, int | None] | None:
     """The ``FOR SYSTEM_TIME`` window of a table: (start, end) ms, or None if absent."""
     if version is None:

@@ -1,0 +1,48 @@
+"""Subqueries compared with a value must return as many columns as the value has: one for
+``x IN (SELECT ...)`` and ``x > ANY (SELECT ...)``, n for ``(a, b) IN (SELECT ...)``.  DuckDB's
+binder refuses the others ("Subquery returns 2 columns - expected 1"); unchecked, the engine
+compared ``x`` with the first column and answered.  Runs after ``qualify`` has expanded ``*``,
+so a subquery's width is its select list's length.  (A scalar subquery's width is checked
+when it runs, ``engine.subqueries``; EXISTS takes any width.)
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ..errors import SqlError
+from .parse import span_over
+
+
+def check_subquery_widths(expression: exp.Expression) -> exp.Expression:
+    """``expression`` unchanged; an SqlError for the first subquery of the wrong width."""
+    for node in expression.find_all(exp.In, exp.Any, exp.All):
+        if isinstance(node, exp.In):
+            query, value = node.args.get("query"), node.this
+        else:
+            query, value = node.this, node.parent.this if isinstance(
+                node.parent, exp.Binary) else None
+        width = _width(query)
+        expected = len(value.expressions) if isinstance(value, exp.Tuple) else 1
+        if width is not None and width != expected:
+            raise SqlError(f"subquery returns {width} columns - expected {expected}",
+                           span=span_over(query))
+    return expression
+
+
+def _width(query: exp.Expression | None) -> int | None:
+    """The number of columns ``query`` (a subquery or query) returns, if its select list is
+    known (no ``*`` left)."""
+    while isinstance(query, (exp.Subquery, exp.Paren)):
+        query = query.this
+    while isinstance(query, exp.SetOperation):
+        query = query.left
+        while isinstance(query, (exp.Subquery, exp.Paren)):
+            query = query.this
+    if not isinstance(query, exp.Select):
+        return None
+    items = query.expressions
+    if any(isinstance(item, exp.Star) or isinstance(item, exp.Column) and
+           isinstance(item.this, exp.Star) for item in items):
+        return None
+    return len(items)
