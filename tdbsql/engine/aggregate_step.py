@@ -145,9 +145,6 @@ def extra_arguments(func: str, call: exp.AggFunc) -> tuple[exp.Expression | None
     each None where it takes none: ``corr(y, x)``'s x, ``arg_max(x, y)``'s y,
     ``quantile_cont(x, q)``'s q."""
     if func in PAIRED:
-        if call.args.get("count") is not None:
-            raise UnsupportedSql(f"{func}(x, y, n) (the top n as a list) is not supported; "
-                                 f"{func}(x, y) is")
         if call.expression is None:
             raise SqlError(f"{func}() takes two arguments")
         return call.expression, None

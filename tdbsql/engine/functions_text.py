@@ -302,6 +302,17 @@ def _constant_pattern(ctx, pattern, index: int) -> str | None:
     return ctx.constant(ctx.string(pattern, index), index, "pattern")
 
 
+def _by_regex(ctx, compute, *args, **options):
+    """An Arrow regex kernel's result; a pattern RE2 cannot compile is the SQL's error."""
+    try:
+        return compute(*args, **options)
+    except pa.ArrowInvalid as err:
+        if "regular expression" not in str(err):
+            raise
+        raise ctx.error(f"invalid regular expression: {str(err).split(': ', 1)[-1]}", 1) \
+            from None
+
+
 @register("regexp_matches", 2, 3, aliases=("regexp_like",))
 def _regexp_matches(ctx, s, pattern, options=None):
     """Does a match of pattern (RE2, as DuckDB) occur anywhere in s?"""
@@ -309,7 +320,7 @@ def _regexp_matches(ctx, s, pattern, options=None):
     flags = _regex_options(ctx, options, 2)
     if regex is None:
         return null_like(s, pa.bool_())
-    return pc.match_substring_regex(s, regex, ignore_case="i" in flags)
+    return _by_regex(ctx, pc.match_substring_regex, s, regex, ignore_case="i" in flags)
 
 
 @register("regexp_replace", 3, 4)
@@ -322,8 +333,8 @@ def _regexp_replace(ctx, s, pattern, replacement, options=None):
         return null_like(s, pa.string())
     if "i" in flags:
         regex = "(?i)" + regex
-    return pc.replace_substring_regex(s, regex, new,
-                                      max_replacements=None if "g" in flags else 1)
+    return _by_regex(ctx, pc.replace_substring_regex, s, regex, new,
+                     max_replacements=None if "g" in flags else 1)
 
 
 @register("regexp_extract", 2, 3)

@@ -8,6 +8,8 @@ before planning, never ``UnsupportedSql`` from deep in the engine nor an answer.
 * ``WITHIN GROUP (ORDER BY ...)`` on anything but an ordered-set aggregate (``listagg(x, ',')
   WITHIN GROUP (ORDER BY y)``: write ``listagg(x, ',' ORDER BY y)``);
 * a subquery as ``string_agg``'s separator (it must be a constant);
+* ``count`` of two arguments (``count(a, b)``); ``max`` / ``min`` / ``arg_max`` / ``arg_min``
+  with a count (DuckDB's n top values as a list) are UnsupportedSql, not the plain value;
 * ``IGNORE NULLS`` / ``RESPECT NULLS`` anywhere but in a window's navigation function
   (``lag``, ``lead``, ``first_value``, ``last_value``, ``nth_value``; ``first`` / ``last``
   read as those): not on an aggregate, over a window or not (``sum(x IGNORE NULLS)``);
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from ..errors import SqlError
+from ..errors import SqlError, UnsupportedSql
 from .column_names import written_call
 from .parse import WITHIN_GROUP, span_of
 
@@ -88,7 +90,19 @@ def _span(node: exp.Expression, sql: str) -> tuple[int, int] | None:
     return start, end
 
 
+_TOP_N = (exp.Max, exp.Min, exp.ArgMax, exp.ArgMin)  # DuckDB's f(x, n): the top n as a list
+
+
 def _check_aggregate(call: exp.AggFunc, sql: str) -> None:
+    if isinstance(call, _TOP_N) and call.args.get("count") is not None:
+        written = written_call(call)
+        name = written[0] if written else call.sql_name().lower()
+        args = "x, y" if isinstance(call, (exp.ArgMax, exp.ArgMin)) else "x"
+        raise UnsupportedSql(f"{name}({args}, n) (the top n as a list) is not supported; "
+                             f"{name}({args}) is")
+    if isinstance(call, exp.Count) and call.expressions:
+        raise _error("count() takes one argument (count(*), count(x) or count(DISTINCT x))",
+                     sql, call)
     for sub in _inside(call):
         if isinstance(sub, exp.Window):
             raise _error("aggregate function calls cannot contain window function calls",

@@ -337,6 +337,14 @@ def _refuse(tree: exp.Expression, sql: str) -> None:
                 name = "GROUP BY" if isinstance(clause, exp.Group) else clause.key.upper()
                 raise SqlError(f"{name} clause cannot contain window functions", sql,
                                span_over(window))
+    for with_ in tree.find_all(exp.With):
+        seen = set()
+        for cte in with_.expressions:
+            name = cte.alias.lower()
+            if name in seen:
+                raise SqlError(f"duplicate CTE name {cte.alias!r}", sql,
+                               span_of(cte.args["alias"]))
+            seen.add(name)
     for node in tree.find_all(exp.Lateral, exp.Unnest, exp.Pivot):
         raise UnsupportedSql(f"{node.key.upper()} is not supported: {node.sql()!r}")
     for node in tree.find_all(exp.Join):
