@@ -286,7 +286,7 @@ def test_resolve_column_ambiguous_and_unknown():
     ("date_part('eon', d)", "unknown date part"),
     ("s LIKE 'a' ESCAPE 'xy'", "ESCAPE string must be empty or one character"),
     ("round(f, 1, 2)", r"round\(\): takes 1 to 2 argument"),
-    ("i AND b", "expected a boolean"),
+    ("d AND b", "must be a boolean, not DATE"),
     ("CASE WHEN b THEN 1 ELSE d END", "no common type"),
     ("nosuch", "unknown column 'nosuch'"),
 ])

@@ -264,12 +264,21 @@ class Evaluator:
     # -- logic ---------------------------------------------------------------------------
 
     def _boolean_operand(self, node):
+        return self.condition(node, "a boolean operand")
+
+    def condition(self, node, what: str):
+        """``node``'s value as a BOOLEAN where SQL tests it (``what``: WHERE, an AND's
+        operand...): numbers and strings are cast as DuckDB casts them there (``WHERE n``:
+        n <> 0; ``'yes'``); another type, or a string that is no boolean, is an error."""
         value = plain(self.value(node))
-        if kind(value.type) == "null":
+        if kind(value.type) == "bool":
+            return value
+        if kind(value.type) not in _TRUTH_KINDS:
+            raise self.error(f"{what} must be a boolean, not {type_name(value.type)}", node)
+        try:
             return cast_value(value, pa.bool_())
-        if kind(value.type) != "bool":
-            raise self.error(f"expected a boolean, got {value.type}", node)
-        return value
+        except ValueError as err:
+            raise self.error(f"{what} must be a boolean: {err}", node) from None
 
     def _and(self, node):
         return pc.and_kleene(self._boolean_operand(node.this),
@@ -671,6 +680,9 @@ _HANDLERS = {
 }
 
 
+_TRUTH_KINDS = frozenset({"null", "int", "uint", "float", "decimal", "string"})
+
+
 def evaluate(table: pa.Table, node: exp.Expression, sql: str, budget=None):
     """``node`` over ``table``; ``budget`` (a ``MemoryBudget``, None: unchecked) bounds the
     results that can outgrow their inputs (array_agg / string_agg over window frames)."""
@@ -683,14 +695,10 @@ def evaluate(table: pa.Table, node: exp.Expression, sql: str, budget=None):
 
 def where_mask(table: pa.Table, node: exp.Expression, sql: str) -> pa.Array:
     """Boolean mask of the rows whose predicate is TRUE (NULL counts as false)."""
-    result = evaluate(table, node, sql)
+    result = Evaluator(table, sql).condition(node, "WHERE's condition")
     if isinstance(result, pa.Scalar):
-        if not pa.types.is_boolean(result.type) and not pa.types.is_null(result.type):
-            raise SqlError("WHERE needs a boolean condition", sql, span_of(node))
         keep = bool(result.as_py()) if result.is_valid else False
         return pa.array([keep] * table.num_rows, type=pa.bool_())
     if isinstance(result, pa.ChunkedArray):
         result = result.combine_chunks()
-    if not pa.types.is_boolean(result.type):
-        raise SqlError("WHERE needs a boolean condition", sql, span_of(node))
     return pc.fill_null(result, False)

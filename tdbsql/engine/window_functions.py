@@ -235,12 +235,7 @@ class _Window:
         a FILTER."""
         if self.condition is None:
             return None
-        value = self.ev.value(self.condition)
-        if not (pa.types.is_boolean(value.type) or pa.types.is_null(value.type)):
-            raise self.error(f"FILTER needs a boolean condition, not {value.type}")
-        value = broadcast(value, self.n)
-        if pa.types.is_null(value.type):
-            return np.zeros(self.n, bool)
+        value = broadcast(self.ev.condition(self.condition, "FILTER's condition"), self.n)
         mask = pc.fill_null(value, False).to_numpy(zero_copy_only=False).astype(bool)
         return mask[self.layout.order]
 
