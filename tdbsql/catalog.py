@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 from sqlglot import exp
 
-from .errors import SqlError
+from .errors import ArrayNotFoundError, SqlError
 from .planner.parse import span_of, timestamp_window
 from .storage.array import Array
 
@@ -69,6 +69,8 @@ class Catalog:
         # a path: quoted (FROM './data/a'), never a bare word that happens to name a folder
         if table.this.args.get("quoted") and os.path.isdir(name):
             return ArraySource(name), window
+        if table.this.args.get("quoted") and os.sep in name and name not in self.sources:
+            raise ArrayNotFoundError(f"no such array: {name!r} does not exist")
         known = sorted(self.sources)
         close = difflib.get_close_matches(name, known, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else \

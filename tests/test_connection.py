@@ -254,3 +254,6 @@ def test_only_quoted_names_are_paths(versions, tmp_path, monkeypatch):
     assert con.sql(f"SELECT count(*) FROM '{name}'").fetchall() == [(5,)]
     with pytest.raises(tdbsql.SqlError, match="unknown table"):
         con.sql(f"SELECT count(*) FROM {name}")
+    # a quoted path that names nothing says so, not "unknown table"
+    with pytest.raises(tdbsql.ArrayNotFoundError, match="no such array: './nope/x'"):
+        con.sql("SELECT count(*) FROM './nope/x'")
