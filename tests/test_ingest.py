@@ -287,6 +287,21 @@ def test_nulls_in_dimension(tmp_path):
         ingest(tmp_path / "n.arrow", tmp_path / "a", dims="d")
 
 
+@pytest.mark.parametrize("block", [1 << 20, 64])
+def test_a_ragged_csv_row_names_the_file_and_row(tmp_path, monkeypatch, block):
+    """A row with too few fields, in the first block (read when the file is opened) or a
+    later one: an error naming the file and the row, no array left behind."""
+    from tdbsql.ingestion import sources
+
+    monkeypatch.setattr(sources, "CSV_BLOCK_BYTES", block)
+    lines = ["k,v,w"] + [f"{i},{i},x" for i in range(20)] + ["20,y"]
+    (tmp_path / "r.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(tdbsql.Error, match=r"r\.csv: CSV parse error: Expected 3 columns, got 2: "
+                                           r"20,y"):
+        ingest(tmp_path / "r.csv", tmp_path / "a", dims="k")
+    assert not os.path.exists(tmp_path / "a")
+
+
 def test_mixed_types_in_csv(tmp_path, monkeypatch):
     from tdbsql.ingestion import sources
 

@@ -281,7 +281,7 @@ def _csv_reader(path: str, delimiter: str, column_types: dict, columns):
     except pa.ArrowInvalid as exc:
         if "Empty CSV file" in str(exc):
             raise SourceError(f"{path}: the CSV file is empty (no header row)") from None
-        raise
+        raise SourceError(f"{path}: {_first_line(exc)}") from None  # a row of the first block
 
 
 def _csv_batches(source: Source, columns) -> Iterator[pa.RecordBatch]:
