@@ -132,11 +132,26 @@ def text_of(value):
         from .list_values import list_text  # lists print their elements' text
 
         return list_text(value, text_of)
+    if value_kind == "binary":
+        return _blob_text(value)
     text = pc.cast(value, pa.string())
     if value_kind == "time" or value_kind == "timestamp":
         text = pc.replace_substring_regex(text, r"\.0+$", "")
         text = pc.replace_substring_regex(text, r"(\.\d*[1-9])0+$", r"\1")
     return text
+
+
+_BLOB_PLAIN = frozenset(range(0x20, 0x7F)) - {0x22, 0x27, 0x5C}  # printed as themselves
+
+
+def _blob_text(value):
+    """BLOBs as DuckDB prints them: printable ASCII bytes as they are (but quotes and the
+    backslash), every other byte as ``\\xAA``."""
+    def text(blob: bytes) -> str:
+        return "".join(chr(b) if b in _BLOB_PLAIN else f"\\x{b:02X}" for b in blob)
+    if isinstance(value, pa.Scalar):
+        return pa.scalar(text(value.as_py()) if value.is_valid else None, pa.string())
+    return pa.array([None if b is None else text(b) for b in value.to_pylist()], pa.string())
 
 
 def _float_text(value):

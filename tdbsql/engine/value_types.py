@@ -216,6 +216,8 @@ def cast_value(value, target: pa.DataType):
         return _string_to_bool(value)
     if source == "string" and pa.types.is_integer(target):
         return _string_to_int(value, target)
+    if source == "string" and _is_binary(target):
+        return _string_to_blob(value, target)
     original = value
     if source == "float" and pa.types.is_integer(target):
         value = pc.round(value, round_mode="half_to_even")  # DuckDB: DOUBLE -> int rounds to even
@@ -520,6 +522,41 @@ def _string_to_bool(value):
     return result
 
 
+_HEX_ESCAPE = re.compile(r"\\x([0-9A-Fa-f]{2})")
+
+
+def _string_to_blob(value, target: pa.DataType):
+    """Strings as DuckDB reads them as a BLOB: ASCII characters are their bytes, ``\\xAA``
+    is the byte 0xAA; any other backslash, or a character past ASCII, is an error."""
+    if isinstance(value, pa.Scalar):
+        return _string_to_blob(pa.array([value.as_py()], value.type), target)[0]
+    special = pc.or_(pc.match_substring(value, "\\"), pc.invert(pc.string_is_ascii(value)))
+    if not pc.any(special).as_py():
+        return pc.cast(value, target)
+    return pa.array([None if text is None else _blob_of(text) for text in value.to_pylist()],
+                    target)
+
+
+def _blob_of(text: str) -> bytes:
+    if not text.isascii():
+        raise ValueError(f"Invalid byte encountered in STRING -> BLOB conversion of string "
+                         f"{text!r}: all non-ascii characters must be escaped with hex codes "
+                         "(e.g. \\xAA)")
+    out, at = bytearray(), 0
+    for found in _HEX_ESCAPE.finditer(text):
+        out += _plain_bytes(text[at:found.start()], text)
+        out.append(int(found.group(1), 16))
+        at = found.end()
+    return bytes(out + _plain_bytes(text[at:], text))
+
+
+def _plain_bytes(piece: str, text: str) -> bytes:
+    if "\\" in piece:
+        raise ValueError(f"Invalid hex escape code encountered in string -> blob conversion "
+                         f"of string {text!r}")
+    return piece.encode("ascii")
+
+
 def _first_line(err: Exception) -> str:
     return str(err).strip().splitlines()[0]
 
@@ -560,6 +597,9 @@ def null_unconvertible(value, target: pa.DataType):
         return pc.if_else(pc.is_valid(_read_bool(value)), value, pa.scalar(None, value.type))
     if source == "string" and kind(target) == "time":
         return read_times(value, target)  # already the target type: the cast keeps it
+    if source == "string" and _is_binary(target):  # ASCII but backslashes, or \xAA escapes
+        ok = pc.match_substring_regex(value, r"^(?:[\x00-\x5b\x5d-\x7f]|\\x[0-9A-Fa-f]{2})*$")
+        return pc.if_else(ok, value, pa.scalar(None, value.type))
     if source in ("int", "uint") and kind(target) in ("int", "uint"):
         return _null_out_of_int_range(value, target)
     if source == "float" and kind(target) in ("int", "uint"):
