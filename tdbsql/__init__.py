@@ -29,12 +29,13 @@ from .errors import (
 __version__ = "0.1.0"
 
 
-def query(sql, path=None, *, key=None, timestamp=None, memory_mb=None):
+def query(sql, path=None, *, key=None, timestamp=None, memory_mb=None, params=None):
     """Run ``sql`` over the array at ``path`` (named ``array`` in the SQL); a pyarrow.Table.
-    ``memory_mb``: the query's memory budget, as for ``connect``."""
+    ``memory_mb``: the query's memory budget, as for ``connect``; ``params``: the values of
+    its ``?`` / ``$1`` (a list) or ``$name`` (a dict) placeholders."""
     from .api import query as _query
 
-    return _query(sql, path, key=key, timestamp=timestamp, memory_mb=memory_mb)
+    return _query(sql, path, key=key, timestamp=timestamp, memory_mb=memory_mb, params=params)
 
 
 def connect(memory_mb=None):

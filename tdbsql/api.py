@@ -21,10 +21,11 @@ def open(path: str, *, timestamp=None, key=None) -> Array:  # noqa: A001 - mirro
 
 
 def query(sql: str, path: str | None = None, *, key=None, timestamp=None,
-          memory_mb=None) -> pa.Table:
-    """Run one query over the array at ``path``; returns a ``pyarrow.Table``."""
+          memory_mb=None, params=None) -> pa.Table:
+    """Run one query over the array at ``path``; returns a ``pyarrow.Table``.  ``params``:
+    the values of the query's ``?`` / ``$1`` / ``$name`` placeholders."""
     return connection_for(path, key=key, timestamp=timestamp,
-                          memory_mb=memory_mb).sql(sql).arrow()
+                          memory_mb=memory_mb).sql(sql, params).arrow()
 
 
 def explain(sql: str, path: str | None = None, *, key=None, timestamp=None,

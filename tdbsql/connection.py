@@ -55,6 +55,8 @@ class Connection:
     def register(self, name: str, path, *, timestamp=None, key=None) -> "Connection":
         """Make the array at ``path`` the table ``name`` (read at ``timestamp``, ms).  An Arrow
         table (or anything with ``__arrow_c_stream__``) goes to ``register_arrow``."""
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"a table name must be a non-empty str, not {name!r}")
         if not isinstance(path, (str, os.PathLike)):
             if timestamp is not None or key is not None:
                 raise TypeError("timestamp and key apply to arrays; register an Arrow table "
@@ -71,25 +73,32 @@ class Connection:
 
     def register_arrow(self, name: str, table) -> "Connection":
         """Make an Arrow table (or anything ``pa.table`` accepts) the table ``name``."""
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"a table name must be a non-empty str, not {name!r}")
         self.catalog.register(name, ArrowSource(pa.table(table)))
         return self
 
     def tables(self) -> list[str]:
         return sorted(self.catalog.sources)
 
-    def sql(self, sql: str) -> Result:
-        match = _EXPLAIN.match(sql or "")
+    def sql(self, sql: str, params=None) -> Result:
+        """Run one statement.  ``params`` are the values of its placeholders: a list or tuple
+        for ``?`` / ``$1``, a dict for ``$name`` (``planner.parameters``)."""
+        _check_text(sql)
+        match = _EXPLAIN.match(sql)
         if match:
-            text = self.explain(sql[match.end():], analyze=bool(match.group(1)))
+            text = self.explain(sql[match.end():], analyze=bool(match.group(1)), params=params)
             return Result(pa.table({"explain": [text]}))
         from sqlglot import exp
 
+        from .planner.parameters import bind_parameters
         from .planner.parse import parse
 
-        if sql in self._plans:  # a query planned before (never INSERT / DELETE)
+        if params is None and sql in self._plans:  # planned before (never INSERT / DELETE)
             query, runner = self._plan(sql)
             return Result(runner.run(query))
         tree = parse(_SHOW_DESCRIBE.sub(r"\1DESC", sql, count=1))  # same length: same spans
+        tree = bind_parameters(tree, params, sql)
         if isinstance(tree, (exp.Describe, exp.Show, exp.Summarize)):
             return Result(self._describe(tree, sql))
         if isinstance(tree, (exp.Insert, exp.Delete)):
@@ -97,16 +106,20 @@ class Connection:
 
             run = run_insert if isinstance(tree, exp.Insert) else run_delete
             return Result(run(self, tree, sql))
-        query, runner = self._plan(sql, tree)
+        query, runner = self._plan(sql, tree, cached=params is None)
         return Result(runner.run(query))
 
-    def execute(self, sql: str) -> Result:
-        return self.sql(sql)
+    def execute(self, sql: str, params=None) -> Result:
+        return self.sql(sql, params)
 
-    def explain(self, sql: str, *, analyze: bool = False) -> str:
+    def explain(self, sql: str, *, analyze: bool = False, params=None) -> str:
         from .plan_text import explain_text
+        from .planner.parameters import bind_parameters
+        from .planner.parse import parse
 
-        query, runner = self._plan(sql)
+        _check_text(sql)
+        tree = None if params is None else bind_parameters(parse(sql), params, sql)
+        query, runner = self._plan(sql, tree, cached=params is None)
         if analyze:
             runner.run(query)
         return explain_text(query, runner, analyze)
@@ -160,14 +173,17 @@ class Connection:
             start, end = err.span
             raise SqlError(err.plain_message, sql, (start + offset, end + offset)) from None
 
-    def _plan(self, sql: str, tree=None):
+    def _plan(self, sql: str, tree=None, cached: bool = True):
+        """(the LogicalQuery, a Runner) for ``sql`` (parsed: ``tree``), the plan kept per SQL
+        text unless ``cached`` is False (a statement with parameters: its values are in
+        ``tree``, not in the text)."""
         from .engine.memory import MemoryBudget, budget_mb
         from .engine.runner import Runner
         from .planner.build import build, check_statement
         from .planner.table_refs import referenced_tables, table_key
         from .planner.parse import parse
 
-        planned = self._plans.get(sql)
+        planned = self._plans.get(sql) if cached else None
         if planned is None:
             tree = parse(sql) if tree is None else tree
             check_statement(tree)
@@ -190,7 +206,7 @@ class Connection:
         else:
             tree = parse(sql) if tree is None else tree
             query = build(tree, schema, sql)
-            if not query.reads_clock:  # now(), current_date: read again on the next run
+            if cached and not query.reads_clock:  # now(): read again on the next run
                 self._plans[sql] = _Planned(tables, frozen, query)
             while len(self._plans) > PLAN_CACHE:
                 self._plans.popitem(last=False)
@@ -207,6 +223,11 @@ class Connection:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _check_text(sql) -> None:
+    if not isinstance(sql, str):
+        raise TypeError(f"the SQL statement must be a str, not {type(sql).__name__}")
 
 
 def connect(memory_mb: float | None = None) -> Connection:
