@@ -138,9 +138,14 @@ REGISTRY: dict[str, Function] = {}
 
 
 def register(name: str, min_args: int, max_args: int | None = -1, aliases=()):
+    """Register ``impl`` under ``name`` and ``aliases``.  A name is registered once: a
+    function taking several types (``length`` of a string or a list) looks at them itself,
+    so what runs never depends on which module was imported last."""
     def wrap(impl):
         top = min_args if max_args == -1 else max_args
         for alias in (name, *aliases):
+            if alias in REGISTRY:
+                raise ValueError(f"function {alias}() is registered twice")
             REGISTRY[alias] = Function(name, min_args, top, impl)
         return impl
     return wrap

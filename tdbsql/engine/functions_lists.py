@@ -18,11 +18,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .frame import broadcast
-from .functions import REGISTRY, register, unify
-from .functions_text import as_text
+from .functions import register, unify
+from .functions_text import as_text, text_concat, text_length
 from .hash_table import key_codes
 from .integer_series import series_counts, series_values
-from .list_compare import compare_lists  # imported first: its length() is wrapped below
+from .list_compare import compare_lists
 from .list_values import (as_lists, element_at, is_list, list_parts, list_value,
                           rebuild, scalar_if_constant, slice_of)
 from .value_types import compare_plain, kind, plain
@@ -392,28 +392,23 @@ def _bounds(values):
     return values
 
 
-_TEXT_LENGTH = REGISTRY["length"].impl
-
-
 @register("length", 1, aliases=("char_length", "character_length", "len"))
 def _length(ctx, value):
-    """A list's element count (BIGINT), else the string length (``functions_text``)."""
+    """A list's element count (BIGINT), else the string's length (``text_length``): one
+    function for both, the argument's type decides."""
     if is_list(value):
         lengths = pc.cast(pc.list_value_length(as_lists(value, row_count((value,)))),
                           pa.int64())
         return scalar_if_constant(lengths, value)
-    return _TEXT_LENGTH(ctx, value)
-
-
-_TEXT_CONCAT = REGISTRY["concat"].impl
+    return text_length(ctx, value)
 
 
 @register("concat", 1, None)
 def _concat(ctx, *values):
     """``concat`` of lists is ``list_concat`` (NULLs skipped); of anything else the text
-    concatenation (``functions_text``)."""
+    concatenation (``text_concat``)."""
     if any(is_list(v) for v in values):
         if not all(is_list(v) or pa.types.is_null(plain(v).type) for v in values):
             raise ctx.error("cannot concatenate a list with a value that is not a list")
         return concatenated(ctx, values, null_propagates=False)
-    return _TEXT_CONCAT(ctx, *values)
+    return text_concat(ctx, *values)

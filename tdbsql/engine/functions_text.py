@@ -64,8 +64,9 @@ for _name, _kernel in _TRIM_FUNCTIONS:
     register(_name, 1, 2)(_on_trim(_kernel))
 
 
-@register("length", 1, aliases=("char_length", "character_length", "len"))
-def _length(ctx, s):
+def text_length(ctx, s):
+    """A string's length in characters.  ``length`` is registered once, where lists are known
+    too (``functions_lists``), and calls this for anything but a list."""
     return pc.cast(pc.utf8_length(ctx.string(s, 0)), pa.int64())
 
 
@@ -90,9 +91,9 @@ def _repeat(ctx, s, count):
     return pc.binary_repeat(s, count)
 
 
-@register("concat", 1, None)
-def _concat(ctx, *values):
-    """concat() treats NULL as the empty string."""
+def text_concat(ctx, *values):
+    """``concat`` of values as text, NULL read as the empty string (registered with the list
+    form: ``functions_lists``)."""
     return join_strings([as_text(ctx, v, i) for i, v in enumerate(values)], "replace")
 
 
