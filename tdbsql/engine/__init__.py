@@ -12,6 +12,7 @@ aggregate per left row of a non-equi join, by blocks of pairs, or from running s
 ``setop_step``, ``project``, ``subqueries``; ``metadata_answer`` / ``metadata_residual``
 answer count/sum/min/max from tile metadata.
 
-Expressions: ``evaluate`` (the evaluator), ``functions`` (+ ``functions_math``,
-``functions_text``), ``arithmetic``, ``datetime_ops``, ``list_ops``, ``value_types``.
+Expressions: ``evaluate`` (the evaluator, + ``column_refs``), ``functions`` (+
+``functions_math``, ``functions_text``, ``functions_lists``), ``arithmetic``, ``datetime_ops``,
+``list_ops`` (+ ``list_lambdas``, ``list_values``), ``value_types``.
 """

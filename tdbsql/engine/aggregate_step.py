@@ -26,6 +26,7 @@ from .frame import Frame, null_padded, rows_only
 from .functions import REGISTRY
 from .grouping import AGGREGATES, Groups, aggregate, first_rows, group_ids
 from .holistic import HOLISTIC, Fractions, holistic
+from .list_lambdas import LAMBDA_CALLS
 from .ordered_aggregates import ORDER_SENSITIVE, OrderedArgument, ordered_rows
 from .project import filter_project
 from .string_agg import joined_per_group, separator_value
@@ -59,7 +60,7 @@ FUNCTIONS_BY_NAME = {name.lower(): func for cls, func in FUNCTIONS.items()
                                                      "bit_and": "bit_and", "bit_or": "bit_or",
                                                      "bit_xor": "bit_xor"}
 # the planner's messages know the engine's functions (planner.function_names)
-FUNCTION_NAMES.update(FUNCTIONS_BY_NAME, REGISTRY)
+FUNCTION_NAMES.update(FUNCTIONS_BY_NAME, REGISTRY, LAMBDA_CALLS)
 
 
 def run_aggregate(step, inputs: Frame, runner) -> Frame:

@@ -15,13 +15,13 @@ compared with a number/date/timestamp is read as that type; dictionary (enumerat
 are compared on their dictionary and expanded through the indices.  Everything runs on
 pyarrow.compute kernels.  Elsewhere: operators ``+ - * / // %`` in ``arithmetic.py`` (date
 arithmetic in ``datetime_ops.py``), scalar functions in ``functions*.py``, typing, casts and
-NaN-aware comparisons in ``value_types.py``, list functions in ``list_ops.py``.
+NaN-aware comparisons in ``value_types.py``, list operators in ``list_ops.py`` and
+``list_lambdas.py``.
 """
 
 from __future__ import annotations
 
 import decimal
-import difflib
 
 import numpy as np
 import pyarrow as pa
@@ -31,8 +31,9 @@ from sqlglot import exp
 from ..errors import SqlError, UnsupportedSql
 from ..planner.column_names import type_sql, written_interval
 from ..planner.parse import span_of
-from . import arithmetic, decimals, like_match, list_ops
+from . import arithmetic, decimals, like_match, list_lambdas, list_ops
 from . import datetime_ops as dto
+from .column_refs import resolve_column
 from .frame import broadcast
 from .functions import REGISTRY, Call, call, call_shape, node_span
 from .functions_text import as_text
@@ -61,32 +62,6 @@ _CAST_TYPES = {
     T.TIME: pa.time64("us"),  # (TIME WITH TIME ZONE has no Arrow type: no CAST to it)
     T.BLOB: pa.binary(), T.VARBINARY: pa.binary(), T.BINARY: pa.binary(),
 }
-
-
-def resolve_column(table: pa.Table, node: exp.Column, sql: str | None = None) -> str:
-    """The table column a Column node names: "<table>.<name>", "<name>", or the unique
-    "*.<name>"; otherwise an SqlError with a close-name suggestion."""
-    names = table.column_names
-    name, qualifier = node.name, node.table
-    if qualifier:
-        if f"{qualifier}.{name}" in names:
-            return f"{qualifier}.{name}"
-        if name in names and not any("." in n for n in names):
-            return name  # a single-table step whose columns are not qualified
-    elif name in names:
-        return name
-    else:
-        matches = [n for n in names if n.endswith(f".{name}")]
-        if len(matches) == 1:
-            return matches[0]
-        if len(matches) > 1:
-            raise SqlError(f"column {name!r} is ambiguous: {', '.join(sorted(matches))}", sql,
-                           span_of(node))
-    wanted = f"{qualifier}.{name}" if qualifier else name
-    candidates = names + [n.rsplit(".", 1)[-1] for n in names]
-    close = difflib.get_close_matches(wanted, candidates, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    raise SqlError(f"unknown column {wanted!r}{hint}", sql, span_of(node))
 
 
 class Evaluator:
@@ -560,7 +535,10 @@ class Evaluator:
 
     def _function(self, node: exp.Func):
         if isinstance(node, exp.Anonymous):
-            return self._call(node.name.lower(), node, list(node.expressions))
+            name = node.name.lower()
+            if name in list_lambdas.LAMBDA_CALLS:  # list_reduce(l, lambda a, x: ...)
+                return list_lambdas.LAMBDA_CALLS[name](self, node)
+            return self._call(name, node, list(node.expressions))
         name, args = call_shape(node)
         return self._call(name, node, args)
 
@@ -672,9 +650,9 @@ _HANDLERS = {
     exp.BitwiseAnd: _bitwise("&"), exp.BitwiseOr: _bitwise("|"), exp.BitwiseXor: _bitwise("xor"),
     exp.BitwiseNot: _bitwise("~"), exp.BitwiseLeftShift: _bitwise("<<"),
     exp.BitwiseRightShift: _bitwise(">>"),
-    exp.ArraySize: list_ops.array_size, exp.ArrayFilter: list_ops.array_filter,
-    exp.ArrayAny: list_ops.array_any, exp.Bracket: list_ops.bracket,
-    exp.Transform: list_ops.transform,
+    exp.ArraySize: list_ops.array_size, exp.ArrayFilter: list_lambdas.array_filter,
+    exp.ArrayAny: list_lambdas.array_any, exp.Bracket: list_ops.bracket,
+    exp.Transform: list_lambdas.transform,
     exp.Window: lambda ev, node: window_value(ev, node),
     **{cls: Evaluator._comparison for cls in _COMPARE},
 }

@@ -3,7 +3,7 @@
 After a join several table aliases share the rows (``lineitem``, ``orders``...); after an
 aggregate the step's name and the names it consumed all see the aggregate's output.  Expressions
 are evaluated over ``flat()``: one Arrow table whose columns are ``"<alias>.<column>"`` for named
-tables and plain names for step-local values (see ``engine.evaluate.resolve_column``).
+tables and plain names for step-local values (see ``engine.column_refs.resolve_column``).
 """
 
 from __future__ import annotations

@@ -29,7 +29,8 @@ _FLAG_ARGS = {"binary", "encoding", "zero_start", "negative_length_returns_empty
               "casts_non_integer_decimals", "fractions_supported", "mode", "clamp_position",
               "to", "occurrence", "position"}
 _NAME_ALIASES = {"time_to_unix": "epoch", "str_position": "strpos", "signum": "sign",
-                 "nvl": "coalesce"}
+                 "nvl": "coalesce", "array_contains_all": "list_has_all",  # a @> b
+                 "array_overlaps": "list_has_any"}  # a && b
 
 
 def node_span(node: exp.Expression) -> tuple[int, int] | None:
@@ -218,6 +219,8 @@ def call_shape(node: exp.Func) -> tuple[str, list]:
         nulls_first = node.args.get("nulls_first") is not None and node.args["nulls_first"].this
         return "array_sort", [node.this, exp.Literal.string("DESC" if descending else "ASC"),
                               exp.Literal.string("NULLS FIRST" if nulls_first else "NULLS LAST")]
+    if isinstance(node, exp.ArrayContainedBy):  # a <@ b: b holds all of a
+        return "list_has_all", [node.expression, node.this]
     if isinstance(node, exp.GenerateSeries):  # range(3) / generate_series(1, 3) as lists
         name = "range" if node.args.get("is_end_exclusive") else "generate_series"
         return name, [a for a in (node.args.get("start"), node.args.get("end"),

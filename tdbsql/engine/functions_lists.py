@@ -1,10 +1,11 @@
 """LIST functions, as DuckDB has them: ``list_value`` / ``[a, b]``, ``list_extract``,
 ``list_slice``, ``list_contains`` (``list_has``, ``array_contains``), ``list_position``,
-``string_split`` (``str_split``, ``string_to_array``), ``list_sort`` /
-``list_reverse_sort``, ``list_distinct``, ``list_unique``, ``list_concat``, ``flatten``,
-``list_sum`` / ``min`` / ``max`` / ``avg`` / ``product``, ``list_aggregate``,
-``array_to_string``, ``range`` / ``generate_series`` as lists, and ``len`` and ``concat`` of
-lists.
+``list_has_all`` / ``list_has_any`` (``@>`` / ``&&``), ``string_split`` (``str_split``,
+``string_to_array``), ``list_sort`` / ``list_reverse_sort``, ``list_distinct``,
+``list_unique``, ``list_concat``, ``list_append`` / ``list_prepend``, ``list_reverse``,
+``flatten``, ``list_sum`` / ``min`` / ``max`` / ``avg`` / ``product``, ``list_aggregate``,
+``array_to_string``, ``range`` / ``generate_series`` as lists, and ``length`` and ``concat``
+of lists and strings alike.
 
 In: evaluated arguments and the ``Call``.  Out: Arrow values.  NULL handling is DuckDB's:
 a NULL list gives NULL; ``list_contains(l, NULL)`` is NULL while ``list_position(l, NULL)``
@@ -20,12 +21,12 @@ import pyarrow.compute as pc
 from .frame import broadcast
 from .functions import register, unify
 from .functions_text import as_text, text_concat, text_length
-from .hash_table import key_codes
+from .hash_table import group_rows, key_codes
 from .integer_series import series_counts, series_values
 from .list_compare import compare_lists
-from .list_values import (as_lists, element_at, is_list, list_parts, list_value,
+from .list_values import (as_lists, element_at, is_list, list_parts, list_value, ordinals,
                           rebuild, scalar_if_constant, slice_of)
-from .value_types import compare_plain, kind, plain
+from .value_types import common_type, compare_plain, kind, plain, type_name
 
 
 def row_count(values) -> int:
@@ -242,12 +243,23 @@ def _list_unique(ctx, lists):
     return scalar_if_constant(pa.array(counts, pa.uint64()), lists)
 
 
+def unified_elements(ctx, elements, what: str) -> list[pa.Array]:
+    """The elements of several lists cast to their common type.  Text beside elements that
+    are not text has none: a string in a list is no longer a literal, and DuckDB refuses to
+    ``what`` such lists (``['1'] || [1]``)."""
+    kinds = {kind(e.type) for e in elements} - {"null"}
+    if common_type([e.type for e in elements]) is None or "string" in kinds and len(kinds) > 1:
+        shown = " and ".join(f"{type_name(e.type)}[]" for e in elements)
+        raise ctx.error(f"cannot {what} lists of types {shown}")
+    return unify(ctx, elements)
+
+
 def concatenated(ctx, values, null_propagates: bool):
     """The lists of ``values`` joined per row.  A NULL list counts as empty (the result is
     NULL when all are) -- or, with ``null_propagates`` (``||``), makes the result NULL."""
     rows = row_count(values)
     parts = [list_parts(lists_argument(ctx, v, i, rows)) for i, v in enumerate(values)]
-    elements = unify(ctx, [p.elements for p in parts])
+    elements = unified_elements(ctx, [p.elements for p in parts], "concatenate")
     parents = np.concatenate([p.parents for p in parts])
     source = np.concatenate([np.full(len(p.parents), i) for i, p in enumerate(parts)])
     order = np.lexsort((source, parents))  # stable: each list's elements keep their order
@@ -264,6 +276,77 @@ def _list_concat(ctx, *values):
     if all(isinstance(v, pa.Scalar) and pa.types.is_null(v.type) for v in values):
         return pa.scalar(None)
     return concatenated(ctx, values, null_propagates=False)
+
+
+@register("list_append", 2, aliases=("array_append",))
+def _list_append(ctx, lists, element):
+    """The list with the value added at its end (a NULL list counts as empty)."""
+    return concatenated(ctx, (lists, _as_list(ctx, element, lists)), null_propagates=False)
+
+
+@register("list_prepend", 2, aliases=("array_prepend",))
+def _list_prepend(ctx, lists, element):
+    """``list_prepend(value, list)``: the value added at the start (a NULL list counts as
+    empty).  sqlglot's node puts the list first."""
+    return concatenated(ctx, (_as_list(ctx, element, lists), lists), null_propagates=False)
+
+
+def _as_list(ctx, element, lists):
+    """``[element]`` per row, refused when ``lists`` is not a list (DuckDB finds no
+    ``list_concat`` for it)."""
+    if not is_list(lists) and not pa.types.is_null(plain(lists).type):
+        raise ctx.error(f"expects a list, got {lists.type}", 0)
+    return list_value([element], row_count((lists, element)), ctx.error)
+
+
+@register("list_reverse", 1, aliases=("array_reverse",))
+@null_in_null_out
+def _list_reverse(ctx, lists):
+    """The elements in reverse order."""
+    rows, parts = _rows_and_parts(ctx, lists)
+    backwards = np.repeat(parts.starts + parts.lengths - 1, parts.lengths) - \
+        ordinals(parts.lengths)
+    result = rebuild(parts.valid, parts.lengths, parts.elements.take(pa.array(backwards)))
+    return scalar_if_constant(result, lists)
+
+
+@register("list_has_all", 2, aliases=("array_has_all",))
+def _list_has_all(ctx, lists, wanted):
+    """TRUE when every non-NULL element of ``wanted`` is in ``lists`` (``@>``); NULL when
+    either is NULL."""
+    return _found(ctx, lists, wanted, every=True)
+
+
+@register("list_has_any", 2, aliases=("array_has_any",))
+def _list_has_any(ctx, lists, wanted):
+    """TRUE when a non-NULL element of ``wanted`` is in ``lists`` (``&&``); NULL when either
+    is NULL."""
+    return _found(ctx, lists, wanted, every=False)
+
+
+def _found(ctx, lists, wanted, every: bool):
+    """Whether all (``every``) or any of each row's non-NULL ``wanted`` elements equal an
+    element of its list (NaN = NaN, lists element by element: by their key codes)."""
+    rows = row_count((lists, wanted))
+    have = list_parts(lists_argument(ctx, lists, 0, rows))
+    need = list_parts(lists_argument(ctx, wanted, 1, rows))
+    elements = pa.concat_arrays(unified_elements(ctx, (have.elements, need.elements),
+                                                 "compare"))
+    parents = np.concatenate([have.parents, need.parents])
+    keys = group_rows([parents, *key_codes(elements)], len(elements)).ids if len(elements) \
+        else np.zeros(0, dtype=np.int64)
+    valid = np.asarray(elements.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    split = len(have.elements)
+    present = np.zeros(len(elements) + 1, dtype=bool)
+    present[keys[:split][valid[:split]]] = True
+    hit, asked = present[keys[split:]], valid[split:]
+    if every:
+        missing = np.bincount(need.parents[asked & ~hit], minlength=rows)
+        found = missing == 0
+    else:
+        found = np.bincount(need.parents[asked & hit], minlength=rows) > 0
+    result = pa.array(found, pa.bool_(), mask=~(have.valid & need.valid))
+    return scalar_if_constant(result, lists, wanted)
 
 
 @register("flatten", 1)

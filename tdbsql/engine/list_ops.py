@@ -1,15 +1,11 @@
-"""List values: ``array_length`` / ``len``, ``list_filter(list, x -> predicate)`` and the
-``l[i]`` / ``l[a:b]`` brackets (computed in ``list_values``).
-
-sqlglot decorrelates ``EXISTS`` subqueries that compare with ``<>`` (TPC-H Q21) into
-``ARRAY_AGG`` per key plus ``ARRAY_LENGTH(LIST_FILTER(agg, x -> outer <> x))``; these are the
-list operations that plan needs.  A lambda body is evaluated once over all list elements, with
-the row's own columns repeated for each of its elements.
+"""List operators the evaluator dispatches on sqlglot's nodes: ``array_length`` / ``len``,
+the ``l[i]`` / ``l[a:b]`` brackets (computed in ``list_values``; ``s[i]`` of a string too),
+``||`` of lists and ``CAST(l AS T[])``.  The functions taking a lambda are in
+``list_lambdas``, those the registry calls by name in ``functions_lists``.
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
@@ -21,47 +17,17 @@ from .frame import broadcast
 
 
 def array_size(evaluator, node: exp.ArraySize):
-    values = _list_array(evaluator, node.this)
+    values = list_array(evaluator, node.this)
     return pc.cast(pc.list_value_length(values), pa.int64())
 
 
-def array_filter(evaluator, node: exp.ArrayFilter):
-    return _filtered(evaluator, _list_array(evaluator, node.this), node.expression, node)
-
-
-def _filtered(evaluator, lists: pa.ListArray, function: exp.Expression, node):
-    """``lists`` keeping the elements the one-argument lambda ``function`` holds for
-    (``node``, the call, for messages; the plan's nodes are never rewrapped)."""
-    _check_lambda(function, "list_filter", node)
-    parts = list_values.list_parts(lists)
-    keep = broadcast(_lambda_values(evaluator, parts, function), len(parts.elements))
-    if pa.types.is_null(keep.type):  # x -> NULL keeps nothing
-        keep = keep.cast(pa.bool_())
-    keep = np.asarray(pc.fill_null(keep, False).to_numpy(zero_copy_only=False), dtype=bool)
-    counts = np.bincount(parts.parents, weights=keep, minlength=len(lists)).astype(np.int64)
-    return list_values.rebuild(parts.valid, counts, parts.elements.filter(pa.array(keep)))
-
-
-def _check_lambda(function: exp.Expression, name: str, node) -> None:
-    if not isinstance(function, exp.Lambda) or len(function.expressions) != 1:
-        raise UnsupportedSql(f"{name} needs a one-argument lambda: {node.sql()!r}")
-
-
-def _list_array(evaluator, node, value=None) -> pa.Array:
+def list_array(evaluator, node, value=None) -> pa.Array:
     """``node``'s value (``value`` when already evaluated) as a ListArray over the rows."""
     value = evaluator.value(node) if value is None else value
     if not list_values.is_list(value) and not pa.types.is_null(value.type):
-        raise UnsupportedSql(f"{node.sql()!r} is not a list")
+        raise evaluator.error(f"expects a list, got {value.type}: "
+                              f"{node.sql(dialect='duckdb')!r}", node)
     return list_values.as_lists(value, evaluator.table.num_rows)
-
-
-def array_any(evaluator, node: exp.ArrayAny):
-    """sqlglot's ARRAY_ANY(list, f): TRUE for an empty list or when f holds for an element
-    (what its DuckDB spelling ``len(l) = 0 OR len(list_filter(l, f)) <> 0`` computes)."""
-    lists = _list_array(evaluator, node.this)
-    matched = pc.list_value_length(_filtered(evaluator, lists, node.expression, node))
-    empty = pc.equal(pc.list_value_length(lists), 0)
-    return pc.or_kleene(empty, pc.not_equal(matched, 0))
 
 
 def bracket(evaluator, node: exp.Bracket):
@@ -123,32 +89,6 @@ def _index(evaluator, node):
     return value
 
 
-def transform(evaluator, node: exp.Transform):
-    """``list_transform(l, x -> f(x))`` (also ``lambda x: f(x)``): f over every element, the
-    lists keeping their shape; the body is evaluated once over all elements."""
-    value = evaluator.value(node.this)
-    if isinstance(value, pa.Scalar) and pa.types.is_null(value.type):
-        return pa.scalar(None)  # DuckDB's NULL-typed NULL
-    lists = _list_array(evaluator, node.this, value)
-    _check_lambda(node.expression, "list_transform", node)
-    parts = list_values.list_parts(lists)
-    values = broadcast(_lambda_values(evaluator, parts, node.expression), len(parts.elements))
-    return list_values.rebuild(parts.valid, parts.lengths, values)
-
-
-def _lambda_values(evaluator, parts: list_values.ListParts, function: exp.Lambda):
-    """The one-argument lambda's body over the flattened elements of ``parts``, each seeing
-    its row's columns."""
-    variable = function.expressions[0].name
-    table = evaluator.table
-    scope = table.take(parts.parents) if table.num_columns else table
-    scope = scope.append_column(variable, parts.elements)
-    body = function.this.transform(
-        lambda n: exp.column(variable, quoted=True) if isinstance(n, exp.Identifier)
-        and n.name == variable and not isinstance(n.parent, exp.Column) else n)
-    return type(evaluator)(scope, evaluator.sql)(body)
-
-
 def any_list(values) -> bool:
     return any(list_values.is_list(value) for value in values)
 
@@ -174,7 +114,7 @@ def cast_list(evaluator, node, safe: bool):
     cast = (exp.TryCast if safe else exp.Cast)(this=element, to=node.to.expressions[0].copy())
     scope = pa.table({"__element": parts.elements})
     try:
-        cast_elements = broadcast(type(evaluator)(scope, evaluator.sql)(cast),
+        cast_elements = broadcast(type(evaluator)(scope, evaluator.sql, evaluator.budget)(cast),
                                   len(parts.elements))
     except SqlError as err:  # underline the CAST written, not the element's
         raise evaluator.error(err.plain_message, node) from None
