@@ -171,3 +171,23 @@ def test_budget_reaches_the_one_liners_and_the_cli_flag(big, capsys):
     assert main(["query", "SELECT count(*) FROM array", big, "--memory-mb", "1",
                  "--format", "csv"]) == 0
     assert str(N) in capsys.readouterr().out
+
+
+def test_unnest_and_lambdas_count_the_rows_they_repeat(monkeypatch):
+    """unnest and a lambda repeat a row's columns for each of its elements: the copies are
+    checked against ``connect(memory_mb=...)`` before they are made (one 10 kB string
+    repeated 100,000 times is ~1 GB), and only the columns read are repeated, so the same
+    queries without the wide column answer under the budget."""
+    monkeypatch.delenv("TDBSQL_MEMORY_MB", raising=False)
+    con = tdbsql.connect(memory_mb=16)
+    wide = "(SELECT repeat('x', 10000) AS s, 3 AS k)"
+    for sql in (f"SELECT unnest(range(100000)) AS u, s FROM {wide}",
+                f"SELECT unnest(range(100000)) AS u FROM {wide} ORDER BY s, u",
+                f"SELECT list_transform(range(100000), lambda x: s) FROM {wide}",
+                f"SELECT list_filter(range(100000), lambda x: x < length(s)) FROM {wide}"):
+        with pytest.raises(tdbsql.MemoryLimitError, match="memory budget of 16.0 MB"):
+            con.sql(sql).fetchall()
+    assert con.sql(f"SELECT count(*), sum(u + k) FROM (SELECT unnest(range(100000)) AS u, k "
+                   f"FROM {wide})").fetchall() == [(100000, 4999950000 + 300000)]
+    assert con.sql(f"SELECT len(list_filter(range(100000), lambda x: x < k)) "
+                   f"FROM {wide}").fetchall() == [(3,)]

@@ -19,6 +19,7 @@ from .list_compare import list_sort_columns
 from .list_values import is_list
 from .memory import frame_bytes, step_label
 from .project import project_rows
+from .unnest import repeat_rows
 
 
 def run_sort(step, inputs: Frame, runner) -> Frame:
@@ -26,8 +27,7 @@ def run_sort(step, inputs: Frame, runner) -> Frame:
     projected, parents = project_rows(runner, inputs, step.projections, flat) \
         if step.projections else (None, None)
     if parents is not None:  # unnest repeated the rows: the keys see them repeated too
-        inputs = inputs.take(parents)
-        flat = flat.take(parents)
+        inputs, flat = _repeated_for_keys(runner, step, inputs, flat, parents, projected)
     keyed = flat
     if projected is not None:
         for name, column in zip(projected.column_names, projected.columns):
@@ -43,6 +43,16 @@ def run_sort(step, inputs: Frame, runner) -> Frame:
     if projected is not None:
         return Frame.single(step.name, projected.take(order))
     return inputs.take(order)
+
+
+def _repeated_for_keys(runner, step, inputs: Frame, flat: pa.Table, parents, projected):
+    """The input rows repeated as unnest repeated them, with the columns the sort keys read
+    (all of them for a key by position: ``_position`` reads the frame's tables)."""
+    keys = [ordered.this for ordered in step.key]
+    by_position = any(isinstance(key, exp.Literal) and key.is_int for key in keys)
+    outputs = set(projected.column_names) - set(flat.column_names)
+    return repeat_rows(runner, inputs, flat, parents, None if by_position else keys,
+                       step_label(step), known=outputs)
 
 
 def sort_indices(runner, frame: Frame, flat: pa.Table, keys) -> np.ndarray:

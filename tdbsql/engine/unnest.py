@@ -6,6 +6,9 @@ rows repeated per element, with each ``unnest(l)`` replaced by a column of the e
 NULL or empty list gives no row; several unnests in one SELECT run side by side, as long as
 the longest list of the row, the shorter ones padded with NULL (DuckDB's zip).  All rows at
 once: the row of each output comes from ``np.repeat``, each element from one ``take``.
+Only the columns the projections read are repeated (``repeat_rows``: not the list itself,
+nor what only the unnest's argument reads), after their size is checked against the
+query's memory budget (``MemoryLimitError``) as well as the row cap.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import pyarrow as pa
 from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
-from .frame import Frame, broadcast
+from .column_refs import columns_read
+from .frame import Frame, broadcast, take_rows
 from .functions import node_span
 from .list_values import as_lists, is_list, list_parts, ordinals, repeated_rows
 
@@ -48,18 +52,38 @@ def expand(runner, frame: Frame, flat: pa.Table, projections, calls):
         np.zeros(frame.length, dtype=np.int64)
     total = int(counts.sum())
     runner.check_rows(total, "unnest")
+    names = {id(call): f"e{index}" for index, call in enumerate(calls)}
+    rewritten = [_replaced(projection, names) for projection in projections]
+    element_bytes = sum(p.elements.nbytes / max(len(p.elements), 1) for p in parts)
     parents, ordinal = repeated_rows(counts), ordinals(counts)
+    repeated, _ = repeat_rows(runner, frame, flat, parents, rewritten, "unnest",
+                              known={f"{_SOURCE}.{name}" for name in names.values()},
+                              more_per_row=element_bytes)
     columns = {}
     for index, part in enumerate(parts):
         present = ordinal < part.lengths[parents]
         position = np.where(present, part.starts[parents] + ordinal, 0)
         columns[f"e{index}"] = part.elements.take(pa.array(position, mask=~present)) \
             if len(part.elements) else pa.nulls(total, part.elements.type)
-    taken = frame.take(parents)
-    expanded = Frame({**taken.tables, _SOURCE: pa.table(columns)}, total)
-    names = {id(call): f"e{index}" for index, call in enumerate(calls)}
-    rewritten = [_replaced(projection, names) for projection in projections]
+    expanded = Frame({**repeated.tables, _SOURCE: pa.table(columns)}, total)
     return expanded, expanded.flat(), rewritten, parents
+
+
+def repeat_rows(runner, frame: Frame, flat: pa.Table, parents: np.ndarray, nodes, what: str,
+                known=frozenset(), more_per_row: float = 0.0) -> tuple[Frame, pa.Table]:
+    """(frame, flat) of the rows ``parents`` with only the columns the expressions ``nodes``
+    read (``known``: references resolved elsewhere; ``nodes`` None, or a subquery among them:
+    every column), after checking the copies (and ``more_per_row`` bytes a row the caller
+    adds) against the memory budget."""
+    reads = None if nodes is None else columns_read(flat, nodes, known)
+    kept = flat if reads is None else flat.select(reads)
+    per_row = 8 + more_per_row + kept.nbytes / max(flat.num_rows, 1)
+    runner.budget.check(int(len(parents) * per_row), what)
+    if reads is None:
+        taken = frame.take(parents)
+        return taken, taken.flat()
+    repeated = Frame({None: take_rows(kept, parents)}, len(parents))
+    return repeated, repeated.flat()
 
 
 def _replaced(projection: exp.Expression, names: dict) -> exp.Expression:
