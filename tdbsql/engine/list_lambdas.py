@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from ..errors import UnsupportedSql
 from . import list_values
 from .column_refs import columns_read
 from .frame import broadcast
@@ -172,11 +173,21 @@ def _reduce_call(evaluator, node: exp.Anonymous):
     return _reduced(evaluator, bound, list_values.list_parts(lists), start, node)
 
 
+MAX_REDUCE_POSITIONS = 10_000  # the lambda runs once per position (~0.25 ms each)
+
+
 def _reduced(evaluator, bound: Bound, parts: list_values.ListParts, initial, node):
     """Position by position over the rows whose lists reach it: ``acc = f(acc, element)``;
-    a row's value is its ``acc`` once its list is used up."""
+    a row's value is its ``acc`` once its list is used up.  Lists longer than
+    ``MAX_REDUCE_POSITIONS`` are refused rather than folded slowly."""
     rows = len(parts.lengths)
     active = np.flatnonzero(parts.valid)
+    longest = int(parts.lengths[active].max()) if len(active) else 0
+    if longest > MAX_REDUCE_POSITIONS:
+        raise UnsupportedSql(f"{bound.name}() over a list of {longest:,} elements: tdbsql "
+                             f"evaluates the lambda once per position, for lists of up to "
+                             f"{MAX_REDUCE_POSITIONS:,} (list_sum / list_aggregate fold "
+                             "longer lists)")
     if initial is None:
         if (parts.lengths[active] == 0).any():
             raise evaluator.error(f"{bound.name}(): cannot reduce an empty list without an "
@@ -187,19 +198,21 @@ def _reduced(evaluator, bound: Bound, parts: list_values.ListParts, initial, nod
         acc = _accumulator(evaluator, bound, parts.elements.type, acc, node)
         position = 0
     done_rows, done_values = [], []
-    while True:
+    while len(active):
         finished = parts.lengths[active] <= position
-        done_rows.append(active[finished])
-        done_values.append(acc.filter(pa.array(finished)))
-        active, acc = active[~finished], acc.filter(pa.array(~finished))
-        if not len(active):
-            break
+        if finished.any():
+            done_rows.append(active[finished])
+            done_values.append(acc.filter(pa.array(finished)))
+            active, acc = active[~finished], acc.filter(pa.array(~finished))
+            if not len(active):
+                break
         element = parts.elements.take(pa.array(parts.starts[active] + position))
         index = pa.array(np.full(len(active), position + 1, dtype=np.int64))
         result = broadcast(apply(evaluator, bound, active, [acc, element, index]), len(active))
         acc = _accumulator(evaluator, bound, acc.type, result, node)
         position += 1
-    return _in_row_order(rows, np.concatenate(done_rows), done_values)
+    return _in_row_order(rows, np.concatenate(done_rows or [np.zeros(0, np.int64)]),
+                         done_values, parts.elements.type)
 
 
 def _accumulator(evaluator, bound: Bound, current: pa.DataType, result: pa.Array, node):
@@ -218,9 +231,12 @@ def _accumulator(evaluator, bound: Bound, current: pa.DataType, result: pa.Array
     return cast_value(result, target)
 
 
-def _in_row_order(rows: int, done_rows: np.ndarray, done_values: list[pa.Array]) -> pa.Array:
+def _in_row_order(rows: int, done_rows: np.ndarray, done_values: list[pa.Array],
+                  element_type: pa.DataType) -> pa.Array:
     """The values of the rows in ``done_rows`` (one after another in ``done_values``) at
     their rows, unified to one type; NULL for the rows not there (NULL lists)."""
+    if not done_values:  # every list NULL
+        return pa.nulls(rows, element_type)
     target = common_type([v.type for v in done_values])
     values = pa.concat_arrays([cast_value(v, target) for v in done_values])
     where = np.full(rows, -1, dtype=np.int64)
