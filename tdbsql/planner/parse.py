@@ -33,7 +33,7 @@ from ..errors import SqlError
 from .aggregate_names import AGGREGATE_PARSERS
 from .column_names import note_call, note_extract, note_interval, note_nulls_last
 from .named_windows import note_bare_reference
-from .unnest_select import unnest_after_grouping
+from .unnest_select import subqueries_in_unnest, unnest_after_grouping
 
 _DIALECT = Dialect.get_or_raise("duckdb")
 WITHIN_GROUP = "tdbsql_within_group"  # meta on a string_agg written with WITHIN GROUP
@@ -62,7 +62,8 @@ def parse(sql: str) -> exp.Expression:
             raise misspelled
     _check_tokens(sql, tokens)
     _check_tree(sql, tokens, statements[0])
-    return unnest_after_grouping(written_indexes(bucket_origins(statements[0])))
+    return unnest_after_grouping(subqueries_in_unnest(
+        written_indexes(bucket_origins(statements[0]))))
 
 
 def bucket_origins(tree: exp.Expression) -> exp.Expression:

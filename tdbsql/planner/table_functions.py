@@ -1,7 +1,7 @@
 """Table functions in FROM: ``range(stop)``, ``range(start, stop[, step])`` and
-``generate_series(...)`` (its stop included), as DuckDB has them.
+``generate_series(...)`` (its stop included), and ``unnest(list)``, as DuckDB has them.
 
-sqlglot's DuckDB dialect reads such a FROM item as a ``Table`` over a ``GenerateSeries``
+sqlglot's DuckDB dialect reads a series in FROM as a ``Table`` over a ``GenerateSeries``
 node.  In: the parsed tree.  Out: the tree with each one replaced by a table ``__series_N``
 of one column, named as DuckDB names it -- the alias's column (``range(5) r(i)``), else the
 table alias (``range(5) t`` has a column ``t``), else the function's name -- plus a
@@ -9,6 +9,12 @@ table alias (``range(5) t`` has a column ``t``), else the function's name -- plu
 rows from the arguments (``engine/series.py``).  Integers give BIGINT; a DATE, TIMESTAMP or
 TIMESTAMPTZ start with an INTERVAL step gives TIMESTAMP (TIMESTAMPTZ), as in DuckDB.
 Arguments are constant expressions; anything else is an ``SqlError`` in DuckDB's words.
+
+``unnest(list) [WITH ORDINALITY]`` in FROM becomes the derived table ``(SELECT unnest(list)
+AS c[, unnest(generate_series(1, len(list))) AS ordinality]) AS t``, named the same way, so
+the SELECT-list unnest (``engine/unnest.py``) makes its rows.  Its list is a constant
+expression (a scalar subquery too); reading another table's column (a lateral unnest) is
+not supported.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from sqlglot.optimizer.annotate_types import annotate_types
 
 from ..errors import SqlError, UnsupportedSql
 from .parse import span_of
+from .unnest_select import subqueries_in_unnest
 
 @dataclass(frozen=True)
 class Series:
@@ -32,7 +39,10 @@ class Series:
 
 
 def table_functions(tree: exp.Expression, sql: str) -> tuple[exp.Expression, tuple]:
-    """(tree, series): every range / generate_series in FROM replaced (in place)."""
+    """(tree, series): every range / generate_series / unnest in FROM replaced (in place)."""
+    for node in list(tree.find_all(exp.Unnest)):
+        if isinstance(node.parent, (exp.From, exp.Join)):
+            node.replace(_unnest_table(node, sql))
     found = []
     for table in list(tree.find_all(exp.Table)):
         call = table.this
@@ -45,6 +55,36 @@ def table_functions(tree: exp.Expression, sql: str) -> tuple[exp.Expression, tup
             continue
         found.append(_series(table, call, len(found), sql))
     return tree, tuple(found)
+
+
+def _unnest_table(node: exp.Unnest, sql: str) -> exp.Subquery:
+    """``unnest(list)`` in FROM as a derived table unnesting it in its select list."""
+    if len(node.expressions) != 1:
+        raise SqlError(f"unnest() in FROM takes one list, got {len(node.expressions)} "
+                       "arguments", sql, span_of(node))
+    values = node.expressions[0]
+    if isinstance(values, exp.Null):
+        raise SqlError("UNNEST requires a single list or array as input", sql, span_of(node))
+    outer = [c for c in values.find_all(exp.Column)
+             if c.find_ancestor(exp.Query) is node.find_ancestor(exp.Query)]
+    if outer:
+        raise UnsupportedSql(f"unnest() in FROM reading a column ({outer[0].sql('duckdb')}) "
+                             "is a lateral join, which is not supported; unnest in the select "
+                             "list instead: SELECT unnest(l) FROM t")
+    alias = node.args.get("alias")
+    name = alias.this.copy() if alias is not None and alias.name else \
+        exp.to_identifier("unnest")
+    columns = alias.columns if alias is not None else []
+    items = [exp.alias_(exp.Explode(this=values.copy()),
+                        columns[0].name if columns else name.name, quoted=True)]
+    ordinality = node.args.get("offset")
+    if ordinality:  # WITH ORDINALITY: the positions, unnested beside the elements
+        positions = exp.GenerateSeries(start=exp.Literal.number(1),
+                                       end=exp.ArraySize(this=values.copy()))
+        ordinal = ordinality.name if isinstance(ordinality, exp.Identifier) else "ordinality"
+        items.append(exp.alias_(exp.Explode(this=positions), ordinal, quoted=True))
+    return exp.Subquery(this=subqueries_in_unnest(exp.select(*items)),
+                        alias=exp.TableAlias(this=name))
 
 
 def _series(table: exp.Table, call: exp.GenerateSeries, index: int, sql: str) -> Series:

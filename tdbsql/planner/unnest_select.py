@@ -26,6 +26,16 @@ _INPUT = "__unnest_input"
 _ROWS = "__unnest_rows"
 
 
+def subqueries_in_unnest(tree: exp.Expression) -> exp.Expression:
+    """``tree`` with each subquery written as unnest's argument (``unnest((SELECT ...))``)
+    in parentheses: sqlglot's scopes take a query right under unnest for a table function's
+    and never qualify its columns; in parentheses it is an ordinary subquery."""
+    for call in tree.find_all(exp.Explode):
+        if isinstance(call.this, exp.Query):
+            call.set("this", exp.Paren(this=call.this))
+    return tree
+
+
 def unnest_after_grouping(tree: exp.Expression) -> exp.Expression:
     """``tree`` with each grouped or DISTINCT SELECT that unnests rewritten (see above)."""
     for select in list(tree.find_all(exp.Select)):
@@ -43,19 +53,25 @@ def _unnest_of(item: exp.Expression) -> exp.Explode | None:
     return inner if isinstance(inner, exp.Explode) else None
 
 
+def _own(item: exp.Expression, select: exp.Select, kind) -> list:
+    """The ``kind`` nodes of select item ``item`` that belong to ``select``, not to a
+    subquery inside it (``unnest((SELECT list(x) FROM t))`` is not grouped)."""
+    return [node for node in item.find_all(kind) if node.find_ancestor(exp.Select) is select]
+
+
 def _needs_rewrite(select: exp.Select) -> bool:
     items = select.expressions
-    if not any(item.find(exp.Explode) for item in items):
+    if not any(_own(item, select, exp.Explode) for item in items):
         return False
     grouped = select.args.get("group") is not None or select.args.get("having") is not None \
-        or any(item.find(exp.AggFunc) for item in items)
+        or any(_own(item, select, exp.AggFunc) for item in items)
     distinct = select.args.get("distinct") is not None
     if not (grouped or distinct) or select.args.get("distinct") is not None and \
             select.args["distinct"].args.get("on") is not None:
         return False
-    if any(item.find(exp.Explode) and _unnest_of(item) is None for item in items):
+    if any(_own(item, select, exp.Explode) and _unnest_of(item) is None for item in items):
         return False
-    if any(isinstance(item, exp.Star) or item.find(exp.Window) for item in items):
+    if any(isinstance(item, exp.Star) or _own(item, select, exp.Window) for item in items):
         return False
     names = {column_name(item) for item in items}
     order = select.args.get("order")
