@@ -72,8 +72,9 @@ def _bound_body(body: exp.Expression, variables: set[str]) -> exp.Expression:
 
 
 def _rebound(ident: exp.Identifier, root: exp.Expression) -> bool:
+    """Does a lambda inside ``root`` (a detached copy) bind ``ident``'s name again?"""
     node = ident.parent
-    while node is not None and node is not root.parent:
+    while node is not None:
         if isinstance(node, exp.Lambda) and ident.name in {v.name for v in node.expressions}:
             return True
         node = node.parent
@@ -96,9 +97,12 @@ def apply(evaluator, bound: Bound, rows: np.ndarray, values: list[pa.Array]):
 
 
 def _per_element(evaluator, bound: Bound, parts: list_values.ListParts) -> pa.Array:
-    """The body over every element of ``parts``, with its position (1-based, BIGINT)."""
-    positions = pa.array(list_values.ordinals(parts.lengths) + 1)
-    result = apply(evaluator, bound, parts.parents, [parts.elements, positions])
+    """The body over every element of ``parts`` (and its 1-based position, a BIGINT, when
+    the lambda takes one)."""
+    values = [parts.elements]
+    if len(bound.variables) > 1:
+        values.append(pa.array(list_values.ordinals(parts.lengths) + 1))
+    result = apply(evaluator, bound, parts.parents, values)
     return broadcast(result, len(parts.elements))
 
 
@@ -132,11 +136,10 @@ def _bare_null(value) -> bool:
     return isinstance(value, pa.Scalar) and pa.types.is_null(value.type)
 
 
-def filtered(evaluator, lists: pa.ListArray, function: exp.Expression, node,
-             name: str = "list_filter"):
+def filtered(evaluator, lists: pa.ListArray, function: exp.Expression, node):
     """``lists`` keeping the elements the lambda holds for (``node``, the call, for messages;
     the plan's nodes are never rewrapped)."""
-    bound = bind(evaluator, function, name, (1, 2), node)
+    bound = bind(evaluator, function, "list_filter", (1, 2), node)
     parts = list_values.list_parts(lists)
     keep = _per_element(evaluator, bound, parts)
     if pa.types.is_null(keep.type):  # x -> NULL keeps nothing
@@ -206,9 +209,10 @@ def _reduced(evaluator, bound: Bound, parts: list_values.ListParts, initial, nod
             active, acc = active[~finished], acc.filter(pa.array(~finished))
             if not len(active):
                 break
-        element = parts.elements.take(pa.array(parts.starts[active] + position))
-        index = pa.array(np.full(len(active), position + 1, dtype=np.int64))
-        result = broadcast(apply(evaluator, bound, active, [acc, element, index]), len(active))
+        values = [acc, parts.elements.take(pa.array(parts.starts[active] + position))]
+        if len(bound.variables) == 3:  # the element's position
+            values.append(pa.array(np.full(len(active), position + 1, dtype=np.int64)))
+        result = broadcast(apply(evaluator, bound, active, values), len(active))
         acc = _accumulator(evaluator, bound, acc.type, result, node)
         position += 1
     return _in_row_order(rows, np.concatenate(done_rows or [np.zeros(0, np.int64)]),
