@@ -62,16 +62,25 @@ class Call:
     sql: str
     budget: object = None  # the query's MemoryBudget (None: unchecked), for big results
 
+    @property
+    def written_name(self) -> str:
+        """The name as the SQL wrote it (``list_contains``), not sqlglot's (``array_contains``)
+        nor the registered one; the registered one where the parser noted none."""
+        from ..planner.column_names import written_call
+
+        written = written_call(self.node)
+        return written[0] if written else self.name
+
     def error(self, message: str, index: int | None = None) -> SqlError:
         where = self.args[index] if index is not None and index < len(self.args) else self.node
-        return SqlError(f"{self.name}(): {message}", self.sql, node_span(where)
+        return SqlError(f"{self.written_name}(): {message}", self.sql, node_span(where)
                         or node_span(self.node))
 
     def constant(self, value, index: int, what: str):
         """A constant argument's Python value (e.g. the digits of round)."""
         if not isinstance(value, pa.Scalar):  # DuckDB takes a column here: not yet tdbsql
-            raise UnsupportedSql(f"{self.name}() with a {what} that is not a constant is not "
-                                 f"supported: {self.sql_of(index)!r}")
+            raise UnsupportedSql(f"{self.written_name}() with a {what} that is not a constant is "
+                                 f"not supported: {self.sql_of(index)!r}")
         return value.as_py()
 
     def sql_of(self, index: int) -> str:

@@ -72,6 +72,11 @@ def _list_slice(ctx, lists, begin, end):
 def _matches(ctx, lists, needle, rows: int, nulls_match: bool):
     """(parts, the row of each element, whether each element equals that row's needle)."""
     parts = list_parts(lists_argument(ctx, lists, 0, rows))
+    needle_type = plain(needle).type
+    if kind(parts.elements.type) == "string" and kind(needle_type) not in ("string", "null"):
+        # DuckDB casts a string to the elements' type, never the elements to a value's type
+        raise ctx.error(f"a list of {type_name(parts.elements.type)} cannot hold a "
+                        f"{type_name(needle_type)}; cast one of them", 1)
     parents = parts.parents
     wanted = broadcast(plain(needle), rows).take(pa.array(parents))
     if nulls_match and not isinstance(needle, pa.Scalar) or \
