@@ -312,3 +312,24 @@ def test_unknown_function_is_a_sql_error():
 
     with pytest.raises(SqlError, match=r"unknown function frobnicate\(\)"):
         ours("frobnicate(i)")
+
+
+def test_substring_bounds_from_columns_match_duckdb():
+    """substr / substring with a start and a length per row, over UTF-8 of 1 to 4 bytes a
+    character, NULLs, and bounds at DuckDB's limits (+-2**32), against DuckDB row by row."""
+    import random
+
+    import tdbsql
+
+    rng = random.Random(7)
+    words = ["", "a", "hello", "héllo wörld", "日本語テキスト", "x" * 40, None, "ab\U0001F600cd"]
+    bounds = [None, 2**32 - 1, -2**32] + list(range(-12, 13))
+    table = pa.table({"s": [rng.choice(words) for _ in range(2000)],
+                      "a": pa.array([rng.choice(bounds) for _ in range(2000)], pa.int64()),
+                      "b": pa.array([rng.choice(bounds) for _ in range(2000)], pa.int64())})
+    con, oracle = tdbsql.connect(), duckdb.connect()
+    con.register("t", table)
+    oracle.register("t", table)
+    for sql in ("SELECT substr(s, a, b) FROM t", "SELECT substr(s, a) FROM t",
+                "SELECT substring(s, 2, b) FROM t", "SELECT substr('héllo', a, b) FROM t"):
+        assert con.sql(sql).fetchall() == oracle.execute(sql).fetchall(), sql

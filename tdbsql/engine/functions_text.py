@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
 from .functions import python_map, register
+from .frame import broadcast
 from .value_types import join_strings, kind, null_like, plain
 
 # One string argument in, a string out: (name, aliases, Arrow kernel).
@@ -216,16 +217,19 @@ def _right(ctx, s, count):
 @register("substring", 2, 3, aliases=("substr",))
 def _substring(ctx, s, start, length=None):
     """DuckDB's substring: 1-based ``start``; a negative start counts from the end; a negative
-    length takes the characters before ``start``; start 0 eats one character of length."""
-    begin = ctx.constant(ctx.integer(start, 1), 1, "start")
-    count = None if length is None else ctx.constant(ctx.integer(length, 2), 2, "length")
+    length takes the characters before ``start``; start 0 eats one character of length.
+    Without a length, the length is DuckDB's default, 2**32 - 1 (so ``substr(s, -2**32)``
+    stops one character short of the end, as DuckDB's does)."""
+    start = ctx.integer(start, 1)
+    length = _SUBSTRING_LENGTH if length is None else ctx.integer(length, 2)
+    _check_bounds(ctx, start, "offset", 1)
+    _check_bounds(ctx, length, "length", 2)
     s = ctx.string(s, 0)
-    if begin is None or (length is not None and count is None):
+    if not (isinstance(start, pa.Scalar) and isinstance(length, pa.Scalar)):
+        return _substring_rows(s, start, length)
+    begin, count = start.as_py(), length.as_py()
+    if begin is None or count is None:
         return null_like(s, pa.string())
-    if count is None:
-        if begin > 0:
-            return pc.utf8_slice_codeunits(s, begin - 1)
-        return pc.utf8_slice_codeunits(s, begin) if begin < 0 else s
     if begin > 0:
         lo, hi = (begin - 1, begin - 1 + count) if count >= 0 else (begin - 1 + count, begin - 1)
         return pc.utf8_slice_codeunits(s, max(lo, 0), max(hi, 0))
@@ -234,6 +238,59 @@ def _substring(ctx, s, start, length=None):
     lo, hi = (begin, begin + count) if count >= 0 else (begin + count, begin)
     # Offsets relative to the end: a stop at or past the end means "to the end".
     return _slice_from_end(s, lo, hi)
+
+
+_SUBSTRING_LENGTH = pa.scalar(2**32 - 1, pa.int64())
+
+
+def _check_bounds(ctx, value, what: str, index: int) -> None:
+    """DuckDB's range for a substring's offset and length: -2**32 .. 2**32 - 1."""
+    if value is None:
+        return
+    low, high = pc.min_max(value).values() if not isinstance(value, pa.Scalar) else (value,
+                                                                                      value)
+    if high.is_valid and high.as_py() > 2**32 - 1:
+        raise ctx.error(f"substring {what} outside of supported range (> 4294967295)", index)
+    if low.is_valid and low.as_py() < -2**32:
+        raise ctx.error(f"substring {what} outside of supported range (< -4294967296)", index)
+
+
+def _substring_rows(s, start, length):
+    """``_substring`` with a start or length that differs from row to row: each row's
+    character range worked out as the constant forms above do (in numpy), then its bytes
+    found (``kernels.utf8_slice``) and gathered (``kernels.gather``)."""
+    from ..kernels.gather import WIDE, gather_bytes
+    from ..kernels.utf8_slice import character_bytes
+
+    rows = len(length) if isinstance(start, pa.Scalar) else len(start)
+    s = broadcast(s, rows).cast(pa.string())
+    parts = [s, broadcast(start, rows), broadcast(length, rows)]
+    valid = np.logical_and.reduce([np.asarray(p.is_valid().to_numpy(zero_copy_only=False),
+                                              dtype=bool) for p in parts])
+    n = pc.fill_null(pc.utf8_length(s), 0).to_numpy().astype(np.int64)
+    begin = pc.fill_null(parts[1], 0).to_numpy().astype(np.int64)  # within +-2**32
+    count = pc.fill_null(parts[2], 0).to_numpy().astype(np.int64)
+    first = np.where(begin > 0, begin - 1, begin)  # 0-based; negative: from the end
+    a = np.where(count >= 0, first, first + count)
+    b = np.where(count >= 0, first + count, first)
+    lo = np.where(begin > 0, np.maximum(a, 0), np.where(begin < 0, n + a, 0))
+    hi = np.where(begin > 0, np.maximum(b, 0),
+                  np.where(begin < 0, np.where(b >= 0, n, n + b), count - 1))
+    lo = np.clip(lo, 0, n)
+    hi = np.clip(np.maximum(hi, lo), 0, n)
+    lo = np.minimum(lo, hi)
+    _, offsets, data = s.buffers()
+    offsets = np.frombuffer(offsets, np.int32)[s.offset:s.offset + rows + 1].astype(np.int64)
+    values = np.zeros(0, np.uint8) if data is None else np.frombuffer(data, np.uint8).copy()
+    begins, ends = np.empty(rows, np.int64), np.empty(rows, np.int64)
+    character_bytes(values, offsets, lo, hi, begins, ends)
+    out_offsets = np.zeros(rows + 1, np.int64)
+    np.cumsum(np.where(valid, ends - begins, 0), out=out_offsets[1:])
+    out = np.empty(int(out_offsets[-1]) + WIDE, np.uint8)
+    gather_bytes(values, begins, np.arange(rows, dtype=np.int64), out_offsets, out)
+    return pa.LargeStringArray.from_buffers(
+        rows, pa.py_buffer(out_offsets), pa.py_buffer(out[:int(out_offsets[-1])]),
+        pa.array(valid).buffers()[1] if not valid.all() else None).cast(pa.string())
 
 
 def _slice_from_end(s, lo: int, hi: int):
