@@ -222,6 +222,17 @@ class _Window:
             raise self.error(f"argument {index + 1} of {self.shown}() must be an integer constant")
         return int(value.as_py())
 
+    def nth(self) -> np.ndarray:
+        """nth_value's position in the frame, per window position (a constant or a column, as
+        in DuckDB); 0 -- nothing found -- where it is NULL or under 1."""
+        value = self.argument(1)
+        if not pa.types.is_integer(value.type) and not pa.types.is_null(value.type):
+            raise self.error(f"argument 2 of {self.shown}() must be an integer, not "
+                             f"{value.type}")
+        nth = np.asarray(pc.fill_null(value.cast(pa.int64()), 0).to_numpy(
+            zero_copy_only=False), dtype=np.int64)
+        return np.clip(nth, 0, 2**62)[self.layout.order]
+
     def error(self, message: str) -> SqlError:
         return self.ev.error(message, self.node)
 
@@ -276,19 +287,14 @@ class _Window:
     def frame_value(self, name: str) -> pa.Array:
         values = self.argument(0)
         start, end = self.frame()
-        if name == "nth_value":
-            nth = self.constant(1)
-            if nth < 1:
-                raise self.error("nth_value() counts from 1")
-        else:
-            nth = 1
+        nth = self.nth() if name == "nth_value" else np.ones(len(start), np.int64)
         if not self.ignore_nulls:
             position = end - 1 if name == "last_value" else start + nth - 1
-            found = (position >= start) & (position < end)
+            found = (position >= start) & (position < end) & (nth >= 1)
             return values.take(self.rows_at(position, found))
         before, valid_positions = _valid_counts(values, self.layout.order)
         k = before[end] - 1 if name == "last_value" else before[start] + nth - 1
-        found = (k >= before[start]) & (k < before[end])
+        found = (k >= before[start]) & (k < before[end]) & (nth >= 1)
         position = valid_positions[np.where(found, k, 0)] if len(valid_positions) else k
         return values.take(self.rows_at(position, found))
 

@@ -184,13 +184,30 @@ class _Parser(type(_DIALECT.parser())):
         start = self._index
         window = super()._parse_window(this, alias=alias)
         option = _null_option(self._tokens, start, self._index)
-        if option is not None:
+        # sqlglot comes here after an argument too: lag(abs(x) IGNORE NULLS) is DuckDB's form
+        if option is not None and not self._in_call_arguments(option):
             self._retreat(option)
             self.raise_error(f"{self._curr.text.upper()} NULLS goes inside the call's "
                              "parentheses, as in lag(x IGNORE NULLS) OVER (...)")
         if isinstance(window, exp.Window) and _over_a_name(self._tokens[start:self._index]):
             note_bare_reference(window)
         return window
+
+    def _in_call_arguments(self, index: int) -> bool:
+        """Is token ``index`` inside a call's parentheses (its innermost open parenthesis
+        follows a function's name), not at the top of an expression, a subquery or a
+        parenthesized expression?"""
+        depth = 0
+        for i in range(index - 1, 0, -1):
+            kind = self._tokens[i].token_type
+            if kind == TokenType.R_PAREN:
+                depth += 1
+            elif kind == TokenType.L_PAREN:
+                if depth == 0:
+                    name = self._tokens[i - 1]
+                    return name.token_type == TokenType.VAR or name.text.upper() in self.FUNCTIONS
+                depth -= 1
+        return False
 
     def validate_expression(self, expression, args=None):
         if isinstance(expression, (exp.Grouping, exp.GroupingId)) and not expression.expressions:
