@@ -56,4 +56,7 @@ def test_insert_errors_name_the_field_or_label(table):
         con.sql("INSERT INTO t (x) VALUES (1)")
     with pytest.raises(tdbsql.SqlError, match="dimension 'x'"):
         con.sql("INSERT INTO t (c) VALUES ('red')")
+    with pytest.raises(DataError, match=r"dimension 'x', row 1: coordinate 200 is outside the "
+                                        r"domain \[0, 99\]"):
+        con.sql("INSERT INTO t VALUES (1, 'red', NULL, NULL), (200, 'red', NULL, NULL)")
     assert os.listdir(os.path.join(path, "__fragments")) == []

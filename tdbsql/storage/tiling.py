@@ -233,7 +233,8 @@ def check_in_domain(coords: Coords) -> None:
         bad = ~((values >= typ(lo)) & (values <= typ(hi)))
         if np.any(bad):
             row = int(np.argmax(bad))
-            raise DataError(f"dimension {dim.name!r}, row {row}: coordinate {values[row]!r} is "
+            value = values[row].item()  # a Python number: 200, not np.int64(200)
+            raise DataError(f"dimension {dim.name!r}, row {row}: coordinate {value!r} is "
                             f"outside the domain [{lo}, {hi}]")
 
 
