@@ -6,7 +6,8 @@ semantics), ``column`` (raw cells), ``fill``, ``arrow_convert`` / ``fields`` (ce
 
 Running a plan: ``runner`` drives the steps over ``frame``s; ``scan_step``, ``join_step``
 (+ ``hash_join``, ``hash_table``, ``range_join``), ``aggregate_step`` (+ ``grouping``,
-``partial_aggregate``, ``ordered_aggregates``, ``string_agg``), ``join_aggregate`` (an
+``partial_aggregate``, ``key_partitions``, ``dense_groups``, ``ordered_aggregates``,
+``string_agg``), ``join_aggregate`` (an
 aggregate per left row of a non-equi join, by blocks of pairs, or from running states:
 ``range_aggregate``), ``sort_step``,
 ``setop_step``, ``project``, ``subqueries``; ``metadata_answer`` / ``metadata_residual``

@@ -93,6 +93,10 @@ class MemoryBudget:
         self.held = self.bytes_of(*frames)
         self.check(0, after)
 
+    def room(self) -> int:
+        """Bytes that still fit next to what is held."""
+        return max(0, self.limit - self.held)
+
     def check(self, gathering: int, what: str) -> None:
         """Refuse ``gathering`` more bytes for ``what`` if they do not fit next to what is held."""
         need = self.held + gathering

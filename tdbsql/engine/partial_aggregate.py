@@ -2,8 +2,8 @@
 
 ``partial(step, frame, runner)`` groups one batch and keeps, per group, the batch's key values
 and a small *state* per aggregate call.  ``combine(step, partials, runner, names)`` regroups
-the partial rows of all batches by key (first-appearance order, so groups come out in the order
-a single pass would give them) and folds the states:
+the partial rows of all batches by key (first-appearance order; many rows partition by
+partition of the key range, ``engine.key_partitions``) and folds the states:
 
 =====================  ========================================  ===============================
 function               state per group                           folded by
@@ -51,6 +51,7 @@ from .frame import Frame, unified_type
 from .grouping import (
     Groups, aggregate, exact_integers, group_ids, variance_result, variance_state,
 )
+from .key_partitions import KeyPartitions, key_partitions
 from .ordered_aggregates import has_ordered_argument
 from .string_agg import joined_per_group, separator_value
 
@@ -144,15 +145,19 @@ def _argument_key(argument: exp.Expression):
 
 
 def combine(step, partials: list[Partial], runner, input_names) -> Frame:
-    """The step's output from the states of every batch (at least one)."""
+    """The step's output from the states of every batch (at least one).  Many partial rows
+    are regrouped partition by partition of their key range, on the pool
+    (``engine.key_partitions``)."""
     keys = {name: concat_arrays([p.keys[name] for p in partials]) for name in step.group}
     rows = sum(p.count for p in partials)
     if keys and len(partials) == 1 and partials[0].grouped:  # its rows are its groups
         order = np.arange(rows, dtype=np.int64)
-        groups = Groups(order, rows, order)
+        parts = KeyPartitions([order], [Groups(order, rows, order)])
     else:
-        groups = group_ids(list(keys.values())) if keys else Groups.single(rows)
-    first = pa.array(groups.first)
+        parts = key_partitions(list(keys.values()), rows) if keys else None
+        if parts is None:
+            groups = group_ids(list(keys.values())) if keys else Groups.single(rows)
+            parts = KeyPartitions([np.arange(rows, dtype=np.int64)], [groups])
     finals: dict[str, pa.Array] = {}
 
     def call_value(call) -> pa.Array:
@@ -161,15 +166,27 @@ def combine(step, partials: list[Partial], runner, input_names) -> Frame:
             func, arg_type, _ = partials[0].states[text]
             columns = [concat_arrays([p.states[text][2][i] for p in partials])
                        for i in range(len(partials[0].states[text][2]))]
-            if func == "string_agg":
-                separator = separator_value(filter_of(call)[0], _operands(step), runner.sql)
-                finals[text] = joined_per_group(columns[0], groups, separator)
-            else:
-                finals[text] = _fold(func, arg_type, columns, groups)
+            separator = separator_value(filter_of(call)[0], _operands(step), runner.sql) \
+                if func == "string_agg" else None
+
+            def fold(states: list[pa.Array], groups: Groups) -> pa.Array:
+                if func == "string_agg":
+                    return joined_per_group(states[0], groups, separator)
+                return _fold(func, arg_type, states, groups)
+
+            finals[text] = _whole(parts, fold, columns)
         return finals[text]
 
+    first = pa.array(parts.first)
     group_keys = {name: key.take(first) for name, key in keys.items()}
-    return finish_aggregate(step, runner, group_keys, groups.count, call_value, input_names)
+    return finish_aggregate(step, runner, group_keys, parts.count, call_value, input_names)
+
+
+def _whole(parts: KeyPartitions, fold, columns: list[pa.Array]) -> pa.Array:
+    """``fold(columns, groups)`` over all rows: in one piece, or partition by partition."""
+    if len(parts.rows) == 1:
+        return fold(columns, parts.groups[0])
+    return concat_arrays(parts.fold(fold, columns))
 
 
 def _operands(step) -> dict[str, exp.Expression]:

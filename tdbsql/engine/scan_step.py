@@ -63,6 +63,7 @@ class ArrayScan:
                               skip_tiles=skip_tiles, budget=runner.budget, prepared=prepared)
         self.stats = self.scan.stats
         self.serial = False  # set by tasks()
+        self.cells: int | None = None  # cells the tasks read at most (tasks(); None: unknown)
         self.keys = None  # (stored column, KeyFilter): keep only those keys' cells
 
     def tasks(self) -> list[list]:
@@ -76,6 +77,7 @@ class ArrayScan:
         cells = [self.scan.task_cells(task) for task in tasks]
         if None in cells:
             return [[task] for task in tasks]
+        self.cells = sum(cells)
         self.serial = sum(cells) < SERIAL_CELLS
         target = min(CHUNK_CELLS, sum(cells) // (1 if self.serial else 2 * workers()))
         chunks, current, held = [], [], 0

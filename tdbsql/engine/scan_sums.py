@@ -21,6 +21,10 @@ and every group key is a non-nullable stored column:
 a var-sized string (at most 7 bytes a cell, checked as the tiles come) or an integer, date,
 time or boolean.  A chunk it cannot take (a longer string, a condition left to evaluate)
 goes the usual way; its partial combines with the others all the same.
+
+Grouped by one integer key whose range the caches hold, chunks are added straight into
+accumulators over that range (``engine.dense_groups``: ``layout``, ``dense_partial``; a record
+a key, ``kernels.expression_sums.fold_slot_sums``) instead of being grouped one by one.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from ..kernels import aggregate, hashing, short_string_groups
 from . import pooled
 from .aggregate_step import call_spec, filter_of, star_operands
 from .column import Column, concat
+from .dense_groups import Accumulator, DenseGroups, Layout
 from .fields import column_to_arrow
 from .hash_table import group_rows
 from .partial_aggregate import Partial
@@ -76,6 +81,7 @@ class ScanSums:
     results: np.ndarray  # int64: each summed expression's register
     calls: dict[str, tuple[str, int]]  # call SQL text -> (function, expression index or -1)
     extremes: dict[str, tuple[str, str]]  # min / max call SQL text -> (function, stored field)
+    dtypes: dict[str, np.dtype]  # of the key and min / max fields
 
     @classmethod
     def of(cls, step, calls: dict, scan_name: str, schema) -> "ScanSums | None":
@@ -114,29 +120,63 @@ class ScanSums:
                 if index is None:
                     return None
             folded[text] = (func, index)
+        dtypes = {field: type_info(fields[field].datatype).numpy for field in
+                  [key for key, _ in keys.values()] + [f for _, f in extremes.values()]}
         return cls(keys, tuple(compiler.columns), compiler.matrix(),
                    np.array(compiler.constants, np.float64),
-                   np.array(compiler.results, np.int64), folded, extremes)
+                   np.array(compiler.results, np.int64), folded, extremes, dtypes)
+
+    def layout(self) -> Layout | None:
+        """The accumulators of ``dense_groups`` this folding takes: when it groups by one
+        integer key (None otherwise), the rows per key, the expressions' sums, and each min /
+        max call's value."""
+        if len(self.keys) != 1 or next(iter(self.keys.values()))[1]:
+            return None
+        layout = {"sums": Accumulator("sums", len(self.results))}
+        for text, (func, field) in self.extremes.items():
+            layout[text] = Accumulator(func, 1, self.dtypes[field])
+        return layout
 
     def partial(self, array, pieces: list[tuple[dict[str, Column], int]],
-                tiles: list[int]) -> Summed | None:
+                tiles: list[int], dense: DenseGroups | None = None) -> Summed | None:
         """The ``Summed`` partial of one chunk's tasks (``pieces``: each task's filtered
         columns and length; ``tiles``: how many tiles each task read, a run several), or None
         when the chunk must go the usual way (no rows, a string key longer than 7 bytes, a
-        NULL where none was expected)."""
+        NULL where none was expected).  With ``dense`` (over ``layout()``) the chunk is
+        folded into its accumulators when its keys fit them: the partial is then None."""
         tiles = [count for (_, length), count in zip(pieces, tiles) if length]
         pieces = [(columns, length) for columns, length in pieces if length]
         total = sum(length for _, length in pieces)
         if total == 0 or any(columns[name].validity is not None for columns, _ in pieces
                              for name in self._read()):
             return None
-        grouped = self._groups(pieces, total)
+        coded = sum(count for (columns, _), count in zip(pieces, tiles)
+                    if any(columns[name].codes is not None for name in self._read()))
+        codes = None
+        if dense is not None:  # one integer key: its codes are its values
+            codes = self._codes(pieces, total)
+            if self._fold(pieces, codes[0], dense):
+                return Summed(None, sum(tiles), coded)
+        grouped = self._groups(pieces, total, codes)
         if grouped is None:
             return None
-        ids, count, first, sizes, codes = grouped
+        ids, count, first, sizes, values = grouped
         if sizes is None:
             sizes = np.bincount(ids, minlength=count).astype(np.int64)
-        sums = self._sums(pieces, ids, count)
+        extremes = {text: _extreme(pieces, field, ids, count, func == "max")
+                    for text, (func, field) in self.extremes.items()}
+        if values is None:  # first rows ascending: each key's cells taken from its tiles
+            keys = {name: _values_at(array, field, pieces, first)
+                    for name, (field, _) in self.keys.items()}
+        else:  # integer keys: their values are the codes (no gather from the tiles)
+            keys = {name: self._key_values(array, field, code[first])
+                    for (name, (field, _)), code in zip(self.keys.items(), values)}
+        states = self._states(sizes, self._sums(pieces, ids, count), extremes)
+        return Summed(Partial(keys, states, count), sum(tiles), coded)
+
+    def _states(self, sizes: np.ndarray, sums: np.ndarray, extremes: dict) -> dict:
+        """The ``Partial`` states of every call from the groups' row counts, the expressions'
+        sums (one row each) and the min / max calls' (type, [values])."""
         states = {}
         for text, (func, index) in self.calls.items():
             if func == "count_star":
@@ -147,26 +187,62 @@ class ScanSums:
                 states[text] = (func, pa.float64(), [pa.array(sums[index])])
             else:
                 states[text] = (func, pa.float64(), [pa.array(sums[index]), pa.array(sizes)])
-        for text, (func, field) in self.extremes.items():
-            states[text] = (func, *_extreme(pieces, field, ids, count, func == "max"))
-        if codes is None:  # first rows ascending: each key's cells taken from its tiles
-            keys = {name: _values_at(array, field, pieces, first)
-                    for name, (field, _) in self.keys.items()}
-        else:  # integer keys: their values are the codes (no gather from the tiles)
-            keys = {name: _code_values(array, field, pieces, code[first])
-                    for (name, (field, _)), code in zip(self.keys.items(), codes)}
-        coded = sum(count for (columns, _), count in zip(pieces, tiles)
-                    if any(columns[name].codes is not None for name in self._read()))
-        return Summed(Partial(keys, states, count), sum(tiles), coded)
+        for text, (func, _) in self.extremes.items():
+            states[text] = (func, *extremes[text])
+        return states
+
+    def _key_values(self, array, field: str, codes: np.ndarray) -> pa.Array:
+        """An integer key's values from its int64 codes (its stored values), as Arrow."""
+        return column_to_arrow(array, field, Column(codes.astype(self.dtypes[field])))
+
+    def _fold(self, pieces, codes: np.ndarray, dense: DenseGroups) -> bool:
+        """Add the chunk into ``dense``'s accumulators (``codes``: the one integer key's, used
+        up); False when its keys do not fit them."""
+        low, high = map(int, hashing.int_range(codes))
+        with dense.slots(low, high) as slots:
+            if slots is None:
+                return False
+            ids = slots.ids(codes)
+            registers = np.empty((program.COLUMNS + len(self.code), program.BLOCK))
+            for inputs, rows in self._program_inputs(pieces, ids):
+                program.fold_slot_sums(self.code, self.constants, self.results, *inputs, rows,
+                                       slots.arrays["sums"], registers)
+            for text, (func, field) in self.extremes.items():
+                at = 0
+                for columns, length in pieces:
+                    aggregate.extremes_into(
+                        _writable(columns[field].values, self.dtypes[field]),
+                        ids[at:at + length], func == "max", slots.arrays[text])
+                    at += length
+        return True
+
+    def dense_partial(self, array, dense: DenseGroups) -> Partial | None:
+        """The groups ``dense``'s accumulators hold, as one ``Partial`` in key order (None when
+        no chunk was folded into them)."""
+        merged = dense.merged()
+        if merged is None:
+            return None
+        records = merged.arrays["sums"]
+        present = np.flatnonzero(records[:, 0])
+        records = np.take(records, present, axis=0)
+        sums = np.empty((len(self.results), len(present)))
+        program.finish_sums(np.ascontiguousarray(records[:, 1::2].T),
+                            np.ascontiguousarray(records[:, 2::2].T), 1, sums)
+        extremes = {text: _arrow_extreme(merged.arrays[text][present])
+                    for text in self.extremes}
+        (name, (field, _)), = self.keys.items()
+        keys = {name: self._key_values(array, field, present + merged.low)}
+        states = self._states(records[:, 0].astype(np.int64), sums, extremes)
+        return Partial(keys, states, len(present))
 
     def _read(self) -> list[str]:
         return [field for field, _ in self.keys.values()] + list(self.columns) + \
             [field for _, field in self.extremes.values()]
 
-    def _groups(self, pieces, total: int):
+    def _groups(self, pieces, total: int, codes: list[np.ndarray] | None):
         """(group id per row, group count, each group's first row, each group's row count or
         None, each key's codes when they are its values -- integer keys -- else None) over the
-        chunk, or None when a string key is too long to pack."""
+        chunk (``codes``: ``_codes``), or None when a string key is too long to pack."""
         if not self.keys:
             return np.zeros(total, np.int64), 1, np.zeros(1, np.int64), \
                 np.array([total], np.int64), None
@@ -174,6 +250,16 @@ class ScanSums:
             found = self._string_groups(pieces, total)
             if found != short_string_groups.MANY_GROUPS:
                 return found  # the groups, or None for a long string: no packing takes it
+        codes = codes or self._codes(pieces, total)
+        if codes is None:
+            return None
+        values = not any(packed for _, packed in self.keys.values())
+        built = group_rows(codes, total)
+        return built.ids, built.count, built.first, None, codes if values else None
+
+    def _codes(self, pieces, total: int) -> list[np.ndarray] | None:
+        """Each key's int64 codes over the chunk (``hash_table``'s: integers as they are,
+        short strings packed), None when a string is too long to pack."""
         codes = []
         for field, packed in self.keys.values():
             out = pooled.empty(total, np.int64)
@@ -189,9 +275,7 @@ class ScanSums:
                     out[at:at + length] = column.values[:length]
                 at += length
             codes.append(out)
-        values = not any(packed for _, packed in self.keys.values())
-        built = group_rows(codes, total)
-        return built.ids, built.count, built.first, None, codes if values else None
+        return codes
 
     def _string_groups(self, pieces, total: int):
         """``_groups`` for one or two string keys with few groups (at most half of
@@ -230,8 +314,24 @@ class ScanSums:
         lanes = _LANES if count <= _LANED_GROUPS else 1
         sums = np.zeros((len(self.results), lanes * count))
         errors = np.zeros_like(sums)
-        unused = program.COLUMNS - len(self.columns)
+        self._add_sums(pieces, ids, lanes, sums, errors)
+        out = np.empty((len(self.results), count))
+        program.finish_sums(sums, errors, lanes, out)
+        return out
+
+    def _add_sums(self, pieces, ids: np.ndarray, lanes: int, sums: np.ndarray,
+                  errors: np.ndarray) -> None:
+        """Add every expression's value of each row into its group's ``lanes`` accumulators
+        (``kernels.expression_sums.fold_expression_sums``)."""
         registers = np.empty((program.COLUMNS + len(self.code), program.BLOCK))
+        for inputs, rows in self._program_inputs(pieces, ids):
+            program.fold_expression_sums(self.code, self.constants, self.results, *inputs,
+                                         rows, lanes, sums, errors, registers)
+
+    def _program_inputs(self, pieces, ids: np.ndarray):
+        """Per piece: (its columns' values, codes and dictionaries, as the kernels of
+        ``kernels.expression_sums`` take them) and its rows' part of ``ids``."""
+        unused = program.COLUMNS - len(self.columns)
         at = 0
         for columns, length in pieces:
             values, codes, dictionaries = [], [], []
@@ -241,15 +341,9 @@ class ScanSums:
                 values.append(_NO_COLUMN if coded else _writable(column.values, np.float64))
                 codes.append(column.codes if coded else _NO_CODES)
                 dictionaries.append(column.dictionary if coded else _NO_COLUMN)
-            program.fold_expression_sums(
-                self.code, self.constants, self.results, tuple(values + [_NO_COLUMN] * unused),
-                tuple(codes + [_NO_CODES] * unused),
-                tuple(dictionaries + [_NO_COLUMN] * unused), ids[at:at + length], lanes, sums,
-                errors, registers)
+            yield (tuple(values + [_NO_COLUMN] * unused), tuple(codes + [_NO_CODES] * unused),
+                   tuple(dictionaries + [_NO_COLUMN] * unused)), ids[at:at + length]
             at += length
-        out = np.empty((len(self.results), count))
-        program.finish_sums(sums, errors, lanes, out)
-        return out
 
 
 class _Compiler:
@@ -436,8 +530,13 @@ def _extreme(pieces, field: str, ids: np.ndarray, count: int, want_max: bool):
         aggregate.min_max(_writable(columns[field].values, dtype), _NO_VALIDITY,
                           ids[at:at + length], want_max, out, counts)
         at += length
-    arrow_type = pa.float64() if dtype == np.float64 else pa.int64()
-    return arrow_type, [pa.array(out, arrow_type)]
+    return _arrow_extreme(out)
+
+
+def _arrow_extreme(values: np.ndarray):
+    """(Arrow type, [values]): a min / max state of int64 or float64 values."""
+    arrow_type = pa.float64() if values.dtype == np.float64 else pa.int64()
+    return arrow_type, [pa.array(values, arrow_type)]
 
 
 def _float_field(field) -> bool:
@@ -447,12 +546,6 @@ def _float_field(field) -> bool:
 def _writable(values: np.ndarray, dtype) -> np.ndarray:
     """What a kernel takes: writable and C-contiguous (one specialisation), copied if not."""
     return np.require(values, dtype, ["C", "W"])
-
-
-def _code_values(array, field: str, pieces, codes: np.ndarray) -> pa.Array:
-    """An integer key's values from its int64 codes (its stored values), as Arrow."""
-    dtype = pieces[0][0][field].values.dtype
-    return column_to_arrow(array, field, Column(codes.astype(dtype)))
 
 
 def _values_at(array, field: str, pieces, rows: np.ndarray) -> pa.Array:

@@ -230,3 +230,28 @@ def welford(values, valid, ids, counts, means, squares):
         squares[group] += delta * (value - means[group])
         total += 1
     return total
+
+
+@jit
+def extremes_into(values, ids, want_max, out):
+    """``out[ids[row]]`` = the SQL minimum (``want_max`` false) or maximum of itself and
+    ``values[row]``, for accumulators that start at a value every input replaces or equals:
+    the type's largest integer for min and smallest for max, NaN for a float min (any number
+    is below it, as ``sql_less`` orders), -inf for a float max."""
+    for row in range(ids.shape[0]):
+        group = ids[row]
+        value = values[row]
+        if sql_less(out[group], value) if want_max else sql_less(value, out[group]):
+            out[group] = value
+    return ids.shape[0]
+
+
+@jit
+def add_compensated(sums, errors, into_sums, into_errors):
+    """Compensated sums (``sums`` and their rounding ``errors``, as the float-sum kernels keep
+    them) added into others of the same shape, slot by slot; the add's own rounding error kept
+    (TwoSum)."""
+    for slot in range(sums.shape[0]):
+        into_sums[slot], error = two_sum(into_sums[slot], sums[slot])
+        into_errors[slot] += error + errors[slot]
+    return sums.shape[0]

@@ -62,20 +62,7 @@ def fold_expression_sums(code, constants, results, columns, codes, dictionaries,
         for i in range(1, size):  # branch-free: vectorises
             low = min(low, block[i])
             high = max(high, block[i])
-        for c in range(COLUMNS):
-            if columns[c].shape[0] == 0 and codes[c].shape[0] > 0:
-                cells = codes[c][start:start + size]
-                dictionary = dictionaries[c]
-                target = registers[c]
-                for i in range(size):
-                    target[i] = dictionary[cells[i]]
-        for k in range(code.shape[0]):
-            _step(code[k, 0], registers[code[k, 1]][:size],
-                  _register(code[k, 2], registers, columns, start, size),
-                  _register(code[k, 3], registers, columns, start, size)
-                  if code[k, 0] <= MULTIPLY else registers[0][:0],
-                  constants[code[k, 3]] if ADD_CONSTANT <= code[k, 0] <= MULTIPLY_CONSTANT
-                  else 0.0)
+        _run_block(code, constants, columns, codes, dictionaries, registers, start, size)
         for e in range(results.shape[0]):
             values = _register(results[e], registers, columns, start, size)
             if high - low < NARROW:
@@ -83,6 +70,45 @@ def fold_expression_sums(code, constants, results, columns, codes, dictionaries,
             else:
                 _add_rows(values, block, lanes, sums[e], errors[e])
     return n
+
+
+@jit
+def fold_slot_sums(code, constants, results, columns, codes, dictionaries, slots, sums,
+                   registers):
+    """``fold_expression_sums`` into one record per group: row ``slots[row]`` of ``sums``
+    (float64, ``(groups, 1 + 2 * expressions)``) counts the row in its column 0 and adds
+    expression ``e`` to column ``1 + 2 e``, the add's rounding error to column ``2 + 2 e``.
+    With very many groups every row's group is a cache miss: one record is one miss, where
+    a count and a sum and an error array apart are three.  Returns the number of rows."""
+    n = slots.shape[0]
+    for start in range(0, n, BLOCK):
+        size = min(BLOCK, n - start)
+        _run_block(code, constants, columns, codes, dictionaries, registers, start, size)
+        block = slots[start:start + size]
+        for i in range(size):  # the block's records come into the cache here
+            sums[block[i], 0] += 1.0
+        for e in range(results.shape[0]):
+            values = _register(results[e], registers, columns, start, size)
+            column = 1 + 2 * e
+            for i in range(size):
+                slot = block[i]
+                sums[slot, column], error = two_sum(sums[slot, column], values[i])
+                sums[slot, column + 1] += error
+    return n
+
+
+@jit
+def add_slot_sums(sums, into):
+    """Records of ``fold_slot_sums`` added into others of the same shape: counts added, sums
+    with their add's rounding error kept (TwoSum), errors added."""
+    for group in range(sums.shape[0]):
+        if sums[group, 0] == 0.0:
+            continue
+        into[group, 0] += sums[group, 0]
+        for column in range(1, sums.shape[1], 2):
+            into[group, column], error = two_sum(into[group, column], sums[group, column])
+            into[group, column + 1] += error + sums[group, column + 1]
+    return sums.shape[0]
 
 
 @jit
@@ -98,6 +124,26 @@ def finish_sums(sums, errors, lanes, out):
                 error += step + errors[e, lanes * group + lane]
             out[e, group] = total + error if np.isfinite(total) else total
     return out.shape[0]
+
+
+@jit(inline="always")
+def _run_block(code, constants, columns, codes, dictionaries, registers, start, size):
+    """Rows ``start .. start + size - 1``: the coded columns decoded into their registers,
+    then every instruction of ``code``."""
+    for c in range(COLUMNS):
+        if columns[c].shape[0] == 0 and codes[c].shape[0] > 0:
+            cells = codes[c][start:start + size]
+            dictionary = dictionaries[c]
+            target = registers[c]
+            for i in range(size):
+                target[i] = dictionary[cells[i]]
+    for k in range(code.shape[0]):
+        _step(code[k, 0], registers[code[k, 1]][:size],
+              _register(code[k, 2], registers, columns, start, size),
+              _register(code[k, 3], registers, columns, start, size)
+              if code[k, 0] <= MULTIPLY else registers[0][:0],
+              constants[code[k, 3]] if ADD_CONSTANT <= code[k, 0] <= MULTIPLY_CONSTANT
+              else 0.0)
 
 
 @jit(inline="always")
