@@ -2,12 +2,13 @@
 (``engine.dense_groups``, from ``engine.scan_sums``) and partial states regrouped partition by
 partition of the key range (``engine.key_partitions``) equal DuckDB over the cells ``tiledb``
 reads -- with negative keys, keys rising along the scan, keys too spread for the accumulators,
-a memory budget too small for them, and NULL keys."""
+a memory budget too small for them, NULL keys, and min / max of dates and timestamps."""
 
 from __future__ import annotations
 
 import math
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -251,3 +252,84 @@ def test_slot_sums_equal_exact_sums(n, groups, seed):
 
 def test_the_accumulators_stay_small_enough_for_the_caches():
     assert pipeline.DENSE_SET_BYTES <= 32 << 20
+
+
+# -- min / max of dates and timestamps: their int64 counts on the integer path ---------------
+
+DATED = "SELECT g, min(day), max(day), min(ts), max(ts), count(*), avg(y) FROM t GROUP BY g"
+
+
+def _dated_array(uri: str, g, day, ts) -> str:
+    """A sparse array of ``N`` cells along ``d`` written as two fragments: the integer key
+    ``g``, a date ``day``, a millisecond timestamp ``ts`` (nullable when given as masked
+    Arrow arrays) and float values ``y``."""
+    nullable = isinstance(day, pa.Array)
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 10**6), tile=1000, dtype=np.int64))
+    attrs = [tiledb.Attr("g", dtype=np.int64, nullable=isinstance(g, pa.Array)),
+             tiledb.Attr("day", dtype="datetime64[D]", nullable=nullable),
+             tiledb.Attr("ts", dtype="datetime64[ms]", nullable=nullable),
+             tiledb.Attr("y", dtype=np.float64)]
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=200,
+                                                attrs=attrs))
+    y = np.random.default_rng(5).integers(0, 100, N) / 8.0
+    for part in (slice(0, N // 2), slice(N // 2, N)):
+        with tiledb.open(uri, "w") as A:
+            A[np.arange(N)[part] * 7] = {"g": g[part], "day": day[part], "ts": ts[part],
+                                         "y": y[part]}
+    return uri
+
+
+def _dates(rng, null_share: float = 0.0):
+    """Random dates (1900 .. 2100) and millisecond timestamps (either side of 1970), masked
+    Arrow arrays with about ``null_share`` NULLs when it is not 0."""
+    day = rng.integers(-25_000, 47_000, N)
+    ts = rng.integers(-2 * 10**12, 4 * 10**12, N)
+    if not null_share:
+        return day.astype("datetime64[D]"), ts.astype("datetime64[ms]")
+    return (pa.array(day.astype(np.int32), pa.int32(), mask=rng.random(N) < null_share)
+            .view(pa.date32()),
+            pa.array(ts, pa.int64(), mask=rng.random(N) < null_share).view(pa.timestamp("ms")))
+
+
+@pytest.mark.parametrize("spread", [False, True], ids=["dense", "chunk_by_chunk"])
+def test_date_and_timestamp_extremes_take_the_integer_path(tmp_path, dense_spy, monkeypatch,
+                                                           spread):
+    rng = np.random.default_rng(6)
+    g = rng.integers(-400, 400, N) * (10**9 if spread else 1)
+    uri = _dated_array(str(tmp_path / "dated"), g, *_dates(rng))
+    folded = []
+    real = ScanSums.partial
+    monkeypatch.setattr(ScanSums, "partial",
+                        lambda self, *a: folded.append(1) or real(self, *a))
+    got = tdbsql.connect().register("t", uri).sql(DATED).arrow()
+    assert got.schema.field(1).type == pa.date32()
+    assert got.schema.field(3).type == pa.timestamp("ms")
+    assert_same_table(got, duckdb_over(uri).sql(DATED).arrow())
+    assert folded  # the chunks were summed from their tiles ...
+    assert (dense_spy[0] == 0) == spread  # ... into the accumulators when the keys are dense
+
+
+def test_nulls_in_the_dates_and_the_key(tmp_path):
+    rng = np.random.default_rng(7)
+    g = pa.array(rng.integers(0, 500, N), mask=rng.random(N) < 0.05)
+    uri = _dated_array(str(tmp_path / "nulls"), g, *_dates(rng, null_share=0.2))
+    _check(uri, DATED)
+    _check(uri, DATED.replace("GROUP BY g", "WHERE y > 5 GROUP BY g"))
+
+
+def test_nat_in_a_date_that_holds_no_null_is_null(tmp_path):
+    """TileDB's NaT (int64's smallest) reads as NULL: a chunk holding one goes the usual way,
+    the integer kernels would take it for the smallest date."""
+    rng = np.random.default_rng(8)
+    g = rng.integers(0, 300, N)
+    day, ts = _dates(rng)
+    day[[5, 3100]] = np.datetime64("NaT")
+    uri = _dated_array(str(tmp_path / "nat"), g, day, ts)
+    got = tdbsql.connect().register("t", uri).sql(DATED).arrow()
+    y = np.random.default_rng(5).integers(0, 100, N) / 8.0
+    days = day.astype(np.int64)
+    want = pa.table({"g": g, "day": pa.array(days.astype(np.int32), mask=days == -(2**63))
+                     .view(pa.date32()), "ts": ts, "y": y})
+    oracle = duckdb.connect()
+    oracle.register("t", want)
+    assert_same_table(got, oracle.sql(DATED).arrow())

@@ -16,8 +16,9 @@ the output are shared.
 It applies (``ScanSums.of``) when every aggregate call is ``count(*)``, ``count`` of a
 non-nullable column, or ``sum``, ``avg`` or ``count`` without DISTINCT, FILTER or ORDER BY
 over ``+ - *`` and unary minus of non-nullable float64 columns and numeric literals, or
-``min`` / ``max`` of a non-nullable int64 or float64 column (TPC-H Q21's per-order bounds),
-and every group key is a non-nullable stored column:
+``min`` / ``max`` of a non-nullable int64, float64, date, timestamp or time column (TPC-H
+Q21's per-order bounds; temporal values as their int64 counts, a chunk holding NaT -- read as
+NULL -- going the usual way), and every group key is a non-nullable stored column:
 a var-sized string (at most 7 bytes a cell, checked as the tiles come) or an integer, date,
 time or boolean.  A chunk it cannot take (a longer string, a condition left to evaluate)
 goes the usual way; its partial combines with the others all the same.
@@ -48,6 +49,8 @@ from .partial_aggregate import Partial
 
 _FUNCTIONS = ("count_star", "count", "sum", "avg")
 _KEY_KINDS = ("int", "datetime", "time", "bool")
+_TEMPORAL_KINDS = ("datetime", "time")
+_NAT = np.iinfo(np.int64).min
 _NO_COLUMN = np.empty(0, np.float64)
 _NO_CODES = np.empty(0, np.uint8)
 _NO_VALIDITY = np.empty(0, np.uint8)
@@ -82,6 +85,7 @@ class ScanSums:
     calls: dict[str, tuple[str, int]]  # call SQL text -> (function, expression index or -1)
     extremes: dict[str, tuple[str, str]]  # min / max call SQL text -> (function, stored field)
     dtypes: dict[str, np.dtype]  # of the key and min / max fields
+    temporal: frozenset[str]  # the min / max fields whose smallest int64 is NaT, a NULL
 
     @classmethod
     def of(cls, step, calls: dict, scan_name: str, schema) -> "ScanSums | None":
@@ -122,9 +126,11 @@ class ScanSums:
             folded[text] = (func, index)
         dtypes = {field: type_info(fields[field].datatype).numpy for field in
                   [key for key, _ in keys.values()] + [f for _, f in extremes.values()]}
+        temporal = frozenset(field for _, field in extremes.values()
+                             if type_info(fields[field].datatype).kind in _TEMPORAL_KINDS)
         return cls(keys, tuple(compiler.columns), compiler.matrix(),
                    np.array(compiler.constants, np.float64),
-                   np.array(compiler.results, np.int64), folded, extremes, dtypes)
+                   np.array(compiler.results, np.int64), folded, extremes, dtypes, temporal)
 
     def layout(self) -> Layout | None:
         """The accumulators of ``dense_groups`` this folding takes: when it groups by one
@@ -142,13 +148,13 @@ class ScanSums:
         """The ``Summed`` partial of one chunk's tasks (``pieces``: each task's filtered
         columns and length; ``tiles``: how many tiles each task read, a run several), or None
         when the chunk must go the usual way (no rows, a string key longer than 7 bytes, a
-        NULL where none was expected).  With ``dense`` (over ``layout()``) the chunk is
+        NULL where none was expected, a NaT).  With ``dense`` (over ``layout()``) the chunk is
         folded into its accumulators when its keys fit them: the partial is then None."""
         tiles = [count for (_, length), count in zip(pieces, tiles) if length]
         pieces = [(columns, length) for columns, length in pieces if length]
         total = sum(length for _, length in pieces)
         if total == 0 or any(columns[name].validity is not None for columns, _ in pieces
-                             for name in self._read()):
+                             for name in self._read()) or self._has_nat(pieces):
             return None
         coded = sum(count for (columns, _), count in zip(pieces, tiles)
                     if any(columns[name].codes is not None for name in self._read()))
@@ -163,7 +169,7 @@ class ScanSums:
         ids, count, first, sizes, values = grouped
         if sizes is None:
             sizes = np.bincount(ids, minlength=count).astype(np.int64)
-        extremes = {text: _extreme(pieces, field, ids, count, func == "max")
+        extremes = {text: _extreme(array, pieces, field, ids, count, func == "max")
                     for text, (func, field) in self.extremes.items()}
         if values is None:  # first rows ascending: each key's cells taken from its tiles
             keys = {name: _values_at(array, field, pieces, first)
@@ -228,12 +234,18 @@ class ScanSums:
         sums = np.empty((len(self.results), len(present)))
         program.finish_sums(np.ascontiguousarray(records[:, 1::2].T),
                             np.ascontiguousarray(records[:, 2::2].T), 1, sums)
-        extremes = {text: _arrow_extreme(merged.arrays[text][present])
-                    for text in self.extremes}
+        extremes = {text: _arrow_extreme(array, field, merged.arrays[text][present])
+                    for text, (_, field) in self.extremes.items()}
         (name, (field, _)), = self.keys.items()
         keys = {name: self._key_values(array, field, present + merged.low)}
         states = self._states(records[:, 0].astype(np.int64), sums, extremes)
         return Partial(keys, states, len(present))
+
+    def _has_nat(self, pieces) -> bool:
+        """Does a temporal min / max field hold NaT (its smallest int64, read as NULL, which
+        the integer kernels would take for a value) in the chunk?"""
+        return any(int(columns[field].values[:length].min()) == _NAT
+                   for field in self.temporal for columns, length in pieces)
 
     def _read(self) -> list[str]:
         return [field for field, _ in self.keys.values()] + list(self.columns) + \
@@ -513,13 +525,15 @@ def _key_field(field) -> bool:
 
 
 def _extreme_field(field) -> bool:
-    """A column ``min`` / ``max`` take as they are: int64 or float64 values (the usual
-    path's kernel types, so the result's type is the column's)."""
-    return _plain(field) and field.datatype in (Datatype.INT64, Datatype.FLOAT64) and \
-        field.cell_val_num == 1
+    """A column ``min`` / ``max`` take as they are: int64 or float64 values (the kernels'
+    types), or dates, timestamps and times -- int64 counts, whose order is their values' --
+    taken as int64 and turned back into the column's Arrow type at the end."""
+    return _plain(field) and field.cell_val_num == 1 and (
+        field.datatype in (Datatype.INT64, Datatype.FLOAT64) or
+        type_info(field.datatype).kind in _TEMPORAL_KINDS)
 
 
-def _extreme(pieces, field: str, ids: np.ndarray, count: int, want_max: bool):
+def _extreme(array, pieces, field: str, ids: np.ndarray, count: int, want_max: bool):
     """(the column's Arrow type, [per-group min or max]) of ``field`` over the chunk (every
     group has a row, none of them NULL)."""
     dtype = pieces[0][0][field].values.dtype
@@ -530,13 +544,14 @@ def _extreme(pieces, field: str, ids: np.ndarray, count: int, want_max: bool):
         aggregate.min_max(_writable(columns[field].values, dtype), _NO_VALIDITY,
                           ids[at:at + length], want_max, out, counts)
         at += length
-    return _arrow_extreme(out)
+    return _arrow_extreme(array, field, out)
 
 
-def _arrow_extreme(values: np.ndarray):
-    """(Arrow type, [values]): a min / max state of int64 or float64 values."""
-    arrow_type = pa.float64() if values.dtype == np.float64 else pa.int64()
-    return arrow_type, [pa.array(values, arrow_type)]
+def _arrow_extreme(array, field: str, values: np.ndarray):
+    """(Arrow type, [values]): a min / max state of ``field`` from its int64 or float64
+    values, in the column's Arrow type (a date's int64 days as date32 ...)."""
+    state = column_to_arrow(array, field, Column(values))
+    return state.type, [state]
 
 
 def _float_field(field) -> bool:
