@@ -167,37 +167,42 @@ def test_deferred_sources(engines, monkeypatch, sql, deferred):
         assert order.split(": ", 1)[1].startswith("o (")
 
 
-def test_small_unique_input_reads_its_deferred_host_for_its_keys(engines, monkeypatch):
-    """TPC-H Q18's shape: i is planned to be read for o's keys on k, but the few ids of s
-    (unique: grouped) key on i.id, so i is read for those and s joins into it first."""
+# a small unique input that joins into another input first, and the keys that input's array
+# is read for: (query, the input joined first, the SQL counting the keys)
+JOINED_FIRST = [
+    # TPC-H Q18's shape: i is planned to be read for o's keys on k, but the few ids of s
+    # (unique: grouped) key on i.id, so i is read for those and s joins into it first
+    ("SELECT o.id, i.id, i.v FROM o JOIN i ON i.k = o.k JOIN (SELECT id FROM i WHERE v > 4.5 "
+     "GROUP BY id HAVING count(*) = 1) s ON s.id = i.id ORDER BY 1, 2", "s into i",
+     "SELECT count(*) FROM i WHERE v > 4.5"),
+    # TPC-H Q11's shape: o's 60 ids cover i.k's values, so they are not worth testing; f
+    # (unique, keyed on o's column) joins into o first, and i is read for the few ids left
+    ("SELECT i.id, o.id, i.v FROM i JOIN o ON i.k = o.id JOIN (SELECT k32 AS g FROM o "
+     "GROUP BY k32 HAVING k32 < 5) f ON o.k = f.g ORDER BY 1, 2", "f into o",
+     "SELECT count(*) FROM o WHERE k < 5"),
+]
+
+
+@pytest.mark.parametrize("sql, joined, keys_sql", JOINED_FIRST, ids=["q18", "q11"])
+def test_small_unique_input_joins_first_and_narrows_the_keys(engines, monkeypatch, sql, joined,
+                                                             keys_sql):
     from tdbsql.engine import deferred_inputs
 
     monkeypatch.setattr(deferred_inputs, "SCANNED_CELLS_MIN", 100)  # o: 60 cells, i: 900
     con, oracle = engines
-    sql = ("SELECT o.id, i.id, i.v FROM o JOIN i ON i.k = o.k JOIN (SELECT id FROM i "
-           "WHERE v > 4.5 GROUP BY id HAVING count(*) = 1) s ON s.id = i.id ORDER BY 1, 2")
     assert_same_rows(con.sql(sql).fetchall(), oracle.sql(sql).fetchall())
     text = con.explain(sql, analyze=True)
-    ids = oracle.sql("SELECT count(*) FROM i WHERE v > 4.5").fetchall()[0][0]
-    assert "s into i" in text
-    assert f"{DEFERRED}: {ids:,}" in text
-
-
-def test_small_unique_input_filters_the_partner_first(engines, monkeypatch):
-    """TPC-H Q11's shape: o's 60 ids cover i.k's values, so they are not worth testing; f
-    (unique, keyed on o's column) joins into o first, and i is read for the few ids left."""
-    from tdbsql.engine import deferred_inputs
-
-    monkeypatch.setattr(deferred_inputs, "SCANNED_CELLS_MIN", 100)  # o: 60 cells, i: 900
-    con, oracle = engines
-    sql = ("SELECT i.id, o.id, i.v FROM i JOIN o ON i.k = o.id JOIN (SELECT k32 AS g FROM o "
-           "GROUP BY k32 HAVING k32 < 5) f ON o.k = f.g ORDER BY 1, 2")
-    assert_same_rows(con.sql(sql).fetchall(), oracle.sql(sql).fetchall())
-    text = con.explain(sql, analyze=True)
-    keys = oracle.sql("SELECT count(*) FROM o WHERE k < 5").fetchall()[0][0]
-    assert "f into o" in text
+    keys = oracle.sql(keys_sql).fetchall()[0][0]
+    assert joined in text
     assert f"{DEFERRED}: {keys:,}" in text
-    # without f the partner's ids are most of i.k's values: i is read whole
+
+
+def test_a_partner_of_most_values_reads_the_source_whole(engines, monkeypatch):
+    from tdbsql.engine import deferred_inputs
+
+    monkeypatch.setattr(deferred_inputs, "SCANNED_CELLS_MIN", 100)  # o: 60 cells, i: 900
+    con, oracle = engines
+    # o's ids are most of i.k's values: i is read whole
     plain = "SELECT i.id, o.id FROM i JOIN o ON i.k = o.id ORDER BY 1, 2"
     assert_same_rows(con.sql(plain).fetchall(), oracle.sql(plain).fetchall())
     assert DEFERRED not in con.explain(plain, analyze=True)
