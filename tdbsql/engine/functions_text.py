@@ -9,6 +9,8 @@ VARCHAR cast does (also used by CAST and ``||``).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -361,6 +363,10 @@ def _concat_ws(ctx, separator, *values):
         pieces = [v.as_py() for v in parts if v.is_valid]
         return pa.scalar(separator.as_py().join(pieces) if separator.is_valid else None,
                          pa.string())
+    # Arrow's "skip" drops the rows whose values are all NULL (the result comes out short):
+    # there the first value becomes '', which joins to DuckDB's ''
+    all_null = functools.reduce(pc.and_, [pc.is_null(part) for part in parts])
+    parts[0] = pc.if_else(all_null, pa.scalar("", pa.string()), parts[0])
     return pc.binary_join_element_wise(*parts, separator, null_handling="skip")
 
 
