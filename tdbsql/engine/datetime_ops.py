@@ -440,14 +440,51 @@ _PART_FUNCS = {
     "era": lambda v: pc.if_else(pc.greater(pc.year(v), 0), 1, 0),
 }
 
-TRUNC_UNITS = ("year", "quarter", "month", "week", "day", "hour", "minute", "second",
-               "millisecond", "microsecond")
+_YEARS_PER = {"decade": 10, "century": 100, "millennium": 1000}
+TRUNC_UNITS = ("millennium", "century", "decade", "isoyear", "year", "quarter", "month", "week",
+               "day", "hour", "minute", "second", "millisecond", "microsecond")
 
 
 def date_trunc(unit: str, value):
-    """date_trunc('unit', value) -> TIMESTAMP (weeks start on Monday, as ISO and DuckDB)."""
+    """date_trunc('unit', value) -> TIMESTAMP (weeks start on Monday, as ISO and DuckDB; a
+    decade, century or millennium starts in a year that is a multiple of 10, 100, 1000, as
+    DuckDB's; an ISO year on the Monday of its week 1)."""
     name = spelled(unit)
     if name not in TRUNC_UNITS:
         raise DatetimeError(f"unknown date_trunc unit {unit!r} (known: {', '.join(TRUNC_UNITS)})")
     stamps = to_timestamp(value)
+    if name in _YEARS_PER:
+        return _first_of_years(stamps, _YEARS_PER[name])
+    if name == "isoyear":
+        return _iso_year_start(stamps)
     return pc.floor_temporal(stamps, multiple=1, unit=name, week_starts_monday=True)
+
+
+def _first_of_years(stamps, multiple: int):
+    """January 1 of each value's year rounded down to a multiple of ``multiple``."""
+    if isinstance(stamps, pa.Scalar):
+        return _first_of_years(pa.array([stamps.as_py()], stamps.type), multiple)[0]
+    if isinstance(stamps, pa.ChunkedArray):
+        stamps = stamps.combine_chunks()
+    years = floor_div(pc.cast(pc.year(stamps), pa.int64()), multiple)
+    since_1970 = pc.subtract(pc.multiply(pc.fill_null(years, 0), multiple), 1970)
+    starts = since_1970.to_numpy().astype("M8[Y]").astype(f"M8[{stamps.type.unit}]")
+    return pa.array(starts.astype(np.int64), pa.int64(),
+                    mask=pc.is_null(stamps).to_numpy(zero_copy_only=False)).cast(stamps.type)
+
+
+def _iso_year_start(stamps):
+    """The Monday of ISO week 1 of each value's ISO year."""
+    per_day = 86_400 * _PER_SECOND[stamps.type.unit]
+    days_back = pc.add(pc.multiply(pc.subtract(pc.cast(pc.iso_week(stamps), pa.int64()), 1), 7),
+                       pc.cast(pc.day_of_week(stamps), pa.int64()))  # Monday is 0
+    midnight = pc.cast(pc.floor_temporal(stamps, unit="day"), pa.int64())
+    return pc.cast(pc.subtract(midnight, pc.multiply(days_back, per_day)), stamps.type)
+
+
+def floor_div(value, divisor: int):
+    """int64 ``value // divisor`` rounding down, exactly (arrays, chunked arrays or scalars;
+    NULL stays NULL)."""
+    quotient = pc.divide(value, divisor)  # integer division truncates toward zero
+    adjust = pc.and_(pc.not_equal(pc.multiply(quotient, divisor), value), pc.less(value, 0))
+    return pc.subtract(quotient, pc.cast(adjust, pa.int64()))

@@ -149,16 +149,8 @@ def _micros(stamps):
 def _fixed_buckets(micros, width: int, origin):
     base = _DAY_ORIGIN_US if origin is None else origin
     since = pc.subtract(micros, base)
-    steps = _floor_div(since, width)
+    steps = dto.floor_div(since, width)
     return pc.add(pc.multiply(steps, width), base)
-
-
-def _floor_div(values, width: int):
-    """``values // width`` rounding down (int64 arrays or scalars; NULL stays NULL)."""
-    if isinstance(values, pa.Scalar):
-        return pa.scalar(values.as_py() // width if values.is_valid else None, pa.int64())
-    numbers = np.asarray(pc.fill_null(values, 0).to_numpy(zero_copy_only=False), np.int64)
-    return pa.array(numbers // width, pa.int64(), mask=_nulls(values))
 
 
 def _month_buckets(micros, months: int, origin):

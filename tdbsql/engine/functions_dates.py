@@ -5,7 +5,7 @@ In: evaluated arguments and the ``Call``.  Out: an Arrow value.  DuckDB's semant
 to 10:01:00 is 1); ``last_day`` is a DATE; ``dayname`` / ``monthname`` are English;
 ``make_date`` refuses a day its month does not have; ``epoch_ms(n)`` is a TIMESTAMP,
 ``epoch_ms(t)`` a BIGINT; ``to_timestamp(seconds)`` a TIMESTAMP WITH TIME ZONE; ``strftime``
-and ``strptime`` take C format codes.
+takes DuckDB's format specifiers (``time_format``), ``strptime`` C's.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from . import datetime_ops as dto
 from .functions import python_map, register
+from .time_format import compile_format
 from .value_types import kind, null_like, plain
 
 _US = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute": 60_000_000,
@@ -43,35 +44,26 @@ def _date_diff(ctx, end, start, part):
     start, end = ctx.temporal(start, 1), ctx.temporal(end, 0)
     if unit in _US:
         per = _US[unit]
-        return pc.subtract(_floor_div(_micros(end), per), _floor_div(_micros(start), per))
+        return pc.subtract(dto.floor_div(_micros(end), per), dto.floor_div(_micros(start), per))
     if unit == "week":  # whole weeks between the days (DuckDB: days / 7, toward zero)
-        days = pc.subtract(_floor_div(_micros(end), _US["day"]),
-                           _floor_div(_micros(start), _US["day"]))
+        days = pc.subtract(dto.floor_div(_micros(end), _US["day"]),
+                           dto.floor_div(_micros(start), _US["day"]))
         return _toward_zero_div(days, 7)
+    if unit == "isoyear":
+        return pc.cast(pc.subtract(pc.iso_year(end), pc.iso_year(start)), pa.int64())
     if unit in _MONTHS:
         months = pc.subtract(_month_number(end), _month_number(start))
         if unit == "month":
             return months
         per = _MONTHS[unit]
-        return pc.subtract(_floor_div(_month_number(end), per),
-                           _floor_div(_month_number(start), per))
+        return pc.subtract(dto.floor_div(_month_number(end), per),
+                           dto.floor_div(_month_number(start), per))
     raise ctx.error(f"unsupported date part {name!r}", 2)
 
 
 def _month_number(value):
     return pc.add(pc.multiply(pc.cast(pc.year(value), pa.int64()), 12),
                   pc.subtract(pc.cast(pc.month(value), pa.int64()), 1))
-
-
-def _floor_div(value, divisor: int):
-    return pc.cast(pc.floor(pc.divide(pc.cast(value, pa.float64()), float(divisor)))
-                   if divisor > 2**20 else _exact_floor_div(value, divisor), pa.int64())
-
-
-def _exact_floor_div(value, divisor: int):
-    quotient = pc.divide(value, divisor)  # integer division truncates toward zero
-    adjust = pc.and_(pc.not_equal(pc.multiply(quotient, divisor), value), pc.less(value, 0))
-    return pc.subtract(quotient, pc.cast(adjust, pa.int64()))
 
 
 def _toward_zero_div(value, divisor: int):
@@ -109,8 +101,9 @@ def _monthname(ctx, value):
 
 
 def _formatted(value, code: str):
-    return pc.strftime(pc.cast(dto.to_timestamp(value), pa.timestamp("s")), format=code,
-                       locale="C")
+    """A name by Arrow's strftime, of the timestamp as it is (a cast to seconds fails on a
+    fraction of a second)."""
+    return pc.strftime(dto.to_timestamp(value), format=code, locale="C")
 
 
 @register("date_from_parts", 3, aliases=("make_date",))
@@ -134,7 +127,7 @@ def _unix_to_time(ctx, value, scale=None):
         micros = pc.cast(pc.round(pc.multiply(seconds, 1e6)), pa.int64())
         return pc.cast(micros, pa.timestamp("us", tz="UTC"))
     if kind(value.type) in ("date", "timestamp"):
-        return _floor_div(_micros(value), 1000)
+        return dto.floor_div(_micros(value), 1000)
     millis = ctx.integer(value, 0)
     return pc.cast(pc.multiply_checked(millis, 1000), pa.timestamp("us"))
 
@@ -155,8 +148,12 @@ def _strftime(ctx, value, format_):
     value = ctx.temporal(value, 0)
     if code is None:
         return null_like(value, pa.string())
+    try:
+        render = compile_format(code)
+    except ValueError as err:
+        raise ctx.error(str(err), 1) from None
     stamps = pc.cast(dto.to_timestamp(value), pa.timestamp("us"))
-    return python_map(lambda stamp: stamp.strftime(code), pa.string(), stamps)
+    return python_map(render, pa.string(), stamps)
 
 
 @register("str_to_time", 2, aliases=("strptime",))

@@ -1,0 +1,84 @@
+"""DuckDB's ``strftime`` format: the specifiers it knows, rendered from a Python datetime.
+
+In: a format string, checked once with DuckDB's errors for an unknown specifier or a trailing
+``%``.  Out: a function from ``datetime.datetime`` to the text DuckDB prints: English names
+whatever the locale, four-digit years (``0044``), ``%g`` / ``%n`` milliseconds / nanoseconds,
+``%c`` / ``%x`` / ``%X`` / ``%T`` in ISO form (DuckDB has no locale), ``%z`` ``+00`` and
+``%Z`` empty (no session time zone).  C's other codes (``%e``, ``%s``, ``%D``...) are errors,
+as in DuckDB.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Callable
+
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December")
+
+
+def _day_of_year(t: dt.datetime) -> int:
+    return t.timetuple().tm_yday
+
+
+def _week_sunday_first(t: dt.datetime) -> int:
+    """C's %U: weeks starting on Sunday, days before the year's first Sunday in week 0."""
+    return (_day_of_year(t) - 1 + 7 - (t.weekday() + 1) % 7) // 7
+
+
+def _week_monday_first(t: dt.datetime) -> int:
+    return (_day_of_year(t) - 1 + 7 - t.weekday()) // 7
+
+
+_SPECIFIERS: dict[str, Callable[[dt.datetime], str]] = {
+    "a": lambda t: _DAYS[t.weekday()][:3], "A": lambda t: _DAYS[t.weekday()],
+    "w": lambda t: str((t.weekday() + 1) % 7), "u": lambda t: str(t.isoweekday()),
+    "d": lambda t: f"{t.day:02d}", "-d": lambda t: str(t.day),
+    "b": lambda t: _MONTHS[t.month - 1][:3], "h": lambda t: _MONTHS[t.month - 1][:3],
+    "B": lambda t: _MONTHS[t.month - 1],
+    "m": lambda t: f"{t.month:02d}", "-m": lambda t: str(t.month),
+    "y": lambda t: f"{t.year % 100:02d}", "-y": lambda t: str(t.year % 100),
+    "Y": lambda t: f"{t.year:04d}", "G": lambda t: f"{t.isocalendar()[0]:04d}",
+    "V": lambda t: f"{t.isocalendar()[1]:02d}",
+    "H": lambda t: f"{t.hour:02d}", "-H": lambda t: str(t.hour),
+    "I": lambda t: f"{t.hour % 12 or 12:02d}", "-I": lambda t: str(t.hour % 12 or 12),
+    "p": lambda t: "AM" if t.hour < 12 else "PM",
+    "M": lambda t: f"{t.minute:02d}", "-M": lambda t: str(t.minute),
+    "S": lambda t: f"{t.second:02d}", "-S": lambda t: str(t.second),
+    "f": lambda t: f"{t.microsecond:06d}", "g": lambda t: f"{t.microsecond // 1000:03d}",
+    "n": lambda t: f"{t.microsecond * 1000:09d}",
+    "j": lambda t: f"{_day_of_year(t):03d}", "-j": lambda t: str(_day_of_year(t)),
+    "U": lambda t: f"{_week_sunday_first(t):02d}", "W": lambda t: f"{_week_monday_first(t):02d}",
+    "z": lambda t: "+00", "Z": lambda t: "",
+}
+_EXPANSIONS = {"c": "%Y-%m-%d %H:%M:%S", "x": "%Y-%m-%d", "X": "%H:%M:%S", "T": "%H:%M:%S"}
+
+
+def compile_format(fmt: str) -> Callable[[dt.datetime], str]:
+    """The renderer of ``fmt``; ValueError (DuckDB's message) for a specifier it lacks."""
+    pieces = _pieces(fmt)
+    return lambda t: "".join(p if isinstance(p, str) else p(t) for p in pieces)
+
+
+def _pieces(fmt: str) -> list:
+    pieces: list = []
+    pos = 0
+    while (mark := fmt.find("%", pos)) >= 0:
+        pieces.append(fmt[pos:mark])
+        code = fmt[mark + 1:mark + 3] if fmt[mark + 1:mark + 2] == "-" else fmt[mark + 1:mark + 2]
+        if code == "":
+            raise ValueError(f"Failed to parse format specifier {fmt}: Trailing format "
+                             f"character %")
+        if code == "%":
+            pieces.append("%")
+        elif code in _EXPANSIONS:
+            pieces.extend(_pieces(_EXPANSIONS[code]))
+        elif code in _SPECIFIERS:
+            pieces.append(_SPECIFIERS[code])
+        else:
+            raise ValueError(f"Failed to parse format specifier {fmt}: Unrecognized format "
+                             f"for strftime/strptime: %{code}")
+        pos = mark + 1 + len(code)
+    pieces.append(fmt[pos:])
+    return [p for p in pieces if p != ""]
