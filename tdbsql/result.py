@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from .errors import MissingExtraError
+from .errors import DataError, MissingExtraError
 
 
 class Result:
@@ -65,4 +65,8 @@ class Result:
 
 
 def _rows(table: pa.Table) -> list[tuple]:
-    return list(zip(*(c.to_pylist() for c in table.columns)))
+    try:
+        return list(zip(*(c.to_pylist() for c in table.columns)))
+    except OverflowError as err:  # DuckDB's dates run from 290308 BC, Python's from year 1
+        raise DataError(f"{err}: a DATE or TIMESTAMP outside the years 1-9999 has no Python "
+                        f"value; read the result with .arrow()") from None

@@ -51,6 +51,20 @@ def test_result_interfaces(versions):
     assert len(res) == 5
 
 
+def test_dates_beyond_python_years():
+    """A DATE / TIMESTAMP before year 1 or after 9999 (DuckDB's range is wider) is an Arrow
+    value; as Python tuples it is a DataError naming .arrow(), not a raw OverflowError."""
+    con = tdbsql.connect()
+    days = duckdb.sql("SELECT DATE '0001-01-01' - 1 - DATE '1970-01-01' AS x, "
+                      "epoch_us(DATE '9999-12-31' + INTERVAL 1 DAY) AS y").fetchall()[0]
+    res = con.sql("SELECT DATE '0001-01-01' - 1 AS x, DATE '9999-12-31' + INTERVAL 1 DAY AS y")
+    table = res.arrow()
+    assert table.column("x").cast(pa.int32()).to_pylist() == [days[0]]
+    assert table.column("y").cast(pa.int64()).to_pylist() == [days[1]]
+    with pytest.raises(tdbsql.DataError, match=r"years 1-9999.*\.arrow\(\)"):
+        res.fetchall()
+
+
 def test_time_travel_per_table_self_join(versions):
     con = tdbsql.connect().register("a", versions)
     got = con.sql("""

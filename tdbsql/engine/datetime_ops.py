@@ -264,6 +264,15 @@ def to_timestamp(value, unit: str = "us"):
     return pc.cast(value, pa.timestamp(unit))
 
 
+def to_coarser_unit(stamps, target: pa.DataType):
+    """TIMESTAMP -> a coarser TIMESTAMP_S / _MS / _US, rounding half away from zero as DuckDB
+    (Arrow's safe cast refuses any fraction)."""
+    digits = round(math.log10(_PER_SECOND[stamps.type.unit] // _PER_SECOND[target.unit]))
+    ticks = pc.cast(stamps, pa.int64())
+    rounded = pc.round(ticks, ndigits=-digits, round_mode="half_towards_infinity")
+    return pc.cast(pc.divide(rounded, 10**digits), target)
+
+
 def add_interval(value, interval: Interval):
     """``date|timestamp + INTERVAL`` -> timestamp (calendar-aware months)."""
     stamps = to_timestamp(value)

@@ -110,10 +110,8 @@ def take_rows(table: pa.Table, indices) -> pa.Table:
 
 def broadcast(value, length: int) -> pa.Array:
     """An expression result as a column: scalars (constants) repeated ``length`` times."""
-    if isinstance(value, pa.Scalar):
-        if not value.is_valid:
-            return pa.nulls(length, value.type if value.type != pa.null() else pa.null())
-        return pa.array([value.as_py()], value.type).take(np.zeros(length, dtype=np.int64))
+    if isinstance(value, pa.Scalar):  # not through Python: a date past year 9999 has no as_py
+        return pa.repeat(value, length)
     if isinstance(value, pa.ChunkedArray):
         return value.combine_chunks() if value.num_chunks != 1 else value.chunk(0)
     return value

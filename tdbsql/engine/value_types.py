@@ -112,8 +112,10 @@ def common_type(types: list[pa.DataType]) -> pa.DataType | None:
     if all(pa.types.is_list(t) or pa.types.is_large_list(t) for t in real):  # [1] and []
         element = common_type([t.value_type for t in real])
         return None if element is None else pa.list_(element)
-    if kinds <= {"int", "uint"}:
-        return pa.uint64() if kinds == {"uint"} else pa.int64()
+    if kinds <= {"int", "uint", "bool"} and kinds != {"bool"}:  # DuckDB: true is 1
+        return pa.uint64() if kinds <= {"uint", "bool"} else pa.int64()
+    if kinds == {"duration"}:  # ts - ts of different units
+        return pa.duration(dto.finest_unit([t.unit for t in real]))
     if kinds <= {"int", "uint", "decimal"}:  # DuckDB: integers become DECIMAL(w, 0)
         return decimal_values.common_decimal(real)
     if kinds <= {"int", "uint", "float", "decimal"}:
@@ -218,6 +220,9 @@ def cast_value(value, target: pa.DataType):
         return _string_to_int(value, target)
     if source == "string" and _is_binary(target):
         return _string_to_blob(value, target)
+    if source == "timestamp" and pa.types.is_timestamp(target) and \
+            dto.finest_unit((value.type.unit, target.unit)) != target.unit:
+        return dto.to_coarser_unit(value, target)
     original = value
     if source == "float" and pa.types.is_integer(target):
         value = pc.round(value, round_mode="half_to_even")  # DuckDB: DOUBLE -> int rounds to even
