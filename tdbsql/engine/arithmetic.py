@@ -163,8 +163,12 @@ def _numbers(ev, node, left, right):
         target = pa.int64()
     if kind(target) == "int" or (kind(target) == "uint" and target != pa.uint64()):
         target = pa.int64() if kind(target) == "int" else pa.uint64()
-    return ev.coerce_pair(cast_value(left, target), cast_value(right, target), node,
-                          "combine")
+    try:
+        left, right = cast_value(left, target), cast_value(right, target)
+    except ValueError as err:  # a UBIGINT past BIGINT beside a signed integer
+        raise ev.error(f"integer overflow in {node.sql(dialect='duckdb')}: {err}",
+                       node) from None
+    return ev.coerce_pair(left, right, node, "combine")
 
 
 def _decimal_operands(ev, node, left, right):
@@ -207,8 +211,10 @@ def _checked(ev, node, function: str, left, right):
 
 
 def divide(ev, node):
+    """DOUBLE division (FLOAT when the operands are: a FLOAT with an integer is a FLOAT)."""
     left, right = _numbers(ev, node, ev(node.this), ev(node.expression))
-    return pc.divide(cast_value(left, pa.float64()), cast_value(right, pa.float64()))
+    target = pa.float32() if pa.types.is_float32(left.type) else pa.float64()
+    return pc.divide(cast_value(left, target), cast_value(right, target))
 
 
 def integer_divide(ev, node):
@@ -312,15 +318,18 @@ def _type_name(value) -> str:
 
 
 def float_mod(left, right):
-    """``fmod`` (sign of the dividend), NaN for a zero divisor, NULL where either is NULL."""
+    """``fmod`` (sign of the dividend), NaN for a zero divisor, NULL where either is NULL; of
+    the operands' type (FLOAT or DOUBLE)."""
     length = next((len(v) for v in (left, right) if not isinstance(v, pa.Scalar)), 1)
     a, b = broadcast(left, length), broadcast(right, length)
     a_np = pc.fill_null(pc.cast(a, pa.float64()), 0.0).to_numpy()
     b_np = pc.fill_null(pc.cast(b, pa.float64()), 1.0).to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
-        result = np.fmod(a_np, b_np)
+        result = np.fmod(a_np, b_np)  # exact: a FLOAT's is its double's
     valid = pc.and_(pc.is_valid(a), pc.is_valid(b))
     out = pa.array(result, pa.float64(), mask=pc.invert(valid).to_numpy(zero_copy_only=False))
+    if pa.types.is_float32(a.type):
+        out = out.cast(pa.float32())
     if isinstance(left, pa.Scalar) and isinstance(right, pa.Scalar):
         return out[0]
     return out

@@ -200,7 +200,8 @@ def _null_of(value, t: pa.DataType):
 def _from_integers(value, target: DecimalType):
     """Exact: an integer fits when it has at most ``width - scale`` digits."""
     bound = 10**(target.width - target.scale)
-    numbers = pc.cast(value, pa.int64()) if kind(value.type) == "bool" else value
+    # widened: the bound 10**(width - scale) need not fit the source's type (INTEGER -> (12,2))
+    numbers = pc.cast(value, pa.uint64() if kind(value.type) == "uint" else pa.int64())
     limit = np.iinfo(np.int64 if kind(numbers.type) == "int" else np.uint64).max
     if bound <= limit:
         below = pc.less(numbers, pa.scalar(bound, numbers.type))

@@ -2,8 +2,8 @@
 
 In: evaluated arguments and the ``Call``.  Out: an Arrow value.  DuckDB's semantics: ``round``
 rounds half away from zero and keeps integers as they are; ``floor``/``ceil``/``trunc`` and the
-logarithms return DOUBLE; ``log(x)`` is log10 and ``log(b, x)`` log base b; ``sign(NaN)`` is 0;
-``greatest``/``least`` skip NULLs and order NaN above every number.
+logarithms return DOUBLE (``trunc`` keeps an integer, the three keep a FLOAT); ``log(x)`` is
+log10 and ``log(b, x)`` log base b; ``sign(NaN)`` is 0; ``greatest``/``least`` skip NULLs and order NaN above every number.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
+from .frame import broadcast
 from .functions import python_map, register, unify
 from .value_types import kind, plain
 
@@ -31,8 +32,13 @@ _DOUBLE_FUNCTIONS = (
 
 def _on_double(kernel, decimal_mode: str | None = None):
     def impl(ctx, x):
-        if decimal_mode is not None and kind(plain(x).type) == "decimal":
-            return _decimal_round(ctx, plain(x), 0, decimal_mode)
+        x = plain(x)
+        if decimal_mode is not None and kind(x.type) == "decimal":
+            return _decimal_round(ctx, x, 0, decimal_mode)
+        if decimal_mode is not None and pa.types.is_float32(x.type):  # a FLOAT stays one
+            return kernel(x)
+        if decimal_mode == "towards_zero" and kind(x.type) in ("int", "uint"):  # trunc
+            return x
         return kernel(ctx.double(x, 0))
     return impl
 
@@ -94,7 +100,35 @@ def _round(ctx, x, digits=None):
         return _decimal_round(ctx, x, places, "half_towards_infinity")
     if kind(x.type) != "float" and places >= 0:
         return x
-    return pc.round(x, ndigits=places, round_mode="half_towards_infinity")
+    if kind(x.type) == "float":
+        return _round_double(x, places)
+    try:
+        return pc.round(x, ndigits=places, round_mode="half_towards_infinity")
+    except pa.ArrowInvalid:  # a multiple of 10**-places past the integer type
+        raise ctx.error("Overflow in ROUND of integer") from None
+
+
+def _round_double(x, places: int):
+    """DuckDB's rounding of a DOUBLE: half away from zero of x scaled by 10**places, where
+    Arrow raises on an overflow."""
+    values = broadcast(x, 1) if isinstance(x, pa.Scalar) else x
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    numbers = values.to_numpy(zero_copy_only=False).astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        modifier = np.float64(10.0) ** abs(places)
+        scaled = numbers * modifier if places >= 0 else numbers / modifier
+        whole = np.copysign(np.floor(np.abs(scaled) + 0.5), scaled)
+        whole = np.where(np.abs(scaled) - np.floor(np.abs(scaled)) < 0.5,
+                         np.copysign(np.floor(np.abs(scaled)), scaled), whole)
+        rounded = whole / modifier if places >= 0 else whole * modifier
+    # DuckDB: an overflow gives x back, 0 * inf (10**-places past the doubles) gives 0
+    fallback = np.where(np.isnan(rounded) & (places < 0), 0.0, numbers)
+    rounded = np.where(np.isfinite(rounded), rounded, fallback)
+    rounded = np.where(np.isfinite(numbers), rounded, numbers)  # NaN and inf as they are
+    out = pa.array(rounded, pa.float64(), mask=values.is_null().to_numpy(zero_copy_only=False))
+    out = out.cast(x.type)
+    return out[0] if isinstance(x, pa.Scalar) else out
 
 
 @register("log", 1, 2)

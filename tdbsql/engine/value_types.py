@@ -120,8 +120,8 @@ def common_type(types: list[pa.DataType]) -> pa.DataType | None:
         return decimal_values.common_decimal(real)
     if kinds <= {"int", "uint", "float", "decimal"}:
         floats = [t for t in real if kind(t) == "float"]
-        single = all(pa.types.is_float32(t) for t in floats)  # DECIMAL with FLOAT: FLOAT
-        return pa.float32() if single and kinds <= {"float", "decimal"} else pa.float64()
+        single = all(pa.types.is_float32(t) for t in floats)  # a number with FLOAT: FLOAT
+        return pa.float32() if single else pa.float64()
     if kinds == {"string"}:
         return pa.large_string() if any(pa.types.is_large_string(t) for t in real) else pa.string()
     if kinds <= {"date", "timestamp"}:
