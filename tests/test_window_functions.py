@@ -247,6 +247,37 @@ def test_compensated_prefix_frame_sums_match_fsum(values, data):
     assert got == pytest.approx(math.fsum(values[start:end]), rel=1e-12, abs=1e-3)
 
 
+@settings(deadline=None, derandomize=True, max_examples=100)
+@given(values=st.lists(st.one_of(st.floats(-1e12, 1e12), st.sampled_from([1e300, -1e300, 5e302])),
+                       min_size=1, max_size=60),
+       data=st.data())
+def test_tree_frame_sums_match_fsum(values, data):
+    """A frame's sum comes from its own rows: huge values outside it (1e300 before the frame
+    cancelled every small value in it, in the running sums this replaced) change nothing."""
+    array = np.array(values)
+    size = 1 << (len(array) - 1).bit_length()
+    high, low = np.empty(2 * size), np.empty(2 * size)
+    kernels.sum_tree(array, np.ones(len(array), bool), high, low)
+    start = data.draw(st.integers(0, len(array) - 1))
+    end = data.draw(st.integers(start, len(array)))
+    got = np.empty(1)
+    kernels.tree_frame_sums(high, low, np.array([start]), np.array([end]), got)
+    frame = values[start:end]
+    if max((abs(v) for v in frame), default=0) < 1e299:  # no huge value inside: all digits
+        assert got[0] == pytest.approx(math.fsum(frame), rel=1e-12, abs=1e-3)
+
+
+def test_frame_sums_beside_huge_values():
+    """Running sums lose a frame's digits after 1e300: those frames come from the tree."""
+    table = pa.table({"id": pa.array(range(8), pa.int64()),
+                      "v": pa.array([1e300, 1.5, 2.25, -1e300, 4.0, 1e300, 0.125, 3.0])})
+    con = tdbsql.connect()
+    con.register_arrow("t", table)
+    got = con.sql("SELECT sum(v) OVER (ORDER BY id ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING) "
+                  "FROM t ORDER BY id").arrow().column(0).to_pylist()
+    assert got[1:3] == [3.75, 2.25 - 1e300] and got[6] == 3.125
+
+
 def test_infinities_and_nan_stay_inside_their_frames():
     table = pa.table({"id": pa.array(range(6), pa.int64()),
                       "v": pa.array([1.0, math.inf, 2.0, -math.inf, 3.0, math.nan])})

@@ -822,13 +822,19 @@ def _frame_sums(values: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.nd
 
 
 def _float_frame_sums(values: np.ndarray, valid: np.ndarray, start, end) -> np.ndarray:
-    """Frame sums of floats: finite values through compensated running sums, inf/NaN counted
+    """Frame sums of floats: finite values through compensated running sums, or a segment
+    tree of compensated sums where those may have lost a frame's digits; inf/NaN counted
     apart so one of them does not poison every later frame."""
     finite = valid & np.isfinite(values)
-    high = np.empty(len(values) + 1)
-    low = np.empty(len(values) + 1)
-    kernels.compensated_prefix(np.ascontiguousarray(values), finite, high, low)
-    sums = (high[end] - high[start]) + (low[end] - low[start])
+    values = np.ascontiguousarray(values)
+    start, end = np.ascontiguousarray(start, np.int64), np.ascontiguousarray(end, np.int64)
+    sums = _prefix_frame_sums(values, finite, start, end)
+    if sums is None:
+        size = 1 << max(len(values) - 1, 0).bit_length()
+        high, low = np.empty(2 * size), np.empty(2 * size)
+        kernels.sum_tree(values, finite, high, low)
+        sums = np.empty(len(start))
+        kernels.tree_frame_sums(high, low, start, end, sums)
     special = valid & ~finite
     if special.any():
         plus = _frame_sums((values == np.inf) & special, start, end) > 0
@@ -838,6 +844,18 @@ def _float_frame_sums(values: np.ndarray, valid: np.ndarray, start, end) -> np.n
         sums = np.where(minus, -np.inf, sums)
         sums = np.where(nan | (plus & minus), np.nan, sums)
     return sums
+
+
+def _prefix_frame_sums(values, finite, start, end) -> np.ndarray | None:
+    """Frame sums as differences of double-double running sums; None when some frame's may
+    be off by more than 1e-13 of it: the low words add their roundings in plain doubles, so
+    after a value far larger than a frame's (1e300 before 1.5 + 2.25) they lose its digits."""
+    high, low = np.empty(len(values) + 1), np.empty(len(values) + 1)
+    kernels.compensated_prefix(values, finite, high, low)
+    sums = (high[end] - high[start]) + (low[end] - low[start])
+    drift = np.maximum.accumulate(np.abs(low))[end] * end * np.finfo(np.float64).eps
+    doubtful = (end > start) & (drift > 1e-13 * np.abs(sums))
+    return None if doubtful.any() else sums
 
 
 def _extremes(values: pa.Array, order: np.ndarray, start, end, largest: bool):

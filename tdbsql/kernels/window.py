@@ -1,8 +1,9 @@
 """Window-frame kernels: rows are in window order (partition, then ORDER BY) and every row has a
 frame ``[start, end)`` of rows; frames only move forward (start and end never decrease), which
 holds for ROWS and RANGE frames with constant offsets.  ``range_bounds`` finds where a RANGE
-frame with an offset starts or ends; ``frame_rows`` and ``join_frames`` copy every frame's
-values out (array_agg / string_agg)."""
+frame with an offset starts or ends; ``compensated_prefix`` and (beside far larger values)
+``sum_tree`` / ``tree_frame_sums`` sum floats over frames; ``frame_rows`` and ``join_frames`` copy every frame's values out (array_agg /
+string_agg)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from .aggregate import neumaier, sql_less
 def compensated_prefix(values, valid, high, low):
     """Running sums of the valid ``values`` as double-doubles: ``high[i] + low[i]`` is the sum
     of rows ``0..i-1`` to about 106 bits, so ``(high[e] - high[s]) + (low[e] - low[s])`` is a
-    frame's sum without the cancellation a plain running sum suffers.  Non-finite values must
-    be masked out by the caller (they are counted apart)."""
+    frame's sum without the cancellation a plain running sum suffers -- unless values far
+    larger than the frame's came before it (``sum_tree`` then).  Non-finite values must be
+    masked out by the caller (they are counted apart)."""
     total = 0.0
     error = 0.0
     high[0] = 0.0
@@ -27,6 +29,50 @@ def compensated_prefix(values, valid, high, low):
         high[i + 1] = total
         low[i + 1] = error
     return values.shape[0]
+
+
+@jit
+def sum_tree(values, valid, high, low):
+    """A bottom-up segment tree of the valid ``values``' sums as double-doubles: leaves at
+    ``size + i`` (``size``, a power of two >= the number of values, is ``len(high) // 2``),
+    node ``k`` the sum of nodes ``2k`` and ``2k + 1``.  A node sums only its own rows, so a
+    frame's sum is never computed against far larger values outside it (a running sum is:
+    1e300 before a frame cancels every small value inside it).  Non-finite values must be
+    masked out by the caller (they are counted apart)."""
+    size = high.shape[0] // 2
+    for i in range(size):
+        high[size + i] = values[i] if i < values.shape[0] and valid[i] else 0.0
+        low[size + i] = 0.0
+    for node in range(size - 1, 0, -1):
+        total, rounding = neumaier(high[2 * node], high[2 * node + 1])
+        high[node] = total
+        low[node] = rounding + low[2 * node] + low[2 * node + 1]
+    return size
+
+
+@jit
+def tree_frame_sums(high, low, starts, ends, out):
+    """Every frame ``[starts[i], ends[i])``'s sum from ``sum_tree``'s nodes: at most two per
+    tree level, added with their rounding errors."""
+    size = high.shape[0] // 2
+    for i in range(starts.shape[0]):
+        left = starts[i] + size
+        right = ends[i] + size
+        total = 0.0
+        error = 0.0
+        while left < right:
+            if left & 1:
+                total, rounding = neumaier(total, high[left])
+                error += rounding + low[left]
+                left += 1
+            if right & 1:
+                right -= 1
+                total, rounding = neumaier(total, high[right])
+                error += rounding + low[right]
+            left >>= 1
+            right >>= 1
+        out[i] = total + error
+    return starts.shape[0]
 
 
 @jit
