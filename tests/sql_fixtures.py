@@ -23,6 +23,10 @@ The arrays (all small, deterministic):
 - ``dw``  for the wide differential test (windows, strings, dates): ``dw(id, g?, v?, f?, s?,
   d?, ts?, flag?)``; ``s`` holds LIKE metacharacters, a backslash, padding and UTF-8, ``d``
   spans a year end and a leap day, ``f`` quarters with ties.
+- ``dx``  edge values for the edge differential test: ``dx(id, g?, v?, f?, r?, s?, d?, ts?)``;
+  ``v`` int64 with negatives and ties, ``f`` double with NaN, +-inf, -0.0, 1e300 and ties,
+  ``r`` float32, ``s`` UTF-8 with combining marks, ``ß``/``İ``, emoji, blanks and '', ``d``
+  month ends, leap days and dates centuries from 1970, ``ts`` before 1970 with fractions.
 """
 
 from __future__ import annotations
@@ -250,7 +254,51 @@ def _build_wide(uri: str) -> None:
         }
 
 
-FIXTURES = ("items", "grid", "hist", "dept", "emp", "da", "db", "dw")
+EDGE_STRINGS = ["", " ", "abc", "ABC", "ÄÖü", "東京", "emoji 🙂", "a_b", "a%b", "x\\y", "  pad  ",
+                "Straße", "İstanbul", "naïve café", "ab,cd,,ef", "a.b.c", "aaa", "e\u0301", "ß",
+                "Ωmega", "tab\tx"]
+EDGE_FLOATS = [0.0, -0.0, 1.5, -1.5, 2.5, -2.5, 0.5, 3.0, 1e300, -1e-300, float("nan"),
+               float("inf"), float("-inf"), 0.1, 7.25, 1.5, 100.125, -7.75]
+EDGE_DATES = ["2024-01-31", "2024-02-29", "2023-02-28", "2024-03-31", "2023-12-31", "1969-12-31",
+              "1900-03-01", "2000-02-29", "1970-01-01", "1960-06-15", "2100-02-28", "1600-02-29",
+              "2024-08-31", "2021-01-02", "2024-11-30"]
+EDGE_STAMPS = ["2024-01-31T23:59:59.999", "2024-02-29T12:00:00", "1969-12-31T23:59:59.500",
+               "1969-12-31T00:00:00.001", "1970-01-01T00:00:00", "2023-12-31T23:00:00",
+               "1900-01-01T12:34:56.789", "2000-02-29T23:59:59", "1950-06-15T06:07:08.009",
+               "2024-06-30T18:45:00"]
+
+
+def _build_edges(uri: str) -> None:
+    rng = np.random.default_rng(1234)
+    dom = tiledb.Domain(tiledb.Dim("id", domain=(1, 10_000), tile=32, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=8, attrs=[
+        tiledb.Attr("g", dtype=np.int32, nullable=True),
+        tiledb.Attr("v", dtype=np.int64, nullable=True),
+        tiledb.Attr("f", dtype=np.float64, nullable=True),
+        tiledb.Attr("r", dtype=np.float32, nullable=True),
+        tiledb.Attr("s", dtype=str, var=True, nullable=True),
+        tiledb.Attr("d", dtype="datetime64[D]", nullable=True),
+        tiledb.Attr("ts", dtype="datetime64[ms]", nullable=True),
+    ]))
+    n = 48
+    ids = np.arange(1, n + 1, dtype=np.int64) * 2
+    pick = lambda values: [values[k] for k in rng.integers(0, len(values), n)]  # noqa: E731
+    with tiledb.open(uri, "w", timestamp=100) as A:
+        A[ids] = {
+            "g": _arr(rng.integers(0, 3, n).astype(np.int32), rng.random(n) < 0.1, pa.int32()),
+            "v": _arr(rng.integers(-9, 10, n), rng.random(n) < 0.12, pa.int64()),
+            "f": _arr(np.array(pick(EDGE_FLOATS)), rng.random(n) < 0.1, pa.float64()),
+            "r": _arr(np.array(pick(EDGE_FLOATS[:8] + [0.1, 7.25]), np.float32),
+                      rng.random(n) < 0.1, pa.float32()),
+            "s": _arr(pick(EDGE_STRINGS), rng.random(n) < 0.1, pa.string()),
+            "d": _arr(np.array(pick(EDGE_DATES), "datetime64[D]"), rng.random(n) < 0.1,
+                      pa.date32()),
+            "ts": _arr(np.array(pick(EDGE_STAMPS), "datetime64[ms]"), rng.random(n) < 0.1,
+                       pa.timestamp("ms")),
+        }
+
+
+FIXTURES = ("items", "grid", "hist", "dept", "emp", "da", "db", "dw", "dx")
 
 
 def build_fixtures(root: str) -> dict[str, str]:
@@ -258,6 +306,8 @@ def build_fixtures(root: str) -> dict[str, str]:
     paths = {name: os.path.join(root, name) for name in FIXTURES}
     if not os.path.isdir(paths["dw"]):  # added later: built on its own in an older root
         _build_wide(paths["dw"])
+    if not os.path.isdir(paths["dx"]):
+        _build_edges(paths["dx"])
     if all(os.path.isdir(p) for p in paths.values()):
         return paths
     _build_items(paths["items"])

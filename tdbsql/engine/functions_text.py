@@ -1,7 +1,7 @@
 """String SQL functions, registered into ``functions.REGISTRY``.
 
 In: evaluated arguments and the ``Call``.  Out: an Arrow value.  DuckDB's semantics: NULL in,
-NULL out; ``concat`` skips NULLs (``||`` does not: see the evaluator); ``substr`` is 1-based
+NULL out; ``reverse`` keeps grapheme clusters whole (``graphemes``); ``concat`` skips NULLs (``||`` does not: see the evaluator); ``substr`` is 1-based
 with DuckDB's negative start/length rules; ``trim`` without characters removes spaces only;
 ``lpad``/``rpad`` cut longer strings to the width.  ``as_text`` prints values as DuckDB's
 VARCHAR cast does (also used by CAST and ``||``).
@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
+from . import graphemes
 from .functions import python_map, register
 from .frame import broadcast
 from .value_types import join_strings, kind, null_like, plain
@@ -23,7 +24,6 @@ from .value_types import join_strings, kind, null_like, plain
 # One string argument in, a string out: (name, aliases, Arrow kernel).
 _STRING_FUNCTIONS = (
     ("lower", ("lcase",), pc.utf8_lower), ("upper", ("ucase",), pc.utf8_upper),
-    ("reverse", (), pc.utf8_reverse),
 )
 # (name, aliases, Arrow kernel) of the functions testing a string against a constant.
 _PATTERN_FUNCTIONS = (
@@ -65,6 +65,21 @@ for _name, _aliases, _kernel in _PATTERN_FUNCTIONS:
     register(_name, 2, aliases=_aliases)(_on_pattern(_kernel))
 for _name, _kernel in _TRIM_FUNCTIONS:
     register(_name, 1, 2)(_on_trim(_kernel))
+
+
+@register("reverse", 1)
+def _reverse(ctx, s):
+    """By grapheme clusters, as DuckDB (``é`` of e + a combining accent, flags and emoji
+    sequences stay whole): Arrow reverses code points, Python the rows that hold a
+    combining mark, ZWJ, flag, skin tone or Hangul jamo (``graphemes.JOINING``)."""
+    s = ctx.string(s, 0)
+    flipped = pc.utf8_reverse(s)
+    joining = pc.fill_null(pc.and_(pc.match_substring_regex(s, graphemes.JOINING),
+                                   pc.invert(pc.string_is_ascii(s))), False)
+    if not (joining.as_py() if isinstance(joining, pa.Scalar) else pc.any(joining).as_py()):
+        return flipped
+    return pc.if_else(joining, python_map(graphemes.reversed_clusters, pa.string(), s),
+                      flipped)
 
 
 def text_length(ctx, s):
