@@ -132,6 +132,8 @@ class Evaluator:
         unit = node.args.get("unit")
         if isinstance(amount, exp.Neg):
             return -self._interval(node, amount.this)
+        if isinstance(amount, exp.Paren):  # INTERVAL (-1) MONTH
+            return self._interval(node, amount.this)
         if not isinstance(amount, exp.Literal):
             raise UnsupportedSql(f"INTERVAL with a non-constant amount: {node.sql()}")
         text, unit = str(amount.this), unit.name if unit else None
