@@ -254,9 +254,9 @@ def _build_wide(uri: str) -> None:
         }
 
 
-EDGE_STRINGS = ["", " ", "abc", "ABC", "ÄÖü", "東京", "emoji 🙂", "a_b", "a%b", "x\\y", "  pad  ",
-                "Straße", "İstanbul", "naïve café", "ab,cd,,ef", "a.b.c", "aaa", "e\u0301", "ß",
-                "Ωmega", "tab\tx"]
+EDGE_STRINGS = ["", " ", "abc", "ABC", "ÄÖü", "東京", "emoji 🙂", "a_b", "a%b", "x\\y",
+                "  pad  ", "Straße", "İstanbul", "naïve café", "ab,cd,,ef", "a.b.c", "aaa",
+                "e\u0301", "ß", "Ωmega", "tab\tx"]
 EDGE_FLOATS = [0.0, -0.0, 1.5, -1.5, 2.5, -2.5, 0.5, 3.0, 1e300, -1e-300, float("nan"),
                float("inf"), float("-inf"), 0.1, 7.25, 1.5, 100.125, -7.75]
 EDGE_DATES = ["2024-01-31", "2024-02-29", "2023-02-28", "2024-03-31", "2023-12-31", "1969-12-31",

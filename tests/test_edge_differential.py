@@ -145,6 +145,11 @@ DIFF_PARTS = ["day", "week", "month", "quarter", "year", "decade", "century", "i
               "hour", "minute", "second", "millisecond"]
 FORMATS = ["%Y-%m-%d", "%c", "%x %X", "%a %A %b %B", "%j %-j %U %W %V %G %u %w",
            "%I:%M %p", "%H:%M:%S.%g", "%y/%-m/%-d", "%f %%", "%z%Z|%T"]
+STAMPS = ["d", "ts", "DATE '2024-02-29'", "DATE '1970-01-01'", "TIMESTAMP '1969-12-31 23:59:59.5'",
+          "TIMESTAMP '1969-12-31 12:00:00'"]
+NUMBERS = ["v", "g", "f", "r"]
+CONSTANTS = ["3", "(-2)", "0.5"]
+CAST_TYPES = ["INTEGER", "BIGINT", "DOUBLE", "DECIMAL(12,2)", "VARCHAR", "FLOAT"]
 INTERVALS = ["INTERVAL 1 MONTH", "INTERVAL (-1) MONTH", "INTERVAL 1 YEAR", "INTERVAL 13 MONTH",
              "INTERVAL '-1 year -2 months'", "INTERVAL 1 DAY", "INTERVAL 36 HOUR",
              "INTERVAL '1 month -1 day'", "INTERVAL 90 MINUTE", "INTERVAL 1 QUARTER"]
@@ -181,24 +186,23 @@ def _forms(draw) -> list:
         lambda: f"{pick(INTERVALS)} + {pick(['d', 'ts'])}",
         lambda: f"d {pick(['+', '-'])} {small(-40, 40)}",
         lambda: f"d - DATE {pick(['2024-02-29', '1970-01-01', '1600-03-01'])!r}",
-        lambda: f"date_diff({pick(DIFF_PARTS)!r}, {pick(['d', 'ts'])}, "
-                f"{pick(['d', 'ts', 'DATE ' + repr('2024-02-29'), 'TIMESTAMP ' + repr('1969-12-31 23:59:59.5')])})",
+        lambda: f"date_diff({pick(DIFF_PARTS)!r}, {pick(['d', 'ts'])}, {pick(STAMPS)})",
         lambda: f"strftime({pick(['d', 'ts'])}, {pick(FORMATS)!r})",
         lambda: f"{pick(['dayname', 'monthname', 'last_day'])}({pick(['d', 'ts'])})",
-        lambda: f"{pick(['d', 'ts'])} {pick(['<', '=', '>='])} "
-                f"{pick(['d', 'ts', 'DATE ' + repr('1970-01-01'), 'TIMESTAMP ' + repr('1969-12-31 12:00:00')])}",
+        lambda: f"{pick(['d', 'ts'])} {pick(['<', '=', '>='])} {pick(STAMPS)}",
         lambda: f"CAST(ts AS {pick(['DATE', 'TIMESTAMP_S', 'TIMESTAMP_MS', 'VARCHAR'])})",
         lambda: f"v {pick(['//', '%'])} {pick(['2', '3', '(-2)', '(-3)'])}",
-        lambda: f"{pick(['v', 'g', 'f', 'r'])} {pick(['+', '-', '*', '/'])} {pick(['v', 'g', '3', '(-2)', '0.5', 'r'])}",
-        lambda: f"CASE WHEN f > {small(-2, 2)} THEN v WHEN s LIKE 'a%' THEN g ELSE {small(-5, 5)} END",
-        lambda: f"CASE g WHEN 0 THEN {pick(['f', 'r', 'v'])} WHEN 1 THEN {pick(['v', 'g', '0.5'])} END",
+        lambda: f"{pick(NUMBERS)} {pick(['+', '-', '*', '/'])} {pick(NUMBERS + CONSTANTS)}",
+        lambda: f"CASE WHEN f > {small(-2, 2)} THEN v WHEN s LIKE 'a%' THEN g "
+                f"ELSE {small(-5, 5)} END",
+        lambda: f"CASE g WHEN 0 THEN {pick(NUMBERS)} WHEN 1 THEN {pick(NUMBERS + CONSTANTS)} END",
         lambda: f"coalesce({pick(['v', 'f', 'r'])}, {pick(['g', 'f', '-1', '2.5'])})",
         lambda: f"nullif({pick(['v', 'f', 's', 'g'])}, {pick(['0', '1.5', repr(''), 'g'])})",
         lambda: f"{pick(['greatest', 'least'])}(f, {pick(['v', 'r', '0', '1e300'])})",
         lambda: f"round({pick(['f', 'r', 'v'])}, {small(-2, 2)})",
         lambda: f"{pick(['floor', 'ceil', 'trunc', 'abs', 'sign'])}({pick(['f', 'r', 'v'])})",
-        lambda: f"TRY_CAST({pick(['f', 'r', 's'])} AS {pick(['INTEGER', 'BIGINT', 'DOUBLE', 'DECIMAL(12,2)'])})",
-        lambda: f"CAST({pick(['v', 'g', 'r'])} AS {pick(['VARCHAR', 'DOUBLE', 'DECIMAL(12,2)', 'FLOAT'])})",
+        lambda: f"TRY_CAST({pick(['f', 'r', 's'])} AS {pick(CAST_TYPES[:4])})",
+        lambda: f"CAST({pick(['v', 'g', 'r'])} AS {pick(CAST_TYPES[2:])})",
         lambda: f"{pick(['isnan', 'isinf', 'isfinite'])}(f)",
         lambda: f"f {pick(['=', '<', '>'])} {pick(['NaN', 'inf', '-inf', '-0.0'])!r}::DOUBLE",
     ]

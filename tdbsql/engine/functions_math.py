@@ -3,7 +3,8 @@
 In: evaluated arguments and the ``Call``.  Out: an Arrow value.  DuckDB's semantics: ``round``
 rounds half away from zero and keeps integers as they are; ``floor``/``ceil``/``trunc`` and the
 logarithms return DOUBLE (``trunc`` keeps an integer, the three keep a FLOAT); ``log(x)`` is
-log10 and ``log(b, x)`` log base b; ``sign(NaN)`` is 0; ``greatest``/``least`` skip NULLs and order NaN above every number.
+log10 and ``log(b, x)`` log base b; ``sign(NaN)`` is 0; ``greatest``/``least`` skip NULLs and
+order NaN above every number.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """String SQL functions, registered into ``functions.REGISTRY``.
 
 In: evaluated arguments and the ``Call``.  Out: an Arrow value.  DuckDB's semantics: NULL in,
-NULL out; ``reverse`` keeps grapheme clusters whole (``graphemes``); ``concat`` skips NULLs (``||`` does not: see the evaluator); ``substr`` is 1-based
-with DuckDB's negative start/length rules; ``trim`` without characters removes spaces only;
-``lpad``/``rpad`` cut longer strings to the width.  ``as_text`` prints values as DuckDB's
+NULL out; ``reverse`` keeps grapheme clusters whole (``graphemes``); ``concat`` skips NULLs
+(``||`` does not: see the evaluator); ``substr`` is 1-based with DuckDB's negative
+start/length rules; ``trim`` without characters removes spaces only; ``lpad``/``rpad`` cut
+longer strings to the width.  ``as_text`` prints values as DuckDB's
 VARCHAR cast does (also used by CAST and ``||``).
 """
 

@@ -2,8 +2,8 @@
 frame ``[start, end)`` of rows; frames only move forward (start and end never decrease), which
 holds for ROWS and RANGE frames with constant offsets.  ``range_bounds`` finds where a RANGE
 frame with an offset starts or ends; ``compensated_prefix`` and (beside far larger values)
-``sum_tree`` / ``tree_frame_sums`` sum floats over frames; ``frame_rows`` and ``join_frames`` copy every frame's values out (array_agg /
-string_agg)."""
+``sum_tree`` / ``tree_frame_sums`` sum floats over frames; ``frame_rows`` and ``join_frames``
+copy every frame's values out (array_agg / string_agg)."""
 
 from __future__ import annotations
 
