@@ -462,16 +462,32 @@ class Evaluator:
         if target is None:
             raise self.error("CASE branches have no common type: "
                              + ", ".join(str(r.type) for r in results), node)
-        try:
-            results = [cast_value(r, target) for r in results]
-        except ValueError as err:
-            raise self.error(f"CASE: {err}", node) from None
+        results = [self._branch_as(target, conditions, index, result, node)
+                   for index, result in enumerate(results)]
         if pa.types.is_null(target):
             return results[-1]
         chosen = results[-1]
         for condition, result in zip(reversed(conditions), reversed(results[:-1])):
             chosen = pc.if_else(pc.fill_null(condition, False), result, chosen)
         return chosen
+
+    def _branch_as(self, target, conditions, index: int, result, node):
+        """Branch ``index``'s value as the CASE's type; cast over the rows choosing it only
+        when it fails (DuckDB's ``CASE WHEN true THEN 1 ELSE 'a' END`` is 1: no row reads
+        'a' as an INTEGER)."""
+        try:
+            return cast_value(result, target)
+        except ValueError as err:
+            rows = _chosen(conditions, index, self.table.num_rows)
+            if not rows.any():
+                return pa.scalar(None, target)
+            if isinstance(result, pa.Scalar):
+                raise self.error(f"CASE: {err}", node) from None
+            kept = pc.if_else(pa.array(rows), result, pa.scalar(None, result.type))
+            try:
+                return cast_value(kept, target)
+            except ValueError as err:
+                raise self.error(f"CASE: {err}", node) from None
 
     # -- comparisons ---------------------------------------------------------------------
 
