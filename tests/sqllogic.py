@@ -459,6 +459,23 @@ def tdbsql_connection(arrays: tuple[ArrayDecl, ...], paths: dict[str, str]):
     return con
 
 
+def differential_engines(paths: dict[str, str], *names: str):
+    """(``Oracle``, tdbsql connection) over the fixture arrays ``names``, each registered
+    under its own name, for ``differential_check``; the connection is the error itself when
+    it cannot be made, so that every example reports it as a failure."""
+    decls = tuple(ArrayDecl(name, name) for name in names)
+    try:
+        con = tdbsql_connection(decls, paths)
+    except Exception as err:  # noqa: BLE001 - reported by every example
+        con = err
+    return Oracle(decls, paths), con
+
+
+def sql_string(text: str) -> str:
+    """``text`` as a SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
 def tdbsql_table(con, sql: str) -> pa.Table:
     result = con.sql(sql)
     return result.arrow() if hasattr(result, "arrow") else pa.table(result)

@@ -32,12 +32,7 @@ AGGREGATES = ["count(*)", "count(db.y)", "sum(db.k)", "min(db.y)", "max(db.t)", 
 
 @pytest.fixture(scope="module")
 def engines(sql_arrays):  # noqa: F811 - pytest fixture injection
-    decls = (sqllogic.ArrayDecl("da", "da"), sqllogic.ArrayDecl("db", "db"))
-    try:
-        con = sqllogic.tdbsql_connection(decls, sql_arrays)
-    except Exception as err:  # noqa: BLE001 - reported by every example, as a failure
-        con = err
-    return sqllogic.Oracle(decls, sql_arrays), con
+    return sqllogic.differential_engines(sql_arrays, "da", "db")
 
 
 @st.composite

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sqllogic
+from sqllogic import sql_string
 from sql_fixtures import sql_arrays  # noqa: F401 - the session fixture, used by name
 
 SETTINGS = dict(deadline=None, derandomize=True, print_blob=True,
@@ -101,10 +102,6 @@ def str_expr(draw, tables: tuple[str, ...]):
     return form.format(c=col)
 
 
-def _quote(word: str) -> str:
-    return "'" + word.replace("'", "''") + "'"
-
-
 @st.composite
 def predicate(draw, tables: tuple[str, ...], depth: int = 2):
     kind = draw(st.integers(0, 8 if depth > 0 else 6))
@@ -127,11 +124,11 @@ def predicate(draw, tables: tuple[str, ...], depth: int = 2):
         neg = draw(st.sampled_from(["", "NOT "]))
         return f"{draw(int_expr(tables, 1))} {neg}IN ({', '.join(values)})"
     if kind == 5:
-        return f"{draw(str_expr(tables))} {cmp} {_quote(draw(st.sampled_from(WORDS)))}"
+        return f"{draw(str_expr(tables))} {cmp} {sql_string(draw(st.sampled_from(WORDS)))}"
     if kind == 6:
         pattern = draw(st.sampled_from(["a%", "%ä", "_", "%b%", "", "Ä%", "%"]))
         op = draw(st.sampled_from(["LIKE", "NOT LIKE", "ILIKE"]))
-        return f"{draw(str_expr(tables))} {op} {_quote(pattern)}"
+        return f"{draw(str_expr(tables))} {op} {sql_string(pattern)}"
     if kind == 7:
         return f"NOT ({draw(predicate(tables, depth - 1))})"
     op = draw(st.sampled_from(["AND", "OR"]))

@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sqllogic
+from sqllogic import sql_string
 from sql_fixtures import sql_arrays  # noqa: F401 - the session fixture, used by name
 
 SETTINGS = dict(deadline=None, derandomize=True, print_blob=True,
@@ -38,17 +39,7 @@ MAX_EXAMPLES = 40
 
 @pytest.fixture(scope="module")
 def engines(sql_arrays):  # noqa: F811 - pytest fixture injection
-    decls = (sqllogic.ArrayDecl("dw", "dw"), sqllogic.ArrayDecl("da", "da"),
-             sqllogic.ArrayDecl("db", "db"))
-    try:
-        con = sqllogic.tdbsql_connection(decls, sql_arrays)
-    except Exception as err:  # noqa: BLE001 - reported by every example, as a failure
-        con = err
-    return sqllogic.Oracle(decls, sql_arrays), con
-
-
-def _quote(word: str) -> str:
-    return "'" + word.replace("'", "''") + "'"
+    return sqllogic.differential_engines(sql_arrays, "dw", "da", "db")
 
 
 def _neg(v) -> str:
@@ -71,7 +62,7 @@ def bool_expr(draw):
         "(v > {i} OR flag)", "(f >= {i} AND s IS NOT NULL)", "v BETWEEN {i} AND 5",
         "s IS DISTINCT FROM {w}", "ts < TIMESTAMP '2024-02-29 06:00:00'",
     ]))
-    return form.format(i=_neg(draw(st.integers(-6, 6))), w=_quote(draw(st.sampled_from(WORDS))))
+    return form.format(i=_neg(draw(st.integers(-6, 6))), w=sql_string(draw(st.sampled_from(WORDS))))
 
 
 def _where(draw, p: float = 0.5) -> str:
@@ -309,10 +300,10 @@ def string_query(draw):
         form = draw(st.sampled_from(STRING_FORMS))
         exprs.append(form.format(
             p=_neg(draw(st.integers(-4, 5))), n=draw(st.integers(0, 4)),
-            pat=_quote(draw(st.sampled_from(PATTERNS))),
-            epat=_quote(draw(st.sampled_from(ESC_PATTERNS))),
-            epat2=_quote(draw(st.sampled_from(ESC_PATTERNS)).replace("\\", "#")),
-            w=_quote(draw(st.sampled_from(WORDS)))))
+            pat=sql_string(draw(st.sampled_from(PATTERNS))),
+            epat=sql_string(draw(st.sampled_from(ESC_PATTERNS))),
+            epat2=sql_string(draw(st.sampled_from(ESC_PATTERNS)).replace("\\", "#")),
+            w=sql_string(draw(st.sampled_from(WORDS)))))
     cols = ", ".join(f"{e} AS c{i}" for i, e in enumerate(exprs))
     if draw(st.integers(0, 3)) == 0:
         return f"SELECT id, {exprs[-1]} AS c FROM dw WHERE {exprs[0]} IS NOT NULL", False

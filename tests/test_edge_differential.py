@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sqllogic
+from sqllogic import sql_string
 from sql_fixtures import sql_arrays  # noqa: F401 - the session fixture, used by name
 
 SETTINGS = dict(deadline=None, derandomize=True, print_blob=True,
@@ -36,16 +37,7 @@ SETTINGS = dict(deadline=None, derandomize=True, print_blob=True,
 
 @pytest.fixture(scope="module")
 def engines(sql_arrays):  # noqa: F811 - pytest fixture injection
-    decls = (sqllogic.ArrayDecl("dx", "dx"),)
-    try:
-        con = sqllogic.tdbsql_connection(decls, sql_arrays)
-    except Exception as err:  # noqa: BLE001 - reported by every example, as a failure
-        con = err
-    return sqllogic.Oracle(decls, sql_arrays), con
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+    return sqllogic.differential_engines(sql_arrays, "dx")
 
 
 def _int(value: int) -> str:
@@ -157,7 +149,7 @@ INTERVALS = ["INTERVAL 1 MONTH", "INTERVAL (-1) MONTH", "INTERVAL 1 YEAR", "INTE
 
 def _forms(draw) -> list:
     """Each a function of nothing giving one scalar expression over dx."""
-    word = lambda: _quote(draw(st.sampled_from(WORDS)))  # noqa: E731
+    word = lambda: sql_string(draw(st.sampled_from(WORDS)))  # noqa: E731
     small = lambda low, high: _int(draw(st.integers(low, high)))  # noqa: E731
     pick = lambda options: draw(st.sampled_from(options))  # noqa: E731
     return [
@@ -173,8 +165,9 @@ def _forms(draw) -> list:
         lambda: f"position({word()} IN s)",
         lambda: f"split_part(s, {pick([',', '', '.', ',,'])!r}, {small(-3, 3)})",
         lambda: f"{pick(['reverse', 'upper', 'lower', 'length'])}(s)",
-        lambda: f"s {pick(['LIKE', 'NOT LIKE', 'ILIKE', 'NOT ILIKE'])} {_quote(pick(PATTERNS))}",
-        lambda: f"s LIKE {_quote(pick(['a#_b', 'a#%b', '%#%', '#_']))} ESCAPE '#'",
+        lambda: f"s {pick(['LIKE', 'NOT LIKE', 'ILIKE', 'NOT ILIKE'])} "
+                f"{sql_string(pick(PATTERNS))}",
+        lambda: f"s LIKE {sql_string(pick(['a#_b', 'a#%b', '%#%', '#_']))} ESCAPE '#'",
         lambda: f"concat_ws({pick([',', '', ' - '])!r}, s, {pick(['s', 'lower(s)', 'NULL'])})",
         lambda: f"concat(s, v, {word()})",
         lambda: f"{pick(['starts_with', 'contains', 'ends_with'])}(s, {word()})",
