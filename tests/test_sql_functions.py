@@ -315,7 +315,7 @@ def test_unknown_function_is_a_sql_error():
 
 
 def test_substring_bounds_from_columns_match_duckdb():
-    """substr / substring with a start and a length per row, over UTF-8 of 1 to 4 bytes a
+    """substr / substring / left / right with a start and a length per row, over UTF-8 of 1 to 4 bytes a
     character, NULLs, and bounds at DuckDB's limits (+-2**32), against DuckDB row by row."""
     import random
 
@@ -331,5 +331,7 @@ def test_substring_bounds_from_columns_match_duckdb():
     con.register("t", table)
     oracle.register("t", table)
     for sql in ("SELECT substr(s, a, b) FROM t", "SELECT substr(s, a) FROM t",
-                "SELECT substring(s, 2, b) FROM t", "SELECT substr('héllo', a, b) FROM t"):
+                "SELECT substring(s, 2, b) FROM t", "SELECT substr('héllo', a, b) FROM t",
+                "SELECT left(s, a) FROM t", "SELECT right(s, b) FROM t",
+                "SELECT left('héllo', b), right('héllo', a) FROM t"):
         assert con.sql(sql).fetchall() == oracle.execute(sql).fetchall(), sql

@@ -214,8 +214,14 @@ def _strpos(ctx, s, needle):
 
 @register("left", 2)
 def _left(ctx, s, count):
-    n = ctx.constant(ctx.integer(count, 1), 1, "length")
-    s = ctx.string(s, 0)
+    """The first ``count`` characters; a negative count drops that many from the end.
+    DuckDB's substring underneath: its range error past +-2**32."""
+    count, s = ctx.integer(count, 1), ctx.string(s, 0)
+    _check_bounds(ctx, count, "length", 1)
+    if not isinstance(count, pa.Scalar):  # a count per row
+        s, valid, n, (k,) = _per_row(s, count)
+        return _slice_rows(s, valid, n, np.zeros_like(n), np.where(k >= 0, k, n + k))
+    n = count.as_py()
     if n is None:
         return null_like(s, pa.string())
     return pc.utf8_slice_codeunits(s, 0, n)  # a negative n drops characters from the end
@@ -223,8 +229,12 @@ def _left(ctx, s, count):
 
 @register("right", 2)
 def _right(ctx, s, count):
-    n = ctx.constant(ctx.integer(count, 1), 1, "length")
-    s = ctx.string(s, 0)
+    """The last ``count`` characters; a negative count drops that many from the start."""
+    count, s = ctx.integer(count, 1), ctx.string(s, 0)
+    if not isinstance(count, pa.Scalar):  # a count per row
+        s, valid, n, (k,) = _per_row(s, count)
+        return _slice_rows(s, valid, n, np.where(k >= 0, n - k, -k), n)
+    n = count.as_py()
     if n is None:
         return null_like(s, pa.string())
     if n == 0:
@@ -275,25 +285,38 @@ def _check_bounds(ctx, value, what: str, index: int) -> None:
 
 def _substring_rows(s, start, length):
     """``_substring`` with a start or length that differs from row to row: each row's
-    character range worked out as the constant forms above do (in numpy), then its bytes
-    found (``kernels.utf8_slice``) and gathered (``kernels.gather``)."""
-    from ..kernels.gather import WIDE, gather_bytes
-    from ..kernels.utf8_slice import character_bytes
-
-    rows = len(length) if isinstance(start, pa.Scalar) else len(start)
-    s = broadcast(s, rows).cast(pa.string())
-    parts = [s, broadcast(start, rows), broadcast(length, rows)]
-    valid = np.logical_and.reduce([np.asarray(p.is_valid().to_numpy(zero_copy_only=False),
-                                              dtype=bool) for p in parts])
-    n = pc.fill_null(pc.utf8_length(s), 0).to_numpy().astype(np.int64)
-    begin = pc.fill_null(parts[1], 0).to_numpy().astype(np.int64)  # within +-2**32
-    count = pc.fill_null(parts[2], 0).to_numpy().astype(np.int64)
+    character range worked out as the constant forms above do (in numpy)."""
+    s, valid, n, (begin, count) = _per_row(s, start, length)
     first = np.where(begin > 0, begin - 1, begin)  # 0-based; negative: from the end
     a = np.where(count >= 0, first, first + count)
     b = np.where(count >= 0, first + count, first)
     lo = np.where(begin > 0, np.maximum(a, 0), np.where(begin < 0, n + a, 0))
     hi = np.where(begin > 0, np.maximum(b, 0),
                   np.where(begin < 0, np.where(b >= 0, n, n + b), count - 1))
+    return _slice_rows(s, valid, n, lo, hi)
+
+
+def _per_row(s, *numbers):
+    """(``s`` as one string array, where it and every number are valid, its lengths in
+    characters, the numbers as int64 arrays with 0 for NULL), all as long as the longest."""
+    rows = next((len(v) for v in (s, *numbers) if not isinstance(v, pa.Scalar)), 1)
+    s = broadcast(s, rows).cast(pa.string())
+    numbers = [broadcast(v, rows) for v in numbers]
+    valid = np.logical_and.reduce([np.asarray(v.is_valid().to_numpy(zero_copy_only=False),
+                                              dtype=bool) for v in (s, *numbers)])
+    n = pc.fill_null(pc.utf8_length(s), 0).to_numpy().astype(np.int64)
+    return s, valid, n, [pc.fill_null(v, 0).to_numpy().astype(np.int64) for v in numbers]
+
+
+def _slice_rows(s: pa.Array, valid: np.ndarray, n: np.ndarray, lo: np.ndarray,
+                hi: np.ndarray) -> pa.Array:
+    """Characters ``lo[k]`` up to ``hi[k]`` of each string (clipped to it; NULL where not
+    ``valid``): their bytes found in the UTF-8 (``kernels.utf8_slice``) and gathered
+    (``kernels.gather``)."""
+    from ..kernels.gather import WIDE, gather_bytes
+    from ..kernels.utf8_slice import character_bytes
+
+    rows = len(s)
     lo = np.clip(lo, 0, n)
     hi = np.clip(np.maximum(hi, lo), 0, n)
     lo = np.minimum(lo, hi)
