@@ -182,16 +182,19 @@ def _build_dept_emp(dept_uri: str, emp_uri: str) -> None:
         }
 
 
+def _by_id(uri: str, tile: int, capacity: int, columns: dict) -> None:
+    """A sparse array over one int64 dimension ``id`` (1..10,000) with ``columns`` ({name:
+    dtype}) as nullable attributes (``str``: var-sized UTF-8)."""
+    dom = tiledb.Domain(tiledb.Dim("id", domain=(1, 10_000), tile=tile, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=capacity, attrs=[
+        tiledb.Attr(name, dtype=dtype, var=dtype is str, nullable=True)
+        for name, dtype in columns.items()]))
+
+
 def _build_differential(a_uri: str, b_uri: str) -> None:
     rng = np.random.default_rng(2024)
     words = np.array(["a", "b", "ab", "Ä", "bä", "", "zz"], dtype=object)
-    dom = tiledb.Domain(tiledb.Dim("id", domain=(1, 10_000), tile=64, dtype=np.int64))
-    tiledb.Array.create(a_uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=16, attrs=[
-        tiledb.Attr("a", dtype=np.int32, nullable=True),
-        tiledb.Attr("b", dtype=np.int64, nullable=True),
-        tiledb.Attr("x", dtype=np.float64, nullable=True),
-        tiledb.Attr("s", dtype=str, var=True, nullable=True),
-    ]))
+    _by_id(a_uri, 64, 16, {"a": np.int32, "b": np.int64, "x": np.float64, "s": str})
     n = 60
     ids = np.sort(rng.choice(np.arange(1, 500), n, replace=False)).astype(np.int64)
     with tiledb.open(a_uri, "w", timestamp=100) as A:
@@ -202,12 +205,7 @@ def _build_differential(a_uri: str, b_uri: str) -> None:
             "s": _arr(list(words[rng.integers(0, len(words), n)]), rng.random(n) < 0.15,
                       pa.string()),
         }
-    dom = tiledb.Domain(tiledb.Dim("id", domain=(1, 10_000), tile=64, dtype=np.int64))
-    tiledb.Array.create(b_uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=16, attrs=[
-        tiledb.Attr("k", dtype=np.int32, nullable=True),
-        tiledb.Attr("y", dtype=np.float64, nullable=True),
-        tiledb.Attr("t", dtype=str, var=True, nullable=True),
-    ]))
+    _by_id(b_uri, 64, 16, {"k": np.int32, "y": np.float64, "t": str})
     m = 25
     ids = np.sort(rng.choice(np.arange(1, 500), m, replace=False)).astype(np.int64)
     with tiledb.open(b_uri, "w", timestamp=100) as A:
@@ -225,16 +223,8 @@ WIDE_WORDS = ["abc", "ABC", "a_c", "a%c", "50%", "x\\y", "  pad ", "Ärger", "st
 
 def _build_wide(uri: str) -> None:
     rng = np.random.default_rng(99)
-    dom = tiledb.Domain(tiledb.Dim("id", domain=(1, 10_000), tile=32, dtype=np.int64))
-    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=8, attrs=[
-        tiledb.Attr("g", dtype=np.int32, nullable=True),
-        tiledb.Attr("v", dtype=np.int64, nullable=True),
-        tiledb.Attr("f", dtype=np.float64, nullable=True),
-        tiledb.Attr("s", dtype=str, var=True, nullable=True),
-        tiledb.Attr("d", dtype="datetime64[D]", nullable=True),
-        tiledb.Attr("ts", dtype="datetime64[ms]", nullable=True),
-        tiledb.Attr("flag", dtype=np.bool_, nullable=True),
-    ]))
+    _by_id(uri, 32, 8, {"g": np.int32, "v": np.int64, "f": np.float64, "s": str,
+                        "d": "datetime64[D]", "ts": "datetime64[ms]", "flag": np.bool_})
     n = 40
     ids = np.sort(rng.choice(np.arange(1, 300), n, replace=False)).astype(np.int64)
     day = np.datetime64("2023-12-20", "D") + rng.integers(0, 80, n).astype("timedelta64[D]")
@@ -270,16 +260,8 @@ EDGE_STAMPS = ["2024-01-31T23:59:59.999", "2024-02-29T12:00:00", "1969-12-31T23:
 
 def _build_edges(uri: str) -> None:
     rng = np.random.default_rng(1234)
-    dom = tiledb.Domain(tiledb.Dim("id", domain=(1, 10_000), tile=32, dtype=np.int64))
-    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=8, attrs=[
-        tiledb.Attr("g", dtype=np.int32, nullable=True),
-        tiledb.Attr("v", dtype=np.int64, nullable=True),
-        tiledb.Attr("f", dtype=np.float64, nullable=True),
-        tiledb.Attr("r", dtype=np.float32, nullable=True),
-        tiledb.Attr("s", dtype=str, var=True, nullable=True),
-        tiledb.Attr("d", dtype="datetime64[D]", nullable=True),
-        tiledb.Attr("ts", dtype="datetime64[ms]", nullable=True),
-    ]))
+    _by_id(uri, 32, 8, {"g": np.int32, "v": np.int64, "f": np.float64, "r": np.float32,
+                        "s": str, "d": "datetime64[D]", "ts": "datetime64[ms]"})
     n = 48
     ids = np.arange(1, n + 1, dtype=np.int64) * 2
     pick = lambda values: [values[k] for k in rng.integers(0, len(values), n)]  # noqa: E731
