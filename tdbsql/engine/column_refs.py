@@ -62,3 +62,12 @@ def columns_read(table: pa.Table, nodes, known=frozenset()) -> list[str] | None:
             except SqlError:
                 return None
     return [name for name in table.column_names if name in wanted]
+
+
+def check_repeats(budget, kept: pa.Table, rows: int, what: str, more_per_row: float = 0.0) -> None:
+    """Refuse (``budget.check``) repeating ``kept``'s columns into ``rows`` rows -- their
+    bytes per row, 8 for the take index, and ``more_per_row`` the caller adds -- if they would
+    not fit; nothing without a budget."""
+    if budget is not None:
+        per_row = 8 + more_per_row + kept.nbytes / max(kept.num_rows, 1)
+        budget.check(int(rows * per_row), what)

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from .decimal_values import EXACT, cast_decimal, from_units, result_type, widened
-from .value_types import _DECIMAL, _SPACES, kind, plain
+from .value_types import _DECIMAL, _SPACES, kind, plain, valid_rows
 
 T = exp.DataType.Type
 _OPS = {exp.Add: "add", exp.Sub: "subtract", exp.Mul: "multiply"}
@@ -221,7 +221,7 @@ def _from_doubles(value, target: DecimalType):
     array = pa.array([value.as_py()], pa.float64()) if is_scalar else \
         pc.cast(_one_chunk(value), pa.float64())
     x = array.to_numpy(zero_copy_only=False)
-    valid = ~np.asarray(array.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    valid = valid_rows(array)
     with np.errstate(invalid="ignore", over="ignore"):
         units = _round_half_away(x * 10.0**target.scale)
         fits = np.isfinite(units) & (np.abs(units) < 10.0**target.width)

@@ -26,7 +26,7 @@ from . import datetime_ops as dto
 from ..errors import SqlError
 from .frame import broadcast
 from .functions import register
-from .value_types import kind, null_like, plain
+from .value_types import kind, null_like, null_rows, plain
 
 _US_PER_DAY = 86_400_000_000
 _EPOCH = dt.datetime(1970, 1, 1)
@@ -41,7 +41,7 @@ def _age(ctx, end, start):
         return _age(ctx, pa.array([end.as_py()], end.type), start)[0]
     rows = len(start) if isinstance(end, pa.Scalar) else len(end)
     a, b = broadcast(end, rows), broadcast(start, rows)
-    nulls = _nulls(a) | _nulls(b)
+    nulls = null_rows(a) | null_rows(b)
     months, days, micros = _ages(_stamps(a), _stamps(b))
     cells = np.zeros(rows, _MONTH_DAY_NANO)
     cells["months"], cells["days"], cells["nanos"] = months, days, micros * 1000
@@ -163,8 +163,8 @@ def _month_buckets(micros, months: int, origin):
     base = _MONTH_ORIGIN - 1970 * 12 if origin is None else _month_index(origin)
     start = base + (index - base) // months * months  # months since 1970-01
     first = start.astype("datetime64[M]").astype("datetime64[us]").astype(np.int64)
-    nulls = _nulls(micros) if origin is None or isinstance(origin, pa.Scalar) else \
-        _nulls(micros) | _nulls(origin)
+    nulls = null_rows(micros) if origin is None or isinstance(origin, pa.Scalar) else \
+        null_rows(micros) | null_rows(origin)
     return pa.array(first, pa.int64(), mask=nulls)
 
 
@@ -176,6 +176,3 @@ def _month_index(micros):
     stamps = np.asarray(pc.fill_null(micros, 0).to_numpy(zero_copy_only=False), np.int64)
     return stamps.astype("datetime64[us]").astype("datetime64[M]").astype(np.int64)
 
-
-def _nulls(values) -> np.ndarray:
-    return np.asarray(values.is_null().to_numpy(zero_copy_only=False), bool)

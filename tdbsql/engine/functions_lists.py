@@ -26,7 +26,7 @@ from .integer_series import series_counts, series_values
 from .list_compare import compare_lists
 from .list_values import (as_lists, element_at, is_list, list_parts, list_value, ordinals,
                           rebuild, scalar_if_constant, slice_of)
-from .value_types import common_type, compare_plain, kind, plain, type_name
+from .value_types import common_type, compare_plain, kind, plain, type_name, valid_rows
 
 
 def row_count(values) -> int:
@@ -155,7 +155,7 @@ def _split_whole(text, separator):
         return _split_whole(pa.array([text.as_py()], pa.string()), separator)[0]
     if isinstance(text, pa.ChunkedArray):
         text = text.combine_chunks()
-    valid = np.asarray(text.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    valid = valid_rows(text)
     text = pc.fill_null(text.cast(pa.string()), "")  # NULL rows are rebuilt NULL
     if separator is None:
         return rebuild(valid, valid.astype(np.int64), text.filter(pa.array(valid)))
@@ -214,7 +214,7 @@ def _element_order(parents: np.ndarray, elements: pa.Array, descending: bool,
 
 def _distinct(parts) -> tuple[pa.Array, np.ndarray]:
     """Each row's distinct non-NULL elements in ascending order, and their row."""
-    keep = np.asarray(parts.elements.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    keep = valid_rows(parts.elements)
     parents = parts.parents[keep]
     elements = parts.elements.filter(pa.array(keep))
     order = _element_order(parents, elements, False, False)
@@ -340,7 +340,7 @@ def _found(ctx, lists, wanted, every: bool):
     parents = np.concatenate([have.parents, need.parents])
     keys = group_rows([parents, *key_codes(elements)], len(elements)).ids if len(elements) \
         else np.zeros(0, dtype=np.int64)
-    valid = np.asarray(elements.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    valid = valid_rows(elements)
     split = len(have.elements)
     present = np.zeros(len(elements) + 1, dtype=bool)
     present[keys[:split][valid[:split]]] = True
@@ -425,7 +425,7 @@ def joined(ctx, lists, separator):
     sep = "," if sep is None else sep  # DuckDB: a NULL separator is the default one
     text = as_text(ctx, parts.elements, 0) if not pa.types.is_null(parts.elements.type) \
         else pa.nulls(len(parts.elements), pa.string())
-    keep = np.asarray(text.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    keep = valid_rows(text)
     counts = np.bincount(parts.parents[keep], minlength=rows)
     kept = rebuild(parts.valid, counts, text.cast(pa.string()).filter(pa.array(keep)))
     return scalar_if_constant(pc.binary_join(kept, sep), lists)

@@ -20,7 +20,7 @@ from ..errors import UnsupportedSql
 from . import graphemes
 from .functions import python_map, register
 from .frame import broadcast
-from .value_types import join_strings, kind, null_like, plain
+from .value_types import join_strings, kind, null_like, plain, valid_rows
 
 # One string argument in, a string out: (name, aliases, Arrow kernel).
 _STRING_FUNCTIONS = (
@@ -71,16 +71,22 @@ for _name, _kernel in _TRIM_FUNCTIONS:
 @register("reverse", 1)
 def _reverse(ctx, s):
     """By grapheme clusters, as DuckDB (``é`` of e + a combining accent, flags and emoji
-    sequences stay whole): Arrow reverses code points, Python the rows that hold a
+    sequences stay whole): Arrow reverses code points, Python only the rows that hold a
     combining mark, ZWJ, flag, skin tone or Hangul jamo (``graphemes.JOINING``)."""
     s = ctx.string(s, 0)
+    if isinstance(s, pa.ChunkedArray):
+        s = s.combine_chunks()
     flipped = pc.utf8_reverse(s)
     joining = pc.fill_null(pc.and_(pc.match_substring_regex(s, graphemes.JOINING),
                                    pc.invert(pc.string_is_ascii(s))), False)
-    if not (joining.as_py() if isinstance(joining, pa.Scalar) else pc.any(joining).as_py()):
+    if isinstance(joining, pa.Scalar):
+        return python_map(graphemes.reversed_clusters, pa.string(), s) if joining.as_py() \
+            else flipped
+    if not pc.any(joining).as_py():
         return flipped
-    return pc.if_else(joining, python_map(graphemes.reversed_clusters, pa.string(), s),
-                      flipped)
+    # only the joining rows go through Python, scattered back in their places
+    clusters = python_map(graphemes.reversed_clusters, pa.string(), pc.filter(s, joining))
+    return pc.replace_with_mask(flipped, joining, clusters)
 
 
 def text_length(ctx, s):
@@ -302,8 +308,7 @@ def _per_row(s, *numbers):
     rows = next((len(v) for v in (s, *numbers) if not isinstance(v, pa.Scalar)), 1)
     s = broadcast(s, rows).cast(pa.string())
     numbers = [broadcast(v, rows) for v in numbers]
-    valid = np.logical_and.reduce([np.asarray(v.is_valid().to_numpy(zero_copy_only=False),
-                                              dtype=bool) for v in (s, *numbers)])
+    valid = np.logical_and.reduce([valid_rows(v) for v in (s, *numbers)])
     n = pc.fill_null(pc.utf8_length(s), 0).to_numpy().astype(np.int64)
     return s, valid, n, [pc.fill_null(v, 0).to_numpy().astype(np.int64) for v in numbers]
 

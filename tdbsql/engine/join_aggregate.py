@@ -191,8 +191,7 @@ def _groups_by_left_rows(step, source: Frame, right: Frame) -> bool:
 
 def _block_pairs(runner, per_pair: float) -> int:
     """Pairs per block: ``BLOCK_PAIRS``, fewer when what is left of the budget is tight."""
-    free = runner.budget.limit - runner.budget.held
-    fits = int(free // (2 * _HELD_PER_PAIR * per_pair))
+    fits = int(runner.budget.room() // (2 * _HELD_PER_PAIR * per_pair))
     return max(MIN_BLOCK_PAIRS, min(BLOCK_PAIRS, fits))
 
 

@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from ..errors import UnsupportedSql
 from .list_values import as_lists, list_parts, ordinals, repeated_rows, scalar_if_constant
+from .value_types import null_rows
 
 _FLIPPED = {"less": "greater", "greater": "less", "less_equal": "greater_equal",
             "greater_equal": "less_equal"}
@@ -30,7 +31,7 @@ def compare_lists(op: str, left, right, rows: int, compare):
     row_of, ordinal = repeated_rows(shared), ordinals(shared)
     a = left_parts.elements.take(pa.array(left_parts.starts[row_of] + ordinal))
     b = right_parts.elements.take(pa.array(right_parts.starts[row_of] + ordinal))
-    a_null, b_null = _nulls(a), _nulls(b)
+    a_null, b_null = null_rows(a), null_rows(b)
     equal = _true(compare("equal", a, b)) & ~a_null & ~b_null | (a_null & b_null)
     first = np.full(rows, np.iinfo(np.int64).max, dtype=np.int64)
     differs = np.flatnonzero(~equal)
@@ -46,8 +47,8 @@ def compare_lists(op: str, left, right, rows: int, compare):
             pick = pa.array(at[found])
             a_at, b_at = a.take(pick), b.take(pick)
             # a NULL element is above every value
-            below[found] = (_true(compare("less", a_at, b_at)) & ~_nulls(a_at)) | \
-                (~_nulls(a_at) & _nulls(b_at))
+            below[found] = (_true(compare("less", a_at, b_at)) & ~null_rows(a_at)) | \
+                (~null_rows(a_at) & null_rows(b_at))
         shorter = left_parts.lengths < right_parts.lengths
         same = ~found & (left_parts.lengths == right_parts.lengths)
         less = np.where(found, below, shorter)
@@ -56,9 +57,6 @@ def compare_lists(op: str, left, right, rows: int, compare):
     valid = left_parts.valid & right_parts.valid
     return scalar_if_constant(pa.array(result, pa.bool_(), mask=~valid), left, right)
 
-
-def _nulls(values) -> np.ndarray:
-    return np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _true(values) -> np.ndarray:

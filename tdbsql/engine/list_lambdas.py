@@ -25,7 +25,7 @@ from sqlglot import exp
 
 from ..errors import UnsupportedSql
 from . import list_values
-from .column_refs import columns_read
+from .column_refs import check_repeats, columns_read
 from .frame import broadcast
 from .list_ops import list_array
 from .value_types import cast_value, common_type, kind
@@ -87,10 +87,11 @@ def apply(evaluator, bound: Bound, rows: np.ndarray, values: list[pa.Array]):
     table = evaluator.table
     names = [n for n in (table.column_names if bound.reads is None else bound.reads)
              if n not in bound.variables]  # a variable hides a column of its name
-    if evaluator.budget is not None and names:
-        per_row = 8 + table.select(names).nbytes / max(table.num_rows, 1)
-        evaluator.budget.check(int(len(rows) * per_row), f"the lambda of {bound.name}()")
-    repeated = table.select(names).take(pa.array(rows)).columns if names else []
+    repeated = []
+    if names:
+        kept = table.select(names)
+        check_repeats(evaluator.budget, kept, len(rows), f"the lambda of {bound.name}()")
+        repeated = kept.take(pa.array(rows)).columns
     scope = pa.Table.from_arrays([*repeated, *values[:len(bound.variables)]],
                                  names=[*names, *bound.variables])
     return type(evaluator)(scope, evaluator.sql, evaluator.budget)(bound.body)

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .frame import broadcast
-from .value_types import cast_value, common_type, fit_literals, plain
+from .value_types import cast_value, common_type, fit_literals, plain, valid_rows
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ def as_lists(value, rows: int) -> pa.ListArray:
 
 
 def list_parts(lists: pa.ListArray) -> ListParts:
-    valid = np.asarray(lists.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    valid = valid_rows(lists)
     lengths = np.asarray(pc.fill_null(pc.list_value_length(lists), 0).to_numpy(),
                          dtype=np.int64)
     starts = np.cumsum(lengths) - lengths
@@ -120,7 +120,7 @@ def element_at(lists_value, index_value, rows: int):
     lists = as_lists(lists_value, rows)
     parts = list_parts(lists)
     index = broadcast(plain(index_value), rows)
-    index_valid = np.asarray(index.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    index_valid = valid_rows(index)
     position = np.asarray(pc.fill_null(pc.cast(index, pa.int64()), 0).to_numpy(),
                           dtype=np.int64)
     offset = np.where(position > 0, position - 1, parts.lengths + position)
@@ -144,7 +144,7 @@ def slice_of(lists_value, begin_value, end_value, rows: int):
             bounds.append(np.ones(rows, dtype=np.int64) if default else parts.lengths)
             continue
         bound = broadcast(plain(value), rows)
-        valid &= np.asarray(bound.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        valid &= valid_rows(bound)
         number = np.asarray(pc.fill_null(pc.cast(bound, pa.int64()), 0).to_numpy(),
                             dtype=np.int64)
         bounds.append(np.where(number < 0, parts.lengths + number + 1, number))

@@ -33,6 +33,7 @@ from ..kernels.window import frame_rows
 from ..planner.comparison_order import FLIPPED
 from ..planner.conjuncts import and_all, has_subquery, tables_of
 from .list_values import repeated_rows
+from .value_types import valid_rows
 
 BLOCK_PAIRS = 1 << 20
 # left OP right -> (side of searchsorted on the sorted right values, matches above it?)
@@ -178,7 +179,7 @@ def _numbers(values):
         family, plain = "time", values.view(pa.int64())
     else:
         return None
-    valid = ~np.asarray(plain.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    valid = valid_rows(plain)
     numbers = np.asarray(pc.fill_null(plain, 0).to_numpy(zero_copy_only=False))
     if numbers.dtype.kind == "f" and np.isnan(numbers[valid]).any():
         return None

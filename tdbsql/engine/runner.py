@@ -106,6 +106,10 @@ class Runner:
         self.fused.update(fused)  # (a subquery's plan runs inside a step of this one)
         skipped.update(fused.values())
         consumer = {join: step for step, join in fused.items()}
+
+        def readers(step) -> list:  # the steps that read its frame (a fused join's: its step)
+            return [consumer.get(d, d) for d in step.dependents]
+
         waiting = {step: set(self._inputs(step)) - set(frames) - skipped for step in plan.dag
                    if step not in frames and step not in skipped}
         ready = [step for step, deps in waiting.items() if not deps]
@@ -117,13 +121,12 @@ class Runner:
             frames[step] = frame
             self.record(step, frame.length, time.perf_counter() - started)
             done.add(step)
-            for dependent in (consumer.get(d, d) for d in step.dependents):
+            for dependent in readers(step):
                 if dependent in waiting and waiting[dependent] <= done and dependent not in ready \
                         and dependent not in frames:
                     ready.append(dependent)
             for dep in self._inputs(step):
-                if all(d in done for d in (consumer.get(d, d) for d in dep.dependents)
-                       if d in waiting):
+                if all(d in done for d in readers(dep) if d in waiting):
                     frames.pop(dep, None)  # free what no later step reads
             self.budget.settle(frames.values(), step_label(step))
         return frames

@@ -18,7 +18,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
-from .column_refs import columns_read
+from .column_refs import check_repeats, columns_read
 from .frame import Frame, broadcast, take_rows
 from .functions import node_span
 from .list_values import as_lists, is_list, list_parts, ordinals, repeated_rows
@@ -77,8 +77,7 @@ def repeat_rows(runner, frame: Frame, flat: pa.Table, parents: np.ndarray, nodes
     adds) against the memory budget."""
     reads = None if nodes is None else columns_read(flat, nodes, known)
     kept = flat if reads is None else flat.select(reads)
-    per_row = 8 + more_per_row + kept.nbytes / max(flat.num_rows, 1)
-    runner.budget.check(int(len(parents) * per_row), what)
+    check_repeats(runner.budget, kept, len(parents), what, more_per_row)
     if reads is None:
         taken = frame.take(parents)
         return taken, taken.flat()

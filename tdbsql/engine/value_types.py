@@ -566,6 +566,16 @@ def _first_line(err: Exception) -> str:
     return str(err).strip().splitlines()[0]
 
 
+def valid_rows(values) -> np.ndarray:
+    """Per row of an Arrow array, whether it holds a value (a numpy bool array)."""
+    return np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def null_rows(values) -> np.ndarray:
+    """Per row of an Arrow array, whether it is NULL (a numpy bool array)."""
+    return np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+
+
 def null_like(value, t: pa.DataType):
     """All-NULL value of type ``t`` shaped like ``value``."""
     if isinstance(value, pa.Scalar):

@@ -244,14 +244,3 @@ def extremes_into(values, ids, want_max, out):
         if sql_less(out[group], value) if want_max else sql_less(value, out[group]):
             out[group] = value
     return ids.shape[0]
-
-
-@jit
-def add_compensated(sums, errors, into_sums, into_errors):
-    """Compensated sums (``sums`` and their rounding ``errors``, as the float-sum kernels keep
-    them) added into others of the same shape, slot by slot; the add's own rounding error kept
-    (TwoSum)."""
-    for slot in range(sums.shape[0]):
-        into_sums[slot], error = two_sum(into_sums[slot], sums[slot])
-        into_errors[slot] += error + errors[slot]
-    return sums.shape[0]

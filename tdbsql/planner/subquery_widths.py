@@ -31,18 +31,7 @@ def check_subquery_widths(expression: exp.Expression) -> exp.Expression:
 
 
 def _width(query: exp.Expression | None) -> int | None:
-    """The number of columns ``query`` (a subquery or query) returns, if its select list is
-    known (no ``*`` left)."""
-    while isinstance(query, (exp.Subquery, exp.Paren)):
-        query = query.this
-    while isinstance(query, exp.SetOperation):
-        query = query.left
-        while isinstance(query, (exp.Subquery, exp.Paren)):
-            query = query.this
-    if not isinstance(query, exp.Select):
-        return None
-    items = query.expressions
-    if any(isinstance(item, exp.Star) or isinstance(item, exp.Column) and
-           isinstance(item.this, exp.Star) for item in items):
-        return None
-    return len(items)
+    """The number of columns ``query`` (a subquery or query; a set operation's first branch)
+    returns, if its select list is known (no ``*`` left)."""
+    items = query.selects if isinstance(query, exp.Query) else []
+    return None if not items or any(item.is_star for item in items) else len(items)
