@@ -252,8 +252,7 @@ def unified_elements(ctx, elements, what: str) -> list[pa.Array]:
     """The elements of several lists cast to their common type.  Text beside elements that
     are not text has none: a string in a list is no longer a literal, and DuckDB refuses to
     ``what`` such lists (``['1'] || [1]``)."""
-    kinds = {kind(e.type) for e in elements} - {"null"}
-    if common_type([e.type for e in elements]) is None or "string" in kinds and len(kinds) > 1:
+    if common_type([e.type for e in elements], literal_strings=False) is None:
         shown = " and ".join(f"{type_name(e.type)}[]" for e in elements)
         raise ctx.error(f"cannot {what} lists of types {shown}")
     return unify(ctx, elements)

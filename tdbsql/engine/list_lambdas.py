@@ -228,8 +228,7 @@ def _accumulator(evaluator, bound: Bound, current: pa.DataType, result: pa.Array
         return cast_value(result, current)
     if kind(result.type) == "bool" and kind(current) in _NUMBERS:
         return result.cast(current)
-    target = None if (kind(result.type) == "string") != (kind(current) == "string") else \
-        common_type([current, result.type])
+    target = common_type([current, result.type], literal_strings=False)
     if target is None:
         raise evaluator.error(f"{bound.name}(): the lambda's result ({result.type}) and the "
                               f"list's elements ({current}) have no common type", node)

@@ -95,10 +95,15 @@ def _arguments(runner, spec) -> list:
 def _integers(runner, spec, start: int, stop: int, step: int) -> pa.Array:
     if step == 0:
         raise SqlError("interval cannot be 0!", runner.sql)
+    return pa.array(_fixed_steps(runner, spec, start, stop, step))
+
+
+def _fixed_steps(runner, spec, start: int, stop: int, step: int) -> np.ndarray:
+    """The int64 values of a series whose step is one number (``integer_series``)."""
     start_, step_ = np.array([start], np.int64), np.array([step], np.int64)
     counts = series_counts(start_, np.array([stop], np.int64), step_, spec.inclusive)
     _check(runner, spec, int(counts[0]))
-    return pa.array(series_values(start_, step_, counts))
+    return series_values(start_, step_, counts)
 
 
 def _timestamps(runner, spec, start: int, stop: int, step: tuple) -> pa.Array:
@@ -107,11 +112,9 @@ def _timestamps(runner, spec, start: int, stop: int, step: tuple) -> pa.Array:
         raise SqlError("interval cannot be 0!", runner.sql)
     forward = months * 30 * _US_PER_DAY + days * _US_PER_DAY + micros > 0
     if months == 0:
-        size = abs(days * _US_PER_DAY + micros)
-        count = _count(stop - start if forward else start - stop, size, spec.inclusive)
-        _check(runner, spec, count)
-        offsets = np.arange(count, dtype=np.int64) * np.int64(size)
-        values = start + offsets if forward else start - offsets
+        size = days * _US_PER_DAY + micros  # past int64 it passes any timestamp span:
+        size = max(-(2**63 - 1), min(2**63 - 1, size))  # one value either way
+        values = _fixed_steps(runner, spec, start, stop, size)
     else:
         values = []
         current = start
@@ -124,14 +127,6 @@ def _timestamps(runner, spec, start: int, stop: int, step: tuple) -> pa.Array:
         _check(runner, spec, len(values))
         values = np.array(values, dtype=np.int64)
     return pa.array(values, _ARROW[spec.sql_type])
-
-
-def _count(span: int, size: int, inclusive: bool) -> int:
-    """How many steps of ``size`` from the start stay before (or, ``inclusive``, at) the stop
-    ``span`` away in the step's direction."""
-    if inclusive:
-        return span // size + 1 if span >= 0 else 0
-    return max(0, (span + size - 1) // size)
 
 
 def _add_interval(micros_since_epoch: int, months: int, days: int, micros: int) -> int:

@@ -100,8 +100,11 @@ def is_numeric(value) -> bool:
     return kind(value.type) in ("int", "uint", "float", "decimal")
 
 
-def common_type(types: list[pa.DataType]) -> pa.DataType | None:
-    """The type DuckDB would unify ``types`` to (NULL-typed members ignored); None if none."""
+def common_type(types: list[pa.DataType], literal_strings: bool = True) -> pa.DataType | None:
+    """The type DuckDB would unify ``types`` to (NULL-typed members ignored); None if none.
+    A string beside a typed value reads as that type, as DuckDB reads a string literal --
+    unless ``literal_strings`` is False (values that are already text: list elements, a
+    lambda's result), when text and other types have none."""
     kinds = {kind(t) for t in types} - {"null"}
     real = [t.value_type if pa.types.is_dictionary(t) else t for t in types
             if kind(t) != "null"]
@@ -110,7 +113,7 @@ def common_type(types: list[pa.DataType]) -> pa.DataType | None:
     if len({str(t) for t in real}) == 1:
         return real[0]
     if all(pa.types.is_list(t) or pa.types.is_large_list(t) for t in real):  # [1] and []
-        element = common_type([t.value_type for t in real])
+        element = common_type([t.value_type for t in real], literal_strings)
         return None if element is None else pa.list_(element)
     if kinds <= {"int", "uint", "bool"} and kinds != {"bool"}:  # DuckDB: true is 1
         return pa.uint64() if kinds <= {"uint", "bool"} else pa.int64()
@@ -132,7 +135,7 @@ def common_type(types: list[pa.DataType]) -> pa.DataType | None:
         return pa.timestamp(dto.finest_unit([t.unit for t in stamps]), tz=zone)
     # A string next to a typed value is read as that type, as DuckDB reads string literals.
     typed = [t for t in real if kind(t) != "string"]
-    if "string" in kinds and typed and common_type(typed) is not None:
+    if literal_strings and "string" in kinds and typed and common_type(typed) is not None:
         return common_type(typed)
     return None
 
