@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from .catalog import ArraySource, ArrowSource, Catalog, ShapeCatalog
-from .errors import SqlError
+from .errors import InterfaceError, SqlError
 from .result import Result
 from .settings import env_number
 
@@ -111,6 +111,33 @@ class Connection:
 
     def execute(self, sql: str, params=None) -> Result:
         return self.sql(sql, params)
+
+    def executemany(self, sql: str, seq_of_params) -> Result:
+        """The statement once per set of values in ``seq_of_params``.  ``INSERT ... VALUES``
+        of one row of placeholders writes every set as one fragment (one row each), not a
+        fragment per set; any other statement runs once per set (the last one's result)."""
+        from sqlglot import exp
+
+        from .planner.parameters import bind_parameters
+        from .planner.parse import parse
+
+        _check_text(sql)
+        sets = list(seq_of_params)
+        tree = parse(sql)
+        values = tree.expression if isinstance(tree, exp.Insert) else None
+        if isinstance(values, exp.Values) and len(values.expressions) == 1 and sets:
+            row = values.expressions[0]
+            values.set("expressions", [bind_parameters(row.copy(), params, sql)
+                                       for params in sets])
+            from .dml import run_insert
+
+            return Result(run_insert(self, tree, sql))
+        result = None
+        for params in sets:
+            result = self.sql(sql, params)
+        if result is None:
+            raise InterfaceError("executemany() needs at least one set of parameters")
+        return result
 
     def explain(self, sql: str, *, analyze: bool = False, params=None) -> str:
         from .plan_text import explain_text

@@ -155,3 +155,31 @@ def test_non_text_statements_and_names_are_type_errors():
         con.sql(None)
     with pytest.raises(TypeError, match="non-empty str"):
         con.register("", "x")
+
+
+def test_executemany_inserts_every_set_as_one_fragment(tmp_path):
+    """INSERT ... VALUES of one row of placeholders, many sets of values: one write (one
+    fragment), read back by ``tiledb``; a set of the wrong size writes nothing."""
+    uri = str(tmp_path / "m")
+    dom = tiledb.Domain(tiledb.Dim("k", domain=(0, 99), tile=10, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, attrs=[
+        tiledb.Attr("v", dtype=np.float64), tiledb.Attr("s", dtype=str, var=True)]))
+    con = tdbsql.connect()
+    con.register("m", uri)
+    rows = [(1, 1.5, "one"), (2, -2.0, "it's"), (3, 3.25, "three")]
+    assert con.executemany("INSERT INTO m VALUES (?, ?, ?)", rows).fetchall() == [(3,)]
+    with tiledb.open(uri) as A:
+        data = A[:]
+    got = sorted(zip(data["k"].tolist(), data["v"].tolist(),
+                     [s.decode() if isinstance(s, bytes) else s for s in data["s"]]))
+    assert got == rows
+    fragments = lambda: len(tiledb.array_fragments(uri))  # noqa: E731
+    assert fragments() == 1
+    with pytest.raises(tdbsql.InterfaceError, match="takes 3 parameters, but 2 were given"):
+        con.executemany("INSERT INTO m VALUES (?, ?, ?)", [(4, 4.0, "four"), (5, 5.0)])
+    assert fragments() == 1
+    # named values, and any other statement once per set (the last set's result)
+    con.executemany("INSERT INTO m VALUES ($k, $v, $s)", [{"k": 9, "v": 0.5, "s": "nine"}])
+    assert con.executemany("SELECT s FROM m WHERE k = ?", [(1,), (9,)]).fetchall() == [("nine",)]
+    with pytest.raises(tdbsql.InterfaceError, match="at least one set"):
+        con.executemany("SELECT ?", [])
