@@ -110,21 +110,28 @@ def test_nan_infinity_and_big_integers():
     assert math.isnan(con.sql("SELECT ?", [math.nan]).fetchall()[0][0])
 
 
-def test_insert_and_delete_with_parameters_read_back_by_tiledb(tmp_path):
-    uri = str(tmp_path / "a")
+def _kvs(tmp_path, name: str):
+    """(path, a connection with it as table ``name``) of a new sparse array k -> (v, s)."""
+    uri = str(tmp_path / name)
     dom = tiledb.Domain(tiledb.Dim("k", domain=(0, 99), tile=10, dtype=np.int64))
     tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, attrs=[
         tiledb.Attr("v", dtype=np.float64), tiledb.Attr("s", dtype=str, var=True)]))
-    con = tdbsql.connect()
-    con.register("a", uri)
+    return uri, tdbsql.connect().register(name, uri)
+
+
+def _tiledb_rows(uri: str) -> list[tuple]:
+    with tiledb.open(uri) as A:
+        data = A[:]
+    return sorted(zip(data["k"].tolist(), data["v"].tolist(),
+                      [s.decode() if isinstance(s, bytes) else s for s in data["s"]]))
+
+
+def test_insert_and_delete_with_parameters_read_back_by_tiledb(tmp_path):
+    uri, con = _kvs(tmp_path, "a")
     for k, v, s in ((1, 1.5, "one"), (2, -2.0, "it's"), (3, 3.25, "three")):
         con.sql("INSERT INTO a VALUES (?, ?, ?)", [k, v, s])
     con.sql("DELETE FROM a WHERE k = $k", {"k": 3})
-    with tiledb.open(uri) as A:
-        data = A[:]
-    rows = sorted(zip(data["k"].tolist(), data["v"].tolist(),
-                      [s.decode() if isinstance(s, bytes) else s for s in data["s"]]))
-    assert rows == [(1, 1.5, "one"), (2, -2.0, "it's")]
+    assert _tiledb_rows(uri) == [(1, 1.5, "one"), (2, -2.0, "it's")]
 
 
 @pytest.mark.parametrize("sql, params, error, match", [
@@ -160,19 +167,10 @@ def test_non_text_statements_and_names_are_type_errors():
 def test_executemany_inserts_every_set_as_one_fragment(tmp_path):
     """INSERT ... VALUES of one row of placeholders, many sets of values: one write (one
     fragment), read back by ``tiledb``; a set of the wrong size writes nothing."""
-    uri = str(tmp_path / "m")
-    dom = tiledb.Domain(tiledb.Dim("k", domain=(0, 99), tile=10, dtype=np.int64))
-    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, attrs=[
-        tiledb.Attr("v", dtype=np.float64), tiledb.Attr("s", dtype=str, var=True)]))
-    con = tdbsql.connect()
-    con.register("m", uri)
+    uri, con = _kvs(tmp_path, "m")
     rows = [(1, 1.5, "one"), (2, -2.0, "it's"), (3, 3.25, "three")]
     assert con.executemany("INSERT INTO m VALUES (?, ?, ?)", rows).fetchall() == [(3,)]
-    with tiledb.open(uri) as A:
-        data = A[:]
-    got = sorted(zip(data["k"].tolist(), data["v"].tolist(),
-                     [s.decode() if isinstance(s, bytes) else s for s in data["s"]]))
-    assert got == rows
+    assert _tiledb_rows(uri) == rows
     fragments = lambda: len(tiledb.array_fragments(uri))  # noqa: E731
     assert fragments() == 1
     with pytest.raises(tdbsql.InterfaceError, match="takes 3 parameters, but 2 were given"):
