@@ -7,6 +7,15 @@ a later one would leave less room for the rest.  UTF-8 is self-synchronizing, so
 match of a valid UTF-8 piece is a character match.  In: the strings' bytes and int offsets,
 the pieces' bytes with ``starts`` (``len(pieces) + 1`` boundaries), the anchors; out: 1/0
 per string.
+
+Two searches: Horspool's within one string (``_find``), which skips ahead by up to a piece's
+length and so suits long pieces; and, for a first middle piece of at most ``SHORT_PIECE``
+bytes (where Horspool moves a byte or two at a time), ``_find_across``: one pass over the
+whole buffer, string bounds ignored, testing ``BLOCK`` positions at a time for the piece's
+first and last bytes -- a loop LLVM turns into vector compares.  Its hit serves every string
+up to it (those before it lack the piece), so the buffer is read once, not once a string.
+On 1.5M TPC-H comments ``'%z%'`` takes 54 ms instead of 325 ms, ``'%fur%'`` 68 instead of
+110; from four bytes on Horspool is as fast or faster.
 """
 
 from __future__ import annotations
@@ -38,6 +47,43 @@ def _find(data, begin, end, pieces, lo, hi, shift):
     return -1
 
 
+SHORT_PIECE = 3
+BLOCK = 32
+
+
+@jit
+def _find_across(data, begin, pieces, lo, hi):
+    """First position ``>= begin`` where ``pieces[lo:hi]`` (not empty) occurs in ``data``,
+    string bounds ignored, or -1: ``BLOCK`` positions at a time, a block whose first and last
+    bytes nowhere both agree with the piece's skipped whole."""
+    size = hi - lo
+    first = pieces[lo]
+    final = pieces[hi - 1]
+    gap = size - 1
+    last = data.shape[0] - size  # the last position the piece fits at
+    i = begin
+    while i <= last:
+        if i + BLOCK - 1 <= last:
+            hits = 0
+            for j in range(BLOCK):  # no branch: vectorized
+                hits += (data[i + j] == first) & (data[i + j + gap] == final)
+            if hits == 0:
+                i += BLOCK
+                continue
+            stop = i + BLOCK
+        else:
+            stop = last + 1
+        while i < stop:
+            if data[i] == first and data[i + gap] == final:
+                j = 1
+                while j < gap and data[i + j] == pieces[lo + j]:
+                    j += 1
+                if j >= gap:
+                    return i
+            i += 1
+    return -1
+
+
 @jit
 def _shifts(pieces, starts):
     """Per piece, how far each byte value under the piece's last position lets it move."""
@@ -60,6 +106,7 @@ def like_pieces(data, offsets, pieces, starts, anchored_start, anchored_end, out
     count = starts.shape[0] - 1
     shifts = _shifts(pieces, starts)
     matched = 0
+    across = -2  # ``_find_across``'s last hit (-1: none left; -2: not searched yet)
     for i in range(out.shape[0]):
         if not out[i]:
             continue
@@ -85,6 +132,14 @@ def like_pieces(data, offsets, pieces, starts, anchored_start, anchored_end, out
         elif ok and anchored_end and end != begin:  # anchored both ends on one piece: exact
             ok = False
         k = first
+        if ok and k < last and starts[k + 1] - starts[k] <= SHORT_PIECE:
+            if across != -1 and across < begin:  # strings come in order: a hit ahead holds
+                across = _find_across(data, begin, pieces, starts[k], starts[k + 1])
+            if across < 0 or across + starts[k + 1] - starts[k] > end:
+                ok = False
+            else:
+                begin = across + starts[k + 1] - starts[k]
+            k += 1
         while ok and k < last:
             found = _find(data, begin, end, pieces, starts[k], starts[k + 1], shifts[k])
             if found < 0:
