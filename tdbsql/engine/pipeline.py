@@ -21,6 +21,7 @@ Expressions holding subqueries keep to one thread (a subquery runs once and is c
 from __future__ import annotations
 
 import time
+from typing import Iterator
 
 from sqlglot import exp, planner
 
@@ -45,20 +46,46 @@ DENSE_SET_BYTES = 8 << 20
 
 
 def stream_scan(runner, step, scanned: ArrayScan, condition) -> Frame:
-    """The scan step's output: every task filtered and projected, then concatenated."""
-    started = time.perf_counter()
-    chunks = scanned.tasks()
-    batches = _map(lambda task: scan_batch(runner, step, scanned, condition, task), chunks,
-                   scanned.serial or has_subquery(condition, *step.projections))
-    rows, held = 0, 0
-    frames = []
-    for scanned_rows, frame in batches:
-        rows += scanned_rows
+    """The scan step's output: ``scan_frames`` concatenated."""
+    held, frames = 0, []
+    for frame in scan_frames(runner, step, scanned, condition):
         frames.append(frame)
         held += runner.budget.bytes_of(frame)
         runner.budget.check(2 * held, f"the scan of {step.name!r}")  # x2: the batches, joined
-    _scan_done(runner, step, scanned, rows, started)
     return concat_frames(frames)
+
+
+def scan_frames(runner, step, scanned: ArrayScan, condition) -> Iterator[Frame]:
+    """The scan step's output task by task, in scan order: each chunk filtered and projected.
+    A scan under a LIMIT (``engine.row_caps``) stops reading once it has the rows the LIMIT
+    needs, and reads its first chunk's tasks one at a time, so ``SELECT * FROM a LIMIT 10``
+    decodes one tile, not every tile (nor a pool's worth of chunks)."""
+    started = time.perf_counter()
+    chunks = scanned.tasks()
+    wanted = runner.row_caps.get(step)
+    batches = _batches(lambda task: scan_batch(runner, step, scanned, condition, task), chunks,
+                       scanned.serial or has_subquery(condition, *step.projections),
+                       wanted is not None)
+    rows = kept = 0
+    try:
+        for scanned_rows, frame in batches:
+            rows += scanned_rows
+            kept += frame.length
+            yield frame
+            if wanted is not None and kept >= wanted:
+                break
+    finally:
+        batches.close()  # the pool's tasks not started yet are cancelled
+        _scan_done(runner, step, scanned, rows, started)
+
+
+def _batches(fn, chunks: list, serial: bool, limited: bool):
+    """``fn`` over the chunks in order (``_map``); ``limited``: the first chunk's tasks one by
+    one on this thread first."""
+    if limited and chunks:
+        yield from map(fn, [[task] for task in chunks[0]])
+        chunks = chunks[1:]
+    yield from _map(fn, chunks, serial)
 
 
 def scan_batch(runner, step, scanned: ArrayScan, condition, task) -> tuple[int, Frame]:

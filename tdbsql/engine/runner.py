@@ -38,6 +38,7 @@ from .join_step import run_join
 from .memory import MemoryBudget, budget_mb, frame_bytes, step_label
 from .metadata_answer import try_metadata_answer
 from .project import filter_project
+from .row_caps import row_caps
 from .pipeline import stream_scan, try_streamed_aggregate
 from .scan_step import array_scan
 from .series import SeriesCatalog
@@ -60,6 +61,7 @@ class Runner:
         self.deferred: dict = {}  # join inputs computed inside their join (deferred_inputs)
         self.join_orders: dict[int, list] = {}  # id(join step) -> [(input, rows after it)]
         self.fused: dict = {}  # Aggregate step -> the Join it consumes block by block
+        self.row_caps: dict = {}  # array scan step -> the most rows a LIMIT above needs
 
     def run(self, query: LogicalQuery) -> pa.Table:
         self.query = query
@@ -85,6 +87,7 @@ class Runner:
         """Execute ``plan``'s DAG; returns the frame of every step still needed (the root)."""
         frames: dict[planner.Step, Frame] = {}
         self.deferred.update(deferred_inputs(self, plan))
+        self.row_caps.update(row_caps(self, plan))
         # a deferred input runs inside its join step, with the steps it streams from
         skipped = {part for step, d in self.deferred.items() if step in plan.dag
                    for part in (step, d.aggregate, *d.chain) if part is not None}

@@ -1,0 +1,53 @@
+"""How many rows an array scan needs to produce at most: the OFFSET + LIMIT of the steps
+above it, when those steps keep every row they read and add none.
+
+sqlglot plans ``SELECT * FROM a LIMIT 10`` as a scan of the array and a projection over it
+that holds the LIMIT (a Join step without joins); without a cap the scan would read the whole array for ten rows.  The
+cap holds through projection steps that map each row to one row (no filter left after the
+pushdown, no aggregate, window or unnest) and that are the only readers of the step below;
+an ORDER BY (a Sort step) or a filter ends it, since any of the array's rows could then be
+the ones kept.  No ORDER BY means any rows will do, so the scan's first rows in scan order
+are the answer, as they are when it reads everything.
+"""
+
+from __future__ import annotations
+
+import math
+
+from sqlglot import exp, planner
+
+_ROW_CHANGING = (exp.AggFunc, exp.Window, exp.Explode, exp.Unnest)
+
+
+def row_caps(runner, plan: planner.Plan) -> dict[planner.Step, int]:
+    """Array scan step -> the most rows it needs to produce, for the steps that have one."""
+    caps = {}
+    for step in plan.dag:
+        if isinstance(step, planner.Scan) and not step.dependencies:
+            cap = _cap_above(runner, step)
+            if cap is not None:
+                caps[step] = cap
+    return caps
+
+
+def _cap_above(runner, step: planner.Scan) -> int | None:
+    """The cap the steps above ``step`` put on its rows (its own LIMIT first), or None."""
+    cap = _own_cap(step)
+    while cap is None and len(step.dependents) == 1:
+        above = next(iter(step.dependents))
+        if not _one_to_one(above) or len(above.dependencies) != 1 or \
+                runner.residual(above) is not None or \
+                any(p.find(*_ROW_CHANGING) for p in above.projections):
+            return None
+        step, cap = above, _own_cap(above)
+    return cap
+
+
+def _one_to_one(step) -> bool:
+    """A step that maps its input's rows one by one: a scan of a step, or a Join step
+    without joins (how sqlglot plans a projection or filter over one input)."""
+    return isinstance(step, planner.Scan) or isinstance(step, planner.Join) and not step.joins
+
+
+def _own_cap(step) -> int | None:
+    return None if step.limit == math.inf else step.offset + int(step.limit)
