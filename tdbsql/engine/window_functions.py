@@ -28,6 +28,9 @@ input's row order, with DuckDB's semantics:
   only move forward (ROWS, RANGE and GROUPS alike), which those two rely on.  array_agg and
   string_agg copy each frame's values out, in window order (``engine.window_lists``);
 * a GROUPS frame counts peer groups: ``1 PRECEDING`` starts at the previous peer group;
+* EXCLUDE CURRENT ROW / GROUP / TIES leaves rows out of a frame (``engine.frame_exclusion``):
+  what is left is up to three segments, each moving forward, read one after another by the
+  moving-frame aggregates and first_value / last_value / nth_value;
 * an aggregate with ``FILTER (WHERE c)`` has the frame it has without (the rows c rejects
   still count as rows of ROWS / GROUPS offsets) and aggregates those of its rows where c is
   true: over the whole partition only those rows are grouped; over a moving frame count(*)
@@ -35,7 +38,7 @@ input's row order, with DuckDB's semantics:
   read them as NULLs.  As in DuckDB, FILTER on ranking and navigation functions is an error.
 
 The frame clause is checked (DuckDB's parser and binder errors) for every function, those that
-ignore the frame too.  Not supported (``UnsupportedSql``): EXCLUDE, DISTINCT aggregates and
+ignore the frame too.  Not supported (``UnsupportedSql``): DISTINCT aggregates and
 aggregates other than count/sum/avg/min/max/array_agg/string_agg over a moving frame (DuckDB
 orders the values of a DISTINCT array_agg / string_agg over a frame by its hash table: no
 order to match), RANGE offsets over DECIMAL, TIME or INTERVAL keys, or written as strings.
@@ -59,6 +62,7 @@ from ..kernels import window as kernels
 from ..planner.column_names import written_call
 from . import datetime_ops as dto
 from . import decimal_values, window_lists
+from . import frame_exclusion as fx
 from .frame import broadcast, null_padded
 from .functions_text import text_of
 from .aggregate_step import FUNCTIONS_BY_NAME, PAIRED, group_value
@@ -286,16 +290,17 @@ class _Window:
 
     def frame_value(self, name: str) -> pa.Array:
         values = self.argument(0)
-        start, end = self.frame()
-        nth = self.nth() if name == "nth_value" else np.ones(len(start), np.int64)
-        if not self.ignore_nulls:
-            position = end - 1 if name == "last_value" else start + nth - 1
-            found = (position >= start) & (position < end) & (nth >= 1)
-            return values.take(self.rows_at(position, found))
-        before, valid_positions = _valid_counts(values, self.layout.order)
-        k = before[end] - 1 if name == "last_value" else before[start] + nth - 1
-        found = (k >= before[start]) & (k < before[end]) & (nth >= 1)
-        position = valid_positions[np.where(found, k, 0)] if len(valid_positions) else k
+        segments = self.segments()
+        if self.ignore_nulls:  # count the rows whose value is not NULL
+            before, counted = _valid_counts(values, self.layout.order)
+        else:
+            before, counted = np.arange(self.n + 1), self.position
+        if name == "last_value":
+            k, found = fx.last_in_frame(before, segments)
+        else:
+            nth = self.nth() if name == "nth_value" else np.ones(self.n, np.int64)
+            k, found = fx.nth_in_frame(before, segments, nth)
+        position = counted[np.where(found, k, 0)] if len(counted) else k
         return values.take(self.rows_at(position, found))
 
     # -- aggregates ----------------------------------------------------------------------------
@@ -310,9 +315,9 @@ class _Window:
         fractions = Fractions.of(func, self._fraction_node(), self.ev.value) \
             if func in ("quantile_cont", "quantile_disc") else None
         kept = self.kept()
-        start, end = self.frame()
+        segments = self.segments()
         layout = self.layout
-        if np.array_equal(start, layout.part_start) and np.array_equal(end, layout.part_end):
+        if fx.is_whole(segments, layout.part_start, layout.part_end):
             # the partition's rows in window order: first / any_value / array_agg follow it
             positions = pa.array(layout.order if kept is None else layout.order[kept])
             groups = layout.partition_groups if kept is None else \
@@ -327,14 +332,14 @@ class _Window:
             raise UnsupportedSql(f"{self.shown}(DISTINCT ...) over a moving window frame is not "
                                  "supported (over the whole partition it is)")
         if func in ("array_agg", "string_agg"):
-            return self.frame_values(func, values, kept, separator, start, end)
+            return self.frame_values(func, values, kept, separator, segments)
         if func not in _MOVING:
             raise UnsupportedSql(f"{self.shown}() over a moving window frame is not supported "
                                  "(count, sum, avg, min, max, array_agg and string_agg are; or "
                                  "use the whole partition)")
         if func == "count_star":
-            counted = end - start if kept is None else _frame_sums(kept.astype(np.int64),
-                                                                   start, end)
+            counted = fx.segment_sums(np.ones(self.n, np.int64) if kept is None else
+                                      kept.astype(np.int64), segments)
             return self.in_row_order(pa.array(counted))
         if kept is not None:  # the rows FILTER rejects count as NULLs
             values = pc.if_else(pa.array(kept[layout.inverse]), values,
@@ -343,13 +348,13 @@ class _Window:
             # max(NULL) OVER (...): DuckDB's types (NULL, HUGEINT, DOUBLE)
             return pa.nulls(self.n, {"avg": pa.float64(), "sum": pa.int64()}.get(func, pa.null()))
         if func in ("min", "max"):
-            return values.take(self.rows_at(*_extremes(values, layout.order, start, end,
+            return values.take(self.rows_at(*_extremes(values, layout.order, segments,
                                                         func == "max")))
         valid = _valid(values)[layout.order]
-        counts = _frame_sums(valid.astype(np.int64), start, end)
+        counts = fx.segment_sums(valid.astype(np.int64), segments)
         if func == "count":
             return self.in_row_order(pa.array(counts))
-        sums = self.sums(values, valid, start, end, func)
+        sums = self.sums(values, valid, segments, func)
         if func == "avg":
             sums = pc.divide(cast_value(sums, pa.float64()), pa.array(counts, pa.float64()))
         return self.in_row_order(pc.if_else(pa.array(counts > 0), sums, pa.scalar(None, sums.type)))
@@ -360,7 +365,7 @@ class _Window:
         return self.args[1]
 
     def frame_values(self, func: str, values: pa.Array, kept: np.ndarray | None,
-                     separator: str | None, start: np.ndarray, end: np.ndarray) -> pa.Array:
+                     separator: str | None, segments: fx.Segments) -> pa.Array:
         """array_agg / string_agg over moving frames (``engine.window_lists``): each frame's
         rows that FILTER keeps -- for string_agg those whose value is not NULL -- in window
         order."""
@@ -371,13 +376,14 @@ class _Window:
         if func == "string_agg":
             counted = counted & _valid(values)[layout.order]
         before = np.concatenate([[0], np.cumsum(counted)])
-        first, last = before[start][layout.inverse], before[end][layout.inverse]
+        ranges = [(before[start][layout.inverse], before[end][layout.inverse])
+                  for start, end in segments]
         rows = layout.order[counted]
         what = f"the window function {self.shown}()"
         if func == "array_agg":
-            return window_lists.frame_lists(values, rows, first, last, self.ev.budget, what)
+            return window_lists.frame_lists(values, rows, ranges, self.ev.budget, what)
         texts = text_of(values.take(pa.array(rows)))
-        return window_lists.frame_texts(texts, first, last, separator, self.ev.budget, what)
+        return window_lists.frame_texts(texts, ranges, separator, self.ev.budget, what)
 
     def separator(self) -> str | None:
         """string_agg's separator: a constant VARCHAR (None: NULL), ',' when not given."""
@@ -387,7 +393,8 @@ class _Window:
             return DEFAULT_SEPARATOR
         return scalar_separator(self.ev.value(self.args[1]), self.error)
 
-    def sums(self, values: pa.Array, valid: np.ndarray, start, end, func: str) -> pa.Array:
+    def sums(self, values: pa.Array, valid: np.ndarray, segments: fx.Segments,
+             func: str) -> pa.Array:
         """Frame sums: integers (booleans, unsigned) exactly -- int64 running sums when no
         partial sum can overflow, Python ints otherwise -- and floats compensated."""
         value_kind = kind(values.type)
@@ -396,23 +403,21 @@ class _Window:
             ints[~valid] = 0
             peak = max(-int(ints.min(initial=0)), int(ints.max(initial=0)))
             if not pa.types.is_uint64(values.type) and peak * max(self.n, 1) <= _INT64_LIMIT:
-                return pa.array(_frame_sums(ints, start, end))
+                return pa.array(fx.segment_sums(ints, segments))
             exact = ints.view(np.uint64) if pa.types.is_uint64(values.type) else ints
-            exact = np.concatenate([[0], np.cumsum(exact.astype(object))])
-            return exact_integers((exact[end] - exact[start]).tolist())
+            return exact_integers(fx.segment_sums(exact.astype(object), segments).tolist())
         if value_kind == "decimal":  # exact, DECIMAL(38, s) as DuckDB's sum
             units = decimal_values.units_of(values)[self.layout.order]
             units[~valid] = 0
             if units.dtype != object and int(np.abs(units).max(initial=0)) * len(units) >= 2**62:
                 units = units.astype(object)  # running sums past int64: Python ints
-            exact = np.concatenate([[0], np.cumsum(units)])
             total = pa.decimal128(38, values.type.scale)
             return pa.array([Decimal(f"{v}E-{total.scale}")  # exact past 28 digits
-                             for v in (exact[end] - exact[start]).tolist()], total)
+                             for v in fx.segment_sums(units, segments).tolist()], total)
         if value_kind != "float":
             raise self.error(f"{func}() needs numbers, not {values.type}")
         return pa.array(_float_frame_sums(float64_values(values, copy=False)[self.layout.order],
-                                          valid, start, end))
+                                          valid, segments))
 
     # -- frames --------------------------------------------------------------------------------
 
@@ -437,6 +442,12 @@ class _Window:
             for bound in (start, end):
                 if bound.what == "offset":
                     self._range_offset(self.range_key(), bound)
+
+    def segments(self) -> fx.Segments:
+        """Every position's frame less the rows its EXCLUDE clause leaves out."""
+        layout = self.layout
+        return fx.frame_segments(*self.frame(), fx.exclusion(self.node.args.get("spec")),
+                                 self.position, layout.peer_start, layout.peer_end)
 
     def frame(self) -> tuple[np.ndarray, np.ndarray]:
         """Every position's frame ``[start, end)`` of window positions."""
@@ -816,55 +827,63 @@ def _valid(values: pa.Array) -> np.ndarray:
     return values.is_valid().to_numpy(zero_copy_only=False)
 
 
-def _frame_sums(values: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    before = np.concatenate([[0], np.cumsum(values)])
-    return before[end] - before[start]
-
-
-def _float_frame_sums(values: np.ndarray, valid: np.ndarray, start, end) -> np.ndarray:
+def _float_frame_sums(values: np.ndarray, valid: np.ndarray, segments: fx.Segments) -> np.ndarray:
     """Frame sums of floats: finite values through compensated running sums, or a segment
     tree of compensated sums where those may have lost a frame's digits; inf/NaN counted
     apart so one of them does not poison every later frame."""
     finite = valid & np.isfinite(values)
     values = np.ascontiguousarray(values)
-    start, end = np.ascontiguousarray(start, np.int64), np.ascontiguousarray(end, np.int64)
-    sums = _prefix_frame_sums(values, finite, start, end)
+    segments = [(np.ascontiguousarray(start, np.int64), np.ascontiguousarray(end, np.int64))
+                for start, end in segments]
+    sums = _prefix_frame_sums(values, finite, segments)
     if sums is None:
         size = 1 << max(len(values) - 1, 0).bit_length()
         high, low = np.empty(2 * size), np.empty(2 * size)
         kernels.sum_tree(values, finite, high, low)
-        sums = np.empty(len(start))
-        kernels.tree_frame_sums(high, low, start, end, sums)
+        sums = np.zeros(len(values))
+        for start, end in segments:
+            part = np.empty(len(start))
+            kernels.tree_frame_sums(high, low, start, end, part)
+            sums += part
     special = valid & ~finite
     if special.any():
-        plus = _frame_sums((values == np.inf) & special, start, end) > 0
-        minus = _frame_sums((values == -np.inf) & special, start, end) > 0
-        nan = _frame_sums(np.isnan(values) & special, start, end) > 0
+        plus = fx.segment_sums((values == np.inf) & special, segments) > 0
+        minus = fx.segment_sums((values == -np.inf) & special, segments) > 0
+        nan = fx.segment_sums(np.isnan(values) & special, segments) > 0
         sums = np.where(plus, np.inf, sums)
         sums = np.where(minus, -np.inf, sums)
         sums = np.where(nan | (plus & minus), np.nan, sums)
     return sums
 
 
-def _prefix_frame_sums(values, finite, start, end) -> np.ndarray | None:
+def _prefix_frame_sums(values, finite, segments: fx.Segments) -> np.ndarray | None:
     """Frame sums as differences of double-double running sums; None when some frame's may
     be off by more than 1e-13 of it: the low words add their roundings in plain doubles, so
     after a value far larger than a frame's (1e300 before 1.5 + 2.25) they lose its digits."""
     high, low = np.empty(len(values) + 1), np.empty(len(values) + 1)
     kernels.compensated_prefix(values, finite, high, low)
-    sums = (high[end] - high[start]) + (low[end] - low[start])
-    drift = np.maximum.accumulate(np.abs(low))[end] * end * np.finfo(np.float64).eps
-    doubtful = (end > start) & (drift > 1e-13 * np.abs(sums))
+    largest_low = np.maximum.accumulate(np.abs(low))
+    sums = np.zeros(len(values))
+    drift = np.zeros(len(values))
+    for start, end in segments:
+        sums += (high[end] - high[start]) + (low[end] - low[start])
+        drift += np.where(end > start, largest_low[end] * end * np.finfo(np.float64).eps, 0.0)
+    doubtful = (drift > 0) & (drift > 1e-13 * np.abs(sums))
     return None if doubtful.any() else sums
 
 
-def _extremes(values: pa.Array, order: np.ndarray, start, end, largest: bool):
+def _extremes(values: pa.Array, order: np.ndarray, segments: fx.Segments, largest: bool):
     """(window position, found) of each frame's min / max, by value order (strings, dates and
-    numbers alike: dense ranks; NaN above every number, as DuckDB)."""
+    numbers alike: dense ranks; NaN above every number, as DuckDB): the best of its segments'."""
     ranks = pc.rank(values, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.int64)[order]
     valid = _valid(values)[order]
-    found = np.empty(len(order), np.int64)
+    best = np.full(len(order), -1, np.int64)
     queue = np.empty(max(len(order), 1), np.int64)
-    kernels.sliding_extreme(ranks, valid, np.ascontiguousarray(start),
-                            np.ascontiguousarray(end), largest, queue, found)
-    return found, found >= 0
+    for start, end in segments:
+        found = np.empty(len(order), np.int64)
+        kernels.sliding_extreme(ranks, valid, np.ascontiguousarray(start),
+                                np.ascontiguousarray(end), largest, queue, found)
+        mine, theirs = ranks[np.maximum(found, 0)], ranks[np.maximum(best, 0)]
+        better = (found >= 0) & ((best < 0) | ((mine > theirs) if largest else (mine < theirs)))
+        best = np.where(better, found, best)
+    return best, best >= 0

@@ -3,8 +3,8 @@ list or as their texts joined by a separator.
 
 ``engine.window_functions`` picks the frame's rows that count (those FILTER keeps; for
 string_agg those whose value is not NULL), numbers them 0, 1, ... in window order and gives
-every row its frame ``[first, last)`` in that numbering, by input row.  Here the frames are
-copied out one after another (``kernels.window.frame_rows`` / ``join_frames``), so a row's
+every row its frame ``[first, last)`` in that numbering, by input row (a frame with an EXCLUDE
+clause: up to three such ranges, ``engine.frame_exclusion``).  Here the frames are copied out one after another (``kernels.window.frame_rows`` / ``join_frames``), so a row's
 values come in window order, as DuckDB gives them; a frame without a row that counts is NULL.
 
 The result holds every frame's values: a running frame (``ROWS UNBOUNDED PRECEDING``) over n
@@ -24,27 +24,29 @@ from ..kernels import window as kernels
 _OFFSET_LIMIT = 2**31 - 1
 
 
-def frame_lists(values: pa.Array, rows: np.ndarray, first: np.ndarray, last: np.ndarray,
-                budget, what: str) -> pa.Array:
-    """array_agg: per row the list ``values[rows[first[i]:last[i]]]`` (NULL when empty)."""
-    sizes = last - first
-    total = int(sizes.sum())
-    _check_offsets(total, "list values", what)
-    if budget is not None:
-        per_value = 8 + values.nbytes / max(len(values), 1)  # a take index and the value
-        budget.check(int(total * per_value), what)
-    taken = np.empty(total, np.int64)
-    kernels.frame_rows(np.ascontiguousarray(rows, np.int64), first, last, taken)
+def frame_lists(values: pa.Array, rows: np.ndarray, ranges: list, budget,
+                what: str) -> pa.Array:
+    """array_agg: per row the list of ``values[rows[first[i]:last[i]]]`` for every ``(first,
+    last)`` of ``ranges`` (the segments of its frame, in order), NULL when empty."""
+    taken, sizes = _flattened(values, rows, ranges, budget, what)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
     empty = sizes == 0
     return pa.ListArray.from_arrays(pa.array(offsets), values.take(pa.array(taken)),
                                     mask=pa.array(empty) if empty.any() else None)
 
 
-def frame_texts(texts: pa.Array, first: np.ndarray, last: np.ndarray, separator: str,
-                budget, what: str) -> pa.Array:
-    """string_agg: per row the ``texts[first[i]:last[i]]`` joined by ``separator`` (NULL when
-    empty); ``texts`` are strings without NULLs."""
+def frame_texts(texts: pa.Array, ranges: list, separator: str, budget,
+                what: str) -> pa.Array:
+    """string_agg: per row the ``texts[first[i]:last[i]]`` of every ``(first, last)`` of
+    ``ranges`` joined by ``separator`` (NULL when empty); ``texts`` are strings without
+    NULLs."""
+    if len(ranges) == 1:
+        first, last = ranges[0]
+    else:  # the segments' texts copied one after another: one range a row
+        taken, sizes = _flattened(texts, np.arange(len(texts)), ranges, budget, what)
+        texts = texts.take(pa.array(taken))
+        last = np.cumsum(sizes)
+        first = last - sizes
     offsets = _offsets(texts)
     sep = np.frombuffer(separator.encode(), np.uint8)
     sizes = last - first
@@ -63,6 +65,31 @@ def frame_texts(texts: pa.Array, first: np.ndarray, last: np.ndarray, separator:
     return pa.StringArray.from_buffers(len(first), pa.py_buffer(out_offsets.astype(np.int32)),
                                        pa.py_buffer(out_data), bitmap,
                                        int(len(valid) - valid.sum()))
+
+
+def _flattened(values: pa.Array, rows: np.ndarray, ranges: list, budget, what: str):
+    """``(taken, sizes)``: every row's ``rows[first:last]`` of each of its ``ranges`` one after
+    another, and how many that is per row; checked against the budget and Arrow's offsets."""
+    sizes = sum(last - first for first, last in ranges)
+    total = int(sizes.sum())
+    _check_offsets(total, "list values", what)
+    if budget is not None:
+        per_value = 8 + values.nbytes / max(len(values), 1)  # a take index and the value
+        budget.check(int(total * per_value), what)
+    rows = np.ascontiguousarray(rows, np.int64)
+    taken = np.empty(total, np.int64)
+    if len(ranges) == 1:
+        kernels.frame_rows(rows, *ranges[0], taken)
+        return taken, sizes
+    at = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)  # each row's first
+    for first, last in ranges:
+        counts = last - first
+        part = np.empty(int(counts.sum()), np.int64)
+        kernels.frame_rows(rows, first, last, part)
+        part_at = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        taken[np.repeat(at - part_at, counts) + np.arange(len(part))] = part
+        at += counts
+    return taken, sizes
 
 
 def _offsets(texts: pa.Array) -> np.ndarray:

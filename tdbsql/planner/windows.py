@@ -235,8 +235,6 @@ def _checked_spec(window: exp.Window) -> exp.WindowSpec | None:
     text = window.sql(dialect="duckdb")
     if kind not in _FRAME_KINDS:
         raise UnsupportedSql(f"{kind} frames are not supported (ROWS, RANGE and GROUPS are): {text!r}")
-    if spec.args.get("exclude") is not None:
-        raise UnsupportedSql(f"EXCLUDE in a window frame is not supported: {text!r}")
     for bound in (spec.args.get("start"), spec.args.get("end")):
         if isinstance(bound, exp.Expression) and not _is_constant(bound):
             raise UnsupportedSql(f"a window frame offset must be a constant: {text!r}")
