@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlglot import exp, planner
 
 from .planner.conjuncts import conjuncts
+from .planner.limit_percent import PercentLimit
 from .planner.pushdown import scan_filters
 
 
@@ -96,7 +97,7 @@ def _details(step, pushed: dict) -> list[str]:
     if step.condition is not None and not (isinstance(step.condition, exp.Boolean)):
         out.append(f"Filter: {step.condition.sql(dialect='duckdb')}")
     if step.limit != float("inf"):
-        out.append(f"Limit: {int(step.limit)}")
+        out.append(f"Limit: {step.limit if isinstance(step.limit, PercentLimit) else int(step.limit)}")
     if step.offset:
         out.append(f"Offset: {step.offset}")
     return out

@@ -28,6 +28,7 @@ from sqlglot import exp, planner
 from ..errors import SqlError, UnsupportedSql
 from ..planner.build import LogicalQuery
 from ..planner.conjuncts import and_all, conjuncts
+from ..planner.limit_percent import limit_rows
 from ..planner.pushdown import scan_filters
 from .aggregate_step import run_aggregate
 from .evaluate import evaluate, where_mask
@@ -281,8 +282,8 @@ def _offset_limit(frame: Frame, step) -> Frame:
     """OFFSET/LIMIT of a step (a Sort applies its own while choosing the rows to take)."""
     if isinstance(step, planner.Sort) or (not step.offset and step.limit is math.inf):
         return frame
-    stop = frame.length if step.limit is math.inf else min(frame.length,
-                                                          step.offset + int(step.limit))
+    limit = limit_rows(step.limit, frame.length)
+    stop = frame.length if limit is math.inf else min(frame.length, step.offset + int(limit))
     start = min(step.offset, frame.length)
     return frame.take(np.arange(start, stop, dtype=np.int64))
 

@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..errors import SqlError
+from ..planner.limit_percent import limit_rows
 
 from .frame import Frame
 from .list_compare import list_sort_columns
@@ -34,7 +35,8 @@ def run_sort(step, inputs: Frame, runner) -> Frame:
             if name not in keyed.column_names:
                 keyed = keyed.append_column(name, column)
     order = sort_indices(runner, inputs, keyed, step.key)
-    stop = len(order) if step.limit is math.inf else step.offset + int(step.limit)
+    limit = limit_rows(step.limit, len(order))
+    stop = len(order) if limit is math.inf else step.offset + int(limit)
     order = order[step.offset:stop]
     source = projected.nbytes if projected is not None else frame_bytes(inputs)
     # the sorted copy and the sort's row order, next to the input

@@ -55,6 +55,8 @@ from .table_functions import table_functions
 from .source_aliases import unshadowed_sources
 from .table_aliases import rename_table_columns, renames
 from .using_columns import bind_using_columns, mark, refuse_star_beside_using
+from .limit_percent import check_percent, is_percent
+from .union_by_name import union_by_name
 from .windows import lift_windows
 
 _SUPPORTED_ROOTS = (exp.Select, exp.SetOperation)
@@ -121,7 +123,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     check_statement(tree)
     tree, series = table_functions(tree, sql)
     schema = {**schema, **{s.table: {s.column: s.sql_type} for s in series}}
-    tree = expand_natural_joins(tree, schema, sql)
+    tree = union_by_name(expand_natural_joins(tree, schema, sql), schema)
     _refuse(tree, sql)
     refuse_star_beside_using(tree, schema)
     check_calls(tree, sql)
@@ -357,16 +359,19 @@ def _refuse(tree: exp.Expression, sql: str) -> None:
         if not own_windows(node.parent):
             raise SqlError("QUALIFY needs a window function in the select list or in QUALIFY",
                            sql, span_of(node))
-    for node in tree.find_all(exp.SetOperation):
+    for node in tree.find_all(exp.SetOperation):  # UNION BY NAME is rewritten by now
         if node.args.get("by_name"):
-            raise UnsupportedSql("UNION/INTERSECT/EXCEPT BY NAME is not supported")
+            raise SqlError(f"Invalid combination of {node.key.upper()} and BY NAME", sql)
     for node in tree.find_all(exp.Between):
         if node.args.get("symmetric"):
             raise UnsupportedSql(f"BETWEEN SYMMETRIC is not supported: {node.sql()!r}")
     for node in tree.find_all(exp.Limit, exp.Offset, exp.Fetch):
         options = node.args.get("limit_options")
-        if options is not None and (options.args.get("percent") or options.args.get("with_ties")):
-            raise UnsupportedSql(f"{node.sql()!r} (a percentage or WITH TIES) is not supported")
+        if options is not None and options.args.get("with_ties"):
+            raise UnsupportedSql(f"{node.sql()!r} (WITH TIES) is not supported")
+        if is_percent(node):
+            check_percent(node, sql)
+            continue
         count = node.args.get("count") if isinstance(node, exp.Fetch) else node.expression
         if isinstance(node, exp.Limit) and isinstance(count, exp.Null):
             continue  # LIMIT NULL: no limit

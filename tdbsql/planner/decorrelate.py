@@ -26,6 +26,7 @@ from sqlglot import exp
 
 from ..errors import UnsupportedSql
 from .correlated import KEY, OUTER
+from .limit_percent import is_percent
 from .grouped_columns import AGGREGATE_WRAPPERS, is_grouped, is_window_function
 from .table_refs import inside
 
@@ -213,6 +214,9 @@ def _limit_as_qualify(select: exp.Select, key: exp.Expression | None = None) -> 
     select.set("order", None)
     if limit is None and offset is None:
         return
+    if is_percent(limit):
+        raise UnsupportedSql(f"LIMIT with a percentage in a correlated subquery is not "
+                             f"supported: {_text(select)!r}")
     if select.args.get("qualify") is not None or select.args.get("distinct") is not None:
         raise UnsupportedSql(f"LIMIT beside DISTINCT or QUALIFY in a correlated subquery is "
                              f"not supported: {_text(select)!r}")

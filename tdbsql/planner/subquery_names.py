@@ -56,12 +56,12 @@ def _expand_stars(select: exp.Select, schema: dict[str, dict[str, str]]) -> None
     items = select.expressions
     if len(items) < 2 or not any(item.is_star for item in items):
         return
-    expanded = _written_out(select, schema)
+    expanded = written_out(select, schema)
     if expanded is not None:
         select.set("expressions", expanded)
 
 
-def _written_out(select: exp.Select, schema) -> list[exp.Expression] | None:
+def written_out(select: exp.Select, schema) -> list[exp.Expression] | None:
     """The select list with each ``*`` / ``t.*`` written out as its columns, or None when
     they are not known (or the star has EXCLUDE / REPLACE / COLUMNS)."""
     sources = _base_sources(select, schema)
@@ -130,7 +130,7 @@ def _query_columns(query: exp.Expression, schema) -> list[str] | None:
         return None
     items = branches[0].expressions
     if any(item.is_star for item in items):
-        items = _written_out(branches[0], schema)
+        items = written_out(branches[0], schema)
         if items is None:
             return None
     names = [item.alias_or_name for item in items]
