@@ -30,7 +30,6 @@ from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
 from ..planner.column_names import type_sql, written_interval
-from ..planner.parse import span_of
 from . import arithmetic, decimals, like_match, list_lambdas, list_ops
 from . import datetime_ops as dto
 from .column_refs import resolve_column
@@ -40,7 +39,7 @@ from .functions_text import as_text
 from .list_compare import compare_lists
 from .list_values import is_list
 from .window_functions import window_value
-from .value_types import (unsigned_zeros, cast_value, common_type, comparable_pair,
+from .value_types import (unsigned_zeros, cast_value, common_type, comparable_pair, numbered_bool,
                           compare_plain, fit_literals, has_cast, is_dictionary, join_strings,
                           kind, nan_members, null_like, null_unconvertible, on_values, plain,
                           type_name)
@@ -320,6 +319,8 @@ class Evaluator:
 
     def _in_constants(self, value, items, node):
         items = fit_literals([plain(value)] + items)[1:]
+        listed = common_type([item.type for item in items])
+        value = value if listed is None else numbered_bool(value, listed)
         target = common_type([value.type] + [item.type for item in items])
         if target is None:
             raise self.error("IN list values do not match the type "
@@ -522,6 +523,8 @@ class Evaluator:
             flipped = {"less": "greater", "greater": "less", "less_equal": "greater_equal",
                        "greater_equal": "less_equal"}.get(op, op)
             return self.compare(flipped, right, left, node)
+        if op in ("equal", "not_equal"):
+            left, right = numbered_bool(left, right.type), numbered_bool(right, left.type)
         left, right = self.coerce_pair(left, right, node, f"compare ({op.replace('_', ' ')})")
         return compare_plain(op, left, right)
 

@@ -708,6 +708,17 @@ def comparable_pair(left, right, what: str = "compare"):
     return cast_value(left, target), cast_value(right, target)
 
 
+def numbered_bool(value, other: pa.DataType):
+    """A BOOLEAN tested for equality (``=``, ``<>``, IN, IS DISTINCT FROM, CASE b WHEN) with a
+    DOUBLE, FLOAT or DECIMAL of type ``other``: as that number, true 1 and false 0, as DuckDB
+    casts it (ordering the two is DuckDB's error, and ours); other values as they are."""
+    if kind(value.type) != "bool" or kind(other) not in ("float", "decimal"):
+        return value
+    if kind(other) == "decimal":  # a digit before the point for the 1
+        other = pa.decimal128(max(other.precision, other.scale + 1), other.scale)
+    return cast_value(cast_value(value, pa.int64()), other)
+
+
 def float32_literal(left, right):
     """A float literal compared with a FLOAT (float32) column is cast to FLOAT first, as DuckDB
     and TileDB do -- otherwise ``f = 0.3`` misses float32(0.3)."""
