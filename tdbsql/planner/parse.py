@@ -157,6 +157,11 @@ class _Parser(type(_DIALECT.parser())):
                                             any_token=any_token)
         parens = start + 1 < len(self._tokens) and \
             self._tokens[start + 1].token_type == TokenType.L_PAREN
+        misplaced = _option_before_an_argument(self._tokens, start + 1) if parens else None
+        if misplaced is not None:  # lag(x IGNORE NULLS, 2): DuckDB's syntax error
+            self._retreat(misplaced)
+            self.raise_error(f"{self._curr.text.upper()} NULLS goes after the call's last "
+                             "argument, as in lag(x, 2 IGNORE NULLS) OVER (...)")
         # the call comes back with what follows it: WITHIN GROUP (...), FILTER (...), OVER (...)
         noted, args = call, self._written_args.pop(start + 2, None)
         while isinstance(noted, _AROUND_CALLS):
@@ -376,6 +381,22 @@ def _null_option(tokens: list[Token], start: int, end: int) -> int | None:
         depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(tokens[i].token_type, 0)
         if depth == 0 and tokens[i].text.upper() in ("IGNORE", "RESPECT") \
                 and tokens[i + 1].text.upper() == "NULLS":
+            return i
+    return None
+
+
+def _option_before_an_argument(tokens: list[Token], open_paren: int) -> int | None:
+    """The index of an ``IGNORE NULLS`` / ``RESPECT NULLS`` among the arguments of the call
+    whose parenthesis opens at ``open_paren`` that is not right before its closing one (DuckDB
+    takes the option after the last argument only), or None."""
+    depth = 0
+    for i in range(open_paren, len(tokens) - 2):
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(tokens[i].token_type, 0)
+        if depth == 0:
+            return None
+        if depth == 1 and tokens[i].text.upper() in ("IGNORE", "RESPECT") \
+                and tokens[i + 1].text.upper() == "NULLS" \
+                and tokens[i + 2].token_type != TokenType.R_PAREN:
             return i
     return None
 

@@ -1,0 +1,78 @@
+"""Two FROM sources of one SELECT under the same name (``FROM t, t``, ``FROM t a JOIN u a``).
+
+DuckDB binds such a query as long as nothing names the shared name: ``SELECT count(*) FROM
+t, t`` counts the pairs.  A reference through it -- ``t.x``, ``t.*``, or a bare ``*``, which
+stands for every source's columns -- is its binder error, ``Ambiguous reference to table``.
+sqlglot's optimizer would refuse the first kind ("Alias already used") and read the second
+from one of the two sources (a wrong answer), so here, before it runs: a SELECT that names a
+shared name is the SqlError, and in one that does not, every source after the first of a
+name gets a name of its own (``t AS t__2``), which nothing reads.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from ..errors import SqlError
+from .parse import span_over
+
+
+def distinct_source_names(tree: exp.Expression, sql: str) -> exp.Expression:
+    """``tree`` with duplicate FROM source names refused or renamed (in place)."""
+    for select in list(tree.find_all(exp.Select)):
+        shared = _shared_names(select)
+        if not shared:
+            continue
+        for name, sources in shared.items():
+            reference = _reference(select, name)
+            if reference is not None:
+                raise SqlError(f'Ambiguous reference to table "{name}" (duplicate alias '
+                               f'"{name}", explicitly alias one of the tables using "AS '
+                               'my_alias")', sql, span_over(reference))
+            taken = _names_in(tree)
+            for number, source in enumerate(sources[1:], start=2):
+                fresh = f"{name}__{number}"
+                while fresh.lower() in taken:
+                    fresh += "_"
+                taken.add(fresh.lower())
+                _rename(source, fresh)
+    return tree
+
+
+def _shared_names(select: exp.Select) -> dict[str, list[exp.Expression]]:
+    """The names (lower case) two or more FROM / JOIN sources of ``select`` go by."""
+    from_ = select.args.get("from_")
+    if from_ is None:
+        return {}
+    by_name: dict[str, list[exp.Expression]] = {}
+    for source in [from_.this] + [join.this for join in select.args.get("joins") or []]:
+        name = source.alias_or_name
+        if name:
+            by_name.setdefault(name.lower(), []).append(source)
+    return {name: sources for name, sources in by_name.items() if len(sources) > 1}
+
+
+def _reference(select: exp.Select, name: str) -> exp.Expression | None:
+    """A node of ``select``'s own clauses (not its subqueries) that reads the source ``name``:
+    a column or ``name.*`` qualified by it, or a bare ``*``; None if there is none."""
+    for item in select.expressions:
+        if isinstance(item, exp.Star):
+            return item
+    for node in select.walk(prune=lambda n: n is not select and isinstance(
+            n, (exp.Select, exp.Subquery))):
+        if isinstance(node, exp.Column) and node.table.lower() == name:
+            return node
+    return None
+
+
+def _names_in(tree: exp.Expression) -> set[str]:
+    return {node.name.lower() for node in tree.find_all(exp.Identifier)}
+
+
+def _rename(source: exp.Expression, fresh: str) -> None:
+    alias = source.args.get("alias")
+    identifier = exp.to_identifier(fresh, quoted=True)
+    if alias is None:
+        source.set("alias", exp.TableAlias(this=identifier))
+    else:
+        alias.set("this", identifier)
