@@ -5,7 +5,7 @@ In: evaluated arguments and the ``Call``.  Out: an Arrow value.  DuckDB's semant
 to 10:01:00 is 1); ``last_day`` is a DATE; ``dayname`` / ``monthname`` are English;
 ``make_date`` refuses a day its month does not have; ``epoch_ms(n)`` is a TIMESTAMP,
 ``epoch_ms(t)`` a BIGINT; ``to_timestamp(seconds)`` a TIMESTAMP WITH TIME ZONE; ``strftime``
-takes DuckDB's format specifiers (``time_format``), ``strptime`` C's.
+and ``strptime`` take DuckDB's format specifiers (``time_format``, ``time_parse``).
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import UnsupportedSql
 from . import datetime_ops as dto
 from .functions import python_map, register
 from .time_format import compile_format
+from .time_parse import DateError, ParseError, time_parser
 from .value_types import kind, null_like, plain
 
 _US = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute": 60_000_000,
@@ -158,17 +160,53 @@ def _strftime(ctx, value, format_):
 
 @register("str_to_time", 2, aliases=("strptime",))
 def _strptime(ctx, text, format_):
-    code = ctx.constant(ctx.string(format_, 1), 1, "format")
+    return _parsed(ctx, text, format_, strict=True)
 
-    def parse(value, fmt):
-        try:
-            return dt.datetime.strptime(value, fmt)
-        except ValueError:
-            raise ctx.error(f'Could not parse string "{value}" according to format '
-                            f'specifier "{fmt}"') from None
-    if code is None:
+
+@register("try_strptime", 2)
+def _try_strptime(ctx, text, format_):
+    return _parsed(ctx, text, format_, strict=False)
+
+
+def _parsed(ctx, text, format_, strict: bool):
+    """strptime / try_strptime (``engine.time_parse``): text that does not match the format,
+    or names a day its month lacks, is an error -- or NULL with ``try_``.  The format is a
+    constant string or a list of them (the first that matches reads a value)."""
+    formats = ctx.constant(format_, 1, "format")
+    if isinstance(formats, list):
+        if not formats:
+            raise ctx.error("strptime format list must not be empty", 1)
+        formats = [f for f in formats if f is not None]
+    elif formats is not None and not isinstance(formats, str):
+        raise ctx.error(f"expects a format string, got {format_.type}", 1)
+    if not formats:
         return null_like(plain(text), pa.timestamp("us"))
-    return python_map(parse, pa.timestamp("us"), ctx.string(text, 0), pa.scalar(code))
+    try:
+        parsers = [time_parser(f) for f in ([formats] if isinstance(formats, str) else formats)]
+    except ValueError as err:
+        raise ctx.error(str(err), 1) from None
+    if len({str(p.type) for p in parsers}) > 1:
+        raise UnsupportedSql(f"{ctx.written_name}() with formats of different result types "
+                             "(with and without %z / %Z / %n) is not supported")
+
+    def parse(value):
+        for parser in parsers:
+            try:
+                return parser.parse(value)
+            except ParseError:
+                continue
+            except DateError as err:
+                if strict:
+                    raise ctx.error(str(err)) from None
+                return None
+        if not strict:
+            return None
+        try:
+            parsers[0].parse(value)
+        except ParseError as err:  # the first format's reason, as DuckDB reports it
+            raise ctx.error(f'Could not parse string "{value}" according to format '
+                            f'specifier "{parsers[0].fmt}" ({err})') from None
+    return python_map(parse, parsers[0].type, ctx.string(text, 0))
 
 
 from . import functions_age  # noqa: E402,F401 - age, time_bucket

@@ -1,4 +1,5 @@
-"""DuckDB's ``strftime`` format: the specifiers it knows, rendered from a Python datetime.
+"""DuckDB's ``strftime`` format: the specifiers it knows, rendered from a Python datetime
+(``format_pieces`` splits a format for ``engine.time_parse`` too, which reads text by it).
 
 In: a format string, checked once with DuckDB's errors for an unknown specifier or a trailing
 ``%``.  Out: a function from ``datetime.datetime`` to the text DuckDB prints: English names
@@ -57,11 +58,14 @@ _EXPANSIONS = {"c": "%Y-%m-%d %H:%M:%S", "x": "%Y-%m-%d", "X": "%H:%M:%S", "T": 
 
 def compile_format(fmt: str) -> Callable[[dt.datetime], str]:
     """The renderer of ``fmt``; ValueError (DuckDB's message) for a specifier it lacks."""
-    pieces = _pieces(fmt)
+    pieces = [_SPECIFIERS[p[0]] if isinstance(p, tuple) else p for p in format_pieces(fmt)]
     return lambda t: "".join(p if isinstance(p, str) else p(t) for p in pieces)
 
 
-def _pieces(fmt: str) -> list:
+def format_pieces(fmt: str) -> list:
+    """``fmt`` as its literal texts (``str``) and its specifiers (1-tuples of the code:
+    ``("-d",)``), ``%c`` / ``%x`` / ``%X`` / ``%T`` written out and ``%%`` a literal ``%``;
+    ValueError (DuckDB's message) for a trailing ``%`` or a specifier DuckDB lacks."""
     pieces: list = []
     pos = 0
     while (mark := fmt.find("%", pos)) >= 0:
@@ -73,12 +77,18 @@ def _pieces(fmt: str) -> list:
         if code == "%":
             pieces.append("%")
         elif code in _EXPANSIONS:
-            pieces.extend(_pieces(_EXPANSIONS[code]))
+            pieces.extend(format_pieces(_EXPANSIONS[code]))
         elif code in _SPECIFIERS:
-            pieces.append(_SPECIFIERS[code])
+            pieces.append((code,))
         else:
             raise ValueError(f"Failed to parse format specifier {fmt}: Unrecognized format "
                              f"for strftime/strptime: %{code}")
         pos = mark + 1 + len(code)
     pieces.append(fmt[pos:])
-    return [p for p in pieces if p != ""]
+    merged: list = []  # adjacent literals as one (``%%`` beside text)
+    for piece in pieces:
+        if isinstance(piece, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += piece
+        elif piece != "":
+            merged.append(piece)
+    return merged
