@@ -10,9 +10,10 @@ rows from the arguments (``engine/series.py``).  Integers give BIGINT; a DATE, T
 TIMESTAMPTZ start with an INTERVAL step gives TIMESTAMP (TIMESTAMPTZ), as in DuckDB.
 Arguments are constant expressions; anything else is an ``SqlError`` in DuckDB's words.
 
-``unnest(list) [WITH ORDINALITY]`` in FROM becomes the derived table ``(SELECT unnest(list)
-AS c[, unnest(generate_series(1, len(list))) AS ordinality]) AS t``, named the same way, so
-the SELECT-list unnest (``engine/unnest.py``) makes its rows.  Its list is a constant
+``unnest(list)`` in FROM becomes the derived table ``(SELECT unnest(list) AS c) AS t``, named
+the same way, so the SELECT-list unnest (``engine/unnest.py``) makes its rows; WITH
+ORDINALITY reads the list from a one-row derived table of its own, computed once: ``(SELECT
+unnest(l) AS c, unnest(generate_series(1, len(l))) AS ordinality FROM (SELECT list AS l))``.  Its list is a constant
 expression (a scalar subquery too); reading another table's column (a lateral unnest) is
 not supported.
 """
@@ -27,6 +28,9 @@ from sqlglot.optimizer.annotate_types import annotate_types
 from ..errors import SqlError, UnsupportedSql
 from .parse import span_of
 from .unnest_select import subqueries_in_unnest
+
+_LIST, _LIST_TABLE = "__list", "__unnest_list"  # WITH ORDINALITY's list, computed once
+
 
 @dataclass(frozen=True)
 class Series:
@@ -75,16 +79,24 @@ def _unnest_table(node: exp.Unnest, sql: str) -> exp.Subquery:
     name = alias.this.copy() if alias is not None and alias.name else \
         exp.to_identifier("unnest")
     columns = alias.columns if alias is not None else []
+    ordinality = node.args.get("offset")
+    if ordinality:  # WITH ORDINALITY: the list computed once, in a derived table of its own
+        # exp.Alias itself: alias_ would name a subquery as a derived table
+        listed = exp.Alias(this=values.copy(), alias=exp.to_identifier(_LIST, quoted=True))
+        source = exp.Subquery(this=exp.select(listed), alias=exp.TableAlias(
+            this=exp.to_identifier(_LIST_TABLE, quoted=True)))
+        values = exp.column(_LIST, _LIST_TABLE, quoted=True)
     items = [exp.alias_(exp.Explode(this=values.copy()),
                         columns[0].name if columns else name.name, quoted=True)]
-    ordinality = node.args.get("offset")
-    if ordinality:  # WITH ORDINALITY: the positions, unnested beside the elements
+    if ordinality:  # the positions, unnested beside the elements
         positions = exp.GenerateSeries(start=exp.Literal.number(1),
                                        end=exp.ArraySize(this=values.copy()))
         ordinal = ordinality.name if isinstance(ordinality, exp.Identifier) else "ordinality"
         items.append(exp.alias_(exp.Explode(this=positions), ordinal, quoted=True))
-    return exp.Subquery(this=subqueries_in_unnest(exp.select(*items)),
-                        alias=exp.TableAlias(this=name))
+    select = exp.select(*items)
+    if ordinality:
+        select = select.from_(source)
+    return exp.Subquery(this=subqueries_in_unnest(select), alias=exp.TableAlias(this=name))
 
 
 def _series(table: exp.Table, call: exp.GenerateSeries, index: int, sql: str) -> Series:
