@@ -56,6 +56,7 @@ from .source_aliases import unshadowed_sources
 from .table_aliases import rename_table_columns, renames
 from .using_columns import bind_using_columns, mark, refuse_star_beside_using
 from .duplicate_aliases import distinct_source_names
+from .lateral_unnest import lateral_unnests
 from .limit_percent import check_percent, is_percent
 from .union_by_name import union_by_name
 from .windows import lift_windows
@@ -122,7 +123,8 @@ def check_statement(tree: exp.Expression) -> None:
 def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> LogicalQuery:
     """Optimize ``tree`` against ``schema`` ({table: {column: SQL type}}) and plan it."""
     check_statement(tree)
-    tree, series = table_functions(distinct_source_names(tree, sql), sql)
+    tree = lateral_unnests(distinct_source_names(tree, sql), schema)
+    tree, series = table_functions(tree, sql)
     schema = {**schema, **{s.table: {s.column: s.sql_type} for s in series}}
     tree = union_by_name(expand_natural_joins(tree, schema, sql), schema)
     _refuse(tree, sql)

@@ -98,14 +98,14 @@ def _base_sources(select: exp.Select, schema) -> list[tuple[str, list[str]]] | N
         return None
     sources = []
     for source in [from_.this] + [j.this for j in joins]:
-        columns = _source_columns(source, schema)
+        columns = source_columns(source, schema)
         if columns is None:
             return None
         sources.append((source.alias_or_name, columns))
     return sources
 
 
-def _source_columns(source: exp.Expression, schema) -> list[str] | None:
+def source_columns(source: exp.Expression, schema) -> list[str] | None:
     """The column names of a FROM source: a base table of ``schema`` (no column list on its
     alias), a derived table or a CTE whose select items are all named; else None."""
     if isinstance(source, exp.Subquery):

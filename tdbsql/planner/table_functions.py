@@ -14,8 +14,9 @@ Arguments are constant expressions; anything else is an ``SqlError`` in DuckDB's
 the same way, so the SELECT-list unnest (``engine/unnest.py``) makes its rows; WITH
 ORDINALITY reads the list from a one-row derived table of its own, computed once: ``(SELECT
 unnest(l) AS c, unnest(generate_series(1, len(l))) AS ordinality FROM (SELECT list AS l))``.  Its list is a constant
-expression (a scalar subquery too); reading another table's column (a lateral unnest) is
-not supported.
+expression (a scalar subquery too); one reading the source before it (a lateral unnest) is
+folded into that source first when it can be (``planner.lateral_unnest``), and is
+``UnsupportedSql`` otherwise.
 """
 
 from __future__ import annotations

@@ -1,0 +1,101 @@
+"""``FROM t, unnest(t.l) AS u(x)``: an unnest in FROM reading the source before it (DuckDB's
+lateral join), as a SELECT-list unnest of that source.
+
+Every row of ``t`` is joined with each element of its own list (a NULL or empty list: no row),
+which is what ``unnest`` in a select list gives.  So the two sources become one derived table
+under ``t``'s name, ``(SELECT *, unnest(t.l) AS x FROM t) AS t``, and ``u.x`` reads ``t.x``;
+``*`` then lists t's columns and ``x`` in the order DuckDB does, the unnest coming right after
+the source it reads.  WITH ORDINALITY adds the position column.  Taken when the unnest
+directly follows that source, joined by a comma, CROSS JOIN or ``JOIN ... ON true``, reads no
+other source, and its column names differ from the source's (known from the schema);
+otherwise -- a LEFT JOIN, an unnest reading a source further back -- ``UnsupportedSql`` as
+before (``planner.table_functions``).
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from .subquery_names import source_columns
+
+def lateral_unnests(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp.Expression:
+    """``tree`` with each lateral unnest it can take folded into its source (in place)."""
+    for select in list(tree.find_all(exp.Select)):
+        joins = select.args.get("joins") or []
+        for index, join in enumerate(joins):
+            unnest = join.this.this if isinstance(join.this, exp.Lateral) else join.this
+            if not isinstance(unnest, exp.Unnest) or not _plain(join):
+                continue
+            before = select.args["from_"].this if index == 0 else joins[index - 1].this
+            if _folded(select, join, unnest, before, schema):
+                break  # the join list changed: one at a time (the next call sees the rest)
+    return tree
+
+
+def _plain(join: exp.Join) -> bool:
+    """A comma, CROSS JOIN or INNER JOIN ... ON true (no USING, no outer side)."""
+    on = join.args.get("on")
+    return not join.side and not join.args.get("using") and \
+        (join.kind or "").upper() in ("", "CROSS", "INNER") and \
+        (on is None or (isinstance(on, exp.Boolean) and on.this is True))
+
+
+def _folded(select, join, unnest, before, schema) -> bool:
+    alias = before.alias_or_name
+    if not isinstance(before, (exp.Table, exp.Subquery)) or not alias or \
+            len(unnest.expressions) != 1:
+        return False
+    values = unnest.expressions[0]
+    read = [c for c in values.find_all(exp.Column)
+            if c.find_ancestor(exp.Select) is select]
+    own = source_columns(before, schema)
+    if not read or own is None or any(c.table != alias if c.table else c.name not in own
+                                      for c in read):
+        return False
+    names = _unnest_names(join.this if isinstance(join.this, exp.Lateral) else unnest)
+    if {n.lower() for n in names} & {c.lower() for c in own}:
+        return False
+    items = [exp.Star(), exp.alias_(exp.Explode(this=values.copy()), names[0], quoted=True)]
+    if len(names) > 1:  # WITH ORDINALITY
+        positions = exp.GenerateSeries(start=exp.Literal.number(1),
+                                       end=exp.ArraySize(this=values.copy()))
+        items.append(exp.alias_(exp.Explode(this=positions), names[1], quoted=True))
+    inner = before.copy()
+    rows = exp.Subquery(this=exp.select(*items).from_(inner),
+                        alias=exp.TableAlias(this=exp.to_identifier(alias)))
+    before.replace(rows)
+    unnest_alias = (join.this.args.get("alias") or unnest.args.get("alias"))
+    _read_from(select, unnest_alias.name if unnest_alias is not None else "", alias, names)
+    join.pop()
+    return True
+
+
+def _unnest_names(node: exp.Expression) -> list[str]:
+    """DuckDB's names for an unnest's columns: the alias's column list, else the alias, else
+    ``unnest``; WITH ORDINALITY adds ``ordinality``."""
+    alias = node.args.get("alias")
+    columns = [c.name for c in alias.columns] if alias is not None else []
+    unnest = node.this if isinstance(node, exp.Lateral) else node
+    first = columns[0] if columns else (alias.name if alias is not None and alias.name
+                                        else "unnest")
+    ordinality = unnest.args.get("offset")  # WITH ORDINALITY: sqlglot keeps its name here
+    if not ordinality:
+        return [first]
+    return [first, ordinality.name if isinstance(ordinality, exp.Identifier) else "ordinality"]
+
+
+def _read_from(select: exp.Select, old: str, new: str, names: list[str]) -> None:
+    """``u.x`` as ``t.x``, and a ``u.*`` select item as ``t.x`` (in place), in ``select``'s
+    own clauses."""
+    if not old:
+        return
+    items = []
+    for item in select.expressions:
+        if isinstance(item, exp.Column) and item.is_star and item.table == old:
+            items += [exp.column(name, new, quoted=True) for name in names]
+        else:
+            items.append(item)
+    select.set("expressions", items)
+    for column in list(select.find_all(exp.Column)):
+        if column.table == old and column.find_ancestor(exp.Select) is select:
+            column.set("table", exp.to_identifier(new))
