@@ -91,3 +91,13 @@ def test_a_filter_left_above_the_scan_reads_everything(arrays):
     con = _con(arrays)
     sql = "SELECT id FROM two WHERE v > (SELECT min(v) FROM one)"
     assert con.sql(f"{sql} LIMIT 4").arrow().equals(con.sql(sql).arrow().slice(0, 4))
+
+
+def test_a_percent_limit_counts_every_row(arrays):
+    """``LIMIT p%`` keeps a share of all the rows: the scan under it reads them all."""
+    con = _con(arrays)
+    whole = con.sql("SELECT id, s FROM two").arrow()
+    for sql, count in (("SELECT id, s FROM two LIMIT 10%", whole.num_rows // 10),
+                       ("SELECT * FROM (SELECT id, s FROM two LIMIT 50%) LIMIT 5", 5),
+                       ("SELECT * FROM (SELECT id, s FROM two LIMIT 7) LIMIT 50%", 3)):
+        assert con.sql(sql).arrow().equals(whole.slice(0, count)), sql

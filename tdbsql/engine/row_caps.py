@@ -5,7 +5,7 @@ sqlglot plans ``SELECT * FROM a LIMIT 10`` as a scan of the array and a projecti
 that holds the LIMIT (a Join step without joins); without a cap the scan would read the whole array for ten rows.  The
 cap holds through projection steps that map each row to one row (no filter left after the
 pushdown, no aggregate, window or unnest) and that are the only readers of the step below;
-an ORDER BY (a Sort step) or a filter ends it, since any of the array's rows could then be
+an ORDER BY (a Sort step), a filter or a ``LIMIT p%`` ends it, since any of the array's rows could then be
 the ones kept.  No ORDER BY means any rows will do, so the scan's first rows in scan order
 are the answer, as they are when it reads everything.
 """
@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 
 from sqlglot import exp, planner
+
+from ..planner.limit_percent import PercentLimit
 
 _ROW_CHANGING = (exp.AggFunc, exp.Window, exp.Explode, exp.Unnest)
 
@@ -32,12 +34,16 @@ def row_caps(runner, plan: planner.Plan) -> dict[planner.Step, int]:
 
 def _cap_above(runner, step: planner.Scan) -> int | None:
     """The cap the steps above ``step`` put on its rows (its own LIMIT first), or None."""
+    if isinstance(step.limit, PercentLimit):
+        return None
     cap = _own_cap(step)
     while cap is None and len(step.dependents) == 1:
         above = next(iter(step.dependents))
         if not _one_to_one(above) or len(above.dependencies) != 1 or \
                 runner.residual(above) is not None or \
                 any(p.find(*_ROW_CHANGING) for p in above.projections):
+            return None
+        if isinstance(above.limit, PercentLimit):  # a share of every row: all are needed
             return None
         step, cap = above, _own_cap(above)
     return cap
