@@ -179,7 +179,12 @@ def main(argv: list[str] | None = None) -> int:
             if args.command == "explain":
                 print(con.explain(sql, analyze=args.analyze))
             else:
-                _emit(con.sql(sql).arrow(), args.format, args.output)
+                # a streamed result is written part by part, but as an aligned table (every
+                # row's width first) it is held whole, within the memory budget
+                result = con.sql(sql)
+                streamed = result.streamed and args.format != "table"
+                _emit(result.fetch_record_batch() if streamed else result.arrow(),
+                      args.format, args.output)
         elif args.command == "warmup":
             from .warmup import warmup
 
@@ -224,6 +229,7 @@ def _key(args) -> str | None:
 
 
 def _emit(table, fmt: str, output: str | None) -> None:
+    """Write a result (a table, or a streamed result's batches) as ``--format`` says."""
     from .output import write_table
 
     if output is None:

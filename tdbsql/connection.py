@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from .catalog import ArraySource, ArrowSource, Catalog, ShapeCatalog
 from .errors import InterfaceError, SqlError
-from .result import Result
+from .result import Parts, Result
 from .settings import env_number
 
 _EXPLAIN = re.compile(r"^\s*EXPLAIN(\s+ANALYZE)?\s+", re.IGNORECASE)
@@ -95,8 +95,7 @@ class Connection:
         from .planner.parse import parse
 
         if params is None and sql in self._plans:  # planned before (never INSERT / DELETE)
-            query, runner = self._plan(sql)
-            return Result(runner.run(query))
+            return _result(*self._plan(sql))
         tree = parse(_SHOW_DESCRIBE.sub(r"\1DESC", sql, count=1))  # same length: same spans
         tree = bind_parameters(tree, params, sql)
         if isinstance(tree, (exp.Describe, exp.Show, exp.Summarize)):
@@ -106,8 +105,7 @@ class Connection:
 
             run = run_insert if isinstance(tree, exp.Insert) else run_delete
             return Result(run(self, tree, sql))
-        query, runner = self._plan(sql, tree, cached=params is None)
-        return Result(runner.run(query))
+        return _result(*self._plan(sql, tree, cached=params is None))
 
     def execute(self, sql: str, params=None) -> Result:
         return self.sql(sql, params)
@@ -250,6 +248,17 @@ class Connection:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _result(query, runner) -> Result:
+    """The query's result: streamed part by part when its plan allows (``tdbsql.result``),
+    else run to its end."""
+    parts = runner.stream(query)
+    if parts is None:
+        return Result(runner.run(query))
+    label = f"the scan of {query.plan.root.name!r}"
+    return Result(parts=Parts(parts, lambda: runner.fresh().stream(query),
+                              lambda held: runner.budget.check(2 * held, label)))
 
 
 def _check_text(sql) -> None:

@@ -12,7 +12,12 @@ import pyarrow as pa
 MAX_CELL = 60
 
 
-def write_table(table: pa.Table, fmt: str, output: str | None) -> None:
+def write_table(table: pa.Table | pa.RecordBatchReader, fmt: str, output: str | None) -> None:
+    """Write a result in ``fmt`` to ``output`` (a path; None: standard output).  A
+    ``RecordBatchReader`` (a streamed result) is written batch by batch."""
+    schema = table.schema
+    parts = (pa.Table.from_batches([b], schema) for b in table) \
+        if isinstance(table, pa.RecordBatchReader) else iter([table])
     if fmt in ("parquet", "arrow"):
         if output is None and sys.stdout.isatty():
             from .errors import InterfaceError
@@ -22,17 +27,27 @@ def write_table(table: pa.Table, fmt: str, output: str | None) -> None:
         if fmt == "parquet":
             import pyarrow.parquet as pq
 
-            pq.write_table(table, sink)
+            with pq.ParquetWriter(sink, schema) as writer:
+                for part in parts:
+                    writer.write_table(part)
         else:
-            with pa.ipc.new_file(sink, table.schema) as writer:
-                writer.write_table(table)
+            with pa.ipc.new_file(sink, schema) as writer:
+                for part in parts:
+                    writer.write_table(part)
         return
-    text = {"table": render_table, "csv": render_csv, "json": render_json}[fmt](table)
+    render = {"table": render_table, "csv": render_csv, "json": render_json}[fmt]
     if output is None:
-        sys.stdout.write(text)
+        _write_parts(sys.stdout, render, parts)
     else:
         with open(output, "w", encoding="utf-8") as f:
-            f.write(text)
+            _write_parts(f, render, parts)
+
+
+def _write_parts(out, render, parts) -> None:
+    """Each part rendered and written; a CSV header only before the first."""
+    for number, part in enumerate(parts):
+        out.write(render(part) if number == 0 or render is not render_csv else
+                  render_csv(part, header=False))
 
 
 def _cell(value, single: bool = False) -> str:
@@ -76,7 +91,7 @@ def render_table(table: pa.Table) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_csv(table: pa.Table) -> str:
+def render_csv(table: pa.Table, header: bool = True) -> str:
     """CSV with a header; a list column as DuckDB writes one, in its text (``[1.5, 2.0]``,
     quoted): Arrow's CSV writer has no list type (a quantile list was an internal error).
     A DECIMAL of more than 6 digits of scale is written as its text too (quoted), every digit
@@ -100,7 +115,7 @@ def render_csv(table: pa.Table) -> str:
 
             table = table.set_column(i, table.field(i).name, to_text(table.column(i)))
     buf = io.BytesIO()
-    pcsv.write_csv(table, buf)
+    pcsv.write_csv(table, buf, pcsv.WriteOptions(include_header=header))
     return buf.getvalue().decode("utf-8")
 
 

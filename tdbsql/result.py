@@ -1,21 +1,87 @@
 """A query result: an Arrow table with the usual ways out (Arrow, pandas, Polars, tuples,
-record batches, and the Arrow PyCapsule stream protocol)."""
+record batches, and the Arrow PyCapsule stream protocol).
+
+Most results are a finished table.  A query that is one array scan with row-by-row steps
+over it (``engine.streamed_result``) gives a *streamed* result instead: its first part is
+computed when the query runs (so its errors come at once), the rest as they are read.
+``fetch_record_batch``, ``__arrow_c_stream__``, ``fetchone`` and ``fetchmany`` hold a few
+parts at a time, so an array far bigger than memory can be read out whole; ``arrow``,
+``fetchall``, ``df``, ``pl``, ``num_rows`` and ``len`` build the whole table once (checked
+against the memory budget, as any query's intermediate results are).  Reading a streamed
+result a second way runs its scan again over the same fragments, so every way sees the
+same rows.
+"""
 
 from __future__ import annotations
+
+from typing import Callable, Iterator
 
 import pyarrow as pa
 
 from .errors import DataError, MissingExtraError
 
 
+class Parts:
+    """A streamed result's source: the first run's parts (its first part computed), another
+    run's on request, and the memory check for holding them whole."""
+
+    def __init__(self, parts: Iterator[pa.Table], again: Callable[[], Iterator[pa.Table]],
+                 check: Callable[[int], None]):
+        self.first = next(parts)
+        self.schema = self.first.schema
+        self._parts: Iterator[pa.Table] | None = parts
+        self._again = again
+        self._check = check
+
+    def take(self, conform: bool = True) -> Iterator[pa.Table]:
+        """Every part (each with the first part's schema, if ``conform``): the first run's
+        parts the first time, a new run's after."""
+        if self._parts is not None:
+            parts, self._parts = _chain(self.first, self._parts), None
+        else:
+            parts = self._again()
+        for part in parts:
+            yield part if not conform or part.schema == self.schema else \
+                _conformed(part, self.schema)
+
+    def whole(self) -> pa.Table:
+        """Every part as one table, held within the memory budget."""
+        from .engine.frame import concat_tables
+
+        tables, held = [], 0
+        for part in self.take(conform=False):  # concat_tables unifies their types
+            tables.append(part)
+            held += part.nbytes
+            self._check(held)
+        return concat_tables(tables)
+
+
 class Result:
-    def __init__(self, table: pa.Table):
-        self._table = table
-        self._next = 0  # the row fetchone / fetchmany give next
+    def __init__(self, table: pa.Table | None = None, parts: Parts | None = None):
+        self._whole = table
+        self._parts = parts
+        self._next = 0  # the row fetchone / fetchmany give next (of a finished table)
+        self._cursor: Iterator[pa.Table] | None = None  # fetchone / fetchmany of a stream
+        self._pending: pa.Table | None = None  # the cursor's part not all fetched yet
+
+    @property
+    def _table(self) -> pa.Table:
+        if self._whole is None:
+            self._whole = self._parts.whole()
+        return self._whole
+
+    @property
+    def streamed(self) -> bool:
+        """Is the result read part by part (not yet held as one table)?"""
+        return self._whole is None
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._parts.schema if self._whole is None else self._whole.schema
 
     @property
     def columns(self) -> list[str]:
-        return list(self._table.column_names)
+        return list(self.schema.names)
 
     @property
     def num_rows(self) -> int:
@@ -45,23 +111,75 @@ class Result:
 
     def fetchmany(self, size: int = 1) -> list[tuple]:
         """The next ``size`` rows (fewer at the end, none past it)."""
+        size = max(0, int(size))
+        if self._whole is None or self._cursor is not None:
+            return _rows(self._from_cursor(size))
         start = self._next
-        self._next = min(self._table.num_rows, start + max(0, int(size)))
-        return _rows(self._table.slice(start, self._next - start))
+        self._next = min(self._whole.num_rows, start + size)
+        return _rows(self._whole.slice(start, self._next - start))
+
+    def _from_cursor(self, size: int) -> pa.Table:
+        """The next ``size`` rows of the stream."""
+        if self._cursor is None:
+            self._cursor = self._parts.take()
+        tables, count = [], 0
+        while count < size:
+            if self._pending is None or not self._pending.num_rows:
+                self._pending = next(self._cursor, None)
+                if self._pending is None:
+                    break
+            taken = self._pending.slice(0, size - count)
+            self._pending = self._pending.slice(taken.num_rows)
+            tables.append(taken)
+            count += taken.num_rows
+        return pa.concat_tables(tables) if tables else self.schema.empty_table()
 
     def fetch_record_batch(self, rows_per_batch: int = 1_000_000) -> pa.RecordBatchReader:
-        batches = self._table.to_batches(max_chunksize=rows_per_batch)
-        return pa.RecordBatchReader.from_batches(self._table.schema, batches)
+        if self._whole is not None:
+            batches = self._whole.to_batches(max_chunksize=rows_per_batch)
+            return pa.RecordBatchReader.from_batches(self._whole.schema, batches)
+        batches = (batch for part in self._parts.take()
+                   for batch in part.to_batches(max_chunksize=rows_per_batch))
+        return pa.RecordBatchReader.from_batches(self._parts.schema, batches)
 
     def __arrow_c_stream__(self, requested_schema=None):
         """A fresh stream on every call (the Arrow PyCapsule interface)."""
-        return self._table.__arrow_c_stream__(requested_schema)
+        if self._whole is not None:
+            return self._whole.__arrow_c_stream__(requested_schema)
+        return self.fetch_record_batch().__arrow_c_stream__(requested_schema)
 
     def __len__(self) -> int:
         return self._table.num_rows
 
     def __repr__(self) -> str:
-        return f"<tdbsql.Result {self._table.num_rows} rows x {self._table.num_columns} columns>"
+        if self._whole is None:
+            return f"<tdbsql.Result streamed, {len(self.schema)} columns>"
+        return f"<tdbsql.Result {self._whole.num_rows} rows x {self._whole.num_columns} columns>"
+
+
+def _chain(first: pa.Table, rest: Iterator[pa.Table]) -> Iterator[pa.Table]:
+    try:
+        yield first
+        yield from rest
+    finally:  # a run stopped early cancels its scan's tasks not started yet
+        close = getattr(rest, "close", None)
+        if close is not None:
+            close()
+
+
+def _conformed(part: pa.Table, schema: pa.Schema) -> pa.Table:
+    """A later part in the first part's column types (a NULL-typed column, a narrower
+    decimal), or a DataError naming the column that cannot be: a string column whose later
+    tiles hold bytes that are not UTF-8 turned binary there."""
+    try:
+        return part.cast(schema)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        bad = next((f.name for f, g in zip(schema, part.schema) if f.type != g.type), "?")
+        raise DataError(
+            f"column {bad!r} changes type part way through a streamed result (from "
+            f"{schema.field(bad).type} to {part.schema.field(bad).type}: bytes that are not "
+            f"UTF-8 in a string column?); read it whole with .arrow(), which unifies the "
+            f"types") from None
 
 
 def _rows(table: pa.Table) -> list[tuple]:

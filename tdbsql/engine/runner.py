@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
+from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -40,10 +41,11 @@ from .memory import MemoryBudget, budget_mb, frame_bytes, step_label
 from .metadata_answer import try_metadata_answer
 from .project import filter_project
 from .row_caps import row_caps
-from .pipeline import stream_scan, try_streamed_aggregate
+from .pipeline import scan_frames, stream_scan, try_streamed_aggregate
 from .scan_step import array_scan
 from .series import SeriesCatalog
 from .setop_step import run_set_operation
+from .streamed_result import result_parts, scan_chain
 from .sort_step import run_sort
 from .subqueries import SubqueryResolver
 from .values_scan import values_frame
@@ -52,6 +54,7 @@ from .values_scan import values_frame
 class Runner:
     def __init__(self, catalog, sql: str, memory_rows: int, arrays: dict | None = None,
                  budget: MemoryBudget | None = None):
+        self._catalog = catalog  # as given (``run`` may wrap it for range() tables)
         self.catalog = catalog
         self.sql = sql
         self.memory_rows = memory_rows
@@ -65,6 +68,34 @@ class Runner:
         self.row_caps: dict = {}  # array scan step -> the most rows a LIMIT above needs
 
     def run(self, query: LogicalQuery) -> pa.Table:
+        self._start(query)
+        root = query.plan.root
+        frames = self.run_plan(query.plan)
+        return output_table(frames[root], root, query.names)
+
+    def stream(self, query: LogicalQuery) -> Iterator[pa.Table] | None:
+        """The result part by part when the plan is one array scan with row-by-row steps
+        over it (``engine.streamed_result``); else None (``run`` it)."""
+        self._start(query)
+        chain = scan_chain(self, query.plan)
+        if chain is None:
+            return None
+        self.row_caps.update(row_caps(self, query.plan))
+        scan = chain[0]
+        condition = self.scan_condition(scan)
+        scanned = array_scan(self, scan, scan.source, condition)
+        return result_parts(self, chain, scan_frames(self, scan, scanned, condition),
+                            query.names)
+
+    def fresh(self) -> "Runner":
+        """A runner for another run of the same query over the same opened arrays (a
+        streamed result read again)."""
+        return Runner(self._catalog, self.sql, self.memory_rows, self.arrays,
+                      MemoryBudget(self.budget.limit / (1 << 20)))
+
+    def _start(self, query: LogicalQuery) -> None:
+        if getattr(self, "query", None) is query:
+            return
         self.query = query
         if query.series:  # range / generate_series in FROM
             self.catalog = SeriesCatalog(self.catalog, query.series, self)
@@ -72,9 +103,6 @@ class Runner:
         self._pushed_ids = query.derived("pushed ids", lambda: {
             id(c) for found in self.pushed.values() for c in found})
         self.subqueries = SubqueryResolver(self, query.plan.ctes, query.correlated)
-        root = query.plan.root
-        frames = self.run_plan(query.plan)
-        return _output(frames[root], root, query.names)
 
     def open_array(self, source, window):
         """The array behind ``source`` at ``window``, opened once per query (the planner opened
@@ -144,6 +172,10 @@ class Runner:
         """One step's frame from its dependencies' (``frames`` by step), OFFSET/LIMIT
         applied."""
         return _offset_limit(self._step(step, frames), step)
+
+    def step_frame(self, step, frames: dict) -> Frame:
+        """One step's frame from its dependencies' (``frames`` by step), no OFFSET/LIMIT."""
+        return self._step(step, frames)
 
     def _step(self, step, frames: dict) -> Frame:
         if step in self.fused:
@@ -288,7 +320,8 @@ def _offset_limit(frame: Frame, step) -> Frame:
     return frame.take(np.arange(start, stop, dtype=np.int64))
 
 
-def _output(frame: Frame, root, names: list[str] | None) -> pa.Table:
+def output_table(frame: Frame, root, names: list[str] | None) -> pa.Table:
+    """The root step's frame as the query's result table, columns named as selected."""
     table = frame.tables.get(root.name)
     if table is None:
         table = next(iter(frame.tables.values()))

@@ -1,0 +1,82 @@
+"""A result given part by part: the plans that are one array scan with row-by-row steps over it.
+
+``SELECT * FROM a``, ``SELECT x, y * 2 FROM a WHERE ...``, with or without a LIMIT: nothing
+above the scan needs all its rows at once, so the result need not be held whole either.  Each
+chunk of the scan (``pipeline.scan_frames``: a few tiles, filtered and projected on the thread
+pool) goes through the steps above it and out as one Arrow table, the query's OFFSET and
+LIMIT counted across the parts.  A ``Result`` over such parts (``tdbsql.result``) streams them
+to ``fetch_record_batch``, the Arrow stream protocol and the command line's file formats, so
+exporting an array far bigger than memory holds a few chunks at a time.
+
+A step qualifies when it reads one input row by row: a scan of a step or a Join step without
+joins (how sqlglot plans a projection or filter), with no aggregate, window, unnest or
+subquery in it and no LIMIT of its own (only the last step's LIMIT is counted across parts).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterator
+
+import pyarrow as pa
+from sqlglot import exp, planner
+
+from ..catalog import ArraySource
+from ..planner.conjuncts import has_subquery
+from ..planner.limit_percent import PercentLimit
+
+_ROW_CHANGING = (exp.AggFunc, exp.Window, exp.Explode, exp.Unnest)
+
+
+def scan_chain(runner, plan: planner.Plan) -> list | None:
+    """The plan's steps bottom-up, from an array's scan to the root, when the result can be
+    given part by part; else None."""
+    chain = [plan.root]
+    while chain[-1].dependencies:
+        step = chain[-1]
+        if len(step.dependencies) != 1 or not _row_by_row(step):
+            return None
+        below = next(iter(step.dependencies))
+        if len(below.dependents) != 1:
+            return None
+        chain.append(below)
+    scan = chain[-1]
+    if not isinstance(scan, planner.Scan) or not isinstance(scan.source, exp.Table) or \
+            not _row_by_row(scan) or any(s.limit != math.inf or s.offset for s in chain[1:]) \
+            or isinstance(plan.root.limit, PercentLimit):
+        return None
+    source, _window = runner.catalog.resolve(scan.source, runner.sql)
+    return list(reversed(chain)) if isinstance(source, ArraySource) else None
+
+
+def _row_by_row(step) -> bool:
+    if not (isinstance(step, planner.Scan) or isinstance(step, planner.Join) and not step.joins):
+        return False
+    nodes = [n for n in (step.condition, *step.projections) if n is not None]
+    return not has_subquery(*nodes) and not any(n.find(*_ROW_CHANGING) for n in nodes)
+
+
+def result_parts(runner, chain: list, parts: Iterator, names) -> Iterator[pa.Table]:
+    """The result tables of the scan's ``parts`` (its frames) through the steps above it,
+    the last step's OFFSET and LIMIT applied across them."""
+    from .runner import output_table  # the runner imports this module
+
+    root = chain[-1]
+    skip = root.offset
+    left = math.inf if root.limit == math.inf else int(root.limit)
+    try:
+        for frame in parts:
+            for step, below in zip(chain[1:], chain):
+                frame = runner.step_frame(step, {below: frame})
+            table = output_table(frame, root, names)
+            if skip:
+                dropped = min(skip, table.num_rows)
+                table, skip = table.slice(dropped), skip - dropped
+            if table.num_rows > left:
+                table = table.slice(0, left)
+            left -= table.num_rows
+            yield table
+            if left <= 0:
+                return
+    finally:
+        parts.close()
