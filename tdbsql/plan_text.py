@@ -126,6 +126,9 @@ def funnel_lines(stats: dict) -> list[str]:
                    f"{get('rows', 0):,} cells"
                    + (f"; newest-wins merge in {get('merge_slabs')} slabs"
                       if get("merge_slabs") else ""))
+    if "tiles_skipped_by_top" in stats:  # engine.top_scan
+        out.append(f"ORDER BY ... LIMIT: {get('tiles_skipped_by_top'):,} tiles left unread, "
+                   f"their bounds worse than the rows read")
     if get("tiles_summed"):  # engine.scan_sums
         out.append(f"Summed in the scan: {get('tiles_summed'):,} tiles"
                    + (f", {get('tiles_summed_coded'):,} of them by their dictionary codes"

@@ -68,7 +68,7 @@ QUERIES = [  # (the query without its LIMIT, capped: reads few tiles)
     ("SELECT * FROM two WHERE length(s) + id % 5 = 4", True),
     ("SELECT DISTINCT v % 7 AS m FROM two", False),
     ("SELECT id, row_number() OVER () AS r FROM two", False),
-    ("SELECT id, v FROM two ORDER BY v DESC", False),
+    ("SELECT id, v FROM two ORDER BY v % 7 DESC, id", False),  # (by a column: top_scan)
     ("SELECT id FROM two UNION ALL SELECT id FROM one", False),
 ]
 

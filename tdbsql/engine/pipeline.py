@@ -76,7 +76,7 @@ def scan_frames(runner, step, scanned: ArrayScan, condition) -> Iterator[Frame]:
                 break
     finally:
         batches.close()  # the pool's tasks not started yet are cancelled
-        _scan_done(runner, step, scanned, rows, started)
+        scan_done(runner, step, scanned, rows, started)
 
 
 def _batches(fn, chunks: list, serial: bool, limited: bool):
@@ -187,7 +187,7 @@ def try_streamed_aggregate(runner, step, keys=None) -> tuple[Frame, list] | None
     if dense is not None:
         folded = sums.dense_partial(array, dense)
         partials += [] if folded is None else [folded]
-    _scan_done(runner, scan, scanned, rows, started)
+    scan_done(runner, scan, scanned, rows, started)
     for chained, count in zip([scan, *filters], passed):
         runner.record(chained, count, streamed=True)
     if partials:
@@ -252,7 +252,8 @@ def chain_below(step) -> tuple[planner.Scan, list[planner.Join]] | None:
     return below, filters
 
 
-def _scan_done(runner, step, scanned: ArrayScan, rows: int, started: float) -> None:
+def scan_done(runner, step, scanned: ArrayScan, rows: int, started: float) -> None:
+    """Record a finished scan's time, rows and pruning funnel for EXPLAIN ANALYZE."""
     scanned.stats["time_s"] = time.perf_counter() - started
     scanned.stats["rows"] = rows
     runner.scan_stats[id(step)] = scanned.stats

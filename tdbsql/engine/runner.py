@@ -46,6 +46,7 @@ from .scan_step import array_scan
 from .series import SeriesCatalog
 from .setop_step import run_set_operation
 from .streamed_result import result_parts, scan_chain
+from .top_scan import try_top_scan
 from .sort_step import run_sort
 from .subqueries import SubqueryResolver
 from .values_scan import values_frame
@@ -124,8 +125,10 @@ class Runner:
             if step in skipped:
                 continue
             started = time.perf_counter()
-            # count/sum/min/max straight from tile metadata, else an aggregate fed tile by tile
-            answered = try_metadata_answer(self, step) or try_streamed_aggregate(self, step)
+            # count/sum/min/max straight from tile metadata, else an aggregate fed tile by tile,
+            # or an ORDER BY ... LIMIT reading only the tiles that can hold its rows
+            answered = try_metadata_answer(self, step) or try_streamed_aggregate(self, step) \
+                or try_top_scan(self, step)
             if answered is not None:
                 frame, replaced = answered
                 frames[step] = _offset_limit(frame, step)

@@ -31,7 +31,18 @@ _ROW_CHANGING = (exp.AggFunc, exp.Window, exp.Explode, exp.Unnest)
 def scan_chain(runner, plan: planner.Plan) -> list | None:
     """The plan's steps bottom-up, from an array's scan to the root, when the result can be
     given part by part; else None."""
-    chain = [plan.root]
+    chain = row_chain(plan.root)
+    if chain is None or isinstance(plan.root.limit, PercentLimit):
+        return None
+    source, _window = runner.catalog.resolve(chain[0].source, runner.sql)
+    return chain if isinstance(source, ArraySource) else None
+
+
+def row_chain(top) -> list | None:
+    """``top`` and the steps below it, bottom-up from a table's scan, when each reads the one
+    below row by row and is its only reader, and none below ``top`` has a LIMIT or OFFSET;
+    else None."""
+    chain = [top]
     while chain[-1].dependencies:
         step = chain[-1]
         if len(step.dependencies) != 1 or not _row_by_row(step):
@@ -42,11 +53,9 @@ def scan_chain(runner, plan: planner.Plan) -> list | None:
         chain.append(below)
     scan = chain[-1]
     if not isinstance(scan, planner.Scan) or not isinstance(scan.source, exp.Table) or \
-            not _row_by_row(scan) or any(s.limit != math.inf or s.offset for s in chain[1:]) \
-            or isinstance(plan.root.limit, PercentLimit):
+            not _row_by_row(scan) or any(s.limit != math.inf or s.offset for s in chain[1:]):
         return None
-    source, _window = runner.catalog.resolve(scan.source, runner.sql)
-    return list(reversed(chain)) if isinstance(source, ArraySource) else None
+    return list(reversed(chain))
 
 
 def _row_by_row(step) -> bool:
