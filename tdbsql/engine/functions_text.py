@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
-from . import graphemes
+from . import graphemes, text_search
 from .functions import python_map, register
 from .frame import broadcast
 from .value_types import join_strings, kind, null_like, plain, valid_rows
@@ -26,12 +26,15 @@ from .value_types import join_strings, kind, null_like, plain, valid_rows
 _STRING_FUNCTIONS = (
     ("lower", ("lcase",), pc.utf8_lower), ("upper", ("ucase",), pc.utf8_upper),
 )
-# (name, aliases, Arrow kernel) of the functions testing a string against a constant.
+# (name, aliases, Arrow kernel for a constant pattern, the search for one per row).
 _PATTERN_FUNCTIONS = (
-    ("starts_with", ("prefix",), pc.starts_with), ("ends_with", ("suffix",), pc.ends_with),
-    ("contains", (), pc.match_substring),
+    ("starts_with", ("prefix",), pc.starts_with,
+     lambda s, p: text_search.affixed(s, p, at_end=False)),
+    ("ends_with", ("suffix",), pc.ends_with, lambda s, p: text_search.affixed(s, p, at_end=True)),
+    ("contains", (), pc.match_substring, text_search.found),
 )
-_TRIM_FUNCTIONS = (("trim", pc.utf8_trim), ("ltrim", pc.utf8_ltrim), ("rtrim", pc.utf8_rtrim))
+_TRIM_FUNCTIONS = (("trim", pc.utf8_trim, str.strip), ("ltrim", pc.utf8_ltrim, str.lstrip),
+                   ("rtrim", pc.utf8_rtrim, str.rstrip))
 
 
 def _on_string(kernel):
@@ -40,32 +43,36 @@ def _on_string(kernel):
     return impl
 
 
-def _on_pattern(kernel):
+def _on_pattern(kernel, per_row):
     def impl(ctx, s, pattern):
-        text = ctx.constant(ctx.string(pattern, 1), 1, "pattern")
-        s = ctx.string(s, 0)
+        pattern, s = ctx.string(pattern, 1), ctx.string(s, 0)
+        if not isinstance(pattern, pa.Scalar):
+            return per_row(s, pattern)
+        text = pattern.as_py()
         if text is None:
             return null_like(s, pa.bool_())
         return kernel(s, pattern=text)
     return impl
 
 
-def _on_trim(kernel):
+def _on_trim(kernel, strip):
     def impl(ctx, s, chars=None):
         """DuckDB's trim without characters removes spaces only (not tabs or newlines)."""
-        text = " " if chars is None else ctx.constant(ctx.string(chars, 1), 1, "trim characters")
-        if text is None:
+        chars = pa.scalar(" ") if chars is None else ctx.string(chars, 1)
+        if not isinstance(chars, pa.Scalar):  # characters per row
+            return python_map(strip, pa.string(), ctx.string(s, 0), chars)
+        if not chars.is_valid:
             return pa.scalar(None, pa.string())
-        return kernel(ctx.string(s, 0), characters=text)
+        return kernel(ctx.string(s, 0), characters=chars.as_py())
     return impl
 
 
 for _name, _aliases, _kernel in _STRING_FUNCTIONS:
     register(_name, 1, aliases=_aliases)(_on_string(_kernel))
-for _name, _aliases, _kernel in _PATTERN_FUNCTIONS:
-    register(_name, 2, aliases=_aliases)(_on_pattern(_kernel))
-for _name, _kernel in _TRIM_FUNCTIONS:
-    register(_name, 1, 2)(_on_trim(_kernel))
+for _name, _aliases, _kernel, _per_row_kernel in _PATTERN_FUNCTIONS:
+    register(_name, 2, aliases=_aliases)(_on_pattern(_kernel, _per_row_kernel))
+for _name, _kernel, _strip in _TRIM_FUNCTIONS:
+    register(_name, 1, 2)(_on_trim(_kernel, _strip))
 
 
 @register("reverse", 1)
@@ -193,9 +200,11 @@ def _float_text(value):
 
 @register("replace", 3)
 def _replace(ctx, s, old, new):
-    old_text = ctx.constant(ctx.string(old, 1), 1, "search string")
-    new_text = ctx.constant(ctx.string(new, 2), 2, "replacement")
-    s = ctx.string(s, 0)
+    old, new, s = ctx.string(old, 1), ctx.string(new, 2), ctx.string(s, 0)
+    if not (isinstance(old, pa.Scalar) and isinstance(new, pa.Scalar)):  # per row
+        return python_map(lambda text, a, b: text.replace(a, b) if a else text, pa.string(),
+                          s, old, new)
+    old_text, new_text = old.as_py(), new.as_py()
     if old_text is None or new_text is None:
         return null_like(s, pa.string())
     if old_text == "":
@@ -206,8 +215,10 @@ def _replace(ctx, s, old, new):
 @register("strpos", 2, aliases=("instr", "position"))
 def _strpos(ctx, s, needle):
     """1-based character position of the first match, 0 if none."""
-    text = ctx.constant(ctx.string(needle, 1), 1, "search string")
-    s = ctx.string(s, 0)
+    needle, s = ctx.string(needle, 1), ctx.string(s, 0)
+    if not isinstance(needle, pa.Scalar):
+        return text_search.positions(s, needle)
+    text = needle.as_py()
     if text is None:
         return null_like(s, pa.int64())
     if text == "":
@@ -359,9 +370,18 @@ def _rpad(ctx, s, width, fill):
 
 def _pad(ctx, s, width, fill, left: bool):
     """Pad to ``width`` characters cycling ``fill``; longer strings are cut to ``width``."""
-    n = ctx.constant(ctx.integer(width, 1), 1, "width")
-    text = ctx.constant(ctx.string(fill, 2), 2, "padding")
-    s = ctx.string(s, 0)
+    width, fill, s = ctx.integer(width, 1), ctx.string(fill, 2), ctx.string(s, 0)
+    if not (isinstance(width, pa.Scalar) and isinstance(fill, pa.Scalar)):  # per row
+
+        def pad(text, n, cycle):
+            n = max(n, 0)
+            missing = n - len(text[:n])
+            if missing and not cycle:
+                raise ctx.error("insufficient padding (empty fill string)", 2)
+            padding = (cycle * (missing // len(cycle) + 1))[:missing] if missing else ""
+            return padding + text[:n] if left else text[:n] + padding
+        return python_map(pad, pa.string(), s, width, fill)
+    n, text = width.as_py(), fill.as_py()
     if n is None or text is None:
         return null_like(s, pa.string())
     n = max(n, 0)
