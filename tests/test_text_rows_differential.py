@@ -42,6 +42,10 @@ EXPRESSIONS = [
     "strpos(s, p)", "instr(p, s)", "position(p IN s)", "starts_with(s, p)", "ends_with(s, p)",
     "contains(s, p)", "replace(s, p, '<>')", "replace(s, p, p || p)", "trim(s, p)",
     "ltrim(s, p)", "rtrim(s, p)", "lpad(s, n, p || 'x')", "rpad(s, n, 'yz')",
+    "s LIKE p", "s LIKE '%' || p || '%'", "s NOT LIKE '_%' || p", "s LIKE p || '%' || p",
+    "s ILIKE '%' || p || '_'", "s LIKE '%' || p || '%' ESCAPE '\\'",
+    "s LIKE replace(p, '\\', '') || '%' ESCAPE '\\'", "s ILIKE p || '%' ESCAPE 'a'",
+    "p LIKE s",
 ]
 
 
@@ -49,4 +53,10 @@ EXPRESSIONS = [
 def test_same_rows_as_duckdb(engines, expression):
     ours, oracle = engines
     sql = f"SELECT id, {expression} FROM t ORDER BY id"
-    assert ours.execute(sql).fetchall() == oracle.execute(sql).fetchall()
+    try:
+        want = oracle.execute(sql).fetchall()
+    except duckdb.Error:  # a LIKE pattern ending with its ESCAPE character: both refuse
+        with pytest.raises(tdbsql.SqlError):
+            ours.execute(sql)
+        return
+    assert ours.execute(sql).fetchall() == want

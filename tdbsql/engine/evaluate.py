@@ -370,10 +370,17 @@ class Evaluator:
         pattern_node = node.expression
         pattern = plain(self.value(pattern_node))
         value = plain_strings(self, node.this)
-        if not isinstance(pattern, pa.Scalar):
-            raise UnsupportedSql("LIKE with a non-constant pattern is not supported")
         if kind(pattern.type) not in ("string", "null"):
             raise self.error(f"LIKE pattern must be a string, got {pattern.type}", pattern_node)
+        if not isinstance(pattern, pa.Scalar):  # a pattern per row
+            if ignore_case and escape is not None and escape.lower() != escape:
+                raise UnsupportedSql("ILIKE with an upper-case ESCAPE character and a pattern "
+                                     "that is not a constant is not supported")
+            if ignore_case:  # DuckDB's ILIKE: LIKE of both sides lowered
+                value, pattern = _lowered(value), _lowered(pattern)
+            found = like_match.match_rows(value, pattern, escape,
+                                          lambda message: self.error(message, pattern_node))
+            return pc.invert(found) if node.args.get("negate") else found
         if not pattern.is_valid:
             return null_like(value, pa.bool_())
         if ignore_case and (escape is None or escape.lower() == escape):

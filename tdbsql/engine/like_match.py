@@ -13,7 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from ..errors import UnsupportedSql
 from ..kernels import like as kernels
+from ..kernels.like_rows import like_rows
 from .hash_table import valid_mask
 
 
@@ -95,3 +97,20 @@ def _offsets(values: pa.Array) -> np.ndarray:
         pa.types.is_large_binary(values.type) else np.int32
     raw = np.frombuffer(values.buffers()[1], width)
     return raw[values.offset:values.offset + len(values) + 1].astype(np.int64)
+
+
+def match_rows(values, patterns, escape: str | None, error) -> pa.Array:
+    """LIKE with a pattern per row (``kernels.like_rows``); NULL where either is NULL.
+    ``error(message)`` is the SQL's error for a pattern ending with the escape character."""
+    from .text_search import string_buffers, string_pairs
+
+    values, patterns, valid = string_pairs(values, patterns)
+    if escape is not None and len(escape.encode()) > 1:
+        raise UnsupportedSql(f"LIKE with the non-ASCII ESCAPE character {escape!r} and a "
+                             "pattern that is not a constant is not supported")
+    out = np.zeros(len(values), np.int64)
+    like_rows(*string_buffers(values), *string_buffers(patterns),
+              -1 if escape is None else ord(escape), out)
+    if (out[valid] < 0).any():
+        raise error("LIKE pattern must not end with the ESCAPE character")
+    return pa.array(out > 0, mask=None if valid.all() else ~valid)

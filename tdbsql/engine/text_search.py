@@ -22,7 +22,7 @@ def string_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
             offsets[values.offset:values.offset + len(values) + 1].astype(np.int64))
 
 
-def _pairs(s, needle):
+def string_pairs(s, needle):
     """Both as string arrays of one length (the longer's), and where both are valid."""
     rows = next((len(v) for v in (s, needle) if not isinstance(v, pa.Scalar)), 1)
     s, needle = (broadcast(v, rows).cast(pa.string()) for v in (s, needle))
@@ -35,7 +35,7 @@ def _answer(out: np.ndarray, valid: np.ndarray, out_type: pa.DataType) -> pa.Arr
 
 def positions(s, needle) -> pa.Array:
     """strpos: the 1-based character position of ``needle`` in ``s``, 0 if it is not there."""
-    s, needle, valid = _pairs(s, needle)
+    s, needle, valid = string_pairs(s, needle)
     out = np.zeros(len(s), np.int64)
     kernels.character_positions(*string_buffers(s), *string_buffers(needle), out)
     return _answer(out, valid, pa.int64())
@@ -48,7 +48,7 @@ def found(s, needle) -> pa.Array:
 
 def affixed(s, needle, at_end: bool) -> pa.Array:
     """starts_with (``at_end``: ends_with): whether ``s`` starts (ends) with ``needle``."""
-    s, needle, valid = _pairs(s, needle)
+    s, needle, valid = string_pairs(s, needle)
     out = np.zeros(len(s), np.int64)
     kernels.affixes(*string_buffers(s), *string_buffers(needle), at_end, out)
     return _answer(out.astype(bool), valid, pa.bool_())
