@@ -6,7 +6,7 @@ strings with combining marks, ``ß`` / ``İ``, emoji, blanks and '', month ends 
 centuries from 1970, timestamps before 1970 with fractions of a second.  hypothesis builds
 
 - window calls: ranking with ties and NULLs first or last, ascending or descending; ntile /
-  lag / lead (offsets and defaults) / first / last / nth_value (IGNORE NULLS, ROWS frames)
+  lag / lead (offsets and defaults, constants or columns) / first / last / nth_value (IGNORE NULLS, ROWS frames)
   over total orders; sums, averages, counts and extremes over ROWS / GROUPS frames and RANGE
   frames with offsets over numbers, dates and timestamps; whole-partition aggregates;
 - scalar expressions: substr / left / right / lpad / rpad / trim / replace / strpos /
@@ -54,7 +54,9 @@ RANKING = ["rank()", "dense_rank()", "percent_rank()", "cume_dist()"]
 ORDERED = ["row_number()", "ntile(2)", "ntile(5)", "ntile(100)", "lag(v)", "lag(f, 2)",
            "lead(s, 1, '?')", "lag(d, 3, DATE '2000-01-01')", "lead(ts, 2)", "lag(r)",
            "lead(v, 1, -1)", "first_value(f)", "last_value(s)", "nth_value(d, 2)",
-           "first_value(s IGNORE NULLS)", "last_value(f IGNORE NULLS)", "lag(v, 0)"]
+           "first_value(s IGNORE NULLS)", "last_value(f IGNORE NULLS)", "lag(v, 0)",
+           "ntile(g + 1)", "lag(f, g)", "lead(s, v % 3, '?')", "lag(d, v IGNORE NULLS)",
+           "lead(ts, g - 1 IGNORE NULLS)"]
 FRAMED = ["count(*)", "count(f)", "sum(v)", "sum(f)", "avg(f)", "sum(r)", "avg(v)", "min(s)",
           "max(s)", "min(f)", "max(f)", "min(d)", "max(ts)", "max(r)"]
 WHOLE = FRAMED + ["stddev_samp(v)", "count(DISTINCT s)", "bool_or(f > 0)", "median(f)"]

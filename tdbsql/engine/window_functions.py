@@ -99,7 +99,8 @@ def window_value(ev, node: exp.Window) -> pa.Array:
         window.check_filtered()
     ranking = _RANKING.get(name)
     if ranking is not None:
-        return window.in_row_order(pa.array(ranking(window)))
+        ranks = ranking(window)
+        return window.in_row_order(ranks if isinstance(ranks, pa.Array) else pa.array(ranks))
     if name in ("lag", "lead"):
         return window.shifted(-1 if name == "lag" else 1)
     if name in ("first_value", "last_value", "nth_value"):
@@ -214,17 +215,18 @@ class _Window:
             raise self.error(f"{self.shown}() needs {index + 1} argument(s)")
         return plain(broadcast(self.ev.value(self.args[index]), self.n))
 
-    def constant(self, index: int, default: int | None = None) -> int:
-        """A constant integer argument (an offset, a bucket count)."""
+    def integers(self, index: int, default: int) -> tuple[np.ndarray, np.ndarray]:
+        """An integer argument (an offset, a bucket count: a constant or a column, as in
+        DuckDB) by window position, 0 where NULL, and where it is not NULL."""
         if index >= len(self.args):
-            if default is None:
-                raise self.error(f"{self.shown}() needs {index + 1} argument(s)")
-            return default
-        value = self.ev.value(self.args[index])
-        if not isinstance(value, pa.Scalar) or not pa.types.is_integer(value.type) \
-                or not value.is_valid:
-            raise self.error(f"argument {index + 1} of {self.shown}() must be an integer constant")
-        return int(value.as_py())
+            return np.full(self.n, default, np.int64), np.ones(self.n, bool)
+        value = self.argument(index)
+        if not pa.types.is_integer(value.type) and not pa.types.is_null(value.type):
+            raise self.error(f"argument {index + 1} of {self.shown}() must be an integer, not "
+                             f"{value.type}")
+        order = self.layout.order
+        numbers = pc.fill_null(value.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+        return np.asarray(numbers, np.int64)[order], _valid(value)[order]
 
     def nth(self) -> np.ndarray:
         """nth_value's position in the frame, per window position (a constant or a column, as
@@ -258,23 +260,33 @@ class _Window:
 
     def shifted(self, direction: int) -> pa.Array:
         values = self.argument(0)
-        shift = direction * self.constant(1, default=1)
+        shift, known = self.integers(1, default=1)  # an offset per row; NULL: a NULL answer
+        shift = np.clip(shift, -2**62, 2**62) * direction
         layout = self.layout
-        if self.ignore_nulls and shift:  # count only the rows whose value is not NULL
+        target = self.position + shift
+        found = known & (target >= layout.part_start) & (target < layout.part_end)
+        if self.ignore_nulls:  # count only the rows whose value is not NULL
             before, valid_positions = _valid_counts(values, layout.order)
-            if shift < 0:  # the |shift|-th valid row before this one
-                k = before[self.position] + shift
-                found = k >= before[layout.part_start]
-            else:  # the shift-th valid row after it
-                k = before[self.position + 1] + shift - 1
-                found = k < before[layout.part_end]
-            target = valid_positions[np.where(found, k, 0)] if len(valid_positions) else k
-        else:
-            target = self.position + shift
-            found = (target >= layout.part_start) & (target < layout.part_end)
+            # back: the |shift|-th valid row before this one; ahead: the shift-th after it
+            k = np.where(shift < 0, before[self.position] + shift,
+                         before[self.position + 1] + shift - 1)
+            within = np.where(shift < 0, k >= before[layout.part_start],
+                              k < before[layout.part_end])
+            moved = valid_positions[np.where(within, k, 0)] if len(valid_positions) else k
+            target = np.where(shift == 0, target, moved)  # offset 0: the row itself
+            found = np.where(shift == 0, found, known & within)
         shifted = values.take(self.rows_at(target, found))
         if len(self.args) < 3:
             return shifted
+        defaulted = self._defaulted(shifted, found)
+        if known.all():
+            return defaulted
+        unknown = pa.array(~known[layout.inverse])  # a NULL offset: NULL, not the default
+        return pc.if_else(unknown, pa.scalar(None, shifted.type), defaulted)
+
+    def _defaulted(self, shifted: pa.Array, found: np.ndarray) -> pa.Array:
+        """lag / lead's default (its third argument) where no row was found."""
+        layout = self.layout
         default = self.ev.value(self.args[2])
         if isinstance(default, pa.Scalar) and not default.is_valid:
             return shifted
@@ -682,19 +694,24 @@ def _cume_dist(w: _Window) -> np.ndarray:
     return (layout.peer_end - layout.part_start) / (layout.part_end - layout.part_start)
 
 
-def _ntile(w: _Window) -> np.ndarray:
-    """Buckets 1..n as equal as can be, the first ``size % n`` one row larger."""
-    buckets = w.constant(0)
-    if buckets < 1:
+def _ntile(w: _Window) -> pa.Array:
+    """Buckets 1..n as equal as can be, the first ``size % n`` one row larger; ``n`` a
+    constant or a column (each row its own count, as in DuckDB), NULL for a NULL count."""
+    if not w.args:
+        raise w.error(f"{w.shown}() needs 1 argument(s)")
+    buckets, known = w.integers(0, default=0)
+    if (buckets[known] < 1).any():
         raise w.error("ntile() needs a bucket count greater than zero")
+    buckets = np.maximum(buckets, 1)
     size = w.layout.part_end - w.layout.part_start
     row = w.position - w.layout.part_start
     buckets = np.minimum(buckets, size)
     small = size // buckets  # rows in a small bucket
     large = size - buckets * small  # buckets with one row more
     in_large = large * (small + 1)  # rows in the large buckets
-    return np.where(row < in_large, 1 + row // (small + 1),
-                    1 + large + (row - in_large) // np.maximum(small, 1))
+    bucket = np.where(row < in_large, 1 + row // (small + 1),
+                      1 + large + (row - in_large) // np.maximum(small, 1))
+    return pa.array(bucket, mask=None if known.all() else ~known)
 
 
 _RANKING = {"row_number": _row_number, "rank": _rank, "dense_rank": _dense_rank,
