@@ -30,7 +30,8 @@ _FLAG_ARGS = {"binary", "encoding", "zero_start", "negative_length_returns_empty
               "to", "occurrence", "position"}
 _NAME_ALIASES = {"time_to_unix": "epoch", "str_position": "strpos", "signum": "sign",
                  "nvl": "coalesce", "array_contains_all": "list_has_all",  # a @> b
-                 "array_overlaps": "list_has_any"}  # a && b
+                 "array_overlaps": "list_has_any",  # a && b
+                 "jarowinkler_similarity": "jaro_winkler_similarity"}
 
 
 def node_span(node: exp.Expression) -> tuple[int, int] | None:

@@ -517,4 +517,5 @@ def _chr(ctx, code):
     return python_map(character, pa.string(), ctx.integer(code, 0))
 
 
-from . import functions_format  # noqa: E402,F401 - format, printf, translate, md5, sha256
+from . import functions_format, functions_similarity  # noqa: E402,F401 - format, printf,
+# translate, md5, sha256; levenshtein, jaro_similarity ...

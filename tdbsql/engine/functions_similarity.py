@@ -1,0 +1,68 @@
+"""String distances and similarities, registered into ``functions.REGISTRY``: DuckDB's
+``levenshtein`` (``editdist3``), ``damerau_levenshtein``, ``hamming`` (``mismatches``),
+``jaccard``, ``jaro_similarity`` and ``jaro_winkler_similarity``.
+
+In: two strings (constants or columns) per row; out: BIGINT distances or DOUBLE
+similarities, counted on UTF-8 bytes as DuckDB counts them (``kernels.string_distance``).
+NULL in, NULL out; DuckDB's errors for strings of unequal length or empty (hamming) and
+an empty string (jaccard).  The jaro functions' optional third argument is a cutoff: a similarity
+below it is 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ..kernels import string_distance as kernels
+from .functions import register
+from .text_search import string_buffers, string_pairs
+
+# (name, aliases, kernel, result type, the error of a row the kernel marked -1)
+_DISTANCES = (
+    ("levenshtein", ("editdist3",), kernels.levenshtein, pa.int64(), None),
+    ("damerau_levenshtein", (), kernels.damerau_levenshtein, pa.int64(), None),
+    ("hamming", ("mismatches",), kernels.hamming, pa.int64(),
+     "strings must be of equal length, and not empty"),
+    ("jaccard", (), kernels.jaccard, pa.float64(), "an argument is too short (empty)"),
+)
+
+
+def _rows(ctx, a, b, kernel, out_type: pa.DataType, *options) -> pa.Array:
+    a, b, valid = string_pairs(ctx.string(a, 0), ctx.string(b, 1))
+    out = np.zeros(len(a), np.float64 if out_type == pa.float64() else np.int64)
+    kernel(*string_buffers(a), *string_buffers(b), valid, *options, out)
+    return pa.array(out, out_type, mask=None if valid.all() else ~valid), out, valid
+
+
+def _distance(kernel, out_type: pa.DataType, refused: str | None):
+    def impl(ctx, a, b):
+        answer, out, valid = _rows(ctx, a, b, kernel, out_type)
+        if refused is not None and (out[valid] < 0).any():
+            raise ctx.error(refused)
+        return _shaped(answer, a, b)
+    return impl
+
+
+def _jaro(winkler: bool):
+    def impl(ctx, a, b, cutoff=None):
+        answer, out, valid = _rows(ctx, a, b, kernels.jaro, pa.float64(), winkler)
+        if cutoff is not None:
+            least = ctx.constant(ctx.double(cutoff, 2), 2, "score cutoff")
+            if least is None:
+                return _shaped(pa.nulls(len(answer), pa.float64()), a, b)
+            answer = pa.array(np.where(out >= least, out, 0.0),
+                              mask=None if valid.all() else ~valid)
+        return _shaped(answer, a, b)
+    return impl
+
+
+def _shaped(answer: pa.Array, a, b):
+    """One row for two constants, as the other functions answer them."""
+    return answer[0] if isinstance(a, pa.Scalar) and isinstance(b, pa.Scalar) else answer
+
+
+for _name, _aliases, _kernel, _type, _refused in _DISTANCES:
+    register(_name, 2, aliases=_aliases)(_distance(_kernel, _type, _refused))
+register("jaro_similarity", 2, 3)(_jaro(winkler=False))
+register("jaro_winkler_similarity", 2, 3)(_jaro(winkler=True))
