@@ -54,6 +54,11 @@ EXPRESSIONS = [
     "jaro_similarity(s, p)", "jaro_similarity(s, reverse(s))", "jaro_similarity(s, p || s, 0.8)",
     "jaro_winkler_similarity(s, substr(s, 1, 4) || p)", "jaro_winkler_similarity(s, p || s)",
     "jaro_winkler_similarity(s, replace(s, 'a', 'b'), 0.9)",
+    "s GLOB replace(replace(p, '%', '*'), '_', '?')", "s GLOB '*' || replace(p, '%', '*') || '*'",
+    "s GLOB '*[' || p || ']*'", "s NOT GLOB '[!' || p || ']*'", "s GLOB '*[' || p || '-' || p || ']'",
+    "s GLOB '?' || p || '*'", "p GLOB s",
+    "s SIMILAR TO '.*' || replace(replace(p, '\\', ''), '%', '.') || '.*'",
+    "s NOT SIMILAR TO '[' || replace(p, '\\', '') || 'x]+'",
 ]
 
 

@@ -30,7 +30,8 @@ from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
 from ..planner.column_names import type_sql, written_interval
-from . import arithmetic, decimals, like_match, list_lambdas, list_ops
+from ..planner.parse import span_of
+from . import arithmetic, decimals, glob_match, like_match, list_lambdas, list_ops
 from . import datetime_ops as dto
 from .column_refs import resolve_column
 from .frame import broadcast
@@ -415,6 +416,17 @@ class Evaluator:
             pos += 1
         return "".join(out)
 
+    # -- GLOB, SIMILAR TO ----------------------------------------------------------------
+
+    def _glob(self, node: exp.Glob):
+        return glob_match.glob(plain_strings(self, node.this),
+                               plain_strings(self, node.expression))
+
+    def _similar_to(self, node: exp.SimilarTo):
+        return glob_match.similar_to(plain_strings(self, node.this),
+                                     plain_strings(self, node.expression),
+                                     lambda message: self.error(message, node.expression))
+
     # -- CASE ----------------------------------------------------------------------------
 
     def _case(self, node: exp.Case):
@@ -670,6 +682,7 @@ _HANDLERS = {
     exp.NullSafeEQ: Evaluator._nullsafeeq, exp.NullSafeNEQ: Evaluator._nullsafeneq,
     exp.Between: Evaluator._between, exp.In: Evaluator._in, exp.Like: Evaluator._like,
     exp.ILike: Evaluator._ilike, exp.Escape: Evaluator._escape, exp.Case: Evaluator._case,
+    exp.Glob: Evaluator._glob, exp.SimilarTo: Evaluator._similar_to,
     exp.If: Evaluator._if, exp.Add: arithmetic.add, exp.Sub: arithmetic.subtract,
     exp.Mul: arithmetic.multiply, exp.Div: arithmetic.divide,
     exp.IntDiv: arithmetic.integer_divide, exp.Mod: arithmetic.modulo,

@@ -559,6 +559,7 @@ _HANDLERS = {
     exp.Distinct: _distinct,
     exp.Subquery: _subquery,
     exp.Any: lambda node: "ANY" + render(node.this),
+    exp.Glob: lambda node: f"({render(node.this)} ~~~ {render(node.expression)})",
     exp.SimilarTo: lambda node: f"regexp_full_match({render(node.this)}, "
                                 f"{render(node.expression)})",
     exp.Escape: _escape,

@@ -1,0 +1,45 @@
+"""``s GLOB pattern`` and ``s SIMILAR TO regex``, as DuckDB evaluates them.
+
+GLOB matches bytes (``kernels.glob``: ``*``, ``?``, ``[...]`` classes, ``\\`` escapes), the
+pattern a constant or a column.  SIMILAR TO is a regular expression (RE2, as DuckDB's) that
+must match the whole string; a pattern per row runs once per distinct pattern.  NULL string
+or pattern: NULL.  ``NOT GLOB`` / ``NOT SIMILAR TO`` are ``NOT`` of these.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..kernels.glob import glob_rows
+from .text_search import string_buffers, string_pairs
+from .value_types import null_like
+
+
+def glob(values, patterns) -> pa.Array:
+    values, patterns, valid = string_pairs(values, patterns)
+    out = np.zeros(len(values), np.int64)
+    glob_rows(*string_buffers(values), *string_buffers(patterns), out)
+    return pa.array(out > 0, mask=None if valid.all() else ~valid)
+
+
+def similar_to(values, patterns, error) -> pa.Array:
+    """``error(message)``: the SQL's error for a pattern RE2 cannot compile."""
+    if isinstance(patterns, pa.Scalar):
+        return _full_match(values, patterns.as_py(), error) if patterns.is_valid else \
+            null_like(values, pa.bool_())
+    values, patterns, _ = string_pairs(values, patterns)
+    out = pa.nulls(len(values), pa.bool_())
+    for pattern in pc.unique(patterns).drop_null().to_pylist():
+        rows = pc.equal(patterns, pattern).fill_null(False)
+        out = pc.if_else(rows, _full_match(values, pattern, error), out)
+    return out
+
+
+def _full_match(values, pattern: str, error):
+    try:
+        return pc.match_substring_regex(values, f"^(?:{pattern})$")
+    except pa.ArrowInvalid as err:
+        reason = str(err).split(": ", 1)[-1].rsplit(": ", 1)[0]  # without Arrow's anchors
+        raise error(f"invalid regular expression {pattern!r}: {reason}") from None
