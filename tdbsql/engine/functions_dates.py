@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
 from . import datetime_ops as dto
+from ..errors import UnsupportedSql
 from .functions import python_map, register
 from .time_format import compile_format
 from .time_parse import DateError, ParseError, time_parser
@@ -121,8 +122,9 @@ def _make_date(ctx, year, month, day):
 
 @register("unix_to_time", 1, 2)
 def _unix_to_time(ctx, value, scale=None):
-    """to_timestamp(seconds) (scale None) and epoch_ms(n) (scale 3) as sqlglot names them;
-    epoch_ms of a DATE / TIMESTAMP is its milliseconds since the epoch instead."""
+    """to_timestamp(seconds) (scale None), epoch_ms(n) (scale 3) and make_timestamp(n)
+    (microseconds, scale 6) as sqlglot names them; epoch_ms of a DATE / TIMESTAMP is its
+    milliseconds since the epoch instead."""
     value = plain(value)
     if scale is None:
         seconds = ctx.double(value, 0)
@@ -130,8 +132,12 @@ def _unix_to_time(ctx, value, scale=None):
         return pc.cast(micros, pa.timestamp("us", tz="UTC"))
     if kind(value.type) in ("date", "timestamp"):
         return dto.floor_div(_micros(value), 1000)
-    millis = ctx.integer(value, 0)
-    return pc.cast(pc.multiply_checked(millis, 1000), pa.timestamp("us"))
+    digits = scale.as_py()  # epoch_ms: 3, make_timestamp(microseconds): 6
+    if digits not in (3, 6):
+        raise UnsupportedSql(f"{ctx.written_name}() of a count of 10**-{digits} seconds is "
+                             "not supported")
+    count = ctx.integer(value, 0)
+    return pc.cast(pc.multiply_checked(count, 10 ** (6 - digits)), pa.timestamp("us"))
 
 
 @register("epoch_ms", 1)
