@@ -1,4 +1,4 @@
-"""``age(ts, ts)`` and ``time_bucket``, registered into ``functions.REGISTRY``.
+"""``age(ts, ts)``, ``date_sub`` and ``time_bucket``, registered into ``functions.REGISTRY``.
 
 In: evaluated arguments and the ``Call``.  Out: an Arrow value, NULL where an argument is.
 
@@ -7,6 +7,9 @@ In: evaluated arguments and the ``Call``.  Out: an Arrow value, NULL where an ar
   negative one borrows from the next (a day from the month of the earlier value:
   ``age('2024-03-01', '2024-01-31')`` is 1 month 1 day), the sign of the whole when end is
   before start.  The one-argument form reads the clock and is not offered.
+- ``date_sub(part, start, end)``: whole parts from start to end, toward zero (``day``
+  counts 24 hours, ``month`` complete months: 01-31 to 02-29 is one, the end being its
+  month's last day); of two TIMEs the parts up to hours.
 - ``time_bucket(width, ts[, origin | offset])``: the start of ``ts``'s bucket.  A width of
   days / time counts from ``2000-01-03`` (a Monday), a width of months from ``2000-01-01``
   (then the width may have no days or time: DuckDB's error); a TIMESTAMP / DATE third
@@ -23,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import datetime_ops as dto
-from ..errors import SqlError
+from ..errors import SqlError, UnsupportedSql
 from .frame import broadcast
 from .functions import register
 from .value_types import kind, null_like, null_rows, plain
@@ -92,6 +95,65 @@ def _fields(stamps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return (month.astype(np.int64) + 1970 * 12,
             (day - month.astype("datetime64[D]")).astype(np.int64) + 1,
             (stamps - day.astype("datetime64[us]")).astype(np.int64))
+
+
+_SUB_MICROS = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000,
+               "minute": 60_000_000, "hour": 3_600_000_000, "day": _US_PER_DAY,
+               "week": 7 * _US_PER_DAY}
+_SUB_MONTHS = {"month": 1, "quarter": 3, "year": 12, "decade": 120, "century": 1200,
+               "millennium": 12000}
+
+
+@register("date_sub", 3, aliases=("datesub",))
+def _date_sub(ctx, part, start, end):
+    """Whole units from start to end (toward zero), as DuckDB's date_sub."""
+    name = ctx.constant(ctx.string(part, 0), 0, "date part")
+    unit = None if name is None else dto.spelled(name)
+    if unit is not None and unit not in _SUB_MICROS and unit not in _SUB_MONTHS:
+        try:
+            dto.normalise_part(name)
+        except dto.DatetimeError:
+            raise ctx.error(f"unknown date part {name!r}", 0) from None
+        raise UnsupportedSql(f"date_sub() in {name!r} is not supported")
+    start, end = ctx.temporal(start, 1, times=True), ctx.temporal(end, 2, times=True)
+    times = [kind(v.type) == "time" for v in (start, end)]
+    if any(times) and not all(times) or all(times) and unit in _SUB_MONTHS:
+        raise ctx.error(f"date_sub of {start.type} and {end.type} in {unit}s is not defined")
+    if unit is None:  # a NULL part: NULL, as in DuckDB
+        return null_like(end, pa.int64())
+    if isinstance(start, pa.Scalar) and isinstance(end, pa.Scalar):
+        return _date_sub(ctx, part, pa.array([start.as_py()], start.type), end)[0]
+    rows = len(start) if isinstance(end, pa.Scalar) else len(end)
+    a, b = broadcast(start, rows), broadcast(end, rows)
+    if all(times):
+        a, b = (pc.cast(pc.cast(v, pa.time64("us")), pa.int64()) for v in (a, b))
+    early, late = (np.asarray(pc.fill_null(v, 0).to_numpy(zero_copy_only=False), np.int64)
+                   if all(times) else _stamps(v) for v in (a, b))
+    if unit in _SUB_MONTHS:
+        elapsed, per = _whole_months(late, early), _SUB_MONTHS[unit]
+    else:
+        elapsed, per = (late - early).astype(np.int64), _SUB_MICROS[unit]
+    whole = np.sign(elapsed) * (np.abs(elapsed) // per)
+    return pa.array(whole, pa.int64(), mask=null_rows(a) | null_rows(b))
+
+
+def _whole_months(late: np.ndarray, early: np.ndarray) -> np.ndarray:
+    """Complete months from each ``early`` to its ``late`` (datetime64[us]; negative when
+    ``late`` is before), DuckDB's way: when the later one is on the last day of its month,
+    an earlier day past it (or a later time on it) counts as that last day, so 01-31 to
+    02-29 is a month."""
+    negative = late < early
+    late, early = np.where(negative, early, late), np.where(negative, late, early)
+    (late_month, late_day, late_time), (early_month, early_day, early_time) = \
+        _fields(late), _fields(early)
+    month = late.astype("datetime64[M]")
+    month_days = ((month + 1).astype("datetime64[D]") - month.astype("datetime64[D]")) \
+        .astype(np.int64)
+    early_day = np.where((late_day == month_days) & (early_day > month_days), month_days,
+                         early_day)
+    short = (late_day < early_day) | ((late_day == early_day) & (late_time < early_time))
+    months = late_month - early_month - short
+    return np.where(negative, -months, months)
 
 
 @register("time_bucket", 2, 3, aliases=("date_bin",))

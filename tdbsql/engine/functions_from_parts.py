@@ -2,7 +2,7 @@
 ``make_timestamp(year, month, day, hour, minute, seconds)`` and ``make_time(hour, minute,
 seconds)``, each part a constant or a column.
 
-As DuckDB: the seconds are a DOUBLE rounded to the microsecond; a month or day the calendar
+As DuckDB: the seconds are a DOUBLE, their fraction rounded to the microsecond; a month or day the calendar
 does not have is ``Date out of range``, an hour past 24, a minute past 59 or seconds outside
 0..60 ``Time out of range`` (24:00:00 and a 60th second roll over into the next day or
 minute); years outside 1 .. 9999 (DuckDB's BC years) are UnsupportedSql.  NULL in any part: NULL.
@@ -36,7 +36,9 @@ def _columns(ctx, integers, seconds):
 
 def _time_micros(ctx, hour, minute, seconds, valid) -> np.ndarray:
     """Microseconds into the day (24:00:00 is a whole day), or DuckDB's error."""
-    micros = np.floor(seconds * _US_PER_SECOND + 0.5)
+    whole = np.trunc(seconds)  # DuckDB rounds the fraction alone, half away from zero
+    fraction = (seconds - whole) * _US_PER_SECOND
+    micros = whole * _US_PER_SECOND + np.sign(fraction) * np.floor(np.abs(fraction) + 0.5)
     bad = valid & ((hour < 0) | (hour > 24) | (minute < 0) | (minute > 59) | (micros < 0)
                    | (micros > 60 * _US_PER_SECOND)
                    | ((hour == 24) & ((minute > 0) | (micros > 0))))
