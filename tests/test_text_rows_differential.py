@@ -1,9 +1,10 @@
 """Row-by-row differential test of string functions whose every argument is a column
-(``strpos(s, p)``, ``s LIKE p``, ``levenshtein(s, p)``, ...), tdbsql against DuckDB.
+(``strpos(s, p)``, ``s LIKE p``, ``levenshtein(s, p)``, ...) and of the functions on a
+string's codes (``hex``, ``url_encode``, ``strip_accents`` ...), tdbsql against DuckDB.
 
 1,000 random pairs of short strings over a small alphabet (so that searches find matches),
-with ASCII, two-, three- and four-byte UTF-8 characters, the LIKE wildcards and the
-backslash, '' and NULL; each expression's column compared row by row."""
+with ASCII, two-, three- and four-byte UTF-8 characters, a combining accent, the LIKE
+wildcards and the backslash, '' and NULL; each expression's column compared row by row."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from sql_fixtures import assert_same_rows
 
 duckdb = pytest.importorskip("duckdb")
 
-ALPHABET = ["a", "b", "A", "ß", "é", "東", "🙂", "%", "_", "\\", " "]
+ALPHABET = ["a", "b", "A", "ß", "é", "東", "🙂", "%", "_", "\\", " ", "\u0301"]
 ROWS = 1000
 
 
@@ -59,6 +60,10 @@ EXPRESSIONS = [
     "s GLOB '?' || p || '*'", "p GLOB s",
     "s SIMILAR TO '.*' || replace(replace(p, '\\', ''), '%', '.') || '.*'",
     "s NOT SIMILAR TO '[' || replace(p, '\\', '') || 'x]+'",
+    "unicode(s)", "ord(p)", "bit_length(s)", "length_grapheme(s || p)", "hex(s)", "to_hex(n)",
+    "bin(p)", "to_binary(n - 5)", "sha1(s)", "url_encode(s)",
+    "url_decode(url_encode(s) || replace(p, '%', '%2'))", "strip_accents(s)",
+    "nfc_normalize(p || s)",
 ]
 
 

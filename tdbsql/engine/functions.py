@@ -341,4 +341,4 @@ def _typeof(ctx, value):
 
 # The function families register into REGISTRY when imported (they import ``register`` above).
 from . import functions_dates, functions_lists, functions_math, functions_text  # noqa: E402,F401
-from . import functions_from_parts  # noqa: E402,F401 - make_timestamp, make_time
+from . import functions_codes, functions_from_parts  # noqa: E402,F401 - hex, make_time ...

@@ -13,8 +13,8 @@ NULL, as DuckDB:
   value of type int``, a placeholder past the last argument its ``Argument index "1" out of
   range``;
 - ``translate(s, from, to)``: each character of ``from`` becomes the one at its place in
-  ``to``, or goes when ``to`` is shorter; ``md5`` / ``sha256``: the hex digest of the UTF-8
-  bytes (of a BLOB's bytes).
+  ``to``, or goes when ``to`` is shorter; ``md5`` / ``sha1`` / ``sha256``: the hex digest of
+  the UTF-8 bytes (of a BLOB's bytes).
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ def _digest(algorithm: str):
 
 register("md5", 1)(_digest("md5"))
 register("sha256", 1)(_digest("sha256"))
+register("sha1", 1, aliases=("sha",))(_digest("sha1"))
 
 
 @register("sha2", 2)
