@@ -64,6 +64,11 @@ EXPRESSIONS = [
     "bin(p)", "to_binary(n - 5)", "sha1(s)", "url_encode(s)",
     "url_decode(url_encode(s) || replace(p, '%', '%2'))", "strip_accents(s)",
     "nfc_normalize(p || s)",
+    "regexp_matches(s, replace(p, '\\', ''))", "regexp_matches(s, replace(p, '\\', ''), 'i')",
+    "regexp_replace(s, replace(p, '\\', '') || '.', '<' || replace(p, '\\', '') || '>', 'g')",
+    "regexp_replace(s, 'a|' || replace(p, '\\', ''), replace(p, '\\', ''))",
+    "regexp_extract(s, '(' || replace(p, '\\', '') || ')(.)', 2)", "str_split(s, p)",
+    "string_split(s, substr(p, 1, 1))",
 ]
 
 

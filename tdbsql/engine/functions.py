@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
@@ -20,6 +21,7 @@ from sqlglot import exp
 from ..errors import SqlError, UnsupportedSql
 from ..planner.parse import span_of
 from . import datetime_ops as dto
+from .frame import broadcast
 from .value_types import (cast_value, common_type, fit_literals, is_numeric, kind, null_like,
                           plain, type_name)
 
@@ -199,6 +201,33 @@ def python_map(fn, out_type: pa.DataType, *values):
                else (v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v).to_pylist()
                for v in values]
     return pa.array([None if None in row else fn(*row) for row in zip(*columns)], out_type)
+
+
+def per_distinct(fn, value, *options):
+    """``fn(rows of value, *options)`` once per distinct combination of the options that
+    differ from row to row (a regex pattern, a separator), each called with constants
+    (NULL ones too: ``fn`` answers those), the answers put back in row order."""
+    options = [plain(v) for v in options]
+    rows = next(len(v) for v in (value, *options) if not isinstance(v, pa.Scalar))
+    value = broadcast(plain(value), rows)
+    columns = [v if isinstance(v, pa.Scalar) else broadcast(v, rows) for v in options]
+    keys = zip(*(([v.as_py()] * rows) if isinstance(v, pa.Scalar) else v.to_pylist()
+                 for v in columns))
+    groups: dict[tuple, list[int]] = {}
+    for row, key in enumerate(keys):
+        groups.setdefault(key, []).append(row)
+    if not groups:  # no rows
+        return fn(value, *(pa.scalar(None, v.type) for v in columns))
+    pieces, order = [], []
+    for key, members in groups.items():
+        constants = [v if isinstance(v, pa.Scalar) else pa.scalar(k, v.type)
+                     for k, v in zip(key, columns)]
+        answer = fn(value.take(pa.array(members, pa.int64())), *constants)
+        pieces.append(broadcast(answer, len(members)))
+        order.extend(members)
+    inverse = np.empty(rows, np.int64)
+    inverse[np.asarray(order, np.int64)] = np.arange(rows)
+    return pa.concat_arrays([p.cast(pieces[0].type) for p in pieces]).take(pa.array(inverse))
 
 
 # --- sqlglot's typed function nodes ---------------------------------------------------------

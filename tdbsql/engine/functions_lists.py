@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .frame import broadcast
-from .functions import register, unify
+from .functions import per_distinct, register, unify
 from .functions_text import as_text, text_concat, text_length
 from .hash_table import group_rows, key_codes
 from .integer_series import series_counts, series_values
@@ -137,8 +137,10 @@ def _list_position(ctx, lists, needle):
 def _string_split(ctx, text, separator):
     """The pieces of the string between separators (``''`` splits into characters, a NULL
     separator keeps the string whole: ``_split_whole``); NULL for a NULL string."""
-    text = ctx.string(text, 0)
-    sep = ctx.constant(ctx.string(separator, 1), 1, "separator")
+    text, separator = ctx.string(text, 0), ctx.string(separator, 1)
+    if not isinstance(separator, pa.Scalar):  # once per distinct separator
+        return per_distinct(lambda v, p: _string_split(ctx, v, p), text, separator)
+    sep = separator.as_py()
     if sep is None or sep == "":
         return _split_whole(text, sep)
     if isinstance(text, pa.Scalar):

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
 from . import graphemes, text_search
-from .functions import python_map, register
+from .functions import per_distinct, python_map, register
 from .frame import broadcast
 from .value_types import join_strings, kind, null_like, plain, valid_rows
 
@@ -450,6 +450,9 @@ def _by_regex(ctx, compute, *args, **options):
     try:
         return compute(*args, **options)
     except pa.ArrowInvalid as err:
+        if "replacement string" in str(err):  # a backslash followed by neither digit nor \
+            raise ctx.error(f"invalid replacement string: {str(err).split(': ', 1)[-1]}",
+                            2) from None
         if "regular expression" not in str(err):
             raise
         raise ctx.error(f"invalid regular expression: {str(err).split(': ', 1)[-1]}", 1) \
@@ -459,6 +462,8 @@ def _by_regex(ctx, compute, *args, **options):
 @register("regexp_matches", 2, 3, aliases=("regexp_like",))
 def _regexp_matches(ctx, s, pattern, options=None):
     """Does a match of pattern (RE2, as DuckDB) occur anywhere in s?"""
+    if not isinstance(plain(pattern), pa.Scalar):  # once per distinct pattern
+        return per_distinct(lambda v, p: _regexp_matches(ctx, v, p, options), s, pattern)
     s, regex = ctx.string(s, 0), _constant_pattern(ctx, pattern, 1)
     flags = _regex_options(ctx, options, 2)
     if regex is None:
@@ -469,6 +474,9 @@ def _regexp_matches(ctx, s, pattern, options=None):
 @register("regexp_replace", 3, 4)
 def _regexp_replace(ctx, s, pattern, replacement, options=None):
     """The first match (every match with option 'g') replaced; ``\\1`` names a group."""
+    if not all(isinstance(plain(v), pa.Scalar) for v in (pattern, replacement)):
+        return per_distinct(lambda v, p, r: _regexp_replace(ctx, v, p, r, options), s,
+                            pattern, replacement)
     s, regex = ctx.string(s, 0), _constant_pattern(ctx, pattern, 1)
     new = ctx.constant(ctx.string(replacement, 2), 2, "replacement")
     flags = _regex_options(ctx, options, 3)
@@ -485,6 +493,8 @@ def _regexp_extract(ctx, s, pattern, group=None):
     """The group-th group (0: the whole match) of the first match; '' without a match."""
     import re
 
+    if not isinstance(plain(pattern), pa.Scalar):  # once per distinct pattern
+        return per_distinct(lambda v, p: _regexp_extract(ctx, v, p, group), s, pattern)
     regex = _constant_pattern(ctx, pattern, 1)
     number = 0 if group is None else ctx.constant(group, 2, "group")
     if regex is None or number is None:

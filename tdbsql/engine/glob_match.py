@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..kernels.glob import glob_rows
+from .functions import per_distinct
 from .text_search import string_buffers, string_pairs
 from .value_types import null_like
 
@@ -26,15 +27,10 @@ def glob(values, patterns) -> pa.Array:
 
 def similar_to(values, patterns, error) -> pa.Array:
     """``error(message)``: the SQL's error for a pattern RE2 cannot compile."""
-    if isinstance(patterns, pa.Scalar):
-        return _full_match(values, patterns.as_py(), error) if patterns.is_valid else \
-            null_like(values, pa.bool_())
-    values, patterns, _ = string_pairs(values, patterns)
-    out = pa.nulls(len(values), pa.bool_())
-    for pattern in pc.unique(patterns).drop_null().to_pylist():
-        rows = pc.equal(patterns, pattern).fill_null(False)
-        out = pc.if_else(rows, _full_match(values, pattern, error), out)
-    return out
+    if not isinstance(patterns, pa.Scalar):
+        return per_distinct(lambda v, p: similar_to(v, p, error), values, patterns)
+    return _full_match(values, patterns.as_py(), error) if patterns.is_valid else \
+        null_like(values, pa.bool_())
 
 
 def _full_match(values, pattern: str, error):
