@@ -69,6 +69,12 @@ EXPRESSIONS = [
     "regexp_replace(s, 'a|' || replace(p, '\\', ''), replace(p, '\\', ''))",
     "regexp_extract(s, '(' || replace(p, '\\', '') || ')(.)', 2)", "str_split(s, p)",
     "string_split(s, substr(p, 1, 1))",
+    "regexp_full_match(s, '.*' || replace(p, '\\', '') || '.*')",
+    "regexp_full_match(s, replace(p, '\\', '') || '.*', 'i')",
+    "string_split_regex(s, '[' || replace(p, '\\', '') || 'x]')",
+    "regexp_split_to_array(s, 'a+|b')",
+    "regexp_extract_all(s, '[' || replace(p, '\\', '') || 'x]+')",
+    "regexp_extract_all(s, '(a)(b|A)', 2)", "regexp_extract_all(s, '(a)(b)?(é)?', 3)",
 ]
 
 

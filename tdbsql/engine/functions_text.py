@@ -434,7 +434,7 @@ def _concat_ws(ctx, separator, *values):
     return pc.binary_join_element_wise(*parts, separator, null_handling="skip")
 
 
-def _regex_options(ctx, options, index: int) -> str:
+def regex_options(ctx, options, index: int) -> str:
     flags = "" if options is None else ctx.constant(ctx.string(options, index), index, "option")
     if flags is None or set(flags) - set("cigmnsl"):
         raise UnsupportedSql(f"{ctx.name}() option {flags!r} is not supported")
@@ -445,7 +445,7 @@ def _constant_pattern(ctx, pattern, index: int) -> str | None:
     return ctx.constant(ctx.string(pattern, index), index, "pattern")
 
 
-def _by_regex(ctx, compute, *args, **options):
+def by_regex(ctx, compute, *args, **options):
     """An Arrow regex kernel's result; a pattern RE2 cannot compile is the SQL's error."""
     try:
         return compute(*args, **options)
@@ -465,10 +465,10 @@ def _regexp_matches(ctx, s, pattern, options=None):
     if not isinstance(plain(pattern), pa.Scalar):  # once per distinct pattern
         return per_distinct(lambda v, p: _regexp_matches(ctx, v, p, options), s, pattern)
     s, regex = ctx.string(s, 0), _constant_pattern(ctx, pattern, 1)
-    flags = _regex_options(ctx, options, 2)
+    flags = regex_options(ctx, options, 2)
     if regex is None:
         return null_like(s, pa.bool_())
-    return _by_regex(ctx, pc.match_substring_regex, s, regex, ignore_case="i" in flags)
+    return by_regex(ctx, pc.match_substring_regex, s, regex, ignore_case="i" in flags)
 
 
 @register("regexp_replace", 3, 4)
@@ -479,12 +479,12 @@ def _regexp_replace(ctx, s, pattern, replacement, options=None):
                             pattern, replacement)
     s, regex = ctx.string(s, 0), _constant_pattern(ctx, pattern, 1)
     new = ctx.constant(ctx.string(replacement, 2), 2, "replacement")
-    flags = _regex_options(ctx, options, 3)
+    flags = regex_options(ctx, options, 3)
     if regex is None or new is None:
         return null_like(s, pa.string())
     if "i" in flags:
         regex = "(?i)" + regex
-    return _by_regex(ctx, pc.replace_substring_regex, s, regex, new,
+    return by_regex(ctx, pc.replace_substring_regex, s, regex, new,
                      max_replacements=None if "g" in flags else 1)
 
 
@@ -529,3 +529,4 @@ def _chr(ctx, code):
 
 from . import functions_format, functions_similarity  # noqa: E402,F401 - format, printf,
 # translate, md5, sha256; levenshtein, jaro_similarity ...
+from . import functions_regexp_more  # noqa: E402,F401 - regexp_full_match, string_split_regex
