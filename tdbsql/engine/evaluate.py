@@ -427,6 +427,16 @@ class Evaluator:
                                      plain_strings(self, node.expression),
                                      lambda message: self.error(message, node.expression))
 
+    # -- date_add ------------------------------------------------------------------------
+
+    def _date_add(self, node: exp.DateAdd):
+        """``date_add(t, interval)`` is ``t + interval``.  (sqlglot casts ``t`` to a
+        TIMESTAMP, so ``date_add(date, days)``, a DATE in DuckDB, is not offered.)"""
+        if not isinstance(node.expression, exp.Interval):
+            raise UnsupportedSql("date_add() of anything but an INTERVAL literal is not "
+                                 f"supported: {node.expression.sql(dialect='duckdb')!r}")
+        return arithmetic.add(self, exp.Add(this=node.this, expression=node.expression))
+
     # -- CASE ----------------------------------------------------------------------------
 
     def _case(self, node: exp.Case):
@@ -683,6 +693,7 @@ _HANDLERS = {
     exp.Between: Evaluator._between, exp.In: Evaluator._in, exp.Like: Evaluator._like,
     exp.ILike: Evaluator._ilike, exp.Escape: Evaluator._escape, exp.Case: Evaluator._case,
     exp.Glob: Evaluator._glob, exp.SimilarTo: Evaluator._similar_to,
+    exp.DateAdd: Evaluator._date_add,
     exp.If: Evaluator._if, exp.Add: arithmetic.add, exp.Sub: arithmetic.subtract,
     exp.Mul: arithmetic.multiply, exp.Div: arithmetic.divide,
     exp.IntDiv: arithmetic.integer_divide, exp.Mod: arithmetic.modulo,

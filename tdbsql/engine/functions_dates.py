@@ -3,7 +3,8 @@
 In: evaluated arguments and the ``Call``.  Out: an Arrow value.  DuckDB's semantics:
 ``date_diff(part, start, end)`` counts the part's boundaries crossed (``'minute'`` from 10:00:59
 to 10:01:00 is 1); ``last_day`` is a DATE; ``dayname`` / ``monthname`` are English;
-``make_date`` refuses a day its month does not have; ``epoch_ms(n)`` is a TIMESTAMP,
+``make_date`` refuses a day its month does not have (``make_date(n)`` is n days from
+1970-01-01); ``epoch_ms(n)`` is a TIMESTAMP,
 ``epoch_ms(t)`` a BIGINT; ``to_timestamp(seconds)`` a TIMESTAMP WITH TIME ZONE; ``strftime``
 and ``strptime`` take DuckDB's format specifiers (``time_format``, ``time_parse``).
 """
@@ -109,8 +110,18 @@ def _formatted(value, code: str):
     return pc.strftime(dto.to_timestamp(value), format=code, locale="C")
 
 
-@register("date_from_parts", 3, aliases=("make_date",))
-def _make_date(ctx, year, month, day):
+@register("date_from_parts", 1, 3, aliases=("make_date",))
+def _make_date(ctx, year, month=None, day=None):
+    """make_date(year, month, day); make_date(days) counts days from 1970-01-01."""
+    if month is None and day is None:
+        days = ctx.integer(year, 0)
+        try:
+            return pc.cast(pc.cast(days, pa.int32()), pa.date32())
+        except pa.ArrowInvalid:
+            raise ctx.error("Date out of range: the day number is past the DATE range",
+                            0) from None
+    if day is None:
+        raise ctx.error("takes 1 or 3 argument(s), got 2")
     def make(y, m, d):
         try:
             return dt.date(y, m, d)
@@ -148,6 +159,15 @@ def _epoch_ms(ctx, value):
 @register("epoch_us", 1)
 def _epoch_us(ctx, value):
     return _micros(ctx.temporal(value, 0))
+
+
+@register("epoch_ns", 1)
+def _epoch_ns(ctx, value):
+    try:
+        return pc.multiply_checked(_micros(ctx.temporal(value, 0)), 1000)
+    except pa.ArrowInvalid:
+        raise ctx.error("a TIMESTAMP past 2262 has no nanoseconds since the epoch in a "
+                        "BIGINT", 0) from None
 
 
 @register("time_to_str", 2, aliases=("strftime",))
