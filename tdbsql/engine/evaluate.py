@@ -588,9 +588,19 @@ class Evaluator:
             name = node.name.lower()
             if name in list_lambdas.LAMBDA_CALLS:  # list_reduce(l, lambda a, x: ...)
                 return list_lambdas.LAMBDA_CALLS[name](self, node)
+            if name in _LIKE_CALLS and len(node.expressions) == 3:
+                return self._like_call(name, *node.expressions)
             return self._call(name, node, list(node.expressions))
         name, args = call_shape(node)
         return self._call(name, node, args)
+
+    def _like_call(self, name: str, value, pattern, escape):
+        """like_escape(s, p, e) is ``s LIKE p ESCAPE e`` (ilike_escape, not_like_escape,
+        not_ilike_escape likewise)."""
+        like, negated = _LIKE_CALLS[name]
+        found = self._escape(exp.Escape(this=like(this=value, expression=pattern),
+                                        expression=escape))
+        return pc.invert(found) if negated else found
 
     def _call(self, name: str, node, args: list):
         function = REGISTRY.get(name)
@@ -611,9 +621,18 @@ class Evaluator:
         return result
 
 
+_LIKE_CALLS = {"like_escape": (exp.Like, False), "ilike_escape": (exp.ILike, False),
+               "not_like_escape": (exp.Like, True), "not_ilike_escape": (exp.ILike, True)}
+
+
 def _written_name(node, name: str) -> str:
-    """A function's name as DuckDB spells it (sqlglot renames: ``regexp_matches`` is its
-    RegexpLike, ``strftime`` its TimeToStr), for messages."""
+    """A function's name as the SQL wrote it, else as DuckDB spells it (sqlglot renames:
+    ``regexp_matches`` is its RegexpLike, ``strftime`` its TimeToStr), for messages."""
+    from ..planner.column_names import written_call
+
+    written = written_call(node)
+    if written:
+        return written[0].lower()
     text = node.sql(dialect="duckdb")
     head = text.split("(", 1)[0]
     return head.lower() if "(" in text and head.replace("_", "").isalnum() else name
