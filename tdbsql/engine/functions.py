@@ -203,13 +203,13 @@ def python_map(fn, out_type: pa.DataType, *values):
     return pa.array([None if None in row else fn(*row) for row in zip(*columns)], out_type)
 
 
-def per_distinct(fn, value, *options):
-    """``fn(rows of value, *options)`` once per distinct combination of the options that
-    differ from row to row (a regex pattern, a separator), each called with constants
-    (NULL ones too: ``fn`` answers those), the answers put back in row order."""
-    options = [plain(v) for v in options]
-    rows = next(len(v) for v in (value, *options) if not isinstance(v, pa.Scalar))
-    value = broadcast(plain(value), rows)
+def per_distinct(fn, values: list, options: list):
+    """``fn(*rows of values, *options)`` once per distinct combination of the options that
+    differ from row to row (a regex pattern, a date part), each call given the options as
+    constants (NULL ones too: ``fn`` answers those), the answers put back in row order."""
+    values, options = [plain(v) for v in values], [plain(v) for v in options]
+    rows = next(len(v) for v in (*values, *options) if not isinstance(v, pa.Scalar))
+    values = [broadcast(v, rows) for v in values]
     columns = [v if isinstance(v, pa.Scalar) else broadcast(v, rows) for v in options]
     keys = zip(*(([v.as_py()] * rows) if isinstance(v, pa.Scalar) else v.to_pylist()
                  for v in columns))
@@ -217,12 +217,13 @@ def per_distinct(fn, value, *options):
     for row, key in enumerate(keys):
         groups.setdefault(key, []).append(row)
     if not groups:  # no rows
-        return fn(value, *(pa.scalar(None, v.type) for v in columns))
+        return fn(*values, *(pa.scalar(None, v.type) for v in columns))
     pieces, order = [], []
     for key, members in groups.items():
+        taken = pa.array(members, pa.int64())
         constants = [v if isinstance(v, pa.Scalar) else pa.scalar(k, v.type)
                      for k, v in zip(key, columns)]
-        answer = fn(value.take(pa.array(members, pa.int64())), *constants)
+        answer = fn(*(v.take(taken) for v in values), *constants)
         pieces.append(broadcast(answer, len(members)))
         order.extend(members)
     inverse = np.empty(rows, np.int64)
@@ -238,12 +239,9 @@ def call_shape(node: exp.Func) -> tuple[str, list]:
     if isinstance(node, exp.Extract):
         return "date_part", [exp.Literal.string(node.this.name), node.expression]
     if isinstance(node, exp.TimestampTrunc):
-        unit = node.args["unit"]
-        return "date_trunc", [unit if isinstance(unit, exp.Null)  # date_trunc(NULL, t)
-                              else exp.Literal.string(unit.name), node.this]
+        return "date_trunc", [_unit_argument(node.args["unit"]), node.this]
     if isinstance(node, exp.DateDiff):  # sqlglot: this = end, expression = start
-        unit = node.args.get("unit")
-        part = unit if unit is None or isinstance(unit, exp.Null) else exp.Literal.string(unit.name)
+        part = _unit_argument(node.args.get("unit"))
         return "datediff", [node.this, node.expression, part or exp.Literal.string("day")]
     if isinstance(node, exp.Pad):
         name = "lpad" if node.args.get("is_left") else "rpad"
@@ -282,6 +280,12 @@ def call_shape(node: exp.Func) -> tuple[str, list]:
     return type(node).sql_names()[0].lower(), args
 
 
+def _unit_argument(unit):
+    """date_trunc / date_diff's part: a keyword (sqlglot's Var, also for ``'month'``) as a
+    string; NULL, or an expression giving a part per row (``parse.unit_columns``), as is."""
+    return exp.Literal.string(unit.name) if isinstance(unit, exp.Var) else unit
+
+
 # --- date / time ----------------------------------------------------------------------------
 
 
@@ -305,7 +309,11 @@ for _name, _part in (("year", "year"), ("month", "month"), ("day", "day"),
 
 @register("date_part", 2, aliases=("datepart",))
 def _date_part(ctx, part, value):
-    name = ctx.constant(ctx.string(part, 0), 0, "date part")
+    part = ctx.string(part, 0)
+    if not isinstance(part, pa.Scalar):  # a part per row: a DOUBLE, as DuckDB's
+        return per_distinct(lambda v, p: cast_value(_date_part(ctx, p, v), pa.float64()),
+                            [value], [part])
+    name = part.as_py()
     if name is None:  # a NULL part: NULL, as in DuckDB
         return null_like(value, pa.int64())
     try:
@@ -316,7 +324,10 @@ def _date_part(ctx, part, value):
 
 @register("date_trunc", 2, aliases=("datetrunc",))
 def _date_trunc(ctx, unit, value):
-    name = ctx.constant(ctx.string(unit, 0), 0, "unit")
+    unit = ctx.string(unit, 0)
+    if not isinstance(unit, pa.Scalar):  # a unit per row
+        return per_distinct(lambda v, u: _date_trunc(ctx, u, v), [value], [unit])
+    name = unit.as_py()
     if name is None:  # a NULL unit: NULL, as in DuckDB
         return null_like(value, pa.timestamp("us"))
     try:

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 from . import datetime_ops as dto
 from ..errors import SqlError, UnsupportedSql
 from .frame import broadcast
-from .functions import register
+from .functions import per_distinct, register
 from .value_types import kind, null_like, null_rows, plain
 
 _US_PER_DAY = 86_400_000_000
@@ -107,7 +107,10 @@ _SUB_MONTHS = {"month": 1, "quarter": 3, "year": 12, "decade": 120, "century": 1
 @register("date_sub", 3, aliases=("datesub",))
 def _date_sub(ctx, part, start, end):
     """Whole units from start to end (toward zero), as DuckDB's date_sub."""
-    name = ctx.constant(ctx.string(part, 0), 0, "date part")
+    part = ctx.string(part, 0)
+    if not isinstance(part, pa.Scalar):  # a part per row
+        return per_distinct(lambda s, e, p: _date_sub(ctx, p, s, e), [start, end], [part])
+    name = part.as_py()
     unit = None if name is None else dto.spelled(name)
     if unit is not None and unit not in _SUB_MICROS and unit not in _SUB_MONTHS:
         try:

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from ..errors import UnsupportedSql
 from . import datetime_ops as dto
 from ..errors import UnsupportedSql
-from .functions import python_map, register
+from .functions import per_distinct, python_map, register
 from .time_format import compile_format
 from .time_parse import DateError, ParseError, time_parser
 from .value_types import kind, null_like, plain
@@ -39,7 +39,9 @@ def _micros(value):
 @register("datediff", 3, aliases=("date_diff",))
 def _date_diff(ctx, end, start, part):
     """sqlglot hands the arguments as (end, start, part)."""
-    name = part.as_py() if isinstance(part, pa.Scalar) else None
+    if not isinstance(plain(part), pa.Scalar):  # a part per row
+        return per_distinct(lambda e, s, p: _date_diff(ctx, e, s, p), [end, start], [part])
+    name = part.as_py()
     if not isinstance(name, str):
         name = ctx.constant(ctx.string(part, 2), 2, "date part")
         if name is None:

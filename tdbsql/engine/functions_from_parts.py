@@ -2,10 +2,11 @@
 ``make_timestamp(year, month, day, hour, minute, seconds)`` and ``make_time(hour, minute,
 seconds)``, each part a constant or a column.
 
-As DuckDB: the seconds are a DOUBLE, their fraction rounded to the microsecond; a month or day the calendar
-does not have is ``Date out of range``, an hour past 24, a minute past 59 or seconds outside
-0..60 ``Time out of range`` (24:00:00 and a 60th second roll over into the next day or
-minute); years outside 1 .. 9999 (DuckDB's BC years) are UnsupportedSql.  NULL in any part: NULL.
+As DuckDB: the seconds are a DOUBLE, their fraction rounded to the microsecond; a month or
+day the calendar does not have is ``Date out of range``, an hour past 24, a minute past 59
+or seconds outside 0..60 ``Time out of range`` (24:00:00 and a 60th second roll over into
+the next day or minute); years outside 1 .. 9999 (DuckDB's BC years) are UnsupportedSql.
+NULL in any part: NULL.
 """
 
 from __future__ import annotations

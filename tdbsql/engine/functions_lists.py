@@ -139,7 +139,7 @@ def _string_split(ctx, text, separator):
     separator keeps the string whole: ``_split_whole``); NULL for a NULL string."""
     text, separator = ctx.string(text, 0), ctx.string(separator, 1)
     if not isinstance(separator, pa.Scalar):  # once per distinct separator
-        return per_distinct(lambda v, p: _string_split(ctx, v, p), text, separator)
+        return per_distinct(lambda v, p: _string_split(ctx, v, p), [text], [separator])
     sep = separator.as_py()
     if sep is None or sep == "":
         return _split_whole(text, sep)

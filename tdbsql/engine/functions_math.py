@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
 from .frame import broadcast
-from .functions import python_map, register, unify
+from .functions import per_distinct, python_map, register, unify
 from .value_types import kind, plain
 
 # One DOUBLE argument in, a DOUBLE out: (name, aliases, Arrow kernel).
@@ -92,6 +92,9 @@ def _abs(ctx, x):
 @register("round", 1, 2)
 def _round(ctx, x, digits=None):
     x = ctx.number(x, 0)
+    if digits is not None and not isinstance(plain(digits), pa.Scalar) \
+            and kind(x.type) != "decimal":  # digits per row (a DECIMAL's must be constant)
+        return per_distinct(lambda v, d: _round(ctx, v, d), [x], [digits])
     places = 0 if digits is None else ctx.constant(digits, 1, "number of digits")
     if places is None:
         return pa.scalar(None, x.type) if isinstance(x, pa.Scalar) else pa.nulls(len(x), x.type)

@@ -39,11 +39,12 @@ def _regexp_full_match(ctx, s, pattern, options=None):
     return similar_to(ctx.string(s, 0), pattern, lambda message: ctx.error(message, 1))
 
 
-@register("string_split_regex", 2, 3, aliases=("regexp_split_to_array", "str_split_regex", "regexp_split"))
+@register("string_split_regex", 2, 3,
+          aliases=("regexp_split_to_array", "str_split_regex", "regexp_split"))
 def _string_split_regex(ctx, s, pattern, options=None):
     s, pattern = ctx.string(s, 0), ctx.string(pattern, 1)
     if not isinstance(pattern, pa.Scalar):
-        return per_distinct(lambda v, p: _string_split_regex(ctx, v, p, options), s, pattern)
+        return per_distinct(lambda v, p: _string_split_regex(ctx, v, p, options), [s], [pattern])
     flags = regex_options(ctx, options, 2)
     if not pattern.is_valid:  # the string whole, as DuckDB
         return python_map(lambda text: [text], pa.list_(pa.string()), s)
@@ -60,7 +61,7 @@ def _string_split_regex(ctx, s, pattern, options=None):
 def _regexp_extract_all(ctx, s, pattern, group=None):
     s, pattern = ctx.string(s, 0), ctx.string(pattern, 1)
     if not isinstance(pattern, pa.Scalar):
-        return per_distinct(lambda v, p: _regexp_extract_all(ctx, v, p, group), s, pattern)
+        return per_distinct(lambda v, p: _regexp_extract_all(ctx, v, p, group), [s], [pattern])
     number = 0 if group is None else ctx.constant(group, 2, "group")
     if not pattern.is_valid or number is None:
         return null_like(s, pa.list_(pa.string()))

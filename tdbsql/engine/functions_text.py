@@ -463,7 +463,7 @@ def by_regex(ctx, compute, *args, **options):
 def _regexp_matches(ctx, s, pattern, options=None):
     """Does a match of pattern (RE2, as DuckDB) occur anywhere in s?"""
     if not isinstance(plain(pattern), pa.Scalar):  # once per distinct pattern
-        return per_distinct(lambda v, p: _regexp_matches(ctx, v, p, options), s, pattern)
+        return per_distinct(lambda v, p: _regexp_matches(ctx, v, p, options), [s], [pattern])
     s, regex = ctx.string(s, 0), _constant_pattern(ctx, pattern, 1)
     flags = regex_options(ctx, options, 2)
     if regex is None:
@@ -475,8 +475,8 @@ def _regexp_matches(ctx, s, pattern, options=None):
 def _regexp_replace(ctx, s, pattern, replacement, options=None):
     """The first match (every match with option 'g') replaced; ``\\1`` names a group."""
     if not all(isinstance(plain(v), pa.Scalar) for v in (pattern, replacement)):
-        return per_distinct(lambda v, p, r: _regexp_replace(ctx, v, p, r, options), s,
-                            pattern, replacement)
+        return per_distinct(lambda v, p, r: _regexp_replace(ctx, v, p, r, options), [s],
+                            [pattern, replacement])
     s, regex = ctx.string(s, 0), _constant_pattern(ctx, pattern, 1)
     new = ctx.constant(ctx.string(replacement, 2), 2, "replacement")
     flags = regex_options(ctx, options, 3)
@@ -494,7 +494,7 @@ def _regexp_extract(ctx, s, pattern, group=None):
     import re
 
     if not isinstance(plain(pattern), pa.Scalar):  # once per distinct pattern
-        return per_distinct(lambda v, p: _regexp_extract(ctx, v, p, group), s, pattern)
+        return per_distinct(lambda v, p: _regexp_extract(ctx, v, p, group), [s], [pattern])
     regex = _constant_pattern(ctx, pattern, 1)
     number = 0 if group is None else ctx.constant(group, 2, "group")
     if regex is None or number is None:

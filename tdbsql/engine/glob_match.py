@@ -28,7 +28,7 @@ def glob(values, patterns) -> pa.Array:
 def similar_to(values, patterns, error) -> pa.Array:
     """``error(message)``: the SQL's error for a pattern RE2 cannot compile."""
     if not isinstance(patterns, pa.Scalar):
-        return per_distinct(lambda v, p: similar_to(v, p, error), values, patterns)
+        return per_distinct(lambda v, p: similar_to(v, p, error), [values], [patterns])
     return _full_match(values, patterns.as_py(), error) if patterns.is_valid else \
         null_like(values, pa.bool_())
 

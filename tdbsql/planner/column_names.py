@@ -87,6 +87,13 @@ def written_call(node: exp.Expression) -> tuple[str, bool] | None:
     return None if noted is None else (noted[0], noted[2])
 
 
+def written_arguments(node: exp.Expression) -> list[str] | None:
+    """A call's arguments as written (printed as DuckDB prints them), when the parser noted
+    them."""
+    noted = node.meta.get(_CALL)
+    return None if noted is None else noted[1]
+
+
 def render(node: exp.Expression) -> str:
     """``node`` printed as DuckDB prints a parsed expression."""
     if _CALL in node.meta and isinstance(node, _CALLS_BY_NAME):

@@ -31,7 +31,8 @@ from sqlglot.tokens import Token, TokenType
 
 from ..errors import SqlError
 from .aggregate_names import AGGREGATE_PARSERS
-from .column_names import note_call, note_extract, note_interval, note_nulls_last
+from .column_names import (note_call, note_extract, note_interval, note_nulls_last,
+                           written_arguments)
 from .named_windows import note_bare_reference
 from .unnest_select import subqueries_in_unnest, unnest_after_grouping
 
@@ -63,7 +64,7 @@ def parse(sql: str) -> exp.Expression:
     _check_tokens(sql, tokens)
     _check_tree(sql, tokens, statements[0])
     return unnest_after_grouping(subqueries_in_unnest(
-        written_indexes(bucket_origins(statements[0]))))
+        written_indexes(unit_columns(bucket_origins(statements[0])))))
 
 
 def bucket_origins(tree: exp.Expression) -> exp.Expression:
@@ -74,6 +75,17 @@ def bucket_origins(tree: exp.Expression) -> exp.Expression:
         origin = node.args.get("unit")
         if isinstance(origin, exp.Var):
             node.set("unit", exp.column(origin.name.lower()))
+    return tree
+
+
+def unit_columns(tree: exp.Expression) -> exp.Expression:
+    """``date_trunc(s, t)`` / ``date_diff(s, a, b)`` with a column as the part: sqlglot reads
+    a bare name there as a unit keyword (``Var``, as it reads ``'month'``); written without
+    quotes it is the column (a part per row, as in DuckDB), not the unit its name spells."""
+    for node in list(tree.find_all(exp.TimestampTrunc, exp.DateDiff)):
+        unit, written = node.args.get("unit"), written_arguments(node)
+        if isinstance(unit, exp.Var) and written and not written[0].startswith("'"):
+            node.set("unit", exp.column(unit.name.lower()))
     return tree
 
 
