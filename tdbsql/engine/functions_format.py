@@ -14,7 +14,8 @@ NULL, as DuckDB:
   range``;
 - ``translate(s, from, to)``: each character of ``from`` becomes the one at its place in
   ``to``, or goes when ``to`` is shorter; ``md5`` / ``sha1`` / ``sha256``: the hex digest of
-  the UTF-8 bytes (of a BLOB's bytes).
+  the UTF-8 bytes (of a BLOB's bytes); ``format_bytes`` / ``formatReadableSize`` and
+  ``formatReadableDecimalSize``: a byte count in KiB ... PiB (kB ... PB).
 """
 
 from __future__ import annotations
@@ -61,6 +62,31 @@ def _digest(algorithm: str):
 register("md5", 1)(_digest("md5"))
 register("sha256", 1)(_digest("sha256"))
 register("sha1", 1, aliases=("sha",))(_digest("sha1"))
+
+_BYTE_UNITS = {1024: ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"),
+               1000: ("bytes", "kB", "MB", "GB", "TB", "PB")}
+
+
+def _bytes_text(multiplier: int):
+    """DuckDB's human-readable sizes: the largest unit (up to PB) that is at least one, one
+    decimal truncated (1500 bytes are 1.4 KiB), a negative size with its sign."""
+    def impl(ctx, value):
+        def text(count: int) -> str:
+            sign, digits = "-" if count < 0 else "", [abs(count)]
+            for _ in range(5):
+                digits.append(digits[-1] // multiplier)
+                digits[-2] %= multiplier
+            for unit in range(5, 0, -1):
+                if digits[unit]:
+                    tenths = digits[unit - 1] * 10 // multiplier
+                    return f"{sign}{digits[unit]}.{tenths} {_BYTE_UNITS[multiplier][unit]}"
+            return f"{sign}{digits[0]} byte" + ("" if abs(count) == 1 else "s")
+        return python_map(text, pa.string(), ctx.integer(value, 0))
+    return impl
+
+
+register("format_bytes", 1, aliases=("formatreadablesize",))(_bytes_text(1024))
+register("formatreadabledecimalsize", 1)(_bytes_text(1000))
 
 
 @register("sha2", 2)
