@@ -1,7 +1,8 @@
 """Row-by-row differential test of date functions over random values, tdbsql against
 DuckDB: ``date_sub`` in every unit between 1,000 random pairs of TIMESTAMPs and DATEs
 (month ends, leap days, times of day either side, before 1970), and ``make_timestamp`` /
-``make_time`` from random valid parts (fractional seconds)."""
+``make_time`` from random valid parts (fractional seconds), and DATEs / TIMESTAMPs plus or
+minus INTERVALs whose amounts differ from row to row (month ends clamp)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ def engines():
         "dd": pa.array(rng.integers(1, 29, ROWS), pa.int64()),
         "h": pa.array(rng.integers(0, 24, ROWS), pa.int64()),
         "mi": pa.array(rng.integers(0, 60, ROWS), pa.int64(), mask=rng.random(ROWS) < 0.05),
+        "n": pa.array(rng.integers(-40, 40, ROWS), pa.int32(), mask=rng.random(ROWS) < 0.05),
         "s": pa.array([round(v, int(k)) for v, k in zip(rng.random(ROWS) * 60,
                                                          rng.integers(0, 8, ROWS))]),
     })
@@ -68,6 +70,18 @@ def test_date_sub_same_as_duckdb(engines, unit):
     "make_timestamp(epoch_us(a))", "make_timestamp(2024, 2, 29, h, 59, s)",
 ])
 def test_from_parts_same_as_duckdb(engines, expression):
+    ours, oracle = engines
+    sql = f"SELECT id, {expression} FROM t ORDER BY id"
+    assert ours.execute(sql).fetchall() == oracle.execute(sql).fetchall()
+
+
+@pytest.mark.parametrize("expression", [
+    "a + INTERVAL (n) MONTH", "b - INTERVAL (n) DAY", "a::DATE + to_months(n)",
+    "b + n * INTERVAL '1 month 2 days 3 hours'", "a + to_hours(n) + to_minutes(n)",
+    "b - (INTERVAL (n) YEAR + INTERVAL (mi) SECOND)", "to_weeks(n) + near",
+    "a + INTERVAL (n) QUARTER - to_days(dd)",
+])
+def test_intervals_per_row_same_as_duckdb(engines, expression):
     ours, oracle = engines
     sql = f"SELECT id, {expression} FROM t ORDER BY id"
     assert ours.execute(sql).fetchall() == oracle.execute(sql).fetchall()

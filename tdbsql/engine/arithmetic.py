@@ -20,7 +20,7 @@ from sqlglot import exp
 from ..errors import UnsupportedSql
 from . import datetime_ops as dto
 from .decimal_constants import fold
-from . import decimal_values
+from . import decimal_values, interval_rows
 from .decimals import integer_literal, integer_literal_type, scalar
 from .frame import broadcast
 from .value_types import cast_value, common_type, fit_literals, kind, plain, type_name
@@ -67,6 +67,15 @@ def _decimal(ev, node, op: str, left, right):
 
 def _temporal_arith(ev, node, op, left, right):
     """Date/time arithmetic, or None if neither side is a date, timestamp or interval."""
+    left, right = _interval_constant(left), _interval_constant(right)
+    per_row = interval_rows.is_rows(left) or interval_rows.is_rows(right) or (
+        op == "multiply" and dto.Interval in (type(left), type(right))
+        and not isinstance(left, pa.Scalar) and not isinstance(right, pa.Scalar))
+    if per_row:  # intervals per row (a count per row times an INTERVAL makes them)
+        answer = interval_rows.arithmetic(op, left, right, lambda text: ev.error(text, node))
+        if answer is None:
+            raise ev.error(f"cannot {op} {_type_name(left)} and {_type_name(right)}", node)
+        return answer
     kinds = {_kind_of(left), _kind_of(right)}
     if not kinds & {"date", "timestamp", "time", "interval", "duration"}:
         return None
@@ -307,6 +316,15 @@ def _null_temporal(op, left, right, lk, rk):
         target = plain(value).type
     length = len(value) if isinstance(value, (pa.Array, pa.ChunkedArray)) else None
     return pa.scalar(None, target) if length is None else pa.nulls(length, target)
+
+
+def _interval_constant(value):
+    """An Arrow interval scalar (``to_days(3)``) as the constant INTERVAL the rules below
+    take; NULL as an untyped NULL."""
+    if isinstance(value, pa.Scalar) and pa.types.is_interval(value.type):
+        constant = interval_rows.constant(value)
+        return pa.scalar(None) if constant is None else constant
+    return value
 
 
 def _kind_of(value) -> str:

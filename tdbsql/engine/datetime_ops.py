@@ -277,7 +277,7 @@ def add_interval(value, interval: Interval):
     """``date|timestamp + INTERVAL`` -> timestamp (calendar-aware months)."""
     stamps = to_timestamp(value)
     if interval.months:
-        stamps = _add_months(stamps, interval.months)
+        stamps = add_months(stamps, interval.months)
     offset = interval.days * 86_400_000_000 + interval.micros
     if offset:
         unit = stamps.type.unit
@@ -294,17 +294,17 @@ def _exact_div(micros: int, scale: int, unit: str) -> int:
     return micros // scale
 
 
-def _add_months(stamps, months: int):
-    """Add ``months`` with DuckDB's day clamping.  Arrow extracts year/month/day; the first day
+def add_months(stamps, months):
+    """Add ``months`` (a number, or an int64 array: one per row) with DuckDB's day clamping.  Arrow extracts year/month/day; the first day
     and length of each target month come from a small table over the months present."""
     if isinstance(stamps, pa.Scalar):
-        return _add_months(pa.array([stamps.as_py()], stamps.type), months)[0]
+        return add_months(pa.array([stamps.as_py()], stamps.type), months)[0]
     stamp_type = stamps.type
     per_day = 86_400 * _PER_SECOND[stamp_type.unit]
     midnight = pc.floor_temporal(stamps, unit="day")
     time_of_day = pc.subtract(pc.cast(stamps, pa.int64()), pc.cast(midnight, pa.int64()))
     year, month = pc.cast(pc.year(stamps), pa.int64()), pc.cast(pc.month(stamps), pa.int64())
-    total = pc.add(pc.add(pc.multiply(year, 12), month), months - 1)  # target month number
+    total = pc.add(pc.add(pc.multiply(year, 12), month), pc.subtract(months, 1))  # target month
     bounds = pc.min_max(total)
     if not bounds["min"].is_valid:  # all NULL
         return stamps

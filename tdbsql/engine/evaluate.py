@@ -31,7 +31,7 @@ from sqlglot import exp
 from ..errors import SqlError, UnsupportedSql
 from ..planner.column_names import type_sql, written_interval
 from ..planner.parse import span_of
-from . import arithmetic, decimals, glob_match, like_match, list_lambdas, list_ops
+from . import arithmetic, decimals, glob_match, interval_rows, like_match, list_lambdas, list_ops
 from . import datetime_ops as dto
 from .column_refs import resolve_column
 from .frame import broadcast
@@ -135,7 +135,11 @@ class Evaluator:
         if isinstance(amount, exp.Paren):  # INTERVAL (-1) MONTH
             return self._interval(node, amount.this)
         if not isinstance(amount, exp.Literal):
-            raise UnsupportedSql(f"INTERVAL with a non-constant amount: {node.sql()}")
+            amounts = self(amount)
+            if unit is None or isinstance(amounts, (pa.Scalar, dto.Interval)):
+                raise UnsupportedSql(f"INTERVAL with a non-constant amount: {node.sql()}")
+            return interval_rows.of_amounts(amounts, unit.name,
+                                            lambda text: self.error(text, node))
         text, unit = str(amount.this), unit.name if unit else None
         written = written_interval(node)
         if unit is None and written is not None and written[0] is not None \

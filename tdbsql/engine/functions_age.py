@@ -241,3 +241,28 @@ def _month_index(micros):
     stamps = np.asarray(pc.fill_null(micros, 0).to_numpy(zero_copy_only=False), np.int64)
     return stamps.astype("datetime64[us]").astype("datetime64[M]").astype(np.int64)
 
+
+
+# --- to_years ... to_microseconds: an INTERVAL of n units -----------------------------------
+
+def _interval_of(unit: str):
+    def impl(ctx, count):
+        from . import interval_rows
+
+        if kind(plain(count).type) in ("float", "decimal"):  # DuckDB rounds them its own way
+            raise UnsupportedSql(f"{ctx.written_name}() of a fractional amount is not "
+                                 "supported")
+        count = ctx.integer(count, 0)
+        if isinstance(count, pa.Scalar):
+            return interval_rows.of_amounts(pa.array([count.as_py()], pa.int64()), unit,
+                                            ctx.error)[0]
+        return interval_rows.of_amounts(count, unit, ctx.error)
+    return impl
+
+
+for _unit, _name in (("millennium", "to_millennia"), ("century", "to_centuries"),
+                     ("decade", "to_decades"), ("year", "to_years"), ("quarter", "to_quarters"),
+                     ("month", "to_months"), ("week", "to_weeks"), ("day", "to_days"),
+                     ("hour", "to_hours"), ("minute", "to_minutes"), ("second", "to_seconds"),
+                     ("millisecond", "to_milliseconds"), ("microsecond", "to_microseconds")):
+    register(_name, 1)(_interval_of(_unit))

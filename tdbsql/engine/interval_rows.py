@@ -1,0 +1,139 @@
+"""INTERVALs that differ from row to row -- ``INTERVAL (n) DAY``, ``n * INTERVAL '1 hour'``,
+``to_days(n)`` and the other ``to_*`` constructors -- as Arrow month_day_nano arrays, and a
+DATE or TIMESTAMP plus or minus them, as DuckDB: the months first (a day past the target
+month's end clamps to its last day), then the days and the time.  A constant INTERVAL stays a
+``datetime_ops.Interval``; NULL amounts give NULL intervals and NULL sums.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import datetime_ops as dto
+from ..errors import UnsupportedSql
+from .value_types import kind, valid_rows
+
+_US_PER_DAY = 86_400_000_000
+# unit -> (months, days, microseconds) of one of it
+_UNITS = {"millennium": (12_000, 0, 0), "century": (1_200, 0, 0), "decade": (120, 0, 0),
+          "year": (12, 0, 0), "quarter": (3, 0, 0), "month": (1, 0, 0), "week": (0, 7, 0),
+          "day": (0, 1, 0), "hour": (0, 0, 3_600_000_000), "minute": (0, 0, 60_000_000),
+          "second": (0, 0, 1_000_000), "millisecond": (0, 0, 1_000),
+          "microsecond": (0, 0, 1)}
+_INT32 = 2**31
+
+
+def is_rows(value) -> bool:
+    """An interval per row (an Arrow month_day_nano array)."""
+    return not isinstance(value, (pa.Scalar, dto.Interval)) and \
+        pa.types.is_interval(value.type)
+
+
+def constant(value: pa.Scalar) -> dto.Interval | None:
+    """An Arrow interval scalar (``to_days(3)``) as the evaluator's constant, None for NULL."""
+    if not value.is_valid:
+        return None
+    months, days, nanos = value.value
+    return dto.Interval(months, days, nanos // 1000)
+
+
+def of_amounts(amounts, unit: str, error) -> pa.Array:
+    """``INTERVAL (n) unit`` for integer amounts ``n`` (an array)."""
+    if kind(amounts.type) in ("float", "decimal"):  # DuckDB rounds them its own way
+        raise UnsupportedSql(f"an INTERVAL of a fractional amount per row ({amounts.type}) "
+                             "is not supported")
+    if kind(amounts.type) not in ("int", "uint", "null"):
+        raise error(f"an INTERVAL amount must be a number, not {amounts.type}")
+    return scaled(amounts, dto.Interval(*_UNITS[dto.spelled(unit)]), error)
+
+
+def scaled(counts, interval: dto.Interval, error) -> pa.Array:
+    """``counts * interval``, one interval per count (an integer array)."""
+    valid = valid_rows(counts)
+    n = np.asarray(counts.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False),
+                   np.int64)
+    return _built(n * interval.months, n * interval.days, n * interval.micros, valid, error)
+
+
+def _parts(values) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(months, days, microseconds, valid) of an interval array."""
+    cells = np.frombuffer(values.buffers()[1], _CELL)[values.offset:values.offset + len(values)]
+    return (cells["months"].astype(np.int64), cells["days"].astype(np.int64),
+            cells["nanos"] // 1000, valid_rows(values))
+
+
+_CELL = np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")])
+
+
+def _built(months, days, micros, valid, error) -> pa.Array:
+    if (np.abs(months[valid]) >= _INT32).any() or (np.abs(days[valid]) >= _INT32).any():
+        raise error("INTERVAL out of range")
+    cells = np.zeros(len(months), _CELL)
+    cells["months"], cells["days"] = np.where(valid, months, 0), np.where(valid, days, 0)
+    cells["nanos"] = np.where(valid, micros, 0) * 1000
+    bitmap = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(pa.month_day_nano_interval(), len(months),
+                                 [bitmap, pa.py_buffer(cells)])
+
+
+def arithmetic(op: str, left, right, error):
+    """``left op right`` where one side is an interval per row (the other: a DATE /
+    TIMESTAMP, an interval constant or per row), or a count per row times an INTERVAL
+    constant; None if DuckDB has no such operation (or it is not one of these)."""
+    if op == "multiply":  # a count per row times an INTERVAL constant
+        count, interval = (right, left) if isinstance(left, dto.Interval) else (left, right)
+        if isinstance(interval, dto.Interval) and not isinstance(count, dto.Interval) and \
+                kind(count.type) in ("int", "uint"):
+            return scaled(count, interval, error)
+        return None
+    if op not in ("add", "subtract"):
+        return None
+    rows = len(left) if not isinstance(left, (pa.Scalar, dto.Interval)) else len(right)
+    if op == "add" and kind_of(left) == "interval":
+        left, right = right, left  # interval + date: date + interval
+    if kind_of(left) == "interval" and kind_of(right) == "interval":
+        a, b = (_as_rows(v, rows, error) for v in (left, right))
+        sign = 1 if op == "add" else -1
+        (am, ad, au, av), (bm, bd, bu, bv) = _parts(a), _parts(b)
+        return _built(am + sign * bm, ad + sign * bd, au + sign * bu, av & bv, error)
+    if kind_of(left) in ("date", "timestamp") and kind_of(right) == "interval":
+        return _shifted(left, _as_rows(right, rows, error), 1 if op == "add" else -1, rows,
+                        error)
+    return None
+
+
+def kind_of(value) -> str:
+    return "interval" if isinstance(value, dto.Interval) or pa.types.is_interval(value.type) \
+        else kind(value.type)
+
+
+def _as_rows(value, rows: int, error) -> pa.Array:
+    if is_rows(value):
+        return value
+    interval = value if isinstance(value, dto.Interval) else constant(value)
+    ones = pa.array(np.ones(rows, np.int64), mask=None if interval is not None else
+                    np.ones(rows, bool))
+    return scaled(ones, interval or dto.Interval(), error)
+
+
+def _shifted(stamps, intervals: pa.Array, sign: int, rows: int, error) -> pa.Array:
+    """DATE / TIMESTAMP ``stamps`` plus (``sign`` -1: minus) each row's interval: a TIMESTAMP,
+    as DuckDB's."""
+    from .frame import broadcast
+
+    stamps = pc.cast(dto.to_timestamp(broadcast(stamps, rows)), pa.timestamp("us"))
+    months, days, micros, valid = _parts(intervals)
+    valid = valid & valid_rows(stamps)
+    if months.any():
+        stamps = dto.add_months(stamps, pa.array(sign * months))
+    ticks = np.asarray(stamps.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False),
+                       np.int64)
+    try:
+        with np.errstate(over="raise"):
+            moved = ticks + sign * (days * _US_PER_DAY + micros)
+    except FloatingPointError:
+        raise error("date/time arithmetic out of range") from None
+    return pa.array(np.where(valid, moved, 0), pa.int64(), mask=~valid).cast(
+        pa.timestamp("us"))
