@@ -392,3 +392,16 @@ def duckdb_over(path: str, name: str = "t"):
     con = duckdb.connect()
     con.register(name, oracle_table(path))
     return con
+
+
+def arrow_engines(table: pa.Table, name: str = "t"):
+    """(tdbsql, DuckDB) connections that both hold the Arrow ``table`` as table ``name``, for
+    differential tests over generated rows."""
+    import duckdb
+
+    import tdbsql
+
+    ours, oracle = tdbsql.connect(), duckdb.connect()
+    ours.register(name, table)
+    oracle.register(name, table)
+    return ours, oracle

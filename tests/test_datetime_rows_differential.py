@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-import tdbsql
+from sql_fixtures import arrow_engines
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -50,11 +50,7 @@ def engines():
         "s": pa.array([round(v, int(k)) for v, k in zip(rng.random(ROWS) * 60,
                                                          rng.integers(0, 8, ROWS))]),
     })
-    ours = tdbsql.connect()
-    ours.register("t", table)
-    oracle = duckdb.connect()
-    oracle.register("t", table)
-    return ours, oracle
+    return arrow_engines(table)
 
 
 @pytest.mark.parametrize("unit", UNITS)

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import tdbsql
-from sql_fixtures import assert_same_rows
+from sql_fixtures import arrow_engines, assert_same_rows
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -33,12 +33,7 @@ def engines():
     table = pa.table({"id": pa.array(range(ROWS), pa.int64()), "s": _strings(rng, 8),
                       "p": _strings(rng, 3), "n": pa.array(rng.integers(-2, 12, ROWS),
                                                            pa.int32())})
-    table = pa.Table.from_batches(table.to_batches(max_chunksize=300))  # chunked columns
-    ours = tdbsql.connect()
-    ours.register("t", table)
-    oracle = duckdb.connect()
-    oracle.register("t", table)
-    return ours, oracle
+    return arrow_engines(pa.Table.from_batches(table.to_batches(max_chunksize=300)))
 
 
 EXPRESSIONS = [
