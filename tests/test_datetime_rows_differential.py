@@ -76,6 +76,7 @@ def test_from_parts_same_as_duckdb(engines, expression):
     "b + n * INTERVAL '1 month 2 days 3 hours'", "a + to_hours(n) + to_minutes(n)",
     "b - (INTERVAL (n) YEAR + INTERVAL (mi) SECOND)", "to_weeks(n) + near",
     "a + INTERVAL (n) QUARTER - to_days(dd)",
+    "CASE WHEN n > 0 THEN INTERVAL (n) DAY ELSE to_months(n) END + b",
 ])
 def test_intervals_per_row_same_as_duckdb(engines, expression):
     ours, oracle = engines

@@ -59,6 +59,8 @@ def scaled(counts, interval: dto.Interval, error) -> pa.Array:
 
 def _parts(values) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(months, days, microseconds, valid) of an interval array."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
     cells = np.frombuffer(values.buffers()[1], _CELL)[values.offset:values.offset + len(values)]
     return (cells["months"].astype(np.int64), cells["days"].astype(np.int64),
             cells["nanos"] // 1000, valid_rows(values))
