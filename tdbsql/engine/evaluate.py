@@ -30,7 +30,6 @@ from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
 from ..planner.column_names import type_sql, written_interval
-from ..planner.parse import span_of
 from . import arithmetic, decimals, glob_match, interval_rows, like_match, list_lambdas, list_ops
 from . import datetime_ops as dto
 from .column_refs import resolve_column

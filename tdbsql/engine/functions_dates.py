@@ -19,7 +19,6 @@ import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
 from . import datetime_ops as dto
-from ..errors import UnsupportedSql
 from .functions import per_distinct, python_map, register
 from .time_format import compile_format
 from .time_parse import DateError, ParseError, time_parser
