@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
-from . import graphemes, text_search
+from . import graphemes, like_match, text_search
 from .functions import per_distinct, python_map, register
 from .frame import broadcast
 from .value_types import join_strings, kind, null_like, plain, valid_rows
@@ -26,12 +26,20 @@ from .value_types import join_strings, kind, null_like, plain, valid_rows
 _STRING_FUNCTIONS = (
     ("lower", ("lcase",), pc.utf8_lower), ("upper", ("ucase",), pc.utf8_upper),
 )
-# (name, aliases, Arrow kernel for a constant pattern, the search for one per row).
+
+
+def _contains(s, pattern: str):
+    """contains(s, constant): the LIKE kernel's search for one literal piece
+    (``engine.like_match``) -- over 1.5M TPC-H comments 104 ms, Arrow's match_substring 173."""
+    return like_match.match(s, ([pattern.encode()] if pattern else [], False, False))
+
+
+# (name, aliases, the test of a constant pattern, the search for one per row).
 _PATTERN_FUNCTIONS = (
     ("starts_with", ("prefix",), pc.starts_with,
      lambda s, p: text_search.affixed(s, p, at_end=False)),
     ("ends_with", ("suffix",), pc.ends_with, lambda s, p: text_search.affixed(s, p, at_end=True)),
-    ("contains", (), pc.match_substring, text_search.found),
+    ("contains", (), _contains, text_search.found),
 )
 _TRIM_FUNCTIONS = (("trim", pc.utf8_trim, str.strip), ("ltrim", pc.utf8_ltrim, str.lstrip),
                    ("rtrim", pc.utf8_rtrim, str.rstrip))

@@ -81,7 +81,8 @@ class Runner:
         chain = scan_chain(self, query.plan)
         if chain is None:
             return None
-        self.row_caps.update(row_caps(self, query.plan))
+        self.row_caps.update(query.derived("row caps", lambda: row_caps(self, query.plan),
+                                           query.plan.root))
         scan = chain[0]
         condition = self.scan_condition(scan)
         scanned = array_scan(self, scan, scan.source, condition)
@@ -117,7 +118,8 @@ class Runner:
         """Execute ``plan``'s DAG; returns the frame of every step still needed (the root)."""
         frames: dict[planner.Step, Frame] = {}
         self.deferred.update(deferred_inputs(self, plan))
-        self.row_caps.update(row_caps(self, plan))
+        self.row_caps.update(self.query.derived("row caps", lambda: row_caps(self, plan),
+                                                plan.root))
         # a deferred input runs inside its join step, with the steps it streams from
         skipped = {part for step, d in self.deferred.items() if step in plan.dag
                    for part in (step, d.aggregate, *d.chain) if part is not None}

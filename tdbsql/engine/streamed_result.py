@@ -31,7 +31,7 @@ _ROW_CHANGING = (exp.AggFunc, exp.Window, exp.Explode, exp.Unnest)
 def scan_chain(runner, plan: planner.Plan) -> list | None:
     """The plan's steps bottom-up, from an array's scan to the root, when the result can be
     given part by part; else None."""
-    chain = row_chain(plan.root)
+    chain = runner.query.derived("row chain", lambda: row_chain(plan.root), plan.root)
     if chain is None or isinstance(plan.root.limit, PercentLimit):
         return None
     source, _window = runner.catalog.resolve(chain[0].source, runner.sql)
