@@ -30,7 +30,7 @@ from sqlglot import exp, planner
 
 from ..catalog import ArraySource
 from ..planner.conjuncts import conjuncts, has_subquery
-from .fields import field_arrow_type
+from .fields import field_arrow_type, stored_field
 from .frame import Frame
 from .hash_table import is_exact_integer
 from .key_filter import JoinedKeys, KeyFilter
@@ -287,15 +287,8 @@ def _stored_key(chain: list, key: exp.Expression, array) -> str | None:
     values must be the SQL values (not an enumeration's label indices)."""
     if not isinstance(key, exp.Column) or key.table != chain[0].name:
         return None
-    name = key.name
-    for step in chain[1:]:
-        if step.projections:
-            found = [p.unalias() for p in step.projections if p.alias_or_name == name]
-            if len(found) != 1 or not isinstance(found[0], exp.Column):
-                return None
-            name = found[0].name
-    names = {f.name for f in (*array.schema.dimensions, *array.schema.attributes)}
-    if name not in names:
+    name = stored_field(chain[1:], key.name, array)
+    if name is None:
         return None
     arrow_type = field_arrow_type(array, name)
     return name if is_exact_integer(arrow_type) else None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from sqlglot import exp
 
 from ..datatypes import arrow_type, type_info
 from .arrow_convert import to_arrow
@@ -36,6 +37,20 @@ def field_arrow_type(array, name: str) -> pa.DataType:
         enumeration = array.enumerations[attr.enumeration_name]
         return pa.dictionary(value_type, enumeration_labels(enumeration).type, enumeration.ordered)
     return value_type
+
+
+def stored_field(steps: list, name: str, array) -> str | None:
+    """The array field that column ``name`` of the first of ``steps`` (plan steps, top-down
+    to the array's scan) is, through their projections (each a plain column on the way), or
+    None."""
+    for step in steps:
+        if step.projections:
+            found = [p.unalias() for p in step.projections if p.alias_or_name == name]
+            if len(found) != 1 or not isinstance(found[0], exp.Column):
+                return None
+            name = found[0].name
+    fields = {f.name for f in (*array.schema.dimensions, *array.schema.attributes)}
+    return name if name in fields else None
 
 
 def _dictionary(array, attr, indices: pa.Array) -> pa.Array:

@@ -32,6 +32,7 @@ from ..catalog import ArraySource
 from ..planner.limit_percent import PercentLimit
 from ..planner.pruning import leaf_mbrs
 from ..planner.zonemap import attribute_stats, bounds_stats, cell_counts, field_kinds, same_field
+from .fields import field_arrow_type, stored_field
 from .frame import Frame, concat_frames
 from .parallel import map_ordered, workers
 from .pipeline import scan_batch, scan_done
@@ -112,7 +113,7 @@ def _shape(runner, step):
     if key is None:
         return None
     array = runner.open_array(source, _window)
-    stored = _stored_name(chain, key, array)
+    stored = stored_field(list(reversed(chain)), key.name, array)
     if stored is None:
         return None
     kind = field_kinds(array.schema)[stored]
@@ -131,20 +132,6 @@ def _input_column(step, key: exp.Expression) -> exp.Column | None:
         return key
     found = [p.unalias() for p in step.projections if p.alias_or_name == key.name]
     return found[0] if len(found) == 1 and isinstance(found[0], exp.Column) else None
-
-
-def _stored_name(chain: list, key: exp.Column, array) -> str | None:
-    """The array field the column ``key`` of the chain's top step is, through the steps'
-    projections (each a plain column), or None."""
-    name = key.name
-    for step in reversed(chain):
-        if step.projections:
-            found = [p.unalias() for p in step.projections if p.alias_or_name == name]
-            if len(found) != 1 or not isinstance(found[0], exp.Column):
-                return None
-            name = found[0].name
-    fields = {f.name for f in (*array.schema.dimensions, *array.schema.attributes)}
-    return name if name in fields else None
 
 
 # -- bounds ---------------------------------------------------------------------------------
@@ -210,8 +197,6 @@ def _to_arrow_unit(array, name: str, kind) -> int | None:
     seconds: 3600), or None when they do not divide."""
     if kind.domain != "datetime":
         return 1
-    from .fields import field_arrow_type
-
     arrow_type = field_arrow_type(array, name)
     arrow_ns = _DAY_NS if pa.types.is_date32(arrow_type) else \
         _UNIT_NS.get(getattr(arrow_type, "unit", None))
