@@ -612,7 +612,8 @@ class Evaluator:
         if function is None:
             raise UnsupportedSql(f"unsupported SQL function {_written_name(node, name)}()")
         values = [self._argument(arg) for arg in args]
-        return call(function, Call(name, node, tuple(args), self.sql, self.budget), values)
+        return call(function, Call(name, node, tuple(args), self.sql, self.budget,
+                                   self.table.num_rows), values)
 
     def _argument(self, node: exp.Expression):
         """A function's argument; an INTERVAL literal as an Arrow interval (time_bucket's

@@ -64,6 +64,7 @@ class Call:
     args: tuple
     sql: str
     budget: object = None  # the query's MemoryBudget (None: unchecked), for big results
+    rows: int = 1  # the rows the call is evaluated over (a function of no argument: random)
 
     @property
     def written_name(self) -> str:

@@ -70,6 +70,13 @@ def _decimal_round(ctx, x, places: int, mode: str):
         raise ctx.error(f"Overflow in ROUND of DECIMAL({precision})") from None
 
 
+@register("rand", 0)
+def _random(ctx):
+    """random(): a DOUBLE drawn uniformly from [0, 1) for each row, as DuckDB's (which seeds
+    per query; tdbsql's draws are never repeated across runs)."""
+    return pa.array(np.random.default_rng().random(ctx.rows), pa.float64())
+
+
 @register("pi", 0)
 def _pi(ctx):
     return pa.scalar(math.pi)
