@@ -24,13 +24,15 @@ input's row order, with DuckDB's semantics:
   inf - inf) is an error, row by row as in DuckDB (so not over no rows);
 * an aggregate whose frame is the whole partition is the grouped aggregate of the partition
   (any aggregate the engine has); over a moving frame count/sum/avg read running sums
-  (compensated for floats) and min/max a monotonic queue (``kernels/window.py``).  Frames
-  only move forward (ROWS, RANGE and GROUPS alike), which those two rely on.  array_agg and
-  string_agg copy each frame's values out, in window order (``engine.window_lists``);
+  (compensated for floats) and min/max a monotonic queue (``kernels/window.py``), which
+  relies on frames only moving forward, as they do with constant offsets (ROWS, RANGE and
+  GROUPS alike); ROWS offsets read per row make frames jump about, and min/max then read a
+  sparse table (``engine.frame_minimum``).  array_agg and string_agg copy each frame's
+  values out, in window order (``engine.window_lists``);
 * a GROUPS frame counts peer groups: ``1 PRECEDING`` starts at the previous peer group;
 * EXCLUDE CURRENT ROW / GROUP / TIES leaves rows out of a frame (``engine.frame_exclusion``):
-  what is left is up to three segments, each moving forward, read one after another by the
-  moving-frame aggregates and first_value / last_value / nth_value;
+  what is left is up to three segments, each moving forward as the frame does, read one
+  after another by the moving-frame aggregates and first_value / last_value / nth_value;
 * an aggregate with ``FILTER (WHERE c)`` has the frame it has without (the rows c rejects
   still count as rows of ROWS / GROUPS offsets) and aggregates those of its rows where c is
   true: over the whole partition only those rows are grouped; over a moving frame count(*)
@@ -63,6 +65,7 @@ from ..planner.column_names import written_call
 from . import datetime_ops as dto
 from . import decimal_values, window_lists
 from . import frame_exclusion as fx
+from .frame_minimum import NO_KEY, SparseMinimum
 from .frame import broadcast, null_padded
 from .functions_text import text_of
 from .aggregate_step import FUNCTIONS_BY_NAME, PAIRED, group_value
@@ -489,6 +492,8 @@ class _Window:
         if kind == "RANGE":
             return self._range_bound(bound, is_start)
         offset = self.ev.value(bound.value)
+        if kind == "ROWS" and not isinstance(offset, pa.Scalar):  # an offset per row
+            return self.position + self._row_offsets(bound, offset) + (0 if is_start else 1)
         if not isinstance(offset, pa.Scalar) or not pa.types.is_integer(offset.type) or \
                 not offset.is_valid or offset.as_py() < 0:
             raise self.error(f"a {kind} frame offset must be a non-negative integer constant")
@@ -496,6 +501,20 @@ class _Window:
         if kind == "ROWS":
             return self.position + shift + (0 if is_start else 1)
         return self._groups_bound(shift, is_start)
+
+    def _row_offsets(self, bound: _Bound, offset: pa.Array) -> np.ndarray:
+        """A ROWS bound's offsets read per row (by window position, negative PRECEDING),
+        with DuckDB's errors for a NULL or negative one."""
+        if not pa.types.is_integer(offset.type):
+            raise self.error(f"a ROWS frame offset must be an integer, not {offset.type}")
+        what = f"Window ROWS {bound.side} expression"
+        if offset.null_count:
+            raise self.error(f"{what} cannot be NULL")
+        offsets = np.asarray(offset.cast(pa.int64()).to_numpy(), np.int64)[self.layout.order]
+        if (offsets < 0).any():
+            raise self.error(f"{what} cannot be negative")
+        offsets = np.minimum(offsets, self.n)  # past the partition either way
+        return -offsets if bound.side == "PRECEDING" else offsets
 
     def _groups_bound(self, shift: int, is_start: bool) -> np.ndarray:
         """GROUPS ``n PRECEDING / FOLLOWING``: the first (one past the last) row of the peer
@@ -891,16 +910,27 @@ def _prefix_frame_sums(values, finite, segments: fx.Segments) -> np.ndarray | No
 
 def _extremes(values: pa.Array, order: np.ndarray, segments: fx.Segments, largest: bool):
     """(window position, found) of each frame's min / max, by value order (strings, dates and
-    numbers alike: dense ranks; NaN above every number, as DuckDB): the best of its segments'."""
+    numbers alike: dense ranks; NaN above every number, as DuckDB): the best of its segments'.
+    Segments that slide forward are read by a monotonic queue, others (ROWS offsets read per
+    row) from a sparse table."""
     ranks = pc.rank(values, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.int64)[order]
     valid = _valid(values)[order]
-    best = np.full(len(order), -1, np.int64)
+    keys = np.where(valid, -ranks if largest else ranks, NO_KEY)  # the smallest key wins
+    table = None if all(_slides(start, end) for start, end in segments) else SparseMinimum(keys)
     queue = np.empty(max(len(order), 1), np.int64)
+    best = np.full(len(order), -1, np.int64)
     for start, end in segments:
-        found = np.empty(len(order), np.int64)
-        kernels.sliding_extreme(ranks, valid, np.ascontiguousarray(start),
-                                np.ascontiguousarray(end), largest, queue, found)
-        mine, theirs = ranks[np.maximum(found, 0)], ranks[np.maximum(best, 0)]
-        better = (found >= 0) & ((best < 0) | ((mine > theirs) if largest else (mine < theirs)))
+        if table is None:
+            found = np.empty(len(order), np.int64)
+            kernels.sliding_extreme(ranks, valid, np.ascontiguousarray(start),
+                                    np.ascontiguousarray(end), largest, queue, found)
+        else:
+            found = table.smallest(start, end)
+        better = (found >= 0) & ((best < 0) | (keys[np.maximum(found, 0)] < keys[np.maximum(best, 0)]))
         best = np.where(better, found, best)
     return best, best >= 0
+
+
+def _slides(start: np.ndarray, end: np.ndarray) -> bool:
+    """Do the frames only move forward (neither end ever steps back)?"""
+    return not ((np.diff(start) < 0).any() or (np.diff(end) < 0).any())

@@ -182,7 +182,7 @@ class _Split:
                 exp.Ordered(this=self._column(o.this), desc=o.args.get("desc"),
                             nulls_first=o.args.get("nulls_first"))
                 for o in order.expressions]),
-            spec=_checked_spec(window))
+            spec=_checked_spec(window, self._column))
         _keep_span(lifted, window)
         name = self.windows.get(lifted)
         if name is None:  # the same call twice (QUALIFY naming a select-list window) runs once
@@ -227,7 +227,9 @@ def _arguments(function: exp.Expression) -> list[exp.Expression]:
     return args
 
 
-def _checked_spec(window: exp.Window) -> exp.WindowSpec | None:
+def _checked_spec(window: exp.Window, lift) -> exp.WindowSpec | None:
+    """The frame clause, checked; a ROWS offset that is not a constant (one per row, as in
+    DuckDB) becomes a column of the rows (``lift``)."""
     spec = window.args.get("spec")
     if spec is None:
         return None
@@ -235,10 +237,14 @@ def _checked_spec(window: exp.Window) -> exp.WindowSpec | None:
     text = window.sql(dialect="duckdb")
     if kind not in _FRAME_KINDS:
         raise UnsupportedSql(f"{kind} frames are not supported (ROWS, RANGE and GROUPS are): {text!r}")
-    for bound in (spec.args.get("start"), spec.args.get("end")):
+    spec = spec.copy()
+    for key in ("start", "end"):
+        bound = spec.args.get(key)
         if isinstance(bound, exp.Expression) and not _is_constant(bound):
-            raise UnsupportedSql(f"a window frame offset must be a constant: {text!r}")
-    return spec.copy()
+            if kind != "ROWS":
+                raise UnsupportedSql(f"a {kind} frame offset must be a constant: {text!r}")
+            spec.set(key, lift(bound))
+    return spec
 
 
 def _keep_span(lifted: exp.Expression, original: exp.Expression) -> None:
