@@ -58,6 +58,7 @@ from .using_columns import bind_using_columns, mark, refuse_star_beside_using
 from .duplicate_aliases import distinct_source_names
 from .lateral_unnest import lateral_unnests
 from .limit_percent import check_percent, is_percent
+from .table_samples import table_samples
 from .union_by_name import union_by_name
 from .windows import lift_windows
 
@@ -123,7 +124,7 @@ def check_statement(tree: exp.Expression) -> None:
 def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> LogicalQuery:
     """Optimize ``tree`` against ``schema`` ({table: {column: SQL type}}) and plan it."""
     check_statement(tree)
-    tree = lateral_unnests(distinct_source_names(tree, sql), schema)
+    tree = lateral_unnests(distinct_source_names(table_samples(tree, sql), sql), schema)
     tree, series = table_functions(tree, sql)
     schema = {**schema, **{s.table: {s.column: s.sql_type} for s in series}}
     tree = union_by_name(expand_natural_joins(tree, schema, sql), schema)
@@ -356,8 +357,6 @@ def _refuse(tree: exp.Expression, sql: str) -> None:
         kind = (node.kind or "").upper()
         if kind in ("ASOF", "POSITIONAL", "SEMI", "ANTI") or node.args.get("method"):
             raise UnsupportedSql(f"{kind or node.args.get('method')} JOIN is not supported")
-    for node in tree.find_all(exp.TableSample):
-        raise UnsupportedSql(f"{node.key.upper()} is not supported: {node.sql()!r}")
     for node in tree.find_all(exp.Qualify):
         if not own_windows(node.parent):
             raise SqlError("QUALIFY needs a window function in the select list or in QUALIFY",

@@ -1,0 +1,97 @@
+"""``TABLESAMPLE`` / ``USING SAMPLE`` (DuckDB): a random sample of a table's rows.
+
+Each sample becomes a derived table over the sampled table, before any other rewrite:
+
+    t TABLESAMPLE 10%              (SELECT * FROM t WHERE random() < 0.1) AS t
+    t USING SAMPLE 10% (bernoulli)   the same: each row kept with probability p
+    t USING SAMPLE 50 ROWS         (SELECT * FROM t ORDER BY random() LIMIT 50) AS t
+    t USING SAMPLE reservoir(10%)  (SELECT * FROM t ORDER BY random() LIMIT 10%) AS t
+
+A percentage samples row by row (DuckDB's default SYSTEM method keeps or drops whole vectors
+of 2,048 rows; each row's chance is the same p either way).  A number of rows is a reservoir:
+exactly that many rows (all of them if fewer), each set of them equally likely.  ``USING
+SAMPLE`` applies to the FROM clause before WHERE; over a join it is refused by name, as is
+``REPEATABLE (seed)`` (random() has no seed).  A share past 100%, a negative size or a row
+count with BERNOULLI is DuckDB's error; a fraction of a row is dropped (2.5 ROWS: 2).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from sqlglot import exp
+
+from ..errors import SqlError, UnsupportedSql
+from .parse import span_of
+
+
+def table_samples(tree: exp.Expression, sql: str) -> exp.Expression:
+    """``tree`` with every sampled table a derived table drawing the sample."""
+    for sample in list(tree.find_all(exp.TableSample)):
+        table = sample.parent
+        if isinstance(table, exp.Select):  # USING SAMPLE: the FROM clause's rows
+            if table.args.get("joins") or not isinstance(table.args.get("from_"), exp.From) or \
+                    not isinstance(table.args["from_"].this, exp.Table):
+                raise UnsupportedSql(f"USING SAMPLE over a join or a derived table is not "
+                                     f"supported: {sample.sql(dialect='duckdb')!r}")
+            sample.pop()
+            table = table.args["from_"].this
+        elif isinstance(table, exp.Table):
+            sample.pop()
+        else:
+            raise UnsupportedSql(f"TABLESAMPLE here is not supported: {sample.sql()!r}")
+        table.replace(_sampled(table, sample, sql))
+    return tree
+
+
+def _sampled(table: exp.Table, sample: exp.TableSample, sql: str) -> exp.Subquery:
+    if sample.args.get("seed"):
+        raise UnsupportedSql(f"a sample with REPEATABLE (seed) is not supported: "
+                             f"{sample.sql(dialect='duckdb')!r}")
+    method = (sample.text("method") or "").upper()
+    alias = table.args.get("alias")
+    inner = table.copy()
+    inner.set("alias", None)
+    select = exp.select("*").from_(inner)
+    percent, size = sample.args.get("percent"), sample.args.get("size")
+    if percent is not None:
+        share = _number(percent, sql, sample)
+        if share > 100:
+            raise SqlError(f"Sample sample_size {share:f} out of range, must be between 0 and "
+                           f"100", sql, span_of(sample))
+        if method == "RESERVOIR":
+            select.set("order", _random_order())
+            select.set("limit", exp.Limit(expression=exp.Literal.number(share),
+                                          limit_options=exp.LimitOptions(percent=True)))
+        else:
+            select = select.where(exp.LT(this=exp.Rand(),
+                                         expression=exp.Literal.number(share / 100)))
+    elif size is not None:
+        if method == "BERNOULLI":
+            raise SqlError(f"Sample method {method.title()} cannot be used with a discrete "
+                           f"sample count, either switch to reservoir sampling or use a "
+                           f"sample_size", sql, span_of(sample))
+        select.set("order", _random_order())
+        select = select.limit(int(_number(size, sql, sample)))  # 2.5 ROWS: 2, as DuckDB
+    else:
+        raise SqlError("a sample needs a size", sql, span_of(sample))
+    name = alias.this.copy() if alias is not None else exp.to_identifier(table.name, quoted=True)
+    return exp.Subquery(this=select, alias=exp.TableAlias(
+        this=name, columns=[c.copy() for c in alias.columns] if alias is not None else []))
+
+
+def _random_order() -> exp.Order:
+    return exp.Order(expressions=[exp.Ordered(this=exp.Rand(), desc=False, nulls_first=False)])
+
+
+def _number(node: exp.Expression, sql: str, sample: exp.TableSample) -> float:
+    """The size's value: a number literal (DuckDB's grammar has no sign there)."""
+    if isinstance(node, exp.Neg):
+        raise SqlError('syntax error at or near "-"', sql, span_of(node))
+    try:
+        if not isinstance(node, exp.Literal) or node.is_string:
+            raise InvalidOperation
+        return float(Decimal(node.this))
+    except InvalidOperation:
+        raise UnsupportedSql(f"a sample size that is not a number is not supported: "
+                             f"{sample.sql(dialect='duckdb')!r}") from None
