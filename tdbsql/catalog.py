@@ -53,6 +53,13 @@ class Catalog:
     def register(self, name: str, source) -> None:
         self.sources[name] = source
 
+    def snapshot(self) -> "Catalog":
+        """The names as registered now: a streamed result read again resolves them as they
+        were when its query ran, whatever was registered or closed since."""
+        frozen = Catalog()
+        frozen.sources = dict(self.sources)
+        return frozen
+
     def resolve(self, table: exp.Table, sql: str):
         """The source a FROM item names, and its FOR SYSTEM_TIME window (or None)."""
         from .planner.table_refs import table_key

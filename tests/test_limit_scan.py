@@ -101,3 +101,22 @@ def test_a_percent_limit_counts_every_row(arrays):
                        ("SELECT * FROM (SELECT id, s FROM two LIMIT 50%) LIMIT 5", 5),
                        ("SELECT * FROM (SELECT id, s FROM two LIMIT 7) LIMIT 50%", 3)):
         assert con.sql(sql).arrow().equals(whole.slice(0, count)), sql
+
+
+def test_an_offset_below_the_limit_adds_its_rows(tmp_path):
+    """``SELECT * FROM (SELECT d FROM t OFFSET 5) LIMIT 3`` needs 8 rows of the scan, not 3:
+    one cell per fragment makes each task one row, so a cap of 3 would answer nothing."""
+    uri = str(tmp_path / "cells")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 99), tile=100, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=4,
+                                                attrs=[tiledb.Attr("v", dtype=np.int64)]))
+    for i in range(20):
+        with tiledb.open(uri, "w", timestamp=i + 1) as A:
+            A[np.array([i])] = {"v": np.array([i])}
+    con = tdbsql.connect().register("t", uri)
+    assert con.sql("SELECT * FROM (SELECT d FROM t OFFSET 5) s LIMIT 3").fetchall() == \
+        [(5,), (6,), (7,)]
+    assert con.sql("SELECT * FROM (SELECT * FROM (SELECT d FROM t OFFSET 5) a OFFSET 2) b "
+                   "LIMIT 2 OFFSET 1").fetchall() == [(8,), (9,)]
+    assert con.sql("SELECT count(*) FROM (SELECT * FROM (SELECT d FROM t OFFSET 5) s "
+                   "LIMIT 3)").fetchall() == [(3,)]

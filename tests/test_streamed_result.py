@@ -148,3 +148,27 @@ def test_a_part_that_cannot_take_the_first_parts_types_is_named():
     ok = Result(parts=Parts(iter([pa.table({"n": [1.5]}), pa.table({"n": pa.nulls(1)})]),
                             None, lambda held: None))
     assert ok.fetchmany(5) == [(1.5,), (None,)]
+
+
+def test_read_again_it_is_the_same_query_over_the_same_fragments(small_chunks, tmp_path):
+    """Reading a streamed result a second way runs its scan again over the names and
+    fragments of its first run: a name registered again, a closed connection or a fragment
+    written since change nothing."""
+    uri = str(tmp_path / "b")
+    dom = tiledb.Domain(tiledb.Dim("id", domain=(0, 10**6), tile=1000, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=1000,
+                                                attrs=[tiledb.Attr("v", dtype=np.int64)]))
+    ids = np.arange(20_000, dtype=np.int64)
+    with tiledb.open(uri, "w") as A:
+        A[ids] = {"v": ids * 2}
+    want = [(i, 2 * i) for i in range(20_000)]
+    con = _con(uri)
+    result = con.sql("SELECT id, v FROM t")
+    assert result.fetchone() == (0, 0)
+    con.register("t", pa.table({"id": [1], "v": [5]}))
+    with tiledb.open(uri, "w") as A:  # overwrites cell 1 in a newer fragment
+        A[np.array([1], dtype=np.int64)] = {"v": np.array([-1])}
+    assert result.fetchall() == want
+    con.close()
+    assert pa.RecordBatchReader.from_stream(result).read_all().num_rows == 20_000
+    assert _con(uri).sql("SELECT v FROM t WHERE id = 1").fetchall() == [(-1,)]

@@ -130,3 +130,23 @@ def test_a_tie_at_the_last_row_is_read_from_every_tile_holding_it(ties, order, m
     for limit in range(1, 120, 7):
         got = con.sql(f"SELECT id, g FROM t ORDER BY {order} LIMIT {limit}").arrow()
         assert got.equals(whole.slice(0, limit)), limit
+
+
+def test_a_name_registered_again_is_looked_at_again(array, ties, tmp_path):
+    """The plan is cached per SQL text; what the array behind a name allows (a nullable key
+    under NULLS FIRST, an array at all) is not: it is looked at on every run."""
+    nullable = str(tmp_path / "nullable")
+    dom = tiledb.Domain(tiledb.Dim("id", domain=(0, 10_000), tile=100, dtype=np.int64))
+    tiledb.Array.create(nullable, tiledb.ArraySchema(domain=dom, sparse=True, capacity=10,
+                                                     attrs=[tiledb.Attr("g", dtype=np.int64,
+                                                                        nullable=True)]))
+    ids = np.arange(200, dtype=np.int64)
+    with tiledb.open(nullable, "w") as A:
+        A[ids] = {"g": pa.array(ids, pa.int64(), mask=ids >= 190)}  # NULLs in the last tile
+    con = tdbsql.connect().register("t", ties)
+    sql = "SELECT id, g FROM t ORDER BY g NULLS FIRST LIMIT 3"
+    assert con.sql(sql).fetchall() == [(0, 0), (1, 0), (2, 0)]
+    con.register("t", nullable)
+    assert con.sql(sql).fetchall() == [(190, None), (191, None), (192, None)]
+    con.register("t", pa.table({"id": [5, 6], "g": [2, 1]}))
+    assert con.sql(sql).fetchall() == [(6, 1), (5, 2)]

@@ -2,23 +2,24 @@
 above it, when those steps keep every row they read and add none.
 
 sqlglot plans ``SELECT * FROM a LIMIT 10`` as a scan of the array and a projection over it
-that holds the LIMIT (a Join step without joins); without a cap the scan would read the whole array for ten rows.  The
-cap holds through projection steps that map each row to one row (no filter left after the
-pushdown, no aggregate, window or unnest) and that are the only readers of the step below;
-an ORDER BY (a Sort step), a filter or a ``LIMIT p%`` ends it, since any of the array's rows could then be
-the ones kept.  No ORDER BY means any rows will do, so the scan's first rows in scan order
-are the answer, as they are when it reads everything.
+that holds the LIMIT (a Join step without joins); without a cap the scan would read the
+whole array for ten rows.  The cap holds through projection steps that map each row to one
+row (no filter left after the pushdown, no aggregate, window or unnest) and that are the only
+readers of the step below; an OFFSET on the way adds its rows (``SELECT * FROM (SELECT * FROM
+a OFFSET 5) LIMIT 3`` needs 8).  An ORDER BY (a Sort step), a filter or a ``LIMIT p%`` ends
+it, since any of the array's rows could then be the ones kept.  No ORDER BY means any rows
+will do, so the scan's first rows in scan order are the answer, as they are when it reads
+everything.
 """
 
 from __future__ import annotations
 
 import math
 
-from sqlglot import exp, planner
+from sqlglot import planner
 
 from ..planner.limit_percent import PercentLimit
-
-_ROW_CHANGING = (exp.AggFunc, exp.Window, exp.Explode, exp.Unnest)
+from .streamed_result import ROW_CHANGING
 
 
 def row_caps(runner, plan: planner.Plan) -> dict[planner.Step, int]:
@@ -34,19 +35,20 @@ def row_caps(runner, plan: planner.Plan) -> dict[planner.Step, int]:
 
 def _cap_above(runner, step: planner.Scan) -> int | None:
     """The cap the steps above ``step`` put on its rows (its own LIMIT first), or None."""
-    if isinstance(step.limit, PercentLimit):
-        return None
-    cap = _own_cap(step)
-    while cap is None and len(step.dependents) == 1:
-        above = next(iter(step.dependents))
-        if not _one_to_one(above) or len(above.dependencies) != 1 or \
-                runner.residual(above) is not None or \
-                any(p.find(*_ROW_CHANGING) for p in above.projections):
+    skipped = 0  # the OFFSETs of the steps passed without a LIMIT
+    while True:
+        if isinstance(step.limit, PercentLimit):  # a share of every row: all are needed
             return None
-        if isinstance(above.limit, PercentLimit):  # a share of every row: all are needed
+        if step.limit != math.inf:
+            return skipped + step.offset + int(step.limit)
+        skipped += step.offset
+        if len(step.dependents) != 1:
             return None
-        step, cap = above, _own_cap(above)
-    return cap
+        step = next(iter(step.dependents))
+        if not _one_to_one(step) or len(step.dependencies) != 1 or \
+                runner.residual(step) is not None or \
+                any(p.find(*ROW_CHANGING) for p in step.projections):
+            return None
 
 
 def _one_to_one(step) -> bool:
@@ -54,6 +56,3 @@ def _one_to_one(step) -> bool:
     without joins (how sqlglot plans a projection or filter over one input)."""
     return isinstance(step, planner.Scan) or isinstance(step, planner.Join) and not step.joins
 
-
-def _own_cap(step) -> int | None:
-    return None if step.limit == math.inf else step.offset + int(step.limit)

@@ -81,6 +81,7 @@ class Runner:
         chain = scan_chain(self, query.plan)
         if chain is None:
             return None
+        self._catalog = self._catalog.snapshot()  # for ``fresh``: the names as they are now
         self.row_caps.update(query.derived("row caps", lambda: row_caps(self, query.plan),
                                            query.plan.root))
         scan = chain[0]
@@ -90,8 +91,8 @@ class Runner:
                             query.names)
 
     def fresh(self) -> "Runner":
-        """A runner for another run of the same query over the same opened arrays (a
-        streamed result read again)."""
+        """A runner for another run of the same query over the same opened arrays and the
+        names as ``stream`` found them (a streamed result read again)."""
         return Runner(self._catalog, self.sql, self.memory_rows, self.arrays,
                       MemoryBudget(self.budget.limit / (1 << 20)))
 

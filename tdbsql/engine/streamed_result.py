@@ -25,7 +25,7 @@ from ..catalog import ArraySource
 from ..planner.conjuncts import has_subquery
 from ..planner.limit_percent import PercentLimit
 
-_ROW_CHANGING = (exp.AggFunc, exp.Window, exp.Explode, exp.Unnest)
+ROW_CHANGING = (exp.AggFunc, exp.Window, exp.Explode, exp.Unnest)  # no step row by row
 
 
 def scan_chain(runner, plan: planner.Plan) -> list | None:
@@ -62,7 +62,7 @@ def _row_by_row(step) -> bool:
     if not (isinstance(step, planner.Scan) or isinstance(step, planner.Join) and not step.joins):
         return False
     nodes = [n for n in (step.condition, *step.projections) if n is not None]
-    return not has_subquery(*nodes) and not any(n.find(*_ROW_CHANGING) for n in nodes)
+    return not has_subquery(*nodes) and not any(n.find(*ROW_CHANGING) for n in nodes)
 
 
 def result_parts(runner, chain: list, parts: Iterator, names) -> Iterator[pa.Table]:

@@ -47,14 +47,20 @@ _DAY_NS = 86_400 * 10**9
 
 def try_top_scan(runner, step) -> tuple[Frame, list] | None:
     """(the Sort step's frame, the steps it ran inside it), or None when it does not apply."""
-    shape = runner.query.derived("top scan", lambda: _shape(runner, step), step)
+    shape = runner.query.derived("top scan", lambda: _shape(step), step)
     if shape is None:
         return None
-    chain, key, stored, descending = shape
+    chain, key, descending, nulls_first = shape
     scan = chain[0]
     source, window = runner.catalog.resolve(scan.source, runner.sql)
+    if not isinstance(source, ArraySource):  # the array's facts: looked at on every run
+        return None
     array = runner.open_array(source, window)
-    if array.schema.dense:
+    stored = stored_field(list(reversed(chain)), key.name, array)
+    if array.schema.dense or stored is None:
+        return None
+    kind = field_kinds(array.schema)[stored]
+    if kind.domain not in ("int", "uint", "float", "datetime") or (kind.nullable and nulls_first):
         return None
     condition = runner.scan_condition(scan)
     scanned = array_scan(runner, scan, scan.source, condition)
@@ -95,32 +101,22 @@ def try_top_scan(runner, step) -> tuple[Frame, list] | None:
     return run_sort(step, concat_frames([parts[i] for i in sorted(parts)]), runner), chain
 
 
-def _shape(runner, step):
-    """(the steps below the sort, bottom-up; its first key over its input; the key's stored
-    column; descending) when the top scan applies, else None."""
+def _shape(step):
+    """(the steps below the sort, bottom-up; its first key as a column of its input;
+    descending; NULLS FIRST) when the plan allows a top scan, else None.  Only the plan:
+    the array behind the scan (a registered name may change between runs) is looked at by
+    ``try_top_scan``."""
     if not isinstance(step, planner.Sort) or step.limit == math.inf or \
             isinstance(step.limit, PercentLimit) or len(step.dependencies) != 1:
         return None
     chain = row_chain(next(iter(step.dependencies)))
     if chain is None or len(chain[-1].dependents) != 1:
         return None
-    scan = chain[0]
-    source, _window = runner.catalog.resolve(scan.source, runner.sql)
-    if not isinstance(source, ArraySource):
-        return None
     ordered = step.key[0]
     key = _input_column(step, ordered.this)
     if key is None:
         return None
-    array = runner.open_array(source, _window)
-    stored = stored_field(list(reversed(chain)), key.name, array)
-    if stored is None:
-        return None
-    kind = field_kinds(array.schema)[stored]
-    if kind.domain not in ("int", "uint", "float", "datetime") or \
-            (kind.nullable and ordered.args.get("nulls_first")):
-        return None
-    return chain, key, stored, bool(ordered.args.get("desc"))
+    return chain, key, bool(ordered.args.get("desc")), bool(ordered.args.get("nulls_first"))
 
 
 def _input_column(step, key: exp.Expression) -> exp.Column | None:

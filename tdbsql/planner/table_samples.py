@@ -5,14 +5,16 @@ Each sample becomes a derived table over the sampled table, before any other rew
     t TABLESAMPLE 10%              (SELECT * FROM t WHERE random() < 0.1) AS t
     t USING SAMPLE 10% (bernoulli)   the same: each row kept with probability p
     t USING SAMPLE 50 ROWS         (SELECT * FROM t ORDER BY random() LIMIT 50) AS t
-    t USING SAMPLE reservoir(10%)  (SELECT * FROM t ORDER BY random() LIMIT 10%) AS t
+    t USING SAMPLE reservoir(10%)  (SELECT * FROM t QUALIFY row_number() OVER (ORDER BY
+                                    random()) <= round(count(*) OVER () * 10 / 100)) AS t
 
 A percentage samples row by row (DuckDB's default SYSTEM method keeps or drops whole vectors
 of 2,048 rows; each row's chance is the same p either way).  A number of rows is a reservoir:
 exactly that many rows (all of them if fewer), each set of them equally likely.  ``USING
 SAMPLE`` applies to the FROM clause before WHERE; over a join it is refused by name, as is
 ``REPEATABLE (seed)`` (random() has no seed).  A share past 100%, a negative size or a row
-count with BERNOULLI is DuckDB's error; a fraction of a row is dropped (2.5 ROWS: 2).
+count with BERNOULLI is DuckDB's error.  A fraction of a row rounds half to even (2.5 ROWS: 2,
+3.5 ROWS: 4) and a reservoir's share of rows half up (2.5 rows: 3), as DuckDB counts them.
 """
 
 from __future__ import annotations
@@ -59,10 +61,10 @@ def _sampled(table: exp.Table, sample: exp.TableSample, sql: str) -> exp.Subquer
         if share > 100:
             raise SqlError(f"Sample sample_size {share:f} out of range, must be between 0 and "
                            f"100", sql, span_of(sample))
-        if method == "RESERVOIR":
-            select.set("order", _random_order())
-            select.set("limit", exp.Limit(expression=exp.Literal.number(share),
-                                          limit_options=exp.LimitOptions(percent=True)))
+        if method == "RESERVOIR":  # p% of the rows, rounded half up, as DuckDB counts
+            select.set("qualify", exp.Qualify(this=exp.maybe_parse(
+                f"row_number() OVER (ORDER BY random()) <= "
+                f"round(count(*) OVER () * {percent.this} / 100)", dialect="duckdb")))
         else:
             select = select.where(exp.LT(this=exp.Rand(),
                                          expression=exp.Literal.number(share / 100)))
@@ -72,7 +74,7 @@ def _sampled(table: exp.Table, sample: exp.TableSample, sql: str) -> exp.Subquer
                            f"sample count, either switch to reservoir sampling or use a "
                            f"sample_size", sql, span_of(sample))
         select.set("order", _random_order())
-        select = select.limit(int(_number(size, sql, sample)))  # 2.5 ROWS: 2, as DuckDB
+        select = select.limit(round(_number(size, sql, sample)))  # 2.5 ROWS: 2, as DuckDB
     else:
         raise SqlError("a sample needs a size", sql, span_of(sample))
     name = alias.this.copy() if alias is not None else exp.to_identifier(table.name, quoted=True)
