@@ -63,6 +63,7 @@ class Result:
         self._next = 0  # the row fetchone / fetchmany give next (of a finished table)
         self._cursor: Iterator[pa.Table] | None = None  # fetchone / fetchmany of a stream
         self._pending: pa.Table | None = None  # the cursor's part not all fetched yet
+        self._failed: Exception | None = None  # the error a part of the cursor raised
 
     @property
     def _table(self) -> pa.Table:
@@ -119,13 +120,20 @@ class Result:
         return _rows(self._whole.slice(start, self._next - start))
 
     def _from_cursor(self, size: int) -> pa.Table:
-        """The next ``size`` rows of the stream."""
+        """The next ``size`` rows of the stream.  A part that raised raises again on every
+        later fetch: the rows after it are unknown, not absent."""
+        if self._failed is not None:
+            raise self._failed
         if self._cursor is None:
             self._cursor = self._parts.take()
         tables, count = [], 0
         while count < size:
             if self._pending is None or not self._pending.num_rows:
-                self._pending = next(self._cursor, None)
+                try:
+                    self._pending = next(self._cursor, None)
+                except Exception as err:
+                    self._failed = err
+                    raise
                 if self._pending is None:
                     break
             taken = self._pending.slice(0, size - count)

@@ -172,3 +172,22 @@ def test_read_again_it_is_the_same_query_over_the_same_fragments(small_chunks, t
     con.close()
     assert pa.RecordBatchReader.from_stream(result).read_all().num_rows == 20_000
     assert _con(uri).sql("SELECT v FROM t WHERE id = 1").fetchall() == [(-1,)]
+
+
+def test_a_part_that_fails_fails_every_later_fetch(small_chunks, tmp_path):
+    """A CAST that fails in the 20th part raises there, and again on every fetch after it:
+    the rows after the failing part are unknown, so no fetch may answer 'no more rows'."""
+    uri = str(tmp_path / "c")
+    dom = tiledb.Domain(tiledb.Dim("id", domain=(0, 10**6), tile=1000, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=1000,
+                                                attrs=[tiledb.Attr("s", dtype=str, var=True)]))
+    ids = np.arange(120_000, dtype=np.int64)
+    with tiledb.open(uri, "w") as A:
+        A[ids] = {"s": np.array([str(i) if i < 100_000 else "x" for i in ids], dtype=object)}
+    result = _con(uri).sql("SELECT CAST(s AS INTEGER) AS n FROM t")
+    assert result.streamed and result.fetchmany(3) == [(0,), (1,), (2,)]
+    with pytest.raises(tdbsql.Error, match="x"):
+        result.fetchmany(200_000)
+    for fetch in (lambda: result.fetchone(), lambda: result.fetchmany(1)):
+        with pytest.raises(tdbsql.Error, match="x"):
+            fetch()

@@ -83,6 +83,8 @@ def try_top_scan(runner, step) -> tuple[Frame, list] | None:
     parts, keys, rows, at, size = {}, [], 0, 0, 1
     counts = [0] * len(chain)  # rows out of each step below the sort
     while at < len(order):
+        if need == 0 and parts:  # LIMIT 0: one task read gives the columns, no row is kept
+            break
         threshold = _threshold(keys, need, descending)
         if threshold is not None and _worse(bounds[order[at]], threshold, descending):
             break  # sorted best first: every task left is worse
