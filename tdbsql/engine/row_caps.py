@@ -3,13 +3,13 @@ above it, when those steps keep every row they read and add none.
 
 sqlglot plans ``SELECT * FROM a LIMIT 10`` as a scan of the array and a projection over it
 that holds the LIMIT (a Join step without joins); without a cap the scan would read the
-whole array for ten rows.  The cap holds through projection steps that map each row to one
-row (no filter left after the pushdown, no aggregate, window or unnest) and that are the only
-readers of the step below; an OFFSET on the way adds its rows (``SELECT * FROM (SELECT * FROM
-a OFFSET 5) LIMIT 3`` needs 8).  An ORDER BY (a Sort step), a filter or a ``LIMIT p%`` ends
-it, since any of the array's rows could then be the ones kept.  No ORDER BY means any rows
-will do, so the scan's first rows in scan order are the answer, as they are when it reads
-everything.
+whole array for ten rows.  The cap holds through steps that map each row to one row
+(``streamed_result.row_by_row`` with no filter left after the pushdown) and that are the only
+readers of the step below; an OFFSET on the way adds its rows (``SELECT * FROM (SELECT *
+FROM a OFFSET 5) LIMIT 3`` needs 8).  An ORDER BY (a Sort step), a filter or a ``LIMIT p%``
+ends it, since any of the array's rows could then be the ones kept.  No ORDER BY means any
+rows will do, so the scan's first rows in scan order are the answer, as they are when it
+reads everything.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import math
 from sqlglot import planner
 
 from ..planner.limit_percent import PercentLimit
-from .streamed_result import ROW_CHANGING
+from .streamed_result import row_by_row
 
 
 def row_caps(runner, plan: planner.Plan) -> dict[planner.Step, int]:
@@ -45,14 +45,7 @@ def _cap_above(runner, step: planner.Scan) -> int | None:
         if len(step.dependents) != 1:
             return None
         step = next(iter(step.dependents))
-        if not _one_to_one(step) or len(step.dependencies) != 1 or \
-                runner.residual(step) is not None or \
-                any(p.find(*ROW_CHANGING) for p in step.projections):
+        if len(step.dependencies) != 1 or not row_by_row(step) or \
+                runner.residual(step) is not None:  # a filter: one row to one, or none
             return None
-
-
-def _one_to_one(step) -> bool:
-    """A step that maps its input's rows one by one: a scan of a step, or a Join step
-    without joins (how sqlglot plans a projection or filter over one input)."""
-    return isinstance(step, planner.Scan) or isinstance(step, planner.Join) and not step.joins
 

@@ -25,7 +25,7 @@ from ..catalog import ArraySource
 from ..planner.conjuncts import has_subquery
 from ..planner.limit_percent import PercentLimit
 
-ROW_CHANGING = (exp.AggFunc, exp.Window, exp.Explode, exp.Unnest)  # no step row by row
+_ROW_CHANGING = (exp.AggFunc, exp.Window, exp.Explode, exp.Unnest)
 
 
 def scan_chain(runner, plan: planner.Plan) -> list | None:
@@ -45,7 +45,7 @@ def row_chain(top) -> list | None:
     chain = [top]
     while chain[-1].dependencies:
         step = chain[-1]
-        if len(step.dependencies) != 1 or not _row_by_row(step):
+        if len(step.dependencies) != 1 or not row_by_row(step):
             return None
         below = next(iter(step.dependencies))
         if len(below.dependents) != 1:
@@ -53,16 +53,31 @@ def row_chain(top) -> list | None:
         chain.append(below)
     scan = chain[-1]
     if not isinstance(scan, planner.Scan) or not isinstance(scan.source, exp.Table) or \
-            not _row_by_row(scan) or any(s.limit != math.inf or s.offset for s in chain[1:]):
+            not row_by_row(scan) or any(s.limit != math.inf or s.offset for s in chain[1:]):
         return None
     return list(reversed(chain))
 
 
-def _row_by_row(step) -> bool:
+def row_by_row(step) -> bool:
+    """Does ``step`` map each row of its one input to one row or none: a scan of a step, or
+    a Join step without joins (how sqlglot plans a projection or filter), with no aggregate,
+    window, unnest or subquery?"""
     if not (isinstance(step, planner.Scan) or isinstance(step, planner.Join) and not step.joins):
         return False
     nodes = [n for n in (step.condition, *step.projections) if n is not None]
-    return not has_subquery(*nodes) and not any(n.find(*ROW_CHANGING) for n in nodes)
+    return not has_subquery(*nodes) and not any(n.find(*_ROW_CHANGING) for n in nodes)
+
+
+def through_chain(runner, chain: list, frame, lengths: list | None = None):
+    """A frame of the chain's scan through the steps above it (``lengths``, if given, gets
+    the rows out of each step, the scan's first)."""
+    if lengths is not None:
+        lengths.append(frame.length)
+    for step, below in zip(chain[1:], chain):
+        frame = runner.step_frame(step, {below: frame})
+        if lengths is not None:
+            lengths.append(frame.length)
+    return frame
 
 
 def result_parts(runner, chain: list, parts: Iterator, names) -> Iterator[pa.Table]:
@@ -75,9 +90,7 @@ def result_parts(runner, chain: list, parts: Iterator, names) -> Iterator[pa.Tab
     left = math.inf if root.limit == math.inf else int(root.limit)
     try:
         for frame in parts:
-            for step, below in zip(chain[1:], chain):
-                frame = runner.step_frame(step, {below: frame})
-            table = output_table(frame, root, names)
+            table = output_table(through_chain(runner, chain, frame), root, names)
             if skip:
                 dropped = min(skip, table.num_rows)
                 table, skip = table.slice(dropped), skip - dropped

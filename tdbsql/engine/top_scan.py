@@ -39,7 +39,7 @@ from .pipeline import scan_batch, scan_done
 from .scan_step import array_scan
 from .sort_step import run_sort
 from .sparse_scan import SlabTask, TileTask
-from .streamed_result import row_chain
+from .streamed_result import row_chain, through_chain
 
 _UNIT_NS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 _DAY_NS = 86_400 * 10**9
@@ -74,11 +74,8 @@ def try_top_scan(runner, step) -> tuple[Frame, list] | None:
 
     def read(position: int):
         rows, frame = scan_batch(runner, scan, scanned, condition, [tasks[position]])
-        lengths = [frame.length]
-        for above, below in zip(chain[1:], chain):
-            frame = runner.step_frame(above, {below: frame})
-            lengths.append(frame.length)
-        return rows, frame, lengths
+        lengths: list[int] = []
+        return rows, through_chain(runner, chain, frame, lengths), lengths
 
     parts, keys, rows, at, size = {}, [], 0, 0, 1
     counts = [0] * len(chain)  # rows out of each step below the sort
