@@ -371,6 +371,10 @@ def _refuse(tree: exp.Expression, sql: str) -> None:
         options = node.args.get("limit_options")
         if options is not None and options.args.get("with_ties"):
             raise UnsupportedSql(f"{node.sql()!r} (WITH TIES) is not supported")
+        if options is not None and options.args.get("percent") and \
+                not isinstance(node, exp.Limit):  # FETCH ... PERCENT: no row count either
+            raise UnsupportedSql(f"{node.sql(dialect='duckdb')!r} (a percentage) is not "
+                                 "supported")
         if is_percent(node):
             check_percent(node, sql)
             continue

@@ -13,7 +13,6 @@ the engine works out its rows with ``limit_rows`` once it knows how many the ste
 from __future__ import annotations
 
 import math
-from decimal import Decimal, InvalidOperation
 
 from sqlglot import exp, planner
 
@@ -27,6 +26,9 @@ class PercentLimit(float):
     def __str__(self) -> str:
         return f"{float(self):g}%"
 
+    def __int__(self) -> int:  # a missed ``limit_rows`` fails loudly, not as p rows
+        raise TypeError("a LIMIT percentage has no row count of its own: use limit_rows")
+
 
 def is_percent(limit: exp.Expression | None) -> bool:
     options = limit.args.get("limit_options") if isinstance(limit, exp.Limit) else None
@@ -38,7 +40,7 @@ def check_percent(limit: exp.Limit, sql: str) -> None:
     count = limit.expression
     if isinstance(count, exp.Null):
         return
-    value = _number(count)
+    value = number_constant(count)
     if value is None:
         raise UnsupportedSql(f"{limit.sql(dialect='duckdb')!r}: a LIMIT percentage must be a "
                              "number constant")
@@ -54,17 +56,9 @@ def limit_rows(limit: float, rows: int) -> float:
     return limit
 
 
-def _number(node: exp.Expression) -> float | None:
-    negative = isinstance(node, exp.Neg)
-    if negative:
-        node = node.this
-    if not isinstance(node, exp.Literal) or node.is_string:
-        return None
-    try:
-        value = float(Decimal(node.name))
-    except InvalidOperation:
-        return None
-    return -value if negative else value
+def number_constant(node: exp.Expression) -> float | None:
+    """A number literal's value (signed), or None for anything else."""
+    return float(node.to_py()) if node.is_number else None
 
 
 _plain_step = planner.Step.from_expression.__func__
@@ -79,7 +73,7 @@ def _step_with_percent(cls, expression: exp.Expression, ctes=None) -> planner.St
         step = _plain_step(cls, expression, ctes)
     finally:
         expression.set("limit", limit)
-    step.limit = PercentLimit(_number(limit.expression))
+    step.limit = PercentLimit(number_constant(limit.expression))
     return step
 
 

@@ -19,11 +19,10 @@ count with BERNOULLI is DuckDB's error.  A fraction of a row rounds half to even
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
-
 from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
+from .limit_percent import number_constant
 from .parse import span_of
 
 
@@ -90,10 +89,8 @@ def _number(node: exp.Expression, sql: str, sample: exp.TableSample) -> float:
     """The size's value: a number literal (DuckDB's grammar has no sign there)."""
     if isinstance(node, exp.Neg):
         raise SqlError('syntax error at or near "-"', sql, span_of(node))
-    try:
-        if not isinstance(node, exp.Literal) or node.is_string:
-            raise InvalidOperation
-        return float(Decimal(node.this))
-    except InvalidOperation:
+    value = number_constant(node)
+    if value is None:
         raise UnsupportedSql(f"a sample size that is not a number is not supported: "
-                             f"{sample.sql(dialect='duckdb')!r}") from None
+                             f"{sample.sql(dialect='duckdb')!r}")
+    return value
