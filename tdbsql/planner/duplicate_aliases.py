@@ -41,11 +41,8 @@ def distinct_source_names(tree: exp.Expression, sql: str) -> exp.Expression:
 
 def _shared_names(select: exp.Select) -> dict[str, list[exp.Expression]]:
     """The names (lower case) two or more FROM / JOIN sources of ``select`` go by."""
-    from_ = select.args.get("from_")
-    if from_ is None:
-        return {}
     by_name: dict[str, list[exp.Expression]] = {}
-    for source in [from_.this] + [join.this for join in select.args.get("joins") or []]:
+    for source in _sources(select):
         name = source.alias_or_name
         if name:
             by_name.setdefault(name.lower(), []).append(source)
@@ -53,16 +50,33 @@ def _shared_names(select: exp.Select) -> dict[str, list[exp.Expression]]:
 
 
 def _reference(select: exp.Select, name: str) -> exp.Expression | None:
-    """A node of ``select``'s own clauses (not its subqueries) that reads the source ``name``:
-    a column or ``name.*`` qualified by it, or a bare ``*``; None if there is none."""
+    """A node that reads the source ``name`` of ``select``: a column or ``name.*`` qualified
+    by it -- in ``select``'s clauses or a subquery's that has no source of that name (a
+    correlated ``(SELECT t.k)``) -- or a bare ``*`` of its own; None if there is none."""
     for item in select.expressions:
         if isinstance(item, exp.Star):
             return item
-    for node in select.walk(prune=lambda n: n is not select and isinstance(
-            n, (exp.Select, exp.Subquery))):
-        if isinstance(node, exp.Column) and node.table.lower() == name:
+    for node in select.find_all(exp.Column):
+        if node.table.lower() == name and not _shadowed(node, select, name):
             return node
     return None
+
+
+def _shadowed(node: exp.Expression, select: exp.Select, name: str) -> bool:
+    """Does a SELECT between ``node`` and ``select`` have a source of its own named ``name``?"""
+    scope = node.parent
+    while scope is not None and scope is not select:
+        if isinstance(scope, exp.Select) and any(
+                (source.alias_or_name or "").lower() == name for source in _sources(scope)):
+            return True
+        scope = scope.parent
+    return False
+
+
+def _sources(select: exp.Select) -> list[exp.Expression]:
+    from_ = select.args.get("from_")
+    return [] if from_ is None else \
+        [from_.this] + [join.this for join in select.args.get("joins") or []]
 
 
 def _names_in(tree: exp.Expression) -> set[str]:
