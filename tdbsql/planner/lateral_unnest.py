@@ -18,18 +18,26 @@ from sqlglot import exp
 
 from .subquery_names import source_columns
 
+
 def lateral_unnests(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp.Expression:
     """``tree`` with each lateral unnest it can take folded into its source (in place)."""
     for select in list(tree.find_all(exp.Select)):
-        joins = select.args.get("joins") or []
-        for index, join in enumerate(joins):
-            unnest = join.this.this if isinstance(join.this, exp.Lateral) else join.this
-            if not isinstance(unnest, exp.Unnest) or not _plain(join):
-                continue
-            before = select.args["from_"].this if index == 0 else joins[index - 1].this
-            if _folded(select, join, unnest, before, schema):
-                break  # the join list changed: one at a time (the next call sees the rest)
+        while _fold_one(select, schema):  # the join list changed: look at it again
+            pass
     return tree
+
+
+def _fold_one(select: exp.Select, schema) -> bool:
+    """Fold the first lateral unnest of ``select`` that can be; did one?"""
+    joins = select.args.get("joins") or []
+    for index, join in enumerate(joins):
+        unnest = join.this.this if isinstance(join.this, exp.Lateral) else join.this
+        if not isinstance(unnest, exp.Unnest) or not _plain(join):
+            continue
+        before = select.args["from_"].this if index == 0 else joins[index - 1].this
+        if _folded(select, join, unnest, before, schema):
+            return True
+    return False
 
 
 def _plain(join: exp.Join) -> bool:
@@ -49,11 +57,14 @@ def _folded(select, join, unnest, before, schema) -> bool:
     read = [c for c in values.find_all(exp.Column)
             if c.find_ancestor(exp.Select) is select]
     own = source_columns(before, schema)
-    if not read or own is None or any(c.table != alias if c.table else c.name not in own
-                                      for c in read):
+    if not read or own is None:
+        return False
+    own_names = {c.lower() for c in own}  # names compare without regard to case, as DuckDB's
+    if any(c.table.lower() != alias.lower() if c.table else c.name.lower() not in own_names
+           for c in read):
         return False
     names = _unnest_names(join.this if isinstance(join.this, exp.Lateral) else unnest)
-    if {n.lower() for n in names} & {c.lower() for c in own}:
+    if {n.lower() for n in names} & own_names:
         return False
     items = [exp.Star(), exp.alias_(exp.Explode(this=values.copy()), names[0], quoted=True)]
     if len(names) > 1:  # WITH ORDINALITY
@@ -91,11 +102,11 @@ def _read_from(select: exp.Select, old: str, new: str, names: list[str]) -> None
         return
     items = []
     for item in select.expressions:
-        if isinstance(item, exp.Column) and item.is_star and item.table == old:
+        if isinstance(item, exp.Column) and item.is_star and item.table.lower() == old.lower():
             items += [exp.column(name, new, quoted=True) for name in names]
         else:
             items.append(item)
     select.set("expressions", items)
     for column in list(select.find_all(exp.Column)):
-        if column.table == old and column.find_ancestor(exp.Select) is select:
+        if column.table.lower() == old.lower() and column.find_ancestor(exp.Select) is select:
             column.set("table", exp.to_identifier(new))
