@@ -17,6 +17,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from .subquery_names import source_columns
+from .table_functions import unnest_items, unnest_names
 
 
 def lateral_unnests(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp.Expression:
@@ -63,14 +64,10 @@ def _folded(select, join, unnest, before, schema) -> bool:
     if any(c.table.lower() != alias.lower() if c.table else c.name.lower() not in own_names
            for c in read):
         return False
-    names = _unnest_names(join.this if isinstance(join.this, exp.Lateral) else unnest)
+    names = unnest_names(join.this if isinstance(join.this, exp.Lateral) else unnest)
     if {n.lower() for n in names} & own_names:
         return False
-    items = [exp.Star(), exp.alias_(exp.Explode(this=values.copy()), names[0], quoted=True)]
-    if len(names) > 1:  # WITH ORDINALITY
-        positions = exp.GenerateSeries(start=exp.Literal.number(1),
-                                       end=exp.ArraySize(this=values.copy()))
-        items.append(exp.alias_(exp.Explode(this=positions), names[1], quoted=True))
+    items = [exp.Star(), *unnest_items(values, names)]  # WITH ORDINALITY: the positions too
     inner = before.copy()
     rows = exp.Subquery(this=exp.select(*items).from_(inner),
                         alias=exp.TableAlias(this=exp.to_identifier(alias)))
@@ -79,20 +76,6 @@ def _folded(select, join, unnest, before, schema) -> bool:
     _read_from(select, unnest_alias.name if unnest_alias is not None else "", alias, names)
     join.pop()
     return True
-
-
-def _unnest_names(node: exp.Expression) -> list[str]:
-    """DuckDB's names for an unnest's columns: the alias's column list, else the alias, else
-    ``unnest``; WITH ORDINALITY adds ``ordinality``."""
-    alias = node.args.get("alias")
-    columns = [c.name for c in alias.columns] if alias is not None else []
-    unnest = node.this if isinstance(node, exp.Lateral) else node
-    first = columns[0] if columns else (alias.name if alias is not None and alias.name
-                                        else "unnest")
-    ordinality = unnest.args.get("offset")  # WITH ORDINALITY: sqlglot keeps its name here
-    if not ordinality:
-        return [first]
-    return [first, ordinality.name if isinstance(ordinality, exp.Identifier) else "ordinality"]
 
 
 def _read_from(select: exp.Select, old: str, new: str, names: list[str]) -> None:

@@ -79,25 +79,43 @@ def _unnest_table(node: exp.Unnest, sql: str) -> exp.Subquery:
     alias = node.args.get("alias")
     name = alias.this.copy() if alias is not None and alias.name else \
         exp.to_identifier("unnest")
-    columns = alias.columns if alias is not None else []
-    ordinality = node.args.get("offset")
-    if ordinality:  # WITH ORDINALITY: the list computed once, in a derived table of its own
+    names = unnest_names(node)
+    if len(names) > 1:  # WITH ORDINALITY: the list computed once, in a derived table of its own
         # exp.Alias itself: alias_ would name a subquery as a derived table
         listed = exp.Alias(this=values.copy(), alias=exp.to_identifier(_LIST, quoted=True))
         source = exp.Subquery(this=exp.select(listed), alias=exp.TableAlias(
             this=exp.to_identifier(_LIST_TABLE, quoted=True)))
         values = exp.column(_LIST, _LIST_TABLE, quoted=True)
-    items = [exp.alias_(exp.Explode(this=values.copy()),
-                        columns[0].name if columns else name.name, quoted=True)]
-    if ordinality:  # the positions, unnested beside the elements
-        positions = exp.GenerateSeries(start=exp.Literal.number(1),
-                                       end=exp.ArraySize(this=values.copy()))
-        ordinal = ordinality.name if isinstance(ordinality, exp.Identifier) else "ordinality"
-        items.append(exp.alias_(exp.Explode(this=positions), ordinal, quoted=True))
-    select = exp.select(*items)
-    if ordinality:
+    select = exp.select(*unnest_items(values, names))
+    if len(names) > 1:
         select = select.from_(source)
     return exp.Subquery(this=subqueries_in_unnest(select), alias=exp.TableAlias(this=name))
+
+
+def unnest_names(node: exp.Expression) -> list[str]:
+    """DuckDB's names for an unnest's columns (``node``: the Unnest, or the Lateral holding
+    it): the alias's column list, else the alias, else ``unnest``; WITH ORDINALITY adds
+    ``ordinality`` (or the name it is given)."""
+    alias = node.args.get("alias")
+    columns = [c.name for c in alias.columns] if alias is not None else []
+    unnest = node.this if isinstance(node, exp.Lateral) else node
+    first = columns[0] if columns else (alias.name if alias is not None and alias.name
+                                        else "unnest")
+    ordinality = unnest.args.get("offset")  # WITH ORDINALITY: sqlglot keeps its name here
+    if not ordinality:
+        return [first]
+    return [first, ordinality.name if isinstance(ordinality, exp.Identifier) else "ordinality"]
+
+
+def unnest_items(values: exp.Expression, names: list[str]) -> list[exp.Expression]:
+    """Select items unnesting ``values`` as ``names[0]`` and, with a second name, its
+    positions (1, 2, ...) beside the elements."""
+    items = [exp.alias_(exp.Explode(this=values.copy()), names[0], quoted=True)]
+    if len(names) > 1:
+        positions = exp.GenerateSeries(start=exp.Literal.number(1),
+                                       end=exp.ArraySize(this=values.copy()))
+        items.append(exp.alias_(exp.Explode(this=positions), names[1], quoted=True))
+    return items
 
 
 def _series(table: exp.Table, call: exp.GenerateSeries, index: int, sql: str) -> Series:
