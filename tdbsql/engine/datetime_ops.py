@@ -309,12 +309,24 @@ def add_months(stamps, months):
     if not bounds["min"].is_valid:  # all NULL
         return stamps
     low, high = bounds["min"].as_py(), bounds["max"].as_py()
+    if low < _FIRST_MONTH or high > _LAST_MONTH:
+        raise DatetimeError(OUT_OF_RANGE)
     first_days, lengths = _month_table(low, high)
     index = pc.subtract(total, low)
     day = pc.min_element_wise(pc.cast(pc.day(stamps), pa.int64()), pc.take(lengths, index))
     day_number = pc.add(pc.take(first_days, index), pc.subtract(day, 1))
-    moved = pc.add(pc.multiply(day_number, per_day), time_of_day)
+    try:
+        moved = pc.add_checked(pc.multiply_checked(day_number, per_day), time_of_day)
+    except pa.ArrowInvalid:
+        raise DatetimeError(OUT_OF_RANGE) from None
     return pc.cast(moved, stamp_type)
+
+
+OUT_OF_RANGE = "Date and time not in timestamp range"
+# the months (year * 12 + month - 1) a microsecond TIMESTAMP reaches
+_FIRST_MONTH, _LAST_MONTH = (
+    int(np.datetime64(ticks, "us").astype("datetime64[M]").astype(np.int64)) + 1970 * 12
+    for ticks in (-2**63 + 1, 2**63 - 1))
 
 
 def _month_table(low: int, high: int) -> tuple[pa.Array, pa.Array]:

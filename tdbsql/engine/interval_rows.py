@@ -23,6 +23,7 @@ _UNITS = {"millennium": (12_000, 0, 0), "century": (1_200, 0, 0), "decade": (120
           "second": (0, 0, 1_000_000), "millisecond": (0, 0, 1_000),
           "microsecond": (0, 0, 1)}
 _INT32 = 2**31
+_MAX_MICROS = (2**63 - 1) // 1000  # an Arrow month_day_nano interval's time, in nanoseconds
 
 
 def is_rows(value) -> bool:
@@ -52,9 +53,14 @@ def of_amounts(amounts, unit: str, error) -> pa.Array:
 def scaled(counts, interval: dto.Interval, error) -> pa.Array:
     """``counts * interval``, one interval per count (an integer array)."""
     valid = valid_rows(counts)
-    n = np.asarray(counts.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False),
-                   np.int64)
-    return _built(n * interval.months, n * interval.days, n * interval.micros, valid, error)
+    n = counts.cast(pa.int64()).fill_null(0)
+    try:
+        months, days, micros = (
+            np.asarray(pc.multiply_checked(n, part).to_numpy(zero_copy_only=False), np.int64)
+            for part in (interval.months, interval.days, interval.micros))
+    except pa.ArrowInvalid:
+        raise error("INTERVAL out of range") from None
+    return _built(months, days, micros, valid, error)
 
 
 def _parts(values) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -72,6 +78,9 @@ _CELL = np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")])
 def _built(months, days, micros, valid, error) -> pa.Array:
     if (np.abs(months[valid]) >= _INT32).any() or (np.abs(days[valid]) >= _INT32).any():
         raise error("INTERVAL out of range")
+    if (np.abs(micros[valid]) > _MAX_MICROS).any():
+        raise UnsupportedSql("an INTERVAL per row of more than 292 years of time (hours, "
+                             "minutes, ...) is not supported: Arrow holds it in nanoseconds")
     cells = np.zeros(len(months), _CELL)
     cells["months"], cells["days"] = np.where(valid, months, 0), np.where(valid, days, 0)
     cells["nanos"] = np.where(valid, micros, 0) * 1000
@@ -122,20 +131,18 @@ def _as_rows(value, rows: int, error) -> pa.Array:
 
 def _shifted(stamps, intervals: pa.Array, sign: int, rows: int, error) -> pa.Array:
     """DATE / TIMESTAMP ``stamps`` plus (``sign`` -1: minus) each row's interval: a TIMESTAMP,
-    as DuckDB's."""
+    as DuckDB's; past the TIMESTAMP range, DuckDB's error."""
     from .frame import broadcast
 
     stamps = pc.cast(dto.to_timestamp(broadcast(stamps, rows)), pa.timestamp("us"))
     months, days, micros, valid = _parts(intervals)
     valid = valid & valid_rows(stamps)
-    if months.any():
-        stamps = dto.add_months(stamps, pa.array(sign * months))
-    ticks = np.asarray(stamps.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False),
-                       np.int64)
     try:
-        with np.errstate(over="raise"):
-            moved = ticks + sign * (days * _US_PER_DAY + micros)
-    except FloatingPointError:
-        raise error("date/time arithmetic out of range") from None
-    return pa.array(np.where(valid, moved, 0), pa.int64(), mask=~valid).cast(
-        pa.timestamp("us"))
+        if months.any():
+            stamps = dto.add_months(stamps, pa.array(sign * months))
+        offsets = pc.add_checked(pc.multiply_checked(pa.array(days), _US_PER_DAY),
+                                 pa.array(micros))
+        moved = pc.add_checked(pc.cast(stamps, pa.int64()), pc.multiply_checked(offsets, sign))
+    except (dto.DatetimeError, pa.ArrowInvalid):
+        raise error(dto.OUT_OF_RANGE) from None
+    return pc.if_else(valid, moved, None).cast(pa.timestamp("us"))
