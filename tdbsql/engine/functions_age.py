@@ -100,6 +100,7 @@ def _fields(stamps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 _SUB_MICROS = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000,
                "minute": 60_000_000, "hour": 3_600_000_000, "day": _US_PER_DAY,
                "week": 7 * _US_PER_DAY}
+_TIME_UNITS = ("microsecond", "millisecond", "second", "minute", "hour")
 _SUB_MONTHS = {"month": 1, "quarter": 3, "year": 12, "decade": 120, "century": 1200,
                "millennium": 12000}
 
@@ -120,8 +121,11 @@ def _date_sub(ctx, part, start, end):
         raise UnsupportedSql(f"date_sub() in {name!r} is not supported")
     start, end = ctx.temporal(start, 1, times=True), ctx.temporal(end, 2, times=True)
     times = [kind(v.type) == "time" for v in (start, end)]
-    if any(times) and not all(times) or all(times) and unit in _SUB_MONTHS:
-        raise ctx.error(f"date_sub of {start.type} and {end.type} in {unit}s is not defined")
+    if any(times) and not all(times):
+        raise ctx.error(f"date_sub of {start.type} and {end.type} is not defined")
+    if all(times) and unit is not None and unit not in _TIME_UNITS:
+        raise ctx.error(f'"time" units "{unit}" not recognized: date_sub of two TIMEs counts '
+                        "microseconds up to hours")
     if unit is None:  # a NULL part: NULL, as in DuckDB
         return null_like(end, pa.int64())
     if isinstance(start, pa.Scalar) and isinstance(end, pa.Scalar):
