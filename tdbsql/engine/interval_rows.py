@@ -130,11 +130,13 @@ def _as_rows(value, rows: int, error) -> pa.Array:
 
 
 def _shifted(stamps, intervals: pa.Array, sign: int, rows: int, error) -> pa.Array:
-    """DATE / TIMESTAMP ``stamps`` plus (``sign`` -1: minus) each row's interval: a TIMESTAMP,
-    as DuckDB's; past the TIMESTAMP range, DuckDB's error."""
+    """DATE / TIMESTAMP ``stamps`` plus (``sign`` -1: minus) each row's interval: a TIMESTAMP
+    (WITH TIME ZONE for one), as DuckDB's; past the TIMESTAMP range, DuckDB's error."""
     from .frame import broadcast
 
-    stamps = pc.cast(dto.to_timestamp(broadcast(stamps, rows)), pa.timestamp("us"))
+    stamps = dto.to_timestamp(broadcast(stamps, rows))
+    result_type = pa.timestamp("us", stamps.type.tz)  # TIMESTAMP_S etc. give TIMESTAMP
+    stamps = pc.cast(stamps, pa.timestamp("us"))  # the UTC instants, months counted in UTC
     months, days, micros, valid = _parts(intervals)
     valid = valid & valid_rows(stamps)
     try:
@@ -145,4 +147,4 @@ def _shifted(stamps, intervals: pa.Array, sign: int, rows: int, error) -> pa.Arr
         moved = pc.add_checked(pc.cast(stamps, pa.int64()), pc.multiply_checked(offsets, sign))
     except (dto.DatetimeError, pa.ArrowInvalid):
         raise error(dto.OUT_OF_RANGE) from None
-    return pc.if_else(valid, moved, None).cast(pa.timestamp("us"))
+    return pc.if_else(valid, moved, None).cast(result_type)
