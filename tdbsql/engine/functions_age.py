@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import datetime_ops as dto
+from . import interval_rows
 from ..errors import SqlError, UnsupportedSql
 from .frame import broadcast
 from .functions import per_distinct, register
@@ -46,15 +47,7 @@ def _age(ctx, end, start):
     a, b = broadcast(end, rows), broadcast(start, rows)
     nulls = null_rows(a) | null_rows(b)
     months, days, micros = _ages(_stamps(a), _stamps(b))
-    cells = np.zeros(rows, _MONTH_DAY_NANO)
-    cells["months"], cells["days"], cells["nanos"] = months, days, micros * 1000
-    valid = None if not nulls.any() else \
-        pa.py_buffer(np.packbits(~nulls, bitorder="little"))
-    return pa.Array.from_buffers(pa.month_day_nano_interval(), rows,
-                                 [valid, pa.py_buffer(cells)])
-
-
-_MONTH_DAY_NANO = np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")])
+    return interval_rows.built(months, days, micros, ~nulls, ctx.error)
 
 
 def _stamps(values) -> np.ndarray:
@@ -251,8 +244,6 @@ def _month_index(micros):
 
 def _interval_of(unit: str):
     def impl(ctx, count):
-        from . import interval_rows
-
         if kind(plain(count).type) in ("float", "decimal"):  # DuckDB rounds them its own way
             raise UnsupportedSql(f"{ctx.written_name}() of a fractional amount is not "
                                  "supported")

@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 
 from . import datetime_ops as dto
 from ..errors import UnsupportedSql
+from .frame import broadcast
 from .value_types import kind, valid_rows
 
 _US_PER_DAY = 86_400_000_000
@@ -60,7 +61,7 @@ def scaled(counts, interval: dto.Interval, error) -> pa.Array:
             for part in (interval.months, interval.days, interval.micros))
     except pa.ArrowInvalid:
         raise error("INTERVAL out of range") from None
-    return _built(months, days, micros, valid, error)
+    return built(months, days, micros, valid, error)
 
 
 def _parts(values) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -75,7 +76,9 @@ def _parts(values) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 _CELL = np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")])
 
 
-def _built(months, days, micros, valid, error) -> pa.Array:
+def built(months, days, micros, valid, error) -> pa.Array:
+    """An interval array of int64 ``months``, ``days`` and ``micros``, NULL where not
+    ``valid``; ``error(text)`` when a part does not fit."""
     if (np.abs(months[valid]) >= _INT32).any() or (np.abs(days[valid]) >= _INT32).any():
         raise error("INTERVAL out of range")
     if (np.abs(micros[valid]) > _MAX_MICROS).any():
@@ -108,7 +111,7 @@ def arithmetic(op: str, left, right, error):
         a, b = (_as_rows(v, rows, error) for v in (left, right))
         sign = 1 if op == "add" else -1
         (am, ad, au, av), (bm, bd, bu, bv) = _parts(a), _parts(b)
-        return _built(am + sign * bm, ad + sign * bd, au + sign * bu, av & bv, error)
+        return built(am + sign * bm, ad + sign * bd, au + sign * bu, av & bv, error)
     if kind_of(left) in ("date", "timestamp") and kind_of(right) == "interval":
         return _shifted(left, _as_rows(right, rows, error), 1 if op == "add" else -1, rows,
                         error)
@@ -132,8 +135,6 @@ def _as_rows(value, rows: int, error) -> pa.Array:
 def _shifted(stamps, intervals: pa.Array, sign: int, rows: int, error) -> pa.Array:
     """DATE / TIMESTAMP ``stamps`` plus (``sign`` -1: minus) each row's interval: a TIMESTAMP
     (WITH TIME ZONE for one), as DuckDB's; past the TIMESTAMP range, DuckDB's error."""
-    from .frame import broadcast
-
     stamps = dto.to_timestamp(broadcast(stamps, rows))
     result_type = pa.timestamp("us", stamps.type.tz)  # TIMESTAMP_S etc. give TIMESTAMP
     stamps = pc.cast(stamps, pa.timestamp("us"))  # the UTC instants, months counted in UTC
