@@ -18,6 +18,7 @@ as NULL.  Values are returned as integers since the epoch, in the result type's 
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import functools
 import zoneinfo
@@ -259,18 +260,9 @@ class _Fields:
             return start + self.weekno * 7 + weekday
         if self.anchor == "j":
             return _days(self.year, 1, 1) + self.yearday - 1
-        if self.day > _month_days(self.year, self.month):
+        if self.day > calendar.monthrange(self.year, self.month)[1]:
             raise DateError(f"Date out of range: {self.year}-{self.month}-{self.day}")
         return _days(self.year, self.month, self.day)
-
-
-def _leap(year: int) -> bool:
-    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-
-
-def _month_days(year: int, month: int) -> int:
-    return 29 if month == 2 and _leap(year) else (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30,
-                                                  31)[month - 1]
 
 
 def _days(year: int, month: int, day: int) -> int:
