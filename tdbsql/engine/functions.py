@@ -22,6 +22,7 @@ from ..errors import SqlError, UnsupportedSql
 from ..planner.parse import span_of
 from . import datetime_ops as dto
 from .frame import broadcast
+from .grouping import group_ids, rows_by_group
 from .value_types import (cast_value, common_type, fit_literals, is_numeric, kind, null_like,
                           plain, type_name)
 
@@ -211,24 +212,23 @@ def per_distinct(fn, values: list, options: list):
     values, options = [plain(v) for v in values], [plain(v) for v in options]
     rows = next(len(v) for v in (*values, *options) if not isinstance(v, pa.Scalar))
     values = [broadcast(v, rows) for v in values]
-    columns = [v if isinstance(v, pa.Scalar) else broadcast(v, rows) for v in options]
-    keys = zip(*(([v.as_py()] * rows) if isinstance(v, pa.Scalar) else v.to_pylist()
-                 for v in columns))
-    groups: dict[tuple, list[int]] = {}
-    for row, key in enumerate(keys):
-        groups.setdefault(key, []).append(row)
-    if not groups:  # no rows
-        return fn(*values, *(pa.scalar(None, v.type) for v in columns))
-    pieces, order = [], []
-    for key, members in groups.items():
-        taken = pa.array(members, pa.int64())
-        constants = [v if isinstance(v, pa.Scalar) else pa.scalar(k, v.type)
-                     for k, v in zip(key, columns)]
-        answer = fn(*(v.take(taken) for v in values), *constants)
+    options = [v if isinstance(v, pa.Scalar) else broadcast(v, rows) for v in options]
+    varying = [v for v in options if not isinstance(v, pa.Scalar)]
+    if not rows:
+        return fn(*values, *(pa.scalar(None, v.type) for v in options))
+    if not varying:
+        return fn(*values, *options)
+    groups = group_ids(varying)
+    order, starts = rows_by_group(groups.ids, groups.count)
+    pieces = []
+    for group in range(groups.count):
+        members = pa.array(order[starts[group]:starts[group + 1]])
+        first = int(groups.first[group])
+        constants = [v if isinstance(v, pa.Scalar) else v[first] for v in options]
+        answer = fn(*(v.take(members) for v in values), *constants)
         pieces.append(broadcast(answer, len(members)))
-        order.extend(members)
     inverse = np.empty(rows, np.int64)
-    inverse[np.asarray(order, np.int64)] = np.arange(rows)
+    inverse[order] = np.arange(rows)
     return pa.concat_arrays([p.cast(pieces[0].type) for p in pieces]).take(pa.array(inverse))
 
 
