@@ -26,7 +26,8 @@ from .integer_series import series_counts, series_values
 from .list_compare import compare_lists
 from .list_values import (as_lists, element_at, is_list, list_parts, list_value, ordinals,
                           rebuild, scalar_if_constant, slice_of)
-from .value_types import common_type, compare_plain, kind, plain, type_name, valid_rows
+from .value_types import (common_type, compare_plain, kind, plain, string_buffers, type_name,
+                          valid_rows)
 
 
 def row_count(values) -> int:
@@ -170,9 +171,7 @@ def _characters(text: pa.StringArray, empty: np.ndarray) -> pa.StringArray:
     """Every character of the strings, string after string, and one '' for each string
     marked ``empty``: a character starts at each UTF-8 byte that is not a continuation byte
     (10xxxxxx) and ends where the next element starts."""
-    offsets = np.frombuffer(text.buffers()[1], np.int32, len(text) + 1, text.offset * 4)
-    data = np.frombuffer(text.buffers()[2], np.uint8) if text.buffers()[2] is not None \
-        else np.zeros(0, np.uint8)
+    data, offsets = string_buffers(text)
     data = data[offsets[0]:offsets[-1]]
     chars = np.flatnonzero((data & 0xC0) != 0x80)
     blanks = (offsets[:-1] - offsets[0])[empty]

@@ -16,7 +16,8 @@ import pyarrow as pa
 
 from ..kernels import string_distance as kernels
 from .functions import register
-from .text_search import string_buffers, string_pairs
+from .text_search import string_pairs
+from .value_types import string_buffers
 
 # (name, aliases, kernel, result type, the error of a row the kernel marked -1)
 _DISTANCES = (

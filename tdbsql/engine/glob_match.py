@@ -14,8 +14,8 @@ import pyarrow.compute as pc
 
 from ..kernels.glob import glob_rows
 from .functions import per_distinct
-from .text_search import string_buffers, string_pairs
-from .value_types import null_like
+from .text_search import string_pairs
+from .value_types import null_like, string_buffers
 
 
 def glob(values, patterns) -> pa.Array:

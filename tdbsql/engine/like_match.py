@@ -17,6 +17,8 @@ from ..errors import UnsupportedSql
 from ..kernels import like as kernels
 from ..kernels.like_rows import like_rows
 from .hash_table import valid_mask
+from .text_search import string_pairs
+from .value_types import string_buffers
 
 
 def pieces(pattern: str, escape: str | None) -> tuple[list[bytes], bool, bool] | None:
@@ -82,28 +84,16 @@ def match(values, found: tuple[list[bytes], bool, bool]):
     if isinstance(values, pa.Scalar):  # a constant: as a one-row array
         return match(pa.array([values.as_py()], values.type), found)[0]
     n = len(values)
-    data = np.frombuffer(values.buffers()[2], np.uint8) if n and values.buffers()[2] \
-        is not None else np.zeros(1, np.uint8)
-    offsets = _offsets(values) if n else np.zeros(1, np.int64)
-    hit = Pattern.of(*found).matches(np.require(data, requirements=["C", "W"]), offsets,
-                                     np.ones(n, np.bool_))
+    data, offsets = string_buffers(values) if n else (np.zeros(0, np.uint8), np.zeros(1, np.int64))
+    data = np.require(data if len(data) else np.zeros(1, np.uint8), requirements=["C", "W"])
+    hit = Pattern.of(*found).matches(data, offsets, np.ones(n, np.bool_))
     valid = valid_mask(values)
     return pa.array(hit, pa.bool_(), mask=None if valid is None else valid == 0)
-
-
-def _offsets(values: pa.Array) -> np.ndarray:
-    """The array's offsets into its data buffer (its own slice), int64, writable."""
-    width = np.int64 if pa.types.is_large_string(values.type) or \
-        pa.types.is_large_binary(values.type) else np.int32
-    raw = np.frombuffer(values.buffers()[1], width)
-    return raw[values.offset:values.offset + len(values) + 1].astype(np.int64)
 
 
 def match_rows(values, patterns, escape: str | None, error) -> pa.Array:
     """LIKE with a pattern per row (``kernels.like_rows``); NULL where either is NULL.
     ``error(message)`` is the SQL's error for a pattern ending with the escape character."""
-    from .text_search import string_buffers, string_pairs
-
     values, patterns, valid = string_pairs(values, patterns)
     if escape is not None and len(escape.encode()) > 1:
         raise UnsupportedSql(f"LIKE with the non-ASCII ESCAPE character {escape!r} and a "

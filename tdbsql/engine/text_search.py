@@ -10,16 +10,7 @@ import pyarrow.compute as pc
 
 from ..kernels import text_search as kernels
 from .frame import broadcast
-from .value_types import valid_rows
-
-
-def string_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """A string array's bytes (uint8) and its own offsets into them (int64)."""
-    width = np.int64 if pa.types.is_large_string(values.type) else np.int32
-    offsets = np.frombuffer(values.buffers()[1], width)
-    data = values.buffers()[2]
-    return (np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8),
-            offsets[values.offset:values.offset + len(values) + 1].astype(np.int64))
+from .value_types import string_buffers, valid_rows
 
 
 def string_pairs(s, needle):

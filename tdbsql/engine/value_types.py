@@ -574,6 +574,16 @@ def valid_rows(values) -> np.ndarray:
     return np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
 
 
+def string_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A string (or binary) array's bytes (uint8) and its own offsets into them (int64,
+    a writable copy)."""
+    large = pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type)
+    offsets = np.frombuffer(values.buffers()[1], np.int64 if large else np.int32)
+    data = values.buffers()[2]
+    return (np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8),
+            offsets[values.offset:values.offset + len(values) + 1].astype(np.int64))
+
+
 def null_rows(values) -> np.ndarray:
     """Per row of an Arrow array, whether it is NULL (a numpy bool array)."""
     return np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)

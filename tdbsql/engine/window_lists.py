@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from ..errors import UnsupportedSql
 from ..kernels import window as kernels
+from .value_types import string_buffers
 
 _OFFSET_LIMIT = 2**31 - 1
 
@@ -47,7 +48,7 @@ def frame_texts(texts: pa.Array, ranges: list, separator: str, budget,
         texts = texts.take(pa.array(taken))
         last = np.cumsum(sizes)
         first = last - sizes
-    offsets = _offsets(texts)
+    data, offsets = string_buffers(texts)
     sep = np.frombuffer(separator.encode(), np.uint8)
     sizes = last - first
     lengths = offsets[last] - offsets[first] + np.maximum(sizes - 1, 0) * len(sep)
@@ -56,8 +57,6 @@ def frame_texts(texts: pa.Array, ranges: list, separator: str, budget,
     _check_offsets(total, "bytes of text", what)
     if budget is not None:
         budget.check(total + 4 * len(out_offsets), what)
-    buffer = texts.buffers()[2]
-    data = np.frombuffer(buffer if buffer is not None else b"", np.uint8)
     out_data = np.empty(total, np.uint8)
     kernels.join_frames(offsets, data, first, last, sep, out_offsets, out_data)
     valid = sizes > 0
@@ -90,13 +89,6 @@ def _flattened(values: pa.Array, rows: np.ndarray, ranges: list, budget, what: s
         taken[np.repeat(at - part_at, counts) + np.arange(len(part))] = part
         at += counts
     return taken, sizes
-
-
-def _offsets(texts: pa.Array) -> np.ndarray:
-    """A string array's offsets into its data buffer (its own slice), int64."""
-    width = np.int64 if pa.types.is_large_string(texts.type) else np.int32
-    raw = np.frombuffer(texts.buffers()[1], width)
-    return raw[texts.offset:texts.offset + len(texts) + 1].astype(np.int64)
 
 
 def _check_offsets(total: int, unit: str, what: str) -> None:
