@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from ..kernels import string_distance as kernels
 from .functions import register
+from .list_values import scalar_if_constant
 from .text_search import string_pairs
 from .value_types import string_buffers
 
@@ -29,7 +30,10 @@ _DISTANCES = (
 )
 
 
-def _rows(ctx, a, b, kernel, out_type: pa.DataType, *options) -> pa.Array:
+def _rows(ctx, a, b, kernel, out_type: pa.DataType,
+          *options) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+    """(the kernel's answer per row, NULL where either string is; its raw numbers; where both
+    strings are valid)."""
     a, b, valid = string_pairs(ctx.string(a, 0), ctx.string(b, 1))
     out = np.zeros(len(a), np.float64 if out_type == pa.float64() else np.int64)
     kernel(*string_buffers(a), *string_buffers(b), valid, *options, out)
@@ -41,7 +45,7 @@ def _distance(kernel, out_type: pa.DataType, refused: str | None):
         answer, out, valid = _rows(ctx, a, b, kernel, out_type)
         if refused is not None and (out[valid] < 0).any():
             raise ctx.error(refused)
-        return _shaped(answer, a, b)
+        return scalar_if_constant(answer, a, b)
     return impl
 
 
@@ -51,16 +55,11 @@ def _jaro(winkler: bool):
         if cutoff is not None:
             least = ctx.constant(ctx.double(cutoff, 2), 2, "score cutoff")
             if least is None:
-                return _shaped(pa.nulls(len(answer), pa.float64()), a, b)
+                return scalar_if_constant(pa.nulls(len(answer), pa.float64()), a, b)
             answer = pa.array(np.where(out >= least, out, 0.0),
                               mask=None if valid.all() else ~valid)
-        return _shaped(answer, a, b)
+        return scalar_if_constant(answer, a, b)
     return impl
-
-
-def _shaped(answer: pa.Array, a, b):
-    """One row for two constants, as the other functions answer them."""
-    return answer[0] if isinstance(a, pa.Scalar) and isinstance(b, pa.Scalar) else answer
 
 
 for _name, _aliases, _kernel, _type, _refused in _DISTANCES:
