@@ -23,7 +23,9 @@ from .value_types import null_like, plain
 
 
 def _refuse_empty_matches(ctx, regex: str) -> None:
-    if pc.match_substring_regex(pa.scalar(""), regex).as_py():
+    """DuckDB's error for a pattern RE2 cannot compile; UnsupportedSql for one that matches
+    the empty string (both found by matching it against '' once)."""
+    if by_regex(ctx, pc.match_substring_regex, pa.scalar(""), regex).as_py():
         raise UnsupportedSql(f"{ctx.written_name}() with a pattern that matches the empty "
                              f"string is not supported: {regex!r}")
 
@@ -49,7 +51,6 @@ def _string_split_regex(ctx, s, pattern, options=None):
     if not pattern.is_valid:  # the string whole, as DuckDB
         return python_map(lambda text: [text], pa.list_(pa.string()), s)
     regex = ("(?i)" if "i" in flags else "") + pattern.as_py()
-    by_regex(ctx, pc.match_substring_regex, pa.scalar(""), regex)  # DuckDB's error if bad
     _refuse_empty_matches(ctx, regex)
     if isinstance(s, pa.Scalar):
         return by_regex(ctx, pc.split_pattern_regex, pa.array([s.as_py()], pa.string()),
@@ -66,7 +67,6 @@ def _regexp_extract_all(ctx, s, pattern, group=None):
     if not pattern.is_valid or number is None:
         return null_like(s, pa.list_(pa.string()))
     regex = pattern.as_py()
-    by_regex(ctx, pc.match_substring_regex, pa.scalar(""), regex)
     _refuse_empty_matches(ctx, regex)
     compiled = re.compile(regex)
     if not isinstance(number, int) or not 0 <= number <= compiled.groups:
