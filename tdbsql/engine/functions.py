@@ -263,8 +263,12 @@ def call_shape(node: exp.Func) -> tuple[str, list]:
         name = "range" if node.args.get("is_end_exclusive") else "generate_series"
         return name, [a for a in (node.args.get("start"), node.args.get("end"),
                                   node.args.get("step")) if a is not None]
+    keys = list(type(node).arg_types)
+    if isinstance(node, exp.RegexpExtract):  # sqlglot lists the options before the group
+        keys.remove("group")
+        keys.insert(keys.index("parameters"), "group")
     args = []
-    for key in type(node).arg_types:
+    for key in keys:
         value = node.args.get(key)
         if key in _FLAG_ARGS and not (isinstance(value, exp.Expression)
                                       and not isinstance(value, exp.Boolean)):

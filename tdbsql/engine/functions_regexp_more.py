@@ -2,8 +2,9 @@
 ``regexp_full_match`` (the whole string matches), ``string_split_regex`` /
 ``regexp_split_to_array`` (the pieces between matches) and ``regexp_extract_all`` (every
 match's group, NULL where the group took no part).  RE2 patterns as DuckDB's (Python's ``re``
-for ``regexp_extract_all``, as for ``regexp_extract``), option ``i``; the pattern a constant
-or a column (once per distinct pattern).  NULL string or pattern: NULL
+for ``regexp_extract_all``, as for ``regexp_extract``), option ``i`` (``regexp_extract_all``:
+``c`` or ``i``, its fourth argument); the pattern a constant or a column (once per distinct
+pattern).  NULL string or pattern: NULL
 (``string_split_regex`` keeps the string whole for a NULL pattern, as DuckDB).  A pattern
 that matches the empty string splits and extracts by DuckDB's own rules, which tdbsql does
 not follow: UnsupportedSql.
@@ -18,7 +19,7 @@ import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
 from .functions import per_distinct, python_map, register
-from .functions_text import by_regex, regex_options
+from .functions_text import by_regex, case_prefix, regex_options
 from .value_types import null_like, plain
 
 
@@ -58,15 +59,17 @@ def _string_split_regex(ctx, s, pattern, options=None):
     return by_regex(ctx, pc.split_pattern_regex, plain(s).cast(pa.string()), regex)
 
 
-@register("regexp_extract_all", 2, 3)
-def _regexp_extract_all(ctx, s, pattern, group=None):
+@register("regexp_extract_all", 2, 4)
+def _regexp_extract_all(ctx, s, pattern, group=None, options=None):
     s, pattern = ctx.string(s, 0), ctx.string(pattern, 1)
     if not isinstance(pattern, pa.Scalar):
-        return per_distinct(lambda v, p: _regexp_extract_all(ctx, v, p, group), [s], [pattern])
+        return per_distinct(lambda v, p: _regexp_extract_all(ctx, v, p, group, options), [s],
+                            [pattern])
     number = 0 if group is None else ctx.constant(group, 2, "group")
+    case = case_prefix(ctx, options, 3)
     if not pattern.is_valid or number is None:
         return null_like(s, pa.list_(pa.string()))
-    regex = pattern.as_py()
+    regex = case + pattern.as_py()
     _refuse_empty_matches(ctx, regex)
     compiled = re.compile(regex)
     if not isinstance(number, int) or not 0 <= number <= compiled.groups:

@@ -449,6 +449,15 @@ def regex_options(ctx, options, index: int) -> str:
     return flags
 
 
+def case_prefix(ctx, options, index: int) -> str:
+    """``(?i)`` when DuckDB's regex options (here only ``c`` and ``i``) ask for case-insensitive
+    matching (the last of them wins, as DuckDB), else ''."""
+    flags = regex_options(ctx, options, index)
+    if set(flags) - set("ci"):
+        raise UnsupportedSql(f"{ctx.name}() option {flags!r} is not supported")
+    return "(?i)" if flags.endswith("i") else ""
+
+
 def _constant_pattern(ctx, pattern, index: int) -> str | None:
     return ctx.constant(ctx.string(pattern, index), index, "pattern")
 
@@ -496,19 +505,22 @@ def _regexp_replace(ctx, s, pattern, replacement, options=None):
                      max_replacements=None if "g" in flags else 1)
 
 
-@register("regexp_extract", 2, 3)
-def _regexp_extract(ctx, s, pattern, group=None):
-    """The group-th group (0: the whole match) of the first match; '' without a match."""
+@register("regexp_extract", 2, 4)
+def _regexp_extract(ctx, s, pattern, group=None, options=None):
+    """The group-th group (0: the whole match) of the first match; '' without a match.
+    Options ``c`` / ``i``: case-sensitive or not."""
     import re
 
     if not isinstance(plain(pattern), pa.Scalar):  # once per distinct pattern
-        return per_distinct(lambda v, p: _regexp_extract(ctx, v, p, group), [s], [pattern])
+        return per_distinct(lambda v, p: _regexp_extract(ctx, v, p, group, options), [s],
+                            [pattern])
     regex = _constant_pattern(ctx, pattern, 1)
     number = 0 if group is None else ctx.constant(group, 2, "group")
+    case = case_prefix(ctx, options, 3)
     if regex is None or number is None:
         return null_like(plain(s), pa.string())
     try:
-        compiled = re.compile(regex)
+        compiled = re.compile(case + regex)
     except re.error as err:
         raise ctx.error(f"invalid regular expression: {err}", 1) from None
     if not isinstance(number, int) or number < 0:
