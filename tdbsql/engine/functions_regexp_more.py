@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
 from .functions import per_distinct, python_map, register
-from .functions_text import by_regex, case_prefix, regex_options
+from .functions_text import by_regex, case_prefix, ignores_case, regex_options
 from .value_types import null_like, plain
 
 
@@ -37,7 +37,7 @@ def _regexp_full_match(ctx, s, pattern, options=None):
 
     flags = regex_options(ctx, options, 2)
     pattern = ctx.string(pattern, 1)
-    if "i" in flags:
+    if ignores_case(flags):
         pattern = pc.binary_join_element_wise("(?i)(?:", pattern, ")", "")
     return similar_to(ctx.string(s, 0), pattern, lambda message: ctx.error(message, 1))
 
@@ -51,7 +51,7 @@ def _string_split_regex(ctx, s, pattern, options=None):
     flags = regex_options(ctx, options, 2)
     if not pattern.is_valid:  # the string whole, as DuckDB
         return python_map(lambda text: [text], pa.list_(pa.string()), s)
-    regex = ("(?i)" if "i" in flags else "") + pattern.as_py()
+    regex = ("(?i)" if ignores_case(flags) else "") + pattern.as_py()
     _refuse_empty_matches(ctx, regex)
     if isinstance(s, pa.Scalar):
         return by_regex(ctx, pc.split_pattern_regex, pa.array([s.as_py()], pa.string()),

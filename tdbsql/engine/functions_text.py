@@ -443,10 +443,18 @@ def _concat_ws(ctx, separator, *values):
 
 
 def regex_options(ctx, options, index: int) -> str:
+    """DuckDB's regex options string (a constant).  'l' (literal) and 's' (dot matches a
+    newline) are not followed: UnsupportedSql, not a different answer."""
     flags = "" if options is None else ctx.constant(ctx.string(options, index), index, "option")
-    if flags is None or set(flags) - set("cigmnsl"):
+    if flags is None or set(flags) - set("cigmn"):
         raise UnsupportedSql(f"{ctx.name}() option {flags!r} is not supported")
     return flags
+
+
+def ignores_case(flags: str) -> bool:
+    """Whether regex options ask for case-insensitive matching: the last of 'c' / 'i' wins,
+    as DuckDB ('ic' is case-sensitive)."""
+    return flags.rfind("i") > flags.rfind("c")
 
 
 def case_prefix(ctx, options, index: int) -> str:
@@ -455,7 +463,7 @@ def case_prefix(ctx, options, index: int) -> str:
     flags = regex_options(ctx, options, index)
     if set(flags) - set("ci"):
         raise UnsupportedSql(f"{ctx.name}() option {flags!r} is not supported")
-    return "(?i)" if flags.endswith("i") else ""
+    return "(?i)" if ignores_case(flags) else ""
 
 
 def _constant_pattern(ctx, pattern, index: int) -> str | None:
@@ -485,7 +493,7 @@ def _regexp_matches(ctx, s, pattern, options=None):
     flags = regex_options(ctx, options, 2)
     if regex is None:
         return null_like(s, pa.bool_())
-    return by_regex(ctx, pc.match_substring_regex, s, regex, ignore_case="i" in flags)
+    return by_regex(ctx, pc.match_substring_regex, s, regex, ignore_case=ignores_case(flags))
 
 
 @register("regexp_replace", 3, 4)
@@ -499,7 +507,7 @@ def _regexp_replace(ctx, s, pattern, replacement, options=None):
     flags = regex_options(ctx, options, 3)
     if regex is None or new is None:
         return null_like(s, pa.string())
-    if "i" in flags:
+    if ignores_case(flags):
         regex = "(?i)" + regex
     return by_regex(ctx, pc.replace_substring_regex, s, regex, new,
                      max_replacements=None if "g" in flags else 1)
