@@ -1,0 +1,70 @@
+"""Kernels load from numba's cache without numba's compiler set-up (``kernels.cache_loading``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tdbsql.kernels import jit
+from tdbsql.kernels.cache_loading import QUICK_LOADING, QuickLoadCache
+
+SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "stations"
+
+# a fresh process: one query over the sample array (every kernel of a scan, a filter, a group
+# and a sort), reporting its rows, whether numba's compiler set-up ran (it imports every
+# lowering module, among them linalg and the typed dict, which no kernel's code refers to) and
+# how many kernels came from the cache
+_CHILD = """
+import json, sys
+import tdbsql
+table = tdbsql.query(
+    "SELECT city, count(*) AS n, sum(temp_c) AS t FROM array WHERE day BETWEEN 20 AND 28 "
+    "GROUP BY city ORDER BY city", sys.argv[1])
+from tdbsql import kernels
+hits = 0
+for module in list(sys.modules.values()):
+    if getattr(module, "__name__", "").startswith("tdbsql.kernels."):
+        for value in vars(module).values():
+            stats = getattr(value, "stats", None)
+            hits += sum(getattr(stats, "cache_hits", {}).values()) if stats else 0
+print(json.dumps({"rows": table.to_pylist(), "setup": "numba.np.linalg" in sys.modules or "numba.typed.dictimpl" in sys.modules,
+                  "hits": hits}))
+"""
+
+
+def _child() -> dict:
+    proc = subprocess.run([sys.executable, "-c", _CHILD, str(SAMPLE)], capture_output=True,
+                          text=True, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_this_numba_takes_the_quick_loading():
+    assert QUICK_LOADING
+    assert isinstance(jit(lambda x: x + 1)._cache, QuickLoadCache)
+
+
+def test_a_process_with_cached_kernels_skips_the_compiler_setup():
+    first = _child()  # compiles what the cache lacks (after the compiler set-up)
+    second = _child()
+    assert second["rows"] == first["rows"]
+    assert [row["city"] for row in second["rows"]] == sorted(row["city"]
+                                                            for row in second["rows"])
+    assert second["hits"] > 5
+    assert second["setup"] is False
+
+
+def test_bare_and_called_forms_compile_the_same_kernel():
+    import numpy as np
+
+    @jit
+    def bare(values):
+        return values.sum()
+
+    @jit(inline="always")
+    def called(values):
+        return values.sum()
+
+    values = np.arange(10, dtype=np.int64)
+    assert bare(values) == called(values) == 45
