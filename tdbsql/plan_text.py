@@ -19,7 +19,10 @@ def explain_text(query, runner, analyze: bool) -> str:
                      "outer values __outer.c0, ...:")
         lines += ["  " + line for line in entry.query.sql(dialect="duckdb", pretty=True)
                   .splitlines()]
-    profile = {id(entry["step"]): entry for entry in runner.profile} if analyze else {}
+    runs: dict[int, list[dict]] = {}
+    for entry in runner.profile if analyze else []:
+        runs.setdefault(id(entry["step"]), []).append(entry)
+    profile = {step_id: _merged(entries) for step_id, entries in runs.items()}
     for step_id, order in runner.join_orders.items():
         if step_id in profile:
             profile[step_id]["order"] = order
@@ -38,8 +41,11 @@ def _tree(step, depth: int, lines: list[str], profile: dict, pushed: dict, seen:
     elif entry is not None:
         head += f"  [rows={entry['rows']:,} time={entry['seconds'] * 1000:.1f} ms]"
     lines.append(head)
+    if entry is not None and "runs" in entry:  # a CTE's steps run for two deferred readers
+        lines.append(f"{pad}    Ran {len(entry['runs'])} times (rows and time summed): "
+                     + " + ".join(f"{run['rows']:,}" for run in entry["runs"]) + " rows")
     if entry is not None and "keys" in entry:  # ran inside its join, for the keys joined
-        lines.append(f"{pad}    Keys from the join: {entry['keys']:,}")
+        lines.append(f"{pad}    Keys from the join: {entry['keys']}")
     if entry is not None and "how" in entry:
         lines.append(f"{pad}    {entry['how']}")
     if entry is not None and len(entry.get("order", ())) > 1:  # as run, not as planned
@@ -49,11 +55,32 @@ def _tree(step, depth: int, lines: list[str], profile: dict, pushed: dict, seen:
         lines.append(f"{pad}    {detail}")
     if entry is not None and "scan" in entry:
         lines += [f"{pad}    {text}" for text in funnel_lines(entry["scan"])]
+    for number, run in enumerate(entry.get("runs", []) if entry is not None else [], 1):
+        if "scan" in run:
+            lines.append(f"{pad}    Run {number}:")
+            lines += [f"{pad}      {text}" for text in funnel_lines(run["scan"])]
     if id(step) in seen:
         return
     seen.add(id(step))
     for dep in sorted(step.dependencies, key=lambda s: s.name or ""):
         _tree(dep, depth + 1, lines, profile, pushed, seen)
+
+
+def _merged(entries: list[dict]) -> dict:
+    """A step's profile entry over its runs: the one, or rows and time summed with each
+    run's entry under ``runs`` (keys of the join as text either way)."""
+    if len(entries) == 1:
+        entry = dict(entries[0])
+        if "keys" in entry:
+            entry["keys"] = f"{entry['keys']:,}"
+        return entry
+    merged = {"step": entries[0]["step"], "rows": sum(e["rows"] for e in entries),
+              "seconds": sum(e["seconds"] for e in entries), "runs": entries,
+              "streamed": all(e["streamed"] for e in entries)}
+    if any("keys" in e for e in entries):
+        merged["keys"] = " + ".join(f"{e['keys']:,}" if "keys" in e else "all"
+                                    for e in entries)
+    return merged
 
 
 def _label(step) -> str:

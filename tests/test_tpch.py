@@ -130,3 +130,23 @@ def test_tpch_query(tpch, expected, number):
     got = con.sql(sql).arrow()
     assert_same_result(got, expected[number], ordered=has_order_by(sql),
                        label=f"q{number:02d} (tdbsql)")
+
+
+@pytest.mark.parametrize("number", QUERY_NUMBERS, ids=QUERY_IDS)
+def test_tpch_query_with_join_inputs_deferred(tpch, expected, number, monkeypatch):
+    """Each query again with every join input that can run inside its join deferred and its
+    keys always tested (``engine.deferred_inputs``; at this scale factor the arrays are under
+    its size thresholds): Q2's subquery over a join, the scans of shared CTEs and the rest."""
+    import tdbsql
+    from tdbsql.engine import deferred_inputs
+
+    monkeypatch.setattr(deferred_inputs, "SCANNED_CELLS_MIN", 0)
+    monkeypatch.setattr(deferred_inputs, "PARTNER_FIRST_CELLS_MIN", 0)
+    monkeypatch.setattr(deferred_inputs, "KEYS_PER_CELL_MAX", 0)
+    sql = query_sql(number)
+    con = tdbsql.connect()
+    for name, path in tpch.arrays.items():
+        con.register(name, path)
+    got = con.sql(sql).arrow()
+    assert_same_result(got, expected[number], ordered=has_order_by(sql),
+                       label=f"q{number:02d} (tdbsql, join inputs deferred)")

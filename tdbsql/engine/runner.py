@@ -123,7 +123,7 @@ class Runner:
                                                 plan.root))
         # a deferred input runs inside its join step, with the steps it streams from
         skipped = {part for step, d in self.deferred.items() if step in plan.dag
-                   for part in (step, d.aggregate, *d.chain) if part is not None}
+                   for part in d.parts}
         for step in plan.dag:
             if step in skipped:
                 continue
@@ -144,9 +144,15 @@ class Runner:
         self.fused.update(fused)  # (a subquery's plan runs inside a step of this one)
         skipped.update(fused.values())
         consumer = {join: step for step, join in fused.items()}
+        # the join that runs an aggregate over joins inside it reads that join's other inputs
+        outside_readers: dict = {}
+        for step, deferred in self.deferred.items():
+            for outside in deferred.outside if step in plan.dag else ():
+                outside_readers.setdefault(outside, []).extend(step.dependents)
 
         def readers(step) -> list:  # the steps that read its frame (a fused join's: its step)
-            return [consumer.get(d, d) for d in step.dependents]
+            return [consumer.get(d, d) for d in step.dependents] + \
+                outside_readers.get(step, [])
 
         waiting = {step: set(self._inputs(step)) - set(frames) - skipped for step in plan.dag
                    if step not in frames and step not in skipped}
@@ -172,7 +178,10 @@ class Runner:
     def _inputs(self, step) -> list:
         """The steps whose frames ``step`` reads: a fused aggregate's are its join's."""
         join = self.fused.get(step)
-        return list(step.dependencies) if join is None else list(join.dependencies)
+        inputs = list(step.dependencies) if join is None else list(join.dependencies)
+        # an aggregate over joins run inside this join reads its join's other inputs
+        return inputs + [outside for dep in inputs if dep in self.deferred
+                         for outside in self.deferred[dep].outside]
 
     def run_step(self, step, frames: dict) -> Frame:
         """One step's frame from its dependencies' (``frames`` by step), OFFSET/LIMIT
@@ -186,8 +195,8 @@ class Runner:
     def _step(self, step, frames: dict) -> Frame:
         if step in self.fused:
             return run_join_aggregate(self, step, self.fused[step], frames)
-        dependencies = {dep.name: frames[dep] if dep in frames else self.deferred[dep]
-                        for dep in step.dependencies}
+        dependencies = {dep.name: frames[dep] if dep in frames else
+                        self.deferred[dep].bound(frames) for dep in step.dependencies}
         if isinstance(step, planner.SetOperation):  # both inputs may share a name
             return run_set_operation(step, frames[step.left_step], frames[step.right_step], self)
         if isinstance(step, planner.Join):
