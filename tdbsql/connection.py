@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from . import pandas_deferral as _pandas_deferral  # noqa: F401  (first: pyarrow looks for pandas)
 from .catalog import ArraySource, ArrowSource, Catalog, ShapeCatalog
 from .errors import InterfaceError, SqlError
 from .result import Parts, Result
