@@ -608,3 +608,29 @@ def test_a_cte_read_by_two_deferred_scans_runs_for_each(engines, monkeypatch):
            "ON c.k = o.k WHERE o.id < 5 AND c.v > (SELECT avg(v) FROM c) ORDER BY 1, 2")
     assert_same_rows(con.sql(one).fetchall(), oracle.sql(one).fetchall())
     assert "Ran 2 times" not in con.explain(one, analyze=True)
+
+
+# deferrals inside deferrals: an aggregate over joins whose join reads another aggregate over
+# joins (that one runs whole), a CTE read by two subqueries and the query
+NESTED = [
+    "SELECT o.id, a.n FROM o JOIN (SELECT i.k, count(*) AS n FROM i JOIN (SELECT m.k32, "
+    "max(m.v) AS mv FROM i AS m JOIN i AS q ON q.id = m.id GROUP BY m.k32) b ON b.k32 = i.k32 "
+    "JOIN i AS j ON j.id = i.id WHERE i.v <= b.mv GROUP BY i.k) a ON a.k = o.k WHERE o.id < 9 "
+    "ORDER BY 1",
+    "SELECT o.id FROM o WHERE o.id < 9 AND o.v >= (SELECT min(i.v) FROM i, i AS j WHERE "
+    "i.k = o.k AND j.id = i.id AND j.v <= (SELECT max(m.v) FROM i AS m, i AS n WHERE "
+    "m.k = j.k AND n.id = m.id + 1)) ORDER BY 1",
+    "WITH c AS (SELECT id, k, v FROM i) SELECT o.id, (SELECT min(c.v) FROM c, c AS d WHERE "
+    "c.k = o.k AND d.id = c.id) AS m, (SELECT count(*) FROM c AS e WHERE e.k = o.k) AS n "
+    "FROM o WHERE o.id < 9 ORDER BY 1",
+]
+
+
+@pytest.mark.parametrize("sql", NESTED, ids=range(len(NESTED)))
+def test_nested_deferrals_give_duckdbs_rows(engines, monkeypatch, sql):
+    from tdbsql.engine import deferred_inputs
+
+    monkeypatch.setattr(deferred_inputs, "SCANNED_CELLS_MIN", 0)
+    monkeypatch.setattr(deferred_inputs, "KEYS_PER_CELL_MAX", 0)
+    con, oracle = engines
+    assert_same_rows(con.sql(sql).fetchall(), oracle.sql(sql).fetchall())
