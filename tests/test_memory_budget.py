@@ -191,3 +191,20 @@ def test_unnest_and_lambdas_count_the_rows_they_repeat(monkeypatch):
                    f"FROM {wide})").fetchall() == [(100000, 4999950000 + 300000)]
     assert con.sql(f"SELECT len(list_filter(range(100000), lambda x: x < k)) "
                    f"FROM {wide}").fetchall() == [(3,)]
+
+
+def test_window_extremes_over_per_row_offsets_count_their_table(monkeypatch):
+    """min / max over ROWS offsets read per row (frames stepping back) use a sparse table of
+    n log n positions (``engine.frame_minimum``): past the budget it is refused by name, under
+    it answered."""
+    monkeypatch.delenv("TDBSQL_MEMORY_MB", raising=False)
+    n = 200_000  # the table: 8 bytes x 200K x 18 levels = 28.8 MB
+    table = pa.table({"id": np.arange(n), "v": np.arange(n) % 1000})
+    sql = ("SELECT max(w) AS m FROM (SELECT min(v) OVER (ORDER BY id ROWS BETWEEN id * 7 % 5 "
+           "PRECEDING AND CURRENT ROW) AS w FROM t)")
+    with pytest.raises(tdbsql.MemoryLimitError, match=r"the window function min\(\)"):
+        tdbsql.connect(memory_mb=20).register_arrow("t", table).sql(sql).fetchall()
+    oracle = duckdb.connect()
+    oracle.register("t", table)
+    want = oracle.sql(sql).fetchall()
+    assert tdbsql.connect(memory_mb=200).register_arrow("t", table).sql(sql).fetchall() == want

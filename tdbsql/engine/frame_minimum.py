@@ -3,7 +3,8 @@ and forth, so the monotonic queue of ``kernels.window.sliding_extreme`` cannot s
 
 A sparse table holds the position of the smallest key in every run of ``2**j`` positions;
 a frame ``[start, end)`` is covered by two runs of the largest such length that fits it.
-O(n log n) to build, O(1) (vectorised) per frame.
+O(n log n) to build, O(1) (vectorised) per frame; its ``n log n`` positions (8 bytes each:
+2 GB for 10M rows) are checked against the query's memory budget first.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ NO_KEY = np.iinfo(np.int64).max  # a key that marks a position without a value
 class SparseMinimum:
     """The smallest of ``keys`` (int64, by window position) in any frame."""
 
-    def __init__(self, keys: np.ndarray):
+    def __init__(self, keys: np.ndarray, budget=None, what: str = "a window frame's minimum"):
         self.keys = keys
         n = len(keys)
+        if budget is not None:
+            budget.check(8 * n * max(n.bit_length(), 1), what)
         self.levels = [np.arange(n, dtype=np.int64)]
         while 2 ** len(self.levels) <= n:
             below, half = self.levels[-1], 2 ** (len(self.levels) - 1)

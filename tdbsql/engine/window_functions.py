@@ -363,8 +363,9 @@ class _Window:
             # max(NULL) OVER (...): DuckDB's types (NULL, HUGEINT, DOUBLE)
             return pa.nulls(self.n, {"avg": pa.float64(), "sum": pa.int64()}.get(func, pa.null()))
         if func in ("min", "max"):
-            return values.take(self.rows_at(*_extremes(values, layout.order, segments,
-                                                        func == "max")))
+            return values.take(self.rows_at(*_extremes(
+                values, layout.order, segments, func == "max", self.ev.budget,
+                f"the window function {self.shown}()")))
         valid = _valid(values)[layout.order]
         counts = fx.segment_sums(valid.astype(np.int64), segments)
         if func == "count":
@@ -908,15 +909,17 @@ def _prefix_frame_sums(values, finite, segments: fx.Segments) -> np.ndarray | No
     return None if doubtful.any() else sums
 
 
-def _extremes(values: pa.Array, order: np.ndarray, segments: fx.Segments, largest: bool):
+def _extremes(values: pa.Array, order: np.ndarray, segments: fx.Segments, largest: bool,
+              budget, what: str):
     """(window position, found) of each frame's min / max, by value order (strings, dates and
     numbers alike: dense ranks; NaN above every number, as DuckDB): the best of its segments'.
     Segments that slide forward are read by a monotonic queue, others (ROWS offsets read per
-    row) from a sparse table."""
+    row) from a sparse table (its size checked against ``budget``)."""
     ranks = pc.rank(values, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.int64)[order]
     valid = _valid(values)[order]
     keys = np.where(valid, -ranks if largest else ranks, NO_KEY)  # the smallest key wins
-    table = None if all(_slides(start, end) for start, end in segments) else SparseMinimum(keys)
+    table = None if all(_slides(start, end) for start, end in segments) else \
+        SparseMinimum(keys, budget, what)
     queue = np.empty(max(len(order), 1), np.int64)
     best = np.full(len(order), -1, np.int64)
     for start, end in segments:
