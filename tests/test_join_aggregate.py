@@ -92,3 +92,22 @@ def test_making_every_pair_exceeds_that_budget(monkeypatch):
     monkeypatch.setattr(runner, "fused_joins", lambda *args: {})
     with pytest.raises(tdbsql.MemoryLimitError, match="the join with 'b'"):
         _running_average(5_000, memory_mb=16)
+
+
+# -- an equi-join's aggregate over its left rows: the right rows aggregated first ------------
+
+EAGER = [record for record in sqllogic.parse_file(
+    sqllogic.SQL_DIR / "joins" / "eager_aggregate.test") if record.kind == "query"]
+
+
+@pytest.mark.parametrize("record", EAGER, ids=[str(i) for i in range(len(EAGER))])
+def test_left_row_groups_aggregate_the_right_rows_before_the_join(engines, record):
+    """The records of joins/eager_aggregate.test (DuckDB's rows, checked by the sqllogic
+    suite) run before the join when their groups are the left rows: distinct left keys,
+    calls decomposed per join key, every GROUP BY key a left column."""
+    con = engines.tdbsql(record.arrays)
+    text = con.explain(record.sql, analyze=True)
+    eager = "Aggregated before the join" in text
+    groups_by_left_rows = not re.search(r"GROUP BY e\.(dept_id|manager_id)|DISTINCT|"
+                                        r"string_agg|e\.manager_id ORDER", record.sql)
+    assert eager is groups_by_left_rows, record.sql

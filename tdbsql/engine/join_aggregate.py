@@ -1,5 +1,5 @@
 """An Aggregate grouped by the rows of a non-equi join's left input, fed the join's pairs a
-block of left rows at a time.
+block of left rows at a time (an equi-join's: ``engine.eager_aggregate``).
 
 A correlated subquery with an inequality (``WHERE b.id < a.id``) is decorrelated
 (``planner.decorrelate``) into a join of the distinct outer values ``__outer`` with the inner
@@ -32,6 +32,7 @@ from sqlglot import exp, planner
 
 from ..planner.conjuncts import and_all, conjuncts, has_subquery
 from .aggregate_step import run_aggregate
+from .eager_aggregate import eager_join, run_eager_aggregate
 from .frame import Frame, concat_frames, rows_only
 from .grouping import group_ids
 from .join_step import tested_pairs
@@ -53,6 +54,12 @@ def fused_joins(runner, plan: planner.Plan) -> dict[planner.Aggregate, planner.J
     for step in plan.dag:
         join = runner.query.derived("join aggregate", lambda: _fusable(runner, step), step)
         if join is not None and not any(dep in runner.deferred for dep in join.dependencies):
+            found[step] = join
+            continue
+        join = runner.query.derived("eager aggregate", lambda: eager_join(runner, step), step)
+        # its right input may run inside it, for the left rows' keys (not its left one)
+        if join is not None and not any(dep in runner.deferred for dep in join.dependencies
+                                        if dep.name == join.source_name):
             found[step] = join
     return found
 
@@ -83,8 +90,11 @@ def run_join_aggregate(runner, step: planner.Aggregate, join: planner.Join,
     """The Aggregate ``step``'s frame over its ``join``, from the frames of the join's
     inputs (``frames`` by step): block by block when a group key is distinct over the left
     rows, else the join made whole and aggregated."""
-    inputs = {dep.name: frames[dep] for dep in join.dependencies}
+    inputs = {dep.name: frames[dep] if dep in frames else runner.deferred[dep].bound(frames)
+              for dep in join.dependencies}
     (name, entry), = join.joins.items()
+    if entry.get("source_key"):  # an equi-join: the right rows aggregated before it
+        return run_eager_aggregate(runner, step, join, inputs)
     source, right = inputs[join.source_name], inputs[name]
     if not _groups_by_left_rows(step, source, right):
         started = time.perf_counter()

@@ -1,0 +1,148 @@
+"""An aggregate over an equi-join whose groups are the left rows, aggregated before the join.
+
+TPC-H Q13 counts each customer's orders: ``customer LEFT JOIN orders ON c_custkey =
+o_custkey GROUP BY c_custkey`` with ``count(o_orderkey)``.  Joined first, that is 1.5M
+joined rows gathered and grouped back into 150K groups.  When every GROUP BY key is a column
+of the left input and one of them is distinct and never NULL over its rows, each group is one
+left row with the right rows its join key matches, so every aggregate call over right
+columns is that call over the right rows of one join key value: the right rows are grouped by
+their join key (1.5M orders into 100K counts), and each left row takes its key's values by
+one join of unique keys.  A left row matching nothing takes, in a LEFT join, the call over
+one row of NULLs (``count`` 0, ``count(*)`` 1, ``sum`` NULL, ...) and is dropped by an
+INNER one.  The expressions around the calls, HAVING and the projections run as usual
+(``aggregate_step.finish_aggregate``).
+
+The shape (``eager_join``): an Aggregate whose one input is a Join step of one INNER or LEFT
+entry with equality keys and no other condition, no residual condition, projections or
+LIMIT; GROUP BY keys that are all columns of the left input; calls without DISTINCT, FILTER
+or ORDER BY whose arguments read the right input only; nothing reading a subquery.  At run
+time a GROUP BY key must be distinct and never NULL over the left rows
+(``join_aggregate._groups_by_left_rows``); otherwise the join and the aggregate run the
+ordinary way.  A right input deferred for the keys joined (``engine.deferred_inputs``) is
+read for the left rows' keys first.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp, planner
+
+from ..planner.conjuncts import conjuncts, has_subquery
+from .aggregate_step import aggregate_calls, call_spec, filter_of, finish_aggregate, \
+    run_aggregate, star_operands
+from .deferred_inputs import Deferred, run_deferred
+from .frame import Frame
+from .grouping import Groups, aggregate, group_ids
+from .hash_join import hash_join
+
+_DECOMPOSED = ("count", "count_star", "sum", "avg", "min", "max")
+
+
+def eager_join(runner, step) -> planner.Join | None:
+    """The Join step below an Aggregate ``step`` of the shape above, or None."""
+    if not isinstance(step, planner.Aggregate) or len(step.dependencies) != 1 or not step.group:
+        return None
+    join = next(iter(step.dependencies))
+    if not isinstance(join, planner.Join) or len(join.joins) != 1 or \
+            len(join.dependents) != 1 or len(join.dependencies) != 2 or \
+            join.limit is not math.inf or join.offset or join.projections or \
+            runner.residual(join) is not None:
+        return None
+    (name, entry), = join.joins.items()
+    if (entry.get("side") or "").upper() not in ("", "INNER", "LEFT") or \
+            len(entry.get("source_key") or []) != 1 or conjuncts(entry.get("condition")) or \
+            name in runner.query.scalar_subqueries or \
+            has_subquery(*step.operands, *step.group.values(), *step.aggregations,
+                         step.condition, *step.projections):
+        return None
+    left = join.source_name
+    if not all(isinstance(key, exp.Column) and key.table == left
+               for key in step.group.values()):
+        return None
+    for expression in step.aggregations:
+        for call in aggregate_calls(expression.unalias()):
+            argument = _right_argument(step, call, name)
+            if argument is False:
+                return None
+    return join
+
+
+def _right_argument(step, call, right: str):
+    """A call's argument over the right input (None for ``count(*)``), or False when the
+    call is not one this runs: DISTINCT, FILTER, ORDER BY, not decomposed per key, or an
+    argument reading anything but the right input's columns."""
+    agg, condition = filter_of(call)
+    if condition is not None:
+        return False
+    func, argument, distinct = call_spec(agg, star_operands(step))
+    if distinct or func not in _DECOMPOSED:
+        return False
+    if func == "count_star":
+        return None
+    operands = {op.alias_or_name: op.unalias() for op in step.operands}
+    if isinstance(argument, exp.Column) and not argument.table and argument.name in operands:
+        argument = operands[argument.name]
+    if isinstance(argument, exp.Order):
+        return False
+    columns = list(argument.find_all(exp.Column))
+    if not columns or any(column.table != right for column in columns):
+        return False
+    return argument
+
+
+def run_eager_aggregate(runner, step: planner.Aggregate, join: planner.Join,
+                        inputs: dict) -> Frame:
+    """The Aggregate ``step``'s frame from its join's inputs (by step name; the right one
+    maybe ``deferred_inputs.Deferred``, run here for the left rows' keys): aggregated before
+    the join, or -- no GROUP BY key distinct over the left rows -- joined and aggregated."""
+    from .join_aggregate import _groups_by_left_rows  # it dispatches here
+
+    (name, entry), = join.joins.items()
+    left, right = inputs[join.source_name], inputs[name]
+    left_keys = runner.column(left, entry["source_key"][0])
+    if isinstance(right, Deferred):
+        right = inputs[name] = run_deferred(runner, right, left_keys)
+    if not _groups_by_left_rows(step, left, right):
+        started = time.perf_counter()
+        joined = runner.join_frame(join, inputs)
+        runner.record(join, joined.length, time.perf_counter() - started)
+        return run_aggregate(step, joined, runner)
+    started = time.perf_counter()
+    right_keys = runner.column(right, entry["join_key"][0])
+    by_key = group_ids([right_keys])
+    first = pa.array(by_key.first)
+    outer = (entry.get("side") or "").upper() == "LEFT"
+    left_idx, key_idx = hash_join([left_keys], [right_keys.take(first)],
+                                  "left" if outer else "inner")
+    matched = key_idx >= 0
+    none = by_key.count  # where a left row matching nothing takes its value from
+    rows = pa.array(np.where(matched, key_idx, none))
+    single = Groups.single(1)
+    values: dict[str, pa.Array] = {}
+
+    def call_value(call) -> pa.Array:
+        text = call.sql()
+        if text not in values:
+            argument = _right_argument(step, call, name)
+            func = call_spec(filter_of(call)[0], star_operands(step))[0]
+            column = None if argument is None else runner.column(right, argument)
+            per_key = aggregate(func, column, by_key)
+            alone = aggregate(func, None if column is None else pa.nulls(1, column.type),
+                              single)  # the call over one row of NULLs
+            values[text] = pa.concat_arrays([per_key, alone.cast(per_key.type)]).take(rows)
+        return values[text]
+
+    taken = pa.array(left_idx)
+    keys = {key_name: runner.column(left, key).take(taken)
+            for key_name, key in step.group.items()}
+    frame = finish_aggregate(step, runner, keys, len(left_idx), call_value,
+                             [*left.tables, *right.tables])
+    runner.record(join, int(matched.sum()), time.perf_counter() - started,
+                  how=f"Aggregated before the join: {right.length:,} rows of {name} into "
+                      f"{by_key.count:,} groups by the join key, joined to "
+                      f"{left.length:,} rows of {join.source_name}")
+    return frame
