@@ -86,8 +86,11 @@ class Partial:
 
     @property
     def nbytes(self) -> int:
-        return sum(key.nbytes for key in self.keys.values()) + sum(
-            array.nbytes for _, _, arrays in self.states.values() for array in arrays)
+        """Bytes of the buffers held, whole, as ``memory.frame_bytes`` counts them (Arrow's
+        ``nbytes`` walks a slice's offsets: 2 us a call, 1-2 ms of Q1's 25)."""
+        return sum(key.get_total_buffer_size() for key in self.keys.values()) + sum(
+            array.get_total_buffer_size() for _, _, arrays in self.states.values()
+            for array in arrays)
 
 
 def step_calls(step) -> dict[str, exp.AggFunc]:
