@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import sqllogic
 import tdbsql
 from sql_fixtures import sql_arrays  # noqa: F401 - the session fixture, used by name
-from test_join_order_differential import TABLES, _same_as_duckdb, _tables
+from test_join_order_differential import TABLES, _same_as_duckdb, table_engines
 from tdbsql.engine import join_aggregate, runner
 
 RECORDS = [record for record in sqllogic.parse_file(
@@ -137,11 +137,7 @@ def _left_row_groups(draw):
 
 @pytest.fixture(scope="module")
 def generated():
-    con, oracle = tdbsql.connect(), duckdb.connect()
-    for name, table in _tables().items():
-        con.register_arrow(name, table)
-        oracle.register(name, table)
-    return con, oracle
+    return table_engines()
 
 
 @settings(max_examples=150, deadline=None, derandomize=True)

@@ -35,13 +35,18 @@ def _tables() -> dict[str, pa.Table]:
     return out
 
 
-@pytest.fixture(scope="module")
-def engines():
+def table_engines():
+    """(tdbsql, DuckDB) connections holding the tables above."""
     con, oracle = tdbsql.connect(), duckdb.connect()
     for name, table in _tables().items():
         con.register_arrow(name, table)
         oracle.register(name, table)
     return con, oracle
+
+
+@pytest.fixture(scope="module")
+def engines():
+    return table_engines()
 
 
 @st.composite

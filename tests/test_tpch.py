@@ -119,17 +119,21 @@ def test_order_by_detection():
 # -- tdbsql --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("number", QUERY_NUMBERS, ids=QUERY_IDS)
-def test_tpch_query(tpch, expected, number):
+def _check_query(tpch, expected, number: int, label: str) -> None:
+    """tdbsql's answer to TPC-H query ``number`` over the arrays equals DuckDB's."""
     import tdbsql
 
     sql = query_sql(number)
     con = tdbsql.connect()
     for name, path in tpch.arrays.items():
         con.register(name, path)
-    got = con.sql(sql).arrow()
-    assert_same_result(got, expected[number], ordered=has_order_by(sql),
-                       label=f"q{number:02d} (tdbsql)")
+    assert_same_result(con.sql(sql).arrow(), expected[number], ordered=has_order_by(sql),
+                       label=f"q{number:02d} ({label})")
+
+
+@pytest.mark.parametrize("number", QUERY_NUMBERS, ids=QUERY_IDS)
+def test_tpch_query(tpch, expected, number):
+    _check_query(tpch, expected, number, "tdbsql")
 
 
 @pytest.mark.parametrize("number", QUERY_NUMBERS, ids=QUERY_IDS)
@@ -137,16 +141,9 @@ def test_tpch_query_with_join_inputs_deferred(tpch, expected, number, monkeypatc
     """Each query again with every join input that can run inside its join deferred and its
     keys always tested (``engine.deferred_inputs``; at this scale factor the arrays are under
     its size thresholds): Q2's subquery over a join, the scans of shared CTEs and the rest."""
-    import tdbsql
     from tdbsql.engine import deferred_inputs
 
     monkeypatch.setattr(deferred_inputs, "SCANNED_CELLS_MIN", 0)
     monkeypatch.setattr(deferred_inputs, "PARTNER_FIRST_CELLS_MIN", 0)
     monkeypatch.setattr(deferred_inputs, "KEYS_PER_CELL_MAX", 0)
-    sql = query_sql(number)
-    con = tdbsql.connect()
-    for name, path in tpch.arrays.items():
-        con.register(name, path)
-    got = con.sql(sql).arrow()
-    assert_same_result(got, expected[number], ordered=has_order_by(sql),
-                       label=f"q{number:02d} (tdbsql, join inputs deferred)")
+    _check_query(tpch, expected, number, "tdbsql, join inputs deferred")
