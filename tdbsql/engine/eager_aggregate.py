@@ -7,9 +7,12 @@ of the left input and one of them is distinct and never NULL over its rows, each
 left row with the right rows its join key matches, so every aggregate call over right
 columns is that call over the right rows of one join key value: the right rows are grouped by
 their join key (1.5M orders into 100K counts), and each left row takes its key's values by
-one join of unique keys.  A left row matching nothing takes, in a LEFT join, the call over
-one row of NULLs (``count`` 0, ``count(*)`` 1, ``sum`` NULL, ...) and is dropped by an
-INNER one.  The expressions around the calls, HAVING and the projections run as usual
+one join of unique keys.  Only the right rows of keys some left row has are aggregated (an
+argument is never evaluated over a row the join drops).  A left row matching nothing takes,
+in a LEFT join, the call over one row of NULLs (its argument evaluated there:
+``count(x)`` 0, ``count(*)`` 1, ``sum(x)`` NULL, ``sum(coalesce(x, 0))`` 0) and is dropped
+by an INNER one.  Two right keys the join takes as equal (an int64 and a double past 2**53)
+would give a left row two groups: then the join runs first.  The expressions around the calls, HAVING and the projections run as usual
 (``aggregate_step.finish_aggregate``).
 
 The shape (``eager_join``): an Aggregate whose one input is a Join step of one INNER or LEFT
@@ -107,20 +110,28 @@ def run_eager_aggregate(runner, step: planner.Aggregate, join: planner.Join,
     if isinstance(right, Deferred):
         right = inputs[name] = run_deferred(runner, right, left_keys)
     if not _groups_by_left_rows(step, left, right):
-        started = time.perf_counter()
-        joined = runner.join_frame(join, inputs)
-        runner.record(join, joined.length, time.perf_counter() - started)
-        return run_aggregate(step, joined, runner)
+        return _joined_then_aggregated(runner, step, join, inputs)
     started = time.perf_counter()
     right_keys = runner.column(right, entry["join_key"][0])
     by_key = group_ids([right_keys])
-    first = pa.array(by_key.first)
     outer = (entry.get("side") or "").upper() == "LEFT"
-    left_idx, key_idx = hash_join([left_keys], [right_keys.take(first)],
+    left_idx, key_idx = hash_join([left_keys], [right_keys.take(pa.array(by_key.first))],
                                   "left" if outer else "inner")
+    if len(left_idx) > 1 and bool(np.any(left_idx[1:] == left_idx[:-1])):
+        # distinct right keys equal as the join compares them (an int64 and a double
+        # beyond 2**53): a left row meets several groups, so join first
+        return _joined_then_aggregated(runner, step, join, inputs)
     matched = key_idx >= 0
-    none = by_key.count  # where a left row matching nothing takes its value from
-    rows = pa.array(np.where(matched, key_idx, none))
+    # only the right rows some left row joins are aggregated: a call's argument is not
+    # evaluated over rows the join drops (a cast of one of them may fail)
+    joined_keys = np.zeros(by_key.count, bool)
+    joined_keys[key_idx[matched]] = True
+    kept = np.flatnonzero(joined_keys[by_key.ids])
+    groups = by_key if len(kept) == right.length else by_key.subset(kept)
+    rows_of_keys = right if len(kept) == right.length else right.take(kept)
+    # a left row matching nothing meets one row of NULLs (LEFT): its calls see that row
+    nulls = right.take(pa.array([None], pa.int64()))
+    rows = pa.array(np.where(matched, key_idx, by_key.count))
     single = Groups.single(1)
     values: dict[str, pa.Array] = {}
 
@@ -129,10 +140,10 @@ def run_eager_aggregate(runner, step: planner.Aggregate, join: planner.Join,
         if text not in values:
             argument = _right_argument(step, call, name)
             func = call_spec(filter_of(call)[0], star_operands(step))[0]
-            column = None if argument is None else runner.column(right, argument)
-            per_key = aggregate(func, column, by_key)
-            alone = aggregate(func, None if column is None else pa.nulls(1, column.type),
-                              single)  # the call over one row of NULLs
+            column = None if argument is None else runner.column(rows_of_keys, argument)
+            alone = aggregate(func, None if argument is None else
+                              runner.column(nulls, argument), single)
+            per_key = aggregate(func, column, groups)
             values[text] = pa.concat_arrays([per_key, alone.cast(per_key.type)]).take(rows)
         return values[text]
 
@@ -146,3 +157,11 @@ def run_eager_aggregate(runner, step: planner.Aggregate, join: planner.Join,
                       f"{by_key.count:,} groups by the join key, joined to "
                       f"{left.length:,} rows of {join.source_name}")
     return frame
+
+
+def _joined_then_aggregated(runner, step, join, inputs: dict) -> Frame:
+    """The ordinary way: the join's rows made, then aggregated."""
+    started = time.perf_counter()
+    joined = runner.join_frame(join, inputs)
+    runner.record(join, joined.length, time.perf_counter() - started)
+    return run_aggregate(step, joined, runner)

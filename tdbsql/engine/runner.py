@@ -148,7 +148,8 @@ class Runner:
         outside_readers: dict = {}
         for step, deferred in self.deferred.items():
             for outside in deferred.outside if step in plan.dag else ():
-                outside_readers.setdefault(outside, []).extend(step.dependents)
+                outside_readers.setdefault(outside, []).extend(
+                    consumer.get(d, d) for d in step.dependents)
 
         def readers(step) -> list:  # the steps that read its frame (a fused join's: its step)
             return [consumer.get(d, d) for d in step.dependents] + \
