@@ -21,6 +21,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .arrow_calendar import arrow_calendar, floor_div
+
 # DuckDB's spellings of date parts and interval units (its GetDatePartSpecifier), one table
 # for INTERVAL units, extract / date_part and date_trunc; each checks the names it allows
 SPELLINGS = {
@@ -258,10 +260,14 @@ def finest_unit(units) -> str:
 
 
 def to_timestamp(value, unit: str = "us"):
-    """Dates become midnight timestamps (DuckDB's implicit DATE -> TIMESTAMP)."""
+    """Dates become midnight timestamps (DuckDB's implicit DATE -> TIMESTAMP); a date past
+    the TIMESTAMP range is a ``DatetimeError``."""
     if pa.types.is_timestamp(value.type):
         return value
-    return pc.cast(value, pa.timestamp(unit))
+    try:
+        return pc.cast(value, pa.timestamp(unit))
+    except pa.ArrowInvalid:
+        raise DatetimeError(OUT_OF_RANGE) from None
 
 
 def to_coarser_unit(stamps, target: pa.DataType):
@@ -295,15 +301,17 @@ def _exact_div(micros: int, scale: int, unit: str) -> int:
 
 
 def add_months(stamps, months):
-    """Add ``months`` (a number, or an int64 array: one per row) with DuckDB's day clamping.  Arrow extracts year/month/day; the first day
-    and length of each target month come from a small table over the months present."""
+    """Add ``months`` (a number, or an int64 array: one per row) with DuckDB's day clamping.
+    Arrow extracts year/month/day (``arrow_calendar``); the first day and length of each
+    target month come from a small table over the months present."""
     if isinstance(stamps, pa.Scalar):
         return add_months(pa.array([stamps.as_py()], stamps.type), months)[0]
     stamp_type = stamps.type
     per_day = 86_400 * _PER_SECOND[stamp_type.unit]
-    midnight = pc.floor_temporal(stamps, unit="day")
-    time_of_day = pc.subtract(pc.cast(stamps, pa.int64()), pc.cast(midnight, pa.int64()))
-    year, month = pc.cast(pc.year(stamps), pa.int64()), pc.cast(pc.month(stamps), pa.int64())
+    ticks = pc.cast(stamps, pa.int64())
+    time_of_day = pc.subtract(ticks, pc.multiply(floor_div(ticks, per_day), per_day))
+    calendar = arrow_calendar(stamps)
+    year, month = calendar.year(), pc.cast(pc.month(calendar.moved), pa.int64())
     total = pc.add(pc.add(pc.multiply(year, 12), month), pc.subtract(months, 1))  # target month
     bounds = pc.min_max(total)
     if not bounds["min"].is_valid:  # all NULL
@@ -313,7 +321,8 @@ def add_months(stamps, months):
         raise DatetimeError(OUT_OF_RANGE)
     first_days, lengths = _month_table(low, high)
     index = pc.subtract(total, low)
-    day = pc.min_element_wise(pc.cast(pc.day(stamps), pa.int64()), pc.take(lengths, index))
+    day = pc.min_element_wise(pc.cast(pc.day(calendar.moved), pa.int64()),
+                              pc.take(lengths, index))
     day_number = pc.add(pc.take(first_days, index), pc.subtract(day, 1))
     try:
         moved = pc.add_checked(pc.multiply_checked(day_number, per_day), time_of_day)
@@ -419,24 +428,28 @@ def extract(part: str, value):
     if part in _ZONE_PARTS:  # no session time zone: every value is UTC's
         if pa.types.is_date(value.type):
             raise DatetimeError(f"there is no {part} in a DATE")
-        return pc.if_else(pc.is_valid(value), pa.scalar(0, pa.int64()),
-                          pa.scalar(None, pa.int64()))
+        return _zeros(value)
     if part == "epoch":
         return _epoch(value)
     if part == "julian":
         return pc.add(pc.divide(_epoch(value), 86400.0), float(_JULIAN_EPOCH))
-    stamps = to_timestamp(value) if pa.types.is_date(value.type) and part in TIME_PARTS \
-        else value
-    result = _PART_FUNCS[part](stamps)
-    return pc.cast(result, pa.int64())
+    if pa.types.is_date(value.type) and part in TIME_PARTS:  # a DATE is at midnight
+        return _zeros(value)
+    return pc.cast(_PART_FUNCS[part](arrow_calendar(value)), pa.int64())
+
+
+def _zeros(value):
+    """BIGINT 0 for each value, NULL for NULL."""
+    return pc.if_else(pc.is_valid(value), pa.scalar(0, pa.int64()), pa.scalar(None, pa.int64()))
 
 
 def _epoch(value):
     if pa.types.is_date(value.type):
         days = pc.cast(pc.cast(value, pa.int32()), pa.float64())
         return pc.multiply(days, 86400.0)
-    per_second = float(_PER_SECOND[value.type.unit])
-    return pc.divide(pc.cast(pc.cast(value, pa.int64()), pa.float64()), per_second)
+    per_second = float(_PER_SECOND[value.type.unit])  # ticks past 2**53 round, as DuckDB's
+    ticks = pc.cast(pc.cast(value, pa.int64()), pa.float64(), safe=False)
+    return pc.divide(ticks, per_second)
 
 
 def _seconds_scaled(value, scale: int):
@@ -446,19 +459,42 @@ def _seconds_scaled(value, scale: int):
     return pc.add(whole, pc.divide(fraction, 1_000_000 // scale))
 
 
+def _kernel(function, **options):
+    """A part Arrow reads alike in every 2,000-year cycle, from an ``ArrowCalendar``."""
+    return lambda calendar: function(calendar.moved, **options)
+
+
+def _yearweek(calendar):
+    """DuckDB's ISO year * 100 + ISO week, the week negated in years up to 0."""
+    years = calendar.year(pc.iso_year)
+    weeks = pc.cast(pc.iso_week(calendar.moved), pa.int64())
+    return pc.add(pc.multiply(years, 100),
+                  pc.if_else(pc.greater(years, 0), weeks, pc.negate(weeks)))
+
+
+def _centuries(years, per: int):
+    """DuckDB's century / millennium of a year: years 1..100 are century 1, years 0..-99
+    century -1 (and so on by hundreds or thousands)."""
+    return pc.if_else(pc.greater(years, 0), pc.add(pc.divide(pc.subtract(years, 1), per), 1),
+                      pc.subtract(pc.divide(years, per), 1))
+
+
+# each part of an ``ArrowCalendar``; integer division truncates toward zero, as DuckDB's
 _PART_FUNCS = {
-    "year": pc.year, "quarter": pc.quarter, "month": pc.month, "day": pc.day,
-    "dow": lambda v: pc.day_of_week(v, count_from_zero=True, week_start=7),
-    "isodow": lambda v: pc.day_of_week(v, count_from_zero=False, week_start=1),
-    "doy": pc.day_of_year, "week": pc.iso_week, "isoyear": pc.iso_year,
-    "hour": pc.hour, "minute": pc.minute, "second": pc.second,
-    "millisecond": lambda v: _seconds_scaled(v, 1000),
-    "microsecond": lambda v: _seconds_scaled(v, 1_000_000),
-    "yearweek": lambda v: pc.add(pc.multiply(pc.iso_year(v), 100), pc.iso_week(v)),
-    "decade": lambda v: pc.floor(pc.divide(pc.cast(pc.year(v), pa.float64()), 10.0)),
-    "century": lambda v: pc.ceil(pc.divide(pc.cast(pc.year(v), pa.float64()), 100.0)),
-    "millennium": lambda v: pc.ceil(pc.divide(pc.cast(pc.year(v), pa.float64()), 1000.0)),
-    "era": lambda v: pc.if_else(pc.greater(pc.year(v), 0), 1, 0),
+    "year": lambda c: c.year(), "quarter": _kernel(pc.quarter), "month": _kernel(pc.month),
+    "day": _kernel(pc.day),
+    "dow": _kernel(pc.day_of_week, count_from_zero=True, week_start=7),
+    "isodow": _kernel(pc.day_of_week, count_from_zero=False, week_start=1),
+    "doy": _kernel(pc.day_of_year), "week": _kernel(pc.iso_week),
+    "isoyear": lambda c: c.year(pc.iso_year),
+    "hour": _kernel(pc.hour), "minute": _kernel(pc.minute), "second": _kernel(pc.second),
+    "millisecond": lambda c: _seconds_scaled(c.moved, 1000),
+    "microsecond": lambda c: _seconds_scaled(c.moved, 1_000_000),
+    "yearweek": _yearweek,
+    "decade": lambda c: pc.divide(c.year(), 10),
+    "century": lambda c: _centuries(c.year(), 100),
+    "millennium": lambda c: _centuries(c.year(), 1000),
+    "era": lambda c: pc.if_else(pc.greater(c.year(), 0), 1, 0),
 }
 
 _YEARS_PER = {"decade": 10, "century": 100, "millennium": 1000}
@@ -468,26 +504,28 @@ TRUNC_UNITS = ("millennium", "century", "decade", "isoyear", "year", "quarter", 
 
 def date_trunc(unit: str, value):
     """date_trunc('unit', value) -> TIMESTAMP (weeks start on Monday, as ISO and DuckDB; a
-    decade, century or millennium starts in a year that is a multiple of 10, 100, 1000, as
-    DuckDB's; an ISO year on the Monday of its week 1)."""
+    decade, century or millennium starts in the year cut toward zero to a multiple of 10,
+    100, 1000, as DuckDB's; an ISO year on the Monday of its week 1)."""
     name = spelled(unit)
     if name not in TRUNC_UNITS:
         raise DatetimeError(f"unknown date_trunc unit {unit!r} (known: {', '.join(TRUNC_UNITS)})")
     stamps = to_timestamp(value)
     if name in _YEARS_PER:
         return _first_of_years(stamps, _YEARS_PER[name])
+    calendar = arrow_calendar(stamps)
     if name == "isoyear":
-        return _iso_year_start(stamps)
-    return pc.floor_temporal(stamps, multiple=1, unit=name, week_starts_monday=True)
+        return calendar.back(_iso_year_start(calendar.moved))
+    return calendar.back(pc.floor_temporal(calendar.moved, multiple=1, unit=name,
+                                           week_starts_monday=True))
 
 
 def _first_of_years(stamps, multiple: int):
-    """January 1 of each value's year rounded down to a multiple of ``multiple``."""
+    """January 1 of each value's year cut toward zero to a multiple of ``multiple``."""
     if isinstance(stamps, pa.Scalar):
         return _first_of_years(pa.array([stamps.as_py()], stamps.type), multiple)[0]
     if isinstance(stamps, pa.ChunkedArray):
         stamps = stamps.combine_chunks()
-    years = floor_div(pc.cast(pc.year(stamps), pa.int64()), multiple)
+    years = pc.divide(arrow_calendar(stamps).year(), multiple)  # toward zero
     since_1970 = pc.subtract(pc.multiply(pc.fill_null(years, 0), multiple), 1970)
     starts = since_1970.to_numpy().astype("M8[Y]").astype(f"M8[{stamps.type.unit}]")
     return pa.array(starts.astype(np.int64), pa.int64(),
@@ -501,11 +539,3 @@ def _iso_year_start(stamps):
                        pc.cast(pc.day_of_week(stamps), pa.int64()))  # Monday is 0
     midnight = pc.cast(pc.floor_temporal(stamps, unit="day"), pa.int64())
     return pc.cast(pc.subtract(midnight, pc.multiply(days_back, per_day)), stamps.type)
-
-
-def floor_div(value, divisor: int):
-    """int64 ``value // divisor`` rounding down, exactly (arrays, chunked arrays or scalars;
-    NULL stays NULL)."""
-    quotient = pc.divide(value, divisor)  # integer division truncates toward zero
-    adjust = pc.and_(pc.not_equal(pc.multiply(quotient, divisor), value), pc.less(value, 0))
-    return pc.subtract(quotient, pc.cast(adjust, pa.int64()))

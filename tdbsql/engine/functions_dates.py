@@ -55,20 +55,24 @@ def _date_diff(ctx, end, start, part):
                            dto.floor_div(_micros(start), _US["day"]))
         return _toward_zero_div(days, 7)
     if unit == "isoyear":
-        return pc.cast(pc.subtract(pc.iso_year(end), pc.iso_year(start)), pa.int64())
+        return pc.subtract(dto.arrow_calendar(end).year(pc.iso_year),
+                           dto.arrow_calendar(start).year(pc.iso_year))
     if unit in _MONTHS:
-        months = pc.subtract(_month_number(end), _month_number(start))
-        if unit == "month":
-            return months
-        per = _MONTHS[unit]
-        return pc.subtract(dto.floor_div(_month_number(end), per),
-                           dto.floor_div(_month_number(start), per))
+        return pc.subtract(_in_units(end, unit), _in_units(start, unit))
     raise ctx.error(f"unsupported date part {name!r}", 2)
 
 
-def _month_number(value):
-    return pc.add(pc.multiply(pc.cast(pc.year(value), pa.int64()), 12),
-                  pc.subtract(pc.cast(pc.month(value), pa.int64()), 1))
+def _in_units(value, unit: str):
+    """The count of ``unit``s (month ... millennium) from year 0 to the value, cut toward
+    zero as DuckDB's date_diff counts them: quarters of the month number (year * 12 + month
+    - 1), decades, centuries and millennia of the year."""
+    calendar = dto.arrow_calendar(value)
+    years = calendar.year()
+    if unit not in ("month", "quarter"):
+        return pc.divide(years, _MONTHS[unit] // 12)
+    months = pc.add(pc.multiply(years, 12),
+                    pc.subtract(pc.cast(pc.month(calendar.moved), pa.int64()), 1))
+    return pc.divide(months, _MONTHS[unit])  # integer division truncates toward zero
 
 
 def _toward_zero_div(value, divisor: int):
@@ -107,8 +111,9 @@ def _monthname(ctx, value):
 
 def _formatted(value, code: str):
     """A name by Arrow's strftime, of the timestamp as it is (a cast to seconds fails on a
-    fraction of a second)."""
-    return pc.strftime(dto.to_timestamp(value), format=code, locale="C")
+    fraction of a second), moved near 1970 where Arrow names it right."""
+    return pc.strftime(dto.to_timestamp(dto.arrow_calendar(value).moved), format=code,
+                       locale="C")
 
 
 @register("date_from_parts", 1, 3, aliases=("make_date",))

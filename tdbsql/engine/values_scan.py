@@ -37,8 +37,8 @@ def values_frame(runner, step, values: exp.Values) -> Frame:
             cells = [cast_value(cell, target) for cell in cells]
         except ValueError as err:
             raise SqlError(f"VALUES column {name!r}: {err}", runner.sql) from None
-        columns.append(pa.array([cell.as_py() for cell in cells],
-                                pa.null() if pa.types.is_null(target) else target))
+        # from the scalars, not Python values: a TIMESTAMP past year 9999 has none
+        columns.append(pa.array(cells, pa.null() if pa.types.is_null(target) else target))
     table = pa.Table.from_arrays(columns, names=names) if columns else rows_only(len(rows))
     tables = {step.name: table}
     if alias is not None and alias.name:
