@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 _CYCLE_YEARS = 2_000
 _CYCLE_DAYS = 730_485  # days in 2,000 Gregorian years
 _SAFE_DAYS = 10_000_000  # days from 1970 within which Arrow's kernels are right (year 29349)
+_PYTHON_SAFE_DAYS = 700_000  # ... and Python's datetime (years 53..3886; it has 1..9999)
 _TICKS_PER_DAY = {"s": 86_400, "ms": 86_400_000, "us": 86_400_000_000,
                   "ns": 86_400_000_000_000}
 
@@ -44,7 +45,11 @@ class ArrowCalendar:
         years = pc.cast(kernel(self.moved), pa.int64())
         if self.cycles is None:
             return years
-        return pc.add(years, pc.multiply(self.cycles, _CYCLE_YEARS))
+        return pc.add(years, self.years_moved())
+
+    def years_moved(self):
+        """The years each value was moved back by (int64; a multiple of 2,000)."""
+        return pc.multiply(self.cycles, _CYCLE_YEARS)
 
     def back(self, stamps):
         """Timestamps (or dates) computed from ``moved`` (a truncation, a month added)
@@ -55,9 +60,9 @@ class ArrowCalendar:
         return _of_ticks(ticks, stamps.type)
 
 
-def arrow_calendar(value) -> ArrowCalendar:
+def arrow_calendar(value, python: bool = False) -> ArrowCalendar:
     """``value`` (DATE or TIMESTAMP; a TIME, which has no year, is left as it is) as an
-    ``ArrowCalendar``."""
+    ``ArrowCalendar``; with ``python`` moved for Python's datetime instead of Arrow."""
     if pa.types.is_time(value.type):
         return ArrowCalendar(value, None, 0)
     per_day = 1 if pa.types.is_date(value.type) else _TICKS_PER_DAY[value.type.unit]
@@ -65,7 +70,8 @@ def arrow_calendar(value) -> ArrowCalendar:
     ticks = _ticks(value)
     bounds = pc.min_max(ticks)
     low, high = bounds["min"].as_py(), bounds["max"].as_py()
-    if low is None or -_SAFE_DAYS * per_day <= low and high <= _SAFE_DAYS * per_day:
+    safe = (_PYTHON_SAFE_DAYS if python else _SAFE_DAYS) * per_day
+    if low is None or -safe <= low and high <= safe:
         return ArrowCalendar(value, None, per_cycle)
     cycles = floor_div(ticks, per_cycle)
     moved = pc.subtract(ticks, pc.multiply(cycles, per_cycle))

@@ -187,7 +187,10 @@ def _strftime(ctx, value, format_):
     except ValueError as err:
         raise ctx.error(str(err), 1) from None
     stamps = pc.cast(dto.to_timestamp(value), pa.timestamp("us"))
-    return python_map(render, pa.string(), stamps)
+    calendar = dto.arrow_calendar(stamps, python=True)  # Python's datetime ends in 9999
+    if calendar.cycles is None:
+        return python_map(render, pa.string(), stamps)
+    return python_map(render, pa.string(), calendar.moved, calendar.years_moved())
 
 
 @register("str_to_time", 2, aliases=("strptime",))

@@ -3,9 +3,9 @@
 
 In: a format string, checked once with DuckDB's errors for an unknown specifier or a trailing
 ``%``.  Out: a function from ``datetime.datetime`` to the text DuckDB prints: English names
-whatever the locale, four-digit years (``0044``), ``%g`` / ``%n`` milliseconds / nanoseconds,
-``%c`` / ``%x`` / ``%X`` / ``%T`` in ISO form (DuckDB has no locale), ``%z`` ``+00`` and
-``%Z`` empty (no session time zone).  C's other codes (``%e``, ``%s``, ``%D``...) are errors,
+whatever the locale, four-digit years (``0044``; ``-4`` and ``252000`` as they are), ``%g``
+/ ``%n`` milliseconds / nanoseconds, ``%c`` / ``%x`` / ``%X`` / ``%T`` in ISO form (DuckDB
+has no locale), ``%z`` ``+00`` and ``%Z`` empty (no session time zone).  C's other codes (``%e``, ``%s``, ``%D``...) are errors,
 as in DuckDB.
 """
 
@@ -32,6 +32,18 @@ def _week_monday_first(t: dt.datetime) -> int:
     return (_day_of_year(t) - 1 + 7 - t.weekday()) // 7
 
 
+def _year_text(year: int) -> str:
+    """DuckDB's %Y / %G: four digits for years 0..9999, else the number as it is."""
+    return f"{year:04d}" if 0 <= year <= 9999 else str(year)
+
+
+# each specifier's text of a datetime and the years to add to it (``compile_format``)
+_YEARS: dict[str, Callable[[dt.datetime, int], str]] = {
+    "y": lambda t, years: f"{abs(t.year + years) % 100:02d}",
+    "-y": lambda t, years: str(abs(t.year + years) % 100),
+    "Y": lambda t, years: _year_text(t.year + years),
+    "G": lambda t, years: _year_text(t.isocalendar()[0] + years),
+}
 _SPECIFIERS: dict[str, Callable[[dt.datetime], str]] = {
     "a": lambda t: _DAYS[t.weekday()][:3], "A": lambda t: _DAYS[t.weekday()],
     "w": lambda t: str((t.weekday() + 1) % 7), "u": lambda t: str(t.isoweekday()),
@@ -39,8 +51,6 @@ _SPECIFIERS: dict[str, Callable[[dt.datetime], str]] = {
     "b": lambda t: _MONTHS[t.month - 1][:3], "h": lambda t: _MONTHS[t.month - 1][:3],
     "B": lambda t: _MONTHS[t.month - 1],
     "m": lambda t: f"{t.month:02d}", "-m": lambda t: str(t.month),
-    "y": lambda t: f"{t.year % 100:02d}", "-y": lambda t: str(t.year % 100),
-    "Y": lambda t: f"{t.year:04d}", "G": lambda t: f"{t.isocalendar()[0]:04d}",
     "V": lambda t: f"{t.isocalendar()[1]:02d}",
     "H": lambda t: f"{t.hour:02d}", "-H": lambda t: str(t.hour),
     "I": lambda t: f"{t.hour % 12 or 12:02d}", "-I": lambda t: str(t.hour % 12 or 12),
@@ -56,10 +66,19 @@ _SPECIFIERS: dict[str, Callable[[dt.datetime], str]] = {
 _EXPANSIONS = {"c": "%Y-%m-%d %H:%M:%S", "x": "%Y-%m-%d", "X": "%H:%M:%S", "T": "%H:%M:%S"}
 
 
-def compile_format(fmt: str) -> Callable[[dt.datetime], str]:
-    """The renderer of ``fmt``; ValueError (DuckDB's message) for a specifier it lacks."""
-    pieces = [_SPECIFIERS[p[0]] if isinstance(p, tuple) else p for p in format_pieces(fmt)]
-    return lambda t: "".join(p if isinstance(p, str) else p(t) for p in pieces)
+def compile_format(fmt: str) -> Callable[..., str]:
+    """The renderer of ``fmt``: ``render(t, years=0)``, the text of the datetime ``t``
+    moved ``years`` later (a multiple of 400, for years past Python's 1..9999: the
+    calendar repeats).  ValueError (DuckDB's message) for a specifier DuckDB lacks."""
+    pieces = [_piece(p[0]) if isinstance(p, tuple) else p for p in format_pieces(fmt)]
+    return lambda t, years=0: "".join(p if isinstance(p, str) else p(t, years) for p in pieces)
+
+
+def _piece(code: str) -> Callable[[dt.datetime, int], str]:
+    if code in _YEARS:
+        return _YEARS[code]
+    text = _SPECIFIERS[code]
+    return lambda t, years: text(t)
 
 
 def format_pieces(fmt: str) -> list:
@@ -78,7 +97,7 @@ def format_pieces(fmt: str) -> list:
             pieces.append("%")
         elif code in _EXPANSIONS:
             pieces.extend(format_pieces(_EXPANSIONS[code]))
-        elif code in _SPECIFIERS:
+        elif code in _SPECIFIERS or code in _YEARS:
             pieces.append((code,))
         else:
             raise ValueError(f"Failed to parse format specifier {fmt}: Unrecognized format "
