@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
 from . import graphemes, like_match, text_search
+from .arrow_calendar import arrow_calendar
 from .functions import per_distinct, python_map, register
 from .frame import broadcast
 from .value_types import join_strings, kind, null_like, plain, valid_rows
@@ -175,11 +176,30 @@ def text_of(value):
         return list_text(value, text_of)
     if value_kind == "binary":
         return _blob_text(value)
-    text = pc.cast(value, pa.string())
+    text = _calendar_text(value) if value_kind in ("date", "timestamp") else \
+        pc.cast(value, pa.string())
     if value_kind == "time" or value_kind == "timestamp":
         text = pc.replace_substring_regex(text, r"\.0+$", "")
         text = pc.replace_substring_regex(text, r"(\.\d*[1-9])0+$", r"\1")
     return text
+
+
+def _calendar_text(value):
+    """DATEs and TIMESTAMPs as text, years as DuckDB writes them: at least four digits, and
+    years up to 0 as BC ones (year 0 is ``0001-12-31 (BC)``, the mark after the date).
+    Arrow's text is right for years 1..9999 only: values outside are moved there by whole
+    cycles (``arrow_calendar``) and their years written back."""
+    calendar = arrow_calendar(value, python=True)
+    text = pc.cast(calendar.moved, pa.string())
+    if calendar.cycles is None:
+        return text
+    years = calendar.year()
+    after = pc.greater(years, 0)
+    digits = pc.utf8_lpad(pc.cast(pc.if_else(after, years, pc.subtract(1, years)), pa.string()),
+                          width=4, padding="0")
+    return pc.binary_join_element_wise(
+        digits, pc.utf8_slice_codeunits(text, 4, 10), pc.if_else(after, "", " (BC)"),
+        pc.utf8_slice_codeunits(text, 10), "")
 
 
 _BLOB_PLAIN = frozenset(range(0x20, 0x7F)) - {0x22, 0x27, 0x5C}  # printed as themselves
