@@ -462,13 +462,26 @@ def _concat_ws(ctx, separator, *values):
     return pc.binary_join_element_wise(*parts, separator, null_handling="skip")
 
 
-def regex_options(ctx, options, index: int) -> str:
-    """DuckDB's regex options string (a constant).  'l' (literal) and 's' (dot matches a
-    newline) are not followed: UnsupportedSql, not a different answer."""
+def regex_options(ctx, options, index: int, replacing: bool = False) -> str:
+    """DuckDB's regex options string (a constant), read letter by letter as DuckDB does:
+    a letter it does not know is an error, and so is 'g' (every match) unless ``replacing``
+    (regexp_replace).  'l' (literal), 'p' and 's' (dot matches a newline) are not followed:
+    UnsupportedSql, not a different answer."""
     flags = "" if options is None else ctx.constant(ctx.string(options, index), index, "option")
-    if flags is None or set(flags) - set("cigmn"):
+    if flags is None:
+        raise ctx.error("Regex options field must not be NULL", index)
+    for letter in flags:
+        if letter not in _DUCKDB_REGEX_OPTIONS:
+            raise ctx.error(f"Unrecognized Regex option {letter}", index)
+        if letter == "g" and not replacing:
+            raise ctx.error("Option 'g' (global replace) is only valid for regexp_replace",
+                            index)
+    if set(flags) - set("cigmn"):
         raise UnsupportedSql(f"{ctx.name}() option {flags!r} is not supported")
     return flags
+
+
+_DUCKDB_REGEX_OPTIONS = frozenset("cilmnpsg")
 
 
 def ignores_case(flags: str) -> bool:
@@ -524,7 +537,7 @@ def _regexp_replace(ctx, s, pattern, replacement, options=None):
                             [pattern, replacement])
     s, regex = ctx.string(s, 0), _constant_pattern(ctx, pattern, 1)
     new = ctx.constant(ctx.string(replacement, 2), 2, "replacement")
-    flags = regex_options(ctx, options, 3)
+    flags = regex_options(ctx, options, 3, replacing=True)
     if regex is None or new is None:
         return null_like(s, pa.string())
     if ignores_case(flags):
