@@ -564,6 +564,10 @@ def _regexp_extract(ctx, s, pattern, group=None, options=None):
         compiled = re.compile(case + regex)
     except re.error as err:
         raise ctx.error(f"invalid regular expression: {err}", 1) from None
+    if isinstance(number, list) and all(isinstance(n, str) for n in number):
+        # DuckDB answers a STRUCT, a field for each name
+        raise UnsupportedSql("regexp_extract() with a list of group names (a STRUCT result) "
+                             "is not supported")
     if not isinstance(number, int) or number < 0:
         raise ctx.error(f"the group must be a non-negative integer, got {number!r}", 2)
 
