@@ -38,7 +38,7 @@ def values_frame(runner, step, values: exp.Values) -> Frame:
         except ValueError as err:
             raise SqlError(f"VALUES column {name!r}: {err}", runner.sql) from None
         # from the scalars, not Python values: a TIMESTAMP past year 9999 has none
-        columns.append(pa.array(cells, pa.null() if pa.types.is_null(target) else target))
+        columns.append(pa.concat_arrays([pa.repeat(cell, 1) for cell in cells]))
     table = pa.Table.from_arrays(columns, names=names) if columns else rows_only(len(rows))
     tables = {step.name: table}
     if alias is not None and alias.name:
