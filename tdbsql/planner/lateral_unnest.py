@@ -3,13 +3,15 @@ lateral join), as a SELECT-list unnest of that source.
 
 Every row of ``t`` is joined with each element of its own list (a NULL or empty list: no row),
 which is what ``unnest`` in a select list gives.  So the two sources become one derived table
-under ``t``'s name, ``(SELECT *, unnest(t.l) AS x FROM t) AS t``, and ``u.x`` reads ``t.x``;
-``*`` then lists t's columns and ``x`` in the order DuckDB does, the unnest coming right after
-the source it reads.  WITH ORDINALITY adds the position column.  Taken when the unnest
-directly follows that source, joined by a comma, CROSS JOIN or ``JOIN ... ON true``, reads no
+under ``t``'s name, ``(SELECT t's columns, unnest(t.l) AS x FROM t) AS t``, and ``u.x`` reads
+``t.x``; ``*`` then lists t's columns and ``x`` in the order DuckDB does, the unnest coming
+right after the source it reads.  WITH ORDINALITY adds the position column; ``LEFT JOIN
+unnest(t.l) AS u(x) ON true`` keeps a row of NULLs for a NULL or empty list
+(``table_functions.unnest_select``).  Taken when the unnest directly follows that source,
+joined by a comma, CROSS JOIN, ``JOIN ... ON true`` or ``LEFT JOIN ... ON true``, reads no
 other source, and its column names differ from the source's (known from the schema);
-otherwise -- a LEFT JOIN, an unnest reading a source further back -- ``UnsupportedSql`` as
-before (``planner.table_functions``).
+otherwise -- another ON condition, an unnest reading a source further back --
+``UnsupportedSql`` as before (``planner.table_functions``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from .subquery_names import source_columns
-from .table_functions import unnest_items, unnest_names
+from .table_functions import unnest_names, unnest_select
 
 
 def lateral_unnests(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp.Expression:
@@ -33,7 +35,7 @@ def _fold_one(select: exp.Select, schema) -> bool:
     joins = select.args.get("joins") or []
     for index, join in enumerate(joins):
         unnest = join.this.this if isinstance(join.this, exp.Lateral) else join.this
-        if not isinstance(unnest, exp.Unnest) or not _plain(join):
+        if not isinstance(unnest, exp.Unnest) or _kind(join) is None:
             continue
         before = select.args["from_"].this if index == 0 else joins[index - 1].this
         if _folded(select, join, unnest, before, schema):
@@ -41,12 +43,18 @@ def _fold_one(select: exp.Select, schema) -> bool:
     return False
 
 
-def _plain(join: exp.Join) -> bool:
-    """A comma, CROSS JOIN or INNER JOIN ... ON true (no USING, no outer side)."""
+def _kind(join: exp.Join) -> str | None:
+    """"inner" for a comma, CROSS JOIN or INNER JOIN ... ON true, "left" for LEFT [OUTER]
+    JOIN ... ON true, else None (USING, another condition, another side)."""
     on = join.args.get("on")
-    return not join.side and not join.args.get("using") and \
-        (join.kind or "").upper() in ("", "CROSS", "INNER") and \
-        (on is None or (isinstance(on, exp.Boolean) and on.this is True))
+    if join.args.get("using") or not (on is None or isinstance(on, exp.Boolean) and on.this):
+        return None
+    kind, side = (join.kind or "").upper(), (join.side or "").upper()
+    if not side and kind in ("", "CROSS", "INNER"):
+        return "inner"
+    if side == "LEFT" and kind in ("", "OUTER") and on is not None:
+        return "left"
+    return None
 
 
 def _folded(select, join, unnest, before, schema) -> bool:
@@ -67,9 +75,8 @@ def _folded(select, join, unnest, before, schema) -> bool:
     names = unnest_names(join.this if isinstance(join.this, exp.Lateral) else unnest)
     if {n.lower() for n in names} & own_names:
         return False
-    items = [exp.Star(), *unnest_items(values, names)]  # WITH ORDINALITY: the positions too
-    inner = before.copy()
-    rows = exp.Subquery(this=exp.select(*items).from_(inner),
+    rows = exp.Subquery(this=unnest_select(values, names, before.copy(), own,
+                                           keep_empty=_kind(join) == "left"),
                         alias=exp.TableAlias(this=exp.to_identifier(alias)))
     before.replace(rows)
     unnest_alias = (join.this.args.get("alias") or unnest.args.get("alias"))

@@ -13,7 +13,8 @@ Arguments are constant expressions; anything else is an ``SqlError`` in DuckDB's
 ``unnest(list)`` in FROM becomes the derived table ``(SELECT unnest(list) AS c) AS t``, named
 the same way, so the SELECT-list unnest (``engine/unnest.py``) makes its rows; WITH
 ORDINALITY reads the list from a one-row derived table of its own, computed once: ``(SELECT
-unnest(l) AS c, unnest(generate_series(1, len(l))) AS ordinality FROM (SELECT list AS l))``.  Its list is a constant
+unnest(l) AS c, unnest(generate_series(1, len(l))) AS ordinality FROM (SELECT list AS l))``
+(``unnest_select``, which a lateral unnest's folding shares).  Its list is a constant
 expression (a scalar subquery too); one reading the source before it (a lateral unnest) is
 folded into that source first when it can be (``planner.lateral_unnest``), and is
 ``UnsupportedSql`` otherwise.
@@ -30,7 +31,7 @@ from ..errors import SqlError, UnsupportedSql
 from .parse import span_of
 from .unnest_select import subqueries_in_unnest
 
-_LIST, _LIST_TABLE = "__list", "__unnest_list"  # WITH ORDINALITY's list, computed once
+_LIST, _LIST_TABLE = "__list", "__unnest_list"  # a list read twice, computed once
 
 
 @dataclass(frozen=True)
@@ -79,16 +80,7 @@ def _unnest_table(node: exp.Unnest, sql: str) -> exp.Subquery:
     alias = node.args.get("alias")
     name = alias.this.copy() if alias is not None and alias.name else \
         exp.to_identifier("unnest")
-    names = unnest_names(node)
-    if len(names) > 1:  # WITH ORDINALITY: the list computed once, in a derived table of its own
-        # exp.Alias itself: alias_ would name a subquery as a derived table
-        listed = exp.Alias(this=values.copy(), alias=exp.to_identifier(_LIST, quoted=True))
-        source = exp.Subquery(this=exp.select(listed), alias=exp.TableAlias(
-            this=exp.to_identifier(_LIST_TABLE, quoted=True)))
-        values = exp.column(_LIST, _LIST_TABLE, quoted=True)
-    select = exp.select(*unnest_items(values, names))
-    if len(names) > 1:
-        select = select.from_(source)
+    select = unnest_select(values, unnest_names(node))
     return exp.Subquery(this=subqueries_in_unnest(select), alias=exp.TableAlias(this=name))
 
 
@@ -107,15 +99,39 @@ def unnest_names(node: exp.Expression) -> list[str]:
     return [first, ordinality.name if isinstance(ordinality, exp.Identifier) else "ordinality"]
 
 
-def unnest_items(values: exp.Expression, names: list[str]) -> list[exp.Expression]:
-    """Select items unnesting ``values`` as ``names[0]`` and, with a second name, its
-    positions (1, 2, ...) beside the elements."""
-    items = [exp.alias_(exp.Explode(this=values.copy()), names[0], quoted=True)]
+def unnest_select(values: exp.Expression, names: list[str], source: exp.Expression | None = None,
+                  columns: list[str] = (), keep_empty: bool = False) -> exp.Select:
+    """``SELECT columns, unnest(values) AS names[0]`` (``FROM source``, as its alias), with a
+    second name the positions (1, 2, ...) beside the elements, with ``keep_empty`` one row of
+    NULLs for a NULL or empty list (a LEFT JOIN's).  Then the list is read more than once,
+    so it is computed once first, in a derived table ``(SELECT source.*, values AS __list
+    FROM source)``."""
+    alias = source.alias_or_name if source is not None else _LIST_TABLE
+    kept = [exp.column(column, quoted=True) for column in columns]
+    if len(names) == 1 and not keep_empty:
+        select = exp.select(*kept, _unnest(values, names[0]))
+        return select if source is None else select.from_(source)
+    # exp.Alias itself: alias_ would name a subquery as a derived table
+    listed = exp.Alias(this=values.copy(), alias=exp.to_identifier(_LIST, quoted=True))
+    inner = exp.select(listed) if source is None else exp.select(exp.Star(), listed).from_(source)
+    values = exp.column(_LIST, alias, quoted=True)
+    positions = exp.GenerateSeries(start=exp.Literal.number(1), end=exp.ArraySize(this=values))
+    filled = exp.GT(this=exp.ArraySize(this=values.copy()), expression=exp.Literal.number(0)) \
+        if keep_empty else None
+    items = [_unnest(values, names[0], filled)]
     if len(names) > 1:
-        positions = exp.GenerateSeries(start=exp.Literal.number(1),
-                                       end=exp.ArraySize(this=values.copy()))
-        items.append(exp.alias_(exp.Explode(this=positions), names[1], quoted=True))
-    return items
+        items.append(_unnest(positions, names[1], filled))
+    return exp.select(*kept, *items).from_(exp.Subquery(
+        this=inner, alias=exp.TableAlias(this=exp.to_identifier(alias, quoted=True))))
+
+
+def _unnest(values: exp.Expression, name: str, filled: exp.Expression | None = None):
+    """``unnest(values) AS name``; with ``filled`` (``len(list) > 0``) a row where it does
+    not hold unnests ``[NULL]``: ``unnest(CASE WHEN filled THEN values ELSE [NULL] END)``."""
+    if filled is not None:
+        values = exp.Case(ifs=[exp.If(this=filled.copy(), true=values.copy())],
+                          default=exp.Array(expressions=[exp.Null()]))
+    return exp.alias_(exp.Explode(this=values.copy()), name, quoted=True)
 
 
 def _series(table: exp.Table, call: exp.GenerateSeries, index: int, sql: str) -> Series:
