@@ -95,6 +95,8 @@ def _temporal(ev, node, op, left, right):
         return _computed_interval(ev, node, op, left, right)
     if lk == "interval" and rk == "interval" and op in ("add", "subtract"):
         return left + (right if op == "add" else -right)
+    if op == "multiply" and "interval" in (lk, rk):  # a constant count times an INTERVAL
+        return _interval_times(left, right) if lk == "interval" else _interval_times(right, left)
     if op == "add" and (lk, rk) in (("interval", "date"), ("interval", "timestamp"),
                                     ("interval", "time"), ("time", "date")):
         left, right, lk, rk = right, left, rk, lk
@@ -115,6 +117,19 @@ def _temporal(ev, node, op, left, right):
         a, b = dto.common_timestamp(plain(left), plain(right))
         return pc.subtract_checked(a, b)
     raise ev.error(f"cannot {op} {_type_name(left)} and {_type_name(right)}", node)
+
+
+def _interval_times(interval: dto.Interval, count):
+    """``INTERVAL * count`` of a constant count: an INTERVAL (NULL for NULL); a fractional
+    count, which DuckDB spreads over days and microseconds its own way, UnsupportedSql."""
+    count_kind = _kind_of(count)
+    if count_kind == "null" or count_kind in ("int", "uint") and not count.is_valid:
+        return pa.scalar(None, pa.month_day_nano_interval())
+    if count_kind in ("float", "decimal"):
+        raise UnsupportedSql("an INTERVAL times a fractional number is not supported")
+    if count_kind not in ("int", "uint"):
+        raise dto.DatetimeError(f"cannot multiply INTERVAL and {_type_name(count)}")
+    return interval.times(count.as_py())
 
 
 def _computed_interval(ev, node, op, left, right):

@@ -69,6 +69,22 @@ class Interval:
         return Interval(self.months + other.months, self.days + other.days,
                         self.micros + other.micros)
 
+    def times(self, count: int) -> Interval:
+        """The interval ``count`` times, as DuckDB's INTERVAL * INTEGER: the count an
+        INTEGER, the months and days 32-bit and the microseconds 64-bit, else an error."""
+        if not -2**31 <= count < 2**31:
+            raise DatetimeError(f"the count {count} of INTERVAL * count is out of the "
+                                "INTEGER range")
+        return Interval(self.months * count, self.days * count, self.micros * count).checked()
+
+    def checked(self) -> Interval:
+        """The interval, if DuckDB holds it: 32-bit months and days, 64-bit microseconds."""
+        if not (-2**31 <= self.months < 2**31 and -2**31 <= self.days < 2**31
+                and -2**63 <= self.micros < 2**63):
+            raise DatetimeError("INTERVAL out of range: its months and days must fit an "
+                                "INTEGER, its microseconds a BIGINT")
+        return self
+
     def as_timedelta(self) -> dt.timedelta:
         """The interval as a timedelta (months count 30 days, as DuckDB prints them)."""
         return dt.timedelta(days=self.months * 30 + self.days, microseconds=self.micros)
@@ -80,10 +96,10 @@ def parse_interval(amount: str, unit: str | None) -> Interval:
     milliseconds, as DuckDB's ``to_hours(CAST(trunc(x) AS BIGINT))``: ``INTERVAL 1.5 HOUR``
     is one hour, ``INTERVAL '1.5 hours'`` ninety minutes."""
     if unit is not None:
-        return _interval_part(_unit_amount(amount, unit), unit)
+        return _interval_part(_unit_amount(amount, unit), unit).checked()
     text = amount.strip()
     if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)", text):  # a bare number counts seconds
-        return _interval_part(text, "second")
+        return _interval_part(text, "second").checked()
     parts = re.findall(r"([+-]?\d+(?:\.\d+)?)\s*([A-Za-z]+)", text)
     leftover = re.sub(r"([+-]?\d+(?:\.\d+)?)\s*([A-Za-z]+)", "", text).strip()
     if not parts or leftover:
@@ -91,7 +107,7 @@ def parse_interval(amount: str, unit: str | None) -> Interval:
     total = Interval()
     for number, word in parts:
         total = total + _interval_part(number, word)
-    return total
+    return total.checked()
 
 
 def _unit_amount(amount: str, unit: str) -> str:

@@ -135,7 +135,9 @@ class Evaluator:
             return self._interval(node, amount.this)
         if not isinstance(amount, exp.Literal):
             amounts = self(amount)
-            if unit is None or isinstance(amounts, (pa.Scalar, dto.Interval)):
+            if unit is not None and isinstance(amounts, pa.Scalar):  # INTERVAL (1 + 1) DAY
+                return self._constant_interval(node, amounts, unit.name)
+            if unit is None or isinstance(amounts, dto.Interval):
                 raise UnsupportedSql(f"INTERVAL with a non-constant amount: {node.sql()}")
             return interval_rows.of_amounts(amounts, unit.name,
                                             lambda text: self.error(text, node))
@@ -152,6 +154,21 @@ class Evaluator:
             text, unit = f"{text} {unit}", None
         try:
             return dto.parse_interval(text, unit)
+        except dto.DatetimeError as err:
+            raise self.error(str(err), node) from None
+
+    def _constant_interval(self, node: exp.Interval, amount: pa.Scalar, unit: str):
+        """``INTERVAL (expression) unit`` of a constant: read as the literal ``INTERVAL
+        'amount' unit`` (cut toward zero unless the unit is seconds or milliseconds, as
+        DuckDB's ``to_days(CAST(trunc(amount) AS INTEGER))``); NULL gives NULL."""
+        if not amount.is_valid:
+            return pa.scalar(None, pa.month_day_nano_interval())
+        value = amount.as_py()
+        if kind(amount.type) not in ("int", "uint", "float", "decimal", "bool", "string"):
+            raise self.error(f"an INTERVAL amount must be a number, not {amount.type}", node)
+        try:
+            return dto.parse_interval(str(int(value) if isinstance(value, bool) else value),
+                                      unit)
         except dto.DatetimeError as err:
             raise self.error(str(err), node) from None
 
