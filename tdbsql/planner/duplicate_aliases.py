@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from ..errors import SqlError
 from .parse import span_over
+from .source_aliases import fresh_alias
 
 
 def distinct_source_names(tree: exp.Expression, sql: str) -> exp.Expression:
@@ -30,12 +31,8 @@ def distinct_source_names(tree: exp.Expression, sql: str) -> exp.Expression:
                                f'"{name}", explicitly alias one of the tables using "AS '
                                'my_alias")', sql, span_over(reference))
             taken = _names_in(tree)
-            for number, source in enumerate(sources[1:], start=2):
-                fresh = f"{name}__{number}"
-                while fresh.lower() in taken:
-                    fresh += "_"
-                taken.add(fresh.lower())
-                _rename(source, fresh)
+            for source in sources[1:]:
+                _rename(source, fresh_alias(name, taken))
     return tree
 
 

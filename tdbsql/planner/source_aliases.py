@@ -34,7 +34,7 @@ def unshadowed_sources(expression: exp.Expression) -> exp.Expression:
     'SELECT q.a FROM t AS q WHERE EXISTS(SELECT 1 FROM (SELECT "q__2".a FROM (SELECT a FROM u) AS "q__2") AS r WHERE r.a = q.a)'
     """
     scopes = traverse_scope(expression)
-    taken = {name for scope in scopes for name in scope.sources}
+    taken = {name.lower() for scope in scopes for name in scope.sources}
     # a CTE is merged into whichever subquery reads it: its sources must not take any name a
     # subquery reads from outside (``WITH big AS (SELECT * FROM emp ...) SELECT (SELECT
     # count(*) FROM big WHERE big.d < emp.d) FROM emp`` compared emp.d with itself)
@@ -56,9 +56,7 @@ def unshadowed_sources(expression: exp.Expression) -> exp.Expression:
             if isinstance(node, exp.Query):  # a derived table: its alias is on the parens
                 node = node.parent
             if name in outer and isinstance(node, (exp.Table, exp.Subquery)):
-                new = _fresh(name, taken)
-                taken.add(new)
-                _rename(scope, node, name, new)
+                _rename(scope, node, name, fresh_alias(name, taken))
     return expression
 
 
@@ -82,10 +80,14 @@ def _read_from_outside(scopes) -> set[int]:
     return tables
 
 
-def _fresh(name: str, taken: set[str]) -> str:
+def fresh_alias(name: str, taken: set[str]) -> str:
+    """A new name for a source named ``name``: ``name__2``, ``name__3``... the first that no
+    name of ``taken`` (lower-cased) is, without regard to case; added to ``taken``.  Two
+    underscores: sqlglot names the CTEs it makes ``name_2``."""
     suffix = 2
-    while f"{name}__{suffix}" in taken:
+    while f"{name}__{suffix}".lower() in taken:
         suffix += 1
+    taken.add(f"{name}__{suffix}".lower())
     return f"{name}__{suffix}"
 
 
