@@ -218,10 +218,11 @@ class _Window:
             raise self.error(f"{self.shown}() needs {index + 1} argument(s)")
         return plain(broadcast(self.ev.value(self.args[index]), self.n))
 
-    def integers(self, index: int, default: int) -> tuple[np.ndarray, np.ndarray]:
-        """An integer argument (an offset, a bucket count: a constant or a column, as in
-        DuckDB) by window position, 0 where NULL, and where it is not NULL."""
-        if index >= len(self.args):
+    def integers(self, index: int, default: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """An integer argument (an offset, a bucket count, nth_value's n: a constant or a
+        column, as in DuckDB) by window position, 0 where NULL, and where it is not NULL;
+        ``default`` where the argument is not given (None: it must be)."""
+        if index >= len(self.args) and default is not None:
             return np.full(self.n, default, np.int64), np.ones(self.n, bool)
         value = self.argument(index)
         if not pa.types.is_integer(value.type) and not pa.types.is_null(value.type):
@@ -232,15 +233,9 @@ class _Window:
         return np.asarray(numbers, np.int64)[order], _valid(value)[order]
 
     def nth(self) -> np.ndarray:
-        """nth_value's position in the frame, per window position (a constant or a column, as
-        in DuckDB); 0 -- nothing found -- where it is NULL or under 1."""
-        value = self.argument(1)
-        if not pa.types.is_integer(value.type) and not pa.types.is_null(value.type):
-            raise self.error(f"argument 2 of {self.shown}() must be an integer, not "
-                             f"{value.type}")
-        nth = np.asarray(pc.fill_null(value.cast(pa.int64()), 0).to_numpy(
-            zero_copy_only=False), dtype=np.int64)
-        return np.clip(nth, 0, 2**62)[self.layout.order]
+        """nth_value's position in the frame, per window position; 0 -- nothing found --
+        where it is NULL or under 1."""
+        return np.clip(self.integers(1)[0], 0, 2**62)
 
     def error(self, message: str) -> SqlError:
         return self.ev.error(message, self.node)
