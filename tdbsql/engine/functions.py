@@ -177,7 +177,10 @@ def call(function: Function, ctx: Call, values: list):
         else:
             expected = f"{function.min_args} to {function.max_args}"
         raise ctx.error(f"takes {expected} argument(s), got {count}")
-    return function.impl(ctx, *values)
+    try:
+        return function.impl(ctx, *values)
+    except dto.DatetimeError as err:  # a bad date/time input, e.g. past the TIMESTAMP range
+        raise ctx.error(str(err)) from None
 
 
 def python_map(fn, out_type: pa.DataType, *values):

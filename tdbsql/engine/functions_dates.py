@@ -30,9 +30,19 @@ _MONTHS = {"month": 1, "quarter": 3, "year": 12, "decade": 120, "century": 1200,
            "millennium": 12000}
 
 
-def _micros(value):
-    """DATE / TIMESTAMP values as int64 microseconds since the epoch."""
-    return pc.cast(pc.cast(dto.to_timestamp(value), pa.timestamp("us")), pa.int64())
+def _micros(value, per: int = 1):
+    """DATE / TIMESTAMP values as int64 counts of ``per`` microseconds (a whole number of
+    them in a day) since the epoch, rounded down; a DATE counted from its days, as DuckDB
+    does, so one past the TIMESTAMP range counts too."""
+    if pa.types.is_date(value.type):
+        try:
+            return pc.multiply_checked(dto.date_diff_days(value, pa.scalar(0, pa.date32())),
+                                       _US["day"] // per)
+        except pa.ArrowInvalid:
+            raise dto.DatetimeError(f"the DATE is past the BIGINT range of {per} "
+                                    "microseconds since 1970") from None
+    micros = pc.cast(pc.cast(value, pa.timestamp("us", tz=value.type.tz)), pa.int64())
+    return micros if per == 1 else dto.floor_div(micros, per)
 
 
 @register("datediff", 3, aliases=("date_diff",))
@@ -49,10 +59,9 @@ def _date_diff(ctx, end, start, part):
     start, end = ctx.temporal(start, 1), ctx.temporal(end, 0)
     if unit in _US:
         per = _US[unit]
-        return pc.subtract(dto.floor_div(_micros(end), per), dto.floor_div(_micros(start), per))
+        return pc.subtract(_micros(end, per), _micros(start, per))
     if unit == "week":  # whole weeks between the days (DuckDB: days / 7, toward zero)
-        days = pc.subtract(dto.floor_div(_micros(end), _US["day"]),
-                           dto.floor_div(_micros(start), _US["day"]))
+        days = pc.subtract(_micros(end, _US["day"]), _micros(start, _US["day"]))
         return _toward_zero_div(days, 7)
     if unit == "isoyear":
         return pc.subtract(dto.arrow_calendar(end).year(pc.iso_year),
@@ -83,16 +92,14 @@ def _toward_zero_div(value, divisor: int):
 def _last_day(ctx, value):
     """The last day of the value's month, as a DATE."""
     value = ctx.temporal(value, 0)
-    days = pc.cast(pc.cast(dto.to_timestamp(value), pa.timestamp("us")), pa.date32())
+    days = value if pa.types.is_date(value.type) else pc.cast(value, pa.date32())
     return _numpy_dates(days, lambda d: ((d.astype("M8[M]") + 1).astype("M8[D]")
                                          - np.timedelta64(1, "D")))
 
 
 def _numpy_dates(days, fn):
-    if isinstance(days, pa.Scalar):
-        if not days.is_valid:
-            return days
-        return pa.scalar(fn(np.asarray([days.as_py()], "M8[D]"))[0].item(), pa.date32())
+    if isinstance(days, pa.Scalar):  # as an array: a Python date ends in year 9999
+        return _numpy_dates(pa.repeat(days, 1), fn)[0]
     if isinstance(days, pa.ChunkedArray):
         days = days.combine_chunks()
     as_numpy = days.fill_null(0).to_numpy(zero_copy_only=False).astype("M8[D]")
@@ -148,7 +155,7 @@ def _unix_to_time(ctx, value, scale=None):
         micros = pc.cast(pc.round(pc.multiply(seconds, 1e6)), pa.int64())
         return pc.cast(micros, pa.timestamp("us", tz="UTC"))
     if kind(value.type) in ("date", "timestamp"):
-        return dto.floor_div(_micros(value), 1000)
+        return _micros(value, 1000)
     digits = scale.as_py()  # epoch_ms: 3, make_timestamp(microseconds): 6
     if digits not in (3, 6):
         raise UnsupportedSql(f"{ctx.written_name}() of a count of 10**-{digits} seconds is "
@@ -186,11 +193,11 @@ def _strftime(ctx, value, format_):
         render = compile_format(code)
     except ValueError as err:
         raise ctx.error(str(err), 1) from None
-    stamps = pc.cast(dto.to_timestamp(value), pa.timestamp("us"))
-    calendar = dto.arrow_calendar(stamps, python=True)  # Python's datetime ends in 9999
+    calendar = dto.arrow_calendar(value, python=True)  # Python's datetime ends in 9999
+    stamps = pc.cast(dto.to_timestamp(calendar.moved), pa.timestamp("us"))
     if calendar.cycles is None:
         return python_map(render, pa.string(), stamps)
-    return python_map(render, pa.string(), calendar.moved, calendar.years_moved())
+    return python_map(render, pa.string(), stamps, calendar.years_moved())
 
 
 @register("str_to_time", 2, aliases=("strptime",))
