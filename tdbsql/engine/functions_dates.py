@@ -3,15 +3,13 @@
 In: evaluated arguments and the ``Call``.  Out: an Arrow value.  DuckDB's semantics:
 ``date_diff(part, start, end)`` counts the part's boundaries crossed (``'minute'`` from 10:00:59
 to 10:01:00 is 1); ``last_day`` is a DATE; ``dayname`` / ``monthname`` are English;
-``make_date`` refuses a day its month does not have (``make_date(n)`` is n days from
-1970-01-01); ``epoch_ms(n)`` is a TIMESTAMP,
+``make_date`` refuses a day its month does not have and reaches DuckDB's whole DATE range,
+BC years too (``make_date(n)`` is n days from 1970-01-01); ``epoch_ms(n)`` is a TIMESTAMP,
 ``epoch_ms(t)`` a BIGINT; ``to_timestamp(seconds)`` a TIMESTAMP WITH TIME ZONE; ``strftime``
 and ``strptime`` take DuckDB's format specifiers (``time_format``, ``time_parse``).
 """
 
 from __future__ import annotations
-
-import datetime as dt
 
 import numpy as np
 import pyarrow as pa
@@ -19,10 +17,11 @@ import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
 from . import datetime_ops as dto
+from .frame import broadcast
 from .functions import per_distinct, python_map, register
 from .time_format import compile_format
 from .time_parse import DateError, ParseError, time_parser
-from .value_types import kind, null_like, plain
+from .value_types import kind, null_like, plain, valid_rows
 
 _US = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute": 60_000_000,
        "hour": 3_600_000_000, "day": 86_400_000_000}
@@ -135,13 +134,41 @@ def _make_date(ctx, year, month=None, day=None):
                             0) from None
     if day is None:
         raise ctx.error("takes 1 or 3 argument(s), got 2")
-    def make(y, m, d):
-        try:
-            return dt.date(y, m, d)
-        except ValueError:
-            raise ctx.error(f"Date out of range: {y}-{m}-{d}") from None
-    return python_map(make, pa.date32(), ctx.integer(year, 0), ctx.integer(month, 1),
-                      ctx.integer(day, 2))
+    parts = [ctx.integer(part, index) for index, part in enumerate((year, month, day))]
+    rows = max((len(p) for p in parts if not isinstance(p, pa.Scalar)), default=1)
+    columns = [broadcast(p, rows) for p in parts]
+    years, months, days = (np.asarray(c.fill_null(1).to_numpy(zero_copy_only=False), np.int64)
+                           for c in columns)
+    valid = np.logical_and.reduce([valid_rows(c) for c in columns])
+    numbers = _dates_of_parts(ctx, years, months, days, valid)
+    dates = pa.array(numbers.astype(np.int32), mask=~valid).cast(pa.date32())
+    return dates if any(not isinstance(p, pa.Scalar) for p in parts) else dates[0]
+
+
+# the days (since 1970) of DuckDB's first and last DATE, 5877642-06-25 (BC) and 5881580-07-10
+_FIRST_DAY, _LAST_DAY = (
+    int(np.datetime64(text, "D").astype(np.int64)) for text in ("-5877641-06-25", "5881580-07-10"))
+
+
+def _dates_of_parts(ctx, years, months, days, valid) -> np.ndarray:
+    """Days since 1970 of each (year, month, day) (int64 arrays), DuckDB's errors for a
+    part out of range where ``valid``; ignored elsewhere."""
+    wide = valid & ((years < -2**31) | (years >= 2**31))
+    if wide.any():
+        raise ctx.error(f"Type INT64 with value {years[wide][0]} can't be cast because the "
+                        "value is out of range for the destination type INT32", 0)
+    safe_years = np.where(valid, years, 1970)
+    safe_months = np.where(valid & (months >= 1) & (months <= 12), months, 1)
+    starts = ((safe_years - 1970) * 12 + safe_months - 1).astype("M8[M]")
+    first = starts.astype("M8[D]").astype(np.int64)
+    lengths = (starts + 1).astype("M8[D]").astype(np.int64) - first
+    numbers = first + days - 1
+    bad = valid & ((months < 1) | (months > 12) | (days < 1) | (days > lengths) |
+                   (numbers < _FIRST_DAY) | (numbers > _LAST_DAY))
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise ctx.error(f"Date out of range: {years[row]}-{months[row]}-{days[row]}")
+    return np.where(valid, numbers, 0)
 
 
 @register("unix_to_time", 1, 2)
