@@ -23,6 +23,7 @@ from ..planner.parse import span_of
 from . import datetime_ops as dto
 from .frame import broadcast
 from .grouping import group_ids, rows_by_group
+from .list_values import is_list
 from .value_types import (cast_value, common_type, fit_literals, is_numeric, kind, null_like,
                           plain, type_name)
 
@@ -317,6 +318,9 @@ for _name, _part in (("year", "year"), ("month", "month"), ("day", "day"),
 
 @register("date_part", 2, aliases=("datepart",))
 def _date_part(ctx, part, value):
+    if is_list(plain(part)):  # DuckDB answers a STRUCT, a field for each part
+        raise UnsupportedSql("date_part() of a list of parts (a STRUCT result) is not "
+                             "supported")
     part = ctx.string(part, 0)
     if not isinstance(part, pa.Scalar):  # a part per row: a DOUBLE, as DuckDB's
         return per_distinct(lambda v, p: cast_value(_date_part(ctx, p, v), pa.float64()),
