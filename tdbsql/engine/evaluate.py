@@ -36,6 +36,7 @@ from .column_refs import resolve_column
 from .frame import broadcast
 from .functions import REGISTRY, Call, call, call_shape, node_span
 from .functions_text import as_text
+from .interval_compare import compare_intervals, is_interval
 from .list_compare import compare_lists
 from .list_values import is_list
 from .window_functions import window_value
@@ -543,14 +544,8 @@ class Evaluator:
 
     def _comparison(self, node):
         left, right = self(node.this), self(node.expression)
-        if isinstance(left, dto.Interval) != isinstance(right, dto.Interval):
-            # an INTERVAL constant beside one computed by ts - ts: compared as DuckDB
-            # compares INTERVALs, a month counting 30 days
-            other = right if isinstance(left, dto.Interval) else left
-            if kind(other.type) == "duration":
-                constant = left if isinstance(left, dto.Interval) else right
-                constant = pa.scalar(constant.as_timedelta(), pa.duration("us"))
-                left, right = (constant, right) if other is right else (left, constant)
+        if is_interval(left) and is_interval(right):  # normalised, as DuckDB compares them
+            return compare_intervals(_COMPARE[type(node)], left, right)
         for value, operand in ((left, node.this), (right, node.expression)):
             if isinstance(value, dto.Interval):
                 raise self.error(arithmetic.INTERVAL_ALONE, operand)

@@ -64,7 +64,7 @@ def scaled(counts, interval: dto.Interval, error) -> pa.Array:
     return built(months, days, micros, valid, error)
 
 
-def _parts(values) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def parts(values) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(months, days, microseconds, valid) of an interval array."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
@@ -110,7 +110,7 @@ def arithmetic(op: str, left, right, error):
     if kind_of(left) == "interval" and kind_of(right) == "interval":
         a, b = (_as_rows(v, rows, error) for v in (left, right))
         sign = 1 if op == "add" else -1
-        (am, ad, au, av), (bm, bd, bu, bv) = _parts(a), _parts(b)
+        (am, ad, au, av), (bm, bd, bu, bv) = parts(a), parts(b)
         return built(am + sign * bm, ad + sign * bd, au + sign * bu, av & bv, error)
     if kind_of(left) in ("date", "timestamp") and kind_of(right) == "interval":
         return _shifted(left, _as_rows(right, rows, error), 1 if op == "add" else -1, rows,
@@ -138,7 +138,7 @@ def _shifted(stamps, intervals: pa.Array, sign: int, rows: int, error) -> pa.Arr
     stamps = dto.to_timestamp(broadcast(stamps, rows))
     result_type = pa.timestamp("us", stamps.type.tz)  # TIMESTAMP_S etc. give TIMESTAMP
     stamps = pc.cast(stamps, pa.timestamp("us"))  # the UTC instants, months counted in UTC
-    months, days, micros, valid = _parts(intervals)
+    months, days, micros, valid = parts(intervals)
     valid = valid & valid_rows(stamps)
     try:
         if months.any():

@@ -1,0 +1,76 @@
+"""INTERVAL comparisons, as DuckDB makes them.
+
+A month counts 30 days and a day 24 hours: each side is normalised -- whole days carried
+out of the microseconds and whole 30-day months out of the days, rounding down, so that only
+the months may be negative -- and the (months, days, microseconds) compared in that order:
+``INTERVAL 1 MONTH = INTERVAL 30 DAY``, ``INTERVAL 2 DAY = INTERVAL 48 HOUR``, ``INTERVAL
+'1 month -1 day' = INTERVAL 29 DAY``, ``INTERVAL 1 DAY < INTERVAL 25 HOUR``.
+
+In: two intervals -- ``datetime_ops.Interval`` constants, Arrow month_day_nano values (per
+row: ``to_days(n)``, ``age(...)``) or durations (``ts - ts``) -- and an Arrow comparison
+name (``equal``, ``less``...).  Out: a boolean array, or a scalar when both are constants;
+NULL where either side is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import datetime_ops as dto
+from .interval_rows import constant, parts
+from .value_types import kind, valid_rows
+
+_US_PER_DAY = 86_400_000_000
+
+
+def is_interval(value) -> bool:
+    """An INTERVAL: a constant, Arrow month_day_nano values or a duration (``ts - ts``)."""
+    return isinstance(value, dto.Interval) or pa.types.is_interval(value.type) or \
+        kind(value.type) == "duration"
+
+
+def compare_intervals(op: str, left, right):
+    """``left <op> right`` for two intervals (see above)."""
+    (lm, ld, lu, lv), (rm, rd, ru, rv) = _normalised(left), _normalised(right)
+    less = (lm < rm) | (lm == rm) & ((ld < rd) | (ld == rd) & (lu < ru))
+    equal = (lm == rm) & (ld == rd) & (lu == ru)
+    answer = {"equal": equal, "not_equal": ~equal, "less": less, "less_equal": less | equal,
+              "greater": ~(less | equal), "greater_equal": ~less}[op]
+    valid = lv & rv
+    if all(_is_constant(v) for v in (left, right)):
+        return pa.scalar(bool(answer[0]) if valid[0] else None, pa.bool_())
+    return pa.array(np.broadcast_to(answer, valid.shape), mask=~valid)
+
+
+def _is_constant(value) -> bool:
+    return isinstance(value, (dto.Interval, pa.Scalar))
+
+
+def _normalised(value):
+    """(months, days, microseconds, valid) numpy arrays (one entry for a constant) of
+    ``value``, normalised (see above)."""
+    if isinstance(value, pa.Scalar) and pa.types.is_interval(value.type):
+        value = constant(value) if value.is_valid else None
+    if value is None or isinstance(value, pa.Scalar) and not value.is_valid:
+        zeros = np.zeros(1, np.int64)
+        months, days, micros, valid = zeros, zeros, zeros, np.zeros(1, bool)
+    elif isinstance(value, dto.Interval):
+        months, days, micros = (np.array([part], np.int64)
+                                for part in (value.months, value.days, value.micros))
+        valid = np.ones(1, bool)
+    elif kind(value.type) == "duration":
+        micros = pc.cast(pc.cast(value, pa.duration("us")), pa.int64())
+        if isinstance(micros, pa.Scalar):
+            micros = pa.repeat(micros, 1)
+        if isinstance(micros, pa.ChunkedArray):
+            micros = micros.combine_chunks()
+        valid = valid_rows(micros)
+        micros = np.asarray(micros.fill_null(0).to_numpy(zero_copy_only=False), np.int64)
+        months = days = np.zeros(len(micros), np.int64)
+    else:
+        months, days, micros, valid = parts(value)
+    whole_days = micros // _US_PER_DAY  # rounding down: every part but the months >= 0
+    days = days + whole_days
+    return months + days // 30, days % 30, micros - whole_days * _US_PER_DAY, valid
