@@ -44,6 +44,14 @@ def compare_intervals(op: str, left, right):
     return pa.array(np.broadcast_to(answer, valid.shape), mask=~valid)
 
 
+def sort_parts(values) -> list[pa.Array]:
+    """Interval values (an Arrow month_day_nano array) as their normalised months, days and
+    microseconds (int64 arrays, NULL where the value is): sorted by them in turn, they sort
+    as they compare (ORDER BY)."""
+    *numbers, valid = _normalised(values)
+    return [pa.array(part, mask=~valid) for part in numbers]
+
+
 def _is_constant(value) -> bool:
     return isinstance(value, (dto.Interval, pa.Scalar))
 

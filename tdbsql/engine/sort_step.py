@@ -16,6 +16,7 @@ from ..errors import SqlError
 from ..planner.limit_percent import limit_rows
 
 from .frame import Frame
+from .interval_compare import sort_parts
 from .list_compare import list_sort_columns
 from .list_values import is_list
 from .memory import frame_bytes, step_label
@@ -100,6 +101,11 @@ def sort_columns(name: str, values, desc: bool, nulls_first: bool) -> tuple[dict
     direction = "descending" if desc else "ascending"
     placement = "at_start" if nulls_first else "at_end"
     columns, keys = {}, []
+    if pa.types.is_interval(values.type):  # by the normalised parts, as INTERVALs compare
+        for index, part in enumerate(sort_parts(values)):
+            columns[f"{name}_{index}"] = part
+            keys.append((f"{name}_{index}", direction, placement))
+        return columns, keys
     if desc != nulls_first and pa.types.is_floating(values.type) and \
             pc.any(pc.is_nan(values)).as_py():
         columns[f"{name}_nan"] = pc.is_nan(values)
