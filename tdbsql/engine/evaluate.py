@@ -36,7 +36,7 @@ from .column_refs import resolve_column
 from .frame import broadcast
 from .functions import REGISTRY, Call, call, call_shape, node_span
 from .functions_text import as_text
-from .interval_compare import compare_intervals, is_interval
+from .interval_compare import both_intervals, compare_intervals, is_interval
 from .list_compare import compare_lists
 from .list_values import is_list
 from .window_functions import window_value
@@ -315,8 +315,8 @@ class Evaluator:
         return result if equal else pc.invert(result)
 
     def _between(self, node: exp.Between):
-        value = self.value(node.this)
-        low, high = self.value(node.args["low"]), self.value(node.args["high"])
+        value = self(node.this)  # INTERVALs too: compare takes them
+        low, high = self(node.args["low"]), self(node.args["high"])
         result = pc.and_kleene(self.compare("greater_equal", value, low, node),
                                self.compare("less_equal", value, high, node))
         return pc.invert(result) if node.args.get("negate") else result
@@ -325,13 +325,13 @@ class Evaluator:
         if node.args.get("query") or node.args.get("unnest"):
             raise UnsupportedSql("IN (subquery) must be planned as a semi join; it reached the "
                                  "expression evaluator")
-        value = self.value(node.this)
-        items = [self.value(e) for e in node.expressions]
+        value = self(node.this)  # INTERVALs too: compared one by one
+        items = [self(e) for e in node.expressions]
         if not items:
             none = pa.scalar(False)
             return none if isinstance(value, pa.Scalar) else broadcast(none, len(value))
-        if all(isinstance(item, pa.Scalar) for item in items) and \
-                not list_ops.any_list([value, *items]):  # lists: compared one by one
+        if all(isinstance(item, pa.Scalar) for item in items) and not is_interval(value) \
+                and not list_ops.any_list([value, *items]):  # lists: compared one by one
             return self._in_constants(value, items, node)
         result = None
         for item in items:  # x IN (a, NULL) is NULL when nothing matches
@@ -544,15 +544,19 @@ class Evaluator:
 
     def _comparison(self, node):
         left, right = self(node.this), self(node.expression)
-        if is_interval(left) and is_interval(right):  # normalised, as DuckDB compares them
-            return compare_intervals(_COMPARE[type(node)], left, right)
-        for value, operand in ((left, node.this), (right, node.expression)):
-            if isinstance(value, dto.Interval):
-                raise self.error(arithmetic.INTERVAL_ALONE, operand)
+        if not both_intervals(left, right):
+            for value, operand in ((left, node.this), (right, node.expression)):
+                if isinstance(value, dto.Interval):
+                    raise self.error(arithmetic.INTERVAL_ALONE, operand)
         return self.compare(_COMPARE[type(node)], left, right, node)
 
     def compare(self, op: str, left, right, node):
-        """``left <op> right`` with DuckDB's coercions and NaN ordering."""
+        """``left <op> right`` with DuckDB's coercions and NaN ordering; two INTERVALs
+        normalised, as DuckDB compares them (``interval_compare``)."""
+        if both_intervals(left, right):
+            return compare_intervals(op, left, right)
+        if isinstance(left, dto.Interval) or isinstance(right, dto.Interval):
+            raise self.error(arithmetic.INTERVAL_ALONE, node)
         if list_ops.any_list((left, right)):  # element by element (engine/list_compare.py)
             if not all(is_list(v) or pa.types.is_null(v.type) for v in (left, right)):
                 raise self.error(f"cannot compare {left.type} and {right.type}", node)

@@ -31,6 +31,14 @@ def is_interval(value) -> bool:
         kind(value.type) == "duration"
 
 
+def both_intervals(left, right) -> bool:
+    """Are ``left`` and ``right`` two intervals (one of them may be an untyped NULL)?"""
+    def null(value) -> bool:
+        return not isinstance(value, dto.Interval) and kind(value.type) == "null"
+    return (is_interval(left) or null(left)) and (is_interval(right) or null(right)) and \
+        not (null(left) and null(right))
+
+
 def compare_intervals(op: str, left, right):
     """``left <op> right`` for two intervals (see above)."""
     (lm, ld, lu, lv), (rm, rd, ru, rv) = _normalised(left), _normalised(right)
@@ -61,9 +69,10 @@ def _normalised(value):
     ``value``, normalised (see above)."""
     if isinstance(value, pa.Scalar) and pa.types.is_interval(value.type):
         value = constant(value) if value.is_valid else None
-    if value is None or isinstance(value, pa.Scalar) and not value.is_valid:
-        zeros = np.zeros(1, np.int64)
-        months, days, micros, valid = zeros, zeros, zeros, np.zeros(1, bool)
+    if value is None or not isinstance(value, dto.Interval) and kind(value.type) == "null":
+        rows = 1 if value is None or isinstance(value, pa.Scalar) else len(value)
+        zeros = np.zeros(rows, np.int64)
+        months, days, micros, valid = zeros, zeros, zeros, np.zeros(rows, bool)
     elif isinstance(value, dto.Interval):
         months, days, micros = (np.array([part], np.int64)
                                 for part in (value.months, value.days, value.micros))
