@@ -182,6 +182,8 @@ def _extreme(ctx, values, greatest: bool):
     target = values[0].type
     if pa.types.is_null(target):
         return values[0]
+    if pa.types.is_interval(target):  # DuckDB's pick differs from its own INTERVAL order
+        raise UnsupportedSql(f"{ctx.written_name}() of INTERVALs is not supported")
     function = pc.max_element_wise if greatest else pc.min_element_wise
     if pa.types.is_boolean(target):  # Arrow has no boolean kernel: FALSE < TRUE as 0 < 1
         numbers = [pc.cast(value, pa.int8()) for value in values]
