@@ -321,7 +321,7 @@ def add_months(stamps, months):
     Arrow extracts year/month/day (``arrow_calendar``); the first day and length of each
     target month come from a small table over the months present."""
     if isinstance(stamps, pa.Scalar):
-        return add_months(pa.array([stamps.as_py()], stamps.type), months)[0]
+        return add_months(pa.repeat(stamps, 1), months)[0]
     stamp_type = stamps.type
     per_day = 86_400 * _PER_SECOND[stamp_type.unit]
     ticks = pc.cast(stamps, pa.int64())
@@ -538,7 +538,7 @@ def date_trunc(unit: str, value):
 def _first_of_years(stamps, multiple: int):
     """January 1 of each value's year cut toward zero to a multiple of ``multiple``."""
     if isinstance(stamps, pa.Scalar):
-        return _first_of_years(pa.array([stamps.as_py()], stamps.type), multiple)[0]
+        return _first_of_years(pa.repeat(stamps, 1), multiple)[0]
     if isinstance(stamps, pa.ChunkedArray):
         stamps = stamps.combine_chunks()
     years = pc.divide(arrow_calendar(stamps).year(), multiple)  # toward zero

@@ -42,7 +42,7 @@ _MONTH_ORIGIN = 2000 * 12  # months since year 0 of 2000-01
 def _age(ctx, end, start):
     end, start = ctx.temporal(end, 0), ctx.temporal(start, 1)
     if isinstance(end, pa.Scalar) and isinstance(start, pa.Scalar):
-        return _age(ctx, pa.array([end.as_py()], end.type), start)[0]
+        return _age(ctx, pa.repeat(end, 1), start)[0]
     rows = len(start) if isinstance(end, pa.Scalar) else len(end)
     a, b = broadcast(end, rows), broadcast(start, rows)
     nulls = null_rows(a) | null_rows(b)
@@ -122,7 +122,7 @@ def _date_sub(ctx, part, start, end):
     if unit is None:  # a NULL part: NULL, as in DuckDB
         return null_like(end, pa.int64())
     if isinstance(start, pa.Scalar) and isinstance(end, pa.Scalar):
-        return _date_sub(ctx, part, pa.array([start.as_py()], start.type), end)[0]
+        return _date_sub(ctx, part, pa.repeat(start, 1), end)[0]
     rows = len(start) if isinstance(end, pa.Scalar) else len(end)
     a, b = broadcast(start, rows), broadcast(end, rows)
     if all(times):
