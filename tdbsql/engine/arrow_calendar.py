@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-_CYCLE_YEARS = 2_000
-_CYCLE_DAYS = 730_485  # days in 2,000 Gregorian years
+CYCLE_YEARS = 2_000
+CYCLE_DAYS = 730_485  # days in 2,000 Gregorian years
 _SAFE_DAYS = 10_000_000  # days from 1970 within which Arrow's kernels are right (year 29349)
 _PYTHON_SAFE_DAYS = 700_000  # ... and Python's datetime (years 53..3886; it has 1..9999)
 _TICKS_PER_DAY = {"s": 86_400, "ms": 86_400_000, "us": 86_400_000_000,
@@ -49,7 +49,7 @@ class ArrowCalendar:
 
     def years_moved(self):
         """The years each value was moved back by (int64; a multiple of 2,000)."""
-        return pc.multiply(self.cycles, _CYCLE_YEARS)
+        return pc.multiply(self.cycles, CYCLE_YEARS)
 
     def back(self, stamps):
         """Timestamps (or dates) computed from ``moved`` (a truncation, a month added)
@@ -66,7 +66,7 @@ def arrow_calendar(value, python: bool = False) -> ArrowCalendar:
     if pa.types.is_time(value.type):
         return ArrowCalendar(value, None, 0)
     per_day = 1 if pa.types.is_date(value.type) else _TICKS_PER_DAY[value.type.unit]
-    per_cycle = _CYCLE_DAYS * per_day
+    per_cycle = CYCLE_DAYS * per_day
     ticks = _ticks(value)
     bounds = pc.min_max(ticks)
     low, high = bounds["min"].as_py(), bounds["max"].as_py()

@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .arrow_calendar import arrow_calendar, floor_div
+from .arrow_calendar import CYCLE_DAYS, CYCLE_YEARS, arrow_calendar, floor_div
 
 # DuckDB's spellings of date parts and interval units (its GetDatePartSpecifier), one table
 # for INTERVAL units, extract / date_part and date_trunc; each checks the names it allows
@@ -148,11 +148,24 @@ class _NotADate(ValueError):
     """A string that is not shaped like a date (not merely a day or hour out of range)."""
 
 
-def parse_date(text: str) -> dt.date:
-    """A DATE literal; like DuckDB, a time part is allowed and dropped.  Errors are worded
-    as DuckDB's."""
+# the days (since 1970) of DuckDB's first and last DATE, 5877642-06-25 (BC) and 5881580-07-10,
+# and the microseconds of its first and last TIMESTAMP, 290309-12-22 (BC) and 294247-01-10
+FIRST_DAY, LAST_DAY = (int(np.datetime64(text, "D").astype(np.int64))
+                       for text in ("-5877641-06-25", "5881580-07-10"))
+_FIRST_MICROS, _LAST_MICROS = -9_223_372_022_400_000_000, 2**63 - 2
+_EPOCH = dt.datetime(1970, 1, 1)
+
+
+def parse_date(text: str) -> int:
+    """A DATE literal as days since 1970-01-01; like DuckDB, a time part is allowed and
+    dropped, a year may have more than four digits, be negative or be followed by ``(BC)``.
+    Errors are worded as DuckDB's."""
     try:
-        return _parse_datetime(text, date_only=True).date()
+        stamp, days = _parse_datetime(text, date_only=True)
+        days += (stamp.date() - _EPOCH.date()).days
+        if not FIRST_DAY <= days <= LAST_DAY:
+            raise ValueError(text)
+        return days
     except _NotADate:
         raise DatetimeError(f'invalid date field format: "{text}", expected format is '
                             "(YYYY-MM-DD)") from None
@@ -160,13 +173,18 @@ def parse_date(text: str) -> dt.date:
         raise DatetimeError(f'date field value out of range: "{text}"') from None
 
 
-def parse_timestamp(text: str, zone: bool = False) -> dt.datetime:
-    """A TIMESTAMP literal, read as DuckDB reads one: after the time a UTC offset (``+02``,
-    ``-05:30``, ``+0530``, ``Z``) or a space and a time zone name (``UTC``,
-    ``Europe/Berlin``) may follow.  A TIMESTAMP ignores it (``'10:00+02'`` is 10:00); with
-    ``zone`` (TIMESTAMP WITH TIME ZONE) it applies, and the result is UTC's."""
+def parse_timestamp(text: str, zone: bool = False) -> int:
+    """A TIMESTAMP literal as microseconds since 1970-01-01, read as DuckDB reads one: the
+    year as ``parse_date`` reads it, and after the time a UTC offset (``+02``, ``-05:30``,
+    ``+0530``, ``Z``) or a space and a time zone name (``UTC``, ``Europe/Berlin``) may
+    follow.  A TIMESTAMP ignores it (``'10:00+02'`` is 10:00); with ``zone`` (TIMESTAMP WITH
+    TIME ZONE) it applies, and the result is UTC's."""
     try:
-        return _parse_datetime(text, zone)
+        stamp, days = _parse_datetime(text, zone)
+        micros = (stamp - _EPOCH) // dt.timedelta(microseconds=1) + days * _US_PER_DAY
+        if not _FIRST_MICROS <= micros <= _LAST_MICROS:
+            raise ValueError(text)
+        return micros
     except _NotADate:
         raise DatetimeError(f'invalid timestamp field format: "{text}", expected format is '
                             "(YYYY-MM-DD HH:MM[:SS[.US]][±HH[:MM[:SS]]| ZONE])") from None
@@ -180,21 +198,33 @@ class _UnknownZone(ValueError):
     """A time zone name that is not in the tz database."""
 
 
-_DATE = re.compile(r"(-?\d{1,4})-(\d{1,2})-(\d{1,2})")
+_DATE = re.compile(r"(-?\d+)-(\d{1,2})-(\d{1,2})(?i:( \(bc\)))?")
 # the clock after a date ('T' or whitespace between), then an offset or `` ZONE``
 _CLOCK = re.compile(r"(?:T\s*|\s+)(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?"
                     r"(?:(Z|[+-]\d\d(?::?\d\d(?::?\d\d)?)?)| (\S+))?")
 
 
-def _parse_datetime(text: str, zone: bool = False, date_only: bool = False) -> dt.datetime:
+def _parse_datetime(text: str, zone: bool = False,
+                    date_only: bool = False) -> tuple[dt.datetime, int]:
+    """(the datetime written, moved by whole 2,000-year cycles into Python's years 1970..3969
+    (the calendar repeats), the days it was moved back by)."""
     cleaned = text.strip()
     day = _DATE.match(cleaned)
-    if not day:
+    if not day or day.group(4) and int(day.group(1)) < 1:  # no year 0 BC
         raise _NotADate(text)
-    base = dt.datetime(*(int(part) for part in day.groups()))
-    if day.end() == len(cleaned):
+    year = 1 - int(day.group(1)) if day.group(4) else int(day.group(1))
+    cycles = (year - 1970) // CYCLE_YEARS
+    base = dt.datetime(year - cycles * CYCLE_YEARS, int(day.group(2)), int(day.group(3)))
+    stamp = _clock(cleaned, day.end(), base, text, zone, date_only)
+    return stamp, cycles * CYCLE_DAYS
+
+
+def _clock(cleaned: str, start: int, base: dt.datetime, text: str, zone: bool,
+           date_only: bool) -> dt.datetime:
+    """``base`` (the date) at the time written from ``start`` of ``cleaned``, if any."""
+    if start == len(cleaned):
         return base
-    clock = _CLOCK.fullmatch(cleaned, day.end())
+    clock = _CLOCK.fullmatch(cleaned, start)
     if not clock:
         raise _NotADate(text)
     hour, minute, second, fraction, offset, zone_name = clock.groups()

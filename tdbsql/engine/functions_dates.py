@@ -145,11 +145,6 @@ def _make_date(ctx, year, month=None, day=None):
     return dates if any(not isinstance(p, pa.Scalar) for p in parts) else dates[0]
 
 
-# the days (since 1970) of DuckDB's first and last DATE, 5877642-06-25 (BC) and 5881580-07-10
-_FIRST_DAY, _LAST_DAY = (
-    int(np.datetime64(text, "D").astype(np.int64)) for text in ("-5877641-06-25", "5881580-07-10"))
-
-
 def _dates_of_parts(ctx, years, months, days, valid) -> np.ndarray:
     """Days since 1970 of each (year, month, day) (int64 arrays), DuckDB's errors for a
     part out of range where ``valid``; ignored elsewhere."""
@@ -164,7 +159,7 @@ def _dates_of_parts(ctx, years, months, days, valid) -> np.ndarray:
     lengths = (starts + 1).astype("M8[D]").astype(np.int64) - first
     numbers = first + days - 1
     bad = valid & ((months < 1) | (months > 12) | (days < 1) | (days > lengths) |
-                   (numbers < _FIRST_DAY) | (numbers > _LAST_DAY))
+                   (numbers < dto.FIRST_DAY) | (numbers > dto.LAST_DAY))
     if bad.any():
         row = int(np.argmax(bad))
         raise ctx.error(f"Date out of range: {years[row]}-{months[row]}-{days[row]}")

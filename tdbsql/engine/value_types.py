@@ -307,10 +307,6 @@ def _first_null_made(value, checked):
     return lost[0].as_py() if len(lost) else None
 
 
-_EPOCH = dto.dt.datetime(1970, 1, 1)
-_MICROSECOND = dto.dt.timedelta(microseconds=1)
-
-
 def _cast_string_scalar(value: pa.Scalar, target: pa.DataType):
     """A string constant read as a DATE, TIMESTAMP or INTERVAL (``'2 days'``) as DuckDB
     reads it."""
@@ -323,8 +319,7 @@ def _cast_string_scalar(value: pa.Scalar, target: pa.DataType):
             interval = dto.parse_interval(value.as_py(), None)
             return pa.scalar(pa.MonthDayNano([interval.months, interval.days,
                                               interval.micros * 1000]), target)
-        stamp = dto.parse_timestamp(value.as_py(), zone=target.tz is not None)
-        micros = (stamp - _EPOCH) // _MICROSECOND
+        micros = dto.parse_timestamp(value.as_py(), zone=target.tz is not None)
         if target.unit in ("s", "ms"):  # DuckDB rounds to the unit, halves away from zero
             per = 1_000_000 if target.unit == "s" else 1_000
             ticks, rest = divmod(abs(micros), per)
