@@ -462,14 +462,14 @@ class Evaluator:
 
     def _case(self, node: exp.Case):
         subject = node.this
-        subject_value = self.value(subject) if subject is not None else None
+        subject_value = self._argument(subject) if subject is not None else None
         conditions, branches = [], []
         for branch in node.args.get("ifs") or []:
             if subject is None:
                 conditions.append(self._boolean_operand(branch.this))
             else:
                 conditions.append(self.compare("equal", subject_value,
-                                               self.value(branch.this), branch))
+                                               self._argument(branch.this), branch))
             branches.append(branch.args["true"])
         branches.append(node.args.get("default"))
         return self._choose(conditions, self._branch_values(conditions, branches), node)
@@ -490,7 +490,7 @@ class Evaluator:
                 values.append(pa.scalar(None))
                 continue
             try:
-                values.append(self.value(branch))
+                values.append(self._argument(branch))  # an INTERVAL too
             except SqlError:
                 values.append(self._value_where(branch, _chosen(conditions, index,
                                                                  self.table.num_rows)))
@@ -632,8 +632,8 @@ class Evaluator:
                                    self.table.num_rows), values)
 
     def _argument(self, node: exp.Expression):
-        """A function's argument; an INTERVAL literal as an Arrow interval (time_bucket's
-        width; a function that takes none refuses its type)."""
+        """A function's argument or a CASE branch; an INTERVAL literal as an Arrow interval
+        (time_bucket's width; a function that takes none refuses its type)."""
         result = self(node)
         if isinstance(result, dto.Interval):
             return pa.scalar((result.months, result.days, result.micros * 1000),
