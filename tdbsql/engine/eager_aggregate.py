@@ -34,6 +34,7 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp, planner
 
+from ..errors import SqlError, UnsupportedSql
 from ..planner.conjuncts import conjuncts, has_subquery
 from .aggregate_step import aggregate_calls, call_spec, filter_of, finish_aggregate, \
     run_aggregate, star_operands
@@ -68,7 +69,10 @@ def eager_join(runner, step) -> planner.Join | None:
         return None
     for expression in step.aggregations:
         for call in aggregate_calls(expression.unalias()):
-            argument = _right_argument(step, call, name)
+            try:
+                argument = _right_argument(step, call, name)
+            except (SqlError, UnsupportedSql):  # the ordinary way says so, as it always did
+                return None
             if argument is False:
                 return None
     return join
