@@ -206,14 +206,15 @@ _CLOCK = re.compile(r"(?:T\s*|\s+)(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?
 
 def _parse_datetime(text: str, zone: bool = False,
                     date_only: bool = False) -> tuple[dt.datetime, int]:
-    """(the datetime written, moved by whole 2,000-year cycles into Python's years 1970..3969
-    (the calendar repeats), the days it was moved back by)."""
+    """(the datetime written -- a year outside Python's 1..9999 moved by whole 2,000-year
+    cycles into 1970..3969, where the calendar repeats; a zone's rules apply to the real
+    year otherwise -- and the days it was moved back by)."""
     cleaned = text.strip()
     day = _DATE.match(cleaned)
     if not day or day.group(4) and int(day.group(1)) < 1:  # no year 0 BC
         raise _NotADate(text)
     year = 1 - int(day.group(1)) if day.group(4) else int(day.group(1))
-    cycles = (year - 1970) // CYCLE_YEARS
+    cycles = 0 if 1 <= year <= 9999 else (year - 1970) // CYCLE_YEARS
     base = dt.datetime(year - cycles * CYCLE_YEARS, int(day.group(2)), int(day.group(3)))
     stamp = _clock(cleaned, day.end(), base, text, zone, date_only)
     return stamp, cycles * CYCLE_DAYS
