@@ -574,6 +574,8 @@ class Evaluator:
         if op in ("equal", "not_equal"):
             left, right = numbered_bool(left, right.type), numbered_bool(right, left.type)
         left, right = self.coerce_pair(left, right, node, f"compare ({op.replace('_', ' ')})")
+        if both_intervals(left, right):  # an INTERVAL and a string made one
+            return compare_intervals(op, left, right)
         return compare_plain(op, left, right)
 
     def _coerce_scalar(self, scalar, target, node):

@@ -470,6 +470,7 @@ def regex_options(ctx, options, index: int, replacing: bool = False) -> str:
     flags = "" if options is None else ctx.constant(ctx.string(options, index), index, "option")
     if flags is None:
         raise ctx.error("Regex options field must not be NULL", index)
+    flags = "".join(flags.split())  # DuckDB skips spaces, tabs and newlines there
     for letter in flags:
         if letter not in _DUCKDB_REGEX_OPTIONS:
             raise ctx.error(f"Unrecognized Regex option {letter}", index)
