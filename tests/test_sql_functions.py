@@ -335,3 +335,19 @@ def test_substring_bounds_from_columns_match_duckdb():
                 "SELECT left(s, a) FROM t", "SELECT right(s, b) FROM t",
                 "SELECT left('héllo', b), right('héllo', a) FROM t"):
         assert con.sql(sql).fetchall() == oracle.execute(sql).fetchall(), sql
+
+
+def test_last_day_of_a_zoned_timestamp_is_utcs():
+    """last_day of an Arrow timestamp with a time zone takes the UTC day, as DuckDB under
+    TimeZone UTC (it took the zone's local day: 1969-12-31 for 1970-01-01 00:00 UTC)."""
+    import tdbsql
+
+    table = pa.table({"ny": pa.array([0, 1_700_000_000_000_000, None],
+                                     pa.timestamp("us", tz="America/New_York"))})
+    con, oracle = tdbsql.connect(), duckdb.connect()
+    oracle.execute("SET TimeZone = 'UTC'")
+    con.register_arrow("t", table)
+    oracle.register("t", table)
+    sql = "SELECT CAST(last_day(ny) AS VARCHAR) FROM t"
+    assert con.sql(sql).fetchall() == oracle.sql(sql).fetchall() == [
+        ("1970-01-31",), ("2023-11-30",), (None,)]

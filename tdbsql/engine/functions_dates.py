@@ -91,6 +91,8 @@ def _toward_zero_div(value, divisor: int):
 def _last_day(ctx, value):
     """The last day of the value's month, as a DATE."""
     value = ctx.temporal(value, 0)
+    if pa.types.is_timestamp(value.type) and value.type.tz is not None:
+        value = pc.cast(value, pa.timestamp(value.type.unit))  # UTC's day, not the zone's
     days = value if pa.types.is_date(value.type) else pc.cast(value, pa.date32())
     return _numpy_dates(days, lambda d: ((d.astype("M8[M]") + 1).astype("M8[D]")
                                          - np.timedelta64(1, "D")))
