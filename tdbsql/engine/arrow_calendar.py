@@ -56,7 +56,17 @@ class ArrowCalendar:
         moved back by the cycles the originals were moved."""
         if self.cycles is None:
             return stamps
-        ticks = pc.add_checked(_ticks(stamps), pc.multiply(self.cycles, self.ticks_per_cycle))
+        # the cycles' ticks in two halves (and the odd one of a DATE's days): 147 cycles of
+        # microseconds pass int64 though the value moved back is in range
+        half, odd = divmod(self.ticks_per_cycle, 2)
+        try:
+            shift = pc.multiply_checked(self.cycles, half)
+            ticks = pc.add_checked(pc.add_checked(_ticks(stamps), shift), shift)
+            if odd:
+                ticks = pc.add_checked(ticks, self.cycles)
+        except pa.ArrowInvalid:
+            from .datetime_ops import OUT_OF_RANGE, DatetimeError  # it imports this module
+            raise DatetimeError(OUT_OF_RANGE) from None
         return _of_ticks(ticks, stamps.type)
 
 
