@@ -176,6 +176,10 @@ def key_codes(values: pa.Array | pa.ChunkedArray) -> list[np.ndarray]:
         codes = float_codes(float64_values(array))
     elif pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
         return key_codes(list_code_bytes(array))
+    elif pa.types.is_interval(arrow_type):  # as INTERVALs compare: 1 day = 24 hours
+        from .interval_compare import sort_parts  # it reads the evaluator's types
+
+        return [code for part in sort_parts(array) for code in key_codes(part)]
     else:
         codes = short_string_codes(array)
         if codes is None:
