@@ -45,6 +45,7 @@ def hash_join(left_keys: list[pa.Array | pa.ChunkedArray],
     if not left_keys or len(left_keys) != len(right_keys):
         raise InternalError("hash_join needs the same number (>= 1) of left and right keys")
     left_rows, right_rows = _length(left_keys, "left"), _length(right_keys, "right")
+    left_keys, right_keys = _interval_parts(left_keys, right_keys)
     left_codes, right_codes = [], []
     left_skip = np.zeros(left_rows, np.uint8)
     right_skip = np.zeros(right_rows, np.uint8)
@@ -65,6 +66,25 @@ def hash_join(left_keys: list[pa.Array | pa.ChunkedArray],
     if how == "anti":
         return np.flatnonzero(left_groups < 0).astype(np.int64), None
     return _pairs(left_groups, built.ids, built.count, how, check)
+
+
+def _interval_parts(left_keys: list, right_keys: list) -> tuple[list, list]:
+    """The key pairs with each pair of INTERVALs as three pairs of their normalised months,
+    days and microseconds: equal as INTERVALs compare (1 day = 24 hours), NULL where the
+    value is."""
+    if not any(pa.types.is_interval(key.type) for key in (*left_keys, *right_keys)):
+        return left_keys, right_keys
+    from .interval_compare import sort_parts  # it reads the evaluator's types
+
+    lefts, rights = [], []
+    for left, right in zip(left_keys, right_keys):
+        if pa.types.is_interval(left.type) and pa.types.is_interval(right.type):
+            lefts += sort_parts(as_array(left))
+            rights += sort_parts(as_array(right))
+        else:
+            lefts.append(left)
+            rights.append(right)
+    return lefts, rights
 
 
 def _packed(right: np.ndarray, right_skip: np.ndarray, left: np.ndarray,

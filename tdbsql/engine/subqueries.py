@@ -23,6 +23,7 @@ from ..planner.correlated import Correlated
 from ..planner.table_refs import inside
 from .correlated import correlated_values
 from .frame import broadcast
+from .hash_join import hash_join
 from .hash_table import as_array
 from .value_types import comparable_pair, compare_plain, unsigned_zeros
 
@@ -148,7 +149,7 @@ def _quantified(op, every: bool, probe: pa.Array, values: pa.Array) -> pa.Array:
         probe, known = unsigned_zeros(probe), unsigned_zeros(known)
         distinct = pc.unique(known)
         if (op is exp.EQ) != every:  # = ANY / <> ALL: membership
-            hit = pc.is_in(probe, value_set=distinct)
+            hit = _is_in(probe, distinct)
             decided = hit if op is exp.EQ else pc.invert(hit)
         else:  # = ALL / <> ANY: all candidates equal the probe (NaN = NaN, as DuckDB)
             same = compare_plain("equal", probe, distinct[0]) if len(distinct) == 1 else \
@@ -228,11 +229,22 @@ def _membership(values: pa.Array, candidates: pa.ChunkedArray) -> pa.Array:
     has_null = candidates.null_count > 0
     values, candidates = comparable(values, candidates)
     values, candidates = unsigned_zeros(values), unsigned_zeros(candidates)
-    found = pc.is_in(values, value_set=candidates.drop_null())
+    found = _is_in(values, candidates.drop_null())
     found = found.to_numpy(zero_copy_only=False).astype(bool)
     unknown = ~found & has_null
     value_null = values.is_null().to_numpy(zero_copy_only=False)
     return pa.array(found, mask=unknown | value_null)
+
+
+def _is_in(values: pa.Array, candidates: pa.Array) -> pa.Array:
+    """Per value, whether it equals a (non-NULL) candidate: ``pc.is_in``, but INTERVALs
+    equal as they compare (1 day = 24 hours, by ``hash_join``'s normalised parts)."""
+    if not pa.types.is_interval(values.type):
+        return pc.is_in(values, value_set=candidates)
+    found = np.zeros(len(values), dtype=bool)
+    if len(candidates):
+        found[hash_join([values], [candidates], "semi")[0]] = True
+    return pa.array(found)
 
 
 def comparable(values: pa.Array, candidates: pa.Array) -> tuple[pa.Array, pa.Array]:
