@@ -337,7 +337,10 @@ def add_interval(value, interval: Interval):
         ticks = _PER_SECOND[unit]
         amount = offset * (ticks // 10**6) if ticks >= 10**6 else \
             _exact_div(offset, 10**6 // ticks, unit)
-        stamps = pc.add_checked(stamps, pa.scalar(amount, pa.duration(unit)))
+        try:
+            stamps = pc.add_checked(stamps, pa.scalar(amount, pa.duration(unit)))
+        except (OverflowError, pa.ArrowInvalid):  # past int64 ticks, or the sum is
+            raise DatetimeError(OUT_OF_RANGE) from None
     return stamps
 
 

@@ -36,7 +36,7 @@ from .column_refs import resolve_column
 from .frame import broadcast
 from .functions import REGISTRY, Call, call, call_shape, node_span
 from .functions_text import as_text
-from .interval_compare import both_intervals, compare_intervals, is_interval
+from .interval_compare import both_intervals, compare_intervals, interval_scalar, is_interval
 from .list_compare import compare_lists
 from .list_values import is_list
 from .window_functions import window_value
@@ -544,6 +544,11 @@ class Evaluator:
 
     def _comparison(self, node):
         left, right = self(node.this), self(node.expression)
+        # a string beside an INTERVAL constant is read as one ('1 day'), as beside a column
+        if isinstance(left, dto.Interval) and _textual(right):
+            left = interval_scalar(left)
+        if isinstance(right, dto.Interval) and _textual(left):
+            right = interval_scalar(right)
         if not both_intervals(left, right):
             for value, operand in ((left, node.this), (right, node.expression)):
                 if isinstance(value, dto.Interval):
@@ -773,3 +778,7 @@ def where_mask(table: pa.Table, node: exp.Expression, sql: str) -> pa.Array:
     if isinstance(result, pa.ChunkedArray):
         result = result.combine_chunks()
     return pc.fill_null(result, False)
+
+
+def _textual(value) -> bool:
+    return not isinstance(value, dto.Interval) and kind(value.type) == "string"
