@@ -66,8 +66,10 @@ class Interval:
         return Interval(-self.months, -self.days, -self.micros)
 
     def __add__(self, other: Interval) -> Interval:
+        """The sum, if DuckDB holds it (``checked``): it adds the parts as 32-bit and 64-bit
+        integers and refuses an overflow."""
         return Interval(self.months + other.months, self.days + other.days,
-                        self.micros + other.micros)
+                        self.micros + other.micros).checked()
 
     def times(self, count: int) -> Interval:
         """The interval ``count`` times, as DuckDB's INTERVAL * INTEGER: the count an
