@@ -242,8 +242,8 @@ class Evaluator:
                          node)
 
     def _to_interval(self, node, safe: bool):
-        """CAST to INTERVAL: of a string constant (``'2 days'``), an INTERVAL or NULL; other
-        types have no cast to it."""
+        """CAST to INTERVAL: of a string (``'2 days'``; a column's each read once), an
+        INTERVAL or NULL; other types have no cast to it."""
         inner, target = node.this, pa.month_day_nano_interval()
         if isinstance(inner, exp.Literal) and inner.is_string:
             try:
@@ -256,7 +256,7 @@ class Evaluator:
         if isinstance(value, dto.Interval) or kind(value.type) == "duration":
             return value  # an INTERVAL already (``ts - ts`` is an Arrow duration)
         if kind(value.type) == "string":
-            raise UnsupportedSql("CAST of a string column to INTERVAL is not supported")
+            return interval_rows.of_strings(value, safe, lambda text: self.error(text, inner))
         return self._no_cast(node, value, target, safe)
 
     # -- logic ---------------------------------------------------------------------------

@@ -149,3 +149,30 @@ def _shifted(stamps, intervals: pa.Array, sign: int, rows: int, error) -> pa.Arr
     except (dto.DatetimeError, pa.ArrowInvalid):
         raise error(dto.OUT_OF_RANGE) from None
     return pc.if_else(valid, moved, None).cast(result_type)
+
+
+def of_strings(strings, safe: bool, error) -> pa.Array:
+    """CAST of strings (an array, chunked or a scalar) to INTERVAL, each read as an INTERVAL
+    literal's text ('2 days', '1 year 3 hours'): NULL stays NULL; a text that is no interval
+    is NULL when ``safe`` (TRY_CAST), else ``error(message)``.  Each distinct text is read
+    once."""
+    if isinstance(strings, pa.Scalar):
+        return of_strings(pa.array([strings.as_py()], pa.string()), safe, error)[0]
+    if isinstance(strings, pa.ChunkedArray):
+        strings = strings.combine_chunks()
+    if pa.types.is_dictionary(strings.type):
+        strings = strings.dictionary_decode()
+    distinct = pc.unique(strings.drop_null())
+    months, days, micros = (np.zeros(len(distinct), np.int64) for _ in range(3))
+    valid = np.ones(len(distinct), bool)
+    for i, text in enumerate(distinct.to_pylist()):
+        try:
+            interval = dto.parse_interval(text, None)
+        except dto.DatetimeError as err:
+            if not safe:
+                raise error(str(err)) from None
+            valid[i] = False
+            continue
+        months[i], days[i], micros[i] = interval.months, interval.days, interval.micros
+    return built(months, days, micros, valid, error).take(
+        pc.index_in(strings, value_set=distinct))
