@@ -558,6 +558,11 @@ class Evaluator:
     def compare(self, op: str, left, right, node):
         """``left <op> right`` with DuckDB's coercions and NaN ordering; two INTERVALs
         normalised, as DuckDB compares them (``interval_compare``)."""
+        # strings beside an INTERVAL are read as INTERVALs ('1 day'), a column's too
+        if is_interval(left) and _textual(right):
+            right = interval_rows.of_strings(right, False, lambda text: self.error(text, node))
+        elif is_interval(right) and _textual(left):
+            left = interval_rows.of_strings(left, False, lambda text: self.error(text, node))
         if both_intervals(left, right):
             return compare_intervals(op, left, right)
         if isinstance(left, dto.Interval) or isinstance(right, dto.Interval):
