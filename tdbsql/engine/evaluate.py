@@ -36,7 +36,7 @@ from .column_refs import resolve_column
 from .frame import broadcast
 from .functions import REGISTRY, Call, call, call_shape, node_span
 from .functions_text import as_text
-from .interval_compare import both_intervals, compare_intervals, interval_scalar, is_interval
+from .interval_compare import both_intervals, compare_intervals, is_interval
 from .list_compare import compare_lists
 from .list_values import is_list
 from .window_functions import window_value
@@ -543,12 +543,7 @@ class Evaluator:
     # -- comparisons ---------------------------------------------------------------------
 
     def _comparison(self, node):
-        left, right = self(node.this), self(node.expression)
-        # a string beside an INTERVAL constant is read as one ('1 day'), as beside a column
-        if isinstance(left, dto.Interval) and _textual(right):
-            left = interval_scalar(left)
-        if isinstance(right, dto.Interval) and _textual(left):
-            right = interval_scalar(right)
+        left, right = self._strings_as_intervals(self(node.this), self(node.expression), node)
         if not both_intervals(left, right):
             for value, operand in ((left, node.this), (right, node.expression)):
                 if isinstance(value, dto.Interval):
@@ -558,11 +553,7 @@ class Evaluator:
     def compare(self, op: str, left, right, node):
         """``left <op> right`` with DuckDB's coercions and NaN ordering; two INTERVALs
         normalised, as DuckDB compares them (``interval_compare``)."""
-        # strings beside an INTERVAL are read as INTERVALs ('1 day'), a column's too
-        if is_interval(left) and _textual(right):
-            right = interval_rows.of_strings(right, False, lambda text: self.error(text, node))
-        elif is_interval(right) and _textual(left):
-            left = interval_rows.of_strings(left, False, lambda text: self.error(text, node))
+        left, right = self._strings_as_intervals(left, right, node)
         if both_intervals(left, right):
             return compare_intervals(op, left, right)
         if isinstance(left, dto.Interval) or isinstance(right, dto.Interval):
@@ -584,9 +575,16 @@ class Evaluator:
         if op in ("equal", "not_equal"):
             left, right = numbered_bool(left, right.type), numbered_bool(right, left.type)
         left, right = self.coerce_pair(left, right, node, f"compare ({op.replace('_', ' ')})")
-        if both_intervals(left, right):  # an INTERVAL and a string made one
-            return compare_intervals(op, left, right)
         return compare_plain(op, left, right)
+
+    def _strings_as_intervals(self, left, right, node):
+        """``left``, ``right`` with strings beside an INTERVAL read as INTERVALs ('1 day'; a
+        column's too), as DuckDB compares them."""
+        if is_interval(left) and _textual(right):
+            right = interval_rows.of_strings(right, False, lambda text: self.error(text, node))
+        elif is_interval(right) and _textual(left):
+            left = interval_rows.of_strings(left, False, lambda text: self.error(text, node))
+        return left, right
 
     def _coerce_scalar(self, scalar, target, node):
         try:

@@ -39,13 +39,6 @@ def both_intervals(left, right) -> bool:
         not (null(left) and null(right))
 
 
-def interval_scalar(interval: dto.Interval) -> pa.Scalar:
-    """An INTERVAL constant as an Arrow month_day_nano scalar (a string compared with it is
-    then read as an INTERVAL, as with a column of them)."""
-    return pa.scalar(pa.MonthDayNano([interval.months, interval.days, interval.micros * 1000]),
-                     pa.month_day_nano_interval())
-
-
 def compare_intervals(op: str, left, right):
     """``left <op> right`` for two intervals (see above)."""
     (lm, ld, lu, lv), (rm, rd, ru, rv) = _normalised(left), _normalised(right)
