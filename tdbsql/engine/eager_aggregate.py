@@ -20,7 +20,7 @@ entry with equality keys and no other condition, no residual condition, projecti
 LIMIT; GROUP BY keys that are all columns of the left input; calls without DISTINCT, FILTER
 or ORDER BY whose arguments read the right input only; nothing reading a subquery.  At run
 time a GROUP BY key must be distinct and never NULL over the left rows
-(``join_aggregate._groups_by_left_rows``); otherwise the join and the aggregate run the
+(``groups_by_left_rows``); otherwise the join and the aggregate run the
 ordinary way.  A right input deferred for the keys joined (``engine.deferred_inputs``) is
 read for the left rows' keys first.
 """
@@ -106,15 +106,13 @@ def run_eager_aggregate(runner, step: planner.Aggregate, join: planner.Join,
     """The Aggregate ``step``'s frame from its join's inputs (by step name; the right one
     maybe ``deferred_inputs.Deferred``, run here for the left rows' keys): aggregated before
     the join, or -- no GROUP BY key distinct over the left rows -- joined and aggregated."""
-    from .join_aggregate import _groups_by_left_rows  # it dispatches here
-
     (name, entry), = join.joins.items()
     left, right = inputs[join.source_name], inputs[name]
     left_keys = runner.column(left, entry["source_key"][0])
     if isinstance(right, Deferred):
         right = inputs[name] = run_deferred(runner, right, left_keys)
-    if not _groups_by_left_rows(step, left, right):
-        return _joined_then_aggregated(runner, step, join, inputs)
+    if not groups_by_left_rows(step, left, right):
+        return joined_then_aggregated(runner, step, join, inputs)
     started = time.perf_counter()
     right_keys = runner.column(right, entry["join_key"][0])
     by_key = group_ids([right_keys])
@@ -124,7 +122,7 @@ def run_eager_aggregate(runner, step: planner.Aggregate, join: planner.Join,
     if len(left_idx) > 1 and bool(np.any(left_idx[1:] == left_idx[:-1])):
         # distinct right keys equal as the join compares them (an int64 and a double
         # beyond 2**53): a left row meets several groups, so join first
-        return _joined_then_aggregated(runner, step, join, inputs)
+        return joined_then_aggregated(runner, step, join, inputs)
     matched = key_idx >= 0
     # only the right rows some left row joins are aggregated: a call's argument is not
     # evaluated over rows the join drops (a cast of one of them may fail)
@@ -163,9 +161,25 @@ def run_eager_aggregate(runner, step: planner.Aggregate, join: planner.Join,
     return frame
 
 
-def _joined_then_aggregated(runner, step, join, inputs: dict) -> Frame:
+def joined_then_aggregated(runner, step, join, inputs: dict) -> Frame:
     """The ordinary way: the join's rows made, then aggregated."""
     started = time.perf_counter()
     joined = runner.join_frame(join, inputs)
     runner.record(join, joined.length, time.perf_counter() - started)
     return run_aggregate(step, joined, runner)
+
+
+def groups_by_left_rows(step, source: Frame, right: Frame) -> bool:
+    """Is a GROUP BY key of ``step`` a column of the left input alone whose values are
+    distinct and never NULL over its rows (each group then holds one left row's pairs)?"""
+    for key in step.group.values():
+        if not isinstance(key, exp.Column) or key.table not in source.tables or \
+                key.table in right.tables:
+            continue
+        table = source.tables[key.table]
+        if key.name not in table.column_names:
+            continue
+        values = table.column(key.name)
+        if values.null_count == 0 and group_ids([values]).count == source.length:
+            return True
+    return False

@@ -25,16 +25,15 @@ answered without pairs at all (``engine.range_aggregate``).
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 from sqlglot import exp, planner
 
 from ..planner.conjuncts import and_all, conjuncts, has_subquery
 from .aggregate_step import run_aggregate
-from .eager_aggregate import eager_join, run_eager_aggregate
+from .eager_aggregate import eager_join, groups_by_left_rows, joined_then_aggregated, \
+    run_eager_aggregate
 from .frame import Frame, concat_frames, rows_only
-from .grouping import group_ids
 from .join_step import tested_pairs
 from .joined_rows import JoinedRows
 from .memory import frame_bytes, step_label
@@ -96,11 +95,8 @@ def run_join_aggregate(runner, step: planner.Aggregate, join: planner.Join,
     if entry.get("source_key"):  # an equi-join: the right rows aggregated before it
         return run_eager_aggregate(runner, step, join, inputs)
     source, right = inputs[join.source_name], inputs[name]
-    if not _groups_by_left_rows(step, source, right):
-        started = time.perf_counter()
-        joined = runner.join_frame(join, inputs)
-        runner.record(join, joined.length, time.perf_counter() - started)
-        return run_aggregate(step, joined, runner)
+    if not groups_by_left_rows(step, source, right):
+        return joined_then_aggregated(runner, step, join, inputs)
     left = JoinedRows.of(source)
     matches, rest = non_equi_matches(left, right, conjuncts(entry.get("condition")), runner,
                                      name)
@@ -181,22 +177,6 @@ def _columns_read(step, join, residual) -> list[exp.Expression] | None:
            for node in read for column in node.find_all(exp.Column)):
         return None
     return read
-
-
-def _groups_by_left_rows(step, source: Frame, right: Frame) -> bool:
-    """Is a GROUP BY key of ``step`` a column of the left input alone whose values are
-    distinct and never NULL over its rows (each group then holds one left row's pairs)?"""
-    for key in step.group.values():
-        if not isinstance(key, exp.Column) or key.table not in source.tables or \
-                key.table in right.tables:
-            continue
-        table = source.tables[key.table]
-        if key.name not in table.column_names:
-            continue
-        values = table.column(key.name)
-        if values.null_count == 0 and group_ids([values]).count == source.length:
-            return True
-    return False
 
 
 def _block_pairs(runner, per_pair: float) -> int:
