@@ -16,7 +16,7 @@ would give a left row two groups: then the join runs first.  The expressions aro
 (``aggregate_step.finish_aggregate``).
 
 The shape (``eager_join``): an Aggregate whose one input is a Join step of one INNER or LEFT
-entry with equality keys and no other condition, no residual condition, projections or
+entry with equality keys (one or several) and no other condition, no residual condition, projections or
 LIMIT; GROUP BY keys that are all columns of the left input; calls without DISTINCT, FILTER
 or ORDER BY whose arguments read the right input only; nothing reading a subquery.  At run
 time a GROUP BY key must be distinct and never NULL over the left rows
@@ -58,7 +58,7 @@ def eager_join(runner, step) -> planner.Join | None:
         return None
     (name, entry), = join.joins.items()
     if (entry.get("side") or "").upper() not in ("", "INNER", "LEFT") or \
-            len(entry.get("source_key") or []) != 1 or conjuncts(entry.get("condition")) or \
+            not entry.get("source_key") or conjuncts(entry.get("condition")) or \
             name in runner.query.scalar_subqueries or \
             has_subquery(*step.operands, *step.group.values(), *step.aggregations,
                          step.condition, *step.projections):
@@ -108,16 +108,17 @@ def run_eager_aggregate(runner, step: planner.Aggregate, join: planner.Join,
     the join, or -- no GROUP BY key distinct over the left rows -- joined and aggregated."""
     (name, entry), = join.joins.items()
     left, right = inputs[join.source_name], inputs[name]
-    left_keys = runner.column(left, entry["source_key"][0])
+    left_keys = [runner.column(left, key) for key in entry["source_key"]]
     if isinstance(right, Deferred):
-        right = inputs[name] = run_deferred(runner, right, left_keys)
+        right = inputs[name] = run_deferred(runner, right, left_keys[right.position])
     if not groups_by_left_rows(step, left, right):
         return joined_then_aggregated(runner, step, join, inputs)
     started = time.perf_counter()
-    right_keys = runner.column(right, entry["join_key"][0])
-    by_key = group_ids([right_keys])
+    right_keys = [runner.column(right, key) for key in entry["join_key"]]
+    by_key = group_ids(right_keys)
     outer = (entry.get("side") or "").upper() == "LEFT"
-    left_idx, key_idx = hash_join([left_keys], [right_keys.take(pa.array(by_key.first))],
+    first = pa.array(by_key.first)
+    left_idx, key_idx = hash_join(left_keys, [key.take(first) for key in right_keys],
                                   "left" if outer else "inner")
     if len(left_idx) > 1 and bool(np.any(left_idx[1:] == left_idx[:-1])):
         # distinct right keys equal as the join compares them (an int64 and a double
