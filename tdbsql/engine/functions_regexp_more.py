@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
 from .functions import per_distinct, python_map, register
-from .functions_text import by_regex, case_prefix, ignores_case, regex_options
+from .functions_text import by_regex, case_prefix, compiled_regex, ignores_case, regex_options
 from .value_types import null_like, plain
 
 
@@ -71,7 +71,7 @@ def _regexp_extract_all(ctx, s, pattern, group=None, options=None):
         return null_like(s, pa.list_(pa.string()))
     regex = case + pattern.as_py()
     _refuse_empty_matches(ctx, regex)
-    compiled = re.compile(regex)
+    compiled = compiled_regex(ctx, regex)
     if not isinstance(number, int) or not 0 <= number <= compiled.groups:
         raise ctx.error(f"the pattern has {compiled.groups} group(s); cannot take group "
                         f"{number!r}", 2)

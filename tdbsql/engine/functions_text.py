@@ -547,12 +547,27 @@ def _regexp_replace(ctx, s, pattern, replacement, options=None):
                      max_replacements=None if "g" in flags else 1)
 
 
+def compiled_regex(ctx, regex: str, index: int = 1):
+    """``regex`` compiled by Python's ``re`` (for the groups RE2 in Arrow does not give).
+    A pattern RE2 reads and ``re`` does not (``\\pL``) is UnsupportedSql; one neither reads,
+    the SQL error naming argument ``index``."""
+    import re
+
+    try:
+        return re.compile(regex)
+    except re.error as err:
+        try:
+            pc.match_substring_regex(pa.array([""]), regex)
+        except pa.ArrowInvalid:
+            raise ctx.error(f"invalid regular expression: {err}", index) from None
+        raise UnsupportedSql(f"{ctx.name}() of a pattern Python's re cannot read "
+                             f"({err}): {regex!r}") from None
+
+
 @register("regexp_extract", 2, 4)
 def _regexp_extract(ctx, s, pattern, group=None, options=None):
     """The group-th group (0: the whole match) of the first match; '' without a match.
     Options ``c`` / ``i``: case-sensitive or not."""
-    import re
-
     if not isinstance(plain(pattern), pa.Scalar):  # once per distinct pattern
         return per_distinct(lambda v, p: _regexp_extract(ctx, v, p, group, options), [s],
                             [pattern])
@@ -561,10 +576,7 @@ def _regexp_extract(ctx, s, pattern, group=None, options=None):
     case = case_prefix(ctx, options, 3)
     if regex is None or number is None:
         return null_like(plain(s), pa.string())
-    try:
-        compiled = re.compile(case + regex)
-    except re.error as err:
-        raise ctx.error(f"invalid regular expression: {err}", 1) from None
+    compiled = compiled_regex(ctx, case + regex)
     if isinstance(number, list) and all(isinstance(n, str) for n in number):
         # DuckDB answers a STRUCT, a field for each name
         raise UnsupportedSql("regexp_extract() with a list of group names (a STRUCT result) "
