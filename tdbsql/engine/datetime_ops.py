@@ -42,11 +42,12 @@ SPELLINGS = {
     **dict.fromkeys(("centuries", "cent", "c"), "century"),
     **dict.fromkeys(("millenniums", "millennia", "mil", "mils", "millenium"), "millennium"),
 }
-_MONTHS = {"millennium": 12_000, "century": 1_200, "decade": 120, "year": 12, "quarter": 3,
+MONTHS_PER = {"millennium": 12_000, "century": 1_200, "decade": 120, "year": 12, "quarter": 3,
            "month": 1}
-_US_PER = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute": 60_000_000,
+US_PER = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute": 60_000_000,
            "hour": 3_600_000_000}
-_INTERVAL_UNITS = {*_MONTHS, *_US_PER, "week", "day"}
+US_PER_DAY = 86_400_000_000  # microseconds
+_INTERVAL_UNITS = {*MONTHS_PER, *US_PER, "week", "day"}
 _PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}  # timestamp unit -> ticks per second
 
 
@@ -135,12 +136,12 @@ def _interval_part(number: str, word: str) -> Interval:
     unit = spelled(word)
     if unit not in _INTERVAL_UNITS:
         raise DatetimeError(f"unknown INTERVAL unit {word!r}")
-    if unit in _US_PER:
-        return Interval(micros=round(float(number) * _US_PER[unit]))
+    if unit in US_PER:
+        return Interval(micros=round(float(number) * US_PER[unit]))
     if "." in number:
         raise DatetimeError(f"INTERVAL {number} {word}: a fractional number of {unit}s")
     count = int(number)
-    months = _MONTHS.get(unit)
+    months = MONTHS_PER.get(unit)
     if months is not None:
         return Interval(months=count * months)
     return Interval(days=count * (7 if unit == "week" else 1))
@@ -183,7 +184,7 @@ def parse_timestamp(text: str, zone: bool = False) -> int:
     TIME ZONE) it applies, and the result is UTC's."""
     try:
         stamp, days = _parse_datetime(text, zone)
-        micros = (stamp - _EPOCH) // dt.timedelta(microseconds=1) + days * _US_PER_DAY
+        micros = (stamp - _EPOCH) // dt.timedelta(microseconds=1) + days * US_PER_DAY
         if not _FIRST_MICROS <= micros <= _LAST_MICROS:
             raise ValueError(text)
         return micros
@@ -333,7 +334,7 @@ def add_interval(value, interval: Interval):
     stamps = to_timestamp(value)
     if interval.months:
         stamps = add_months(stamps, interval.months)
-    offset = interval.days * 86_400_000_000 + interval.micros
+    offset = interval.days * US_PER_DAY + interval.micros
     if offset:
         unit = stamps.type.unit
         ticks = _PER_SECOND[unit]
@@ -398,7 +399,6 @@ def _month_table(low: int, high: int) -> tuple[pa.Array, pa.Array]:
     return pa.array(starts[:-1]), pa.array(np.diff(starts))
 
 
-_US_PER_DAY = 86_400_000_000
 
 
 def _micros_of_day(times):
@@ -410,9 +410,9 @@ def _micros_of_day(times):
 def add_time_interval(times, interval: Interval):
     """``TIME + INTERVAL`` -> TIME, as DuckDB: only the interval's time part counts (its days
     and months are dropped) and the clock wraps around midnight (23:00 + 2 hours = 01:00)."""
-    micros = pc.add(_micros_of_day(times), interval.micros % _US_PER_DAY)
-    wrapped = pc.if_else(pc.greater_equal(micros, _US_PER_DAY),
-                         pc.subtract(micros, _US_PER_DAY), micros)
+    micros = pc.add(_micros_of_day(times), interval.micros % US_PER_DAY)
+    wrapped = pc.if_else(pc.greater_equal(micros, US_PER_DAY),
+                         pc.subtract(micros, US_PER_DAY), micros)
     return pc.cast(wrapped, pa.time64("us"))
 
 
@@ -420,8 +420,8 @@ def add_time_micros(times, micros):
     """``TIME + INTERVAL`` for an INTERVAL computed from timestamps (BIGINT microseconds, a
     value per row): the clock wraps around midnight, as ``add_time_interval``."""
     total = pc.add_checked(_micros_of_day(times), micros)
-    rest = pc.subtract(total, pc.multiply(pc.divide(total, _US_PER_DAY), _US_PER_DAY))
-    wrapped = pc.if_else(pc.less(rest, 0), pc.add(rest, _US_PER_DAY), rest)
+    rest = pc.subtract(total, pc.multiply(pc.divide(total, US_PER_DAY), US_PER_DAY))
+    wrapped = pc.if_else(pc.less(rest, 0), pc.add(rest, US_PER_DAY), rest)
     return pc.cast(wrapped, pa.time64("us"))
 
 

@@ -32,7 +32,6 @@ from .frame import broadcast
 from .functions import per_distinct, register
 from .value_types import kind, null_like, null_rows, plain
 
-_US_PER_DAY = 86_400_000_000
 _EPOCH = dt.datetime(1970, 1, 1)
 _DAY_ORIGIN_US = (dt.datetime(2000, 1, 3) - _EPOCH) // dt.timedelta(microseconds=1)
 _MONTH_ORIGIN = 2000 * 12  # months since year 0 of 2000-01
@@ -68,7 +67,7 @@ def _ages(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     months = late_month - early_month  # years * 12 + months, borrowed below as a whole
     days, micros = late_day - early_day, late_time - early_time
     borrow = micros < 0
-    micros[borrow] += _US_PER_DAY
+    micros[borrow] += dto.US_PER_DAY
     days[borrow] -= 1
     month_start = early.astype("datetime64[M]")
     lengths = ((month_start + 1).astype("datetime64[D]") -
@@ -90,12 +89,9 @@ def _fields(stamps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             (stamps - day.astype("datetime64[us]")).astype(np.int64))
 
 
-_SUB_MICROS = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000,
-               "minute": 60_000_000, "hour": 3_600_000_000, "day": _US_PER_DAY,
-               "week": 7 * _US_PER_DAY}
+_SUB_MICROS = {**dto.US_PER, "day": dto.US_PER_DAY, "week": 7 * dto.US_PER_DAY}
 _TIME_UNITS = ("microsecond", "millisecond", "second", "minute", "hour")
-_SUB_MONTHS = {"month": 1, "quarter": 3, "year": 12, "decade": 120, "century": 1200,
-               "millennium": 12000}
+_SUB_MONTHS = dto.MONTHS_PER
 
 
 @register("date_sub", 3, aliases=("datesub",))
@@ -177,14 +173,14 @@ def _time_bucket(ctx, width, value, third=None):
             m, d, n = third.value
             if m:
                 raise SqlError("time_bucket(): an offset in months is not supported", ctx.sql)
-            offset = d * _US_PER_DAY + n // 1000
+            offset = d * dto.US_PER_DAY + n // 1000
         else:
             origin = _micros(ctx.temporal(third, 2))
     shifted = pc.subtract(micros, offset)
     if months:
         buckets = _month_buckets(shifted, months, origin)
     else:
-        buckets = _fixed_buckets(shifted, days * _US_PER_DAY + nanos // 1000, origin)
+        buckets = _fixed_buckets(shifted, days * dto.US_PER_DAY + nanos // 1000, origin)
     result = pc.cast(pc.add(buckets, offset), pa.int64()).cast(pa.timestamp("us", zone))
     return pc.cast(result, pa.date32()) if is_date else result
 
@@ -199,7 +195,7 @@ def _width(ctx, width) -> tuple[int, int, int]:
     if months and (days or nanos):
         raise SqlError("Month intervals cannot have day or time component", ctx.sql)
     if months < 0 or days < 0 or nanos < 0 or (months, days, nanos) == (0, 0, 0) or \
-            days * _US_PER_DAY + nanos // 1000 < 0:
+            days * dto.US_PER_DAY + nanos // 1000 < 0:
         raise SqlError("Period must be greater than 0", ctx.sql)
     return months, days, nanos
 

@@ -23,10 +23,8 @@ from .time_format import compile_format
 from .time_parse import DateError, ParseError, time_parser
 from .value_types import kind, null_like, plain, valid_rows
 
-_US = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute": 60_000_000,
-       "hour": 3_600_000_000, "day": 86_400_000_000}
-_MONTHS = {"month": 1, "quarter": 3, "year": 12, "decade": 120, "century": 1200,
-           "millennium": 12000}
+_US = {**dto.US_PER, "day": dto.US_PER_DAY}  # microseconds per unit
+_MONTHS = dto.MONTHS_PER
 
 
 def _micros(value, per: int = 1):

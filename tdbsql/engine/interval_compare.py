@@ -22,7 +22,6 @@ from . import datetime_ops as dto
 from .interval_rows import constant, parts
 from .value_types import kind, valid_rows
 
-_US_PER_DAY = 86_400_000_000
 
 
 def is_interval(value) -> bool:
@@ -88,6 +87,6 @@ def _normalised(value):
         months = days = np.zeros(len(micros), np.int64)
     else:
         months, days, micros, valid = parts(value)
-    whole_days = micros // _US_PER_DAY  # rounding down: every part but the months >= 0
+    whole_days = micros // dto.US_PER_DAY  # rounding down: every part but the months >= 0
     days = days + whole_days
-    return months + days // 30, days % 30, micros - whole_days * _US_PER_DAY, valid
+    return months + days // 30, days % 30, micros - whole_days * dto.US_PER_DAY, valid

@@ -16,7 +16,6 @@ from ..errors import UnsupportedSql
 from .frame import broadcast
 from .value_types import kind, valid_rows
 
-_US_PER_DAY = 86_400_000_000
 # unit -> (months, days, microseconds) of one of it
 _UNITS = {"millennium": (12_000, 0, 0), "century": (1_200, 0, 0), "decade": (120, 0, 0),
           "year": (12, 0, 0), "quarter": (3, 0, 0), "month": (1, 0, 0), "week": (0, 7, 0),
@@ -143,7 +142,7 @@ def _shifted(stamps, intervals: pa.Array, sign: int, rows: int, error) -> pa.Arr
     try:
         if months.any():
             stamps = dto.add_months(stamps, pa.array(sign * months))
-        offsets = pc.add_checked(pc.multiply_checked(pa.array(days), _US_PER_DAY),
+        offsets = pc.add_checked(pc.multiply_checked(pa.array(days), dto.US_PER_DAY),
                                  pa.array(micros))
         moved = pc.add_checked(pc.cast(stamps, pa.int64()), pc.multiply_checked(offsets, sign))
     except (dto.DatetimeError, pa.ArrowInvalid):

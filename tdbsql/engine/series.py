@@ -21,11 +21,11 @@ from sqlglot import exp
 from ..catalog import ArrowSource, Catalog
 from ..errors import SqlError
 from ..planner.table_refs import table_key
+from .datetime_ops import US_PER_DAY
 from .evaluate import evaluate
 from .frame import rows_only
 from .integer_series import series_counts, series_values
 
-_US_PER_DAY = 86_400_000_000
 
 
 class SeriesCatalog(Catalog):
@@ -110,9 +110,9 @@ def _timestamps(runner, spec, start: int, stop: int, step: tuple) -> pa.Array:
     months, days, micros = step
     if (months, days, micros) == (0, 0, 0):
         raise SqlError("interval cannot be 0!", runner.sql)
-    forward = months * 30 * _US_PER_DAY + days * _US_PER_DAY + micros > 0
+    forward = months * 30 * US_PER_DAY + days * US_PER_DAY + micros > 0
     if months == 0:
-        size = days * _US_PER_DAY + micros  # past int64 it passes any timestamp span:
+        size = days * US_PER_DAY + micros  # past int64 it passes any timestamp span:
         size = max(-(2**63 - 1), min(2**63 - 1, size))  # one value either way
         values = _fixed_steps(runner, spec, start, stop, size)
     else:
