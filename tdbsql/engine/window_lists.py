@@ -77,17 +77,11 @@ def _flattened(values: pa.Array, rows: np.ndarray, ranges: list, budget, what: s
         budget.check(int(total * per_value), what)
     rows = np.ascontiguousarray(rows, np.int64)
     taken = np.empty(total, np.int64)
-    if len(ranges) == 1:
-        kernels.frame_rows(rows, *ranges[0], taken)
-        return taken, sizes
-    at = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)  # each row's first
-    for first, last in ranges:
-        counts = last - first
-        part = np.empty(int(counts.sum()), np.int64)
-        kernels.frame_rows(rows, first, last, part)
-        part_at = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-        taken[np.repeat(at - part_at, counts) + np.arange(len(part))] = part
-        at += counts
+    # the ranges interleaved row by row (row 0's first, second ... range, then row 1's):
+    # the kernel copies them in that order, one call for them all
+    firsts = np.ascontiguousarray(np.stack([first for first, _ in ranges], 1).ravel(), np.int64)
+    lasts = np.ascontiguousarray(np.stack([last for _, last in ranges], 1).ravel(), np.int64)
+    kernels.frame_rows(rows, firsts, lasts, taken)
     return taken, sizes
 
 
