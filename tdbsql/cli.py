@@ -135,21 +135,9 @@ def _version() -> str:
         return "unknown"
 
 
-class _WithoutPandas:
-    """A meta-path finder that reports pandas as absent.  pyarrow imports pandas (0.4 s) on its
-    first ``pa.array`` when pandas is installed, only to recognise DataFrames; the command line
-    never hands it one.  Installed by ``entry`` only: ``tdbsql`` used as a library keeps it."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name == "pandas" or name.startswith("pandas."):
-            raise ModuleNotFoundError("the tdbsql command does not use pandas", name=name)
-        return None
-
-
 def entry() -> int:
-    """The ``tdbsql`` command (console script and ``python -m tdbsql``)."""
-    if "pandas" not in sys.modules:
-        sys.meta_path.insert(0, _WithoutPandas())
+    """The ``tdbsql`` command (console script and ``python -m tdbsql``).  pyarrow does not
+    import pandas for it (``pandas_deferral``)."""
     return main()
 
 

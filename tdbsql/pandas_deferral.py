@@ -10,8 +10,7 @@ reported absent -- in this thread only, for that one call -- and leaves a watche
 ``sys.meta_path``: when anyone imports pandas later, right after it has loaded, the watcher
 has pyarrow look again, so pyarrow sees pandas objects exactly as it would have.  A process
 that imported pandas first is left alone.  Importing this module does it; ``connection``
-imports it before anything else of tdbsql that uses pyarrow.  (The ``tdbsql`` command reports pandas absent for
-its whole run instead: ``cli._WithoutPandas``.)
+imports it before anything else of tdbsql that uses pyarrow (the ``tdbsql`` command too).
 """
 
 from __future__ import annotations

@@ -89,8 +89,7 @@ def run_join_aggregate(runner, step: planner.Aggregate, join: planner.Join,
     """The Aggregate ``step``'s frame over its ``join``, from the frames of the join's
     inputs (``frames`` by step): block by block when a group key is distinct over the left
     rows, else the join made whole and aggregated."""
-    inputs = {dep.name: frames[dep] if dep in frames else runner.deferred[dep].bound(frames)
-              for dep in join.dependencies}
+    inputs = runner.inputs_by_name(join, frames)
     (name, entry), = join.joins.items()
     if entry.get("source_key"):  # an equi-join: the right rows aggregated before it
         return run_eager_aggregate(runner, step, join, inputs)

@@ -196,8 +196,7 @@ class Runner:
     def _step(self, step, frames: dict) -> Frame:
         if step in self.fused:
             return run_join_aggregate(self, step, self.fused[step], frames)
-        dependencies = {dep.name: frames[dep] if dep in frames else
-                        self.deferred[dep].bound(frames) for dep in step.dependencies}
+        dependencies = self.inputs_by_name(step, frames)
         if isinstance(step, planner.SetOperation):  # both inputs may share a name
             return run_set_operation(step, frames[step.left_step], frames[step.right_step], self)
         if isinstance(step, planner.Join):
@@ -210,6 +209,12 @@ class Runner:
         if isinstance(step, planner.Sort):
             return run_sort(step, inputs, self)
         raise UnsupportedSql(f"plan step {type(step).__name__} is not supported")
+
+    def inputs_by_name(self, step, frames: dict) -> dict:
+        """The frames of ``step``'s inputs by step name; an input run inside its join
+        (``deferred_inputs``) as its ``Deferred``, with the plan frames it reads."""
+        return {dep.name: frames[dep] if dep in frames else self.deferred[dep].bound(frames)
+                for dep in step.dependencies}
 
     def join_frame(self, step: planner.Join, dependencies: dict) -> Frame:
         """A Join step's frame from its inputs' (by step name): the joins, the residual

@@ -37,6 +37,6 @@ QUICK_LOADING = all(hasattr(FunctionCache, name) for name in
 def quick_loading(dispatcher):
     """``dispatcher`` (``njit(cache=True)``'s) loading from the cache by ``QuickLoadCache``
     where this numba allows it."""
-    if QUICK_LOADING and isinstance(getattr(dispatcher, "_cache", None), FunctionCache):
-        dispatcher._cache = QuickLoadCache(dispatcher.py_func)
+    if QUICK_LOADING and type(getattr(dispatcher, "_cache", None)) is FunctionCache:
+        dispatcher._cache.__class__ = QuickLoadCache  # numba's own, not a second one built
     return dispatcher
