@@ -150,3 +150,19 @@ def test_a_name_registered_again_is_looked_at_again(array, ties, tmp_path):
     assert con.sql(sql).fetchall() == [(190, None), (191, None), (192, None)]
     con.register("t", pa.table({"id": [5, 6], "g": [2, 1]}))
     assert con.sql(sql).fetchall() == [(6, 1), (5, 2)]
+
+
+def test_a_limit_of_most_rows_sorts_one_whole_read(array, monkeypatch):
+    """OFFSET + LIMIT past 1/8 of the cells: reading rounds of a few tasks would be slower
+    than one scan, so the plan sorts the whole read (no tiles left unread).  Forced on, the
+    top scan still gives the whole read's rows when the LIMIT passes every row."""
+    from tdbsql.engine import top_scan
+
+    sql = "SELECT id, d FROM t ORDER BY d LIMIT 5000"
+    con = tdbsql.connect().register("t", array)
+    assert "tiles left unread" not in con.explain(sql, analyze=True)
+    whole = con.sql(sql).arrow()
+    monkeypatch.setattr(top_scan, "TOP_SHARE_MAX", 0)
+    forced = tdbsql.connect().register("t", array)
+    assert "tiles left unread" in forced.explain(sql, analyze=True)
+    assert forced.sql(sql).arrow().equals(whole)

@@ -15,7 +15,10 @@ version, the cells a delete or the time window keep, are among them.
 Applies to a Sort with a LIMIT whose first key is a column of its input that is a stored
 integer, float or date/time column of a sparse array, under row-by-row steps only
 (``streamed_result.row_chain``); not for a nullable key ordered NULLS FIRST (a tile's NULLs
-would come before any bound).  Later keys only order ties; they change no bound.
+would come before any bound), nor when OFFSET + LIMIT is past 1/8 of the array's cells
+(``TOP_SHARE_MAX``: one whole scan reads those faster).  Later keys only order ties; they
+change no bound.  The rows held count against the memory budget as they are read, and the
+keys that decide the threshold are only those still among the best (``_threshold``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from ..planner.pruning import leaf_mbrs
 from ..planner.zonemap import attribute_stats, bounds_stats, cell_counts, field_kinds, same_field
 from .fields import field_arrow_type, stored_field
 from .frame import Frame, concat_frames
+from .memory import step_label
 from .parallel import map_ordered, workers
 from .pipeline import scan_batch, scan_done
 from .scan_step import array_scan
@@ -41,6 +45,7 @@ from .sort_step import run_sort
 from .sparse_scan import SlabTask, TileTask
 from .streamed_result import row_chain, through_chain
 
+TOP_SHARE_MAX = 8  # a top scan when OFFSET + LIMIT is at most 1/8 of the array's cells
 _UNIT_NS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 _DAY_NS = 86_400 * 10**9
 
@@ -62,6 +67,9 @@ def try_top_scan(runner, step) -> tuple[Frame, list] | None:
     kind = field_kinds(array.schema)[stored]
     if kind.domain not in ("int", "uint", "float", "datetime") or (kind.nullable and nulls_first):
         return None
+    need = step.offset + int(step.limit)
+    if need * TOP_SHARE_MAX > sum(f.metadata.cell_count for f in array.fragments):
+        return None  # most of the rows wanted: rounds of a few tasks read slower than one scan
     condition = runner.scan_condition(scan)
     scanned = array_scan(runner, scan, scan.source, condition)
     tasks = [task for chunk in scanned.tasks() for task in chunk]
@@ -69,7 +77,6 @@ def try_top_scan(runner, step) -> tuple[Frame, list] | None:
     if bounds is None:
         return None
     started = time.perf_counter()
-    need = step.offset + int(step.limit)
     order = sorted(range(len(tasks)), key=lambda i: _rank(bounds[i], descending))
 
     def read(position: int):
@@ -77,12 +84,12 @@ def try_top_scan(runner, step) -> tuple[Frame, list] | None:
         lengths: list[int] = []
         return rows, through_chain(runner, chain, frame, lengths), lengths
 
-    parts, keys, rows, at, size = {}, [], 0, 0, 1
+    parts, keys, rows, at, size, held = {}, [], 0, 0, 1, 0
     counts = [0] * len(chain)  # rows out of each step below the sort
     while at < len(order):
         if need == 0 and parts:  # LIMIT 0: one task read gives the columns, no row is kept
             break
-        threshold = _threshold(keys, need, descending)
+        threshold, keys = _threshold(keys, need, descending)
         if threshold is not None and _worse(bounds[order[at]], threshold, descending):
             break  # sorted best first: every task left is worse
         group = order[at:at + size]
@@ -91,7 +98,9 @@ def try_top_scan(runner, step) -> tuple[Frame, list] | None:
             rows += read_rows
             counts = [a + b for a, b in zip(counts, lengths)]
             parts[position] = frame
-            keys.append(runner.column(frame, key))
+            keys.append(_numbers(runner.column(frame, key)))
+            held += runner.budget.bytes_of(frame)
+            runner.budget.check(2 * held, step_label(step))  # x2: concatenated to sort
     scanned.stats["tiles_skipped_by_top"] = sum(scanned.scan.task_tiles(tasks[i])
                                                 for i in order[at:])
     scan_done(runner, scan, scanned, rows, started)
@@ -213,28 +222,35 @@ def _worse(bound, threshold, descending: bool) -> bool:
     return bound < threshold if descending else bound > threshold
 
 
-def _threshold(keys: list, need: int, descending: bool):
-    """The ``need``-th best non-NULL key read so far (NaN the greatest, as SQL orders it),
-    as a number in the Arrow unit; None when fewer were read, or when it is NaN in an
-    ascending sort (every number is better)."""
-    if not keys:
-        return None
-    values = pa.chunked_array([k for k in keys if len(k)] or [keys[0]])
+def _numbers(values) -> np.ndarray:
+    """A batch's non-NULL keys as numbers in the Arrow unit (dates as days, timestamps as
+    ticks)."""
     values = pc.drop_null(values)
-    if len(values) < need or need == 0:
-        return None
     if pa.types.is_date32(values.type) or pa.types.is_timestamp(values.type):
-        numbers = values.cast(pa.int32() if pa.types.is_date32(values.type) else pa.int64())
-    else:
-        numbers = values
-    data = np.asarray(numbers.to_numpy(zero_copy_only=False))
+        values = values.cast(pa.int32() if pa.types.is_date32(values.type) else pa.int64())
+    return np.asarray(values.to_numpy(zero_copy_only=False))
+
+
+def _threshold(keys: list, need: int, descending: bool) -> tuple:
+    """(the ``need``-th best key read so far, NaN the greatest as SQL orders it -- None when
+    fewer were read, or when it is NaN in an ascending sort: every number is better; the
+    keys still worth holding: those at least as good, so each round looks at ``need`` of
+    them plus the new ones, not at every key read)."""
+    if not keys or need == 0:
+        return None, keys
+    data = np.concatenate(keys)
+    if len(data) < need:
+        return None, [data]
+    rest, wanted = data, need
     if data.dtype.kind == "f" and np.isnan(data).any():
         nans = int(np.isnan(data).sum())
         if descending and nans >= need:
-            return math.inf  # NaN is the greatest: every task with a bound is worse
+            return math.inf, [data[np.isnan(data)]]  # every task with a bound is worse
         if not descending and len(data) - nans < need:
-            return None
-        data = data[~np.isnan(data)]
-        need = need - nans if descending else need
-    position = len(data) - need if descending else need - 1
-    return np.partition(data, position)[position].item()
+            return None, [data]
+        rest = data[~np.isnan(data)]
+        wanted = need - nans if descending else need
+    position = len(rest) - wanted if descending else wanted - 1
+    threshold = np.partition(rest, position)[position].item()
+    kept = (data >= threshold) | np.isnan(data) if descending else data <= threshold
+    return threshold, [data[kept]]
