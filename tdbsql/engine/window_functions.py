@@ -712,9 +712,7 @@ def _cume_dist(w: _Window) -> np.ndarray:
 def _ntile(w: _Window) -> pa.Array:
     """Buckets 1..n as equal as can be, the first ``size % n`` one row larger; ``n`` a
     constant or a column (each row its own count, as in DuckDB), NULL for a NULL count."""
-    if not w.args:
-        raise w.error(f"{w.shown}() needs 1 argument(s)")
-    buckets, known = w.integers(0, default=0)
+    buckets, known = w.integers(0)
     if (buckets[known] < 1).any():
         raise w.error("ntile() needs a bucket count greater than zero")
     buckets = np.maximum(buckets, 1)

@@ -20,17 +20,18 @@ from .source_aliases import fresh_alias
 
 def distinct_source_names(tree: exp.Expression, sql: str) -> exp.Expression:
     """``tree`` with duplicate FROM source names refused or renamed (in place)."""
+    taken = None  # every name in the tree, gathered once (fresh_alias adds the new ones)
     for select in list(tree.find_all(exp.Select)):
         shared = _shared_names(select)
         if not shared:
             continue
+        taken = _names_in(tree) if taken is None else taken
         for name, sources in shared.items():
             reference = _reference(select, name)
             if reference is not None:
                 raise SqlError(f'Ambiguous reference to table "{name}" (duplicate alias '
                                f'"{name}", explicitly alias one of the tables using "AS '
                                'my_alias")', sql, span_over(reference))
-            taken = _names_in(tree)
             for source in sources[1:]:
                 _rename(source, fresh_alias(name, taken))
     return tree
