@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..kernels import membership
@@ -41,6 +42,7 @@ class KeyFilter:
     def __init__(self, keys: pa.Array):
         """``keys``: the values to keep, distinct and without NULLs."""
         self.keys = keys
+        self.count = len(keys)
         self.low, self.size, self.present = 0, 0, None
         if not len(keys):  # nothing can match: an empty bitmap says so
             self.present = np.zeros(1, np.uint8)
@@ -48,18 +50,48 @@ class KeyFilter:
             values = int64_values(keys)
             low, high = map(int, int_range(values))
             if high - low < PRESENCE_MAX:
-                self.low, self.size = low, high - low + 1
-                # a bit per value, and bit ``size`` clear (``kernels.membership``)
-                self.present = np.zeros(self.size // 8 + 1, np.uint8)
-                membership.mark_present(values, low, self.present)
+                self._mark(values, low, high)
+
+    @classmethod
+    def of_values(cls, values: pa.Array) -> KeyFilter:
+        """The keys among ``values``, which may repeat and hold NULLs (a NULL key matches
+        nothing).  Integers spanning a bitmap's range are marked in it as they come and
+        counted there: a hash table of Q9's 287K distinct order keys cost 25 ms, the bitmap 1."""
+        values = values.drop_null()
+        if not len(values) or not is_exact_integer(values.type):
+            return cls(pc.unique(values))
+        numbers = int64_values(values, copy=False)
+        low, high = map(int, int_range(numbers))
+        if high - low >= PRESENCE_MAX:
+            return cls(pc.unique(values))
+        found = cls.__new__(cls)
+        found._mark(numbers, low, high)
+        found.count = membership.count_present(found.present)
+        found.key_type = values.type
+        return found
+
+    def _mark(self, values: np.ndarray, low: int, high: int) -> None:
+        self.low, self.size = low, high - low + 1
+        # a bit per value, and bit ``size`` clear (``kernels.membership``)
+        self.present = np.zeros(self.size // 8 + 1, np.uint8)
+        membership.mark_present(values, low, self.present)
 
     def __len__(self) -> int:
-        return len(self.keys)
+        return self.count
+
+    @cached_property
+    def keys(self) -> pa.Array:
+        """The keys, distinct (set by ``__init__``; made from the bitmap by ``of_values``)."""
+        return pa.array(self.sorted_values).cast(self.key_type)
 
     @cached_property
     def sorted_values(self) -> np.ndarray:
         """The keys as sorted int64 (a ``present`` table's keys are exact integers)."""
-        return np.sort(int64_values(self.keys))
+        if self.present is None or not self.count:
+            return np.sort(int64_values(self.keys))
+        out = np.empty(self.count, np.int64)
+        membership.present_values(self.present, self.low, out)
+        return out
 
     def meets(self, lows: np.ndarray, highs: np.ndarray) -> np.ndarray:
         """Per range ``[lows[i], highs[i]]`` (integer bounds of tiles): does a key lie in it?"""

@@ -62,3 +62,29 @@ def keep_present(values, validity, low, size, bits, keep):
     for i in range(n):
         kept += keep[i]
     return kept
+
+
+@jit
+def count_present(bits):
+    """How many bits are set."""
+    count = 0
+    for i in range(bits.shape[0]):
+        byte = bits[i]
+        while byte:
+            byte &= byte - np.uint8(1)
+            count += 1
+    return count
+
+
+@jit
+def present_values(bits, low, out):
+    """Write the values whose bit is set to ``out`` (int64, ascending); returns how many."""
+    found = 0
+    for i in range(bits.shape[0]):
+        byte = bits[i]
+        if byte:
+            for j in range(8):
+                if (byte >> j) & 1:
+                    out[found] = low + 8 * i + j
+                    found += 1
+    return found
