@@ -19,6 +19,10 @@ from .planner.parse import span_of, timestamp_window
 from .storage.array import Array
 
 
+KEPT_SCHEMAS = 256
+_ARROW_SCHEMAS: dict[int, tuple] = {}  # id(ArraySchema) -> (the schema, its Arrow schema)
+
+
 @dataclass(frozen=True)
 class ArraySource:
     path: str
@@ -30,12 +34,22 @@ class ArraySource:
         return Array(self.path, self.timestamp if window is None else window, self.key)
 
     def arrow_schema(self, array: Array | None = None) -> pa.Schema:
+        """The array's columns as Arrow fields, worked out once per schema: a schema read
+        again from unchanged files is the same object (``storage.parsed_files``), and its
+        enumerations are write-once files it names."""
         from .engine.fields import field_arrow_type
 
         array = array or self.open()
-        names = [d.name for d in array.schema.dimensions] + \
-            [a.name for a in array.schema.attributes]
-        return pa.schema([pa.field(n, field_arrow_type(array, n)) for n in names])
+        schema = array.schema
+        found = _ARROW_SCHEMAS.get(id(schema))
+        if found is not None and found[0] is schema:
+            return found[1]
+        names = [d.name for d in schema.dimensions] + [a.name for a in schema.attributes]
+        arrow = pa.schema([pa.field(n, field_arrow_type(array, n)) for n in names])
+        if len(_ARROW_SCHEMAS) >= KEPT_SCHEMAS:
+            _ARROW_SCHEMAS.pop(next(iter(_ARROW_SCHEMAS)))
+        _ARROW_SCHEMAS[id(schema)] = (schema, arrow)  # the schema held: its id stays its own
+        return arrow
 
 
 @dataclass(frozen=True)
@@ -107,6 +121,27 @@ class ShapeCatalog(Catalog):
 
 def _same_path(a: str, b: str) -> bool:
     return os.path.normpath(os.path.abspath(a)) == os.path.normpath(os.path.abspath(b))
+
+
+def sql_columns(source, array) -> dict[str, str]:
+    """The source's columns as SQL types, by name, for the planner; an array's worked out once
+    per Arrow schema (the same object while the array's schema is, ``arrow_schema``)."""
+    schema = source.arrow_schema(array)
+    found = _SQL_COLUMNS.get(id(schema))
+    if found is not None and found[0] is schema:
+        return found[1]
+    names = [f.name for f in schema]
+    if len(set(names)) != len(names):
+        raise SqlError(f"table has duplicate column names: {names}")
+    columns = {f.name: sql_type(f.type) for f in schema}
+    if isinstance(source, ArraySource):  # an Arrow table's schema is a new object each time
+        if len(_SQL_COLUMNS) >= KEPT_SCHEMAS:
+            _SQL_COLUMNS.pop(next(iter(_SQL_COLUMNS)))
+        _SQL_COLUMNS[id(schema)] = (schema, columns)
+    return columns
+
+
+_SQL_COLUMNS: dict[int, tuple] = {}  # id(pa.Schema) -> (the schema, its SQL columns)
 
 
 def sql_type(arrow_type: pa.DataType) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from . import pandas_deferral as _pandas_deferral  # noqa: F401  (first: pyarrow looks for pandas)
-from .catalog import ArraySource, ArrowSource, Catalog, ShapeCatalog
+from .catalog import ArraySource, ArrowSource, Catalog, ShapeCatalog, sql_columns
 from .errors import InterfaceError, SqlError
 from .result import Parts, Result
 from .settings import env_number
@@ -224,7 +224,7 @@ class Connection:
                 if (source, window) not in arrays:  # the runner reads this one too
                     arrays[source, window] = source.open(window)
                 array = arrays[source, window]
-            schema[table_key(table)] = _sql_schema(source, array)
+            schema[table_key(table)] = sql_columns(source, array)
         frozen = tuple((name, tuple(columns.items())) for name, columns in schema.items())
         if planned is not None and planned.schema == frozen:
             query = planned.query
@@ -271,11 +271,3 @@ def connect(memory_mb: float | None = None) -> Connection:
     return Connection(memory_mb)
 
 
-def _sql_schema(source, array) -> dict[str, str]:
-    from .catalog import sql_type
-
-    schema = source.arrow_schema(array)
-    names = [f.name for f in schema]
-    if len(set(names)) != len(names):
-        raise SqlError(f"table has duplicate column names: {names}")
-    return {f.name: sql_type(f.type) for f in schema}

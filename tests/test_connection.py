@@ -199,6 +199,25 @@ def test_a_reused_plan_sees_new_fragments(tmp_path):
     assert con._plans[sql].query is planned
 
 
+def test_an_evolved_schema_between_two_runs_is_read_anew(tmp_path):
+    """Columns are worked out once per schema object (``catalog.arrow_schema``); a schema
+    evolved by ``tiledb`` between two runs is a new file, so a new object: its added column
+    is seen, and the cached plan is not reused."""
+    path = str(tmp_path / "a")
+    _sparse(path, {"k": [1, 2, 3], "v": [10, 20, 30], "s": ["a", "b", "c"]}, 1000)
+    con = tdbsql.connect()
+    con.register("t", path)
+    assert con.sql("SELECT * FROM t ORDER BY k").arrow().column_names == ["k", "v", "s"]
+    evolution = tiledb.ArraySchemaEvolution()
+    evolution.add_attribute(tiledb.Attr("w", dtype=np.float64, nullable=True))
+    evolution.array_evolve(path)
+    got = con.sql("SELECT * FROM t ORDER BY k").arrow()
+    assert got.column_names == ["k", "v", "s", "w"]
+    assert got.column("w").to_pylist() == [None, None, None]
+    with tiledb.open(path) as arr:
+        assert arr.schema.has_attr("w")
+
+
 def test_arrow_table_joins_an_array(versions):
     con = tdbsql.connect()
     con.register("a", versions)

@@ -29,7 +29,8 @@ def project_rows(runner, frame: Frame, projections, flat: pa.Table | None = None
     input's rows one for one; ``unnest(l)`` repeats rows, ``engine.unnest``)."""
     flat = frame.flat() if flat is None else flat
     names = [output_name(node) for node in projections]
-    calls, parents = unnest_calls(projections), None
+    calls = runner.query.derived("unnest calls", lambda: unnest_calls(projections), *projections)
+    parents = None
     if calls:
         frame, flat, projections, parents = expand(runner, frame, flat, projections, calls)
     arrays = [runner.column(frame, node.unalias() if isinstance(node, exp.Alias) else node, flat)

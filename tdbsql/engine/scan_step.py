@@ -67,8 +67,8 @@ class ArrayScan:
         self.scan = open_scan(array, self.fields or columns[:1], ranges, predicate,
                               skip_tiles=skip_tiles, budget=runner.budget, prepared=prepared)
         self.stats = self.scan.stats
-        self._cell_weight = PATTERN_CELL_WEIGHT if predicate is not None and \
-            any(predicate.find_all(*_PATTERN_TESTS)) else 1
+        self._cell_weight = PATTERN_CELL_WEIGHT if predicate is not None and query.derived(
+            "pattern tests", lambda: any(predicate.find_all(*_PATTERN_TESTS)), predicate) else 1
         self.serial = False  # set by tasks()
         self.cells: int | None = None  # cells the tasks read at most (tasks(); None: unknown)
         self.keys = None  # (stored column, KeyFilter): keep only those keys' cells
