@@ -166,6 +166,16 @@ def test_joins_match_duckdb(left_rows, right_rows, keys, how):
     _check_order(ours)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(left_rows=st.lists(_ROW, max_size=25),
+       right_rows=st.lists(_ROW, max_size=25, unique_by=lambda row: row[0]),
+       how=st.sampled_from(JOIN_KINDS))
+def test_joins_on_unique_build_keys_match_duckdb(left_rows, right_rows, how):
+    """A build side whose every row is a group of its own (a dimension's keys) pairs each
+    probe row with its one row directly (``kernels.join.unique_join_fill``)."""
+    test_joins_match_duckdb.hypothesis.inner_test(left_rows, right_rows, ["i"], how)
+
+
 def _check_order(pairs):
     """Left-driven pairs in (left, right) order first, then unmatched right rows in order."""
     driven = [pair for pair in pairs if pair[0] >= 0]

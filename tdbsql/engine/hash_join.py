@@ -26,7 +26,7 @@ from ..errors import InternalError, UnsupportedSql
 from ..kernels import hashing
 from ..kernels import join as join_kernels
 from .hash_table import (
-    as_array, build_table, dictionary_encode, float64_values, float_codes, index_codes,
+    HashTable, as_array, build_table, dictionary_encode, float64_values, float_codes, index_codes,
     int64_values, is_integer_like, key_matrix, null_mask, probe_table,
 )
 
@@ -65,7 +65,7 @@ def hash_join(left_keys: list[pa.Array | pa.ChunkedArray],
         return np.flatnonzero(left_groups >= 0).astype(np.int64), None
     if how == "anti":
         return np.flatnonzero(left_groups < 0).astype(np.int64), None
-    return _pairs(left_groups, built.ids, built.count, how, check)
+    return _pairs(left_groups, built, how, check)
 
 
 def _interval_parts(left_keys: list, right_keys: list) -> tuple[list, list]:
@@ -127,18 +127,28 @@ def _mark(skip: np.ndarray, more: np.ndarray | None) -> None:
         skip |= more
 
 
-def _pairs(left_groups, right_ids, ngroups, how, check=None):
-    offsets = np.zeros(ngroups + 1, np.int64)
-    rows = np.empty(right_ids.shape[0], np.int64)
-    join_kernels.csr_build(right_ids, ngroups, offsets, rows)
+def _pairs(left_groups, built: HashTable, how, check=None):
+    right_ids, ngroups = built.ids, built.count
     keep_left = how in ("left", "full")
-    total = join_kernels.join_count(left_groups, offsets, keep_left)
+    unique = ngroups == right_ids.shape[0]  # every build row a group of its own
+    if unique:
+        total = join_kernels.unique_join_count(left_groups, keep_left)
+    else:
+        offsets = np.zeros(ngroups + 1, np.int64)
+        rows = np.empty(right_ids.shape[0], np.int64)
+        join_kernels.csr_build(right_ids, ngroups, offsets, rows)
+        total = join_kernels.join_count(left_groups, offsets, keep_left)
     if check is not None:
         check(int(total))
     left_idx = np.empty(total, np.int64)
     right_idx = np.empty(total, np.int64)
     matched = np.zeros(max(ngroups, 1), np.uint8)
-    join_kernels.join_fill(left_groups, offsets, rows, keep_left, matched, left_idx, right_idx)
+    if unique:
+        join_kernels.unique_join_fill(left_groups, built.first, keep_left, matched, left_idx,
+                                      right_idx)
+    else:
+        join_kernels.join_fill(left_groups, offsets, rows, keep_left, matched, left_idx,
+                               right_idx)
     if how in ("left", "inner"):
         return left_idx, right_idx
     lonely = np.empty(right_ids.shape[0], np.int64)

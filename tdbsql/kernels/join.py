@@ -81,3 +81,32 @@ def unmatched_rows(right_ids, group_matched, out):
             out[count] = row
             count += 1
     return count
+
+
+@jit
+def unique_join_count(left_groups, keep_unmatched):
+    """``join_count`` when every build group is one row: a probe row's match count is 0 or 1."""
+    total = 0
+    for row in range(left_groups.shape[0]):
+        total += left_groups[row] >= 0 or keep_unmatched
+    return total
+
+
+@jit
+def unique_join_fill(left_groups, group_rows, keep_unmatched, group_matched, left_out,
+                     right_out):
+    """``join_fill`` when every build group is one row (``group_rows[g]``): no counting sort
+    of the build rows first (fact rows probing a dimension's unique keys)."""
+    pos = 0
+    for row in range(left_groups.shape[0]):
+        group = left_groups[row]
+        if group >= 0:
+            group_matched[group] = 1
+            left_out[pos] = row
+            right_out[pos] = group_rows[group]
+            pos += 1
+        elif keep_unmatched:
+            left_out[pos] = row
+            right_out[pos] = -1
+            pos += 1
+    return pos
