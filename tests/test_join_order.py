@@ -101,3 +101,49 @@ def test_left_join_whose_nulls_are_filtered_out_becomes_inner(sql_arrays):
     for sql, side in ((semi, "INNER JOIN _u_0"), (outer, "LEFT JOIN d")):
         assert con.sql(sql).fetchall() == oracle.sql(sql).fetchall()
         assert side in con.explain(sql)
+
+
+def test_an_on_condition_across_tables_waits_for_them(monkeypatch):
+    """An inner join's ON condition beyond its keys (TPC-H Q7's nation pair) no longer pins
+    the join: its key part moves ahead like any small unique-key join, and the condition
+    filters the rows once every table it reads is joined.  Outer joins after it keep theirs
+    in place.  Results equal DuckDB's."""
+    import duckdb
+    import numpy as np
+    import pyarrow as pa
+
+    import tdbsql
+    from tdbsql.engine import join_step
+
+    rng = np.random.default_rng(5)
+    s = pa.table({"sk": np.arange(300), "nk": rng.integers(0, 5, 300)})
+    lines = pa.table({"lk": rng.integers(0, 300, 4000), "ck": rng.integers(0, 50, 4000),
+                      "v": rng.random(4000)})
+    c = pa.table({"ck": np.arange(50), "nk": rng.integers(0, 5, 50)})
+    n = pa.table({"nk": np.arange(5), "name": ["A", "B", "C", "D", None]})
+    tail = pa.table({"ck": [1, 2, 3], "w": [10, 20, 30]})
+    sql = ("SELECT n1.name, n2.name, count(*), sum(l.v), sum(t.w) FROM s "
+           "JOIN lines l ON s.sk = l.lk JOIN n AS n1 ON s.nk = n1.nk "
+           "JOIN c ON l.ck = c.ck "
+           "JOIN n AS n2 ON c.nk = n2.nk AND (n1.name = 'A' AND n2.name = 'B' "
+           "OR n1.name = 'B' AND n2.name = 'A') "
+           "LEFT JOIN tail t ON t.ck = c.ck AND n2.name = 'A' "
+           "GROUP BY 1, 2 ORDER BY 1, 2")
+    order = []
+    real = join_step._join_one
+
+    def spy(left, right, join, runner, name):
+        order.append((name, left.length))
+        return real(left, right, join, runner, name)
+
+    monkeypatch.setattr(join_step, "_join_one", spy)
+    con, oracle = tdbsql.connect(), duckdb.connect()
+    for name, table in (("s", s), ("lines", lines), ("c", c), ("n", n), ("tail", tail)):
+        con.register_arrow(name, table)
+        oracle.register(name, table)
+    got = con.sql(sql).fetchall()
+    assert got == oracle.sql(sql).fetchall() and len(got) == 2
+    names = [name for name, _ in order]
+    # n2 (5 rows, unique keys) joins before l's 4,000 rows; the LEFT join stays last
+    assert names.index("n2") < names.index("l") and names[-1] == "t"
+    assert order[-1][1] < 4000  # the pair condition filtered before the LEFT join

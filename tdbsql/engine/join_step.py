@@ -30,47 +30,51 @@ def run_join(step, dependencies: dict[str, Frame], runner) -> Frame:
     table no larger than the rows so far -- it can only keep or drop rows -- goes first
     whenever its keys can be read (the smallest such table first: TPC-H Q21 joins the one
     nation row before 3.8M lineitem rows, not after).  Inner joins commute, so the rows are
-    the same; joins with other ON conditions keep their place.  A deferred source (an array
-    read for the keys of the first join's input: ``deferred_inputs``) is joined into that
-    input first."""
-    names = list(step.joins)
+    the same.  So do the key parts of inner joins with other ON conditions: those conditions
+    wait (``_held_conditions``) and filter the rows as soon as every table they read is
+    joined (TPC-H Q7's nation pair test no longer pins n2, and customer is read for its two
+    nations).  A deferred source (an array read for the keys of the first join's input:
+    ``deferred_inputs``) is joined into that input first."""
+    joins, held = _held_conditions(step.joins)
+    names = list(joins)
     order = []
     source = dependencies[step.source_name]
     if isinstance(source, Deferred):
-        left = _from_partner(step, source, dependencies, runner, names, order)
+        left = _from_partner(step, joins, source, dependencies, runner, names, order)
     else:
         left = JoinedRows.of(source)
-    pending = _leading_inner(names, step.joins)
+    pending = _leading_inner(names, joins)
     unique: dict[str, bool] = {}
     bridges: set[str] = set()  # joins whose keys made another join's keys ready
-    dependencies = _prejoined(pending, names, dependencies, step.joins, runner, unique, order,
+    dependencies = _prejoined(pending, names, dependencies, joins, runner, unique, order,
                               left)
     while pending:
-        name, join = _next_inner(pending, left, dependencies, step.joins, runner, unique,
-                                 bridges)
+        left = _filtered(left, held, runner, everything=False)
+        name, join = _next_inner(pending, left, dependencies, joins, runner, unique, bridges)
         pending.remove(name)
         left = _join_one(left, dependencies[name], join, runner, name)
         names.remove(name)
         order.append((name, left.length))
+    left = _filtered(left, held, runner, everything=True)
     for name in names:
-        left = _join_one(left, dependencies[name], step.joins[name], runner, name)
+        left = _join_one(left, dependencies[name], joins[name], runner, name)
         order.append((name, left.length))
     runner.join_orders[id(step)] = order  # for EXPLAIN ANALYZE: the order that ran
     return left.frame()
 
 
-def _from_partner(step, source: Deferred, dependencies, runner, names: list[str],
-                  order: list) -> JoinedRows:
+def _from_partner(step, joins: dict, source: Deferred, dependencies, runner,
+                  names: list[str], order: list) -> JoinedRows:
     """The rows to start the join from when the source is deferred: the source's partner
     input joined with the source read for the partner's keys (the join entry turned around:
     the partner's keys are now the source side's; ``names`` loses the partner), or -- when
     those keys are not worth testing (``deferred_inputs.scan_keys``) and no input joined into
     the partner first -- the whole source."""
-    join = step.joins[source.partner]
+    join = joins[source.partner]
     prejoined = len(order)
     partner = JoinedRows.of(dependencies[source.partner])
     if few_enough(source, partner.length):
-        partner = _filtered_partner(step, source.partner, partner, dependencies, runner,
+        partner = _filtered_partner(joins, source.partner, partner, dependencies, runner,
                                     names, order)
     keys = None
     if may_test_keys(source, partner.length):  # a partner keyed on most values: skip
@@ -88,7 +92,7 @@ def _from_partner(step, source: Deferred, dependencies, runner, names: list[str]
     return left
 
 
-def _filtered_partner(step, partner: str, rows: JoinedRows, dependencies, runner,
+def _filtered_partner(joins: dict, partner: str, rows: JoinedRows, dependencies, runner,
                       names: list[str], order: list) -> JoinedRows:
     """The deferred source's partner (its ``rows``) with each small unique-key input whose
     keys it holds joined into it first (``names`` loses those, in place), repeatedly: such a
@@ -98,8 +102,8 @@ def _filtered_partner(step, partner: str, rows: JoinedRows, dependencies, runner
     joined = True
     while joined:
         joined = False
-        for name in _leading_inner(names, step.joins):
-            right, join = dependencies[name], step.joins[name]
+        for name in _leading_inner(names, joins):
+            right, join = dependencies[name], joins[name]
             keys = join.get("source_key") or []
             if name == partner or isinstance(right, Deferred) or not keys or \
                     right.length > rows.length or not _keys_ready(keys, rows) or \
@@ -110,6 +114,35 @@ def _filtered_partner(step, partner: str, rows: JoinedRows, dependencies, runner
             order.append((f"{name} into {partner}", rows.length))
             joined = True
     return rows
+
+
+def _held_conditions(joins: dict) -> tuple[dict, list]:
+    """(``joins`` with the leading inner joins on keys stripped of their other ON conditions,
+    those conditions' conjuncts).  An inner join's condition may filter its rows at any
+    point after every table it reads is joined: the rows are the same.  The entries up to
+    the first join that is not inner or has no keys only; the rest keep theirs in place."""
+    stripped, held = dict(joins), []
+    for name, join in joins.items():
+        if (join.get("side") or "").upper() not in ("", "INNER") or \
+                not join.get("source_key") and conjuncts(join.get("condition")):
+            break
+        if join.get("condition") is not None:
+            held += conjuncts(join["condition"])
+            stripped[name] = {**join, "condition": None}
+    return stripped, held
+
+
+def _filtered(left: JoinedRows, held: list, runner, everything: bool) -> JoinedRows:
+    """``left`` kept where the ``held`` conditions that read only its tables hold (all of
+    them when ``everything``); those leave ``held``, in place."""
+    tables = left.tables
+    ready = [term for term in held if everything or tables_of(term) <= tables]
+    if not ready:
+        return left
+    for term in ready:
+        held.remove(term)
+    condition = and_all(ready)
+    return left.taken(np.flatnonzero(runner.mask(left.frame([condition]), condition)))
 
 
 def _leading_inner(names: list[str], joins: dict) -> list[str]:

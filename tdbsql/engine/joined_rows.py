@@ -44,6 +44,11 @@ class JoinedRows:
         parts = [(frame, _compose(rows, left_rows, missing)) for frame, rows in self.parts]
         return JoinedRows(parts + [(right, right_rows)], len(left_rows))
 
+    def taken(self, rows: np.ndarray) -> "JoinedRows":
+        """The joined rows ``rows`` (ascending indices), in that order."""
+        return JoinedRows([(frame, rows if picked is None else picked.take(rows))
+                           for frame, picked in self.parts], len(rows))
+
     def frame(self, nodes: list[exp.Expression] | None = None) -> Frame:
         """The joined rows as a Frame: every column, or only the columns ``nodes`` read."""
         wanted = None if nodes is None else _columns_read(nodes)
