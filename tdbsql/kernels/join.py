@@ -61,14 +61,18 @@ def join_fill(left_groups, offsets, rows, keep_unmatched, group_matched, left_ou
         if group >= 0:
             group_matched[group] = 1
             for match in range(offsets[group], offsets[group + 1]):
-                left_out[pos] = row
-                right_out[pos] = rows[match]
-                pos += 1
+                pos = _pair(row, rows[match], left_out, right_out, pos)
         elif keep_unmatched:
-            left_out[pos] = row
-            right_out[pos] = -1
-            pos += 1
+            pos = _pair(row, -1, left_out, right_out, pos)
     return pos
+
+
+@jit(inline="always")
+def _pair(row, match, left_out, right_out, pos):
+    """Write the pair (``row``, ``match``) at ``pos``; the next position."""
+    left_out[pos] = row
+    right_out[pos] = match
+    return pos + 1
 
 
 @jit
@@ -102,11 +106,7 @@ def unique_join_fill(left_groups, group_rows, keep_unmatched, group_matched, lef
         group = left_groups[row]
         if group >= 0:
             group_matched[group] = 1
-            left_out[pos] = row
-            right_out[pos] = group_rows[group]
-            pos += 1
+            pos = _pair(row, group_rows[group], left_out, right_out, pos)
         elif keep_unmatched:
-            left_out[pos] = row
-            right_out[pos] = -1
-            pos += 1
+            pos = _pair(row, -1, left_out, right_out, pos)
     return pos
