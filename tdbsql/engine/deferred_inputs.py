@@ -34,6 +34,7 @@ from .frame import Frame
 from .hash_table import is_exact_integer
 from .key_filter import JoinedKeys, KeyFilter
 from .pipeline import streamed_chain, try_streamed_aggregate
+from .streamed_result import chain_to_table
 
 
 HASHED_KEYS_MAX = 1 << 16  # keys without a presence table: past this, aggregate every row
@@ -295,19 +296,12 @@ def _array_chain(runner, scan) -> tuple[list, object, int] | None:
     """(``scan`` and the steps below it down to an array's scan, top-down; the array; its
     cells) when every step reads only the one below, row by row, and the array holds at
     least ``SCANNED_CELLS_MIN`` cells; else None."""
-    chain = [scan]
-    while len(chain[-1].dependencies) == 1:  # the steps below may be read by others too
-        below = next(iter(chain[-1].dependencies))  # (``_exclusive``)
-        if not (isinstance(below, planner.Scan) or isinstance(below, planner.Join) and
-                not below.joins):
-            return None
-        chain.append(below)
-    base = chain[-1]
-    if chain[-1].dependencies or not isinstance(base, planner.Scan) or \
-            not isinstance(base.source, exp.Table) or len(chain) == 1 or \
-            not all(_row_by_row(s) for s in chain):
+    bottom_up = chain_to_table(scan, exclusive=False)  # others may read the steps below too
+    if bottom_up is None or len(bottom_up) == 1 or \
+            not all(_row_by_row(s) for s in bottom_up):  # (``_exclusive``)
         return None
-    source, window = runner.catalog.resolve(base.source, runner.sql)
+    chain = bottom_up[::-1]
+    source, window = runner.catalog.resolve(chain[-1].source, runner.sql)
     if not isinstance(source, ArraySource):
         return None
     array = runner.open_array(source, window)

@@ -37,6 +37,7 @@ from .partial_aggregate import combine, partial, step_calls, streamable
 from .project import filter_project
 from .scan_step import ArrayScan, columns_read
 from .scan_sums import ScanSums
+from .streamed_result import chain_to_table
 
 DENSE_MIN_SLOTS = 1 << 16
 DENSE_SLOTS_PER_CELL = 2
@@ -238,18 +239,13 @@ def chain_below(step) -> tuple[planner.Scan, list[planner.Join]] | None:
     """(scan, filter-only Join steps bottom-up) under ``step``, each feeding only the next."""
     if len(step.dependencies) != 1:
         return None
-    below = next(iter(step.dependencies))
-    filters = []
-    while isinstance(below, planner.Join):
-        if below.joins or len(below.dependencies) != 1 or len(below.dependents) != 1 or \
-                has_subquery(below.condition, *below.projections):
-            return None
-        filters.insert(0, below)
-        below = next(iter(below.dependencies))
-    if not isinstance(below, planner.Scan) or not isinstance(below.source, exp.Table) or \
-            below.dependencies or len(below.dependents) != 1:
+    top = next(iter(step.dependencies))
+    chain = chain_to_table(top, exclusive=True)
+    if chain is None or len(top.dependents) != 1 or \
+            any(not isinstance(s, planner.Join) or has_subquery(s.condition, *s.projections)
+                for s in chain[1:]):
         return None
-    return below, filters
+    return chain[0], chain[1:]
 
 
 def scan_done(runner, step, scanned: ArrayScan, rows: int, started: float) -> None:

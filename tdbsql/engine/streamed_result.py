@@ -42,27 +42,41 @@ def row_chain(top) -> list | None:
     """``top`` and the steps below it, bottom-up from a table's scan, when each reads the one
     below row by row and is its only reader, and none below ``top`` has a LIMIT or OFFSET;
     else None."""
+    chain = chain_to_table(top, exclusive=True)
+    if chain is None or not all(row_by_row(step) for step in chain) or \
+            any(s.limit != math.inf or s.offset for s in chain[:-1]):
+        return None
+    return chain
+
+
+def chain_to_table(top, exclusive: bool) -> list | None:
+    """``top`` and the steps below it, bottom-up from a table's scan, when each is a scan of
+    a step or a Join step without joins (how sqlglot plans a projection or filter) reading
+    one step -- that step's only reader, when ``exclusive`` -- else None.  What the steps
+    compute is the caller's to check."""
     chain = [top]
     while chain[-1].dependencies:
         step = chain[-1]
-        if len(step.dependencies) != 1 or not row_by_row(step):
+        if len(step.dependencies) != 1 or not _one_input(step):
             return None
         below = next(iter(step.dependencies))
-        if len(below.dependents) != 1:
+        if exclusive and len(below.dependents) != 1:
             return None
         chain.append(below)
     scan = chain[-1]
-    if not isinstance(scan, planner.Scan) or not isinstance(scan.source, exp.Table) or \
-            not row_by_row(scan) or any(s.limit != math.inf or s.offset for s in chain[1:]):
+    if not isinstance(scan, planner.Scan) or not isinstance(scan.source, exp.Table):
         return None
     return list(reversed(chain))
 
 
+def _one_input(step) -> bool:
+    return isinstance(step, planner.Scan) or isinstance(step, planner.Join) and not step.joins
+
+
 def row_by_row(step) -> bool:
     """Does ``step`` map each row of its one input to one row or none: a scan of a step, or
-    a Join step without joins (how sqlglot plans a projection or filter), with no aggregate,
-    window, unnest or subquery?"""
-    if not (isinstance(step, planner.Scan) or isinstance(step, planner.Join) and not step.joins):
+    a Join step without joins, with no aggregate, window, unnest or subquery?"""
+    if not _one_input(step):
         return False
     nodes = [n for n in (step.condition, *step.projections) if n is not None]
     return not has_subquery(*nodes) and not any(n.find(*_ROW_CHANGING) for n in nodes)
