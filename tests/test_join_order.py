@@ -147,3 +147,6 @@ def test_an_on_condition_across_tables_waits_for_them(monkeypatch):
     # n2 (5 rows, unique keys) joins before l's 4,000 rows; the LEFT join stays last
     assert names.index("n2") < names.index("l") and names[-1] == "t"
     assert order[-1][1] < 4000  # the pair condition filtered before the LEFT join
+    plan = con.explain(sql, analyze=True)
+    ran = plan.split("Joined in this order: ")[1].splitlines()[0]
+    assert ran.index("the ON condition of n2") < ran.index("t (")

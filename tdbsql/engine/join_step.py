@@ -49,13 +49,13 @@ def run_join(step, dependencies: dict[str, Frame], runner) -> Frame:
     dependencies = _prejoined(pending, names, dependencies, joins, runner, unique, order,
                               left)
     while pending:
-        left = _filtered(left, held, runner, everything=False)
+        left = _filtered(left, held, runner, order, everything=False)
         name, join = _next_inner(pending, left, dependencies, joins, runner, unique, bridges)
         pending.remove(name)
         left = _join_one(left, dependencies[name], join, runner, name)
         names.remove(name)
         order.append((name, left.length))
-    left = _filtered(left, held, runner, everything=True)
+    left = _filtered(left, held, runner, order, everything=True)
     for name in names:
         left = _join_one(left, dependencies[name], joins[name], runner, name)
         order.append((name, left.length))
@@ -118,31 +118,37 @@ def _filtered_partner(joins: dict, partner: str, rows: JoinedRows, dependencies,
 
 def _held_conditions(joins: dict) -> tuple[dict, list]:
     """(``joins`` with the leading inner joins on keys stripped of their other ON conditions,
-    those conditions' conjuncts).  An inner join's condition may filter its rows at any
-    point after every table it reads is joined: the rows are the same.  The entries up to
-    the first join that is not inner or has no keys only; the rest keep theirs in place."""
+    those conditions' conjuncts, each with its join's name).  An inner join's condition may
+    filter its rows at any point after every table it reads is joined: the rows are the
+    same.  The entries up to the first join that is not inner or has no keys only; the rest
+    keep theirs in place."""
     stripped, held = dict(joins), []
     for name, join in joins.items():
         if (join.get("side") or "").upper() not in ("", "INNER") or \
                 not join.get("source_key") and conjuncts(join.get("condition")):
             break
         if join.get("condition") is not None:
-            held += conjuncts(join["condition"])
+            held += [(name, term) for term in conjuncts(join["condition"])]
             stripped[name] = {**join, "condition": None}
     return stripped, held
 
 
-def _filtered(left: JoinedRows, held: list, runner, everything: bool) -> JoinedRows:
+def _filtered(left: JoinedRows, held: list, runner, order: list,
+              everything: bool) -> JoinedRows:
     """``left`` kept where the ``held`` conditions that read only its tables hold (all of
-    them when ``everything``); those leave ``held``, in place."""
+    them when ``everything``); those leave ``held``, in place, and ``order`` (EXPLAIN
+    ANALYZE's) gets the rows left after them."""
     tables = left.tables
-    ready = [term for term in held if everything or tables_of(term) <= tables]
+    ready = [(name, term) for name, term in held if everything or tables_of(term) <= tables]
     if not ready:
         return left
-    for term in ready:
-        held.remove(term)
-    condition = and_all(ready)
-    return left.taken(np.flatnonzero(runner.mask(left.frame([condition]), condition)))
+    for found in ready:
+        held.remove(found)
+    condition = and_all([term for _, term in ready])
+    left = left.taken(np.flatnonzero(runner.mask(left.frame([condition]), condition)))
+    names = ", ".join(dict.fromkeys(name for name, _ in ready))
+    order.append((f"the ON condition of {names}", left.length))
+    return left
 
 
 def _leading_inner(names: list[str], joins: dict) -> list[str]:
