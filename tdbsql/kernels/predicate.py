@@ -11,31 +11,18 @@ so NaN lies inside exactly the intervals unbounded above; a datetime cell holdin
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import jit
 
 _INT64_MIN = -(2**63)
 
 
 @jit
-def _inside(value, lo, hi, lo_strict, hi_strict, lo_open, hi_open):
-    """``lo <(=) value <(=) hi``; NaN lies above every number, so only in ``hi_open``."""
-    above = lo_open or (value > lo if lo_strict else value >= lo)
-    below = hi_open or (value < hi if hi_strict else value <= hi)
-    return (above and below) or (hi_open and value != value)
-
-
-@jit
-def _valid(values, validity, has_validity, nat_is_null, i):
-    """Row ``i`` is not NULL: its validity bit, and not NaT when datetimes read NaT as NULL."""
-    return (not has_validity or validity[i] != 0) and \
-        (not nat_is_null or values[i] != _INT64_MIN)
-
-
-@jit
 def keep_in_interval(values, validity, lo, hi, lo_strict, hi_strict, lo_open, hi_open, negate,
                      nat_is_null, keep):
     """``keep_in_intervals`` for one interval (a comparison, BETWEEN): one branch-free pass
-    (written out: through the helpers below LLVM keeps the branches, 8x slower)."""
+    (written out: through helper functions LLVM kept the branches, 8x slower)."""
     kept = 0
     has_validity = validity.shape[0] > 0
     for i in range(keep.shape[0]):
@@ -56,19 +43,28 @@ def keep_in_interval(values, validity, lo, hi, lo_strict, hi_strict, lo_open, hi
 @jit
 def keep_in_intervals(values, validity, lo, hi, lo_strict, hi_strict, lo_open, hi_open, negate,
                       nat_is_null, keep):
-    """ANDs the test into ``keep`` (bool); returns the number of rows still kept."""
+    """ANDs the test into ``keep`` (bool); returns the number of rows still kept.  One
+    branch-free pass per interval into a scratch mask, then one pass to combine: testing the
+    intervals row by row, a break at the first hit, was 10x slower (x IN eight sizes:
+    14 ns a row, now 1.4)."""
+    n = keep.shape[0]
+    inside = np.zeros(n, np.bool_)
+    for k in range(lo.shape[0]):
+        low, high, low_strict, high_strict = lo[k], hi[k], lo_strict[k], hi_strict[k]
+        low_open, high_open = lo_open[k], hi_open[k]
+        for i in range(n):
+            value = values[i]
+            above = low_open or (value > low if low_strict else value >= low)
+            below = high_open or (value < high if high_strict else value <= high)
+            inside[i] |= (above and below) or (high_open and value != value)  # NaN: above all
     kept = 0
     has_validity = validity.shape[0] > 0
-    for i in range(keep.shape[0]):
-        if not keep[i]:
-            continue
-        inside = False
-        for k in range(lo.shape[0]):
-            if _inside(values[i], lo[k], hi[k], lo_strict[k], hi_strict[k], lo_open[k],
-                       hi_open[k]):
-                inside = True
-                break
-        passed = inside != negate and _valid(values, validity, has_validity, nat_is_null, i)
+    for i in range(n):
+        passed = keep[i] and (inside[i] != negate)
+        if has_validity:
+            passed = passed and validity[i] != 0
+        if nat_is_null:
+            passed = passed and values[i] != _INT64_MIN
         keep[i] = passed
         kept += passed
     return kept
