@@ -5,9 +5,9 @@ Every row of ``t`` is joined with each element of its own list (a NULL or empty 
 which is what ``unnest`` in a select list gives.  So the two sources become one derived table
 under ``t``'s name, ``(SELECT t's columns, unnest(t.l) AS x FROM t) AS t``, and ``u.x`` reads
 ``t.x``; ``*`` then lists t's columns and ``x`` in the order DuckDB does, the unnest coming
-right after the source it reads.  WITH ORDINALITY adds the position column; ``LEFT JOIN
-unnest(t.l) AS u(x) ON true`` keeps a row of NULLs for a NULL or empty list
-(``table_functions.unnest_select``).  Taken when the unnest directly follows that source,
+right after the source it reads, and ``t.*`` only t's columns.  WITH ORDINALITY adds the
+position column; ``LEFT JOIN unnest(t.l) AS u(x) ON true`` keeps a row of NULLs for a NULL or
+empty list (``table_functions.unnest_select``).  Taken when the unnest directly follows that source,
 joined by a comma, CROSS JOIN, ``JOIN ... ON true`` or ``LEFT JOIN ... ON true``, reads no
 other source, and its column names differ from the source's (known from the schema);
 otherwise -- another ON condition, an unnest reading a source further back --
@@ -35,10 +35,11 @@ def _fold_one(select: exp.Select, schema) -> bool:
     joins = select.args.get("joins") or []
     for index, join in enumerate(joins):
         unnest = join.this.this if isinstance(join.this, exp.Lateral) else join.this
-        if not isinstance(unnest, exp.Unnest) or _kind(join) is None:
+        kind = _kind(join)
+        if not isinstance(unnest, exp.Unnest) or kind is None:
             continue
         before = select.args["from_"].this if index == 0 else joins[index - 1].this
-        if _folded(select, join, unnest, before, schema):
+        if _folded(select, join, unnest, before, schema, keep_empty=kind == "left"):
             return True
     return False
 
@@ -57,7 +58,7 @@ def _kind(join: exp.Join) -> str | None:
     return None
 
 
-def _folded(select, join, unnest, before, schema) -> bool:
+def _folded(select, join, unnest, before, schema, keep_empty: bool) -> bool:
     alias = before.alias_or_name
     if not isinstance(before, (exp.Table, exp.Subquery)) or not alias or \
             len(unnest.expressions) != 1:
@@ -76,13 +77,24 @@ def _folded(select, join, unnest, before, schema) -> bool:
     if {n.lower() for n in names} & own_names:
         return False
     rows = exp.Subquery(this=unnest_select(values, names, before.copy(), own,
-                                           keep_empty=_kind(join) == "left"),
+                                           keep_empty=keep_empty),
                         alias=exp.TableAlias(this=exp.to_identifier(alias)))
     before.replace(rows)
     unnest_alias = (join.this.args.get("alias") or unnest.args.get("alias"))
+    _source_star_without(select, alias, names)
     _read_from(select, unnest_alias.name if unnest_alias is not None else "", alias, names)
     join.pop()
     return True
+
+
+def _source_star_without(select: exp.Select, alias: str, names: list[str]) -> None:
+    """``t.*`` as ``t.* EXCLUDE (x)`` (in place): the derived table now under ``t``'s name also
+    holds the unnest's columns, which ``t.*`` does not list in DuckDB."""
+    for item in select.expressions:
+        if isinstance(item, exp.Column) and item.is_star and item.table.lower() == alias.lower():
+            star = item.this
+            star.set("except_", [*(star.args.get("except_") or []),
+                                 *(exp.column(name, quoted=True) for name in names)])
 
 
 def _read_from(select: exp.Select, old: str, new: str, names: list[str]) -> None:
