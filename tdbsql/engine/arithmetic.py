@@ -20,7 +20,7 @@ from sqlglot import exp
 from ..errors import UnsupportedSql
 from . import datetime_ops as dto
 from .decimal_constants import fold
-from . import decimal_values, interval_rows
+from . import decimal_values, interval_factors, interval_rows
 from .decimals import integer_literal, integer_literal_type, scalar
 from .frame import broadcast
 from .value_types import cast_value, common_type, fit_literals, kind, plain, type_name
@@ -67,15 +67,9 @@ def _decimal(ev, node, op: str, left, right):
 
 def _temporal_arith(ev, node, op, left, right):
     """Date/time arithmetic, or None if neither side is a date, timestamp or interval."""
+    if _interval_rows(op, left, right):
+        return _interval_rows_arith(ev, node, op, left, right)
     left, right = _interval_constant(left), _interval_constant(right)
-    per_row = interval_rows.is_rows(left) or interval_rows.is_rows(right) or (
-        op == "multiply" and dto.Interval in (type(left), type(right))
-        and not isinstance(left, pa.Scalar) and not isinstance(right, pa.Scalar))
-    if per_row:  # intervals per row (a count per row times an INTERVAL makes them)
-        answer = interval_rows.arithmetic(op, left, right, lambda text: ev.error(text, node))
-        if answer is None:
-            raise ev.error(f"cannot {op} {_type_name(left)} and {_type_name(right)}", node)
-        return answer
     kinds = {_kind_of(left), _kind_of(right)}
     if not kinds & {"date", "timestamp", "time", "interval", "duration"}:
         return None
@@ -120,16 +114,44 @@ def _temporal(ev, node, op, left, right):
 
 
 def _interval_times(interval: dto.Interval, count):
-    """``INTERVAL * count`` of a constant count: an INTERVAL (NULL for NULL); a fractional
-    count, which DuckDB spreads over days and microseconds its own way, UnsupportedSql."""
+    """``INTERVAL * count`` of a constant integer count: an INTERVAL (NULL for NULL)."""
     count_kind = _kind_of(count)
     if count_kind == "null" or count_kind in ("int", "uint") and not count.is_valid:
         return pa.scalar(None, pa.month_day_nano_interval())
-    if count_kind in ("float", "decimal"):
-        raise UnsupportedSql("an INTERVAL times a fractional number is not supported")
     if count_kind not in ("int", "uint"):
         raise dto.DatetimeError(f"cannot multiply INTERVAL and {_type_name(count)}")
     return interval.times(count.as_py())
+
+
+def _interval_rows(op, left, right) -> bool:
+    """Whether ``interval_rows`` / ``interval_factors`` compute ``left op right``: an
+    interval per row or a NULL INTERVAL on either side, or an INTERVAL times a number per row
+    or a fractional one, or divided by any number."""
+    values = (left, right)
+    if any(interval_rows.is_rows(v) or _null_interval(v) for v in values):
+        return True
+    if not any(interval_rows.kind_of(v) == "interval" for v in values):
+        return False
+    return op == "divide" or op == "multiply" and any(
+        not isinstance(v, (pa.Scalar, dto.Interval)) or
+        interval_rows.kind_of(v) in ("float", "decimal") for v in values)
+
+
+def _interval_rows_arith(ev, node, op, left, right):
+    """``left op right`` over the rows of the side that has them (a constant of two
+    constants)."""
+    arrays = [v for v in (left, right) if not isinstance(v, (pa.Scalar, dto.Interval))]
+    rows = len(arrays[0]) if arrays else 1
+    module = interval_factors if op in ("multiply", "divide") else interval_rows
+    answer = module.arithmetic(op, left, right, rows, lambda text: ev.error(text, node))
+    if answer is None:
+        raise ev.error(f"cannot {op} {_type_name(left)} and {_type_name(right)}", node)
+    return answer if arrays else answer[0]
+
+
+def _null_interval(value) -> bool:
+    return isinstance(value, pa.Scalar) and pa.types.is_interval(value.type) and \
+        not value.is_valid
 
 
 def _computed_interval(ev, node, op, left, right):
@@ -235,8 +257,12 @@ def _checked(ev, node, function: str, left, right):
 
 
 def divide(ev, node):
-    """DOUBLE division (FLOAT when the operands are: a FLOAT with an integer is a FLOAT)."""
-    left, right = _numbers(ev, node, ev(node.this), ev(node.expression))
+    """DOUBLE division (FLOAT when the operands are: a FLOAT with an integer is a FLOAT); an
+    INTERVAL divided by a number (``interval_factors``)."""
+    left, right = ev(node.this), ev(node.expression)
+    if "interval" in (interval_rows.kind_of(left), interval_rows.kind_of(right)):
+        return _interval_rows_arith(ev, node, "divide", left, right)
+    left, right = _numbers(ev, node, left, right)
     target = pa.float32() if pa.types.is_float32(left.type) else pa.float64()
     return pc.divide(cast_value(left, target), cast_value(right, target))
 
@@ -284,9 +310,13 @@ def negate(ev, node):
     constant = _folded(ev, node)
     if constant is not None:
         return constant
-    value = ev(node.this)
+    value = _interval_constant(ev(node.this))
     if isinstance(value, dto.Interval):
         return -value
+    if interval_rows.is_rows(value):
+        return interval_rows.negated(value, lambda text: ev.error(text, node))
+    if _null_interval(value):
+        return value
     value = plain(value)
     if kind(value.type) == "duration":  # an INTERVAL computed by ts - ts
         return pc.negate_checked(value)
@@ -335,10 +365,9 @@ def _null_temporal(op, left, right, lk, rk):
 
 def _interval_constant(value):
     """An Arrow interval scalar (``to_days(3)``) as the constant INTERVAL the rules below
-    take; NULL as an untyped NULL."""
-    if isinstance(value, pa.Scalar) and pa.types.is_interval(value.type):
-        constant = interval_rows.constant(value)
-        return pa.scalar(None) if constant is None else constant
+    take (a NULL one stays as it is)."""
+    if isinstance(value, pa.Scalar) and pa.types.is_interval(value.type) and value.is_valid:
+        return interval_rows.constant(value)
     return value
 
 

@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 from . import datetime_ops as dto
 from ..errors import UnsupportedSql
 from .frame import broadcast
-from .value_types import kind, valid_rows
+from .value_types import kind, plain, valid_rows
 
 # unit -> (months, days, microseconds) of one of it
 _UNITS = {"millennium": (12_000, 0, 0), "century": (1_200, 0, 0), "decade": (120, 0, 0),
@@ -50,17 +50,25 @@ def of_amounts(amounts, unit: str, error) -> pa.Array:
     return scaled(amounts, dto.Interval(*_UNITS[dto.spelled(unit)]), error)
 
 
-def scaled(counts, interval: dto.Interval, error) -> pa.Array:
-    """``counts * interval``, one interval per count (an integer array)."""
-    valid = valid_rows(counts)
-    n = counts.cast(pa.int64()).fill_null(0)
+def scaled(counts, intervals, error) -> pa.Array:
+    """``counts * intervals`` row by row (``intervals`` an interval array, or one
+    ``dto.Interval`` for every row), as DuckDB's INTERVAL * BIGINT: each count must fit an
+    INTEGER, the months and days a 32-bit integer and the microseconds a 64-bit one."""
+    rows = len(counts)
+    months, days, micros, valid = parts(as_rows(intervals, rows, error))
+    valid = valid & valid_rows(counts)
     try:
-        months, days, micros = (
-            np.asarray(pc.multiply_checked(n, part).to_numpy(zero_copy_only=False), np.int64)
-            for part in (interval.months, interval.days, interval.micros))
+        n = np.where(valid, np.asarray(counts.cast(pa.int64()).fill_null(0).to_numpy(
+            zero_copy_only=False), np.int64), 0)
+        if ((n < -_INT32) | (n >= _INT32)).any():
+            raise pa.ArrowInvalid("count")
+    except pa.ArrowInvalid:
+        raise error("the count of INTERVAL * count is out of the INTEGER range") from None
+    try:
+        micros = np.asarray(pc.multiply_checked(pa.array(micros), pa.array(n)), np.int64)
     except pa.ArrowInvalid:
         raise error("INTERVAL out of range") from None
-    return built(months, days, micros, valid, error)
+    return built(months * n, days * n, micros, valid, error)
 
 
 def parts(values) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -91,30 +99,34 @@ def built(months, days, micros, valid, error) -> pa.Array:
                                  [bitmap, pa.py_buffer(cells)])
 
 
-def arithmetic(op: str, left, right, error):
-    """``left op right`` where one side is an interval per row (the other: a DATE /
-    TIMESTAMP, an interval constant or per row), or a count per row times an INTERVAL
-    constant; None if DuckDB has no such operation (or it is not one of these)."""
-    if op == "multiply":  # a count per row times an INTERVAL constant
-        count, interval = (right, left) if isinstance(left, dto.Interval) else (left, right)
-        if isinstance(interval, dto.Interval) and not isinstance(count, dto.Interval) and \
-                kind(count.type) in ("int", "uint"):
-            return scaled(count, interval, error)
-        return None
+def arithmetic(op: str, left, right, rows: int, error):
+    """``left op right`` for + and -, over ``rows`` rows, where one side is an interval
+    (per row, a constant or a NULL INTERVAL) and the other an interval or a DATE, TIMESTAMP
+    or TIME (a value per row or a constant); None if DuckDB has no such operation."""
     if op not in ("add", "subtract"):
         return None
-    rows = len(left) if not isinstance(left, (pa.Scalar, dto.Interval)) else len(right)
     if op == "add" and kind_of(left) == "interval":
         left, right = right, left  # interval + date: date + interval
-    if kind_of(left) == "interval" and kind_of(right) == "interval":
-        a, b = (_as_rows(v, rows, error) for v in (left, right))
-        sign = 1 if op == "add" else -1
-        (am, ad, au, av), (bm, bd, bu, bv) = parts(a), parts(b)
+    if kind_of(right) != "interval":
+        return None
+    intervals = as_rows(right, rows, error)
+    sign = 1 if op == "add" else -1
+    if kind_of(left) == "interval":
+        (am, ad, au, av), (bm, bd, bu, bv) = parts(as_rows(left, rows, error)), parts(intervals)
         return built(am + sign * bm, ad + sign * bd, au + sign * bu, av & bv, error)
-    if kind_of(left) in ("date", "timestamp") and kind_of(right) == "interval":
-        return _shifted(left, _as_rows(right, rows, error), 1 if op == "add" else -1, rows,
-                        error)
+    if kind_of(left) in ("date", "timestamp"):
+        return _shifted(left, intervals, sign, rows, error)
+    if kind_of(left) == "time":  # only the time part counts, wrapping around midnight
+        _, _, micros, valid = parts(intervals)
+        moved = dto.add_time_micros(broadcast(plain(left), rows), pa.array(sign * micros))
+        return pc.if_else(pa.array(valid), moved, None)
     return None
+
+
+def negated(intervals, error) -> pa.Array:
+    """``-intervals`` (an interval array): each part negated, DuckDB's error past its range."""
+    months, days, micros, valid = parts(intervals)
+    return built(-months, -days, -micros, valid, error)
 
 
 def kind_of(value) -> str:
@@ -122,13 +134,16 @@ def kind_of(value) -> str:
         else kind(value.type)
 
 
-def _as_rows(value, rows: int, error) -> pa.Array:
+def as_rows(value, rows: int, error) -> pa.Array:
+    """An interval per row: ``value`` itself if it is one, else its constant (an Interval, an
+    Arrow interval scalar, NULL too) repeated."""
     if is_rows(value):
-        return value
+        return broadcast(value, rows)
     interval = value if isinstance(value, dto.Interval) else constant(value)
-    ones = pa.array(np.ones(rows, np.int64), mask=None if interval is not None else
-                    np.ones(rows, bool))
-    return scaled(ones, interval or dto.Interval(), error)
+    filled = interval or dto.Interval()
+    return built(np.full(rows, filled.months, np.int64), np.full(rows, filled.days, np.int64),
+                 np.full(rows, filled.micros, np.int64), np.full(rows, interval is not None),
+                 error)
 
 
 def _shifted(stamps, intervals: pa.Array, sign: int, rows: int, error) -> pa.Array:
