@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 
 from ..errors import SqlError
 from ..kernels import statistics as kernels
+from . import interval_compare
 from .grouping import Groups, aggregate, kernel_valid
 from .hash_table import as_array, float64_values, int64_values
 from .statistics import numbers
@@ -161,23 +162,23 @@ def _best_rows(func: str, values: pa.Array, keys: pa.Array, groups: Groups) -> n
         return rows
     if pa.types.is_floating(keys.type):
         numbers_ = float64_values(keys, copy=False)
-    elif pa.types.is_integer(keys.type) or pa.types.is_temporal(keys.type) \
-            or pa.types.is_boolean(keys.type):
-        if pa.types.is_uint64(keys.type):
-            numbers_ = _ranks(keys)
-        else:
-            numbers_ = int64_values(keys, copy=False)
-    else:  # strings, decimals ...: their rank in SQL order
-        numbers_ = _ranks(keys)
+    elif (pa.types.is_integer(keys.type) or pa.types.is_temporal(keys.type)
+          or pa.types.is_boolean(keys.type)) and not pa.types.is_uint64(keys.type) \
+            and not pa.types.is_interval(keys.type):
+        numbers_ = int64_values(keys, copy=False)
+    else:  # strings, decimals, UBIGINTs, intervals ...: their rank in SQL order
+        numbers_ = dense_ranks(keys)
     best = np.zeros(groups.count, numbers_.dtype)
     kernels.arg_extreme(numbers_, kernel_valid(values, keys), groups.ids, func == "arg_max",
                         best, rows)
     return rows
 
 
-def _ranks(keys: pa.Array) -> np.ndarray:
-    """Dense ranks of ``keys`` in ascending order (ties equal; NULLs, masked by the caller,
-    rank anywhere)."""
+def dense_ranks(keys: pa.Array) -> np.ndarray:
+    """Dense ranks of ``keys`` in ascending SQL order (ties equal -- intervals as they
+    compare; NULLs, masked by the caller, rank anywhere)."""
+    if pa.types.is_interval(keys.type):
+        return interval_compare.dense_ranks(keys)
     try:
         ranks = pc.rank(keys, sort_keys="ascending", tiebreaker="dense")
     except pa.ArrowNotImplementedError as err:

@@ -40,10 +40,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from ..errors import SqlError
+from ..errors import SqlError, UnsupportedSql
 from .decimal_values import from_units, units_of
 from .grouping import Groups, aggregate, group_ids
 from .hash_table import as_array, valid_mask
+from .interval_compare import dense_ranks
 from .value_types import type_name
 
 HOLISTIC = ("median", "quantile_cont", "quantile_disc", "mode", "entropy",
@@ -140,6 +141,9 @@ def holistic(func: str, values: pa.Array, groups: Groups, fractions: Fractions |
         return _mode(values, groups)
     if func == "entropy":
         return _entropy(values, groups)
+    if func == "median" and pa.types.is_interval(values.type):
+        raise UnsupportedSql("median() of INTERVAL values is not supported (DuckDB "
+                             "interpolates them); quantile_disc(x, 0.5) picks one")
     if func == "median":
         fractions = Fractions.MEDIAN
         continuous = _interpolable(values.type)
@@ -187,7 +191,10 @@ class _Sorted:
     @classmethod
     def of(cls, values: pa.Array, groups: Groups) -> _Sorted:
         rows, ids = _valid_rows(values, groups)
-        table = pa.table({"g": pa.array(ids), "v": values.take(pa.array(rows))})
+        picked = values.take(pa.array(rows))
+        if pa.types.is_interval(values.type):  # as they compare: a month is 30 days
+            picked = pa.array(dense_ranks(picked))
+        table = pa.table({"g": pa.array(ids), "v": picked})
         order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("v", "ascending")])
         counts = np.bincount(ids, minlength=groups.count).astype(np.int64)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)

@@ -90,3 +90,32 @@ def _normalised(value):
     whole_days = micros // dto.US_PER_DAY  # rounding down: every part but the months >= 0
     days = days + whole_days
     return months + days // 30, days % 30, micros - whole_days * dto.US_PER_DAY, valid
+
+
+def group_extremes(values: pa.Array, group_ids: np.ndarray, groups: int,
+                   want_max: bool) -> pa.Array:
+    """min / max of interval ``values`` (an Arrow month_day_nano array) per group (the
+    ``group_ids`` of the rows, 0 .. ``groups`` - 1), by the order above: the first such row's
+    value, NULL for a group of NULLs."""
+    months, days, micros, valid = _normalised(values)
+    sign = -1 if want_max else 1
+    rows = np.flatnonzero(valid)
+    order = rows[np.lexsort((sign * micros[rows], sign * days[rows], sign * months[rows],
+                             group_ids[rows]))]
+    firsts = np.full(groups, -1, np.int64)
+    firsts[group_ids[order][::-1]] = order[::-1]  # the first row of each group wins
+    return values.take(pa.array(firsts, mask=firsts < 0))
+
+
+def dense_ranks(values: pa.Array) -> np.ndarray:
+    """Dense ranks (int64, from 0) of interval ``values`` in the order above; equal intervals
+    rank alike (``1 month`` and ``30 days``), NULLs (masked by the caller) anywhere."""
+    months, days, micros, _ = _normalised(values)
+    order = np.lexsort((micros, days, months))
+    steps = np.zeros(len(order), np.int64)
+    if len(order) > 1:
+        ordered = [part[order] for part in (months, days, micros)]
+        steps[1:] = np.any([np.diff(part) != 0 for part in ordered], axis=0)
+    ranks = np.empty(len(order), np.int64)
+    ranks[order] = np.cumsum(steps)
+    return ranks

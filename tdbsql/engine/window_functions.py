@@ -66,6 +66,7 @@ from . import datetime_ops as dto
 from . import decimal_values, window_lists
 from . import frame_exclusion as fx
 from .frame_minimum import NO_KEY, SparseMinimum
+from .folds import dense_ranks
 from .frame import broadcast, null_padded
 from .functions_text import text_of
 from .aggregate_step import FUNCTIONS_BY_NAME, PAIRED, group_value
@@ -908,7 +909,7 @@ def _extremes(values: pa.Array, order: np.ndarray, segments: fx.Segments, larges
     numbers alike: dense ranks; NaN above every number, as DuckDB): the best of its segments'.
     Segments that slide forward are read by a monotonic queue, others (ROWS offsets read per
     row) from a sparse table (its size checked against ``budget``)."""
-    ranks = pc.rank(values, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.int64)[order]
+    ranks = dense_ranks(values)[order]
     valid = _valid(values)[order]
     keys = np.where(valid, -ranks if largest else ranks, NO_KEY)  # the smallest key wins
     table = None if all(_slides(start, end) for start, end in segments) else \
