@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Callable, Iterator
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .errors import DataError, MissingExtraError
 
@@ -191,8 +192,22 @@ def _conformed(part: pa.Table, schema: pa.Schema) -> pa.Table:
 
 
 def _rows(table: pa.Table) -> list[tuple]:
+    return list(zip(*(_python_values(c) for c in table.columns)))
+
+
+def _python_values(column: pa.ChunkedArray) -> list:
+    """A column's Python values; a DATE or TIMESTAMP outside the years 1-9999 (DuckDB's run
+    from 290308 BC, Python's from year 1 to 9999) as DuckDB's fetchall gives it: its text,
+    ``'10000-01-01'``, ``'0001-12-31 (BC) 10:00:00'``."""
     try:
-        return list(zip(*(c.to_pylist() for c in table.columns)))
-    except OverflowError as err:  # DuckDB's dates run from 290308 BC, Python's from year 1
-        raise DataError(f"{err}: a DATE or TIMESTAMP outside the years 1-9999 has no Python "
-                        f"value; read the result with .arrow()") from None
+        return column.to_pylist()
+    except (OverflowError, ValueError):
+        if not (pa.types.is_date(column.type) or pa.types.is_timestamp(column.type)):
+            raise
+    from .engine.functions_text import text_of
+
+    years = pc.year(column)
+    python = pc.and_(pc.greater_equal(years, 1), pc.less_equal(years, 9999))
+    values = pc.if_else(python, column, None).to_pylist()
+    texts = text_of(pc.if_else(python, None, column)).to_pylist()
+    return [value if text is None else text for value, text in zip(values, texts)]

@@ -53,7 +53,8 @@ def test_result_interfaces(versions):
 
 def test_dates_beyond_python_years():
     """A DATE / TIMESTAMP before year 1 or after 9999 (DuckDB's range is wider) is an Arrow
-    value; as Python tuples it is a DataError naming .arrow(), not a raw OverflowError."""
+    value; as Python tuples it is DuckDB's text of it, as DuckDB's fetchall gives it (it was a
+    DataError), the values in range beside it Python dates."""
     con = tdbsql.connect()
     days = duckdb.sql("SELECT DATE '0001-01-01' - 1 - DATE '1970-01-01' AS x, "
                       "epoch_us(DATE '9999-12-31' + INTERVAL 1 DAY) AS y").fetchall()[0]
@@ -61,8 +62,11 @@ def test_dates_beyond_python_years():
     table = res.arrow()
     assert table.column("x").cast(pa.int32()).to_pylist() == [days[0]]
     assert table.column("y").cast(pa.int64()).to_pylist() == [days[1]]
-    with pytest.raises(tdbsql.DataError, match=r"years 1-9999.*\.arrow\(\)"):
-        res.fetchall()
+    assert res.fetchall() == [("0001-12-31 (BC)", "10000-01-01 00:00:00")]
+    sql = ("SELECT d, d::TIMESTAMP + INTERVAL 90 MINUTE AS t, "
+           "TIMESTAMPTZ '10000-01-01 10:00:00+00' AS z FROM (VALUES (DATE '2024-05-01'), (DATE '12000-02-29'), (NULL), "
+           "(DATE '-0044-03-15')) v(d)")
+    assert con.sql(sql).fetchall() == duckdb.sql(sql).fetchall()
 
 
 def test_time_travel_per_table_self_join(versions):
