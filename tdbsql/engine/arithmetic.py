@@ -367,7 +367,7 @@ def _interval_constant(value):
     """An Arrow interval scalar (``to_days(3)``) as the constant INTERVAL the rules below
     take (a NULL one stays as it is)."""
     if isinstance(value, pa.Scalar) and pa.types.is_interval(value.type) and value.is_valid:
-        return interval_rows.constant(value)
+        return dto.Interval.of_arrow(value)
     return value
 
 

@@ -88,6 +88,19 @@ class Interval:
                                 "INTEGER, its microseconds a BIGINT")
         return self
 
+    @classmethod
+    def of_arrow(cls, value: pa.Scalar) -> Interval | None:
+        """An Arrow month_day_nano scalar (``to_days(3)``) as an Interval, None for NULL."""
+        if not value.is_valid:
+            return None
+        months, days, nanos = value.value
+        return cls(months, days, nanos // 1000)
+
+    def as_arrow(self) -> pa.Scalar:
+        """The interval as an Arrow month_day_nano scalar."""
+        return pa.scalar(pa.MonthDayNano([self.months, self.days, self.micros * 1000]),
+                         pa.month_day_nano_interval())
+
     def as_timedelta(self) -> dt.timedelta:
         """The interval as a timedelta (months count 30 days, as DuckDB prints them)."""
         return dt.timedelta(days=self.months * 30 + self.days, microseconds=self.micros)
@@ -394,9 +407,15 @@ _FIRST_MONTH, _LAST_MONTH = (
 def _month_table(low: int, high: int) -> tuple[pa.Array, pa.Array]:
     """Days since 1970-01-01 of the first day, and the day count, of months ``low..high``
     (a month number is year * 12 + month - 1)."""
-    numbers = np.arange(low, high + 2, dtype=np.int64)
-    starts = (numbers - 1970 * 12).astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
-    return pa.array(starts[:-1]), pa.array(np.diff(starts))
+    months = (np.arange(low, high + 1, dtype=np.int64) - 1970 * 12).astype("datetime64[M]")
+    starts = months.astype("datetime64[D]").astype(np.int64)
+    return pa.array(starts), pa.array(month_lengths(months))
+
+
+def month_lengths(months: np.ndarray) -> np.ndarray:
+    """The day count (int64) of each month of a datetime64[M] array."""
+    return ((months + 1).astype("datetime64[D]") - months.astype("datetime64[D]")) \
+        .astype(np.int64)
 
 
 

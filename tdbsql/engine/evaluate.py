@@ -646,8 +646,7 @@ class Evaluator:
         (time_bucket's width; a function that takes none refuses its type)."""
         result = self(node)
         if isinstance(result, dto.Interval):
-            return pa.scalar((result.months, result.days, result.micros * 1000),
-                             pa.month_day_nano_interval())
+            return result.as_arrow()
         return result
 
 
@@ -767,8 +766,7 @@ def evaluate(table: pa.Table, node: exp.Expression, sql: str, budget=None):
     results that can outgrow their inputs (array_agg / string_agg over window frames)."""
     result = Evaluator(table, sql, budget)(node)
     if isinstance(result, dto.Interval):
-        return pa.scalar(pa.MonthDayNano([result.months, result.days, result.micros * 1000]),
-                         pa.month_day_nano_interval())
+        return result.as_arrow()
     return result
 
 

@@ -1,4 +1,5 @@
-"""``age(ts, ts)``, ``date_sub`` and ``time_bucket``, registered into ``functions.REGISTRY``.
+"""``age(ts, ts)``, ``time_bucket`` and the ``to_*`` INTERVAL constructors, registered into
+``functions.REGISTRY``.
 
 In: evaluated arguments and the ``Call``.  Out: an Arrow value, NULL where an argument is.
 
@@ -7,9 +8,7 @@ In: evaluated arguments and the ``Call``.  Out: an Arrow value, NULL where an ar
   negative one borrows from the next (a day from the month of the earlier value:
   ``age('2024-03-01', '2024-01-31')`` is 1 month 1 day), the sign of the whole when end is
   before start.  The one-argument form reads the clock and is not offered.
-- ``date_sub(part, start, end)``: whole parts from start to end, toward zero (``day``
-  counts 24 hours, ``month`` complete months: 01-31 to 02-29 is one, the end being its
-  month's last day); of two TIMEs the parts up to hours.
+- ``whole_months`` counts complete months for ``functions_dates``' date_sub.
 - ``time_bucket(width, ts[, origin | offset])``: the start of ``ts``'s bucket.  A width of
   days / time counts from ``2000-01-03`` (a Monday), a width of months from ``2000-01-01``
   (then the width may have no days or time: DuckDB's error); a TIMESTAMP / DATE third
@@ -29,7 +28,7 @@ from . import datetime_ops as dto
 from . import interval_rows
 from ..errors import SqlError, UnsupportedSql
 from .frame import broadcast
-from .functions import per_distinct, register
+from .functions import register
 from .value_types import kind, null_like, null_rows, plain
 
 _EPOCH = dt.datetime(1970, 1, 1)
@@ -45,11 +44,11 @@ def _age(ctx, end, start):
     rows = len(start) if isinstance(end, pa.Scalar) else len(end)
     a, b = broadcast(end, rows), broadcast(start, rows)
     nulls = null_rows(a) | null_rows(b)
-    months, days, micros = _ages(_stamps(a), _stamps(b))
+    months, days, micros = _ages(stamps_us(a), stamps_us(b))
     return interval_rows.built(months, days, micros, ~nulls, ctx.error)
 
 
-def _stamps(values) -> np.ndarray:
+def stamps_us(values) -> np.ndarray:
     """DATE / TIMESTAMP values as datetime64[us] (NULLs as the epoch, masked by the caller)."""
     return np.asarray(pc.fill_null(_micros(values), 0).to_numpy(zero_copy_only=False),
                       np.int64).astype("datetime64[us]")
@@ -69,9 +68,7 @@ def _ages(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndar
     borrow = micros < 0
     micros[borrow] += dto.US_PER_DAY
     days[borrow] -= 1
-    month_start = early.astype("datetime64[M]")
-    lengths = ((month_start + 1).astype("datetime64[D]") -
-               month_start.astype("datetime64[D]")).astype(np.int64)
+    lengths = dto.month_lengths(early.astype("datetime64[M]"))
     while (days < 0).any():  # once: a day difference is never below minus a month
         borrow = days < 0
         days[borrow] += lengths[borrow]
@@ -89,51 +86,7 @@ def _fields(stamps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             (stamps - day.astype("datetime64[us]")).astype(np.int64))
 
 
-_SUB_MICROS = {**dto.US_PER, "day": dto.US_PER_DAY, "week": 7 * dto.US_PER_DAY}
-_TIME_UNITS = ("microsecond", "millisecond", "second", "minute", "hour")
-_SUB_MONTHS = dto.MONTHS_PER
-
-
-@register("date_sub", 3, aliases=("datesub",))
-def _date_sub(ctx, part, start, end):
-    """Whole units from start to end (toward zero), as DuckDB's date_sub."""
-    part = ctx.string(part, 0)
-    if not isinstance(part, pa.Scalar):  # a part per row
-        return per_distinct(lambda s, e, p: _date_sub(ctx, p, s, e), [start, end], [part])
-    name = part.as_py()
-    unit = None if name is None else dto.spelled(name)
-    if unit is not None and unit not in _SUB_MICROS and unit not in _SUB_MONTHS:
-        try:
-            dto.normalise_part(name)
-        except dto.DatetimeError:
-            raise ctx.error(f"unknown date part {name!r}", 0) from None
-        raise UnsupportedSql(f"date_sub() in {name!r} is not supported")
-    start, end = ctx.temporal(start, 1, times=True), ctx.temporal(end, 2, times=True)
-    times = [kind(v.type) == "time" for v in (start, end)]
-    if any(times) and not all(times):
-        raise ctx.error(f"date_sub of {start.type} and {end.type} is not defined")
-    if all(times) and unit is not None and unit not in _TIME_UNITS:
-        raise ctx.error(f'"time" units "{unit}" not recognized: date_sub of two TIMEs counts '
-                        "microseconds up to hours")
-    if unit is None:  # a NULL part: NULL, as in DuckDB
-        return null_like(end, pa.int64())
-    if isinstance(start, pa.Scalar) and isinstance(end, pa.Scalar):
-        return _date_sub(ctx, part, pa.repeat(start, 1), end)[0]
-    rows = len(start) if isinstance(end, pa.Scalar) else len(end)
-    a, b = broadcast(start, rows), broadcast(end, rows)
-    if all(times):
-        a, b = (pc.cast(pc.cast(v, pa.time64("us")), pa.int64()) for v in (a, b))
-    early, late = (np.asarray(pc.fill_null(v, 0).to_numpy(zero_copy_only=False), np.int64)
-                   if all(times) else _stamps(v) for v in (a, b))
-    if unit in _SUB_MONTHS:
-        elapsed, per = _whole_months(late, early), _SUB_MONTHS[unit]
-    else:
-        elapsed, per = (late - early).astype(np.int64), _SUB_MICROS[unit]
-    whole = np.sign(elapsed) * (np.abs(elapsed) // per)
-    return pa.array(whole, pa.int64(), mask=null_rows(a) | null_rows(b))
-
-
-def _whole_months(late: np.ndarray, early: np.ndarray) -> np.ndarray:
+def whole_months(late: np.ndarray, early: np.ndarray) -> np.ndarray:
     """Complete months from each ``early`` to its ``late`` (datetime64[us]; negative when
     ``late`` is before), DuckDB's way: when the later one is on the last day of its month,
     an earlier day past it (or a later time on it) counts as that last day, so 01-31 to
@@ -142,9 +95,7 @@ def _whole_months(late: np.ndarray, early: np.ndarray) -> np.ndarray:
     late, early = np.where(negative, early, late), np.where(negative, late, early)
     (late_month, late_day, late_time), (early_month, early_day, early_time) = \
         _fields(late), _fields(early)
-    month = late.astype("datetime64[M]")
-    month_days = ((month + 1).astype("datetime64[D]") - month.astype("datetime64[D]")) \
-        .astype(np.int64)
+    month_days = dto.month_lengths(late.astype("datetime64[M]"))
     early_day = np.where((late_day == month_days) & (early_day > month_days), month_days,
                          early_day)
     short = (late_day < early_day) | ((late_day == early_day) & (late_time < early_time))
@@ -154,7 +105,7 @@ def _whole_months(late: np.ndarray, early: np.ndarray) -> np.ndarray:
 
 @register("time_bucket", 2, 3, aliases=("date_bin",))
 def _time_bucket(ctx, width, value, third=None):
-    months, days, nanos = _width(ctx, width)
+    width = _width(ctx, width)
     value = plain(value)
     if kind(value.type) == "null":
         return null_like(value, pa.timestamp("us"))
@@ -170,34 +121,34 @@ def _time_bucket(ctx, width, value, third=None):
         if pa.types.is_interval(third.type):
             if not isinstance(third, pa.Scalar):
                 raise ctx.error("the offset must be a constant", 2)
-            m, d, n = third.value
-            if m:
+            shift = dto.Interval.of_arrow(third)
+            if shift.months:
                 raise SqlError("time_bucket(): an offset in months is not supported", ctx.sql)
-            offset = d * dto.US_PER_DAY + n // 1000
+            offset = shift.days * dto.US_PER_DAY + shift.micros
         else:
             origin = _micros(ctx.temporal(third, 2))
     shifted = pc.subtract(micros, offset)
-    if months:
-        buckets = _month_buckets(shifted, months, origin)
+    if width.months:
+        buckets = _month_buckets(shifted, width.months, origin)
     else:
-        buckets = _fixed_buckets(shifted, days * dto.US_PER_DAY + nanos // 1000, origin)
+        buckets = _fixed_buckets(shifted, width.days * dto.US_PER_DAY + width.micros, origin)
     result = pc.cast(pc.add(buckets, offset), pa.int64()).cast(pa.timestamp("us", zone))
     return pc.cast(result, pa.date32()) if is_date else result
 
 
-def _width(ctx, width) -> tuple[int, int, int]:
+def _width(ctx, width) -> dto.Interval:
     width = plain(width)
     if not isinstance(width, pa.Scalar) or not pa.types.is_interval(width.type):
         raise ctx.error("the bucket width must be a constant INTERVAL", 0)
     if not width.is_valid:
         raise ctx.error("the bucket width must not be NULL", 0)
-    months, days, nanos = width.value
-    if months and (days or nanos):
+    interval = dto.Interval.of_arrow(width)
+    if interval.months and (interval.days or interval.micros):
         raise SqlError("Month intervals cannot have day or time component", ctx.sql)
-    if months < 0 or days < 0 or nanos < 0 or (months, days, nanos) == (0, 0, 0) or \
-            days * dto.US_PER_DAY + nanos // 1000 < 0:
+    if interval.months < 0 or interval.days < 0 or interval.micros < 0 or \
+            interval == dto.Interval():
         raise SqlError("Period must be greater than 0", ctx.sql)
-    return months, days, nanos
+    return interval
 
 
 def _micros(stamps):
@@ -244,10 +195,8 @@ def _interval_of(unit: str):
             raise UnsupportedSql(f"{ctx.written_name}() of a fractional amount is not "
                                  "supported")
         count = ctx.integer(count, 0)
-        if isinstance(count, pa.Scalar):
-            return interval_rows.of_amounts(pa.array([count.as_py()], pa.int64()), unit,
-                                            ctx.error)[0]
-        return interval_rows.of_amounts(count, unit, ctx.error)
+        intervals = interval_rows.of_amounts(broadcast(count, 1), unit, ctx.error)
+        return intervals[0] if isinstance(count, pa.Scalar) else intervals
     return impl
 
 

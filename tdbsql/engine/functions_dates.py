@@ -2,7 +2,7 @@
 
 In: evaluated arguments and the ``Call``.  Out: an Arrow value.  DuckDB's semantics:
 ``date_diff(part, start, end)`` counts the part's boundaries crossed (``'minute'`` from 10:00:59
-to 10:01:00 is 1); ``last_day`` is a DATE; ``dayname`` / ``monthname`` are English;
+to 10:01:00 is 1), ``date_sub`` the whole parts between them; ``last_day`` is a DATE; ``dayname`` / ``monthname`` are English;
 ``make_date`` refuses a day its month does not have and reaches DuckDB's whole DATE range,
 BC years too (``make_date(n)`` is n days from 1970-01-01); ``epoch_ms(n)`` is a TIMESTAMP,
 ``epoch_ms(t)`` a BIGINT; ``to_timestamp(seconds)`` a TIMESTAMP WITH TIME ZONE; ``strftime``
@@ -21,7 +21,8 @@ from .frame import broadcast
 from .functions import per_distinct, python_map, register
 from .time_format import compile_format
 from .time_parse import DateError, ParseError, time_parser
-from .value_types import kind, null_like, plain, valid_rows
+from .functions_age import stamps_us, whole_months  # registers age, time_bucket, to_days ...
+from .value_types import kind, null_like, null_rows, plain, valid_rows
 
 _US = {**dto.US_PER, "day": dto.US_PER_DAY}  # microseconds per unit
 _MONTHS = dto.MONTHS_PER
@@ -47,11 +48,9 @@ def _date_diff(ctx, end, start, part):
     """sqlglot hands the arguments as (end, start, part)."""
     if not isinstance(plain(part), pa.Scalar):  # a part per row
         return per_distinct(lambda e, s, p: _date_diff(ctx, e, s, p), [end, start], [part])
-    name = part.as_py()
-    if not isinstance(name, str):
-        name = ctx.constant(ctx.string(part, 2), 2, "date part")
-        if name is None:
-            return null_like(plain(end), pa.int64())
+    name = _part_name(ctx, part, 2)
+    if name is None:
+        return null_like(plain(end), pa.int64())
     unit = dto.spelled(name)
     start, end = ctx.temporal(start, 1), ctx.temporal(end, 0)
     if unit in _US:
@@ -66,6 +65,57 @@ def _date_diff(ctx, end, start, part):
     if unit in _MONTHS:
         return pc.subtract(_in_units(end, unit), _in_units(start, unit))
     raise ctx.error(f"unsupported date part {name!r}", 2)
+
+
+_SUB_US = {**_US, "week": 7 * _US["day"]}
+_TIME_UNITS = ("microsecond", "millisecond", "second", "minute", "hour")
+
+
+@register("date_sub", 3, aliases=("datesub",))
+def _date_sub(ctx, part, start, end):
+    """Whole parts from start to end, toward zero (``day`` counts 24 hours, ``month``
+    complete months: 01-31 to 02-29 is one, the end being its month's last day); of two
+    TIMEs the parts up to hours."""
+    if not isinstance(plain(part), pa.Scalar):  # a part per row
+        return per_distinct(lambda s, e, p: _date_sub(ctx, p, s, e), [start, end], [part])
+    name = _part_name(ctx, part, 0)
+    unit = None if name is None else dto.spelled(name)
+    if unit is not None and unit not in _SUB_US and unit not in _MONTHS:
+        try:
+            dto.normalise_part(name)
+        except dto.DatetimeError:
+            raise ctx.error(f"unknown date part {name!r}", 0) from None
+        raise UnsupportedSql(f"date_sub() in {name!r} is not supported")
+    start, end = ctx.temporal(start, 1, times=True), ctx.temporal(end, 2, times=True)
+    times = [kind(v.type) == "time" for v in (start, end)]
+    if any(times) and not all(times):
+        raise ctx.error(f"date_sub of {start.type} and {end.type} is not defined")
+    if all(times) and unit is not None and unit not in _TIME_UNITS:
+        raise ctx.error(f'"time" units "{unit}" not recognized: date_sub of two TIMEs counts '
+                        "microseconds up to hours")
+    if unit is None:  # a NULL part: NULL, as in DuckDB
+        return null_like(end, pa.int64())
+    if isinstance(start, pa.Scalar) and isinstance(end, pa.Scalar):
+        return _date_sub(ctx, part, pa.repeat(start, 1), end)[0]
+    rows = len(start) if isinstance(end, pa.Scalar) else len(end)
+    a, b = broadcast(start, rows), broadcast(end, rows)
+    if all(times):
+        a, b = (pc.cast(pc.cast(v, pa.time64("us")), pa.int64()) for v in (a, b))
+    early, late = (np.asarray(pc.fill_null(v, 0).to_numpy(zero_copy_only=False), np.int64)
+                   if all(times) else stamps_us(v) for v in (a, b))
+    if unit in _MONTHS:
+        elapsed, per = whole_months(late, early), _MONTHS[unit]
+    else:
+        elapsed, per = (late - early).astype(np.int64), _SUB_US[unit]
+    whole = np.sign(elapsed) * (np.abs(elapsed) // per)
+    return pa.array(whole, pa.int64(), mask=null_rows(a) | null_rows(b))
+
+
+def _part_name(ctx, part: pa.Scalar, index: int) -> str | None:
+    """The name of the part date_diff / date_sub count (a constant string), None for NULL."""
+    name = part.as_py()
+    return name if isinstance(name, str) else \
+        ctx.constant(ctx.string(part, index), index, "date part")
 
 
 def _in_units(value, unit: str):
@@ -271,6 +321,3 @@ def _parsed(ctx, text, format_, strict: bool):
             raise ctx.error(f'Could not parse string "{value}" according to format '
                             f'specifier "{parsers[0].fmt}" ({err})') from None
     return python_map(parse, parsers[0].type, ctx.string(text, 0))
-
-
-from . import functions_age  # noqa: E402,F401 - age, time_bucket

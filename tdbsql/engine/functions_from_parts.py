@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from ..errors import UnsupportedSql
 from .frame import broadcast
+from .datetime_ops import month_lengths
 from .functions import register
 from .value_types import valid_rows
 
@@ -64,8 +65,7 @@ def _make_timestamp(ctx, year, month, day, hour, minute, seconds):
     in_calendar = (month >= 1) & (month <= 12) & (day >= 1)
     first = (np.clip(year, 1, 9999) - 1970).astype("datetime64[Y]") + \
         (np.clip(month, 1, 12) - 1).astype("timedelta64[M]")
-    month_days = ((first + 1).astype("datetime64[D]") - first.astype("datetime64[D]")) \
-        .astype(np.int64)
+    month_days = month_lengths(first)
     bad = valid & ~(in_calendar & (day <= month_days))
     if bad.any():
         k = int(np.argmax(bad))

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import datetime_ops as dto
-from .interval_rows import constant, parts
+from .interval_rows import parts
 from .value_types import kind, valid_rows
 
 
@@ -67,7 +67,7 @@ def _normalised(value):
     """(months, days, microseconds, valid) numpy arrays (one entry for a constant) of
     ``value``, normalised (see above)."""
     if isinstance(value, pa.Scalar) and pa.types.is_interval(value.type):
-        value = constant(value) if value.is_valid else None
+        value = dto.Interval.of_arrow(value)
     if value is None or not isinstance(value, dto.Interval) and kind(value.type) == "null":
         rows = 1 if value is None or isinstance(value, pa.Scalar) else len(value)
         zeros = np.zeros(rows, np.int64)

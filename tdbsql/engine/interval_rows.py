@@ -32,14 +32,6 @@ def is_rows(value) -> bool:
         pa.types.is_interval(value.type)
 
 
-def constant(value: pa.Scalar) -> dto.Interval | None:
-    """An Arrow interval scalar (``to_days(3)``) as the evaluator's constant, None for NULL."""
-    if not value.is_valid:
-        return None
-    months, days, nanos = value.value
-    return dto.Interval(months, days, nanos // 1000)
-
-
 def of_amounts(amounts, unit: str, error) -> pa.Array:
     """``INTERVAL (n) unit`` for integer amounts ``n`` (an array)."""
     if kind(amounts.type) in ("float", "decimal"):  # DuckDB rounds them its own way
@@ -139,7 +131,7 @@ def as_rows(value, rows: int, error) -> pa.Array:
     Arrow interval scalar, NULL too) repeated."""
     if is_rows(value):
         return broadcast(value, rows)
-    interval = value if isinstance(value, dto.Interval) else constant(value)
+    interval = value if isinstance(value, dto.Interval) else dto.Interval.of_arrow(value)
     filled = interval or dto.Interval()
     return built(np.full(rows, filled.months, np.int64), np.full(rows, filled.days, np.int64),
                  np.full(rows, filled.micros, np.int64), np.full(rows, interval is not None),

@@ -21,7 +21,7 @@ from sqlglot import exp
 from ..catalog import ArrowSource, Catalog
 from ..errors import SqlError
 from ..planner.table_refs import table_key
-from .datetime_ops import US_PER_DAY
+from .datetime_ops import US_PER_DAY, Interval
 from .evaluate import evaluate
 from .frame import rows_only
 from .integer_series import series_counts, series_values
@@ -85,8 +85,8 @@ def _arguments(runner, spec) -> list:
         elif pa.types.is_timestamp(value.type):
             values.append(value.cast(pa.timestamp("us", value.type.tz)).value)
         elif pa.types.is_interval(value.type):
-            months, days, nanos = value.value
-            values.append((months, days, nanos // 1000))
+            interval = Interval.of_arrow(value)
+            values.append((interval.months, interval.days, interval.micros))
         else:
             values.append(value.as_py())
     return values

@@ -14,9 +14,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Callable
 
-_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
-           "September", "October", "November", "December")
+# English names, as DuckDB writes (and ``time_parse`` reads) them
+DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August",
+               "September", "October", "November", "December")
 
 
 def _day_of_year(t: dt.datetime) -> int:
@@ -45,11 +46,11 @@ _YEARS: dict[str, Callable[[dt.datetime, int], str]] = {
     "G": lambda t, years: _year_text(t.isocalendar()[0] + years),
 }
 _SPECIFIERS: dict[str, Callable[[dt.datetime], str]] = {
-    "a": lambda t: _DAYS[t.weekday()][:3], "A": lambda t: _DAYS[t.weekday()],
+    "a": lambda t: DAY_NAMES[t.weekday()][:3], "A": lambda t: DAY_NAMES[t.weekday()],
     "w": lambda t: str((t.weekday() + 1) % 7), "u": lambda t: str(t.isoweekday()),
     "d": lambda t: f"{t.day:02d}", "-d": lambda t: str(t.day),
-    "b": lambda t: _MONTHS[t.month - 1][:3], "h": lambda t: _MONTHS[t.month - 1][:3],
-    "B": lambda t: _MONTHS[t.month - 1],
+    "b": lambda t: MONTH_NAMES[t.month - 1][:3], "h": lambda t: MONTH_NAMES[t.month - 1][:3],
+    "B": lambda t: MONTH_NAMES[t.month - 1],
     "m": lambda t: f"{t.month:02d}", "-m": lambda t: str(t.month),
     "V": lambda t: f"{t.isocalendar()[1]:02d}",
     "H": lambda t: f"{t.hour:02d}", "-H": lambda t: str(t.hour),

@@ -26,7 +26,7 @@ import zoneinfo
 import pyarrow as pa
 
 from ..errors import UnsupportedSql
-from .time_format import format_pieces
+from .time_format import DAY_NAMES, MONTH_NAMES, format_pieces
 
 _SPACES = " \t\n\v\f\r"
 _WIDTHS = {"w": 1, "u": 1, "g": 3, "j": 3, "-j": 3, "Y": 4, "G": 4, "f": 6, "n": 9,
@@ -36,11 +36,9 @@ _RANGES = {"d": (1, 31), "m": (1, 12), "y": (0, 99), "H": (0, 23), "I": (1, 12),
            "S": (0, 59), "w": (0, 6), "u": (1, 7), "U": (0, 53), "W": (0, 53), "V": (1, 53),
            "j": (1, 366), "G": (0, 9999)}
 _FRACTIONS = {"f": 1_000, "g": 1_000_000, "n": 1}  # nanoseconds per unit of the last digit
-_DAYS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
-           "September", "October", "November", "December")
-_NAMES = {"a": [d[:3] for d in _DAYS], "A": list(_DAYS), "b": [m[:3] for m in _MONTHS],
-          "h": [m[:3] for m in _MONTHS], "B": list(_MONTHS)}
+_NAMES = {"a": [d[:3] for d in DAY_NAMES], "A": list(DAY_NAMES),
+          "b": [m[:3] for m in MONTH_NAMES], "h": [m[:3] for m in MONTH_NAMES],
+          "B": list(MONTH_NAMES)}  # a month's index is its number - 1
 
 
 class ParseError(ValueError):

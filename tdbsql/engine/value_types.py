@@ -316,9 +316,7 @@ def _cast_string_scalar(value: pa.Scalar, target: pa.DataType):
         if pa.types.is_date(target):
             return pa.scalar(dto.parse_date(value.as_py()), target)
         if pa.types.is_interval(target):
-            interval = dto.parse_interval(value.as_py(), None)
-            return pa.scalar(pa.MonthDayNano([interval.months, interval.days,
-                                              interval.micros * 1000]), target)
+            return dto.parse_interval(value.as_py(), None).as_arrow()
         micros = dto.parse_timestamp(value.as_py(), zone=target.tz is not None)
         if target.unit in ("s", "ms"):  # DuckDB rounds to the unit, halves away from zero
             per = 1_000_000 if target.unit == "s" else 1_000
