@@ -130,20 +130,27 @@ def _interval_rows(op, left, right) -> bool:
     values = (left, right)
     if any(interval_rows.is_rows(v) or _null_interval(v) for v in values):
         return True
-    if not any(interval_rows.kind_of(v) == "interval" for v in values):
-        return False
-    return op == "divide" or op == "multiply" and any(
-        not isinstance(v, (pa.Scalar, dto.Interval)) or
-        interval_rows.kind_of(v) in ("float", "decimal") for v in values)
+    kinds = [interval_rows.kind_of(v) for v in values]
+    fractional = op == "divide" or op == "multiply" and ("float" in kinds or "decimal" in kinds)
+    if "duration" in kinds:  # ts - ts times a fraction: as DuckDB's days and microseconds
+        return fractional
+    return "interval" in kinds and (fractional or op == "multiply" and any(
+        not isinstance(v, (pa.Scalar, dto.Interval)) for v in values))
 
 
 def _interval_rows_arith(ev, node, op, left, right):
     """``left op right`` over the rows of the side that has them (a constant of two
-    constants)."""
+    constants); an INTERVAL computed from timestamps as DuckDB's days and microseconds."""
     arrays = [v for v in (left, right) if not isinstance(v, (pa.Scalar, dto.Interval))]
     rows = len(arrays[0]) if arrays else 1
     module = interval_factors if op in ("multiply", "divide") else interval_rows
-    answer = module.arithmetic(op, left, right, rows, lambda text: ev.error(text, node))
+
+    def error(text: str):
+        return ev.error(text, node)
+
+    left, right = (interval_rows.of_durations(v, rows, error)
+                   if interval_rows.kind_of(v) == "duration" else v for v in (left, right))
+    answer = module.arithmetic(op, left, right, rows, error)
     if answer is None:
         raise ev.error(f"cannot {op} {_type_name(left)} and {_type_name(right)}", node)
     return answer if arrays else answer[0]
@@ -260,7 +267,7 @@ def divide(ev, node):
     """DOUBLE division (FLOAT when the operands are: a FLOAT with an integer is a FLOAT); an
     INTERVAL divided by a number (``interval_factors``)."""
     left, right = ev(node.this), ev(node.expression)
-    if "interval" in (interval_rows.kind_of(left), interval_rows.kind_of(right)):
+    if _interval_rows("divide", left, right):
         return _interval_rows_arith(ev, node, "divide", left, right)
     left, right = _numbers(ev, node, left, right)
     target = pa.float32() if pa.types.is_float32(left.type) else pa.float64()

@@ -115,6 +115,17 @@ def arithmetic(op: str, left, right, rows: int, error):
     return None
 
 
+def of_durations(durations, rows: int, error) -> pa.Array:
+    """An INTERVAL computed from timestamps (``ts - ts``: an Arrow duration, or a constant
+    one) as DuckDB holds it, over ``rows`` rows: the whole days and the microseconds left,
+    both with the sign of the whole."""
+    micros = pc.cast(broadcast(plain(durations), rows), pa.duration("us")).cast(pa.int64())
+    valid = valid_rows(micros)
+    micros = np.asarray(micros.fill_null(0).to_numpy(zero_copy_only=False), np.int64)
+    days = np.sign(micros) * (np.abs(micros) // dto.US_PER_DAY)
+    return built(np.zeros(rows, np.int64), days, micros - days * dto.US_PER_DAY, valid, error)
+
+
 def negated(intervals, error) -> pa.Array:
     """``-intervals`` (an interval array): each part negated, DuckDB's error past its range."""
     months, days, micros, valid = parts(intervals)
