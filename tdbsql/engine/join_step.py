@@ -30,52 +30,54 @@ def run_join(step, dependencies: dict[str, Frame], runner) -> Frame:
     table no larger than the rows so far -- it can only keep or drop rows -- goes first
     whenever its keys can be read (the smallest such table first: TPC-H Q21 joins the one
     nation row before 3.8M lineitem rows, not after).  Inner joins commute, so the rows are
-    the same.  So do the key parts of inner joins with other ON conditions: those conditions
-    wait (``_held_conditions``) and filter the rows as soon as every table they read is
-    joined (TPC-H Q7's nation pair test no longer pins n2, and customer is read for its two
-    nations).  A deferred source (an array read for the keys of the first join's input:
-    ``deferred_inputs``) is joined into that input first."""
-    joins, held = _held_conditions(step.joins)
-    names = list(joins)
+    the same.  So do the key parts of inner joins with other ON conditions: a condition
+    reading a table not joined yet when its join runs waits (``Held``) and filters the rows
+    as soon as every table it reads is there (TPC-H Q7's nation pair test no longer pins n2,
+    and customer is read for its two nations).  A deferred source (an array read for the
+    keys of the first join's input: ``deferred_inputs``) is joined into that input first."""
+    names = list(step.joins)
     order = []
+    held = Held(order)
     source = dependencies[step.source_name]
     if isinstance(source, Deferred):
-        left = _from_partner(step, joins, source, dependencies, runner, names, order)
+        left = _from_partner(step, source, dependencies, runner, names, held)
     else:
         left = JoinedRows.of(source)
-    pending = _leading_inner(names, joins)
+    pending = _leading_inner(names, step.joins)
     unique: dict[str, bool] = {}
     bridges: set[str] = set()  # joins whose keys made another join's keys ready
-    dependencies = _prejoined(pending, names, dependencies, joins, runner, unique, order,
+    dependencies = _prejoined(pending, names, dependencies, step.joins, runner, unique, held,
                               left)
     while pending:
-        left = _filtered(left, held, runner, order, everything=False)
-        name, join = _next_inner(pending, left, dependencies, joins, runner, unique, bridges)
+        left = held.filtered(left, runner)
+        name, join = _next_inner(pending, left, dependencies, step.joins, runner, unique,
+                                 bridges)
         pending.remove(name)
-        left = _join_one(left, dependencies[name], join, runner, name)
+        left = held.join(left, dependencies[name], join, runner, name)
         names.remove(name)
         order.append((name, left.length))
-    left = _filtered(left, held, runner, order, everything=True)
+    left = held.filtered(left, runner, everything=True)
     for name in names:
-        left = _join_one(left, dependencies[name], joins[name], runner, name)
+        left = _join_one(left, dependencies[name], step.joins[name], runner, name)
         order.append((name, left.length))
     runner.join_orders[id(step)] = order  # for EXPLAIN ANALYZE: the order that ran
     return left.frame()
 
 
-def _from_partner(step, joins: dict, source: Deferred, dependencies, runner,
-                  names: list[str], order: list) -> JoinedRows:
+def _from_partner(step, source: Deferred, dependencies, runner, names: list[str],
+                  held: Held) -> JoinedRows:
     """The rows to start the join from when the source is deferred: the source's partner
     input joined with the source read for the partner's keys (the join entry turned around:
     the partner's keys are now the source side's; ``names`` loses the partner), or -- when
     those keys are not worth testing (``deferred_inputs.scan_keys``) and no input joined into
     the partner first -- the whole source."""
-    join = joins[source.partner]
+    join = step.joins[source.partner]
+    order = held.order
     prejoined = len(order)
     partner = JoinedRows.of(dependencies[source.partner])
     if few_enough(source, partner.length):
-        partner = _filtered_partner(joins, source.partner, partner, dependencies, runner,
-                                    names, order)
+        partner = _filtered_partner(step.joins, source.partner, partner, dependencies,
+                                    runner, names, held)
     keys = None
     if may_test_keys(source, partner.length):  # a partner keyed on most values: skip
         values = _key_values(partner, [join["join_key"][source.position]], runner)[0]
@@ -86,14 +88,14 @@ def _from_partner(step, joins: dict, source: Deferred, dependencies, runner,
               "join_key": join["source_key"]}
     order.append((source.partner, partner.length))
     names.remove(source.partner)
-    left = _join_one(partner, run_scan(runner, source, keys), turned, runner,
+    left = held.join(partner, run_scan(runner, source, keys), turned, runner,
                      step.source_name)
     order.append((step.source_name, left.length))
     return left
 
 
 def _filtered_partner(joins: dict, partner: str, rows: JoinedRows, dependencies, runner,
-                      names: list[str], order: list) -> JoinedRows:
+                      names: list[str], held: Held) -> JoinedRows:
     """The deferred source's partner (its ``rows``) with each small unique-key input whose
     keys it holds joined into it first (``names`` loses those, in place), repeatedly: such a
     join only keeps or drops rows, so the source is read for fewer keys.  TPC-H Q11 reads
@@ -109,63 +111,68 @@ def _filtered_partner(joins: dict, partner: str, rows: JoinedRows, dependencies,
                     right.length > rows.length or not _keys_ready(keys, rows) or \
                     not _unique(name, right, join, runner, unique):
                 continue
-            rows = _join_one(rows, right, join, runner, name)
+            rows = held.join(rows, right, join, runner, name)
             names.remove(name)
-            order.append((f"{name} into {partner}", rows.length))
+            held.order.append((f"{name} into {partner}", rows.length))
             joined = True
     return rows
 
 
-def _held_conditions(joins: dict) -> tuple[dict, list]:
-    """(``joins`` with the leading inner joins on keys stripped of their other ON conditions,
-    those conditions' conjuncts, each with its join's name).  An inner join's condition may
-    filter its rows at any point after every table it reads is joined: the rows are the
-    same.  The entries up to the first join that is not inner or has no keys only; the rest
-    keep theirs in place."""
-    stripped, held = dict(joins), []
-    for name, join in joins.items():
-        if (join.get("side") or "").upper() not in ("", "INNER") or \
-                not join.get("source_key") and conjuncts(join.get("condition")):
-            break
-        if join.get("condition") is not None:
-            held += [(name, term) for term in conjuncts(join["condition"])]
-            stripped[name] = {**join, "condition": None}
-    return stripped, held
+class Held:
+    """The ON conditions of the leading inner joins that read a table not joined yet when
+    their join runs, each with its join's name.  An inner join's condition may filter its
+    rows at any point after every table it reads is joined: the rows are the same.  A
+    condition reading only the join's two sides stays in the join (tested on the matched
+    pairs in blocks: ``tested_pairs``).  ``order`` (EXPLAIN ANALYZE's) gets the rows left
+    after each filter."""
 
+    def __init__(self, order: list):
+        self.order = order
+        self.terms: list[tuple[str, exp.Expression]] = []
 
-def _filtered(left: JoinedRows, held: list, runner, order: list,
-              everything: bool) -> JoinedRows:
-    """``left`` kept where the ``held`` conditions that read only its tables hold (all of
-    them when ``everything``); those leave ``held``, in place, and ``order`` (EXPLAIN
-    ANALYZE's) gets the rows left after them."""
-    tables = left.tables
-    ready = [(name, term) for name, term in held if everything or tables_of(term) <= tables]
-    if not ready:
+    def join(self, left: JoinedRows, right, join: dict, runner, name: str) -> JoinedRows:
+        """``_join_one`` with the join's conditions on tables not joined yet held back."""
+        terms = conjuncts(join.get("condition"))
+        if terms and (join.get("side") or "").upper() in ("", "INNER"):
+            tables = left.tables | (set(right.tables) if isinstance(right, Frame) else {name})
+            later = [term for term in terms if not tables_of(term) <= tables]
+            if later:
+                self.terms += [(name, term) for term in later]
+                join = {**join, "condition": and_all([t for t in terms if t not in later])}
+        return _join_one(left, right, join, runner, name)
+
+    def filtered(self, left: JoinedRows, runner, everything: bool = False) -> JoinedRows:
+        """``left`` kept where the held conditions that read only its tables hold (all of
+        them when ``everything``); those are done."""
+        tables = left.tables
+        ready = [(name, term) for name, term in self.terms
+                 if everything or tables_of(term) <= tables]
+        if not ready:
+            return left
+        self.terms = [found for found in self.terms if found not in ready]
+        condition = and_all([term for _, term in ready])
+        left = left.taken(np.flatnonzero(runner.mask(left.frame([condition]), condition)))
+        names = ", ".join(dict.fromkeys(name for name, _ in ready))
+        self.order.append((f"the ON condition of {names}", left.length))
         return left
-    for found in ready:
-        held.remove(found)
-    condition = and_all([term for _, term in ready])
-    left = left.taken(np.flatnonzero(runner.mask(left.frame([condition]), condition)))
-    names = ", ".join(dict.fromkeys(name for name, _ in ready))
-    order.append((f"the ON condition of {names}", left.length))
-    return left
 
 
 def _leading_inner(names: list[str], joins: dict) -> list[str]:
-    """The join entries up to the first that is not an inner join on keys alone: those
-    commute and associate, so they may run in any order."""
+    """The join entries up to the first that is not an inner join on keys (a cross join has
+    none, and no condition): those commute and associate, so they may run in any order, the
+    conditions beyond their keys held where they cannot run yet (``Held``)."""
     leading = []
     for name in names:
         join = joins[name]
-        if (join.get("side") or "").upper() not in ("", "INNER") or conjuncts(
-                join.get("condition")):
+        if (join.get("side") or "").upper() not in ("", "INNER") or \
+                not join.get("source_key") and conjuncts(join.get("condition")):
             break
         leading.append(name)
     return leading
 
 
 def _prejoined(pending: list[str], names: list[str], dependencies, joins, runner,
-               unique: dict[str, bool], order: list, source: JoinedRows) -> dict:
+               unique: dict[str, bool], held: Held, source: JoinedRows) -> dict:
     """The inputs with each small unique-key input whose keys read only one other pending
     input -- no larger than the join's ``source``, so that joining into it first is cheap --
     joined into that input first (``pending`` and ``names`` lose it, in place).  Not one
@@ -195,12 +202,12 @@ def _prejoined(pending: list[str], names: list[str], dependencies, joins, runner
                     not _unique(name, right, join, runner, unique) or \
                     _bridged(name, join, pending, joins, dependencies, source, set()) is not None:
                 continue
-            joined = _join_one(JoinedRows.of(dependencies[host]), right, join, runner, name)
+            joined = held.join(JoinedRows.of(dependencies[host]), right, join, runner, name)
             dependencies[host] = joined.frame()
             owner.update({alias: host for alias in right.tables})
             pending.remove(name)
             names.remove(name)
-            order.append((f"{name} into {host}", joined.length))
+            held.order.append((f"{name} into {host}", joined.length))
             merged = True
     return dependencies
 
