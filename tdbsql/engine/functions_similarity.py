@@ -17,8 +17,7 @@ import pyarrow as pa
 from ..kernels import string_distance as kernels
 from .functions import register
 from .list_values import scalar_if_constant
-from .text_search import string_pairs
-from .value_types import string_buffers
+from .string_pairs import pair_rows, with_nulls
 
 # (name, aliases, kernel, result type, the error of a row the kernel marked -1)
 _DISTANCES = (
@@ -34,10 +33,9 @@ def _rows(ctx, a, b, kernel, out_type: pa.DataType,
           *options) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     """(the kernel's answer per row, NULL where either string is; its raw numbers; where both
     strings are valid)."""
-    a, b, valid = string_pairs(ctx.string(a, 0), ctx.string(b, 1))
-    out = np.zeros(len(a), np.float64 if out_type == pa.float64() else np.int64)
-    kernel(*string_buffers(a), *string_buffers(b), valid, *options, out)
-    return pa.array(out, out_type, mask=None if valid.all() else ~valid), out, valid
+    out, valid = pair_rows(kernel, ctx.string(a, 0), ctx.string(b, 1), out_type.to_pandas_dtype(),
+                           *options)
+    return with_nulls(out, valid), out, valid
 
 
 def _distance(kernel, out_type: pa.DataType, refused: str | None):
@@ -56,8 +54,7 @@ def _jaro(winkler: bool):
             least = ctx.constant(ctx.double(cutoff, 2), 2, "score cutoff")
             if least is None:
                 return scalar_if_constant(pa.nulls(len(answer), pa.float64()), a, b)
-            answer = pa.array(np.where(out >= least, out, 0.0),
-                              mask=None if valid.all() else ~valid)
+            answer = with_nulls(np.where(out >= least, out, 0.0), valid)
         return scalar_if_constant(answer, a, b)
     return impl
 

@@ -14,15 +14,12 @@ import pyarrow.compute as pc
 
 from ..kernels.glob import glob_rows
 from .functions import per_distinct
-from .text_search import string_pairs
-from .value_types import null_like, string_buffers
+from .string_pairs import pair_rows, with_nulls
+from .value_types import null_like
 
 
 def glob(values, patterns) -> pa.Array:
-    values, patterns, valid = string_pairs(values, patterns)
-    out = np.zeros(len(values), np.int64)
-    glob_rows(*string_buffers(values), *string_buffers(patterns), out)
-    return pa.array(out > 0, mask=None if valid.all() else ~valid)
+    return with_nulls(*pair_rows(glob_rows, values, patterns, np.bool_))
 
 
 def similar_to(values, patterns, error) -> pa.Array:

@@ -17,7 +17,7 @@ from ..errors import UnsupportedSql
 from ..kernels import like as kernels
 from ..kernels.like_rows import like_rows
 from .hash_table import valid_mask
-from .text_search import string_pairs
+from .string_pairs import pair_rows, with_nulls
 from .value_types import string_buffers
 
 
@@ -94,13 +94,11 @@ def match(values, found: tuple[list[bytes], bool, bool]):
 def match_rows(values, patterns, escape: str | None, error) -> pa.Array:
     """LIKE with a pattern per row (``kernels.like_rows``); NULL where either is NULL.
     ``error(message)`` is the SQL's error for a pattern ending with the escape character."""
-    values, patterns, valid = string_pairs(values, patterns)
     if escape is not None and len(escape.encode()) > 1:
         raise UnsupportedSql(f"LIKE with the non-ASCII ESCAPE character {escape!r} and a "
                              "pattern that is not a constant is not supported")
-    out = np.zeros(len(values), np.int64)
-    like_rows(*string_buffers(values), *string_buffers(patterns),
-              -1 if escape is None else ord(escape), out)
-    if (out[valid] < 0).any():
+    out, valid = pair_rows(like_rows, values, patterns, np.int64,
+                           -1 if escape is None else ord(escape))
+    if (out < 0).any():
         raise error("LIKE pattern must not end with the ESCAPE character")
-    return pa.array(out > 0, mask=None if valid.all() else ~valid)
+    return with_nulls(out > 0, valid)

@@ -9,27 +9,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..kernels import text_search as kernels
-from .frame import broadcast
-from .value_types import string_buffers, valid_rows
-
-
-def string_pairs(s, needle):
-    """Both as string arrays of one length (the longer's), and where both are valid."""
-    rows = next((len(v) for v in (s, needle) if not isinstance(v, pa.Scalar)), 1)
-    s, needle = (broadcast(v, rows).cast(pa.string()) for v in (s, needle))
-    return s, needle, valid_rows(s) & valid_rows(needle)
-
-
-def _answer(out: np.ndarray, valid: np.ndarray, out_type: pa.DataType) -> pa.Array:
-    return pa.array(out, mask=None if valid.all() else ~valid).cast(out_type)
+from .string_pairs import pair_rows, with_nulls
 
 
 def positions(s, needle) -> pa.Array:
     """strpos: the 1-based character position of ``needle`` in ``s``, 0 if it is not there."""
-    s, needle, valid = string_pairs(s, needle)
-    out = np.zeros(len(s), np.int64)
-    kernels.character_positions(*string_buffers(s), *string_buffers(needle), out)
-    return _answer(out, valid, pa.int64())
+    return with_nulls(*pair_rows(kernels.character_positions, s, needle, np.int64))
 
 
 def found(s, needle) -> pa.Array:
@@ -39,7 +24,5 @@ def found(s, needle) -> pa.Array:
 
 def affixed(s, needle, at_end: bool) -> pa.Array:
     """starts_with (``at_end``: ends_with): whether ``s`` starts (ends) with ``needle``."""
-    s, needle, valid = string_pairs(s, needle)
-    out = np.zeros(len(s), np.int64)
-    kernels.affixes(*string_buffers(s), *string_buffers(needle), at_end, out)
-    return _answer(out.astype(bool), valid, pa.bool_())
+    out, valid = pair_rows(kernels.affixes, s, needle, np.bool_, at_end)
+    return with_nulls(out, valid)

@@ -3,12 +3,14 @@ one byte, ``[...]`` one byte of a class (``!`` first negates it, ``]`` first is 
 ``a-z`` a range of signed bytes as C's ``char`` compares), ``\\`` the next byte literally.
 An unclosed class or a trailing backslash matches nothing.  Every token but ``*`` takes one
 byte, so one remembered ``*`` suffices (as in ``kernels.like_rows``).  In: the strings' and
-patterns' bytes with int64 offsets; out per row: 1 match, 0 none.
+patterns' bytes with int64 offsets and steps (``offsets.row_bounds``: 0 for a constant), where
+both are valid; out per row: 1 match, 0 none (left alone where not valid).
 """
 
 from __future__ import annotations
 
 from . import jit
+from .offsets import row_bounds
 
 _STAR, _QUESTION, _OPEN, _CLOSE, _BANG, _DASH, _BACKSLASH = 42, 63, 91, 93, 33, 45, 92
 
@@ -73,8 +75,10 @@ def _glob(values, s, s_end, patterns, p, p_end):
 
 
 @jit
-def glob_rows(values, offsets, patterns, pattern_offsets, out):
+def glob_rows(values, offsets, step, patterns, pattern_offsets, pattern_step, valid, out):
     for k in range(out.shape[0]):
-        out[k] = _glob(values, offsets[k], offsets[k + 1], patterns, pattern_offsets[k],
-                       pattern_offsets[k + 1])
+        if valid[k]:
+            s, s_end = row_bounds(offsets, step, k)
+            p, p_end = row_bounds(pattern_offsets, pattern_step, k)
+            out[k] = _glob(values, s, s_end, patterns, p, p_end)
     return out.shape[0]

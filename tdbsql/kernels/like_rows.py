@@ -3,14 +3,16 @@ character (if any) making the next one literal; on UTF-8 bytes, a character at a
 
 The classic walk with one remembered ``%``: on a mismatch, the last ``%`` takes one more
 character and the pattern after it starts again (a later ``%`` makes an earlier one's choice
-final, so one is enough).  In: the strings' and patterns' bytes with int64 offsets, the
-escape byte (-1: none); out per row: 1 match, 0 none, -1 the pattern ended with the escape
-character where the walk needed the character after it (DuckDB's error).
+final, so one is enough).  In: the strings' and patterns' bytes with int64 offsets and steps
+(``offsets.row_bounds``), where both are valid, the escape byte (-1: none); out per valid
+row: 1 match, 0 none, -1 the pattern ended with the escape character where the walk needed
+the character after it (DuckDB's error).
 """
 
 from __future__ import annotations
 
 from . import jit
+from .offsets import row_bounds
 
 _PERCENT, _UNDERSCORE = 37, 95
 
@@ -66,8 +68,11 @@ def _like(values, s, s_end, patterns, p, p_end, escape):
 
 
 @jit
-def like_rows(values, offsets, patterns, pattern_offsets, escape, out):
+def like_rows(values, offsets, step, patterns, pattern_offsets, pattern_step, valid, escape,
+              out):
     for k in range(out.shape[0]):
-        out[k] = _like(values, offsets[k], offsets[k + 1], patterns, pattern_offsets[k],
-                       pattern_offsets[k + 1], escape)
+        if valid[k]:
+            s, s_end = row_bounds(offsets, step, k)
+            p, p_end = row_bounds(pattern_offsets, pattern_step, k)
+            out[k] = _like(values, s, s_end, patterns, p, p_end, escape)
     return out.shape[0]

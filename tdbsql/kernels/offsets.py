@@ -1,5 +1,5 @@
 """Var-sized cell offsets as TileDB stores them (one start per cell) -> the ``n + 1`` offsets
-the engine uses, checked in the same pass."""
+the engine uses, checked in the same pass; and a row's byte range under those offsets."""
 
 from __future__ import annotations
 
@@ -21,3 +21,12 @@ def offsets_from_starts(starts, total, out):
         return 0
     out[starts.shape[0]] = total
     return 1
+
+
+@jit
+def row_bounds(offsets, step, k):
+    """Row k's byte range in a string buffer read with ``step``: 1 for a column (its
+    ``offsets[k]`` to ``offsets[k + 1]``), 0 for one string every row shares (``offsets`` =
+    ``[0, its length]``: no copy per row)."""
+    at = k * step
+    return offsets[at], offsets[at + 1]

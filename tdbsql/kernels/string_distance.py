@@ -1,8 +1,8 @@
 """Edit distances and similarities of two strings, row by row, on their UTF-8 bytes (as
 DuckDB's ``levenshtein``, ``damerau_levenshtein``, ``hamming``, ``jaccard``,
 ``jaro_similarity`` and ``jaro_winkler_similarity`` count: 'ñ' is two bytes).  In: both
-strings' bytes and int64 offsets; out: one value per row (rows whose ``valid`` is 0 are
-skipped).
+strings' bytes, int64 offsets and steps (``offsets.row_bounds``: 0 for a constant, read by
+every row); out: one value per row (rows whose ``valid`` is 0 are skipped).
 """
 
 from __future__ import annotations
@@ -10,17 +10,19 @@ from __future__ import annotations
 import numpy as np
 
 from . import jit
+from .offsets import row_bounds
 
 
 @jit
-def levenshtein(a, a_offsets, b, b_offsets, valid, out):
+def levenshtein(a, a_offsets, a_step, b, b_offsets, b_step, valid, out):
     """Insertions, deletions and substitutions turning string a into string b (one row of
     the dynamic programme kept)."""
     for k in range(out.shape[0]):
         if not valid[k]:
             continue
-        a0, n = a_offsets[k], a_offsets[k + 1] - a_offsets[k]
-        b0, m = b_offsets[k], b_offsets[k + 1] - b_offsets[k]
+        a0, a_end = row_bounds(a_offsets, a_step, k)
+        b0, b_end = row_bounds(b_offsets, b_step, k)
+        n, m = a_end - a0, b_end - b0
         row = np.arange(m + 1)
         for i in range(1, n + 1):
             diagonal, row[0] = row[0], i
@@ -33,15 +35,16 @@ def levenshtein(a, a_offsets, b, b_offsets, valid, out):
 
 
 @jit
-def damerau_levenshtein(a, a_offsets, b, b_offsets, valid, out):
+def damerau_levenshtein(a, a_offsets, a_step, b, b_offsets, b_step, valid, out):
     """Levenshtein with transpositions of adjacent bytes, any edits between them allowed
     (the unrestricted distance: 'ca' -> 'abc' is 2), Lowrance and Wagner's table."""
     last_row = np.zeros(256, np.int64)  # per byte, the last row of a holding it
     for k in range(out.shape[0]):
         if not valid[k]:
             continue
-        a0, n = a_offsets[k], a_offsets[k + 1] - a_offsets[k]
-        b0, m = b_offsets[k], b_offsets[k + 1] - b_offsets[k]
+        a0, a_end = row_bounds(a_offsets, a_step, k)
+        b0, b_end = row_bounds(b_offsets, b_step, k)
+        n, m = a_end - a0, b_end - b0
         last_row[:] = 0
         far = n + m
         d = np.empty((n + 2, m + 2), np.int64)
@@ -68,14 +71,15 @@ def damerau_levenshtein(a, a_offsets, b, b_offsets, valid, out):
 
 
 @jit
-def hamming(a, a_offsets, b, b_offsets, valid, out):
+def hamming(a, a_offsets, a_step, b, b_offsets, b_step, valid, out):
     """Positions whose bytes differ; -1 where the lengths differ or a string is empty
     (DuckDB's errors)."""
     for k in range(out.shape[0]):
         if not valid[k]:
             continue
-        a0, n = a_offsets[k], a_offsets[k + 1] - a_offsets[k]
-        b0, m = b_offsets[k], b_offsets[k + 1] - b_offsets[k]
+        a0, a_end = row_bounds(a_offsets, a_step, k)
+        b0, b_end = row_bounds(b_offsets, b_step, k)
+        n, m = a_end - a0, b_end - b0
         if n != m or n == 0:
             out[k] = -1
             continue
@@ -88,7 +92,7 @@ def hamming(a, a_offsets, b, b_offsets, valid, out):
 
 
 @jit
-def jaccard(a, a_offsets, b, b_offsets, valid, out):
+def jaccard(a, a_offsets, a_step, b, b_offsets, b_step, valid, out):
     """Shared distinct bytes over all distinct bytes; -1 where a string is empty (DuckDB's
     error)."""
     in_a = np.zeros(256, np.bool_)
@@ -96,14 +100,16 @@ def jaccard(a, a_offsets, b, b_offsets, valid, out):
     for k in range(out.shape[0]):
         if not valid[k]:
             continue
-        if a_offsets[k] == a_offsets[k + 1] or b_offsets[k] == b_offsets[k + 1]:
+        a0, a_end = row_bounds(a_offsets, a_step, k)
+        b0, b_end = row_bounds(b_offsets, b_step, k)
+        if a0 == a_end or b0 == b_end:
             out[k] = -1.0
             continue
         in_a[:] = False
         in_b[:] = False
-        for i in range(a_offsets[k], a_offsets[k + 1]):
+        for i in range(a0, a_end):
             in_a[a[i]] = True
-        for i in range(b_offsets[k], b_offsets[k + 1]):
+        for i in range(b0, b_end):
             in_b[b[i]] = True
         both = 0
         either = 0
@@ -115,15 +121,16 @@ def jaccard(a, a_offsets, b, b_offsets, valid, out):
 
 
 @jit
-def jaro(a, a_offsets, b, b_offsets, valid, winkler, out):
+def jaro(a, a_offsets, a_step, b, b_offsets, b_step, valid, winkler, out):
     """Jaro's similarity (matches within half the longer length, less half the
     transpositions); with ``winkler`` raised by 0.1 per shared leading byte (up to 4) when
     above 0.7.  0 when a string is empty."""
     for k in range(out.shape[0]):
         if not valid[k]:
             continue
-        a0, n = a_offsets[k], a_offsets[k + 1] - a_offsets[k]
-        b0, m = b_offsets[k], b_offsets[k + 1] - b_offsets[k]
+        a0, a_end = row_bounds(a_offsets, a_step, k)
+        b0, b_end = row_bounds(b_offsets, b_step, k)
+        n, m = a_end - a0, b_end - b0
         out[k] = 0.0
         if n == 0 or m == 0:
             continue
