@@ -242,19 +242,9 @@ def _replace(ctx, s, old, new):
 
 @register("strpos", 2, aliases=("instr", "position"))
 def _strpos(ctx, s, needle):
-    """1-based character position of the first match, 0 if none."""
-    needle, s = ctx.string(needle, 1), ctx.string(s, 0)
-    if not isinstance(needle, pa.Scalar):
-        return text_search.positions(s, needle)
-    text = needle.as_py()
-    if text is None:
-        return null_like(s, pa.int64())
-    if text == "":
-        return pc.if_else(pc.is_null(s), pa.scalar(None, pa.int64()), pa.scalar(1, pa.int64()))
-    pieces = pc.split_pattern(s, pattern=text, max_splits=1)
-    found = pc.greater(pc.list_value_length(pieces), 1)
-    before = pc.cast(pc.utf8_length(pc.list_element(pieces, 0)), pa.int64())
-    return pc.if_else(found, pc.add(before, 1), pa.scalar(0, pa.int64()))
+    """1-based character position of the first match, 0 if none (``text_search``: a constant
+    search string is read by every row, not copied)."""
+    return text_search.positions(ctx.string(s, 0), ctx.string(needle, 1))
 
 
 @register("left", 2)

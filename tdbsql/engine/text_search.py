@@ -1,5 +1,5 @@
-"""String functions whose search string differs from row to row (``strpos(s, col)``,
-``starts_with(s, col)``, ...): each row's pair of strings searched in one Numba pass
+"""``strpos`` (any arguments) and the string functions whose search string differs from row
+to row (``starts_with(s, col)``, ...): each row's pair of strings searched in one Numba pass
 (``kernels.text_search``).  NULL where either string is NULL, as DuckDB."""
 
 from __future__ import annotations
@@ -9,12 +9,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..kernels import text_search as kernels
+from .list_values import scalar_if_constant
 from .string_pairs import pair_rows, with_nulls
 
 
 def positions(s, needle) -> pa.Array:
-    """strpos: the 1-based character position of ``needle`` in ``s``, 0 if it is not there."""
-    return with_nulls(*pair_rows(kernels.character_positions, s, needle, np.int64))
+    """strpos: the 1-based character position of ``needle`` in ``s``, 0 if it is not there
+    (a scalar when both are constants)."""
+    out, valid = pair_rows(kernels.character_positions, s, needle, np.int64)
+    return scalar_if_constant(with_nulls(out, valid), s, needle)
 
 
 def found(s, needle) -> pa.Array:
