@@ -127,7 +127,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     tree = lateral_unnests(distinct_source_names(table_samples(tree, sql), sql), schema)
     tree, series = table_functions(tree, sql)
     schema = {**schema, **{s.table: {s.column: s.sql_type} for s in series}}
-    tree = union_by_name(expand_natural_joins(tree, schema, sql), schema)
+    tree = union_by_name(expand_natural_joins(tree, schema, sql), schema, sql)
     _refuse(tree, sql)
     refuse_star_beside_using(tree, schema)
     check_calls(tree, sql)

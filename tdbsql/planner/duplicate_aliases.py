@@ -15,7 +15,7 @@ from sqlglot import exp
 
 from ..errors import SqlError
 from .parse import span_over
-from .source_aliases import fresh_alias
+from .source_aliases import fresh_alias, names_in
 
 
 def distinct_source_names(tree: exp.Expression, sql: str) -> exp.Expression:
@@ -25,7 +25,7 @@ def distinct_source_names(tree: exp.Expression, sql: str) -> exp.Expression:
         shared = _shared_names(select)
         if not shared:
             continue
-        taken = _names_in(tree) if taken is None else taken
+        taken = names_in(tree) if taken is None else taken
         for name, sources in shared.items():
             reference = _reference(select, name)
             if reference is not None:
@@ -75,10 +75,6 @@ def _sources(select: exp.Select) -> list[exp.Expression]:
     from_ = select.args.get("from_")
     return [] if from_ is None else \
         [from_.this] + [join.this for join in select.args.get("joins") or []]
-
-
-def _names_in(tree: exp.Expression) -> set[str]:
-    return {node.name.lower() for node in tree.find_all(exp.Identifier)}
 
 
 def _rename(source: exp.Expression, fresh: str) -> None:

@@ -80,6 +80,11 @@ def _read_from_outside(scopes) -> set[int]:
     return tables
 
 
+def names_in(tree: exp.Expression) -> set[str]:
+    """Every name (lower-cased) written in ``tree``: the ``taken`` of ``fresh_alias``."""
+    return {node.name.lower() for node in tree.find_all(exp.Identifier)}
+
+
 def fresh_alias(name: str, taken: set[str]) -> str:
     """A new name for a source named ``name``: ``name__2``, ``name__3``... the first that no
     name of ``taken`` (lower-cased) is, without regard to case; added to ``taken``.  Two
