@@ -249,32 +249,37 @@ def _strpos(ctx, s, needle):
 
 @register("left", 2)
 def _left(ctx, s, count):
-    """The first ``count`` characters; a negative count drops that many from the end.
-    DuckDB's substring underneath: its range error past +-2**32."""
+    """The first ``count`` characters; a negative count drops that many from the end (all
+    of them past -2**32, as no string is longer).  DuckDB's substring underneath for a
+    positive count: its range error past 2**32 - 1."""
     count, s = ctx.integer(count, 1), ctx.string(s, 0)
-    _check_bounds(ctx, count, "length", 1)
+    _check_bounds(ctx, count, "length", 1, below=False)
     if not isinstance(count, pa.Scalar):  # a count per row
         s, valid, n, (k,) = _per_row(s, count)
         return _slice_rows(s, valid, n, np.zeros_like(n), np.where(k >= 0, k, n + k))
     n = count.as_py()
     if n is None:
         return null_like(s, pa.string())
-    return pc.utf8_slice_codeunits(s, 0, n)  # a negative n drops characters from the end
+    # a negative n drops characters from the end
+    return pc.utf8_slice_codeunits(s, 0, max(n, -_LONGEST))
 
 
 @register("right", 2)
 def _right(ctx, s, count):
-    """The last ``count`` characters; a negative count drops that many from the start."""
+    """The last ``count`` characters; a negative count drops that many from the start (all
+    of them past -2**32, as no string is longer; -count would overflow at -2**63)."""
     count, s = ctx.integer(count, 1), ctx.string(s, 0)
     if not isinstance(count, pa.Scalar):  # a count per row
         s, valid, n, (k,) = _per_row(s, count)
+        k = np.maximum(k, -_LONGEST)
         return _slice_rows(s, valid, n, np.where(k >= 0, n - k, -k), n)
     n = count.as_py()
     if n is None:
         return null_like(s, pa.string())
     if n == 0:
         return pc.utf8_slice_codeunits(s, 0, 0)
-    return pc.utf8_slice_codeunits(s, -n)  # a negative n drops characters from the start
+    # a negative n drops characters from the start
+    return pc.utf8_slice_codeunits(s, -max(n, -_LONGEST))
 
 
 @register("substring", 2, 3, aliases=("substr",))
@@ -304,17 +309,19 @@ def _substring(ctx, s, start, length=None):
 
 
 _SUBSTRING_LENGTH = pa.scalar(2**32 - 1, pa.int64())
+_LONGEST = 2**32  # more characters than any string holds
 
 
-def _check_bounds(ctx, value, what: str, index: int) -> None:
-    """DuckDB's range for a substring's offset and length: -2**32 .. 2**32 - 1."""
+def _check_bounds(ctx, value, what: str, index: int, below: bool = True) -> None:
+    """DuckDB's range for a substring's offset and length: -2**32 .. 2**32 - 1 (``below``
+    False: only the upper bound)."""
     if value is None:
         return
     low, high = pc.min_max(value).values() if not isinstance(value, pa.Scalar) else (value,
                                                                                       value)
     if high.is_valid and high.as_py() > 2**32 - 1:
         raise ctx.error(f"substring {what} outside of supported range (> 4294967295)", index)
-    if low.is_valid and low.as_py() < -2**32:
+    if below and low.is_valid and low.as_py() < -2**32:
         raise ctx.error(f"substring {what} outside of supported range (< -4294967296)", index)
 
 
