@@ -381,9 +381,11 @@ class Evaluator:
         if not isinstance(inner, (exp.Like, exp.ILike)):
             raise UnsupportedSql(f"ESCAPE on {type(inner).__name__} is not supported")
         char = node.expression
+        if isinstance(char, exp.Null):  # DuckDB: NULL, whatever the string and pattern
+            return null_like(plain_strings(self, inner.this), pa.bool_())
         if not (isinstance(char, exp.Literal) and char.is_string):
             raise self.error("ESCAPE needs a string literal", char)
-        if len(char.this) > 1:
+        if len(char.this.encode()) > 1:  # DuckDB counts bytes: 'é' is two
             raise self.error("the ESCAPE string must be empty or one character", char)
         return self._match(inner, ignore_case=isinstance(inner, exp.ILike),
                            escape=char.this or None)

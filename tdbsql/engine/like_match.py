@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from ..errors import UnsupportedSql
 from ..kernels import like as kernels
 from ..kernels.like_rows import like_rows
 from .hash_table import valid_mask
@@ -94,9 +93,6 @@ def match(values, found: tuple[list[bytes], bool, bool]):
 def match_rows(values, patterns, escape: str | None, error) -> pa.Array:
     """LIKE with a pattern per row (``kernels.like_rows``); NULL where either is NULL.
     ``error(message)`` is the SQL's error for a pattern ending with the escape character."""
-    if escape is not None and len(escape.encode()) > 1:
-        raise UnsupportedSql(f"LIKE with the non-ASCII ESCAPE character {escape!r} and a "
-                             "pattern that is not a constant is not supported")
     out, valid = pair_rows(like_rows, values, patterns, np.int64,
                            -1 if escape is None else ord(escape))
     if (out < 0).any():
