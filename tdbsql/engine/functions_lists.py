@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from .frame import broadcast
 from .functions import per_distinct, register, unify
-from .functions_text import as_text, text_concat, text_length
+from .functions_text import as_text, character_at, string_slice, text_concat, text_length
 from .hash_table import group_rows, key_codes
 from .integer_series import series_counts, series_values
 from .list_compare import compare_lists
@@ -58,6 +58,8 @@ def _list_value(ctx, *values):
 
 @register("list_extract", 2, aliases=("list_element", "array_extract"))
 def _list_extract(ctx, lists, index):
+    if kind(plain(lists).type) == "string":  # DuckDB's array_extract(s, i): a character
+        return character_at(ctx, ctx.string(lists, 0), index)
     rows = row_count((lists, index))
     lists_argument(ctx, lists, 0, rows)
     return element_at(lists, ctx.integer(index, 1), rows)
@@ -65,6 +67,8 @@ def _list_extract(ctx, lists, index):
 
 @register("array_slice", 3, aliases=("list_slice",))
 def _list_slice(ctx, lists, begin, end):
+    if kind(plain(lists).type) == "string":  # DuckDB's array_slice(s, a, b): characters
+        return string_slice(ctx.string(lists, 0), ctx.integer(begin, 1), ctx.integer(end, 2))
     rows = row_count((lists, begin, end))
     lists_argument(ctx, lists, 0, rows)
     return slice_of(lists, ctx.integer(begin, 1), ctx.integer(end, 2), rows)

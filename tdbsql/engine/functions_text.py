@@ -21,6 +21,7 @@ from . import graphemes, like_match, text_search
 from .arrow_calendar import arrow_calendar
 from .functions import per_distinct, python_map, register
 from .frame import broadcast
+from .list_values import scalar_if_constant
 from .value_types import join_strings, kind, null_like, plain, valid_rows
 
 # One string argument in, a string out: (name, aliases, Arrow kernel).
@@ -306,6 +307,26 @@ def _substring(ctx, s, start, length=None):
     lo, hi = (begin, begin + count) if count >= 0 else (begin + count, begin)
     # Offsets relative to the end: a stop at or past the end means "to the end".
     return _slice_from_end(s, lo, hi)
+
+
+def character_at(ctx, s, index):
+    """``s[i]`` / ``array_extract(s, i)``: ``substring(s, i, 1)``, as DuckDB's."""
+    return _substring(ctx, s, index, pa.scalar(1, pa.int64()))
+
+
+def string_slice(s, begin, end):
+    """``s[a:b]`` / ``array_slice(s, a, b)`` as DuckDB slices a string: characters a to b,
+    1-based and inclusive, a negative bound counting from the end (-1: the last), 0 as the
+    begin the first; None (a bound not written) open; NULL where a bound is NULL."""
+    bounds = [v for v in (begin, end) if v is not None]
+    if any(isinstance(v, pa.Scalar) and not v.is_valid for v in bounds):
+        return null_like(s, pa.string())
+    strings, valid, n, numbers = _per_row(s, *bounds)
+    b = numbers.pop(0) if begin is not None else np.ones_like(n)
+    e = numbers.pop(0) if end is not None else n
+    lo = np.where(b > 0, b - 1, np.where(b < 0, n + b, 0))
+    hi = np.where(e < 0, n + e + 1, e)
+    return scalar_if_constant(_slice_rows(strings, valid, n, lo, hi), s, *bounds)
 
 
 _SUBSTRING_LENGTH = pa.scalar(2**32 - 1, pa.int64())

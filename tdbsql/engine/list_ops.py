@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
 from . import list_values
-from .value_types import kind, null_like, plain
+from .value_types import kind, plain
 from .frame import broadcast
 
 
@@ -55,31 +55,20 @@ def bracket(evaluator, node: exp.Bracket):
 
 
 def _string_bracket(evaluator, node: exp.Bracket, text):
-    """``s[i]`` (the i-th character, as ``substring(s, i, 1)``) and ``s[a:b]`` with constant
-    bounds (characters a..b, 1-based, inclusive, negative from the end), as DuckDB."""
+    """``s[i]`` (the i-th character, as ``substring(s, i, 1)``) and ``s[a:b]`` (characters
+    a..b, 1-based, inclusive, negative from the end), as DuckDB (``functions_text``)."""
+    from .functions import Call
+    from .functions_text import character_at, string_slice
+
     key = node.expressions[0]
     if not isinstance(key, exp.Slice):
-        from .functions import REGISTRY, Call
-
         ctx = Call("array_extract", node, (node.this, key, key), evaluator.sql)
-        return REGISTRY["substring"].impl(ctx, text, _index(evaluator, key),
-                                          pa.scalar(1, pa.int64()))
-    bounds = []
-    for part in (key.this, key.expression):
-        value = None if part is None else _index(evaluator, part)
-        if value is not None and not isinstance(value, pa.Scalar) or \
-                key.args.get("step") is not None:
-            raise UnsupportedSql(f"a string slice with bounds that are not constants: "
-                                 f"{node.sql(dialect='duckdb')!r}")
-        if value is not None and not value.is_valid:
-            return null_like(text, pa.string())
-        bounds.append(None if value is None else value.as_py())
-    begin, end = bounds
-    start = 0 if begin is None or begin == 0 else (begin - 1 if begin > 0 else begin)
-    stop = None if end is None or end == -1 else (end + 1 if end < 0 else end)
-    if end == 0:
-        return pc.utf8_slice_codeunits(plain(text), 0, 0)
-    return pc.utf8_slice_codeunits(plain(text), start, stop)
+        return character_at(ctx, text, _index(evaluator, key))
+    if key.args.get("step") is not None:
+        raise UnsupportedSql(f"a string slice with a step: {node.sql(dialect='duckdb')!r}")
+    begin, end = (None if part is None else _index(evaluator, part)
+                  for part in (key.this, key.expression))
+    return string_slice(plain(text), begin, end)
 
 
 def _index(evaluator, node):
