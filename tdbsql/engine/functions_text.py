@@ -584,16 +584,18 @@ def compiled_regex(ctx, regex: str, index: int = 1):
 
 @register("regexp_extract", 2, 4)
 def _regexp_extract(ctx, s, pattern, group=None, options=None):
-    """The group-th group (0: the whole match) of the first match; '' without a match.
-    Options ``c`` / ``i``: case-sensitive or not."""
+    """The group-th group (0: the whole match) of the first match; '' without a match (and
+    for a NULL group).  Options ``c`` / ``i``: case-sensitive or not."""
     if not isinstance(plain(pattern), pa.Scalar):  # once per distinct pattern
         return per_distinct(lambda v, p: _regexp_extract(ctx, v, p, group, options), [s],
                             [pattern])
     regex = _constant_pattern(ctx, pattern, 1)
     number = 0 if group is None else ctx.constant(group, 2, "group")
     case = case_prefix(ctx, options, 3)
-    if regex is None or number is None:
+    if regex is None:
         return null_like(plain(s), pa.string())
+    if number is None:  # DuckDB: a NULL group extracts '' (its rewrite string is empty)
+        return pc.utf8_slice_codeunits(ctx.string(s, 0), 0, 0)
     compiled = compiled_regex(ctx, case + regex)
     if isinstance(number, list) and all(isinstance(n, str) for n in number):
         # DuckDB answers a STRUCT, a field for each name
