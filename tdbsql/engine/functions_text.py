@@ -130,7 +130,24 @@ def _repeat(ctx, s, count):
         return null_like(s, pa.string())
     if s.null_count == len(s) if isinstance(s, pa.Array) else not s.is_valid:
         return null_like(s, pa.string())
+    _check_repeat_size(ctx, s, count)
     return pc.binary_repeat(s, count)
+
+
+def _check_repeat_size(ctx, s, count) -> None:
+    """DuckDB's error for a repeated string past 2**32 - 1 bytes; UnsupportedSql for results
+    whose bytes together outgrow an Arrow string array (2**31 - 1), not Arrow's error."""
+    rows = next((len(v) for v in (s, count) if not isinstance(v, pa.Scalar)), 1)
+    lengths = broadcast(pc.binary_length(s), rows).to_numpy(zero_copy_only=False)
+    counts = broadcast(count, rows).to_numpy(zero_copy_only=False)
+    sizes = np.nan_to_num(lengths.astype(np.float64) * counts.astype(np.float64))
+    if sizes.max() > _LONGEST - 1:
+        row = int(sizes.argmax())  # the exact size, as DuckDB's message has it
+        raise ctx.error(f"Cannot create a string of size: '{int(lengths[row]) * int(counts[row])}'"
+                        f", the maximum supported string size is: '{_LONGEST - 1}'", 1)
+    if sizes.sum() > 2**31 - 1:
+        raise UnsupportedSql(f"repeat() results of {sizes.sum():.0f} bytes together (over "
+                             "2**31 - 1) are not supported")
 
 
 def text_concat(ctx, *values):
@@ -254,7 +271,7 @@ def _left(ctx, s, count):
     of them past -2**32, as no string is longer).  DuckDB's substring underneath for a
     positive count: its range error past 2**32 - 1."""
     count, s = ctx.integer(count, 1), ctx.string(s, 0)
-    _check_bounds(ctx, count, "length", 1, below=False)
+    _check_bounds(ctx, count, "substring length", 1, lowest=None)
     if not isinstance(count, pa.Scalar):  # a count per row
         s, valid, n, (k,) = _per_row(s, count)
         return _slice_rows(s, valid, n, np.zeros_like(n), np.where(k >= 0, k, n + k))
@@ -291,8 +308,8 @@ def _substring(ctx, s, start, length=None):
     stops one character short of the end, as DuckDB's does)."""
     start = ctx.integer(start, 1)
     length = _SUBSTRING_LENGTH if length is None else ctx.integer(length, 2)
-    _check_bounds(ctx, start, "offset", 1)
-    _check_bounds(ctx, length, "length", 2)
+    _check_bounds(ctx, start, "substring offset", 1)
+    _check_bounds(ctx, length, "substring length", 2)
     s = ctx.string(s, 0)
     if not (isinstance(start, pa.Scalar) and isinstance(length, pa.Scalar)):
         return _substring_rows(s, start, length)
@@ -333,17 +350,18 @@ _SUBSTRING_LENGTH = pa.scalar(2**32 - 1, pa.int64())
 _LONGEST = 2**32  # more characters than any string holds
 
 
-def _check_bounds(ctx, value, what: str, index: int, below: bool = True) -> None:
-    """DuckDB's range for a substring's offset and length: -2**32 .. 2**32 - 1 (``below``
-    False: only the upper bound)."""
+def _check_bounds(ctx, value, what: str, index: int, lowest: int | None = -2**32,
+                  highest: int = 2**32 - 1) -> None:
+    """DuckDB's range for a substring's offset and length, -2**32 .. 2**32 - 1 by default
+    (``lowest`` None: only the upper bound)."""
     if value is None:
         return
     low, high = pc.min_max(value).values() if not isinstance(value, pa.Scalar) else (value,
                                                                                       value)
-    if high.is_valid and high.as_py() > 2**32 - 1:
-        raise ctx.error(f"substring {what} outside of supported range (> 4294967295)", index)
-    if below and low.is_valid and low.as_py() < -2**32:
-        raise ctx.error(f"substring {what} outside of supported range (< -4294967296)", index)
+    if high.is_valid and high.as_py() > highest:
+        raise ctx.error(f"{what} outside of supported range (> {highest})", index)
+    if lowest is not None and low.is_valid and low.as_py() < lowest:
+        raise ctx.error(f"{what} outside of supported range (< {lowest})", index)
 
 
 def _substring_rows(s, start, length):
@@ -417,6 +435,8 @@ def _rpad(ctx, s, width, fill):
 def _pad(ctx, s, width, fill, left: bool):
     """Pad to ``width`` characters cycling ``fill``; longer strings are cut to ``width``."""
     width, fill, s = ctx.integer(width, 1), ctx.string(fill, 2), ctx.string(s, 0)
+    # DuckDB's width is an INTEGER (a wider one is its binder error), not a gigabyte string
+    _check_bounds(ctx, width, "width", 1, -2**31, 2**31 - 1)
     if not (isinstance(width, pa.Scalar) and isinstance(fill, pa.Scalar)):  # per row
 
         def pad(text, n, cycle):
