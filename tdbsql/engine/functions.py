@@ -121,7 +121,11 @@ class Call:
             return pc.cast(value, pa.int64())  # NULL (typed DOUBLE by ``number``)
         if kind(value.type) in ("float", "decimal"):
             raise self.error(f"expects an integer, got {value.type}", index)
-        return pc.cast(value, pa.int64())
+        try:
+            return pc.cast(value, pa.int64())
+        except pa.ArrowInvalid:  # a HUGEINT or UBIGINT past BIGINT: DuckDB's binder error
+            raise self.error(f"expects a BIGINT, got a {value.type} past its range",
+                             index) from None
 
     def temporal(self, value, index: int, times: bool = False):
         """A DATE or TIMESTAMP argument (a string constant read as a TIMESTAMP); with

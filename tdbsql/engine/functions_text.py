@@ -641,6 +641,8 @@ def _chr(ctx, code):
     def character(number):
         if not 0 <= number <= 0x10FFFF:
             raise ctx.error(f"invalid Unicode code point {number}", 0)
+        if 0xD800 <= number <= 0xDFFF:  # a UTF-16 surrogate: no UTF-8 character
+            raise ctx.error(f"Invalid UTF8 Codepoint {number}", 0)
         return chr(number)
     return python_map(character, pa.string(), ctx.integer(code, 0))
 
