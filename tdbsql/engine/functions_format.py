@@ -147,7 +147,7 @@ def _formatted(ctx, arg, spec: str) -> str:
     value, text, value_kind = arg
     if not spec:
         return _plain_text(value, text, value_kind)
-    kind_char = spec[-1] if spec[-1].isalpha() else ""
+    kind_char = spec[-1] if spec[-1].isalpha() or spec[-1] == "%" else ""
     if value_kind == "text" and kind_char not in ("", "s"):
         raise ctx.error(f'Invalid type specifier "{kind_char}" for formatting a value of '
                         f"type string")
@@ -157,7 +157,9 @@ def _formatted(ctx, arg, spec: str) -> str:
     if value_kind == "float" and kind_char in ("d", "x", "X", "o", "b", "c", "s", "%"):
         raise ctx.error(f'Invalid type specifier "{kind_char}" for formatting a value of '
                         f"type float")
-    subject = text if value_kind == "text" else value
+    # a DECIMAL formats as the DOUBLE it is in DuckDB's fmt: Python's Decimal would write
+    # ``{:e}`` of 12345.678 as 1.2345678e+4, not 1.234568e+04
+    subject = text if value_kind == "text" else float(value) if value_kind == "float" else value
     try:
         return format(subject, spec)
     except ValueError as err:
