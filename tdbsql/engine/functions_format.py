@@ -8,7 +8,8 @@ NULL, as DuckDB:
   width, precision, type), ``{{`` / ``}}`` braces; a value without spec prints as its VARCHAR
   cast does;
 - ``printf(fmt, ...)``: C's ``%`` conversions (flags, width, precision; ``d i u x X o c`` for
-  integers, ``f e g E G`` for numbers, ``s`` for strings, dates and booleans, ``%%``);
+  integers, ``x X o u`` reading a negative one as unsigned, ``f e g E G`` for numbers, ``s``
+  for strings, dates and booleans, ``%%``);
 - a type a conversion does not take is DuckDB's ``Invalid type specifier "s" for formatting a
   value of type int``, a placeholder past the last argument its ``Argument index "1" out of
   range``;
@@ -189,10 +190,24 @@ def _printf_one(ctx, fmt: str, args: list) -> str:
             raise ctx.error(f'Argument index "{next_index}" out of range')
         value, text, value_kind = args[next_index]
         next_index += 1
+        if "-" in flags and "0" in flags and conversion not in "sc":  # fmt: the zeros win
+            flags = flags.replace("-", "")
         spec = "%" + flags + (width or "") + (f".{precision}" if precision is not None else "")
         out.append(_converted(ctx, spec, conversion, value, text, value_kind))
     out.append(fmt[position:])
     return "".join(out)
+
+
+def _alternate_octal(spec: str, code: str, value: int) -> str:
+    """C's ``#`` (where Python's differs): octal digits after one ``0`` (not ``0o``), and
+    nothing added to a 0 (not ``0x0``)."""
+    if code != "o":
+        return (spec + code) % value
+    width = re.fullmatch(r"%([-+ 0]*)(\d*)(?:\.(\d+))?", spec)
+    flags, size, precision = width.groups()
+    digits = f"{value:0{precision or 1}o}"
+    digits = digits if digits.startswith("0") else "0" + digits
+    return f"%{flags.replace('0', '')}{size}s" % digits
 
 
 def _converted(ctx, spec: str, conversion: str, value, text, value_kind) -> str:
@@ -206,6 +221,10 @@ def _converted(ctx, spec: str, conversion: str, value, text, value_kind) -> str:
             raise ctx.error(f'Invalid type specifier "{conversion}" for formatting a value '
                             f"of type {value_kind if value_kind != 'text' else 'string'}")
         code = {"i": "d", "u": "d"}.get(conversion, conversion)
+        if conversion in "xXou":  # C reads the BIGINT as unsigned: -1 is ffffffffffffffff
+            value %= 2**64
+        if "#" in spec and code == "o" or "#" in spec and value == 0:
+            return _alternate_octal(spec.replace("#", ""), code, value)
         return (spec + code) % (chr(value) if code == "c" else value)
     if value_kind == "text":
         raise ctx.error(f'Invalid type specifier "{conversion}" for formatting a value of '
