@@ -4,11 +4,11 @@ The result has the left side's columns in its order, then the right side's that 
 lacks (names compared without regard to case, spelled as the left writes them); a side fills
 the columns it lacks with NULL.  Each side becomes a SELECT of the result's columns, in order,
 from the side as a derived table whose columns are renamed by position (``AS by_name__2(_bn0,
-_bn1)``, a name no other in the query has (``fresh_alias``): no name of the side needs to
-survive the optimizer's quoting), so the set operation
-that follows is the ordinary one, by position.  A name repeated within a side is DuckDB's
-binder error, spanning the repeated item.  Nested ones are rewritten innermost first, so an inner side's names are the
-result's.  INTERSECT / EXCEPT BY NAME are DuckDB's parser errors (refused by ``build``).
+_bn1)``, a name no other in the query has: ``fresh_alias``; no name of the side needs to
+survive the optimizer's quoting), so the set operation that follows is the ordinary one, by
+position.  A name repeated within a side is DuckDB's binder error, spanning the repeated
+item.  Nested ones are rewritten innermost first, so an inner side's names are the result's.
+INTERSECT / EXCEPT BY NAME are DuckDB's parser errors (refused by ``build``).
 """
 
 from __future__ import annotations
