@@ -143,6 +143,8 @@ def funnel_lines(stats: dict) -> list[str]:
            f"(timestamps) -> {get('fragments_after_domain', 0)} (non-empty domain)",
            f"Tiles: {get('tiles_total', 0)} -> {get('tiles_after_mbr', 0)} (MBRs / space tiles)"
            f" -> {get('tiles_after_zonemap', 0)} (zone maps)"
+           + (f" -> {get('tiles_after_sample')} (sample)" if "tiles_after_sample" in stats
+              else "")
            + (f" -> {get('tiles_after_keys')} (join keys)" if "tiles_after_keys" in stats
               else "")
            + f", {get('tiles_always', 0)} ALWAYS"

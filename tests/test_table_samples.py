@@ -1,7 +1,8 @@
 """TABLESAMPLE / USING SAMPLE over an array (``planner/table_samples.py``): the sampled rows
-are rows of the table as read (time travel included), a share keeps about p of them, a
-reservoir exactly n distinct ones, and the sample is drawn before WHERE.  The rows drawn are
-random, so DuckDB checks only what is fixed (tests/sql/select/samples.test)."""
+are rows of the table as read (time travel included), a BERNOULLI share keeps about p of them,
+a SYSTEM share (the default) about p of the tiles, whole, reading only those when the scan
+streams, a reservoir exactly n distinct rows, and the sample is drawn before WHERE.  The rows
+drawn are random, so DuckDB checks only what is fixed (tests/sql/select/samples.test)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def array(tmp_path_factory) -> str:
 
 def test_a_share_keeps_rows_of_the_table(array):
     con = tdbsql.connect().register("t", array)
-    rows = con.sql("SELECT id, v FROM t USING SAMPLE 10%").fetchall()
+    rows = con.sql("SELECT id, v FROM t USING SAMPLE 10% (bernoulli)").fetchall()
     assert abs(len(rows) - 2 * N / 10) < 600  # binomial standard deviation 60
     assert all(v == 3 * i for i, v in rows) and len({i for i, _ in rows}) == len(rows)
     old = con.sql("SELECT count(*), max(id) FROM t FOR SYSTEM_TIME AS OF 1500 "
@@ -54,3 +55,42 @@ def test_the_sample_is_drawn_before_where(array):
     rows = con.sql("SELECT id FROM t WHERE id % 10 = 0 USING SAMPLE 1000 ROWS").fetchall()
     assert all(i % 10 == 0 for i, in rows)
     assert 40 < len(rows) < 170  # about a tenth of the 1,000 drawn (sd 9.5)
+
+
+def test_a_system_share_reads_whole_tiles_and_only_those(array):
+    """80 tiles of 500 cells in two fragments side by side (nothing to merge): each tile is
+    kept or dropped whole, and only the kept ones are decoded."""
+    con = tdbsql.connect().register("t", array)
+    rows = con.sql("SELECT id, v FROM t TABLESAMPLE SYSTEM (25%)").fetchall()
+    assert all(v == 3 * i for i, v in rows) and len({i for i, _ in rows}) == len(rows)
+    tiles = {}
+    for i, _ in rows:
+        tiles[i // 500] = tiles.get(i // 500, 0) + 1
+    assert set(tiles.values()) <= {500} and 4 <= len(tiles) <= 40  # binomial(80, 1/4): sd 3.9
+    plan = con.explain("SELECT count(*) FROM t USING SAMPLE 25%", analyze=True)
+    drawn = int(plan.split(" (sample)")[0].rsplit("-> ", 1)[1])
+    decoded = int(plan.split(" decoded; ")[1].split(" cells")[0].replace(",", ""))
+    assert decoded == 500 * drawn < 2 * N
+    assert con.sql("SELECT count(*) FROM t TABLESAMPLE 0%").fetchall() == [(0,)]
+    assert con.sql("SELECT count(*), sum(v) FROM t TABLESAMPLE 100% WHERE id % 2 = 0"
+                   ).fetchall() == [(N, sum(3 * i for i in range(0, 2 * N, 2)))]
+    sampled = con.sql("SELECT count(*) FROM t USING SAMPLE 25% WHERE id < 20000").fetchall()
+    assert sampled[0][0] % 500 == 0  # drawn before WHERE: whole tiles of the first fragment
+
+
+def test_a_system_share_over_fragments_to_merge_samples_rows(tmp_path):
+    """Overlapping fragments are merged newest-wins: dropping a newer tile would bring back
+    the older cells it overwrote, so rows are drawn after the merge, each with chance p."""
+    uri = str(tmp_path / "o")
+    dom = tiledb.Domain(tiledb.Dim("id", domain=(0, 10**6), tile=1000, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=500, attrs=[
+        tiledb.Attr("v", dtype=np.int64)]))
+    ids = np.arange(N, dtype=np.int64)
+    for stamp, factor in ((1000, 1), (2000, 7)):
+        with tiledb.open(uri, "w", timestamp=stamp) as A:
+            A[ids] = {"v": ids * factor}
+    con = tdbsql.connect().register("t", uri)
+    rows = con.sql("SELECT id, v FROM t TABLESAMPLE 10%").fetchall()
+    assert all(v == 7 * i for i, v in rows)  # the newest cells only
+    assert abs(len(rows) - N / 10) < 300  # row by row: binomial sd 42
+    assert "(sample)" not in con.explain("SELECT * FROM t TABLESAMPLE 10%", analyze=True)

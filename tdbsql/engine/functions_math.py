@@ -10,6 +10,7 @@ order NaN above every number.
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
@@ -75,6 +76,20 @@ def _random(ctx):
     """random(): a DOUBLE drawn uniformly from [0, 1) for each row, as DuckDB's (which seeds
     per query; tdbsql's draws are never repeated across runs)."""
     return pa.array(np.random.default_rng().random(ctx.rows), pa.float64())
+
+
+@register("system_sample", 1)
+def _system_sample(ctx, share):
+    """The mark ``TABLESAMPLE p%`` (SYSTEM, DuckDB's default) leaves on its table
+    (``planner.table_samples``): an array scan that streams keeps each whole tile with chance
+    ``share`` and drops the mark (``engine.scan_step``); anywhere else a row is kept with that
+    chance, the same chance per row."""
+    chance = ctx.constant(share, 0, "share")
+    if isinstance(chance, bool) or not isinstance(chance, (int, float, Decimal)) or \
+            not 0 <= chance <= 1:
+        raise ctx.error(f"the share must be a number from 0 to 1, got {chance}", 0)
+    chance = float(chance)
+    return pa.array(np.random.default_rng().random(ctx.rows) < chance, pa.bool_())
 
 
 @register("pi", 0)

@@ -17,12 +17,14 @@ condition is applied.
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 from sqlglot import exp, planner
 
 from ..catalog import ArrowSource
-from ..planner.conjuncts import unqualified
+from ..planner.conjuncts import and_all, conjuncts, unqualified
 from ..planner.ranges import scan_ranges
+from ..planner.table_samples import sample_last, sample_share
 from .column import Column, concat
 from .fields import column_to_arrow
 from .frame import ROW_PLACEHOLDER, Frame, rows_only
@@ -59,6 +61,11 @@ class ArrayScan:
         self.output = self.fields if output is None else [c for c in self.fields if c in output]
         self._wanted = set(self.output)
         query, schema = runner.query, array.schema
+        # a SYSTEM sample's mark last: dropped once tiles are drawn, no other conjunct moves
+        condition = query.derived("sample last", lambda: sample_last(condition), condition)
+        self._query, self._sample = query, sample_share(condition)
+        self._sampled = False  # tasks() drew the tiles: the mark is not tested on rows
+        self._nothing = False  # ... and drew none
         predicate = query.derived("unqualified", lambda: unqualified(condition), condition)
         ranges = query.derived("ranges", lambda: scan_ranges(predicate, schema), predicate,
                                schema)
@@ -78,6 +85,8 @@ class ArrayScan:
         nothing is left: it gives the empty result).  Sets ``serial`` when the scan is too
         small to gain from the thread pool."""
         tasks = self.scan.tasks() or [None]
+        if self._sample is not None and self.scan.streamable and tasks != [None]:
+            tasks = self._drawn(tasks)
         if self.keys is not None and tasks != [None]:
             tasks = self.scan.key_tasks(tasks, *self.keys) or [None]
         tasks = self.scan.runs(tasks)
@@ -96,11 +105,32 @@ class ArrayScan:
             held += count
         return chunks + [current]
 
+    def _drawn(self, tasks: list) -> list:
+        """The tiles a SYSTEM sample keeps of ``tasks`` (one tile each: a streamed scan's,
+        before runs are made), each with the sample's chance; every cell of a kept tile is
+        kept, as DuckDB keeps whole vectors.  Drawing none, the first stays to give the
+        columns, read for no row."""
+        kept = [task for task, chance in
+                zip(tasks, np.random.default_rng().random(len(tasks))) if chance < self._sample]
+        self.stats["tiles_after_sample"] = len(kept)
+        self._sampled, self._nothing = True, not kept
+        return kept or tasks[:1]
+
     def pieces(self, chunk: list, condition: exp.Expression | None) -> tuple[int, list]:
         """(rows read, per task of the chunk its filtered columns, length and
         ``StoredFilter``: ``TileScan.filtered``)."""
         rows, pieces = 0, []
+        # the conjuncts in the order the scan was opened with (a sample's mark last), the
+        # mark dropped once the tiles were drawn
+        condition = self._query.derived("sample last", lambda: sample_last(condition),
+                                        condition)
+        if self._sampled:
+            condition = self._query.derived(
+                "sample drawn", lambda: and_all(conjuncts(condition)[:-1]), condition)
         for task in chunk:
+            if self._nothing:
+                pieces.append((self.scan.no_rows(self.fields), 0, NOTHING_LEFT))
+                continue
             keyed = None if self.keys is None else self.scan.key_mask(task, *self.keys)
             if keyed is not None and not keyed[1]:  # no key in the tile: nothing more read
                 rows += len(keyed[0])

@@ -17,6 +17,7 @@ import math
 from sqlglot import exp, planner
 
 from .conjuncts import and_all, conjuncts, tables_of
+from .table_samples import is_sample_mark
 
 
 def scan_filters(plan: planner.Plan) -> dict[int, list[exp.Expression]]:
@@ -35,6 +36,9 @@ def _push_join(step: planner.Join, pushed: dict[int, list]) -> None:
         alias = _single_alias(conjunct)
         if alias in scans and alias not in nullable:
             pushed.setdefault(id(scans[alias]), []).append(conjunct)
+        elif is_sample_mark(conjunct):  # a SYSTEM sample: its table's rows, read alone
+            if not step.joins and len(scans) == 1:
+                pushed.setdefault(id(next(iter(scans.values()))), []).append(conjunct)
         elif alias is None:
             for implied_alias, implied in implied_filters(conjunct):
                 if implied_alias in scans and implied_alias not in nullable:

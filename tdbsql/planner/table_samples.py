@@ -2,14 +2,17 @@
 
 Each sample becomes a derived table over the sampled table, before any other rewrite:
 
-    t TABLESAMPLE 10%              (SELECT * FROM t WHERE random() < 0.1) AS t
-    t USING SAMPLE 10% (bernoulli)   the same: each row kept with probability p
+    t TABLESAMPLE 10%              (SELECT * FROM t WHERE system_sample(0.1)) AS t
+    t USING SAMPLE 10% (bernoulli)   (SELECT * FROM t WHERE random() < 0.1) AS t
     t USING SAMPLE 50 ROWS         (SELECT * FROM t ORDER BY random() LIMIT 50) AS t
     t USING SAMPLE reservoir(10%)  (SELECT * FROM t QUALIFY row_number() OVER (ORDER BY
                                     random()) <= round(count(*) OVER () * 10 / 100)) AS t
 
-A percentage samples row by row (DuckDB's default SYSTEM method keeps or drops whole vectors
-of 2,048 rows; each row's chance is the same p either way).  A number of rows is a reservoir:
+A percentage with SYSTEM, DuckDB's default, keeps or drops whole blocks: DuckDB's vectors of
+2,048 rows, tdbsql's tiles.  An array scan that streams (no overlapping fragments to merge)
+draws for each tile it would read and reads only those kept, so a 1% sample of a big array
+decodes 1% of its tiles; anywhere else ``system_sample(p)`` keeps each row with chance p.
+BERNOULLI keeps each row with chance p.  Each row's chance is p either way.  A number of rows is a reservoir:
 exactly that many rows (all of them if fewer), each set of them equally likely.  ``USING
 SAMPLE`` applies to the FROM clause before WHERE; over a join it is refused by name, as is
 ``REPEATABLE (seed)`` (random() has no seed).  A share past 100%, a negative size or a row
@@ -22,6 +25,9 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
+
+SYSTEM_SAMPLE = "system_sample"  # the mark of a SYSTEM sample: its share, 0 to 1
+from .conjuncts import and_all, conjuncts
 from .limit_percent import number_constant
 from .parse import span_of
 
@@ -64,9 +70,12 @@ def _sampled(table: exp.Table, sample: exp.TableSample, sql: str) -> exp.Subquer
             select.set("qualify", exp.Qualify(this=exp.maybe_parse(
                 f"row_number() OVER (ORDER BY random()) <= "
                 f"round(count(*) OVER () * {percent.this} / 100)", dialect="duckdb")))
-        else:
+        elif method == "BERNOULLI":
             select = select.where(exp.LT(this=exp.Rand(),
                                          expression=exp.Literal.number(share / 100)))
+        else:  # SYSTEM: whole tiles of an array (engine.scan_step), rows of anything else
+            select = select.where(exp.Anonymous(this=SYSTEM_SAMPLE,
+                                                expressions=[exp.Literal.number(share / 100)]))
     elif size is not None:
         if method == "BERNOULLI":
             raise SqlError(f"Sample method {method.title()} cannot be used with a discrete "
@@ -94,3 +103,31 @@ def _number(node: exp.Expression, sql: str, sample: exp.TableSample) -> float:
         raise UnsupportedSql(f"a sample size that is not a number is not supported: "
                              f"{sample.sql(dialect='duckdb')!r}")
     return value
+
+
+def is_sample_mark(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Anonymous) and node.name.lower() == SYSTEM_SAMPLE
+
+
+def sample_last(condition: exp.Expression | None) -> exp.Expression | None:
+    """``condition`` with a SYSTEM sample's mark as its last conjunct (as it is when there is
+    none or it is last already)."""
+    terms = conjuncts(condition)
+    marks = [term for term in terms if is_sample_mark(term)]
+    if not marks or terms[-len(marks):] == marks:
+        return condition
+    return and_all([term for term in terms if not is_sample_mark(term)] + marks)
+
+
+def sample_share(condition: exp.Expression | None) -> float | None:
+    """The share of tiles a scan of ``condition`` (``sample_last``'s) draws: its one sample
+    mark's, a number from 0 to 1 -- or None (no mark, or several: those test rows)."""
+    terms = conjuncts(condition)
+    marks = [term for term in terms if is_sample_mark(term)]
+    if len(marks) != 1 or terms[-1] is not marks[0] or len(marks[0].expressions) != 1:
+        return None
+    share = marks[0].expressions[0]
+    if not isinstance(share, exp.Literal) or share.is_string:
+        return None
+    value = float(share.this)
+    return value if 0 <= value <= 1 else None
