@@ -19,8 +19,27 @@ from .planner.parse import span_of, timestamp_window
 from .storage.array import Array
 
 
-KEPT_SCHEMAS = 256
-_ARROW_SCHEMAS: dict[int, tuple] = {}  # id(ArraySchema) -> (the schema, its Arrow schema)
+class _ByIdentity:
+    """Values worked out once per object (its newest ``kept``), each kept with its object so
+    that the object's id stays its own."""
+
+    def __init__(self, kept: int):
+        self.kept = kept
+        self._found: dict[int, tuple] = {}
+
+    def get(self, key: object, compute):
+        found = self._found.get(id(key))
+        if found is not None and found[0] is key:
+            return found[1]
+        value = compute()
+        if len(self._found) >= self.kept:
+            self._found.pop(next(iter(self._found)))
+        self._found[id(key)] = (key, value)
+        return value
+
+
+_ARROW_SCHEMAS = _ByIdentity(256)  # ArraySchema -> its Arrow schema
+_SQL_COLUMNS = _ByIdentity(256)  # an array's Arrow schema -> its SQL columns
 
 
 @dataclass(frozen=True)
@@ -41,15 +60,9 @@ class ArraySource:
 
         array = array or self.open()
         schema = array.schema
-        found = _ARROW_SCHEMAS.get(id(schema))
-        if found is not None and found[0] is schema:
-            return found[1]
         names = [d.name for d in schema.dimensions] + [a.name for a in schema.attributes]
-        arrow = pa.schema([pa.field(n, field_arrow_type(array, n)) for n in names])
-        if len(_ARROW_SCHEMAS) >= KEPT_SCHEMAS:
-            _ARROW_SCHEMAS.pop(next(iter(_ARROW_SCHEMAS)))
-        _ARROW_SCHEMAS[id(schema)] = (schema, arrow)  # the schema held: its id stays its own
-        return arrow
+        return _ARROW_SCHEMAS.get(schema, lambda: pa.schema(
+            [pa.field(n, field_arrow_type(array, n)) for n in names]))
 
 
 @dataclass(frozen=True)
@@ -127,21 +140,16 @@ def sql_columns(source, array) -> dict[str, str]:
     """The source's columns as SQL types, by name, for the planner; an array's worked out once
     per Arrow schema (the same object while the array's schema is, ``arrow_schema``)."""
     schema = source.arrow_schema(array)
-    found = _SQL_COLUMNS.get(id(schema))
-    if found is not None and found[0] is schema:
-        return found[1]
-    names = [f.name for f in schema]
-    if len(set(names)) != len(names):
-        raise SqlError(f"table has duplicate column names: {names}")
-    columns = {f.name: sql_type(f.type) for f in schema}
-    if isinstance(source, ArraySource):  # an Arrow table's schema is a new object each time
-        if len(_SQL_COLUMNS) >= KEPT_SCHEMAS:
-            _SQL_COLUMNS.pop(next(iter(_SQL_COLUMNS)))
-        _SQL_COLUMNS[id(schema)] = (schema, columns)
-    return columns
 
+    def columns() -> dict[str, str]:
+        names = [f.name for f in schema]
+        if len(set(names)) != len(names):
+            raise SqlError(f"table has duplicate column names: {names}")
+        return {f.name: sql_type(f.type) for f in schema}
 
-_SQL_COLUMNS: dict[int, tuple] = {}  # id(pa.Schema) -> (the schema, its SQL columns)
+    if not isinstance(source, ArraySource):  # an Arrow table's schema: a new object each time
+        return columns()
+    return _SQL_COLUMNS.get(schema, columns)
 
 
 def sql_type(arrow_type: pa.DataType) -> str:

@@ -133,7 +133,7 @@ class Held:
     def join(self, left: JoinedRows, right, join: dict, runner, name: str) -> JoinedRows:
         """``_join_one`` with the join's conditions on tables not joined yet held back."""
         terms = conjuncts(join.get("condition"))
-        if terms and (join.get("side") or "").upper() in ("", "INNER"):
+        if terms and _inner(join):
             tables = left.tables | (set(right.tables) if isinstance(right, Frame) else {name})
             later = [term for term in terms if not tables_of(term) <= tables]
             if later:
@@ -157,6 +157,10 @@ class Held:
         return left
 
 
+def _inner(join: dict) -> bool:
+    return (join.get("side") or "").upper() in ("", "INNER")
+
+
 def _leading_inner(names: list[str], joins: dict) -> list[str]:
     """The join entries up to the first that is not an inner join on keys (a cross join has
     none, and no condition): those commute and associate, so they may run in any order, the
@@ -164,8 +168,7 @@ def _leading_inner(names: list[str], joins: dict) -> list[str]:
     leading = []
     for name in names:
         join = joins[name]
-        if (join.get("side") or "").upper() not in ("", "INNER") or \
-                not join.get("source_key") and conjuncts(join.get("condition")):
+        if not _inner(join) or not join.get("source_key") and conjuncts(join.get("condition")):
             break
         leading.append(name)
     return leading

@@ -41,7 +41,7 @@ class JoinedKeys(NamedTuple):
 class KeyFilter:
     def __init__(self, keys: pa.Array):
         """``keys``: the values to keep, distinct and without NULLs."""
-        self.keys = keys
+        self._keys, self.key_type = keys, keys.type
         self.count = len(keys)
         self.low, self.size, self.present = 0, 0, None
         if not len(keys):  # nothing can match: an empty bitmap says so
@@ -66,8 +66,8 @@ class KeyFilter:
             return cls(pc.unique(values))
         found = cls.__new__(cls)
         found._mark(numbers, low, high)
+        found._keys, found.key_type = None, values.type  # made from the bitmap when asked
         found.count = membership.count_present(found.present)
-        found.key_type = values.type
         return found
 
     def _mark(self, values: np.ndarray, low: int, high: int) -> None:
@@ -79,16 +79,18 @@ class KeyFilter:
     def __len__(self) -> int:
         return self.count
 
-    @cached_property
+    @property
     def keys(self) -> pa.Array:
-        """The keys, distinct (set by ``__init__``; made from the bitmap by ``of_values``)."""
-        return pa.array(self.sorted_values).cast(self.key_type)
+        """The keys, distinct, as given (``__init__``) or from the bitmap (``of_values``)."""
+        if self._keys is None:
+            self._keys = pa.array(self.sorted_values).cast(self.key_type)
+        return self._keys
 
     @cached_property
     def sorted_values(self) -> np.ndarray:
         """The keys as sorted int64 (a ``present`` table's keys are exact integers)."""
         if self.present is None or not self.count:
-            return np.sort(int64_values(self.keys))
+            return np.sort(int64_values(self._keys))
         out = np.empty(self.count, np.int64)
         membership.present_values(self.present, self.low, out)
         return out
