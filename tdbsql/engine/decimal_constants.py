@@ -52,7 +52,7 @@ def _value(node: exp.Expression, target: DecimalType) -> decimal.Decimal | None:
         return _value(node.this, target)
     if isinstance(node, exp.Neg):
         inner = _typed_value(node.this)
-        return None if inner is None else -inner
+        return None if inner is None else inner.copy_negate()  # exact: `-` rounds to 28 digits
     if isinstance(node, (exp.Cast, exp.TryCast)):
         return _cast(node, target)
     if isinstance(node, (exp.Add, exp.Sub, exp.Mul)):
@@ -116,4 +116,5 @@ def _units(value: decimal.Decimal, node: exp.Expression) -> int:
 
 
 def _fits(value: decimal.Decimal, target: DecimalType) -> bool:
-    return abs(value) < decimal.Decimal(10) ** (target.width - target.scale)
+    # copy_abs, not abs(): the default context would round 38 digits to 28 first
+    return value.copy_abs() < decimal.Decimal(1).scaleb(target.width - target.scale, EXACT)
