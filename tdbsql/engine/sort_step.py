@@ -45,7 +45,12 @@ def run_sort(step, inputs: Frame, runner) -> Frame:
                         step_label(step))
     if projected is not None:
         return Frame.single(step.name, projected.take(order))
-    return inputs.take(order)
+    taken = inputs.take(order)
+    if step.name not in taken.tables and len({id(t) for t in taken.tables.values()}) == 1:
+        # a set operation's ORDER BY (no projections of its own): the CTE or subquery it is
+        # reads its rows by the sort's name
+        taken.tables[step.name] = next(iter(taken.tables.values()))
+    return taken
 
 
 def _repeated_for_keys(runner, step, inputs: Frame, flat: pa.Table, parents, projected):
