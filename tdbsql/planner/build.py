@@ -38,6 +38,7 @@ from .comma_joins import order_comma_joins
 from .comparison_order import column_first, constants_right, negated_comparisons
 from .correlated import extract_correlated, keep_correlated_derived_tables
 from .distinct_on import expand_distinct_on
+from .distinct_outputs import distinct_output_names
 from .double_literals import double_literals
 from .exists_bounds import exists_from_bounds
 from .grouped_columns import (check_grouped_columns, is_aggregate, is_grouped,
@@ -165,7 +166,8 @@ def plan_steps(optimized: exp.Expression) -> Plan:
     """sqlglot's plan of an optimized query with our rewrites of its steps: the whole query,
     and each subquery the engine runs on its own (``engine.subqueries``), which needs them
     as much (``GROUP BY a ORDER BY a`` reads the group key column)."""
-    plan = keys_on_their_sides(inner_when_nulls_rejected(Plan(_one_group(optimized))))
+    plan = keys_on_their_sides(inner_when_nulls_rejected(
+        Plan(distinct_output_names(_one_group(optimized)))))
     return share_operands(group_key_references(defer_cross_joins(plan)))
 
 
