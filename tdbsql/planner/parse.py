@@ -40,6 +40,7 @@ _DIALECT = Dialect.get_or_raise("duckdb")
 WITHIN_GROUP = "tdbsql_within_group"  # meta on a string_agg written with WITHIN GROUP
 # what sqlglot wraps around a call it parsed (``_parse_function_call`` returns the wrapper)
 _AROUND_CALLS = (exp.WithinGroup, exp.Filter, exp.Window, exp.IgnoreNulls, exp.RespectNulls)
+_FRAME_STARTS = ("BETWEEN", "UNBOUNDED", "CURRENT")  # after ROWS / RANGE / GROUPS (or a number)
 
 
 def parse(sql: str) -> exp.Expression:
@@ -209,6 +210,17 @@ class _Parser(type(_DIALECT.parser())):
         if isinstance(window, exp.Window) and _over_a_name(self._tokens[start:self._index]):
             note_bare_reference(window)
         return window
+
+    def _parse_id_var(self, any_token: bool = True, tokens=None):
+        """``OVER (GROUPS BETWEEN ...)``: sqlglot reads a window's first word as the name of
+        a window it extends, and GROUPS is no keyword to it (ROWS and RANGE are), so a GROUPS
+        frame with no PARTITION BY / ORDER BY before it was a syntax error."""
+        if tokens is self.WINDOW_ALIAS_TOKENS and self._curr is not None and \
+                self._curr.text.upper() == "GROUPS" and self._next is not None and \
+                (self._next.text.upper() in _FRAME_STARTS or
+                 self._next.token_type == TokenType.NUMBER):
+            return None
+        return super()._parse_id_var(any_token=any_token, tokens=tokens)
 
     def _in_call_arguments(self, index: int) -> bool:
         """Is token ``index`` inside a call's parentheses (its innermost open parenthesis
