@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from .frame import broadcast
 from .functions import per_distinct, register, unify
 from .functions_text import as_text, character_at, string_slice, text_concat, text_length
+from .grouping import Groups, aggregate, first_rows
 from .hash_table import group_rows, key_codes
 from .integer_series import series_counts, series_values
 from .list_compare import compare_lists
@@ -396,7 +397,12 @@ def aggregated(ctx, lists, name: str, separator=None):
         elements = elements.cast(pa.float64())
     elif pa.types.is_null(elements.type) and name != "count":
         elements = elements.cast(pa.int64())
-    elif name in ("sum", "product") and kind(elements.type) in ("int", "uint"):
+    elif name == "sum" and kind(elements.type) in ("int", "uint"):
+        # the aggregate's exact sum: past int64 a DECIMAL(38,0) (DuckDB's HUGEINT), no wrap
+        ids = np.ascontiguousarray(parts.parents, dtype=np.int64)
+        sums = aggregate("sum", elements, Groups(ids, rows, first_rows(ids, rows)))
+        return scalar_if_constant(sums, lists)
+    elif name == "product" and kind(elements.type) in ("int", "uint"):
         elements = elements.cast(pa.int64() if kind(elements.type) == "int" else pa.uint64())
     grouped = pa.table({"p": pa.array(parts.parents), "e": elements}).group_by("p") \
         .aggregate([("e", _AGGREGATES[name])])

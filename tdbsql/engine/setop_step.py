@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from ..errors import SqlError
+from ..errors import SqlError, UnsupportedSql
 from .frame import Frame
 from .grouping import group_ids, rows_by_group
 from .functions import cast_value, common_type, plain
@@ -68,7 +68,11 @@ def _stack(left: pa.Table, right: pa.Table, sql: str) -> pa.Table:
             if target is None:
                 raise SqlError(f"set operation: column {name!r} is {a.type} on the left and "
                                f"{b.type} on the right", sql)
-            a, b = cast_value(a, target), cast_value(b, target)
+            try:
+                a, b = cast_value(a, target), cast_value(b, target)
+            except ValueError as err:  # ([1] UNION ['a']: DuckDB's lists of VARCHAR)
+                raise UnsupportedSql(f"a set operation of {a.type} and {b.type} values in "
+                                     f"column {name!r} is not supported: {err}") from None
         columns.append(pa.concat_arrays([a, b]))
     return pa.Table.from_arrays(columns, names=left.column_names)
 

@@ -116,7 +116,11 @@ def common_type(types: list[pa.DataType], literal_strings: bool = True) -> pa.Da
         element = common_type([t.value_type for t in real], literal_strings)
         return None if element is None else pa.list_(element)
     if kinds <= {"int", "uint", "bool"} and kinds != {"bool"}:  # DuckDB: true is 1
-        return pa.uint64() if kinds <= {"uint", "bool"} else pa.int64()
+        if kinds <= {"uint", "bool"}:
+            return pa.uint64()
+        # a UBIGINT beside a signed integer: DuckDB's HUGEINT, here the DECIMAL(20,0) that
+        # holds both ranges exactly (BIGINT cannot hold a UBIGINT past 2**63 - 1)
+        return pa.decimal128(20, 0) if pa.uint64() in real else pa.int64()
     if kinds == {"duration"}:  # ts - ts of different units
         return pa.duration(dto.finest_unit([t.unit for t in real]))
     if kinds <= {"int", "uint", "decimal"}:  # DuckDB: integers become DECIMAL(w, 0)
