@@ -393,8 +393,8 @@ def aggregated(ctx, lists, name: str, separator=None):
         raise ctx.error(f"{name} needs numbers, got a list of {elements.type}", 0)
     if pa.types.is_null(elements.type) and name in ("min", "max"):
         return scalar_if_constant(pa.nulls(rows), lists)
-    if name in ("avg", "mean"):
-        elements = elements.cast(pa.float64())
+    if name in ("avg", "mean", "product"):  # DuckDB's list_product is a DOUBLE too
+        elements = elements.cast(pa.float64(), safe=False)  # integers past 2**53: rounded
     elif pa.types.is_null(elements.type) and name != "count":
         elements = elements.cast(pa.int64())
     elif name == "sum" and kind(elements.type) in ("int", "uint"):
@@ -402,8 +402,6 @@ def aggregated(ctx, lists, name: str, separator=None):
         ids = np.ascontiguousarray(parts.parents, dtype=np.int64)
         sums = aggregate("sum", elements, Groups(ids, rows, first_rows(ids, rows)))
         return scalar_if_constant(sums, lists)
-    elif name == "product" and kind(elements.type) in ("int", "uint"):
-        elements = elements.cast(pa.int64() if kind(elements.type) == "int" else pa.uint64())
     grouped = pa.table({"p": pa.array(parts.parents), "e": elements}).group_by("p") \
         .aggregate([("e", _AGGREGATES[name])])
     where = np.full(rows, -1, dtype=np.int64)
