@@ -224,7 +224,10 @@ def _unix_to_time(ctx, value, scale=None):
     value = plain(value)
     if scale is None:
         seconds = ctx.double(value, 0)
-        micros = pc.cast(pc.round(pc.multiply(seconds, 1e6)), pa.int64())
+        try:  # NaN, infinities and counts past int64 microseconds do not convert
+            micros = pc.cast(pc.round(pc.multiply(seconds, 1e6)), pa.int64())
+        except pa.ArrowInvalid:
+            raise ctx.error("Epoch seconds out of range for TIMESTAMP WITH TIME ZONE") from None
         return pc.cast(micros, pa.timestamp("us", tz="UTC"))
     if kind(value.type) in ("date", "timestamp"):
         return _micros(value, 1000)
@@ -233,7 +236,10 @@ def _unix_to_time(ctx, value, scale=None):
         raise UnsupportedSql(f"{ctx.written_name}() of a count of 10**-{digits} seconds is "
                              "not supported")
     count = ctx.integer(value, 0)
-    return pc.cast(pc.multiply_checked(count, 10 ** (6 - digits)), pa.timestamp("us"))
+    try:
+        return pc.cast(pc.multiply_checked(count, 10 ** (6 - digits)), pa.timestamp("us"))
+    except pa.ArrowInvalid:
+        raise ctx.error("Could not convert Timestamp(MS) to Timestamp(US)") from None
 
 
 @register("epoch_ms", 1)

@@ -59,6 +59,8 @@ def _decimal_round(ctx, x, places: int, mode: str):
     if places >= x.type.scale:
         return x
     precision = x.type.precision
+    # past the leading digit every value rounds to 0: no wider a cast than that needs
+    places = max(places, x.type.scale - precision - 1)
     if places < 0:
         precision = min(max(precision, precision - x.type.scale + 1), 38)
     # room for the carry into a new leading digit (9.96 -> 10.0)
@@ -267,7 +269,13 @@ def _lcm(ctx, a, b):
 
 def _integer_pair(ctx, a, b, fn):
     a, b = ctx.integer(a, 0), ctx.integer(b, 1)
-    return python_map(fn, pa.int64(), a, b)
+
+    def checked(x, y):  # gcd(-2**63, 0) is 2**63, lcm past BIGINT: DuckDB's range error
+        value = fn(x, y)
+        if not -2**63 <= value < 2**63:
+            raise ctx.error("value is out of range")
+        return value
+    return python_map(checked, pa.int64(), a, b)
 
 
 @register("factorial", 1)
