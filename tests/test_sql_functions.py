@@ -314,6 +314,16 @@ def test_unknown_function_is_a_sql_error():
         ours("frobnicate(i)")
 
 
+def test_duckdb_function_names_are_duckdbs():
+    from tdbsql.planner.duckdb_functions import FUNCTIONS
+
+    rows = duckdb.sql("SELECT DISTINCT function_name FROM duckdb_functions() WHERE function_type "
+                      "IN ('scalar', 'aggregate', 'macro', 'window')").fetchall()
+    names = {name for (name,) in rows if name.replace("_", "").isalnum()
+             and not name.startswith(("__", "collate_", "icu_collate_"))}
+    assert FUNCTIONS == names
+
+
 def test_substring_bounds_from_columns_match_duckdb():
     """substr / substring / left / right with a start and a length per row, over UTF-8 of 1 to 4 bytes a
     character, NULLs, and bounds at DuckDB's limits (+-2**32), against DuckDB row by row."""

@@ -13,6 +13,9 @@ import difflib
 
 from sqlglot import exp
 
+from ..errors import SqlError, UnsupportedSql
+from .duckdb_functions import is_duckdb_function
+
 FUNCTION_NAMES: set[str] = set()
 
 
@@ -28,6 +31,14 @@ def unknown_call(node: exp.Expression, within: exp.Expression) -> exp.Anonymous 
             break
         node = node.parent
     return found
+
+
+def unknown_function(name: str, sql: str, span) -> SqlError | UnsupportedSql:
+    """The error for a call of ``name``, which the engine does not evaluate: one of DuckDB's
+    functions is valid SQL tdbsql does not support, any other name is unknown."""
+    if is_duckdb_function(name):
+        return UnsupportedSql(f"unsupported SQL function {name.lower()}()")
+    return SqlError(unknown_message(name), sql, span)
 
 
 def unknown_message(name: str) -> str:

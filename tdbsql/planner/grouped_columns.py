@@ -33,7 +33,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from ..errors import SqlError
-from .function_names import unknown_call, unknown_message
+from .function_names import unknown_call, unknown_function
 from .parse import span_of
 
 # what may wrap an aggregate call (FILTER, WITHIN GROUP, IGNORE / RESPECT NULLS)
@@ -54,7 +54,7 @@ def check_grouped_columns(tree: exp.Expression, sql: str) -> None:
             if column is not None:
                 call = unknown_call(column, part)
                 if call is not None:  # ``prodct(x)``: the name is the mistake, not x
-                    raise SqlError(unknown_message(call.name), sql, span_of(call))
+                    raise unknown_function(call.name, sql, span_of(call))
                 raise ungrouped_error(column, sql)
 
 
