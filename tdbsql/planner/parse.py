@@ -65,7 +65,22 @@ def parse(sql: str) -> exp.Expression:
     _check_tokens(sql, tokens)
     _check_tree(sql, tokens, statements[0])
     return unnest_after_grouping(subqueries_in_unnest(
-        written_indexes(unit_columns(bucket_origins(statements[0])))))
+        written_indexes(unit_columns(bucket_origins(_unparenthesized(statements[0]))))))
+
+
+def _unparenthesized(tree: exp.Expression) -> exp.Expression:
+    """A statement written in parentheses, ``(SELECT ...)`` -- perhaps with an ORDER BY /
+    LIMIT / OFFSET after them -- is its query; with those, ``SELECT * FROM (query)`` with them
+    (the star keeps the query's column names)."""
+    while isinstance(tree, exp.Subquery) and not tree.alias:
+        outside = {key: tree.args[key] for key in ("order", "limit", "offset")
+                   if tree.args.get(key) is not None}
+        tree = tree.this
+        if outside:
+            tree = exp.select("*").from_(exp.Subquery(this=tree))
+            for key, value in outside.items():
+                tree.set(key, value)
+    return tree
 
 
 def bucket_origins(tree: exp.Expression) -> exp.Expression:
