@@ -25,6 +25,7 @@ from .correlated import correlated_values
 from .frame import broadcast
 from .hash_join import hash_join
 from .hash_table import as_array
+from .list_values import is_list
 from .value_types import comparable_pair, compare_plain, unsigned_zeros
 
 
@@ -91,16 +92,32 @@ class SubqueryResolver:
             raise UnsupportedSql(f"{sub.key.upper()} must be the right side of a comparison: "
                                  f"{comparison.sql()!r}")
         query = sub.this.unnest() if isinstance(sub.this, exp.Expression) else sub.this
-        scope = build_scope(query)
-        if scope is not None and scope.external_columns:
-            raise UnsupportedSql(f"correlated subquery {sub.sql()!r} is not supported")
-        values = self._run(query).column(0).combine_chunks()
+        if isinstance(query, (exp.Select, exp.SetOperation)):
+            scope = build_scope(query)
+            if scope is not None and scope.external_columns:
+                raise UnsupportedSql(f"correlated subquery {sub.sql()!r} is not supported")
+            values = self._run(query).column(0).combine_chunks()
+        else:  # x = ANY ([1, 2]): the list's elements are the candidates
+            values = self._list_candidates(sub, query, flat, frame)
         if pa.types.is_dictionary(values.type):
             values = values.dictionary_decode()
         probe = self.runner.column(frame, comparison.this, flat)
         if pa.types.is_dictionary(probe.type):
             probe = probe.dictionary_decode()
         return comparison, _quantified(type(comparison), isinstance(sub, exp.All), probe, values)
+
+    def _list_candidates(self, sub, value: exp.Expression, flat, frame) -> pa.Array:
+        """The elements of the constant list ``value`` that ``x <op> ANY|ALL (list)`` compares
+        with (a NULL list has none: ANY is FALSE, ALL TRUE, as in DuckDB)."""
+        if value.find(exp.Column) is not None:
+            raise UnsupportedSql(f"{sub.key.upper()} over a list that is not a constant is not "
+                                 f"supported: {sub.sql()!r}")
+        listed = self.runner.evaluate(frame, value, flat)
+        first = listed if isinstance(listed, pa.Scalar) else listed[0]
+        if not is_list(first):
+            raise UnsupportedSql(f"{sub.key.upper()} of a {first.type} value is not supported "
+                                 f"(a subquery or a list is): {sub.sql()!r}")
+        return first.values if first.is_valid else pa.array([], first.type.value_type)
 
     def _run(self, query: exp.Expression) -> pa.Table:
         key = query.sql()

@@ -65,7 +65,22 @@ def parse(sql: str) -> exp.Expression:
     _check_tokens(sql, tokens)
     _check_tree(sql, tokens, statements[0])
     return unnest_after_grouping(subqueries_in_unnest(
-        written_indexes(unit_columns(bucket_origins(_unparenthesized(statements[0]))))))
+        written_indexes(unit_columns(bucket_origins(quantified_lists(
+            _unparenthesized(statements[0])))))))
+
+
+_QUANTIFIERS = {"ALL": exp.All, "ANY": exp.Any, "SOME": exp.Any}
+
+
+def quantified_lists(tree: exp.Expression) -> exp.Expression:
+    """``x > ALL([1, 2])`` / ``x = SOME([...])``: sqlglot reads ALL and SOME before a list as
+    calls of functions by those names; they are the quantifiers, as ANY is (in place)."""
+    for call in list(tree.find_all(exp.Anonymous)):
+        kind = _QUANTIFIERS.get(call.name.upper())
+        if kind is not None and len(call.expressions) == 1 and \
+                isinstance(call.parent, exp.Binary) and call.parent.expression is call:
+            call.replace(kind(this=call.expressions[0]))
+    return tree
 
 
 def _unparenthesized(tree: exp.Expression) -> exp.Expression:
