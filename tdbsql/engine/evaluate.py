@@ -109,7 +109,11 @@ class Evaluator:
         except ValueError:
             return pa.scalar(float(text), pa.float64())
         if value > _INT64_MAX:  # e.g. uint64 coordinates past 2**63
-            return pa.scalar(value, pa.uint64()) if value < 2**64 else pa.scalar(float(value))
+            if value < 2**64:
+                return pa.scalar(value, pa.uint64())
+            if value < 10**38:  # DuckDB's HUGEINT: exact, as a DECIMAL(38,0)
+                return pa.scalar(decimal.Decimal(value), pa.decimal128(38, 0))
+            return pa.scalar(float(value))
         return pa.scalar(value, pa.int64())
 
     def _null(self, node):
