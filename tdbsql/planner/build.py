@@ -258,6 +258,8 @@ def _positional_order(expression: exp.Expression) -> exp.Expression:
             if every is not None:
                 width = len(_leftmost(select).expressions)
                 _order_by(order, every, [exp.Literal.number(i) for i in range(1, width + 1)])
+            else:
+                _branch_names(select, order)
             continue
         items = select.expressions
         if every is not None:
@@ -272,6 +274,41 @@ def _positional_order(expression: exp.Expression) -> exp.Expression:
                                    f"{len(items)}")
                 ordered.set("this", items[position - 1].unalias().copy())
     return expression
+
+
+def _branch_names(operation: exp.SetOperation, order: exp.Order) -> None:
+    """A set operation's ORDER BY column that is no output name of its first SELECT but an
+    item of one of its SELECTs -- by alias or by the column it reads, ``ORDER BY y`` of
+    ``SELECT a AS x ... UNION SELECT k AS y ...``, ``ORDER BY da.a`` -- is that output's
+    position (DuckDB binds it so), in place."""
+    outputs = {item.alias_or_name for item in _leftmost(operation).expressions}
+    for ordered in order.expressions:
+        key = ordered.this
+        if not isinstance(key, exp.Column) or (not key.table and key.name in outputs):
+            continue
+        position = next((i for branch in _branches(operation)
+                         for i, item in enumerate(branch.expressions, 1)
+                         if _names(item, key)), None)
+        if position is not None:
+            ordered.set("this", exp.Literal.number(position))
+
+
+def _branches(node: exp.Expression) -> list[exp.Expression]:
+    if isinstance(node, exp.Subquery):
+        return _branches(node.unnest())
+    if isinstance(node, exp.SetOperation):
+        return _branches(node.this) + _branches(node.expression)
+    return [node]
+
+
+def _names(item: exp.Expression, key: exp.Column) -> bool:
+    """Does the select item ``item`` go by the name ``key`` (its alias, or the column it
+    reads, qualified as ``key`` is)?"""
+    read = item.unalias()
+    if not key.table and isinstance(item, exp.Alias) and item.alias == key.name:
+        return True
+    return isinstance(read, exp.Column) and read.name == key.name and \
+        (not key.table or read.table == key.table)
 
 
 def _leftmost(node: exp.Expression) -> exp.Expression:
