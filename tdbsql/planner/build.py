@@ -58,6 +58,7 @@ from .table_aliases import rename_table_columns, renames
 from .using_columns import bind_using_columns, mark, refuse_star_beside_using
 from .duplicate_aliases import distinct_source_names
 from .lateral_unnest import lateral_unnests
+from .limit_counts import constant_count
 from .limit_percent import check_percent, is_percent
 from .table_samples import table_samples
 from .union_by_name import union_by_name
@@ -418,19 +419,7 @@ def _refuse(tree: exp.Expression, sql: str) -> None:
             check_percent(node, sql)
             continue
         count = node.args.get("count") if isinstance(node, exp.Fetch) else node.expression
-        if isinstance(node, exp.Limit) and isinstance(count, exp.Null):
-            continue  # LIMIT NULL: no limit
-        if count is not None and not isinstance(count, exp.Literal) and \
-                not any(count.find_all(exp.Column, exp.Query)):
-            folded = simplify(count.copy(), dialect="duckdb")  # LIMIT 3 + 2, as DuckDB
-            if isinstance(folded, exp.Literal) and not folded.is_string and \
-                    folded.name.isdigit():
-                count.replace(folded)
-                count = folded
-        if count is not None and not (isinstance(count, exp.Literal) and not count.is_string
-                                      and count.name.isdigit()):
-            raise SqlError(f"{node.key.upper()} takes a non-negative integer constant, not "
-                           f"{count.sql()!r}", sql, span_of(count))
+        constant_count(node, count, sql)
 
 
 def _exact_names(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp.Expression:
