@@ -97,6 +97,9 @@ class Catalog:
             window = window[1]
         if name in self.sources:
             return self.sources[name], window
+        folded = [key for key in self.sources if key.lower() == name.lower()]
+        if len(folded) == 1:  # table names are case-insensitive, as in DuckDB
+            return self.sources[folded[0]], window
         for source in self.sources.values():  # a quoted path naming a registered array
             if isinstance(source, ArraySource) and _same_path(source.path, name):
                 return source, window
