@@ -34,6 +34,7 @@ from .aggregate_names import AGGREGATE_PARSERS
 from .column_names import (note_call, note_extract, note_interval, note_nulls_last,
                            written_arguments)
 from .named_windows import note_bare_reference
+from .table_refs import cte_names_as_written
 from .unnest_select import subqueries_in_unnest, unnest_after_grouping
 
 _DIALECT = Dialect.get_or_raise("duckdb")
@@ -66,7 +67,7 @@ def parse(sql: str) -> exp.Expression:
     _check_tree(sql, tokens, statements[0])
     return unnest_after_grouping(subqueries_in_unnest(
         written_indexes(unit_columns(bucket_origins(quantified_lists(
-            _unparenthesized(statements[0])))))))
+            cte_names_as_written(_unparenthesized(statements[0]))))))))
 
 
 _QUANTIFIERS = {"ALL": exp.All, "ANY": exp.Any, "SOME": exp.Any}

@@ -19,9 +19,9 @@ def table_key(table: exp.Table) -> str:
     return table.name
 
 
-def cte_of(table: exp.Table) -> exp.CTE | None:
+def cte_of(table: exp.Table, fold: bool = False) -> exp.CTE | None:
     """The CTE a table name refers to: the nearest WITH above it that defines the name (not
-    the CTE the reference is in, which would be recursive)."""
+    the CTE the reference is in, which would be recursive); ``fold``: the name in any case."""
     if table.args.get("db") or table.args.get("catalog"):
         return None
     node = table.parent
@@ -29,10 +29,23 @@ def cte_of(table: exp.Table) -> exp.CTE | None:
         with_ = node.args.get("with_") if isinstance(node, exp.Query) else None
         if isinstance(with_, exp.With):
             for cte in with_.expressions:
-                if cte.alias == table.name and not inside(table, cte):
+                same = cte.alias.lower() == table.name.lower() if fold else \
+                    cte.alias == table.name
+                if same and not inside(table, cte):
                     return cte
         node = node.parent
     return None
+
+
+def cte_names_as_written(tree: exp.Expression) -> exp.Expression:
+    """A table reference naming a CTE in another case (``WITH x AS (...) ... FROM X``) spelled
+    as the CTE is, in place: names are case-insensitive in DuckDB."""
+    for table in list(tree.find_all(exp.Table)):
+        if table.name and cte_of(table) is None:
+            cte = cte_of(table, fold=True)
+            if cte is not None:
+                table.set("this", cte.args["alias"].this.copy())  # quoted as the CTE is
+    return tree
 
 
 def inside(node: exp.Expression, ancestor: exp.Expression) -> bool:
