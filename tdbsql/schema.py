@@ -81,8 +81,9 @@ def _from_numpy(np_dtype: np.dtype, where: str) -> Datatype:
         return Datatype[f"FLOAT{np_dtype.itemsize * 8}"]
     if kind in "Mm":
         unit = np.datetime_data(np_dtype)[0]
-        if unit in _NUMPY_UNITS:
-            return Datatype[("DATETIME_" if kind == "M" else "TIME_") + _NUMPY_UNITS[unit]]
+        name = ("DATETIME_" if kind == "M" else "TIME_") + _NUMPY_UNITS.get(unit, "")
+        if name in Datatype.__members__:  # TileDB has no TIME_DAY, TIME_WEEK, ...
+            return Datatype[name]
     if kind == "U":
         return Datatype.STRING_UTF8
     if kind == "S":
@@ -614,7 +615,10 @@ def _check_fixed_dim(d: Dim, dt: Datatype, where: str) -> None:
         if info.kind != "float" and lo == np.iinfo(info.numpy).min and hi == np.iinfo(info.numpy).max:
             raise SchemaError(f"{where}a tile extent is required when the domain spans the whole type")
         return
-    tile = np.asarray(d.tile, dtype=info.numpy).item()
+    try:
+        tile = np.asarray(d.tile, dtype=info.numpy).item()
+    except (TypeError, ValueError, OverflowError):
+        raise SchemaError(f"{where}tile extent {d.tile!r} does not fit {dt.name}") from None
     if info.kind == "float":
         if not tile > 0:
             raise SchemaError(f"{where}tile extent must be greater than 0")

@@ -22,6 +22,8 @@ from tdbsql.datatypes import VAR_NUM, Datatype, Layout
     (lambda: S.Schema([S.Dim("x", "int32", (0, 9), 11)], []), "exceeds the domain"),
     (lambda: S.Schema([S.Dim("x", "int32", (0, 9), 0)], []), "greater than 0"),
     (lambda: S.Schema([S.Dim("x", "int8", (0, 300), 5)], []), "does not fit"),
+    (lambda: S.Schema([S.Dim("x", "uint8", (0, 255), 256)], []), "tile extent 256 does not fit UINT8"),
+    (lambda: S.Schema([S.Dim("x", "int32", (0, 9), "five")], []), "tile extent 'five' does not fit"),
     (lambda: S.Schema([S.Dim("x", "int32")], []), "domain (lo, hi) is required"),
     (lambda: S.Schema([S.Dim("s", "utf8")], []), "must be 'ascii'"),
     (lambda: S.Schema([S.Dim("x", "int32", (0, 9), 5)], [S.Attr("a", "int32", var=True, cell_val_num=2)]),
