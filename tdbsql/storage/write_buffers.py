@@ -84,13 +84,61 @@ def to_arrow(column, name: str) -> pa.Array:
             return pa.array(column.tolist(), type=pa.string())
         if column.dtype.kind == "S":
             return pa.array(column.tolist(), type=pa.binary())
-        if column.dtype.kind == "M" or column.dtype.kind == "m":
-            return pa.array(column)
+        if column.dtype.kind in "Mm":
+            return _numpy_temporal(column, name)
         return pa.array(column)
     try:
         return pa.array(column, from_pandas=True)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise DataError(f"column {name!r}: cannot read the values ({exc})") from None
+
+
+# numpy units Arrow has no type for -> the coarsest Arrow unit holding them exactly
+_ARROW_UNIT_OF = {"M": {"Y": "D", "M": "D", "W": "D", "h": "s", "m": "s"},
+                  "m": {"W": "s", "D": "s", "h": "s", "m": "s"}}
+
+
+def _numpy_temporal(column: np.ndarray, name: str) -> pa.Array:
+    """A numpy datetime64/timedelta64 column as Arrow, exactly (NaT -> NULL).  Units Arrow
+    lacks (years, months, weeks, days of durations, hours, minutes, and below nanoseconds)
+    convert to the coarsest Arrow unit that holds every value."""
+    kind = column.dtype.kind
+    unit, count = np.datetime_data(column.dtype)
+    if count != 1:
+        raise DataError(f"column {name!r}: numpy {column.dtype} (a unit multiple) is not supported; "
+                        f"convert it to {kind}8[{unit}]")
+    target = _ARROW_UNIT_OF[kind].get(unit, "ns" if unit in ("ps", "fs", "as") else unit)
+    if target == unit:
+        return pa.array(column)
+    if unit in ("Y", "M") and kind == "m":
+        raise DataError(f"column {name!r}: numpy {column.dtype} durations have no fixed length; "
+                        "write them as integers (raw counts in the field's unit)")
+    converted = column.astype(f"{kind}8[{target}]")
+    nat = np.isnat(column)
+    back = converted.astype(column.dtype)
+    bad = np.flatnonzero((back.view(np.int64) != column.view(np.int64)) & ~nat)
+    if len(bad):
+        raise DataError(f"column {name!r}, row {int(bad[0])}: numpy {column.dtype} value "
+                        f"{column[bad[0]]} has no exact {target!r} equivalent; write it as an "
+                        "integer (the raw count in the field's unit)")
+    return pa.array(converted)
+
+
+def _numpy_counts(column: np.ndarray, name: str, info) -> pa.Array:
+    """A numpy datetime64/timedelta64 column for a temporal field: its raw int64 counts in the
+    field's unit, converted exactly (any numpy unit, below nanoseconds too); NaT -> NULL."""
+    if (column.dtype.kind == "M") != (info.kind == "datetime"):
+        raise DataError(f"column {name!r}: {column.dtype} values cannot be stored as "
+                        f"{info.datatype.name}")
+    nat = np.isnat(column)
+    converted = column.astype(f"{column.dtype.kind}8[{info.unit}]")
+    back = converted.astype(column.dtype)
+    bad = np.flatnonzero((back.view(np.int64) != column.view(np.int64)) & ~nat)
+    if len(bad):
+        raise DataError(f"column {name!r}, row {int(bad[0])}: {column.dtype} value "
+                        f"{column[bad[0]]} does not convert exactly to unit {info.unit!r} of "
+                        f"{info.datatype.name}")
+    return pa.array(converted.view(np.int64), mask=nat)
 
 
 def field_buffer(column, name: str, datatype: int, cell_val_num: int, nullable: bool, *,
@@ -100,10 +148,13 @@ def field_buffer(column, name: str, datatype: int, cell_val_num: int, nullable: 
     ``labels``: the enumeration of an enumerated attribute (see ``label_indices``).  NULL
     cells are zero bytes, as TileDB-Py writes them.
     """
+    info = type_info(datatype)
+    if isinstance(column, np.ndarray) and column.dtype.kind in "Mm" and column.ndim == 1 \
+            and info.kind in ("datetime", "time"):
+        column = _numpy_counts(column, name, info)
     arr = to_arrow(column, name)
     if labels is not None:
         arr = label_indices(arr, name, labels)
-    info = type_info(datatype)
     if arr.null_count and not nullable and info.kind in ("datetime", "time"):
         # NaT (INT64_MIN) is how a non-nullable datetime says "no value"; the reader shows NULL
         arr = _nat_for_nulls(arr, name, info)
