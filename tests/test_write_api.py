@@ -438,3 +438,52 @@ def test_sort_cells_is_stable_and_write_sorted_keeps_per_cell_fields(tmp_path):
     with tiledb.open(path) as arr:  # TileDB reads it back, cells in global order
         got = arr[:]
     assert got["x"].tolist() == [1, 1, 3, 5, 5] and got["a"].tolist() == [1, 3, 4, 0, 2]
+
+
+def test_dense_coordinates_convert_exactly_or_are_refused(tmp_path):
+    """Dense writes given their coordinates convert them as sparse writes do: a fraction, a
+    time of day on a DATETIME_DAY dimension or a NULL is a DataError (nothing written), and a
+    duration in another unit is scaled, not taken as a raw count."""
+    path = str(tmp_path / "d")
+    tdbsql.create(path, tdbsql.Schema(
+        [tdbsql.Dim("day", "datetime64[D]", (0, 99), 10)], [tdbsql.Attr("v", "int32")],
+        sparse=False))
+    with pytest.raises(DataError, match="row 1: .* exactly to unit 'D'"):
+        write(path, {"day": pa.array([0, 30 * 3600_000], pa.timestamp("ms")), "v": [1, 2]})
+    path_x = str(tmp_path / "x")
+    tdbsql.create(path_x, tdbsql.Schema([tdbsql.Dim("x", "int64", (0, 99), 10)],
+                                        [tdbsql.Attr("v", "int32")], sparse=False))
+    with pytest.raises(DataError, match="column 'x', row 0: cannot store double"):
+        write(path_x, {"x": [0.5, 1.5], "v": [1, 2]})
+    with pytest.raises(DataError, match="column 'x', row 1: NULL"):
+        write(path_x, {"x": pa.array([0, None]), "v": [1, 2]})
+    assert not os.listdir(os.path.join(path, "__fragments"))
+    assert not os.listdir(os.path.join(path_x, "__fragments"))
+    path_t = str(tmp_path / "t")
+    tdbsql.create(path_t, tdbsql.Schema([tdbsql.Dim("t", "timedelta64[ms]", (0, 9999), 10)],
+                                        [tdbsql.Attr("v", "int32")], sparse=False))
+    with pytest.raises(DataError, match=r"rectangle t 1000\.\.2000 \(1,001 cells\)"):
+        write(path_t, {"t": pa.array([2, 1], pa.duration("s")), "v": [2, 1]})
+    write(path_t, {"t": pa.array([2, 1], pa.duration("ms")), "v": [2, 1]})
+    got = tdbsql.query("SELECT t, v FROM array ORDER BY t", path_t)  # tiledb cannot read TIME
+    assert got.column("t").cast("int32").to_pylist() == [1, 2]  # dimensions; 2 cells, so raw
+    assert got.column("v").to_pylist() == [1, 2]
+
+
+@pytest.mark.parametrize("dtype, domain, tile", [
+    ("uint64", (2**64 - 10, 2**64 - 2), 3), ("int64", (-2**63, -2**63 + 99), 7),
+    ("int64", (2**63 - 100, 2**63 - 1), 10)])
+def test_dense_writes_near_the_type_limits(tmp_path, dtype, domain, tile):
+    """Boxes and given coordinates at the ends of a 64-bit domain, as ``tiledb`` reads them."""
+    path = str(tmp_path / "a")
+    tdbsql.create(path, tdbsql.Schema([tdbsql.Dim("x", dtype, domain, tile)],
+                                      [tdbsql.Attr("v", "int32")], sparse=False))
+    lo, hi = domain
+    write(path, {"v": np.array([1, 2, 3], np.int32)}, subarray=((hi - 2, hi),))
+    write(path, {"x": np.array([lo + 1, lo], dtype), "v": np.array([5, 4], np.int32)})
+    with tiledb.open(path) as A:
+        assert A.multi_index[hi - 2:hi]["v"].tolist() == [1, 2, 3]
+        assert A.multi_index[lo:lo + 1]["v"].tolist() == [4, 5]
+    got = tdbsql.query("SELECT x, v FROM array WHERE v > 0 ORDER BY x", path).to_pylist()
+    assert got == [{"x": lo, "v": 4}, {"x": lo + 1, "v": 5}, {"x": hi - 2, "v": 1},
+                   {"x": hi - 1, "v": 2}, {"x": hi, "v": 3}]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-import pyarrow as pa
 
 from ..datatypes import VAR_NUM, Layout
 from ..errors import DataError
@@ -83,14 +82,15 @@ def rectangle_of(schema: ArraySchema, columns: dict) -> tuple[dict, tuple]:
     the rectangle the coordinates span, that rectangle).  The rows must cover it exactly once."""
     dims = schema.dimensions
     coords = [_coordinates(columns[d.name], d) for d in dims]
-    lows = [int(c.min()) if len(c) else 0 for c in coords]
-    highs = [int(c.max()) if len(c) else -1 for c in coords]
+    lows = [c.min().item() if len(c) else 0 for c in coords]
+    highs = [c.max().item() if len(c) else -1 for c in coords]
     shape = [h - lo + 1 for lo, h in zip(lows, highs)]
     volume = int(np.prod(shape, dtype=object))
     n = len(coords[0])
     order = "F" if schema.cell_order == Layout.COL_MAJOR else "C"
-    linear = np.ravel_multi_index(tuple(c - lo for c, lo in zip(coords, lows)), shape,
-                                  order=order) if volume == n and n else None
+    # offsets from the low corner, in the coordinates' own type (no overflow near its limits)
+    offsets = tuple((c - c.dtype.type(lo)).astype(np.int64) for c, lo in zip(coords, lows))
+    linear = np.ravel_multi_index(offsets, shape, order=order) if volume == n and n else None
     if linear is None or len(np.unique(linear)) != volume:
         spans = ", ".join(f"{d.name} {lo}..{hi}" for d, lo, hi in zip(dims, lows, highs))
         raise DataError(f"{n:,} rows do not fill the rectangle {spans} ({volume:,} cells) "
@@ -102,18 +102,9 @@ def rectangle_of(schema: ArraySchema, columns: dict) -> tuple[dict, tuple]:
 
 
 def _coordinates(column, dim) -> np.ndarray:
-    """A dimension column as raw int64 coordinates (dates and times in the dimension's unit)."""
-    arr = to_arrow(column, dim.name)
-    if arr.null_count:
-        raise DataError(f"dimension {dim.name!r} has NULL coordinates")
-    if pa.types.is_date32(arr.type) or pa.types.is_time32(arr.type):
-        return arr.cast(pa.int32()).to_numpy().astype(np.int64)
-    if pa.types.is_temporal(arr.type):
-        unit = dim.info.unit
-        return arr.to_numpy(zero_copy_only=False).astype(f"M8[{unit}]").astype(np.int64) \
-            if pa.types.is_timestamp(arr.type) or pa.types.is_date64(arr.type) \
-            else arr.cast(pa.int64()).to_numpy()
-    return arr.to_numpy(zero_copy_only=False).astype(np.int64)
+    """A dimension column as its stored coordinates (dates and times as raw counts in the
+    dimension's unit), converted exactly as a sparse write converts them."""
+    return field_buffer(column, dim.name, dim.datatype, 1, False).values
 
 
 def _subarray(schema: ArraySchema, subarray) -> tuple[tuple[int, int], ...]:
@@ -151,9 +142,9 @@ def tile_positions(schema: ArraySchema, box) -> np.ndarray:
     index of the written cell (in the subarray's cell order), or -1 for padding."""
     dims = schema.dimensions
     extents = [int(d.tile_extent) for d in dims]
-    lows = [int(d.domain[0]) for d in dims]
-    tile_ranges = [range((lo - dlo) // ext, (hi - dlo) // ext + 1)
-                   for (lo, hi), dlo, ext in zip(box, lows, extents)]
+    # the box relative to the domain's low corner, in Python ints (exact near type limits)
+    rel = [(lo - int(d.domain[0]), hi - int(d.domain[0])) for (lo, hi), d in zip(box, dims)]
+    tile_ranges = [range(lo // ext, hi // ext + 1) for (lo, hi), ext in zip(rel, extents)]
     col_tiles = schema.tile_order == Layout.COL_MAJOR
     col_cells = schema.cell_order == Layout.COL_MAJOR
     shape = [hi - lo + 1 for lo, hi in box]
@@ -165,9 +156,10 @@ def tile_positions(schema: ArraySchema, box) -> np.ndarray:
         index = None
         valid = None
         for dim_idx, tile_idx in enumerate(tile):
-            coords = lows[dim_idx] + tile_idx * extents[dim_idx] + np.arange(extents[dim_idx])
-            inside = (coords >= box[dim_idx][0]) & (coords <= box[dim_idx][1])
-            part = (coords - box[dim_idx][0]) * strides[dim_idx]
+            # each cell of the tile along this dimension, as its offset in the box
+            within = tile_idx * extents[dim_idx] - rel[dim_idx][0] + np.arange(extents[dim_idx])
+            inside = (within >= 0) & (within < shape[dim_idx])
+            part = within * strides[dim_idx]
             shape_nd = [1] * len(dims)
             shape_nd[dim_idx] = extents[dim_idx]
             part, inside = part.reshape(shape_nd), inside.reshape(shape_nd)
