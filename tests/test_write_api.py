@@ -487,3 +487,24 @@ def test_dense_writes_near_the_type_limits(tmp_path, dtype, domain, tile):
     got = tdbsql.query("SELECT x, v FROM array WHERE v > 0 ORDER BY x", path).to_pylist()
     assert got == [{"x": lo, "v": 4}, {"x": lo + 1, "v": 5}, {"x": hi - 2, "v": 1},
                    {"x": hi - 1, "v": 2}, {"x": hi, "v": 3}]
+
+
+@pytest.mark.parametrize("dims", [
+    [S.Dim("x", "int64", (0, 9), 2)], [S.Dim("s", "ascii")],
+    [S.Dim("x", "int64", (0, 9), 2), S.Dim("y", "int32", (0, 9), 2)]])
+def test_an_empty_sparse_write_writes_nothing(tmp_path, dims):
+    """As TileDB: no committed fragment (an empty one would break ``tiledb``'s reads and
+    fragment info); later writes and INSERTs of no rows are unaffected."""
+    path = str(tmp_path / "a")
+    create(path, S.Schema(dims, [S.Attr("a", "int32"), S.Attr("v", "utf8", nullable=True)]))
+    empty = {d.name: pa.array([], pa.string() if d.dtype == "ascii" else pa.int64()) for d in dims}
+    assert write(path, {**empty, "a": pa.array([], pa.int32()), "v": pa.array([], pa.string())},
+                 timestamp=5) is None
+    assert os.listdir(os.path.join(path, "__fragments")) == []
+    one = {d.name: ["q"] if d.dtype == "ascii" else [1] for d in dims}
+    write(path, {**one, "a": [7], "v": [None]}, timestamp=6)
+    tdbsql.connect().register("t", path).sql("INSERT INTO t SELECT * FROM t WHERE a > 100")
+    with tiledb.open(path) as A:
+        assert A.query(return_arrow=True).df[:].column("a").to_pylist() == [7]
+    assert len(tiledb.array_fragments(path)) == 1
+    assert tdbsql.query("SELECT a, v FROM array", path).to_pylist() == [{"a": 7, "v": None}]

@@ -146,8 +146,9 @@ def enumeration_labels(array: Array) -> dict[str, pa.Array]:
 
 
 def write(path: str, data, *, timestamp: int | None = None, key=None, subarray=None,
-          commit: bool = True) -> str:
-    """Write one fragment; returns its folder name.  Sparse: any cell order.  Dense:
+          commit: bool = True) -> str | None:
+    """Write one fragment; returns its folder name (None when there are no cells: as in TileDB,
+    an empty write writes nothing).  Sparse: any cell order.  Dense:
     ``subarray`` gives (lo, hi) per dimension and the cells come in the schema's cell order.
     Enumerated attributes take labels (dictionary or string columns) or their integer indices.
     ``commit=False`` leaves the ``.wrt`` to the caller (``fragment_writer.commit_fragment``)."""
@@ -169,7 +170,7 @@ def write(path: str, data, *, timestamp: int | None = None, key=None, subarray=N
 def write_fragment(path: str, schema_fmt: ArraySchema, table: pa.Table, *,
                    timestamp_range: tuple[int, int] | None = None, cell_timestamps=None, key=None,
                    ordered: bool = False, commit: bool = True,
-                   coords: tiling.Coords | None = None) -> str:
+                   coords: tiling.Coords | None = None) -> str | None:
     """The low-level sparse fragment writer (ingest, and callers with stored indices).
 
     ``table`` holds every dimension and attribute (enumerated attributes as their stored
@@ -197,11 +198,14 @@ def write_fragment(path: str, schema_fmt: ArraySchema, table: pa.Table, *,
 
 
 def _write_sparse(path, schema, buffers, timestamp_range, key, *, ordered=False,
-                  commit=True, coords: tiling.Coords | None = None) -> str:
-    """Sort (or check the order of) the cells, refuse duplicates, write and commit.
+                  commit=True, coords: tiling.Coords | None = None) -> str | None:
+    """Sort (or check the order of) the cells, refuse duplicates, write and commit; None
+    (nothing written) without cells.
     ``coords``: the ``Coords`` of ``buffers``' dimensions when the caller has them."""
     if coords is None:
         coords = tiling.Coords(schema, [buffers[d.name] for d in schema.dimensions])
+    if coords.n == 0:  # as TileDB: an empty write commits no fragment (it cannot be read)
+        return None
     tiling.check_in_domain(coords)
     if ordered:
         bad = tiling.first_out_of_order(coords)
