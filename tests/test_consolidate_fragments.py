@@ -143,6 +143,20 @@ def test_purge_deleted_cells_matches_tiledb(tmp_path):
     assert cells(uri) == cells(twin)
 
 
+def test_purging_every_cell_is_skipped_and_the_array_stays_readable(tmp_path):
+    """TileDB refuses such a run ("Consolidation read 0 cells"); an empty merged fragment
+    would make the array unreadable in ``tiledb``, so tdbsql writes nothing."""
+    uri = build_sparse(str(tmp_path / "p"))
+    delete(uri, 35, "a >= 0")
+    expected = snapshot(uri)
+    with pytest.raises(tiledb.TileDBError, match="0 cells"):
+        tiledb_consolidate(uri, {"sm.consolidation.purge_deleted_cells": "true"})
+    report = consolidate(uri, purge_deleted_cells=True)
+    assert not report.consolidated and "purged" in report.reason
+    assert len(os.listdir(os.path.join(uri, "__fragments"))) == 3
+    assert_reads(uri, expected)
+
+
 def test_deletes_keep_history(tmp_path):
     """TileDB's default: deleted cells stay, with their delete time (delete metadata)."""
     uri = build_sparse(str(tmp_path / "d"))

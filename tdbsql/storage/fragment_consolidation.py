@@ -93,6 +93,9 @@ def consolidate_fragments(array, window, dry_run: bool, purge: bool) -> Consolid
         # Never committed, so no reader saw it; leave no orphan folder behind (as TileDB).
         remove(os.path.join(array.path, report.created[0]))
         raise
+    if writer is None:
+        return report.skipped("every cell of the window was deleted and purged; an empty "
+                              "fragment cannot be written")
     writer.commit()
     vfs.atomic_write(array.path, report.created[2], encode_vacuum_file(inputs))
     return report
@@ -132,6 +135,8 @@ def _write_sparse(array, chosen, name: str, purge: bool):
         delete_meta = any(d.timestamp >= first for d in deletes) or \
             any(f.metadata.has_delete_meta for f in chosen)
     # Newest version of a coordinate first; the writer's global-order sort is stable.
+    if not len(cells.ts):  # every cell purged: TileDB fails ("no progress can be made")
+        return None
     cells = cells.take(np.lexsort((-cells.frag_idx, ~cells.ts)))
     return _write_cells(array, cells, name, chosen, with_timestamps, delete_meta, markers)
 
