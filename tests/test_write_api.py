@@ -508,3 +508,31 @@ def test_an_empty_sparse_write_writes_nothing(tmp_path, dims):
         assert A.query(return_arrow=True).df[:].column("a").to_pylist() == [7]
     assert len(tiledb.array_fragments(path)) == 1
     assert tdbsql.query("SELECT a, v FROM array", path).to_pylist() == [{"a": 7, "v": None}]
+
+
+@pytest.mark.parametrize("bad", ["now", -1, 1.5, 2**64, True, [5]])
+def test_bad_timestamps_are_refused_before_anything_is_written(tmp_path, bad):
+    """A timestamp names the files a write makes; one that is not whole milliseconds in
+    [0, 2**64 - 1] named fragments (``__now_now_...``) that made the array unreadable."""
+    path = str(tmp_path / "a")
+    _sparse(path)
+    before = sorted(os.walk(path))
+    operations = {
+        "write": lambda: write(path, _data([1]), timestamp=bad),
+        "delete": lambda: delete(path, "a > 1", timestamp=bad),
+        "put_metadata": lambda: put_metadata(path, "k", 1, timestamp=bad),
+        "delete_metadata": lambda: delete_metadata(path, "k", timestamp=bad),
+        "write_fragment": lambda: write_fragment(path, Array(path).schema, pa.table(_data([1])),
+                                                 timestamp_range=(bad, bad)),
+        "ingest": lambda: tdbsql.ingest(pa.table(_data([1])), path, append=True, dims=["x"],
+                                        timestamp=bad),
+    }
+    for name, run in operations.items():
+        with pytest.raises(tdbsql.InterfaceError, match="timestamp"):
+            run()
+    with pytest.raises(tdbsql.InterfaceError, match="timestamp"):
+        create(str(tmp_path / "b"), S.Schema([S.Dim("x", "int64", (0, 9), 5)]), timestamp=bad)
+    assert sorted(os.walk(path)) == before and not os.path.exists(tmp_path / "b")
+    write(path, _data([1]), timestamp=2**64 - 2)  # the largest timestamps are fine
+    with tiledb.open(path, timestamp=2**64 - 2) as A:
+        assert A.query(return_arrow=True).df[:].column("x").to_pylist() == [1]

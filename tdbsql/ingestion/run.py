@@ -31,6 +31,7 @@ from ..datatypes import arrow_type, type_info
 from ..errors import ArrayNotFoundError, DataError, ProgrammingError
 from ..format.fragment_metadata import WRITE_VERSION
 from ..format.names import FRAGMENTS_DIR, SCHEMA_DIR, commit_marker
+from ..storage.array import write_timestamp
 from ..storage.fragment_writer import commit_fragment
 from . import infer
 from .infer import IngestError, Plan
@@ -84,7 +85,7 @@ def ingest(source, array_path, *, dims=None, sparse: bool = True, tile=None, cap
         raise IngestError(f"{path} already exists; pass --append (append=True) to add to it")
     if append and not exists:
         raise ArrayNotFoundError(f"{path} is not an array to append to (drop --append to create it)")
-    stamp = int(timestamp) if timestamp is not None else int(time.time() * 1000)
+    stamp = write_timestamp(timestamp)
     if append:
         plan, schema_fmt, row_start = _plan_append(src, path, key, dims)
         _check_layout(schema_fmt, path, tile, capacity)

@@ -50,6 +50,21 @@ def normalize_window(timestamp) -> tuple[int, int]:
     return window
 
 
+def write_timestamp(timestamp) -> int:
+    """A write's timestamp: None -> now, else whole milliseconds in [0, 2**64 - 1] (what a
+    fragment or file name can hold; anything else would name a file TileDB cannot parse)."""
+    if timestamp is None:
+        return now_ms()
+    try:
+        value = _millis(timestamp)
+    except (TypeError, ValueError):
+        raise InterfaceError(f"timestamp {timestamp!r} is not a whole number of milliseconds") from None
+    if not 0 <= value <= 2**64 - 1:
+        raise InterfaceError(f"timestamp {value} is outside [0, 2**64 - 1] (milliseconds since "
+                             "the epoch)")
+    return value
+
+
 def _millis(value) -> int:
     if isinstance(value, bool) or isinstance(value, str) or int(value) != value:
         raise ValueError(value)

@@ -24,8 +24,8 @@ from ..format.delete_condition import (
     CombinationOp, ConditionOp, ExprNode, Node, ValueNode, encode_delete_condition, negate,
 )
 from ..format.fragment_metadata import WRITE_VERSION
-from ..format.names import new_name, now_ms
-from .array import Array
+from ..format.names import new_name
+from .array import Array, write_timestamp
 from . import vfs
 from ..format.names import COMMITS_DIR
 
@@ -54,7 +54,7 @@ def write_delete(path: str, where: str | exp.Expression, *, timestamp: int | Non
     fields = {a.name: a for a in array.schema.attributes}
     fields.update({d.name: d for d in array.schema.dimensions})
     condition = parse_condition(tree, fields, sql)
-    t = timestamp if timestamp is not None else now_ms()
+    t = write_timestamp(timestamp)
     name = new_name(t, t, WRITE_VERSION, ".del")
     data = encode_delete_condition(flatten(negate(condition)), key=array.key)
     vfs.atomic_write(array.path, f"{COMMITS_DIR}/{name}", data)

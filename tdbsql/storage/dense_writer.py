@@ -19,8 +19,8 @@ from ..datatypes import VAR_NUM, Layout
 from ..errors import DataError
 from ..format.array_schema import ArraySchema
 from ..format.fragment_metadata import cells_per_dense_tile
-from ..format.names import now_ms
 from ..schema import raw_temporal
+from .array import write_timestamp
 from .fragment_writer import FragmentWriter
 from .write_buffers import FieldBuffer, field_buffer, to_arrow
 
@@ -52,7 +52,7 @@ def write_dense(path: str, schema: ArraySchema, columns: dict, subarray, timesta
     extra = sorted(set(columns) - {a.name for a in schema.attributes})
     if extra:
         raise DataError(f"column {extra[0]!r} is not an attribute of the dense array")
-    t = timestamp if timestamp is not None else now_ms()
+    t = write_timestamp(timestamp)
     writer = write_box(path, schema, buffers, box, (t, t), key)
     if commit:
         writer.commit()

@@ -30,10 +30,10 @@ from ..errors import DataError, TdbsqlError
 from ..format.array_schema import ArraySchema, write_array_schema
 from ..format.enumeration import ENUMERATIONS_DIR, write_enumeration
 from ..format.fragment_metadata import DELETE_TIMESTAMPS, TIMESTAMPS
-from ..format.names import new_name, now_ms
+from ..format.names import new_name
 from ..schema import Schema
 from . import tiling, vfs
-from .array import Array, normalize_key
+from .array import Array, normalize_key, write_timestamp
 from .fragment_writer import FragmentWriter
 from .write_buffers import FieldBuffer, field_buffer
 from ..format.names import ARRAY_DIRS, META_DIR, SCHEMA_DIR
@@ -53,7 +53,7 @@ def create(path: str, schema: Schema, *, key=None, timestamp: int | None = None)
         raise TdbsqlError(f"{path!r} is already a TileDB array")
     if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
         raise TdbsqlError(f"cannot create an array at {path!r}: the path exists and is not empty")
-    t = timestamp if timestamp is not None else now_ms()
+    t = write_timestamp(timestamp)
     enumerations = schema.format_enumerations()
     name = new_name(t, t, None)
     stored = schema.to_format(name, {k: e.path_name for k, e in enumerations.items()}, t)
@@ -154,7 +154,7 @@ def write(path: str, data, *, timestamp: int | None = None, key=None, subarray=N
     ``commit=False`` leaves the ``.wrt`` to the caller (``fragment_writer.commit_fragment``)."""
     array = Array(path, None, key)
     schema = array.schema
-    t = timestamp if timestamp is not None else now_ms()
+    t = write_timestamp(timestamp)
     columns = columns_of(data)
     labels = enumeration_labels(array)
     if schema.dense:
@@ -191,8 +191,9 @@ def write_fragment(path: str, schema_fmt: ArraySchema, table: pa.Table, *,
             raise DataError(f"cell_timestamps has {len(stamps)} values for {n} cells")
         buffers[TIMESTAMPS] = FieldBuffer(stamps)
     if timestamp_range is None:
-        t = now_ms()
+        t = write_timestamp(None)
         timestamp_range = (t, t)
+    timestamp_range = tuple(write_timestamp(t) for t in timestamp_range)
     return _write_sparse(os.path.abspath(path), schema_fmt, buffers, tuple(timestamp_range),
                          raw_key, ordered=ordered, commit=commit, coords=coords)
 
@@ -301,7 +302,7 @@ def _write_metadata(path: str, entries, key, timestamp) -> None:
 
     array = Array(path, None, key)
     array.schema  # checks the key as opening does
-    t = timestamp if timestamp is not None else now_ms()
+    t = write_timestamp(timestamp)
     data = encode_metadata_file(entries, key=array.key)
     vfs.atomic_write(array.path, f"{META_DIR}/{new_name(t, t, None)}", data)
 
