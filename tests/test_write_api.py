@@ -177,6 +177,8 @@ def test_enumerations_are_read_by_tiledb(tmp_path):
     ({"x": [1], "a": [1], "n": [1.0]}, "missing column 's'"),
     ({"x": [1], "a": [1], "s": ["a"], "n": [1.0], "zz": [1]}, "column 'zz'"),
     ({"x": [1, 2], "a": [1], "s": ["a", "b"], "n": [1.0, 2.0]}, "cells"),
+    ({"x": [1], "a": 5, "s": ["a"], "n": [1.0]}, "column 'a': cannot read the values"),
+    ({"x": [1], "a": np.ones((1, 1, 1), np.int32), "s": ["a"], "n": [1.0]}, "column 'a': a 3-D"),
 ])
 def test_bad_input_writes_nothing(tmp_path, data, message):
     path = str(tmp_path / "a")
@@ -206,6 +208,9 @@ def test_dense_subarray_errors(tmp_path):
         write(path, {"a": np.arange(3, dtype=np.int32)}, subarray=[(3, 5)])
     with pytest.raises(DataError, match="has 3 cells"):
         write(path, {"a": np.arange(3, dtype=np.int32)}, subarray=[(1, 4)])
+    for bad in ((0.5, 2.5), ("1", "3"), (1,), None, (True, 3)):
+        with pytest.raises(DataError, match="not a \\(lo, hi\\) pair of whole coordinates"):
+            write(path, {"a": np.arange(3, dtype=np.int32)}, subarray=[bad])
     assert os.listdir(os.path.join(path, "__fragments")) == []
 
 

@@ -115,7 +115,7 @@ def _subarray(schema: ArraySchema, subarray) -> tuple[tuple[int, int], ...]:
         raise DataError(f"subarray has {len(subarray)} ranges for {len(schema.dimensions)} dimensions")
     box = []
     for dim, rng in zip(schema.dimensions, subarray):
-        lo, hi = (raw_temporal(v, dim.info.unit) for v in rng)
+        lo, hi = _bounds(dim, rng)
         dlo, dhi = dim.domain
         if lo > hi:
             raise DataError(f"dimension {dim.name!r}: subarray range [{lo}, {hi}] is empty")
@@ -124,6 +124,20 @@ def _subarray(schema: ArraySchema, subarray) -> tuple[tuple[int, int], ...]:
                             f"domain [{dlo}, {dhi}]")
         box.append((lo, hi))
     return tuple(box)
+
+
+def _bounds(dim, rng) -> tuple[int, int]:
+    """A subarray's (lo, hi) for ``dim`` as whole raw coordinates (datetimes in its unit)."""
+    try:
+        lo, hi = rng
+        bounds = tuple(raw_temporal(v, dim.info.unit) if isinstance(v, np.datetime64 | np.timedelta64)
+                       else v for v in (lo, hi))
+        if any(isinstance(v, bool | str | bytes) or int(v) != v for v in bounds):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise DataError(f"dimension {dim.name!r}: subarray range {rng!r} is not a (lo, hi) pair "
+                        "of whole coordinates") from None
+    return int(bounds[0]), int(bounds[1])
 
 
 def _flatten(column, order: str, attr):

@@ -75,6 +75,9 @@ def to_arrow(column, name: str) -> pa.Array:
     except ImportError:  # pandas is optional
         pass
     if isinstance(column, np.ndarray):
+        if column.ndim != 1 and column.ndim != 2:
+            raise DataError(f"column {name!r}: a {column.ndim}-D array; give one value per cell "
+                            "(1-D) or one row of values per cell (2-D)")
         if column.ndim == 2:
             flat = pa.array(np.ascontiguousarray(column).reshape(-1))
             return pa.FixedSizeListArray.from_arrays(flat, column.shape[1])
@@ -89,7 +92,7 @@ def to_arrow(column, name: str) -> pa.Array:
         return pa.array(column)
     try:
         return pa.array(column, from_pandas=True)
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
         raise DataError(f"column {name!r}: cannot read the values ({exc})") from None
 
 
