@@ -102,6 +102,36 @@ def test_deletes_are_honoured_by_tiledb(tmp_path):
         assert len(A.multi_index[0:99]["x"]) == 10
 
 
+def test_delete_never_removes_cells_sql_keeps(tmp_path):
+    """SQL (DuckDB) deletes where the condition is TRUE; a TileDB delete commit also removes
+    cells where it is NULL, and orders NaN as IEEE does.  Such deletes are refused; the others
+    leave exactly DuckDB's rows, in tiledb and tdbsql."""
+    import duckdb
+
+    path = str(tmp_path / "a")
+    _sparse(path)  # n is NULL on even x
+    write(path, _data(range(10)), timestamp=1)
+    con = tdbsql.connect().register("t", path)
+    commits = set(os.listdir(os.path.join(path, "__commits")))
+    for where in ("n > 4", "NOT (n = 3)", "n IN (1, 3) OR x = 99", "a < 2 OR n > 100"):
+        with pytest.raises(UnsupportedSql, match=r"NULL on [45] cell\(s\).*TileDB delete commit"):
+            con.sql(f"DELETE FROM t WHERE {where}")
+    assert set(os.listdir(os.path.join(path, "__commits"))) == commits
+    source = pa.table(_data(range(10)))
+    where = "x < 3 OR (x IN (5, 7) AND n > 4)"  # TRUE or FALSE on every cell: allowed
+    delete(path, where, timestamp=2)
+    want = duckdb.sql(f"SELECT x FROM source WHERE NOT ({where}) ORDER BY x").fetchnumpy()["x"]
+    with tiledb.open(path) as A:
+        assert sorted(A.multi_index[0:99]["x"].tolist()) == want.tolist() == [3, 4, 6, 8, 9]
+    assert tdbsql.query("SELECT x FROM array ORDER BY x", path).column("x").to_pylist() == \
+        want.tolist()
+    write(path, {"x": [50], "a": [50], "s": ["nan"], "n": [float("nan")]}, timestamp=3)
+    with pytest.raises(UnsupportedSql, match=r'"n" is NaN on 1 cell\(s\)'):
+        delete(path, "n < 0 AND a > 40", timestamp=4)
+    delete(path, "a > 40 AND x > 40", timestamp=4)  # n not compared: NaN is no matter
+    assert tdbsql.query("SELECT count(*) AS c FROM array", path).column("c").to_pylist() == [5]
+
+
 def test_delete_refuses_what_it_cannot_express(tmp_path):
     path = str(tmp_path / "a")
     _sparse(path)
@@ -541,3 +571,23 @@ def test_bad_timestamps_are_refused_before_anything_is_written(tmp_path, bad):
     write(path, _data([1]), timestamp=2**64 - 2)  # the largest timestamps are fine
     with tiledb.open(path, timestamp=2**64 - 2) as A:
         assert A.query(return_arrow=True).df[:].column("x").to_pylist() == [1]
+
+
+def test_a_float_nan_in_a_list_is_a_value_as_in_numpy_and_pandas(tmp_path):
+    """A NaN among floats is a float value whatever holds the column (TileDB-Py writes it);
+    it was turned into NULL, so a non-nullable float attribute refused it."""
+    path = str(tmp_path / "a")
+    create(path, S.Schema([S.Dim("x", "int64", (0, 9), 5)], [
+        S.Attr("f", "float64"), S.Attr("g", "float32", nullable=True),
+        S.Attr("s", "utf8", nullable=True)]))
+    write(path, {"x": [1, 2], "f": [float("nan"), 1.0], "g": (float("nan"), None),
+                 "s": ["a", float("nan")]}, timestamp=1)  # among strings NaN is pandas' NULL
+    write(path, {"x": [3], "f": np.array([np.nan]), "g": [2.0],
+                 "s": np.array([np.nan], dtype=object)}, timestamp=2)
+    with tiledb.open(path) as A:
+        got = A.query(return_arrow=True).df[0:9].to_pydict()
+    assert [np.isnan(v) for v in got["f"]] == [True, False, True]
+    assert np.isnan(got["g"][0]) and got["g"][1:] == [None, 2.0]
+    assert got["s"] == ["a", None, None]
+    with pytest.raises(DataError, match="column 'f': cannot read the values"):
+        write(path, {"x": [4], "f": [np.datetime64("NaT")], "g": [1.0], "s": ["a"]})

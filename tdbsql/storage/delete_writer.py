@@ -11,6 +11,9 @@ Supported: comparisons (``= != <> < <= > >=``, either side a column), ``AND``/``
 datetime fields), TRUE/FALSE.  Anything else raises ``UnsupportedSql`` naming the construct.
 ``IS [NOT] NULL`` is refused: TileDB's delete commits store a NULL test as an empty value that
 its own readers refuse on fixed-size fields, so no delete commit can express it portably.
+For the same reason a delete commit removes the cells on which the condition is NULL, which
+SQL keeps: a delete is refused when a cell it applies to has a NULL (or, for floats, a NaN,
+ordered differently) in a compared attribute (``_refuse_cells_sql_would_keep``).
 """
 
 from __future__ import annotations
@@ -55,10 +58,48 @@ def write_delete(path: str, where: str | exp.Expression, *, timestamp: int | Non
     fields.update({d.name: d for d in array.schema.dimensions})
     condition = parse_condition(tree, fields, sql)
     t = write_timestamp(timestamp)
+    _refuse_cells_sql_would_keep(array, tree, condition, t)
     name = new_name(t, t, WRITE_VERSION, ".del")
     data = encode_delete_condition(flatten(negate(condition)), key=array.key)
     vfs.atomic_write(array.path, f"{COMMITS_DIR}/{name}", data)
     return name
+
+
+def _refuse_cells_sql_would_keep(array, tree: exp.Expression, condition: Node, t: int) -> None:
+    """SQL deletes the cells where the condition is TRUE.  A TileDB delete commit also removes
+    those where it is NULL (a comparison with a NULL cell is false, negated or not), and it
+    compares NaN as IEEE floats do where SQL orders NaN above every number.  When cells the
+    delete applies to (those visible at ``t``) meet either case, the delete is refused rather
+    than losing them."""
+    names = _fields_of(condition)
+    attrs = [a for a in array.schema.attributes if a.name in names]
+    tests = [f"({tree.sql(dialect='duckdb')}) IS NULL"] if any(a.nullable for a in attrs) else []
+    tests += [f'isnan("{a.name}")' for a in attrs
+              if type_info(a.datatype).kind == "float" and a.cell_val_num == 1]
+    if not tests:
+        return
+    from ..api import query
+
+    counts = query("SELECT " + ", ".join(f"count(*) FILTER (WHERE {x}) AS n{i}"
+                                         for i, x in enumerate(tests)) + " FROM array",
+                   array.path, key=array.key, timestamp=t).to_pylist()[0]
+    for test, n in zip(tests, counts.values()):
+        if n and test.endswith("IS NULL"):
+            raise UnsupportedSql(
+                f"DELETE ... WHERE {tree.sql(dialect='duckdb')}: the condition is NULL on {n:,} "
+                "cell(s) (a compared attribute is NULL there); SQL keeps them but a TileDB "
+                "delete commit would remove them too, so the delete is refused")
+        if n:
+            raise UnsupportedSql(
+                f"DELETE ... WHERE {tree.sql(dialect='duckdb')}: {test[6:-1]} is NaN on {n:,} "
+                "cell(s); a TileDB delete commit compares NaN as IEEE floats do, SQL orders it "
+                "above every number, so the delete is refused")
+
+
+def _fields_of(node: Node) -> set[str]:
+    if isinstance(node, ValueNode):
+        return {node.field}
+    return set().union(*(_fields_of(c) for c in node.children))
 
 
 def flatten(node: Node) -> Node:

@@ -81,8 +81,8 @@ def to_arrow(column, name: str) -> pa.Array:
         if column.ndim == 2:
             flat = pa.array(np.ascontiguousarray(column).reshape(-1))
             return pa.FixedSizeListArray.from_arrays(flat, column.shape[1])
-        if column.dtype.kind == "O":
-            return pa.array(list(column), from_pandas=True)
+        if column.dtype.kind == "O":  # pandas' object columns: NaN is a missing value
+            return _python_values(list(column), name, from_pandas=True)
         if column.dtype.kind == "U":
             return pa.array(column.tolist(), type=pa.string())
         if column.dtype.kind == "S":
@@ -90,10 +90,20 @@ def to_arrow(column, name: str) -> pa.Array:
         if column.dtype.kind in "Mm":
             return _numpy_temporal(column, name)
         return pa.array(column)
-    try:
-        return pa.array(column, from_pandas=True)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
-        raise DataError(f"column {name!r}: cannot read the values ({exc})") from None
+    return _python_values(column, name)
+
+
+def _python_values(values, name: str, from_pandas: bool = False) -> pa.Array:
+    """A list (or object array) as Arrow: None is NULL and a float NaN is a value, as in a
+    numpy or pandas float column; NaN stands for NULL only among non-float values (pandas'
+    missing string, for instance) or with ``from_pandas``."""
+    for nan_is_null in (True,) if from_pandas else (False, True):
+        try:
+            return pa.array(values, from_pandas=nan_is_null)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError,
+                TypeError) as exc:
+            error = exc
+    raise DataError(f"column {name!r}: cannot read the values ({error})")
 
 
 # numpy units Arrow has no type for -> the coarsest Arrow unit holding them exactly
