@@ -157,6 +157,27 @@ def test_purging_every_cell_is_skipped_and_the_array_stays_readable(tmp_path):
     assert_reads(uri, expected)
 
 
+@pytest.mark.parametrize("consolidator", ["tdbsql", "tiledb"])
+def test_versions_sharing_a_timestamp_read_as_tiledb_reads_them(tmp_path, consolidator):
+    """Overwrites written at one timestamp: the merged fragment keeps every version, newest
+    (by fragment order) first with equal per-cell timestamps; TileDB reads the first of them,
+    so the winner is the same before and after consolidation, in both readers."""
+    for trial in range(4):
+        uri = str(tmp_path / f"{consolidator}{trial}")
+        create(uri, [int_dim()], [tiledb.Attr("a", dtype=np.int32)])
+        for k in range(4):
+            write_sparse(uri, 5, np.array([1, 2], dtype=np.int64), a=np.array([k, k], np.int32))
+        before = assert_same(uri)
+        if consolidator == "tdbsql":
+            consolidate(uri)
+        else:
+            tiledb_consolidate(uri, {})
+        assert assert_same(uri) == before
+        vacuum(uri)
+        assert assert_same(uri) == before
+        assert [a for x, _, a in cells(uri) if x == 1][0] == before["a"][0]  # stored first
+
+
 def test_deletes_keep_history(tmp_path):
     """TileDB's default: deleted cells stay, with their delete time (delete metadata)."""
     uri = build_sparse(str(tmp_path / "d"))

@@ -532,7 +532,9 @@ class SparseScan(TileScan):
     # -- merging -----------------------------------------------------------------------------
 
     def _newest_per_coordinate(self, columns, ts, frag_of_cell) -> np.ndarray:
-        """Index of the newest cell of every coordinate (timestamp, then fragment order)."""
+        """Index of the newest cell of every coordinate (timestamp, then fragment order, then
+        the first in its fragment: consolidation writes the versions of a coordinate newest
+        first, and TileDB reads the first of those sharing a timestamp)."""
         table = {f"k{i}": _sort_key(columns[d], self.schema.dimension(d))
                  for i, d in enumerate(self.dim_names)}
         table["ts"] = pa.array(ts)
@@ -541,7 +543,7 @@ class SparseScan(TileScan):
         t = pa.table(table)
         keys = [(f"k{i}", "ascending") for i in range(len(self.dim_names))]
         order = pc.sort_indices(t, sort_keys=keys + [("ts", "descending"), ("frag", "descending"),
-                                                     ("pos", "descending")])
+                                                     ("pos", "ascending")])
         sorted_t = t.take(order)
         first = np.ones(len(ts), dtype=bool)
         if len(ts) > 1:
