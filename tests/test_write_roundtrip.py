@@ -262,3 +262,21 @@ def test_schema_fields_reach_tiledb(tmp_path):
     assert isinstance(s.coords_filters[0], tiledb.GzipFilter) and s.coords_filters[0].level == 3
     assert isinstance(s.offsets_filters[1], tiledb.LZ4Filter)
     assert isinstance(s.validity_filters[0], tiledb.Bzip2Filter)
+
+
+@pytest.mark.parametrize("level", [23, 99])
+def test_zstd_levels_above_the_maximum_are_clamped_as_tiledb_does(tmp_path, level):
+    """TileDB (libzstd) writes such levels as level 22; python-zstandard refused them, so a
+    schema tdbsql accepted failed on every write with a raw ValueError."""
+    paths = []
+    for lvl in (level, 22):
+        path = str(tmp_path / f"z{lvl}")
+        create(path, S.Schema([S.Dim("x", "int64", (0, 999), 100)],
+                              [S.Attr("a", "int64", filters=[S.Zstd(lvl)])]))
+        write(path, {"x": np.arange(1000), "a": np.arange(1000) % 7}, timestamp=1)
+        paths.append(path)
+    with tiledb.open(paths[0]) as A:
+        assert A.multi_index[0:999]["a"].tolist() == (np.arange(1000) % 7).tolist()
+    files = [tdbsql.open(p).fragments[0].entry.path for p in paths]
+    with open(f"{files[0]}/a0.tdb", "rb") as a, open(f"{files[1]}/a0.tdb", "rb") as b:
+        assert a.read() == b.read()

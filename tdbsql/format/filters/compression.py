@@ -202,7 +202,9 @@ class _ZstdCodecs(threading.local):
         if found is None:
             import zstandard
 
-            found = self._compressors[level] = zstandard.ZstdCompressor(level=level)
+            # libzstd (so TileDB) clamps a level above its maximum; python-zstandard refuses it
+            found = self._compressors[level] = zstandard.ZstdCompressor(
+                level=min(level, zstandard.MAX_COMPRESSION_LEVEL))
         return found
 
     def decompressor(self):
