@@ -95,16 +95,29 @@ def _normalised(value):
 def group_extremes(values: pa.Array, group_ids: np.ndarray, groups: int,
                    want_max: bool) -> pa.Array:
     """min / max of interval ``values`` (an Arrow month_day_nano array) per group (the
-    ``group_ids`` of the rows, 0 .. ``groups`` - 1), by the order above: the first such row's
-    value, NULL for a group of NULLs."""
+    ``group_ids`` of the rows, 0 .. ``groups`` - 1), by the order above: of equal ones
+    (``1 month``, ``30 days``) the last row's value, as DuckDB; NULL for a group of NULLs."""
     months, days, micros, valid = _normalised(values)
     sign = -1 if want_max else 1
     rows = np.flatnonzero(valid)
-    order = rows[np.lexsort((sign * micros[rows], sign * days[rows], sign * months[rows],
-                             group_ids[rows]))]
-    firsts = np.full(groups, -1, np.int64)
-    firsts[group_ids[order][::-1]] = order[::-1]  # the first row of each group wins
-    return values.take(pa.array(firsts, mask=firsts < 0))
+    order = rows[np.lexsort((-rows, sign * micros[rows], sign * days[rows],
+                             sign * months[rows], group_ids[rows]))]
+    bests = np.full(groups, -1, np.int64)
+    bests[group_ids[order][::-1]] = order[::-1]  # each group's first row in that order
+    return values.take(pa.array(bests, mask=bests < 0))
+
+
+def frame_ranks(values: pa.Array, largest: bool) -> np.ndarray:
+    """Distinct ranks (int64, from 0) of interval ``values`` in the order above, equal ones
+    apart by position so that the later row is the better -- ranks higher for a max
+    (``largest``), lower for a min: a frame's min / max is then the last of its equal
+    extremes, as DuckDB's."""
+    months, days, micros, _ = _normalised(values)
+    positions = np.arange(len(values))
+    order = np.lexsort((positions if largest else -positions, micros, days, months))
+    ranks = np.empty(len(order), np.int64)
+    ranks[order] = np.arange(len(order))
+    return ranks
 
 
 def dense_ranks(values: pa.Array) -> np.ndarray:

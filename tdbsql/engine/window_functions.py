@@ -68,6 +68,7 @@ from . import frame_exclusion as fx
 from .frame_minimum import NO_KEY, SparseMinimum
 from .folds import dense_ranks
 from .frame import broadcast, null_padded
+from .interval_compare import frame_ranks
 from .functions_text import text_of
 from .aggregate_step import FUNCTIONS_BY_NAME, PAIRED, group_value
 from .grouping import Groups, exact_integers, group_ids
@@ -909,7 +910,10 @@ def _extremes(values: pa.Array, order: np.ndarray, segments: fx.Segments, larges
     numbers alike: dense ranks; NaN above every number, as DuckDB): the best of its segments'.
     Segments that slide forward are read by a monotonic queue, others (ROWS offsets read per
     row) from a sparse table (its size checked against ``budget``)."""
-    ranks = dense_ranks(values)[order]
+    if pa.types.is_interval(values.type):  # equal intervals differ: the last one wins
+        ranks = frame_ranks(values.take(pa.array(order)), largest)
+    else:
+        ranks = dense_ranks(values)[order]
     valid = _valid(values)[order]
     keys = np.where(valid, -ranks if largest else ranks, NO_KEY)  # the smallest key wins
     table = None if all(_slides(start, end) for start, end in segments) else \
