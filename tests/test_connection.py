@@ -69,6 +69,22 @@ def test_dates_beyond_python_years():
     assert con.sql(sql).fetchall() == duckdb.sql(sql).fetchall()
 
 
+def test_dates_far_beyond_python_years():
+    """Dates and timestamps some 190000 years out: Arrow's year of them is wrong (it used to
+    class them convertible, and Python raised OverflowError); by their raw numbers they are
+    text, as DuckDB's fetchall gives them, the bounds 0001-01-01 and 9999-12-31 still Python
+    values."""
+    con = tdbsql.connect()
+    for sql in ["SELECT DATE '2000-01-01' - 70000000, DATE '2000-01-01' + 70000000",
+                "SELECT TIMESTAMP '2000-01-01' - INTERVAL '200000 years' AS a, "
+                "TIMESTAMPTZ '2000-01-01' + INTERVAL '200000 years' AS b",
+                "SELECT DATE '0001-01-01', DATE '9999-12-31', DATE '0001-01-01' - 1, "
+                "TIMESTAMP '9999-12-31 23:59:59.999999' AS a, "
+                "TIMESTAMP '9999-12-31 23:59:59.999999' + INTERVAL 1 MICROSECOND AS b, "
+                "TIMESTAMP '0001-01-01' - INTERVAL 1 MICROSECOND AS c"]:
+        assert con.sql(sql).fetchall() == duckdb.sql(sql).fetchall(), sql
+
+
 def test_time_travel_per_table_self_join(versions):
     con = tdbsql.connect().register("a", versions)
     got = con.sql("""
