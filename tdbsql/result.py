@@ -198,18 +198,49 @@ def _rows(table: pa.Table) -> list[tuple]:
 def _python_values(column: pa.ChunkedArray) -> list:
     """A column's Python values; a DATE or TIMESTAMP outside the years 1-9999 (DuckDB's run
     from 290308 BC, Python's from year 1 to 9999) as DuckDB's fetchall gives it: its text,
-    ``'10000-01-01'``, ``'0001-12-31 (BC) 10:00:00'``."""
+    ``'10000-01-01'``, ``'0001-12-31 (BC) 10:00:00'`` -- also inside a list or a struct."""
     try:
         return column.to_pylist()
     except (OverflowError, ValueError):
-        if not (pa.types.is_date(column.type) or pa.types.is_timestamp(column.type)):
+        if not _holds_dates(column.type):
             raise
-    from .engine.functions_text import text_of
+    return _values(column.combine_chunks())
 
-    python = _in_python_range(column)
-    values = pc.if_else(python, column, None).to_pylist()
-    texts = text_of(pc.if_else(python, None, column)).to_pylist()
-    return [value if text is None else text for value, text in zip(values, texts)]
+
+def _holds_dates(type_: pa.DataType) -> bool:
+    """Is ``type_`` a DATE or TIMESTAMP, or a list or struct holding one?"""
+    if pa.types.is_date(type_) or pa.types.is_timestamp(type_):
+        return True
+    if _is_list(type_):
+        return _holds_dates(type_.value_type)
+    return pa.types.is_struct(type_) and any(_holds_dates(field.type) for field in type_)
+
+
+def _is_list(type_: pa.DataType) -> bool:
+    return pa.types.is_list(type_) or pa.types.is_large_list(type_) or \
+        pa.types.is_fixed_size_list(type_)
+
+
+def _values(array: pa.Array) -> list:
+    """``array``'s Python values, its out-of-range dates and timestamps as their text."""
+    if pa.types.is_date(array.type) or pa.types.is_timestamp(array.type):
+        from .engine.functions_text import text_of
+
+        python = _in_python_range(array)
+        values = pc.if_else(python, array, None).to_pylist()
+        texts = text_of(pc.if_else(python, None, array)).to_pylist()
+        return [value if text is None else text for value, text in zip(values, texts)]
+    if _is_list(array.type) and _holds_dates(array.type):
+        items = iter(_values(array.flatten()))
+        lengths = pc.list_value_length(array).to_pylist()
+        return [None if length is None else [next(items) for _ in range(length)]
+                for length in lengths]
+    if pa.types.is_struct(array.type) and _holds_dates(array.type):
+        names = [field.name for field in array.type]
+        fields = zip(*(_values(child) for child in array.flatten()))
+        return [dict(zip(names, row)) if valid else None
+                for row, valid in zip(fields, array.is_valid().to_pylist())]
+    return array.to_pylist()
 
 
 _FIRST_DAY, _LAST_DAY = -719_162, 2_932_896  # 0001-01-01, 9999-12-31 (days from 1970)

@@ -85,6 +85,24 @@ def test_dates_far_beyond_python_years():
         assert con.sql(sql).fetchall() == duckdb.sql(sql).fetchall(), sql
 
 
+def test_lists_of_dates_beyond_python_years():
+    """A list (of lists) holding a date out of Python's years gives that date as text and the
+    rest as Python values, as DuckDB; also row by row (fetchone / fetchmany slice the lists)."""
+    con = tdbsql.connect()
+    sql = ("SELECT i, [DATE '9999-12-31' + i::INTEGER, NULL, DATE '2000-01-01'] AS d, "
+           "[[TIMESTAMP '9999-12-31 23:00:00' + INTERVAL (i) HOUR], NULL] AS t, "
+           "[TIMESTAMPTZ '0001-01-01 00:00:00+00' - INTERVAL (i) SECOND] AS z "
+           "FROM range(3) r(i) ORDER BY i")
+    expected = duckdb.sql(sql).fetchall()
+    assert con.sql(sql).fetchall() == expected
+    res = con.sql(sql)
+    assert [res.fetchone(), *res.fetchmany(2)] == expected
+    for sql in ["SELECT [DATE '9999-12-31' + 1]",
+                "SELECT [TIMESTAMP '9999-12-31 23:00:00' + INTERVAL 2 HOUR]",
+                "SELECT [DATE '2000-01-01' - 70000000, NULL], CAST(NULL AS DATE[])"]:
+        assert con.sql(sql).fetchall() == duckdb.sql(sql).fetchall(), sql
+
+
 def test_time_travel_per_table_self_join(versions):
     con = tdbsql.connect().register("a", versions)
     got = con.sql("""
