@@ -1,7 +1,8 @@
 """Comparisons rewritten before sqlglot simplifies them, where its simplifier goes wrong.
 
 A negated comparison is written as its complement (``negated_comparisons``): sqlglot turned
-``NOT (i > 3) AND NOT (i >= 3)`` into ``i <= 3``, a wrong answer.  A comparison of a column
+``NOT (i > 3) AND NOT (i >= 3)`` into ``i <= 3``, a wrong answer; a quantified one swaps its
+quantifier too (``NOT (x = ANY (q))`` is ``x <> ALL (q)``).  A comparison of a column
 with a constant is written column first (``constants_right``, ``column_first``): the
 simplifier (run by sqlglot's ``pushdown_predicates`` and by ``planner.build``) merges two
 comparisons of one column with constants -- ``x > 5 AND x >= 5`` is ``x > 5`` -- but with the
@@ -38,7 +39,8 @@ def column_first(condition: exp.Expression) -> exp.Expression:
     """``condition`` with each ``constant OP column`` as ``column OP' constant`` (in place
     but for the root, which is returned)."""
     for node in list(condition.find_all(*FLIPPED)):
-        if not node.this.find(exp.Column) and node.expression.find(exp.Column):
+        if not node.this.find(exp.Column) and node.expression.find(exp.Column) and \
+                not isinstance(node.expression, (exp.Any, exp.All)):  # 5 < ANY (q) stays
             flipped = FLIPPED[type(node)](this=node.expression, expression=node.this)
             if node is condition:
                 return flipped
@@ -60,5 +62,18 @@ def negated_comparisons(tree: exp.Expression) -> exp.Expression:
         inner = node.this.unnest() if isinstance(node.this, exp.Paren) else node.this
         complement = _COMPLEMENTS.get(type(inner))
         if complement is not None:
-            node.replace(complement(this=inner.this, expression=inner.expression))
+            node.replace(complement(this=inner.this, expression=_negated_quantifier(inner)))
     return tree
+
+
+def _negated_quantifier(comparison: exp.Expression) -> exp.Expression:
+    """The right side of ``comparison``'s complement: ``NOT (x = ANY (q))`` is
+    ``x <> ALL (q)``, and ``NOT (x < ALL (q))`` ``x >= ANY (q)`` -- not ``x <> ANY (q)``
+    (the same under three-valued logic, an empty ``q`` included)."""
+    right = comparison.expression
+    query = right.this.unnest() if isinstance(right, (exp.Any, exp.All)) else None
+    if isinstance(right, exp.Any):
+        return exp.All(this=query)  # each as sqlglot parses it
+    if isinstance(right, exp.All):
+        return exp.Any(this=exp.Subquery(this=query) if isinstance(query, exp.Query) else query)
+    return right

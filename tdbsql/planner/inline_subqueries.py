@@ -47,8 +47,9 @@ def unnest_subqueries_before_grouping(expression: exp.Expression) -> exp.Express
         correlated = _correlated(query)
         if _select_item(node) and not correlated:
             continue
-        if isinstance(node, exp.All) and not correlated:
-            continue  # x op ALL (SELECT ...) without a Subquery: run in place as before
+        if isinstance(node, exp.All) and not correlated and not _after_grouping(node):
+            continue  # x op ALL (SELECT ...) without a Subquery: sqlglot leaves it in place
+            # (after grouping it takes it for a scalar: HAVING x <> MAX(_u.col), a CROSS JOIN)
         if correlated and not _decorrelated_by_us(node):
             continue
         after = not correlated and _after_grouping(node)
