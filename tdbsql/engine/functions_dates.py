@@ -43,6 +43,12 @@ def _micros(value, per: int = 1):
     return micros if per == 1 else dto.floor_div(micros, per)
 
 
+# parts date_diff counts as another, as DuckDB: the days' parts (day of the week, of the
+# year, Julian day) as days, 'epoch' as seconds, 'yearweek' as weeks
+_COUNTED_AS = {"dow": "day", "isodow": "day", "doy": "day", "julian": "day",
+               "epoch": "second", "yearweek": "week"}
+
+
 @register("datediff", 3, aliases=("date_diff",))
 def _date_diff(ctx, end, start, part):
     """sqlglot hands the arguments as (end, start, part)."""
@@ -52,6 +58,7 @@ def _date_diff(ctx, end, start, part):
     if name is None:
         return null_like(plain(end), pa.int64())
     unit = dto.spelled(name)
+    unit = _COUNTED_AS.get(unit, unit)
     start, end = ctx.temporal(start, 1), ctx.temporal(end, 0)
     if unit in _US:
         per = _US[unit]
@@ -68,6 +75,7 @@ def _date_diff(ctx, end, start, part):
 
 
 _SUB_US = {**_US, "week": 7 * _US["day"]}
+_SUB_COUNTED_AS = {**_COUNTED_AS, "isoyear": "year"}  # date_sub's whole ISO years: years
 _TIME_UNITS = ("microsecond", "millisecond", "second", "minute", "hour")
 
 
@@ -80,6 +88,7 @@ def _date_sub(ctx, part, start, end):
         return per_distinct(lambda s, e, p: _date_sub(ctx, p, s, e), [start, end], [part])
     name = _part_name(ctx, part, 0)
     unit = None if name is None else dto.spelled(name)
+    unit = _SUB_COUNTED_AS.get(unit, unit)
     if unit is not None and unit not in _SUB_US and unit not in _MONTHS:
         try:
             dto.normalise_part(name)
