@@ -18,6 +18,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import datetime_ops as dto
+from . import interval_rows
 from .frame import broadcast
 from .functions import per_distinct, register, unify
 from .functions_text import as_text, character_at, string_slice, text_concat, text_length
@@ -25,6 +27,7 @@ from .grouping import Groups, aggregate, first_rows
 from .hash_table import group_rows, key_codes
 from .integer_series import series_counts, series_values
 from .list_compare import compare_lists
+from .timestamp_series import series_steps
 from .list_values import (as_lists, element_at, is_list, list_parts, list_value, ordinals,
                           rebuild, scalar_if_constant, slice_of)
 from .value_types import (common_type, compare_plain, kind, plain, string_buffers, type_name,
@@ -451,22 +454,65 @@ MAX_ELEMENTS = 2**31 - 1  # Arrow list offsets are int32 (DuckDB's limit is 2^32
 def _series(ctx, values, inclusive: bool):
     """``range`` / ``generate_series`` as a list per row: start, start + step, ... before
     (range) or up to (generate_series) the end (``engine.integer_series``, the whole int64
-    range); a zero step gives ``[]``, as DuckDB's list form (its table form refuses it)."""
+    range; DATEs and TIMESTAMPs by an INTERVAL, ``engine.timestamp_series``); a zero step
+    gives ``[]``, as DuckDB's list form (its table form refuses it)."""
     rows = row_count(values)
+    if any(_temporal(v) for v in values):
+        return _timestamp_series(ctx, values, inclusive, rows)
     start, end, step = (np.asarray(pc.fill_null(broadcast(ctx.integer(v, i), rows), 0)
                                    .to_numpy(), dtype=np.int64) for i, v in enumerate(values))
     valid = np.logical_and.reduce([np.asarray(broadcast(plain(v), rows).is_valid()
                                               .to_numpy(zero_copy_only=False), dtype=bool)
                                    for v in values])
     counts = np.where(valid, series_counts(start, end, step, inclusive), 0)
-    total = int(counts.sum())
+    _check_elements(ctx, int(counts.sum()))
+    elements = series_values(start, step, counts)
+    return scalar_if_constant(rebuild(valid, counts, pa.array(elements, pa.int64())), *values)
+
+
+def _temporal(value) -> bool:
+    """A DATE, TIMESTAMP or INTERVAL argument?"""
+    return _interval(value) or kind(plain(value).type) in ("date", "timestamp")
+
+
+def _interval(value) -> bool:
+    return isinstance(value, dto.Interval) or pa.types.is_interval(plain(value).type)
+
+
+def _timestamp_series(ctx, values, inclusive: bool, rows: int) -> pa.Array:
+    """The series of DATE / TIMESTAMP ``values`` (start, end) by an INTERVAL step: TIMESTAMP
+    lists (WITH TIME ZONE when an end has one), NULL where an argument is."""
+    shown = ", ".join(type_name(v.type) if not isinstance(v, dto.Interval) else "INTERVAL"
+                      for v in values)
+    null = [not isinstance(v, dto.Interval) and kind(plain(v).type) == "null" for v in values]
+    if len(values) != 3 or not all(n or kind(plain(v).type) in ("date", "timestamp")
+                                   for v, n in zip(values[:2], null)) or \
+            not (null[2] or _interval(values[2])):
+        raise ctx.error(f"No function matches the given name and argument types "
+                        f"'{ctx.name}({shown})'")
+    zone = next((v.type.tz for v, n in zip(values[:2], null)
+                 if not n and pa.types.is_timestamp(v.type) and v.type.tz), None)
+    ends = [pa.nulls(rows, pa.timestamp("us")) if n else
+            pc.cast(dto.to_timestamp(broadcast(plain(v), rows)), pa.timestamp("us"))
+            for v, n in zip(values[:2], null)]
+    steps = interval_rows.as_rows(None if null[2] else values[2], rows, ctx.error)
+    months, days, micros, valid = interval_rows.parts(steps)
+    valid = valid & valid_rows(ends[0]) & valid_rows(ends[1])
+    start, stop = (np.asarray(pc.fill_null(pc.cast(e, pa.int64()), 0).to_numpy(), np.int64)
+                   for e in ends)
+    keep = [np.where(valid, part, 0) for part in (months, days, micros)]
+    counts, elements = series_steps(start, stop, *keep, inclusive,
+                                    lambda count: _check_elements(ctx, count))
+    lists = rebuild(valid, counts, pa.array(elements, pa.timestamp("us", zone)))
+    return scalar_if_constant(lists, *(v for v in values if not isinstance(v, dto.Interval)))
+
+
+def _check_elements(ctx, total: int) -> None:
     if total > MAX_ELEMENTS:
         raise ctx.error(f"the lists would hold {total:,} elements, more than "
                         f"{MAX_ELEMENTS:,}")
     if ctx.budget is not None:  # the values, their positions and the offsets
         ctx.budget.check(total * 24, f"{ctx.name}()")
-    elements = series_values(start, step, counts)
-    return scalar_if_constant(rebuild(valid, counts, pa.array(elements, pa.int64())), *values)
 
 
 @register("range", 1, 3)

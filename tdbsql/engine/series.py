@@ -11,9 +11,6 @@ cap and the memory budget before they are made.
 
 from __future__ import annotations
 
-import calendar
-import datetime as dt
-
 import numpy as np
 import pyarrow as pa
 from sqlglot import exp
@@ -21,10 +18,11 @@ from sqlglot import exp
 from ..catalog import ArrowSource, Catalog
 from ..errors import SqlError
 from ..planner.table_refs import table_key
-from .datetime_ops import US_PER_DAY, Interval
+from .datetime_ops import Interval
 from .evaluate import evaluate
 from .frame import rows_only
 from .integer_series import series_counts, series_values
+from .timestamp_series import series_steps
 
 
 
@@ -107,38 +105,11 @@ def _fixed_steps(runner, spec, start: int, stop: int, step: int) -> np.ndarray:
 
 
 def _timestamps(runner, spec, start: int, stop: int, step: tuple) -> pa.Array:
-    months, days, micros = step
-    if (months, days, micros) == (0, 0, 0):
+    if step == (0, 0, 0):
         raise SqlError("interval cannot be 0!", runner.sql)
-    forward = months * 30 * US_PER_DAY + days * US_PER_DAY + micros > 0
-    if months == 0:
-        size = days * US_PER_DAY + micros  # past int64 it passes any timestamp span:
-        size = max(-(2**63 - 1), min(2**63 - 1, size))  # one value either way
-        values = _fixed_steps(runner, spec, start, stop, size)
-    else:
-        values = []
-        current = start
-        while (current < stop or (spec.inclusive and current == stop)) if forward else \
-                (current > stop or (spec.inclusive and current == stop)):
-            values.append(current)
-            if len(values) % (1 << 20) == 0:
-                _check(runner, spec, len(values))
-            current = _add_interval(current, months, days, micros)
-        _check(runner, spec, len(values))
-        values = np.array(values, dtype=np.int64)
+    _, values = series_steps(*(np.array([part], np.int64) for part in (start, stop, *step)),
+                             spec.inclusive, lambda count: _check(runner, spec, count))
     return pa.array(values, _ARROW[spec.sql_type])
-
-
-def _add_interval(micros_since_epoch: int, months: int, days: int, micros: int) -> int:
-    """A timestamp plus an interval, as DuckDB adds one: months (the day clamped to the
-    month's last), then days, then microseconds."""
-    moment = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=micros_since_epoch)
-    month_index = moment.year * 12 + moment.month - 1 + months
-    year, month = divmod(month_index, 12)
-    day = min(moment.day, calendar.monthrange(year, month + 1)[1])
-    moment = moment.replace(year=year, month=month + 1, day=day)
-    moment += dt.timedelta(days=days, microseconds=micros)
-    return (moment - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
 
 
 def _check(runner, spec, count: int) -> None:
