@@ -116,14 +116,39 @@ def parse_interval(amount: str, unit: str | None) -> Interval:
     text = amount.strip()
     if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)", text):  # a bare number counts seconds
         return _interval_part(text, "second").checked()
-    parts = re.findall(r"([+-]?\d+(?:\.\d+)?)\s*([A-Za-z]+)", text)
-    leftover = re.sub(r"([+-]?\d+(?:\.\d+)?)\s*([A-Za-z]+)", "", text).strip()
-    if not parts or leftover:
+    clock = _INTERVAL_CLOCK.search(text)
+    head = text if clock is None else text[:clock.start()]
+    parts = re.findall(r"([+-]?\d+(?:\.\d+)?)\s*([A-Za-z]+)", head)
+    leftover = re.sub(r"([+-]?\d+(?:\.\d+)?)\s*([A-Za-z]+)", "", head).strip()
+    if not (parts or clock) or leftover:
         raise DatetimeError(f"cannot read INTERVAL {text!r}")
     total = Interval()
     for number, word in parts:
         total = total + _interval_part(number, word)
+    if clock is not None:
+        micros = _clock_micros(clock.group(2), text[clock.end():], text)
+        total = total + Interval(micros=-micros if clock.group(1) else micros)
     return total.checked()
+
+
+# a time of day in an interval's text ('1 day 10:30:00', '-23:59:59.999999'): its sign, hours
+_INTERVAL_CLOCK = re.compile(r"(-?)(\d+):")
+# after the hours' colon: nothing, minutes, minutes and a colon, or minutes and seconds with
+# any fraction -- and then DuckDB reads no further ('01:00:00 2 hours' is one hour)
+_INTERVAL_CLOCK_REST = re.compile(r"(?:(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?|:)?)?")
+
+
+def _clock_micros(hours: str, rest: str, text: str) -> int:
+    """The microseconds of the time ``hours:rest`` as DuckDB reads it: up to 9 digits of
+    hours, minutes and seconds below 60, the fraction's first 6 digits."""
+    found = _INTERVAL_CLOCK_REST.match(rest)
+    minutes, seconds, fraction = found.groups()
+    complete = seconds is not None or found.end() == len(rest)  # H:M trails nothing
+    if len(hours) > 9 or not complete or int(minutes or 0) >= 60 or int(seconds or 0) >= 60 \
+            or (minutes is None and rest):
+        raise DatetimeError(f"cannot read INTERVAL {text!r}")
+    whole = (int(hours) * 60 + int(minutes or 0)) * 60 + int(seconds or 0)
+    return whole * US_PER["second"] + int((fraction or "")[:6].ljust(6, "0"))
 
 
 def _unit_amount(amount: str, unit: str) -> str:
