@@ -59,7 +59,11 @@ def _date_diff(ctx, end, start, part):
         return null_like(plain(end), pa.int64())
     unit = dto.spelled(name)
     unit = _COUNTED_AS.get(unit, unit)
-    start, end = ctx.temporal(start, 1), ctx.temporal(end, 0)
+    start, end, times = _temporal_pair(ctx, unit, start, 1, end, 0)
+    if times:  # boundaries crossed from midnight on
+        per = _US[unit]
+        micros = [pc.cast(pc.cast(v, pa.time64("us")), pa.int64()) for v in (start, end)]
+        return pc.subtract(*(pc.divide(v, per) for v in reversed(micros)))
     if unit in _US:
         per = _US[unit]
         return pc.subtract(_micros(end, per), _micros(start, per))
@@ -95,29 +99,37 @@ def _date_sub(ctx, part, start, end):
         except dto.DatetimeError:
             raise ctx.error(f"unknown date part {name!r}", 0) from None
         raise UnsupportedSql(f"date_sub() in {name!r} is not supported")
-    start, end = ctx.temporal(start, 1, times=True), ctx.temporal(end, 2, times=True)
-    times = [kind(v.type) == "time" for v in (start, end)]
-    if any(times) and not all(times):
-        raise ctx.error(f"date_sub of {start.type} and {end.type} is not defined")
-    if all(times) and unit is not None and unit not in _TIME_UNITS:
-        raise ctx.error(f'"time" units "{unit}" not recognized: date_sub of two TIMEs counts '
-                        "microseconds up to hours")
+    start, end, times = _temporal_pair(ctx, unit, start, 1, end, 2)
     if unit is None:  # a NULL part: NULL, as in DuckDB
         return null_like(end, pa.int64())
     if isinstance(start, pa.Scalar) and isinstance(end, pa.Scalar):
         return _date_sub(ctx, part, pa.repeat(start, 1), end)[0]
     rows = len(start) if isinstance(end, pa.Scalar) else len(end)
     a, b = broadcast(start, rows), broadcast(end, rows)
-    if all(times):
+    if times:
         a, b = (pc.cast(pc.cast(v, pa.time64("us")), pa.int64()) for v in (a, b))
     early, late = (np.asarray(pc.fill_null(v, 0).to_numpy(zero_copy_only=False), np.int64)
-                   if all(times) else stamps_us(v) for v in (a, b))
+                   if times else stamps_us(v) for v in (a, b))
     if unit in _MONTHS:
         elapsed, per = whole_months(late, early), _MONTHS[unit]
     else:
         elapsed, per = (late - early).astype(np.int64), _SUB_US[unit]
     whole = np.sign(elapsed) * (np.abs(elapsed) // per)
     return pa.array(whole, pa.int64(), mask=null_rows(a) | null_rows(b))
+
+
+def _temporal_pair(ctx, unit: str | None, start, start_index: int, end, end_index: int):
+    """(start, end, both TIMEs?) of date_diff / date_sub: two DATEs / TIMESTAMPs or two
+    TIMEs, the latter counted in microseconds up to hours, as DuckDB."""
+    start = ctx.temporal(start, start_index, times=True)
+    end = ctx.temporal(end, end_index, times=True)
+    times = [kind(v.type) == "time" for v in (start, end)]
+    if any(times) and not all(times):
+        raise ctx.error(f"{ctx.written_name} of {start.type} and {end.type} is not defined")
+    if all(times) and unit is not None and unit not in _TIME_UNITS:
+        raise ctx.error(f'"time" units "{unit}" not recognized: {ctx.written_name} of two '
+                        "TIMEs counts microseconds up to hours")
+    return start, end, all(times)
 
 
 def _part_name(ctx, part: pa.Scalar, index: int) -> str | None:
