@@ -317,6 +317,28 @@ def test_uint64_dimensions_past_int64(tmp_path):
     _check_domain(path)
 
 
+def test_dense_uint64_tile_answers_past_int64(tmp_path):
+    """Aggregates answered from dense tile metadata place tiles of a uint64 domain past int64
+    (they overflowed int64 arithmetic)."""
+    path = tmp_path / "a"
+    top = 2**64 - 3
+    tiledb.Array.create(str(path), tiledb.ArraySchema(domain=tiledb.Domain(
+        tiledb.Dim("x", domain=(top - 59, top), tile=4, dtype=np.uint64),
+        tiledb.Dim("y", domain=(7, 14), tile=2, dtype=np.uint64)),
+        attrs=[tiledb.Attr("a", dtype=np.int32)]))
+    dense_write(path, [(top - 40, top - 1), (8, 13)], np.arange(240, dtype=np.int32).reshape(40, 6))
+    cells = oracle_cells(path)
+    xs = [int.from_bytes(c, "little") for c in cells["x"]]
+    a = [int.from_bytes(c, "little", signed=True) for c in cells["a"]]
+    table = tdbsql.query("SELECT count(*) AS n, min(x) AS lo, max(x) AS hi, sum(a) AS s "
+                         f"FROM array WHERE x >= {top - 20}", str(path))
+    kept = [v for v, x in zip(a, xs) if x >= top - 20]
+    assert table.to_pylist() == [{"n": len(kept), "lo": top - 20, "hi": max(xs), "s": sum(kept)}]
+    groups = tdbsql.query("SELECT x, count(*) AS n FROM array GROUP BY x ORDER BY x",
+                          str(path)).to_pylist()
+    assert groups == [{"x": x, "n": xs.count(x)} for x in sorted(set(xs))]
+
+
 @pytest.fixture
 def uint64_sparse(tmp_path):
     path = tmp_path / "u"

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from ..datatypes import Datatype
+
 Ranges = dict[str, list[tuple[Any, Any]]]
 
 
@@ -162,6 +164,9 @@ class DenseTileGrid:
     def __init__(self, schema, frag_lo: list[int], frag_hi: list[int]):
         dims = schema.dimensions
         self.dom_lo = [int(d.domain[0]) for d in dims]
+        # a uint64 domain may pass int64: its bounds are uint64
+        self.dtypes = [np.dtype(np.uint64 if d.datatype == Datatype.UINT64 else np.int64)
+                       for d in dims]
         self.ext = [int(d.tile_extent) for d in dims]
         self.first = [(f - d) // e for f, d, e in zip(frag_lo, self.dom_lo, self.ext)]
         last = [(f - d) // e for f, d, e in zip(frag_hi, self.dom_lo, self.ext)]
@@ -201,13 +206,17 @@ class DenseTileGrid:
             yield index, corner
 
     def tile_bounds(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """Per dimension the (lows, highs) of every tile, by tile index (int64)."""
-        index = np.arange(self.count, dtype=np.int64)
+        """Per dimension the (lows, highs) of every tile, by tile index: int64, uint64 for a
+        uint64 dimension.  Computed in wrapping uint64 arithmetic: every bound fits its type,
+        the steps to it (domain start plus an offset) may not."""
+        index = np.arange(self.count, dtype=np.uint64)
         lows: list = [None] * len(self.counts)
         for d in self._fastest_first():
-            lows[d] = self.dom_lo[d] + (index % self.counts[d] + self.first[d]) * self.ext[d]
-            index = index // self.counts[d]
-        return lows, [lo + e - 1 for lo, e in zip(lows, self.ext)]
+            count = np.uint64(self.counts[d])
+            offsets = (index % count + np.uint64(self.first[d])) * np.uint64(self.ext[d])
+            lows[d] = (offsets + np.uint64(self.dom_lo[d] % 2**64)).view(self.dtypes[d])
+            index = index // count
+        return lows, [lo + lo.dtype.type(e - 1) for lo, e in zip(lows, self.ext)]
 
     def _meets(self, d: int, t: int, ranges) -> bool:
         t_lo = self.dom_lo[d] + (t + self.first[d]) * self.ext[d]
