@@ -232,11 +232,6 @@ def test_enumerated_attribute_added_by_evolution(tmp_path):
     assert column.type.ordered
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engine/dense_scan.py reads an attribute of an older fragment whenever the name matches "
-    "(`if a in frag.fields`), even when the attribute was dropped and added again with another "
-    "type: the old int32 cells are upcast to float64 (7.0) instead of the new attribute's fill "
-    "value (NaN) that the sparse scan returns"))
 def test_dense_attribute_dropped_and_added_again_with_another_type(tmp_path):
     uri = create(str(tmp_path / "d"), [int_dim(hi=9, tile=5)],
                  [tiledb.Attr("a", dtype=np.int32), tiledb.Attr("b", dtype=np.int32)],

@@ -130,7 +130,8 @@ class DenseScan(TileScan):
                 if self.dropped is None:
                     self.dropped = np.zeros(int(np.prod(shape)), dtype=bool)
                 self.dropped[placed[1]] = True
-        names = [name for name in outs if name in frag.fields]  # others: added later, stay fill
+        # others (added later, or dropped and added again with another type) stay fill
+        names = [name for name in outs if self.same_field(frag.fields.get(name))]
         decoded = map_ordered(
             lambda tile: {n: self._tile(frag, n, tile[0], len(positions)) for n in names}, read)
         for (tile_idx, tile_lo), tile_always, cols in zip(read, always, decoded):
