@@ -279,7 +279,8 @@ class SparseScan(TileScan):
             lows, highs = leaf_mbrs(meta)[self.dim_names.index(field)]
         else:
             spec = frag.fields.get(field)
-            if meta.version < 11 or spec is None or not self.same_field(spec):
+            if meta.version < 11 or spec is None or not self.same_field(spec) \
+                    or spec.filters.lossy:
                 return None
             lows, highs = meta.tile_mins[field], meta.tile_maxes[field]
             if len(lows) != meta.tile_count or len(highs) != meta.tile_count:

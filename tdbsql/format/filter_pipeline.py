@@ -82,6 +82,12 @@ class FilterPipeline:
     def has(self, filter_id: int) -> bool:
         return any(f.filter_id == filter_id for f in self.filters)
 
+    @property
+    def lossy(self) -> bool:
+        """Whether a filter may decode to other values than were written (float scaling, lossy
+        WEBP): TileDB's tile min / max / sum then describe values no read returns."""
+        return any(f.lossy for f in self.filters)
+
     def skip_offsets_filtering(self, datatype: int, version: int) -> bool:
         """Whether var-sized tiles of ``datatype`` keep their offsets inside the data tile
         (RLE / DICTIONARY on strings): the offsets file then holds an empty tile per tile.

@@ -273,7 +273,7 @@ def _usable(func, kind: FieldKind, stats, frag, column, n) -> np.ndarray:
     if func == "count":
         return exact_nulls
     if func == "sum":
-        if kind.is_dim:
+        if kind.is_dim or stats.mins is None:  # no bounds: no usable sums either (lossy)
             return np.zeros(n, dtype=bool)
         sums = np.asarray(frag.metadata.tile_sums[column])
         if len(sums) != n:

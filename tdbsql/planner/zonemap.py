@@ -25,7 +25,9 @@ attribute.  Traps the classification guards against:
 * ``strncmp`` stops at a NUL byte: a string tile is trusted only when neither its min nor its
   max contains one (then the bounds are the bytewise bounds);
 * dense tiles may include padding cells outside the fragment's domain in their min/max: a
-  superset of the real cells, so NEVER and ALWAYS stay sound.
+  superset of the real cells, so NEVER and ALWAYS stay sound;
+* the statistics are of the values written: behind a lossy filter (float scaling, lossy WEBP)
+  the cells read back differ, so only the null counts are used.
 """
 
 from __future__ import annotations
@@ -397,6 +399,8 @@ def attribute_stats(frag, kind: FieldKind, spec_matches: bool, cells: np.ndarray
     if len(nulls) != n:
         return None
     ones = np.ones(n, dtype=np.uint8)
+    if frag.fields[kind.name].filters.lossy:  # bounds of the values written, not those read
+        return Stats(None, None, nulls, cells, np.zeros(n, np.uint8), ones)
     mins, maxes = meta.tile_mins[kind.name], meta.tile_maxes[kind.name]
     if kind.domain is None or len(mins) != n or len(maxes) != n:
         # null counts still answer IS [NOT] NULL -- except a var-sized field's without min /

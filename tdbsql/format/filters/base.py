@@ -72,6 +72,12 @@ class Filter(ABC):
         """Datatype of the values this filter emits when encoding values of ``datatype``."""
         return datatype
 
+    @property
+    def lossy(self) -> bool:
+        """Whether decoding may give back other values than were encoded (the tile min / max /
+        sum TileDB keeps describe the values written, so they no longer describe the cells)."""
+        return False
+
     def input_refusal(self, datatype: int) -> str | None:
         """Why TileDB refuses this filter on values of ``datatype`` (its
         ``accepts_input_datatype``, checked when a schema is built), None when it accepts

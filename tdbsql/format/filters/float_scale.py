@@ -49,6 +49,10 @@ class FloatScaleFilter(Filter):
     def options_bytes(self) -> bytes:
         return Writer().f64(self.scale).f64(self.offset).u64(self.byte_width).getvalue()
 
+    @property
+    def lossy(self) -> bool:
+        return True
+
     def output_datatype(self, datatype: int) -> int:
         return _INT_BY_WIDTH[self.byte_width]
 

@@ -58,6 +58,10 @@ class WebpFilter(Filter):
         return None if datatype == Datatype.UINT8 else "WEBP needs UINT8 values"
 
     @property
+    def lossy(self) -> bool:
+        return not self.lossless
+
+    @property
     def pixel_depth(self) -> int:
         return 3 if self.input_format < 3 else 4
 
