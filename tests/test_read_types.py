@@ -258,6 +258,23 @@ def test_strings_keep_raw_bytes(tmp_path):
     assert column.to_pylist() == [b"\xff\xfe", b"ok"]
 
 
+def test_min_max_of_nullable_bool_with_all_null_tiles(tmp_path):
+    """TileDB keeps no min / max of BOOL tiles: a tile holding only NULLs is still answered
+    from its null count (it adds nothing) and the other tiles are read."""
+    path = tmp_path / "b"
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 9), tile=10, dtype=np.int64))
+    tiledb.Array.create(str(path), tiledb.ArraySchema(
+        domain=dom, sparse=True, capacity=2, attrs=[tiledb.Attr("b", dtype=bool, nullable=True)]))
+    x = np.arange(6)
+    with tiledb.open(str(path), "w") as A:
+        tiledb.sparse_array._setitem_impl_sparse(A, x, {"b": x % 2 == 0},
+                                                 {"b": np.array([0, 0, 1, 1, 0, 1], np.uint8)})
+    values = [c[0] for c in oracle_cells(path)["b"] if c is not None]
+    got = tdbsql.query("SELECT min(b) AS lo, max(b) AS hi, count(b) AS c FROM array", str(path))
+    assert got.to_pylist() == [{"lo": bool(min(values)), "hi": bool(max(values)),
+                                "c": len(values)}]
+
+
 # -- wide strings: tiledb-py has no numpy type for them; write raw buffers -----------------
 
 

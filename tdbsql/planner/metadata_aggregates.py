@@ -206,7 +206,9 @@ def tile_answers(array, ranges: Ranges, predicate, aggregates: list[tuple[str, s
                 values.append(np.asarray(frag.metadata.tile_sums[column])[tiles])
             else:
                 bounds_of = stats.mins if func == "min" else stats.maxes
-                values.append(pick_tiles(bounds_of, tiles))
+                # without bounds only tiles of NULLs qualify: they add no value
+                values.append([None] * len(tiles) if bounds_of is None
+                              else pick_tiles(bounds_of, tiles))
         keys = {name: np.asarray(bounds[name][0])[tiles] for name in group_dims}
         answers.append(TileAnswers(frag_idx, tiles, keys, values, non_null))
     return answers or None
