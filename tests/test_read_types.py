@@ -459,6 +459,34 @@ def test_sparse_datetime_dimension(tmp_path, unit):
     _check_domain(path)
 
 
+@pytest.mark.parametrize("sparse", [True, False])
+def test_min_max_of_nanosecond_timestamps(tmp_path, sparse):
+    """min / max of nanosecond timestamps (dimension and attributes), partly from tile metadata,
+    keep their nanoseconds (a Python datetime cannot hold them: it raised ValueError)."""
+    path = tmp_path / "a"
+    dim = tiledb.Dim("t", domain=(np.datetime64(-1000, "ns"), np.datetime64(999, "ns")),
+                     tile=np.timedelta64(10, "ns"), dtype="M8[ns]")
+    tiledb.Array.create(str(path), tiledb.ArraySchema(
+        domain=tiledb.Domain(dim), sparse=sparse, capacity=4,
+        attrs=[tiledb.Attr("a", dtype="M8[ns]"), tiledb.Attr("m", dtype="M8[ms]")]))
+    t = np.arange(-443, -377, dtype=np.int64)
+    data = {"a": (t * 7 + 3).view("M8[ns]"), "m": (t * 3).view("M8[ms]")}
+    if sparse:
+        with tiledb.open(str(path), "w") as A:
+            A[t.view("M8[ns]")] = data
+    else:
+        dense_write(path, [(np.datetime64(-443, "ns"), np.datetime64(-378, "ns"))], data)
+    cells = oracle_cells(path)
+    ints = {k: [int.from_bytes(c, "little", signed=True) for c in v] for k, v in cells.items()}
+    got = tdbsql.query("SELECT min(t) AS t0, max(t) AS t1, min(a) AS a0, max(a) AS a1, "
+                       "min(m) AS m0, max(m) AS m1, count(a) AS c FROM array", str(path))
+    assert got.schema.types[:4] == [pa.timestamp("ns")] * 4
+    assert got.schema.types[4:] == [pa.timestamp("ms")] * 2 + [pa.int64()]
+    assert got.column("c").to_pylist() == [len(ints["a"])]
+    want = [f(ints[k]) for k in "tam" for f in (min, max)]
+    assert [got.column(i).cast(pa.int64())[0].as_py() for i in range(6)] == want
+
+
 def test_dense_datetime_dimension(tmp_path):
     path = tmp_path / "a"
     dim = tiledb.Dim("t", domain=(np.datetime64(-100, "D"), np.datetime64(99, "D")),

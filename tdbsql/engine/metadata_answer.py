@@ -58,19 +58,21 @@ def try_metadata_answer(runner, step) -> tuple[Frame, list] | None:
 
 
 def _extreme_type(array, func: str, column: str | None) -> pa.DataType | None:
-    """The Arrow type min / max of a numeric column has (the column's, as when its tiles are
-    read: an INTEGER column's min is INTEGER, not BIGINT); None otherwise."""
+    """The Arrow type min / max of a numeric or temporal column has (the column's, as when its
+    tiles are read: an INTEGER column's min is INTEGER, not BIGINT; a TIMESTAMP_MS's a
+    TIMESTAMP_MS); None otherwise."""
     if func not in ("min", "max"):
         return None
     found = field_arrow_type(array, column)
-    return found if pa.types.is_integer(found) or pa.types.is_floating(found) else None
+    numeric = pa.types.is_integer(found) or pa.types.is_floating(found)
+    return found if numeric or pa.types.is_temporal(found) else None
 
 
-def _column(value, numeric: pa.DataType | None = None) -> pa.Array:
-    if numeric is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return pa.array([value], numeric)
-    if isinstance(value, pa.Scalar):
-        return pa.array([value.as_py()], value.type)
+def _column(value, typed: pa.DataType | None = None) -> pa.Array:
+    if isinstance(value, pa.Scalar):  # as_py would lose nanoseconds
+        return pa.array([value], value.type)
+    if typed is not None and value is not None:
+        return pa.array([value], typed)
     if isinstance(value, pa.Array):
         return value
     if isinstance(value, int) and not isinstance(value, bool):

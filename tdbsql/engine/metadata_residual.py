@@ -25,7 +25,7 @@ from ..planner.metadata_aggregates import MetadataPlan, plan_from_metadata
 from ..planner.pruning import Ranges
 from .column import Column
 from .evaluate import where_mask
-from .fields import column_to_arrow
+from .fields import column_to_arrow, field_arrow_type
 from .fill import field
 from .frame import rows_only
 from .grouping import Groups, aggregate
@@ -41,8 +41,10 @@ def answer_from_metadata(array, ranges: Ranges, predicate, aggregates: list[tupl
     if plan is None:
         return None
     _residual(array, ranges, predicate, aggregates, plan, stats, budget)
-    return [partial.result(lambda raw, column=column: _to_python(array, column, raw))
-            for partial, (_, column) in zip(plan.partials, aggregates)]
+    values = [partial.result(lambda raw, column=column: _to_python(array, column, raw))
+              for partial, (_, column) in zip(plan.partials, aggregates)]
+    return [_temporal_back(array, column, value) if func in ("min", "max") else value
+            for value, (func, column) in zip(values, aggregates)]
 
 
 def _residual(array, ranges, predicate, aggregates, plan: MetadataPlan, stats, budget) -> None:
@@ -89,7 +91,7 @@ def _fold_rows(table: pa.Table, aggregates, plan: MetadataPlan) -> None:
             partial.count += non_null
         if func == "count" or non_null == 0:
             continue
-        value = aggregate(func, values, one_group)[0].as_py()
+        value = aggregate(func, counts(values), one_group)[0].as_py()
         if func == "sum":
             # an integer sum past int64 comes back as decimal128(38, 0): exact as an int
             partial.total += value if isinstance(value, float) else int(value)
@@ -104,4 +106,25 @@ def _to_python(array, column: str, raw):
                      np.array([0, len(raw)], dtype=np.int64))
     else:
         col = Column(np.array([raw]).astype(field(array.schema, column).info.numpy))
-    return column_to_arrow(array, column, col)[0].as_py()
+    return counts(column_to_arrow(array, column, col))[0].as_py()
+
+
+def counts(values):
+    """Temporal values as their integer counts in their Arrow unit (Python's datetime holds no
+    nanoseconds: min / max fold them as counts); other values as they are."""
+    if not pa.types.is_temporal(values.type):
+        return values
+    return values.cast(pa.int32() if values.type.bit_width == 32 else pa.int64())
+
+
+def _temporal_back(array, column: str | None, value):
+    """A min / max folded as a count (``counts``) as the column's Python value, or as an Arrow
+    scalar when Python has none (a timestamp or time with nanoseconds)."""
+    if not isinstance(value, int):
+        return value
+    arrow_type = field_arrow_type(array, column)
+    if not pa.types.is_temporal(arrow_type):
+        return value
+    scalar = pa.array([value], arrow_type)[0]
+    nanos = getattr(arrow_type, "unit", None) == "ns" and value % 1000
+    return scalar if nanos else scalar.as_py()
