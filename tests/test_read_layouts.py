@@ -287,6 +287,31 @@ def test_where_on_datetime_dimension(tmp_path):
     assert_same_cells(table, expected, ["t"], ["a"], path=path)
 
 
+@pytest.mark.parametrize("op,lo,hi", [("=", -126, -126), ("<", -129, -127), (">=", -126, -100),
+                                       ("BETWEEN", -128, -126)])
+@pytest.mark.parametrize("sparse", [True, False])
+def test_where_on_nanosecond_dimension(tmp_path, sparse, op, lo, hi):
+    """A TIMESTAMP_NS literal keeps its nanoseconds (it was cut to microseconds, so the range
+    pushed down and the filter after it disagreed: ``t = ...874`` found nothing)."""
+    path = tmp_path / "a"
+    dim = tiledb.Dim("t", domain=(np.datetime64(-200, "ns"), np.datetime64(-100, "ns")),
+                     tile=np.timedelta64(7, "ns"), dtype="M8[ns]")
+    tiledb.Array.create(str(path), tiledb.ArraySchema(
+        domain=tiledb.Domain(dim), sparse=sparse, attrs=[tiledb.Attr("a", dtype=np.int64)]))
+    t = np.arange(-129, -99, dtype=np.int64)
+    if sparse:
+        with tiledb.open(str(path), "w") as A:
+            A[t.view("M8[ns]")] = t
+    else:
+        dense_write(path, [(np.datetime64(-129, "ns"), np.datetime64(-100, "ns"))], t)
+    stamp = "TIMESTAMP_NS '1969-12-31 23:59:59.999999{:03d}'".format
+    where = f"t BETWEEN {stamp(1000 + lo)} AND {stamp(1000 + hi)}" if op == "BETWEEN" else \
+        f"t {op} {stamp(1000 + (lo if op != '<' else hi + 1))}"
+    table = tdbsql.query(f"SELECT t, a FROM array WHERE {where}", str(path))
+    expected = oracle_cells(path, (slice(np.datetime64(lo, "ns"), np.datetime64(hi, "ns")),))
+    assert_same_cells(table, expected, ["t"], ["a"], path=path, ordered=False)
+
+
 def test_non_empty_domain_string_and_float(sparse_where, tmp_path):
     _check_domain(sparse_where)
     path = tmp_path / "f"

@@ -235,6 +235,18 @@ def parse_timestamp(text: str, zone: bool = False) -> int:
         raise DatetimeError(f'timestamp field value out of range: "{text}"') from None
 
 
+def parse_timestamp_ns(text: str, zone: bool = False) -> int:
+    """A TIMESTAMP_NS literal as nanoseconds since 1970-01-01: ``parse_timestamp``'s
+    microseconds and the 7th to 9th digits of the seconds' fraction (DuckDB drops later ones)."""
+    micros = parse_timestamp(text, zone)
+    fraction = _FRACTION.search(text)
+    extra = fraction.group(1)[6:9].ljust(3, "0") if fraction else "000"
+    return micros * 1000 + int(extra)
+
+
+_FRACTION = re.compile(r":\d{1,2}\.(\d*)")  # the seconds' fraction (no offset has one)
+
+
 class _UnknownZone(ValueError):
     """A time zone name that is not in the tz database."""
 

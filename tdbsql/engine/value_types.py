@@ -321,6 +321,8 @@ def _cast_string_scalar(value: pa.Scalar, target: pa.DataType):
             return pa.scalar(dto.parse_date(value.as_py()), target)
         if pa.types.is_interval(target):
             return dto.parse_interval(value.as_py(), None).as_arrow()
+        if target.unit == "ns":
+            return _nanosecond_stamp(value.as_py(), target)
         micros = dto.parse_timestamp(value.as_py(), zone=target.tz is not None)
         if target.unit in ("s", "ms"):  # DuckDB rounds to the unit, halves away from zero
             per = 1_000_000 if target.unit == "s" else 1_000
@@ -330,6 +332,14 @@ def _cast_string_scalar(value: pa.Scalar, target: pa.DataType):
         return pc.cast(pa.scalar(micros, pa.timestamp("us", target.tz)), target)
     except dto.DatetimeError as err:
         raise ValueError(str(err)) from None
+
+
+def _nanosecond_stamp(text: str, target: pa.DataType) -> pa.Scalar:
+    """A string constant read as a TIMESTAMP_NS: nanoseconds kept, as DuckDB keeps them."""
+    nanos = dto.parse_timestamp_ns(text, zone=target.tz is not None)
+    if not -2**63 <= nanos < 2**63:
+        raise ValueError(f"Could not convert string '{text}' to INT64")  # DuckDB's words
+    return pa.scalar(nanos, target)
 
 
 def _strings_to_stamps(value, target: pa.DataType):
