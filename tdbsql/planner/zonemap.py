@@ -26,6 +26,9 @@ attribute.  Traps the classification guards against:
   max contains one (then the bounds are the bytewise bounds);
 * dense tiles may include padding cells outside the fragment's domain in their min/max: a
   superset of the real cells, so NEVER and ALWAYS stay sound;
+* the string bounds of a dense tile can be garbage (TileDB 2.30, a dense write of three
+  attributes, one an ASCII string: ``'aa'`` plus stray bytes where the tile holds
+  ``'zz\\0zz'``), so dense string bounds are not trusted;
 * the statistics are of the values written: behind a lossy filter (float scaling, lossy WEBP)
   the cells read back differ, so only the null counts are used.
 """
@@ -412,6 +415,8 @@ def attribute_stats(frag, kind: FieldKind, spec_matches: bool, cells: np.ndarray
     if kind.domain == "bytes":
         trusted = np.array([b"\0" not in lo and b"\0" not in hi for lo, hi in zip(mins, maxes)],
                            dtype=np.uint8)
+        if meta.dense:  # TileDB 2.30 may store garbage string bounds for dense tiles
+            trusted[:] = 0
         return Stats(list(mins), list(maxes), nulls, cells, trusted, ones)
     mins, maxes = _widen(np.asarray(mins)), _widen(np.asarray(maxes))
     trusted = ones.copy()
