@@ -555,16 +555,25 @@ def _epoch(value):
     if pa.types.is_date(value.type):
         days = pc.cast(pc.cast(value, pa.int32()), pa.float64())
         return pc.multiply(days, 86400.0)
+    if value.type.unit == "ns":  # DuckDB counts a TIMESTAMP_NS's rounded microseconds
+        value = to_coarser_unit(value, pa.timestamp("us", tz=value.type.tz))
     per_second = float(_PER_SECOND[value.type.unit])  # ticks past 2**53 round, as DuckDB's
     ticks = pc.cast(pc.cast(value, pa.int64()), pa.float64(), safe=False)
     return pc.divide(ticks, per_second)
 
 
 def _seconds_scaled(value, scale: int):
-    whole = pc.multiply(pc.cast(pc.second(value), pa.int64()), scale)
-    fraction = pc.add(pc.multiply(pc.cast(pc.millisecond(value), pa.int64()), 1000),
-                      pc.cast(pc.microsecond(value), pa.int64()))
-    return pc.add(whole, pc.divide(fraction, 1_000_000 // scale))
+    """The minute's seconds in 1/``scale`` seconds, counted down from its microseconds; a
+    TIMESTAMP_NS's from its epoch rounded to microseconds first, as DuckDB counts them
+    (23:59:59.9999999 then gives 0 microseconds though its second is 59)."""
+    if pa.types.is_timestamp(value.type) and value.type.unit == "ns":
+        epoch = pc.cast(to_coarser_unit(value, pa.timestamp("us")), pa.int64())
+        micros = pc.subtract(epoch, pc.multiply(floor_div(epoch, 60_000_000), 60_000_000))
+    else:
+        micros = pc.add(pc.multiply(pc.cast(pc.second(value), pa.int64()), 1_000_000),
+                        pc.add(pc.multiply(pc.cast(pc.millisecond(value), pa.int64()), 1000),
+                               pc.cast(pc.microsecond(value), pa.int64())))
+    return pc.divide(micros, 1_000_000 // scale)
 
 
 def _kernel(function, **options):

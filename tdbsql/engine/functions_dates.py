@@ -30,8 +30,9 @@ _MONTHS = dto.MONTHS_PER
 
 def _micros(value, per: int = 1):
     """DATE / TIMESTAMP values as int64 counts of ``per`` microseconds (a whole number of
-    them in a day) since the epoch, rounded down; a DATE counted from its days, as DuckDB
-    does, so one past the TIMESTAMP range counts too."""
+    them in a day) since the epoch, rounded down (a TIMESTAMP_NS first rounded to
+    microseconds, as DuckDB casts it); a DATE counted from its days, as DuckDB does, so one
+    past the TIMESTAMP range counts too."""
     if pa.types.is_date(value.type):
         try:
             return pc.multiply_checked(dto.date_diff_days(value, pa.scalar(0, pa.date32())),
@@ -39,6 +40,8 @@ def _micros(value, per: int = 1):
         except pa.ArrowInvalid:
             raise dto.DatetimeError(f"the DATE is past the BIGINT range of {per} "
                                     "microseconds since 1970") from None
+    if value.type.unit == "ns":  # to microseconds as DuckDB casts: half away from zero
+        value = dto.to_coarser_unit(value, pa.timestamp("us", tz=value.type.tz))
     micros = pc.cast(pc.cast(value, pa.timestamp("us", tz=value.type.tz)), pa.int64())
     return micros if per == 1 else dto.floor_div(micros, per)
 
@@ -250,8 +253,11 @@ def _unix_to_time(ctx, value, scale=None):
         except pa.ArrowInvalid:
             raise ctx.error("Epoch seconds out of range for TIMESTAMP WITH TIME ZONE") from None
         return pc.cast(micros, pa.timestamp("us", tz="UTC"))
-    if kind(value.type) in ("date", "timestamp"):
+    if pa.types.is_date(value.type):
         return _micros(value, 1000)
+    if kind(value.type) == "timestamp":  # microseconds to milliseconds as DuckDB casts them
+        stamps = pc.cast(_micros(value), pa.timestamp("us"))  # (a TIMESTAMP_NS rounded first)
+        return pc.cast(dto.to_coarser_unit(stamps, pa.timestamp("ms")), pa.int64())
     digits = scale.as_py()  # epoch_ms: 3, make_timestamp(microseconds): 6
     if digits not in (3, 6):
         raise UnsupportedSql(f"{ctx.written_name}() of a count of 10**-{digits} seconds is "
@@ -275,8 +281,11 @@ def _epoch_us(ctx, value):
 
 @register("epoch_ns", 1)
 def _epoch_ns(ctx, value):
+    value = ctx.temporal(value, 0)
+    if pa.types.is_timestamp(value.type) and value.type.unit == "ns":  # its own count
+        return pc.cast(value, pa.int64())
     try:
-        return pc.multiply_checked(_micros(ctx.temporal(value, 0)), 1000)
+        return pc.multiply_checked(_micros(value), 1000)
     except pa.ArrowInvalid:
         raise ctx.error("a TIMESTAMP past 2262 has no nanoseconds since the epoch in a "
                         "BIGINT", 0) from None
