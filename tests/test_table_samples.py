@@ -94,3 +94,40 @@ def test_a_system_share_over_fragments_to_merge_samples_rows(tmp_path):
     assert all(v == 7 * i for i, v in rows)  # the newest cells only
     assert abs(len(rows) - N / 10) < 300  # row by row: binomial sd 42
     assert "(sample)" not in con.explain("SELECT * FROM t TABLESAMPLE 10%", analyze=True)
+
+
+def test_a_repeatable_system_share_draws_the_same_tiles_every_run(array):
+    """``REPEATABLE (seed)`` / ``(system, seed)``: the same whole tiles on every run over the
+    same array (and the same rows of an Arrow table, read in one batch); another seed draws
+    others.  With BERNOULLI a seed is refused by name."""
+    import pyarrow as pa
+
+    con = tdbsql.connect().register("t", array)
+    first = con.sql("SELECT id FROM t USING SAMPLE 25% (system, 42) ORDER BY id").fetchall()
+    again = con.sql("SELECT id FROM t TABLESAMPLE SYSTEM (25%) REPEATABLE (42) "
+                    "ORDER BY id").fetchall()
+    assert first == again and len(first) % 500 == 0 and 0 < len(first) < 2 * N
+    others = {len(con.sql(f"SELECT id FROM t USING SAMPLE 25% (system, {seed})").fetchall())
+              for seed in range(8)}
+    assert len(others) > 1
+    con.register_arrow("r", pa.table({"i": np.arange(N)}))
+    rows = [con.sql("SELECT i FROM r USING SAMPLE 10% (system, 7) ORDER BY i").fetchall()
+            for _ in range(2)]
+    assert rows[0] == rows[1] and abs(len(rows[0]) - N / 10) < 300
+    with pytest.raises(tdbsql.UnsupportedSql, match="REPEATABLE"):
+        con.sql("SELECT * FROM r USING SAMPLE 10% (bernoulli, 7)")
+
+
+def test_a_system_share_of_a_dense_array_samples_rows(tmp_path):
+    """A dense scan reads its tiles whole (no task per tile to draw): the mark keeps each
+    row with chance p."""
+    uri = str(tmp_path / "d")
+    dom = tiledb.Domain(tiledb.Dim("id", domain=(0, N - 1), tile=1000, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=False, attrs=[
+        tiledb.Attr("v", dtype=np.int64)]))
+    with tiledb.open(uri, "w") as A:
+        A[:] = {"v": np.arange(N, dtype=np.int64) * 3}
+    con = tdbsql.connect().register("d", uri)
+    rows = con.sql("SELECT id, v FROM d TABLESAMPLE 10%").fetchall()
+    assert all(v == 3 * i for i, v in rows) and abs(len(rows) - N / 10) < 300
+    assert "(sample)" not in con.explain("SELECT * FROM d TABLESAMPLE 10%", analyze=True)

@@ -80,18 +80,21 @@ def _random(ctx):
     return pa.array(np.random.default_rng().random(ctx.rows), pa.float64())
 
 
-@register("system_sample", 1)
-def _system_sample(ctx, share):
+@register("system_sample", 1, 2)
+def _system_sample(ctx, share, seed=None):
     """The mark ``TABLESAMPLE p%`` (SYSTEM, DuckDB's default) leaves on its table
     (``planner.table_samples``): an array scan that streams keeps each whole tile with chance
     ``share`` and drops the mark (``engine.scan_step``); anywhere else a row is kept with that
-    chance, the same chance per row."""
+    chance, the same chance per row -- the same rows on every run for a REPEATABLE ``seed``
+    when they come in one batch (a merged scan, a dense array, an Arrow table)."""
     chance = ctx.constant(share, 0, "share")
     if isinstance(chance, bool) or not isinstance(chance, (int, float, Decimal)) or \
             not 0 <= chance <= 1:
         raise ctx.error(f"the share must be a number from 0 to 1, got {chance}", 0)
-    chance = float(chance)
-    return pa.array(np.random.default_rng().random(ctx.rows) < chance, pa.bool_())
+    drawn = None if seed is None else ctx.constant(seed, 1, "seed")
+    if drawn is not None and (isinstance(drawn, bool) or not isinstance(drawn, int) or drawn < 0):
+        raise ctx.error(f"the seed must be a non-negative integer, got {drawn}", 1)
+    return pa.array(np.random.default_rng(drawn).random(ctx.rows) < float(chance), pa.bool_())
 
 
 @register("pi", 0)

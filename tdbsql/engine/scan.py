@@ -108,6 +108,8 @@ class TileScan:
         self._same_fields: dict[int, tuple] = {}  # id(spec) -> (spec, same_field)
         self._empty_columns: dict[str, Column] = {}  # see _no_rows
 
+    streamable = False  # can tiles be read one at a time (``SparseScan``'s may)?
+
     def tasks(self) -> list:
         """Units of work for ``read``: a scan that cannot stream has one, ``None``."""
         return [None]

@@ -24,7 +24,7 @@ from sqlglot import exp, planner
 from ..catalog import ArrowSource
 from ..planner.conjuncts import and_all, conjuncts, unqualified
 from ..planner.ranges import scan_ranges
-from ..planner.table_samples import sample_last, sample_share
+from ..planner.table_samples import sample_drawn, sample_last
 from .column import Column, concat
 from .fields import column_to_arrow
 from .frame import ROW_PLACEHOLDER, Frame, rows_only
@@ -63,9 +63,8 @@ class ArrayScan:
         query, schema = runner.query, array.schema
         # a SYSTEM sample's mark last: dropped once tiles are drawn, no other conjunct moves
         condition = query.derived("sample last", lambda: sample_last(condition), condition)
-        self._query, self._sample = query, sample_share(condition)
+        self._query, self._sample = query, sample_drawn(condition)  # (share, seed)
         self._sampled = False  # tasks() drew the tiles: the mark is not tested on rows
-        self._nothing = False  # ... and drew none
         predicate = query.derived("unqualified", lambda: unqualified(condition), condition)
         ranges = query.derived("ranges", lambda: scan_ranges(predicate, schema), predicate,
                                schema)
@@ -107,13 +106,15 @@ class ArrayScan:
 
     def _drawn(self, tasks: list) -> list:
         """The tiles a SYSTEM sample keeps of ``tasks`` (one tile each: a streamed scan's,
-        before runs are made), each with the sample's chance; every cell of a kept tile is
+        before runs are made), each with the sample's chance (the same tiles on every run
+        for a REPEATABLE seed); every cell of a kept tile is
         kept, as DuckDB keeps whole vectors.  Drawing none, the first stays to give the
         columns, read for no row."""
+        share, seed = self._sample
         kept = [task for task, chance in
-                zip(tasks, np.random.default_rng().random(len(tasks))) if chance < self._sample]
+                zip(tasks, np.random.default_rng(seed).random(len(tasks))) if chance < share]
         self.stats["tiles_after_sample"] = len(kept)
-        self._sampled, self._nothing = True, not kept
+        self._sampled = True
         return kept or tasks[:1]
 
     def pieces(self, chunk: list, condition: exp.Expression | None) -> tuple[int, list]:
@@ -127,8 +128,9 @@ class ArrayScan:
         if self._sampled:
             condition = self._query.derived(
                 "sample drawn", lambda: and_all(conjuncts(condition)[:-1]), condition)
+        nothing = self._sampled and not self.stats["tiles_after_sample"]  # none drawn
         for task in chunk:
-            if self._nothing:
+            if nothing:
                 pieces.append((self.scan.no_rows(self.fields), 0, NOTHING_LEFT))
                 continue
             keyed = None if self.keys is None else self.scan.key_mask(task, *self.keys)

@@ -14,8 +14,10 @@ draws for each tile it would read and reads only those kept, so a 1% sample of a
 decodes 1% of its tiles; anywhere else ``system_sample(p)`` keeps each row with chance p.
 BERNOULLI keeps each row with chance p.  Each row's chance is p either way.  A number of rows is a reservoir:
 exactly that many rows (all of them if fewer), each set of them equally likely.  ``USING
-SAMPLE`` applies to the FROM clause before WHERE; over a join it is refused by name, as is
-``REPEATABLE (seed)`` (random() has no seed).  A share past 100%, a negative size or a row
+SAMPLE`` applies to the FROM clause before WHERE; over a join it is refused by name.
+``REPEATABLE (seed)`` / ``(system, seed)`` draws a SYSTEM share's tiles (or rows) alike on
+every run over the same array; with another method it is refused by name (random() has no
+seed).  A share past 100%, a negative size or a row
 count with BERNOULLI is DuckDB's error.  A fraction of a row rounds half to even (2.5 ROWS: 2,
 3.5 ROWS: 4) and a reservoir's share of rows half up (2.5 rows: 3), as DuckDB counts them.
 """
@@ -52,10 +54,12 @@ def table_samples(tree: exp.Expression, sql: str) -> exp.Expression:
 
 
 def _sampled(table: exp.Table, sample: exp.TableSample, sql: str) -> exp.Subquery:
-    if sample.args.get("seed"):
-        raise UnsupportedSql(f"a sample with REPEATABLE (seed) is not supported: "
-                             f"{sample.sql(dialect='duckdb')!r}")
     method = (sample.text("method") or "").upper()
+    seed = sample.args.get("seed") or None  # (sqlglot leaves False for "(method)" alone)
+    system = sample.args.get("percent") is not None and method in ("", "SYSTEM")
+    if seed is not None and not system:
+        raise UnsupportedSql(f"a sample with REPEATABLE (seed) is not supported but for a "
+                             f"SYSTEM share: {sample.sql(dialect='duckdb')!r}")
     alias = table.args.get("alias")
     inner = table.copy()
     inner.set("alias", None)
@@ -74,8 +78,14 @@ def _sampled(table: exp.Table, sample: exp.TableSample, sql: str) -> exp.Subquer
             select = select.where(exp.LT(this=exp.Rand(),
                                          expression=exp.Literal.number(share / 100)))
         else:  # SYSTEM: whole tiles of an array (engine.scan_step), rows of anything else
-            select = select.where(exp.Anonymous(this=SYSTEM_SAMPLE,
-                                                expressions=[exp.Literal.number(share / 100)]))
+            mark = [exp.Literal.number(share / 100)]
+            if seed is not None:
+                value = number_constant(seed)
+                if value is None or value != int(value) or value < 0:
+                    raise SqlError("REPEATABLE takes a non-negative integer seed", sql,
+                                   span_of(seed))
+                mark.append(exp.Literal.number(int(value)))
+            select = select.where(exp.Anonymous(this=SYSTEM_SAMPLE, expressions=mark))
     elif size is not None:
         if method == "BERNOULLI":
             raise SqlError(f"Sample method {method.title()} cannot be used with a discrete "
@@ -119,15 +129,17 @@ def sample_last(condition: exp.Expression | None) -> exp.Expression | None:
     return and_all([term for term in terms if not is_sample_mark(term)] + marks)
 
 
-def sample_share(condition: exp.Expression | None) -> float | None:
-    """The share of tiles a scan of ``condition`` (``sample_last``'s) draws: its one sample
-    mark's, a number from 0 to 1 -- or None (no mark, or several: those test rows)."""
+def sample_drawn(condition: exp.Expression | None) -> tuple[float, int | None] | None:
+    """(the share of tiles a scan of ``condition`` (``sample_last``'s) draws, a number from 0
+    to 1; its REPEATABLE seed or None) of its one sample mark -- or None (no mark, or
+    several: those test rows)."""
     terms = conjuncts(condition)
     marks = [term for term in terms if is_sample_mark(term)]
-    if len(marks) != 1 or terms[-1] is not marks[0] or len(marks[0].expressions) != 1:
+    if len(marks) != 1 or terms[-1] is not marks[0] or \
+            not 1 <= len(marks[0].expressions) <= 2 or \
+            not all(isinstance(a, exp.Literal) and not a.is_string for a in marks[0].expressions):
         return None
-    share = marks[0].expressions[0]
-    if not isinstance(share, exp.Literal) or share.is_string:
+    share, *seed = (float(a.this) for a in marks[0].expressions)
+    if not 0 <= share <= 1 or seed and (seed[0] != int(seed[0]) or seed[0] < 0):
         return None
-    value = float(share.this)
-    return value if 0 <= value <= 1 else None
+    return share, int(seed[0]) if seed else None
