@@ -19,7 +19,7 @@ from .value_types import null_like
 
 
 def glob(values, patterns) -> pa.Array:
-    return with_nulls(*pair_rows(glob_rows, values, patterns, np.bool_))
+    return with_nulls(*pair_rows(glob_rows, values, patterns, np.bool_), values, patterns)
 
 
 def similar_to(values, patterns, error) -> pa.Array:

@@ -97,4 +97,4 @@ def match_rows(values, patterns, escape: str | None, error) -> pa.Array:
                            -1 if escape is None else ord(escape))
     if (out < 0).any():
         raise error("LIKE pattern must not end with the ESCAPE character")
-    return with_nulls(out > 0, valid)
+    return with_nulls(out > 0, valid, values, patterns)

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from .frame import broadcast
+from .list_values import scalar_if_constant
 from .value_types import string_buffers, valid_rows
 
 
@@ -35,6 +36,8 @@ def pair_rows(kernel, s, other, dtype, *options) -> tuple[np.ndarray, np.ndarray
     return out, valid
 
 
-def with_nulls(values: np.ndarray, valid: np.ndarray) -> pa.Array:
-    """``values`` as an Arrow array, NULL where ``valid`` is False."""
-    return pa.array(values, mask=None if valid.all() else ~valid)
+def with_nulls(values: np.ndarray, valid: np.ndarray, *inputs):
+    """``values`` as an Arrow array, NULL where ``valid`` is False; a scalar when every one
+    of ``inputs`` (the two arguments, if given) is a constant: ``pair_rows`` read one row."""
+    answer = pa.array(values, mask=None if valid.all() else ~valid)
+    return scalar_if_constant(answer, *inputs) if inputs else answer

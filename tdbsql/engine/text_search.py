@@ -9,7 +9,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..kernels import text_search as kernels
-from .list_values import scalar_if_constant
 from .string_pairs import pair_rows, with_nulls
 
 
@@ -17,7 +16,7 @@ def positions(s, needle) -> pa.Array:
     """strpos: the 1-based character position of ``needle`` in ``s``, 0 if it is not there
     (a scalar when both are constants)."""
     out, valid = pair_rows(kernels.character_positions, s, needle, np.int64)
-    return scalar_if_constant(with_nulls(out, valid), s, needle)
+    return with_nulls(out, valid, s, needle)
 
 
 def found(s, needle) -> pa.Array:
@@ -28,4 +27,4 @@ def found(s, needle) -> pa.Array:
 def affixed(s, needle, at_end: bool) -> pa.Array:
     """starts_with (``at_end``: ends_with): whether ``s`` starts (ends) with ``needle``."""
     out, valid = pair_rows(kernels.affixes, s, needle, np.bool_, at_end)
-    return with_nulls(out, valid)
+    return with_nulls(out, valid, s, needle)
