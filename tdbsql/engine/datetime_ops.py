@@ -379,6 +379,24 @@ def to_coarser_unit(stamps, target: pa.DataType):
     return pc.cast(pc.divide(rounded, 10**digits), target)
 
 
+def epoch_micros(value, per: int = 1):
+    """DATE / TIMESTAMP values as int64 counts of ``per`` microseconds (a whole number of
+    them in a day) since the epoch, rounded down (a TIMESTAMP_NS first rounded to
+    microseconds, as DuckDB casts it); a DATE counted from its days, as DuckDB does, so one
+    past the TIMESTAMP range counts too."""
+    if pa.types.is_date(value.type):
+        try:
+            return pc.multiply_checked(date_diff_days(value, pa.scalar(0, pa.date32())),
+                                       US_PER_DAY // per)
+        except pa.ArrowInvalid:
+            raise DatetimeError(f"the DATE is past the BIGINT range of {per} "
+                                "microseconds since 1970") from None
+    if value.type.unit == "ns":  # to microseconds as DuckDB casts: half away from zero
+        value = to_coarser_unit(value, pa.timestamp("us", tz=value.type.tz))
+    micros = pc.cast(pc.cast(value, pa.timestamp("us", tz=value.type.tz)), pa.int64())
+    return micros if per == 1 else floor_div(micros, per)
+
+
 def add_interval(value, interval: Interval):
     """``date|timestamp + INTERVAL`` -> timestamp (calendar-aware months)."""
     stamps = to_timestamp(value)
@@ -453,8 +471,6 @@ def month_lengths(months: np.ndarray) -> np.ndarray:
     """The day count (int64) of each month of a datetime64[M] array."""
     return ((months + 1).astype("datetime64[D]") - months.astype("datetime64[D]")) \
         .astype(np.int64)
-
-
 
 
 def _micros_of_day(times):
@@ -566,8 +582,8 @@ def _seconds_scaled(value, scale: int):
     """The minute's seconds in 1/``scale`` seconds, counted down from its microseconds; a
     TIMESTAMP_NS's from its epoch rounded to microseconds first, as DuckDB counts them
     (23:59:59.9999999 then gives 0 microseconds though its second is 59)."""
-    if pa.types.is_timestamp(value.type) and value.type.unit == "ns":
-        epoch = pc.cast(to_coarser_unit(value, pa.timestamp("us")), pa.int64())
+    if pa.types.is_timestamp(value.type):
+        epoch = epoch_micros(value)
         micros = pc.subtract(epoch, pc.multiply(floor_div(epoch, 60_000_000), 60_000_000))
     else:
         micros = pc.add(pc.multiply(pc.cast(pc.second(value), pa.int64()), 1_000_000),

@@ -50,7 +50,7 @@ def _age(ctx, end, start):
 
 def stamps_us(values) -> np.ndarray:
     """DATE / TIMESTAMP values as datetime64[us] (NULLs as the epoch, masked by the caller)."""
-    return np.asarray(pc.fill_null(_micros(values), 0).to_numpy(zero_copy_only=False),
+    return np.asarray(pc.fill_null(dto.epoch_micros(values), 0).to_numpy(zero_copy_only=False),
                       np.int64).astype("datetime64[us]")
 
 
@@ -112,7 +112,7 @@ def _time_bucket(ctx, width, value, third=None):
     is_date = kind(value.type) == "date"
     stamps = ctx.temporal(value, 1)
     zone = stamps.type.tz if pa.types.is_timestamp(stamps.type) else None
-    micros = _micros(stamps)
+    micros = dto.epoch_micros(stamps)
     offset, origin = 0, None
     if third is not None:
         third = plain(third)
@@ -126,7 +126,7 @@ def _time_bucket(ctx, width, value, third=None):
                 raise SqlError("time_bucket(): an offset in months is not supported", ctx.sql)
             offset = shift.days * dto.US_PER_DAY + shift.micros
         else:
-            origin = _micros(ctx.temporal(third, 2))
+            origin = dto.epoch_micros(ctx.temporal(third, 2))
     shifted = pc.subtract(micros, offset)
     if width.months:
         buckets = _month_buckets(shifted, width.months, origin)
@@ -149,10 +149,6 @@ def _width(ctx, width) -> dto.Interval:
             interval == dto.Interval():
         raise SqlError("Period must be greater than 0", ctx.sql)
     return interval
-
-
-def _micros(stamps):
-    return pc.cast(pc.cast(dto.to_timestamp(stamps), pa.timestamp("us")), pa.int64())
 
 
 def _fixed_buckets(micros, width: int, origin):

@@ -28,24 +28,6 @@ _US = {**dto.US_PER, "day": dto.US_PER_DAY}  # microseconds per unit
 _MONTHS = dto.MONTHS_PER
 
 
-def _micros(value, per: int = 1):
-    """DATE / TIMESTAMP values as int64 counts of ``per`` microseconds (a whole number of
-    them in a day) since the epoch, rounded down (a TIMESTAMP_NS first rounded to
-    microseconds, as DuckDB casts it); a DATE counted from its days, as DuckDB does, so one
-    past the TIMESTAMP range counts too."""
-    if pa.types.is_date(value.type):
-        try:
-            return pc.multiply_checked(dto.date_diff_days(value, pa.scalar(0, pa.date32())),
-                                       _US["day"] // per)
-        except pa.ArrowInvalid:
-            raise dto.DatetimeError(f"the DATE is past the BIGINT range of {per} "
-                                    "microseconds since 1970") from None
-    if value.type.unit == "ns":  # to microseconds as DuckDB casts: half away from zero
-        value = dto.to_coarser_unit(value, pa.timestamp("us", tz=value.type.tz))
-    micros = pc.cast(pc.cast(value, pa.timestamp("us", tz=value.type.tz)), pa.int64())
-    return micros if per == 1 else dto.floor_div(micros, per)
-
-
 # parts date_diff counts as another, as DuckDB: the days' parts (day of the week, of the
 # year, Julian day) as days, 'epoch' as seconds, 'yearweek' as weeks
 _COUNTED_AS = {"dow": "day", "isodow": "day", "doy": "day", "julian": "day",
@@ -69,9 +51,9 @@ def _date_diff(ctx, end, start, part):
         return pc.subtract(*(pc.divide(v, per) for v in reversed(micros)))
     if unit in _US:
         per = _US[unit]
-        return pc.subtract(_micros(end, per), _micros(start, per))
+        return pc.subtract(dto.epoch_micros(end, per), dto.epoch_micros(start, per))
     if unit == "week":  # whole weeks between the days (DuckDB: days / 7, toward zero)
-        days = pc.subtract(_micros(end, _US["day"]), _micros(start, _US["day"]))
+        days = pc.subtract(dto.epoch_micros(end, _US["day"]), dto.epoch_micros(start, _US["day"]))
         return _toward_zero_div(days, 7)
     if unit == "isoyear":
         return pc.subtract(dto.arrow_calendar(end).year(pc.iso_year),
@@ -230,7 +212,7 @@ def _dates_of_parts(ctx, years, months, days, valid) -> np.ndarray:
     safe_months = np.where(valid & (months >= 1) & (months <= 12), months, 1)
     starts = ((safe_years - 1970) * 12 + safe_months - 1).astype("M8[M]")
     first = starts.astype("M8[D]").astype(np.int64)
-    lengths = (starts + 1).astype("M8[D]").astype(np.int64) - first
+    lengths = dto.month_lengths(starts)
     numbers = first + days - 1
     bad = valid & ((months < 1) | (months > 12) | (days < 1) | (days > lengths) |
                    (numbers < dto.FIRST_DAY) | (numbers > dto.LAST_DAY))
@@ -254,9 +236,9 @@ def _unix_to_time(ctx, value, scale=None):
             raise ctx.error("Epoch seconds out of range for TIMESTAMP WITH TIME ZONE") from None
         return pc.cast(micros, pa.timestamp("us", tz="UTC"))
     if pa.types.is_date(value.type):
-        return _micros(value, 1000)
+        return dto.epoch_micros(value, 1000)
     if kind(value.type) == "timestamp":  # microseconds to milliseconds as DuckDB casts them
-        stamps = pc.cast(_micros(value), pa.timestamp("us"))  # (a TIMESTAMP_NS rounded first)
+        stamps = pc.cast(dto.epoch_micros(value), pa.timestamp("us"))  # (a TIMESTAMP_NS rounded first)
         return pc.cast(dto.to_coarser_unit(stamps, pa.timestamp("ms")), pa.int64())
     digits = scale.as_py()  # epoch_ms: 3, make_timestamp(microseconds): 6
     if digits not in (3, 6):
@@ -276,7 +258,7 @@ def _epoch_ms(ctx, value):
 
 @register("epoch_us", 1)
 def _epoch_us(ctx, value):
-    return _micros(ctx.temporal(value, 0))
+    return dto.epoch_micros(ctx.temporal(value, 0))
 
 
 @register("epoch_ns", 1)
@@ -285,7 +267,7 @@ def _epoch_ns(ctx, value):
     if pa.types.is_timestamp(value.type) and value.type.unit == "ns":  # its own count
         return pc.cast(value, pa.int64())
     try:
-        return pc.multiply_checked(_micros(value), 1000)
+        return pc.multiply_checked(dto.epoch_micros(value), 1000)
     except pa.ArrowInvalid:
         raise ctx.error("a TIMESTAMP past 2262 has no nanoseconds since the epoch in a "
                         "BIGINT", 0) from None
