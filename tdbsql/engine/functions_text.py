@@ -586,18 +586,20 @@ def _regexp_replace(ctx, s, pattern, replacement, options=None):
 
 
 def compiled_regex(ctx, regex: str, index: int = 1):
-    """``regex`` compiled by Python's ``re`` (for the groups RE2 in Arrow does not give).
-    A pattern RE2 reads and ``re`` does not (``\\pL``) is UnsupportedSql; one neither reads,
-    the SQL error naming argument ``index``."""
+    """``regex`` compiled by Python's ``re`` (for the groups RE2 in Arrow does not give),
+    once RE2 -- DuckDB's engine -- reads it: a pattern RE2 refuses (a lookaround, a
+    backreference) is the SQL error naming argument ``index``, as DuckDB's, though ``re``
+    reads it; one RE2 reads and ``re`` does not (``\\pL``) is UnsupportedSql."""
     import re
 
     try:
+        pc.match_substring_regex(pa.array([""]), regex)
+    except pa.ArrowInvalid as err:
+        raise ctx.error(f"invalid regular expression: {str(err).split(': ', 1)[-1]}",
+                        index) from None
+    try:
         return re.compile(regex)
     except re.error as err:
-        try:
-            pc.match_substring_regex(pa.array([""]), regex)
-        except pa.ArrowInvalid:
-            raise ctx.error(f"invalid regular expression: {err}", index) from None
         raise UnsupportedSql(f"{ctx.name}() of a pattern Python's re cannot read "
                              f"({err}): {regex!r}") from None
 
