@@ -12,13 +12,11 @@ the epoch (UTC instants for a TIMESTAMP WITH TIME ZONE); a zero step gives no va
 
 from __future__ import annotations
 
-import calendar
-import datetime as dt
 from typing import Callable
 
 import numpy as np
 
-from .datetime_ops import US_PER_DAY
+from .datetime_ops import US_PER_DAY, month_lengths
 from .integer_series import series_counts, series_values
 
 _INT64_MAX = 2**63 - 1
@@ -71,11 +69,13 @@ def _walk(start: int, stop: int, months: int, days: int, micros: int, inclusive:
 
 def _add_interval(micros_since_epoch: int, months: int, days: int, micros: int) -> int:
     """A timestamp plus an interval, as DuckDB adds one: months (the day clamped to the
-    month's last), then days, then microseconds."""
-    moment = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=micros_since_epoch)
-    month_index = moment.year * 12 + moment.month - 1 + months
-    year, month = divmod(month_index, 12)
-    day = min(moment.day, calendar.monthrange(year, month + 1)[1])
-    moment = moment.replace(year=year, month=month + 1, day=day)
-    moment += dt.timedelta(days=days, microseconds=micros)
-    return (moment - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
+    month's last), then days, then microseconds.  In numpy's proleptic calendar, so years
+    past 9999 and before 1 step as the rest (Python's datetime stops at both)."""
+    day_number, time_of_day = divmod(micros_since_epoch, US_PER_DAY)
+    date = np.datetime64(day_number, "D")
+    month = date.astype("datetime64[M]")
+    moved = month + months
+    day = min(int((date - month.astype("datetime64[D]")).astype(np.int64)),
+              int(month_lengths(np.array([moved]))[0]) - 1)
+    moved_day = int(moved.astype("datetime64[D]").astype(np.int64)) + day
+    return (moved_day + days) * US_PER_DAY + time_of_day + micros
