@@ -158,7 +158,8 @@ def slice_of(lists_value, begin_value, end_value, rows: int):
 
 
 def _quoted(text: pa.Array) -> pa.Array:
-    """Strings inside a printed list, quoted as DuckDB quotes them: when empty, 'NULL' in any
+    """Elements' text inside a printed list (strings, times, ...: not nested lists), quoted
+    as DuckDB quotes them: when empty, 'NULL' in any
     case, with a character that reads as list syntax or an edge space; ' and \\ escaped."""
     special = pc.or_(pc.match_substring_regex(text, r"[,\[\]'\\:{}\"()]|^\s|\s$|^$"),
                      pc.equal(pc.utf8_lower(text), "null"))
@@ -174,7 +175,7 @@ def list_text(value, element_text):
     parts = list_parts(as_lists(value, rows))
     text = element_text(parts.elements) if not pa.types.is_null(parts.elements.type) else \
         pa.nulls(len(parts.elements), pa.string())
-    if pa.types.is_string(parts.elements.type) or pa.types.is_large_string(parts.elements.type):
+    if not pa.types.is_nested(parts.elements.type):  # a TIMESTAMP's ':' is quoted too
         text = _quoted(text.cast(pa.string()))
     text = pc.fill_null(text.cast(pa.string()), "NULL")
     joined = pc.binary_join(rebuild(parts.valid, parts.lengths, text), ", ")
