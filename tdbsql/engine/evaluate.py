@@ -30,7 +30,7 @@ from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
 from ..planner.column_names import type_sql, written_interval
-from ..planner.duckdb_functions import is_duckdb_function
+from ..planner.function_names import unknown_function
 from . import arithmetic, decimals, glob_match, interval_rows, like_match, list_lambdas, list_ops
 from . import datetime_ops as dto
 from .column_refs import resolve_column
@@ -640,10 +640,9 @@ class Evaluator:
 
     def _call(self, name: str, node, args: list):
         function = REGISTRY.get(name)
-        if function is None and isinstance(node, exp.Anonymous) and \
-                not is_duckdb_function(name):
-            raise self.error(f"unknown function {name}()", node)
-        if function is None:  # a DuckDB function tdbsql does not evaluate
+        if function is None and isinstance(node, exp.Anonymous):  # the planner's decision
+            raise unknown_function(name, self.sql, node_span(node))
+        if function is None:  # a function sqlglot knows (DuckDB's) tdbsql does not evaluate
             raise UnsupportedSql(f"unsupported SQL function {_written_name(node, name)}()")
         values = [self._argument(arg) for arg in args]
         return call(function, Call(name, node, tuple(args), self.sql, self.budget,

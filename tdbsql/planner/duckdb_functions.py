@@ -110,5 +110,8 @@ FUNCTIONS = frozenset("""
 """.split())
 
 
+_LOWER = frozenset(name.lower() for name in FUNCTIONS)  # formatReadableSize: as written
+
+
 def is_duckdb_function(name: str) -> bool:
-    return name.lower() in FUNCTIONS
+    return name.lower() in _LOWER
