@@ -592,3 +592,22 @@ def test_a_float_nan_in_a_list_is_a_value_as_in_numpy_and_pandas(tmp_path):
     assert got["s"] == ["a", None, None]
     with pytest.raises(DataError, match="column 'f': cannot read the values"):
         write(path, {"x": [4], "f": [np.datetime64("NaT")], "g": [1.0], "s": ["a"]})
+
+
+def test_delete_guard_reads_an_attribute_whose_name_holds_a_quote(tmp_path):
+    """The NULL/NaN guard of a DELETE names attributes as quoted SQL identifiers: a '"' in a
+    name was pasted into its query as is (a syntax error, not the guard's answer)."""
+    path = str(tmp_path / "q")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 99), tile=10, dtype=np.int64))
+    tiledb.Array.create(path, tiledb.ArraySchema(domain=dom, sparse=True, attrs=[
+        tiledb.Attr('we"ird', dtype=np.float64), tiledb.Attr("v", dtype=np.int64)]))
+    with tiledb.open(path, "w") as A:
+        A[np.array([1, 2, 3])] = {'we"ird': np.array([0.5, np.nan, 1.5]),
+                                  "v": np.array([1, 2, 3])}
+    con = tdbsql.connect()
+    con.register("t", path)
+    with pytest.raises(tdbsql.UnsupportedSql, match='"we""ird" is NaN on 1 cell'):
+        con.sql('DELETE FROM t WHERE "we""ird" > 1')
+    con.sql("DELETE FROM t WHERE v = 3")
+    with tiledb.open(path) as A:
+        assert sorted(A[:]["x"].tolist()) == [1, 2]

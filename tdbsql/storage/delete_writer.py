@@ -73,27 +73,29 @@ def _refuse_cells_sql_would_keep(array, tree: exp.Expression, condition: Node, t
     than losing them."""
     names = _fields_of(condition)
     attrs = [a for a in array.schema.attributes if a.name in names]
-    tests = [f"({tree.sql(dialect='duckdb')}) IS NULL"] if any(a.nullable for a in attrs) else []
-    tests += [f'isnan("{a.name}")' for a in attrs
+    where = tree.sql(dialect="duckdb")
+    tests = [(None, f"({where}) IS NULL")] if any(a.nullable for a in attrs) else []
+    quoted = [exp.column(a.name, quoted=True).sql(dialect="duckdb") for a in attrs
               if type_info(a.datatype).kind == "float" and a.cell_val_num == 1]
+    tests += [(name, f"isnan({name})") for name in quoted]
     if not tests:
         return
     from ..api import query
 
-    counts = query("SELECT " + ", ".join(f"count(*) FILTER (WHERE {x}) AS n{i}"
-                                         for i, x in enumerate(tests)) + " FROM array",
+    counts = query("SELECT " + ", ".join(f"count(*) FILTER (WHERE {test}) AS n{i}"
+                                         for i, (_, test) in enumerate(tests)) + " FROM array",
                    array.path, key=array.key, timestamp=t).to_pylist()[0]
-    for test, n in zip(tests, counts.values()):
-        if n and test.endswith("IS NULL"):
+    for (nan_of, _), n in zip(tests, counts.values()):
+        if n and nan_of is None:
             raise UnsupportedSql(
-                f"DELETE ... WHERE {tree.sql(dialect='duckdb')}: the condition is NULL on {n:,} "
-                "cell(s) (a compared attribute is NULL there); SQL keeps them but a TileDB "
-                "delete commit would remove them too, so the delete is refused")
+                f"DELETE ... WHERE {where}: the condition is NULL on {n:,} cell(s) (a compared "
+                "attribute is NULL there); SQL keeps them but a TileDB delete commit would "
+                "remove them too, so the delete is refused")
         if n:
             raise UnsupportedSql(
-                f"DELETE ... WHERE {tree.sql(dialect='duckdb')}: {test[6:-1]} is NaN on {n:,} "
-                "cell(s); a TileDB delete commit compares NaN as IEEE floats do, SQL orders it "
-                "above every number, so the delete is refused")
+                f"DELETE ... WHERE {where}: {nan_of} is NaN on {n:,} cell(s); a TileDB delete "
+                "commit compares NaN as IEEE floats do, SQL orders it above every number, so "
+                "the delete is refused")
 
 
 def _fields_of(node: Node) -> set[str]:
