@@ -243,16 +243,14 @@ def _values(array: pa.Array) -> list:
     return array.to_pylist()
 
 
-_FIRST_DAY, _LAST_DAY = -719_162, 2_932_896  # 0001-01-01, 9999-12-31 (days from 1970)
-_PER_DAY = {"s": 86_400, "ms": 86_400_000, "us": 86_400_000_000, "ns": 86_400_000_000_000}
-
-
 def _in_python_range(array: pa.Array) -> pa.Array:
     """Which of the dates / timestamps lie in the years 1-9999: by their raw numbers (the
     years Arrow computes for ones far out are wrong)."""
+    from .engine.arrow_calendar import PYTHON_FIRST_DAY, PYTHON_LAST_DAY, TICKS_PER_DAY
+
     unit = "ms" if pa.types.is_date64(array.type) else getattr(array.type, "unit", None)
-    per_day = _PER_DAY.get(unit, 1)
+    per_day = TICKS_PER_DAY.get(unit, 1)
     numbers = pc.cast(array, pa.int64() if unit else pa.int32()).cast(pa.int64())
-    first = max(_FIRST_DAY * per_day, -2**63)
-    last = min((_LAST_DAY + 1) * per_day - 1, 2**63 - 1)
+    first = max(PYTHON_FIRST_DAY * per_day, -2**63)
+    last = min((PYTHON_LAST_DAY + 1) * per_day - 1, 2**63 - 1)
     return pc.and_(pc.greater_equal(numbers, first), pc.less_equal(numbers, last))

@@ -25,8 +25,10 @@ CYCLE_YEARS = 2_000
 CYCLE_DAYS = 730_485  # days in 2,000 Gregorian years
 _SAFE_DAYS = 10_000_000  # days from 1970 within which Arrow's kernels are right (year 29349)
 _PYTHON_SAFE_DAYS = 700_000  # ... and Python's datetime (years 53..3886; it has 1..9999)
-_TICKS_PER_DAY = {"s": 86_400, "ms": 86_400_000, "us": 86_400_000_000,
-                  "ns": 86_400_000_000_000}
+TICKS_PER_DAY = {"s": 86_400, "ms": 86_400_000, "us": 86_400_000_000,
+                 "ns": 86_400_000_000_000}
+# the days from 1970 of 0001-01-01 and 9999-12-31: Python's date range
+PYTHON_FIRST_DAY, PYTHON_LAST_DAY = -719_162, 2_932_896
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ def arrow_calendar(value, python: bool = False) -> ArrowCalendar:
     ``ArrowCalendar``; with ``python`` moved for Python's datetime instead of Arrow."""
     if pa.types.is_time(value.type):
         return ArrowCalendar(value, None, 0)
-    per_day = 1 if pa.types.is_date(value.type) else _TICKS_PER_DAY[value.type.unit]
+    per_day = 1 if pa.types.is_date(value.type) else TICKS_PER_DAY[value.type.unit]
     per_cycle = CYCLE_DAYS * per_day
     ticks = _ticks(value)
     bounds = pc.min_max(ticks)
