@@ -51,7 +51,7 @@ from .number_casts import number_casts_kept
 from .parse import span_of, span_over
 from .subquery_widths import check_subquery_widths
 from .shared_operands import share_operands
-from .subquery_names import name_subquery_columns
+from .subquery_names import name_subquery_columns, set_branches
 from .table_functions import table_functions
 from .source_aliases import unshadowed_sources
 from .table_aliases import rename_table_columns, renames
@@ -287,19 +287,11 @@ def _branch_names(operation: exp.SetOperation, order: exp.Order) -> None:
         key = ordered.this
         if not isinstance(key, exp.Column) or (not key.table and key.name in outputs):
             continue
-        position = next((i for branch in _branches(operation)
+        position = next((i for branch in set_branches(operation)
                          for i, item in enumerate(branch.expressions, 1)
                          if _names(item, key)), None)
         if position is not None:
             ordered.set("this", exp.Literal.number(position))
-
-
-def _branches(node: exp.Expression) -> list[exp.Expression]:
-    if isinstance(node, exp.Subquery):
-        return _branches(node.unnest())
-    if isinstance(node, exp.SetOperation):
-        return _branches(node.this) + _branches(node.expression)
-    return [node]
 
 
 def _names(item: exp.Expression, key: exp.Column) -> bool:

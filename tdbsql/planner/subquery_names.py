@@ -33,7 +33,7 @@ def name_subquery_columns(tree: exp.Expression,
             continue  # IN / EXISTS / scalar subqueries: their names are never seen
         alias = node.args.get("alias")
         renamed = [column.name for column in alias.columns] if alias is not None else []
-        for select in _branches(node.this):
+        for select in set_branches(node.this):
             if schema is not None:
                 _expand_stars(select, schema)
             _name_items(select, renamed)
@@ -125,7 +125,7 @@ def _query_columns(query: exp.Expression, schema) -> list[str] | None:
     """The names of a query's columns (its first SELECT's), once ``_name_items`` has named
     them; a lone ``*`` (``SELECT * FROM t``) stands for its sources' columns when those are
     known and distinct; else None."""
-    branches = _branches(query)
+    branches = set_branches(query)
     if not branches:
         return None
     items = branches[0].expressions
@@ -144,10 +144,13 @@ def _columns_of(schema, key: str) -> list[str] | None:
     return list(schema[matches[0]]) if len(matches) == 1 else None
 
 
-def _branches(query: exp.Expression) -> list[exp.Select]:
-    """The SELECTs of a query: itself, or each side of its UNION / INTERSECT / EXCEPT."""
+def set_branches(query: exp.Expression) -> list[exp.Select]:
+    """The SELECTs of a query: itself, or each side of its UNION / INTERSECT / EXCEPT, a
+    side in parentheses too."""
+    if isinstance(query, exp.Subquery):
+        return set_branches(query.unnest())
     if isinstance(query, exp.SetOperation):
-        return _branches(query.this) + _branches(query.expression)
+        return set_branches(query.this) + set_branches(query.expression)
     return [query] if isinstance(query, exp.Select) else []
 
 
