@@ -126,15 +126,11 @@ def _numpy_temporal(column: np.ndarray, name: str) -> pa.Array:
     if unit in ("Y", "M") and kind == "m":
         raise DataError(f"column {name!r}: numpy {column.dtype} durations have no fixed length; "
                         "write them as integers (raw counts in the field's unit)")
-    converted = column.astype(f"{kind}8[{target}]")
-    nat = np.isnat(column)
-    back = converted.astype(column.dtype)
-    bad = np.flatnonzero((back.view(np.int64) != column.view(np.int64)) & ~nat)
-    if len(bad):
-        raise DataError(f"column {name!r}, row {int(bad[0])}: numpy {column.dtype} value "
-                        f"{column[bad[0]]} has no exact {target!r} equivalent; write it as an "
-                        "integer (the raw count in the field's unit)")
-    return pa.array(converted)
+    return pa.array(_exactly(
+        column, f"{kind}8[{target}]", np.isnat(column), lambda row: DataError(
+            f"column {name!r}, row {row}: numpy {column.dtype} value {column[row]} has no "
+            f"exact {target!r} equivalent; write it as an integer (the raw count in the "
+            "field's unit)")))
 
 
 def _numpy_counts(column: np.ndarray, name: str, info) -> pa.Array:
@@ -144,14 +140,23 @@ def _numpy_counts(column: np.ndarray, name: str, info) -> pa.Array:
         raise DataError(f"column {name!r}: {column.dtype} values cannot be stored as "
                         f"{info.datatype.name}")
     nat = np.isnat(column)
-    converted = column.astype(f"{column.dtype.kind}8[{info.unit}]")
-    back = converted.astype(column.dtype)
-    bad = np.flatnonzero((back.view(np.int64) != column.view(np.int64)) & ~nat)
-    if len(bad):
-        raise DataError(f"column {name!r}, row {int(bad[0])}: {column.dtype} value "
-                        f"{column[bad[0]]} does not convert exactly to unit {info.unit!r} of "
-                        f"{info.datatype.name}")
+    converted = _exactly(
+        column, f"{column.dtype.kind}8[{info.unit}]", nat, lambda row: DataError(
+            f"column {name!r}, row {row}: {column.dtype} value {column[row]} does not convert "
+            f"exactly to unit {info.unit!r} of {info.datatype.name}"))
     return pa.array(converted.view(np.int64), mask=nat)
+
+
+def _exactly(values: np.ndarray, target: str, skipped, error) -> np.ndarray:
+    """numpy datetime64 / timedelta64 ``values`` as dtype ``target``, when each converts back
+    to itself (``skipped``: rows not checked, NaT; None: none); else ``error(first bad
+    row)``, raised."""
+    converted = values.astype(target)
+    bad = converted.astype(values.dtype).view(np.int64) != values.view(np.int64)
+    rows = np.flatnonzero(bad if skipped is None else bad & ~skipped)
+    if len(rows):
+        raise error(int(rows[0]))
+    return converted
 
 
 def field_buffer(column, name: str, datatype: int, cell_val_num: int, nullable: bool, *,
@@ -311,13 +316,10 @@ def _temporal(arr: pa.Array, name: str, info) -> np.ndarray:
     raw = raw.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     if src_unit == unit:
         return raw
-    source = raw.view(f"{src_kind}8[{src_unit}]")
-    converted = source.astype(f"{src_kind}8[{unit}]")
-    back = converted.astype(f"{src_kind}8[{src_unit}]")
-    bad = np.flatnonzero(back.view(np.int64) != raw)
-    if len(bad):
-        raise DataError(f"column {name!r}, row {int(bad[0])}: {t} value does not convert "
-                        f"exactly to unit {unit!r} of {info.datatype.name}")
+    converted = _exactly(raw.view(f"{src_kind}8[{src_unit}]"), f"{src_kind}8[{unit}]", None,
+                         lambda row: DataError(f"column {name!r}, row {row}: {t} value does "
+                                               f"not convert exactly to unit {unit!r} of "
+                                               f"{info.datatype.name}"))
     return converted.view(np.int64)
 
 
