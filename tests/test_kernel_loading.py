@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,8 @@ from pathlib import Path
 from tdbsql.kernels import jit
 from tdbsql.kernels.cache_loading import QUICK_LOADING, QuickLoadCache
 
-SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "stations"
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "examples" / "stations"
 
 # a fresh process: one query over the sample array (every kernel of a scan, a filter, a group
 # and a sort), reporting its rows, whether numba's compiler set-up ran (it imports every
@@ -30,7 +32,7 @@ for module in list(sys.modules.values()):
             stats = getattr(value, "stats", None)
             hits += sum(getattr(stats, "cache_hits", {}).values()) if stats else 0
 print(json.dumps({"rows": table.to_pylist(), "setup": "numba.np.linalg" in sys.modules or "numba.typed.dictimpl" in sys.modules,
-                  "hits": hits}))
+                  "arrayobj": "numba.np.arrayobj" in sys.modules, "hits": hits}))
 """
 
 
@@ -53,6 +55,47 @@ def test_a_process_with_cached_kernels_skips_the_compiler_setup():
                                                             for row in second["rows"])
     assert second["hits"] > 5
     assert second["setup"] is False
+    assert second["arrayobj"] is False  # the environments its kernels link, not imported
+
+
+# a kernel that allocates and views arrays (linking numba's own functions, whose modules a
+# loaded kernel does not import) still raises numba's errors and its own from the cache
+_ALLOCATING = """
+import numpy as np
+from tdbsql.kernels import jit
+
+@jit
+def filled(n, raise_at):
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        if i == raise_at:
+            raise ValueError("row past the limit")
+        out[i] = i
+    return out.view(np.uint64).sum()
+"""
+
+_CALLER = """
+import json, sys
+import allocating
+answers = [int(allocating.filled(4, -1))]
+for args in ((-1, -1), (5, 2)):
+    try:
+        allocating.filled(*args)
+    except ValueError as exc:
+        answers.append(str(exc))
+print(json.dumps({"answers": answers, "arrayobj": "numba.np.arrayobj" in sys.modules}))
+"""
+
+
+def test_a_loaded_kernel_that_allocates_raises_as_compiled(tmp_path):
+    (tmp_path / "allocating.py").write_text(_ALLOCATING)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    runs = [json.loads(subprocess.run([sys.executable, "-c", _CALLER], capture_output=True,
+                                      text=True, check=True, env=env).stdout)
+            for _ in range(2)]  # compiled, then loaded from the cache
+    assert runs[0]["answers"] == runs[1]["answers"] == [
+        6, "negative dimensions not allowed", "row past the limit"]
+    assert runs[1]["arrayobj"] is False
 
 
 def test_bare_and_called_forms_compile_the_same_kernel():

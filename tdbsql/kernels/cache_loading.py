@@ -9,13 +9,24 @@ So tdbsql's kernels load with the NRT initialised and nothing else; a compile (a
 or another library's numba code in the same process) still refreshes the context first, as
 numba's compiler always does.
 
-This leans on two private names of numba's ``Cache`` (``_guard_against_spurious_io_errors``,
-``_load_overload``).  A numba without them gets its own loading, unchanged:
-``QUICK_LOADING`` says which one runs (``tests/test_kernel_loading.py`` pins it).
+A loaded function also brings the environments of the numba functions linked into it (a
+kernel that allocates or views an array links numba's own ``np.empty`` or ``view``), and numba
+rebuilds each by importing its module: ``numba.np.arrayobj`` and what it imports, 40-110 ms,
+for namespaces nopython code never reads (only object mode looks up a global; a nopython
+function reads its environment's constants, which the cache stores).  ``_rebuild_env`` gives
+such an environment, for a numba module not imported yet, a namespace holding its name only.
+
+This leans on private names of numba: ``Cache._guard_against_spurious_io_errors``,
+``Cache._load_overload`` and ``environment._rebuild_env``.  A numba without them gets its own
+loading, unchanged: ``QUICK_LOADING`` says which one runs (``tests/test_kernel_loading.py``
+pins it).
 """
 
 from __future__ import annotations
 
+import sys
+
+from numba.core import environment
 from numba.core.caching import FunctionCache
 from numba.core.runtime import rtsys
 
@@ -31,7 +42,29 @@ class QuickLoadCache(FunctionCache):
 
 
 QUICK_LOADING = all(hasattr(FunctionCache, name) for name in
-                    ("_guard_against_spurious_io_errors", "_load_overload"))
+                    ("_guard_against_spurious_io_errors", "_load_overload")) and all(
+    hasattr(environment, name) for name in ("_rebuild_env", "lookup_environment", "Environment"))
+
+_numba_rebuild_env = getattr(environment, "_rebuild_env", None)
+
+
+def _rebuild_env(modname, consts, env_name):
+    """numba's ``_rebuild_env`` (what unpickling a cached function calls for each environment
+    it links), without importing a numba module that is not imported yet: its environment
+    gets a namespace of its name only (nopython code reads constants, never globals)."""
+    if not modname or modname in sys.modules or not modname.startswith("numba."):
+        return _numba_rebuild_env(modname, consts, env_name)
+    env = environment.lookup_environment(env_name)
+    if env is None:
+        env = environment.Environment({"__name__": modname})
+        env.consts[:] = consts
+        env.env_name = env_name
+        environment.Environment._memo[env_name] = env
+    return env
+
+
+if QUICK_LOADING:
+    environment._rebuild_env = _rebuild_env
 
 
 def quick_loading(dispatcher):
