@@ -17,7 +17,11 @@ from sql_fixtures import assert_same_table, duckdb_over
 from tdbsql.engine import scan_step, stored_filter
 from tdbsql.kernels import tile_codes as K
 from tdbsql.storage.tile_cache import tile_cache
-from tdbsql.storage.tile_codes import string_dictionary
+from tdbsql.datatypes import Datatype
+from tdbsql.engine.column import Column
+from tdbsql.format.filter_pipeline import FilterPipeline
+from tdbsql.storage.tile_codes import string_dictionary, with_codes
+from tdbsql.storage.tiles import FieldSpec
 
 SPECIAL = [0.0, -0.0, math.inf, -math.inf, math.nan, 5e-324, 1.7976931348623157e308, 0.1]
 
@@ -36,6 +40,24 @@ def test_float_codes_decode_to_the_same_bits(pool, distinct):
     else:
         assert count == kinds
         assert np.array_equal(dictionary[codes].view(np.uint64), values.view(np.uint64))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(SPECIAL) | st.integers(-99, 99).map(float), min_size=256,
+                max_size=600), st.data())
+def test_rows_taken_from_a_coded_tile_keep_their_bits_and_codes(pool, data):
+    """``Column.take`` of a coded tile reads the codes and looks the values up: the same bits
+    as the stored cells (-0.0, NaN), and codes that still decode to them."""
+    values = np.array(pool, np.float64)
+    spec = FieldSpec("f", "f", Datatype.FLOAT64, 1, FilterPipeline())
+    coded = with_codes(Column(values), spec)
+    assert coded.codes is not None  # at most 8 + 199 distinct values
+    picks = np.array(data.draw(st.lists(st.integers(0, len(values) - 1), max_size=300)),
+                     np.int64)
+    taken = coded.take(picks)
+    assert np.array_equal(taken.values.view(np.uint64), values[picks].view(np.uint64))
+    assert np.array_equal(taken.dictionary[taken.codes].view(np.uint64),
+                          values[picks].view(np.uint64))
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)

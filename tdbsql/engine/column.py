@@ -6,8 +6,9 @@ Operators gather and concatenate columns; only ``engine.arrow_convert`` turns th
 
 A tile read into the tile cache may also carry one-byte ``codes`` into a ``dictionary`` of its
 distinct values (``storage.tile_codes``): a second, smaller view of the same cells that the
-kernels reading many cells a row prefer.  Any column built from it (taken, concatenated,
-filtered) is plain again.
+kernels reading many cells a row prefer.  Rows taken from a coded fixed-size column stay
+coded, and their values come from the dictionary by their codes, a byte read a row instead of
+eight; a concatenated column is plain again.
 """
 
 from __future__ import annotations
@@ -59,6 +60,12 @@ class Column:
         if self.offsets is not None:
             values, offsets = gather_var(self.values, self.offsets, indices)
             return Column(values, offsets, validity, self.cell_val_num)
+        if self.codes is not None:  # a float64 tile's rows: their codes, then their values
+            codes = pooled.empty(len(indices), np.uint8)
+            values = pooled.empty(len(indices), np.float64)
+            gather_kernels.gather_coded(self.codes, self.dictionary, indices, codes, values)
+            return Column(values.view(self.values.dtype), None, validity, 1, codes,
+                          self.dictionary)
         if self.cell_val_num == 1:
             return Column(pooled.take(self.values, indices), None, validity, 1)
         cells = self.values.reshape(-1, self.cell_val_num)[indices]

@@ -48,3 +48,16 @@ def gather_bytes(values, offsets, indices, out_offsets, out):
             for byte_idx in range(length):
                 out[dst + byte_idx] = values[start + byte_idx]
     return indices.shape[0]
+
+
+@jit
+def gather_coded(codes, dictionary, indices, out_codes, out_values):
+    """The cells at ``indices`` of a coded tile (``tile_codes``: uint8 ``codes`` into a
+    float64 ``dictionary``): their codes into ``out_codes`` and their values, looked up in the
+    dictionary, into ``out_values``.  A byte is read a cell where gathering the values reads
+    eight.  Returns the number of cells."""
+    for k in range(indices.shape[0]):
+        code = codes[indices[k]]
+        out_codes[k] = code
+        out_values[k] = dictionary[code]
+    return indices.shape[0]
