@@ -280,7 +280,38 @@ def _build_edges(uri: str) -> None:
         }
 
 
-FIXTURES = ("items", "grid", "hist", "dept", "emp", "da", "db", "dw", "dx")
+def _build_market(trades_uri: str, quotes_uri: str) -> None:
+    """Two time series over (sym, ts): trades (a nullable quantity) and quotes (bid, ask),
+    the quotes in two fragments (the second overwrites three of them), for ASOF joins."""
+    syms = ["ABC", "XYZ", "Q", "ZZ"]
+    start = np.datetime64("2024-03-01T09:30:00", "ms")
+    rng = np.random.default_rng(99)
+    for uri, attrs in ((trades_uri, [tiledb.Attr("qty", dtype=np.int32, nullable=True)]),
+                       (quotes_uri, [tiledb.Attr("bid", dtype=np.float64),
+                                     tiledb.Attr("ask", dtype=np.float64)])):
+        dom = tiledb.Domain(
+            tiledb.Dim("sym", domain=(None, None), tile=None, dtype="ascii"),
+            tiledb.Dim("ts", domain=(start, start + np.timedelta64(10**8, "ms")),
+                       tile=np.timedelta64(10**6, "ms"), dtype="datetime64[ms]"))
+        tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=8,
+                                                    attrs=attrs))
+    n = 60
+    sym = np.array([syms[i] for i in rng.integers(0, 3, n)])  # ZZ never trades
+    ts = start + (rng.choice(10**6, n, replace=False) * 37).astype("timedelta64[ms]")
+    with tiledb.open(trades_uri, "w", timestamp=100) as A:
+        A[sym, ts] = {"qty": _arr(rng.integers(1, 500, n).astype(np.int32),
+                                  rng.random(n) < 0.1, pa.int32())}
+    m = 80
+    qsym = np.array([syms[i] for i in rng.integers(0, 4, m)])  # ZZ only quotes
+    qts = start + (rng.choice(10**6, m, replace=False) * 41).astype("timedelta64[ms]")
+    bid = np.round(rng.uniform(10, 20, m), 2)
+    with tiledb.open(quotes_uri, "w", timestamp=100) as A:
+        A[qsym, qts] = {"bid": bid, "ask": bid + 0.05}
+    with tiledb.open(quotes_uri, "w", timestamp=200) as A:
+        A[qsym[:3], qts[:3]] = {"bid": bid[:3] + 1, "ask": bid[:3] + 1.05}
+
+
+FIXTURES = ("items", "grid", "hist", "dept", "emp", "da", "db", "dw", "dx", "trades", "quotes")
 
 
 def build_fixtures(root: str) -> dict[str, str]:
@@ -290,6 +321,8 @@ def build_fixtures(root: str) -> dict[str, str]:
         _build_wide(paths["dw"])
     if not os.path.isdir(paths["dx"]):
         _build_edges(paths["dx"])
+    if not os.path.isdir(paths["trades"]):
+        _build_market(paths["trades"], paths["quotes"])
     if all(os.path.isdir(p) for p in paths.values()):
         return paths
     _build_items(paths["items"])

@@ -44,6 +44,18 @@ def hash_join(left_keys: list[pa.Array | pa.ChunkedArray],
         raise InternalError(f"unknown join kind {how!r}; expected one of {JOIN_KINDS}")
     if not left_keys or len(left_keys) != len(right_keys):
         raise InternalError("hash_join needs the same number (>= 1) of left and right keys")
+    built, left_groups = key_groups(left_keys, right_keys)
+    if how == "semi":
+        return np.flatnonzero(left_groups >= 0).astype(np.int64), None
+    if how == "anti":
+        return np.flatnonzero(left_groups < 0).astype(np.int64), None
+    return _pairs(left_groups, built, how, check)
+
+
+def key_groups(left_keys: list[pa.Array | pa.ChunkedArray],
+               right_keys: list[pa.Array | pa.ChunkedArray]) -> tuple[HashTable, np.ndarray]:
+    """The right rows grouped by their keys (the built table: ``ids``, -1 for a NULL key)
+    and each left row's group among them (-1: none has its keys, or one is NULL)."""
     left_rows, right_rows = _length(left_keys, "left"), _length(right_keys, "right")
     left_keys, right_keys = _interval_parts(left_keys, right_keys)
     left_codes, right_codes = [], []
@@ -60,12 +72,7 @@ def hash_join(left_keys: list[pa.Array | pa.ChunkedArray],
     if len(right_codes) > 1:
         right_matrix, left_matrix = _packed(right_matrix, right_skip, left_matrix, left_skip)
     built = build_table(right_matrix, right_skip, probes=left_rows)
-    left_groups = probe_table(built, left_matrix, left_skip)
-    if how == "semi":
-        return np.flatnonzero(left_groups >= 0).astype(np.int64), None
-    if how == "anti":
-        return np.flatnonzero(left_groups < 0).astype(np.int64), None
-    return _pairs(left_groups, built, how, check)
+    return built, probe_table(built, left_matrix, left_skip)
 
 
 def _interval_parts(left_keys: list, right_keys: list) -> tuple[list, list]:

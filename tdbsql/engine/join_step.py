@@ -12,7 +12,9 @@ import numpy as np
 from sqlglot import exp
 
 from ..errors import SqlError
+from ..planner.asof_joins import ASOF
 from ..planner.conjuncts import and_all, conjuncts, tables_of
+from .asof_join import asof_pairs
 from .deferred_inputs import (
     Deferred, few_enough, keyed_on, may_test_keys, run_deferred, run_scan, scan_keys,
 )
@@ -348,9 +350,14 @@ def _join_one(left: JoinedRows, right, join: dict, runner, name: str) -> JoinedR
     if isinstance(right, Deferred):
         right = run_deferred(runner, right, left_keys[right.position])
     side = (join.get("side") or "").upper()
-    left_idx, right_idx, condition = _matches(left, left_keys, right, join, runner, name)
-    if condition is not None and len(left_idx):
-        left_idx, right_idx = tested_pairs(left, right, left_idx, right_idx, condition, runner)
+    if side.startswith(ASOF):  # planner.asof_joins: "ASOF" or "ASOF LEFT"
+        left_idx, right_idx = asof_pairs(left, left_keys, right, join, runner, name)
+        side = side[len(ASOF):].strip()
+    else:
+        left_idx, right_idx, condition = _matches(left, left_keys, right, join, runner, name)
+        if condition is not None and len(left_idx):
+            left_idx, right_idx = tested_pairs(left, right, left_idx, right_idx, condition,
+                                               runner)
     if side in ("LEFT", "FULL"):
         unmatched = _unmatched(left.length, left_idx)
         left_idx = np.concatenate([left_idx, unmatched])

@@ -53,7 +53,7 @@ def non_equi_matches(left, right, terms: list[exp.Expression], runner, name: str
     """(the matches of every left row, ``RangeMatches`` or ``LoopMatches``, the conjuncts
     still to test on their pairs); no pair is made yet."""
     for position, term in enumerate(terms):
-        sides = _sides(term, left, right)
+        sides = compared_sides(term, left, right)
         if sides is None:
             continue
         op, left_expr, right_expr = sides
@@ -63,7 +63,7 @@ def non_equi_matches(left, right, terms: list[exp.Expression], runner, name: str
     return LoopMatches(left, right, and_all(terms), runner, name), []
 
 
-def _sides(term, left, right):
+def compared_sides(term, left, right):
     """(operator with the left rows' expression first, left expression, right expression),
     or None if ``term`` is no comparison of one side with the other."""
     op = type(term)
@@ -109,8 +109,8 @@ class RangeMatches:
 
 def _range_matches(left, right, op, left_expr, right_expr, runner) -> RangeMatches | None:
     keyed = left.frame([left_expr])
-    left_values = _numbers(runner.column(keyed, left_expr, keyed.flat()))
-    right_values = _numbers(runner.column(right, right_expr, right.flat()))
+    left_values = ordered_numbers(runner.column(keyed, left_expr, keyed.flat()))
+    right_values = ordered_numbers(runner.column(right, right_expr, right.flat()))
     if left_values is None or right_values is None or left_values[2] != right_values[2]:
         return None
     (lv, lvalid, _), (rv, rvalid, _) = left_values, right_values
@@ -160,7 +160,7 @@ class LoopMatches:
         return np.concatenate(kept_left), np.concatenate(kept_right)
 
 
-def _numbers(values):
+def ordered_numbers(values):
     """(numpy values, valid mask, family) of a number / date / timestamp / time column, or
     None (strings, decimals, a float column holding NaN: those take the block loop).  Two
     columns compare as numpy values only within one family."""

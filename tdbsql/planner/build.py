@@ -29,6 +29,7 @@ from sqlglot.schema import MappingSchema
 
 from ..errors import SqlError, UnsupportedSql
 from .aggregate_names import within_group_calls
+from . import asof_joins
 from .group_keys import group_key_references
 from .join_order import defer_cross_joins, inner_when_nulls_rejected, keys_on_their_sides
 from .binder_checks import check_calls
@@ -141,8 +142,9 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     tree = _null_options(_fetch_as_limit(_expand_group_by_all(_values_names(tree), sql)))
     tree = rename_table_columns(_exact_names(negated_comparisons(tree), schema), schema, sql)
     tree = expand_grouping_sets(mark(order_comma_joins(tree, sql)), schema, sql)
+    tree = asof_joins.before_optimizer(tree)
     try:
-        optimized = exists_from_bounds(_optimize(tree, schema))
+        optimized = asof_joins.after_optimizer(exists_from_bounds(_optimize(tree, schema)))
         optimized = bind_using_columns(_having_aliases(optimized))
         check_grouped_columns(optimized, sql)
         optimized, correlated = extract_correlated(optimized, schema)
@@ -167,8 +169,9 @@ def plan_steps(optimized: exp.Expression) -> Plan:
     """sqlglot's plan of an optimized query with our rewrites of its steps: the whole query,
     and each subquery the engine runs on its own (``engine.subqueries``), which needs them
     as much (``GROUP BY a ORDER BY a`` reads the group key column)."""
-    plan = keys_on_their_sides(inner_when_nulls_rejected(
-        Plan(distinct_output_names(_one_group(optimized)))))
+    tree = distinct_output_names(_one_group(optimized))
+    with asof_joins.planned(tree):
+        plan = keys_on_their_sides(inner_when_nulls_rejected(Plan(tree)))
     return share_operands(group_key_references(defer_cross_joins(plan)))
 
 
@@ -387,8 +390,9 @@ def _refuse(tree: exp.Expression, sql: str) -> None:
         raise UnsupportedSql(f"{node.key.upper()} is not supported: {node.sql()!r}")
     for node in tree.find_all(exp.Join):
         kind = (node.kind or "").upper()
-        if kind in ("ASOF", "POSITIONAL", "SEMI", "ANTI") or node.args.get("method"):
-            raise UnsupportedSql(f"{kind or node.args.get('method')} JOIN is not supported")
+        method = (node.args.get("method") or "").upper()
+        if kind in ("POSITIONAL", "SEMI", "ANTI") or method not in ("", "ASOF"):
+            raise UnsupportedSql(f"{kind or method} JOIN is not supported")
     for node in tree.find_all(exp.Qualify):
         if not own_windows(node.parent):
             raise SqlError("QUALIFY needs a window function in the select list or in QUALIFY",

@@ -16,6 +16,7 @@ import math
 
 from sqlglot import exp, planner
 
+from .asof_joins import ASOF
 from .conjuncts import and_all, conjuncts, tables_of
 from .table_samples import is_sample_mark
 
@@ -56,12 +57,13 @@ def _push_join(step: planner.Join, pushed: dict[int, list]) -> None:
 
 
 def _null_supplying(step: planner.Join) -> set[str]:
-    """Aliases whose rows an outer join may replace by NULLs."""
+    """Aliases whose rows an outer join may replace by NULLs, and the right tables of ASOF
+    joins (which choose among their rows: filtering them first changes the choice)."""
     seen = [step.source_name]
     nullable: set[str] = set()
     for name, join in step.joins.items():
         side = join.get("side") or ""
-        if side in ("LEFT", "FULL"):
+        if side in ("LEFT", "FULL") or side.startswith(ASOF):
             nullable.add(name)
         if side in ("RIGHT", "FULL"):
             nullable.update(seen)

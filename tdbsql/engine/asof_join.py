@@ -1,0 +1,135 @@
+"""ASOF JOIN: each left row paired with its nearest right row, as DuckDB does.
+
+``l ASOF [LEFT] JOIN r ON l.k = r.k AND l.t >= r.t`` pairs every left row with the right row
+of the same keys whose ``t`` is the greatest not above the left row's (``>``: below it;
+``<=`` / ``<``: the smallest not below / above it).  A left row without one is dropped, or
+kept with NULLs by ASOF LEFT.  NULL keys and NULL times match nothing.  Of several right rows
+with the nearest ``t`` one is taken; which one is not defined (DuckDB's choice varies too).
+
+The ON condition is the equality keys (sqlglot's ``source_key`` / ``join_key``), exactly one
+inequality comparing an expression of the left rows with one of the right rows (numbers,
+dates, timestamps or times), and conditions on the left rows alone: a left row failing them
+finds no match.  Conditions on the right rows alone choose among the candidates, so they
+filter the right rows first (``planner.asof_joins`` keeps sqlglot from moving a WHERE
+condition there).  Anything else in ON is refused by name.
+
+How: the right rows are grouped by their keys and each left row finds its group
+(``hash_join.key_groups``).  The compared values of both sides are ranked together, so a row's
+group and rank make one int64 that orders the right rows by group, then value; each left row's
+match is one binary search among them.  Time O((L + R) log(L + R)), memory a few int64 per
+row: no pair is made but the matches.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sqlglot import exp
+
+from ..errors import SqlError, UnsupportedSql
+from ..planner.conjuncts import conjuncts, tables_of
+from .hash_join import key_groups
+from .range_join import compared_sides, ordered_numbers
+
+# left OP right -> (side of searchsorted on the right rows' sorted values, step back one)
+_NEAREST = {exp.GTE: ("right", True), exp.GT: ("left", True),
+            exp.LTE: ("left", False), exp.LT: ("right", False)}
+
+
+def asof_pairs(left, left_keys: list, right, join: dict, runner, name: str
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """(left rows, right rows) of the matched pairs of the ASOF join ``join`` of ``left``
+    (``JoinedRows``, its key values ``left_keys``) with ``right`` (a Frame)."""
+    inequality, left_terms, right_terms = _parts(left, right, join, name, runner.sql)
+    op, left_expr, right_expr = inequality
+    left_values = _compared(left.frame([left_expr]), left_expr, runner, name)
+    right_values = _compared(right, right_expr, runner, name)
+    (lv, lvalid, lfamily), (rv, rvalid, rfamily) = left_values, right_values
+    if lfamily != rfamily:
+        raise SqlError(f"ASOF JOIN with {name!r}: cannot compare {lfamily} values with "
+                       f"{rfamily} values", runner.sql)
+    if lv.dtype != rv.dtype:
+        lv, rv = lv.astype(np.float64), rv.astype(np.float64)
+    if left_terms:
+        condition = exp.and_(*left_terms)
+        lvalid = lvalid & runner.mask(left.frame([condition]), condition)
+    if right_terms:
+        condition = exp.and_(*right_terms)
+        rvalid = rvalid & runner.mask(right, condition)
+    right_keys = _right_keys(right, join, runner)
+    if left_keys:
+        built, left_groups = key_groups(left_keys, right_keys)
+        right_groups = built.ids
+    else:  # an inequality alone: one group
+        left_groups = np.zeros(left.length, np.int64)
+        right_groups = np.zeros(right.length, np.int64)
+    lvalid = lvalid & (left_groups >= 0)
+    rvalid = rvalid & (right_groups >= 0)
+    return _nearest(op, left_groups, lv, lvalid, right_groups, rv, rvalid)
+
+
+def _parts(left, right, join: dict, name: str, sql: str):
+    """(the inequality as (op, left expression, right expression), conditions on the left
+    rows, conditions on the right rows) of the join's ON beyond its keys."""
+    inequalities, left_terms, right_terms = [], [], []
+    left_tables, right_tables = left.tables, set(right.tables)
+    for term in conjuncts(join.get("condition")):
+        if isinstance(term, exp.Boolean) and term.this:
+            continue  # TRUE, where the optimizer moved a condition away
+        sides = compared_sides(term, left, right) if type(term) in _NEAREST else None
+        if sides is not None:
+            inequalities.append(sides)
+            continue
+        tables = tables_of(term)
+        if tables and tables <= left_tables:
+            left_terms.append(term)
+        elif tables and tables <= right_tables:
+            right_terms.append(term)
+        else:
+            raise UnsupportedSql(f"ASOF JOIN with {name!r}: the ON condition "
+                                 f"{term.sql(dialect='duckdb')} is not supported (ON takes "
+                                 "equalities of the two sides, one inequality between them, "
+                                 "and conditions on one side)")
+    if not inequalities:
+        raise SqlError(f"ASOF JOIN with {name!r}: missing ASOF JOIN inequality (ON needs one "
+                       "of <, <=, >, >= between the two sides)", sql)
+    if len(inequalities) > 1:
+        raise SqlError(f"ASOF JOIN with {name!r}: multiple ASOF JOIN inequalities", sql)
+    return inequalities[0], left_terms, right_terms
+
+
+def _compared(frame, node: exp.Expression, runner, name: str):
+    values = ordered_numbers(runner.column(frame, node, frame.flat()))
+    if values is None:
+        raise UnsupportedSql(f"ASOF JOIN with {name!r}: its inequality compares "
+                             f"{node.sql(dialect='duckdb')}, which is not a number, date, "
+                             "timestamp or time, or holds NaN; only those are supported")
+    return values
+
+
+def _right_keys(right, join: dict, runner) -> list:
+    keys = join.get("join_key") or []
+    flat = right.flat() if keys else None
+    return [runner.column(right, key, flat) for key in keys]
+
+
+def _nearest(op, left_groups: np.ndarray, lv: np.ndarray, lvalid: np.ndarray,
+             right_groups: np.ndarray, rv: np.ndarray, rvalid: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Each valid left row's nearest valid right row of its group, by ``op``."""
+    right_rows = np.flatnonzero(rvalid)
+    left_rows = np.flatnonzero(lvalid)
+    # values ranked over both sides (equal values one rank), then group * ranks + rank
+    _, ranks = np.unique(np.concatenate([rv[right_rows], lv[left_rows]]), return_inverse=True)
+    width = np.int64(ranks.max() + 1) if len(ranks) else np.int64(1)
+    right_code = right_groups[right_rows].astype(np.int64) * width + ranks[:len(right_rows)]
+    left_code = left_groups[left_rows].astype(np.int64) * width + ranks[len(right_rows):]
+    order = np.argsort(right_code, kind="stable")
+    sorted_code = right_code[order]
+    side, back = _NEAREST[op]
+    at = np.searchsorted(sorted_code, left_code, side=side) - (1 if back else 0)
+    inside = (at >= 0) & (at < len(order))
+    at = np.where(inside, at, 0)
+    found = inside & (sorted_code[at] // width == left_groups[left_rows]) if len(order) else \
+        np.zeros(len(left_rows), bool)
+    return (left_rows[found].astype(np.int64),
+            right_rows[order[at[found]]].astype(np.int64))
