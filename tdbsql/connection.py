@@ -208,10 +208,15 @@ class Connection:
         from .planner.build import build, check_statement
         from .planner.table_refs import referenced_tables, table_key
         from .planner.parse import parse
+        from .recursive_ctes import is_recursive, run_recursive_ctes
 
         planned = self._plans.get(sql) if cached else None
+        max_rows = env_number("TDBSQL_MAX_ROWS", DEFAULT_MAX_ROWS, minimum=1)
         if planned is None:
             tree = parse(sql) if tree is None else tree
+            if is_recursive(tree):  # its CTEs run to their end, then a plain statement
+                child, tree = run_recursive_ctes(self, tree, sql, max_rows)
+                return child._plan(sql, tree, cached=False)
             check_statement(tree)
             tables = referenced_tables(tree)
         else:
@@ -236,7 +241,6 @@ class Connection:
                 self._plans[sql] = _Planned(tables, frozen, query)
             while len(self._plans) > PLAN_CACHE:
                 self._plans.popitem(last=False)
-        max_rows = env_number("TDBSQL_MAX_ROWS", DEFAULT_MAX_ROWS, minimum=1)
         budget = MemoryBudget(budget_mb(self.memory_mb))
         return query, Runner(self.catalog, sql, max_rows, arrays, budget)
 

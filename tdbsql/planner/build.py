@@ -120,8 +120,6 @@ def check_statement(tree: exp.Expression) -> None:
     if not isinstance(tree, _SUPPORTED_ROOTS):
         raise UnsupportedSql(f"{tree.key.upper()} statements are not supported by the query "
                              "engine (SELECT, WITH, UNION/INTERSECT/EXCEPT are)")
-    if isinstance(tree.args.get("with_"), exp.With) and tree.args["with_"].args.get("recursive"):
-        raise UnsupportedSql("WITH RECURSIVE is not supported")
 
 
 def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> LogicalQuery:

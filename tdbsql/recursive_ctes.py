@@ -1,0 +1,167 @@
+"""WITH RECURSIVE: each recursive CTE run to its fixpoint, then read as a table.
+
+A recursive CTE is ``name [(columns)] AS (anchor UNION [ALL] step)`` where ``step`` reads
+``name``.  As in DuckDB, the anchor runs once; then ``step`` runs again and again over the
+rows the last round added (the working table), until a round adds none.  UNION ALL keeps every
+row; UNION keeps a row only if no earlier round (nor the same one) gave it, so a walk over a
+graph with cycles ends.  The columns take the anchor's types (a step's ``n + 0.5`` over an
+INTEGER ``n`` is cast back to INTEGER, as DuckDB does) and names (or the CTE's column list).
+
+Each run is an ordinary query of the engine over a connection of its own: the caller's tables,
+the CTEs written before this one, and the working table under the CTE's name.  The finished
+rows are then registered under that name, the CTE leaves the WITH, and the statement runs as
+a plain one.  A recursion that does not end is stopped with an error past ``MAX_ROUNDS``
+rounds (``TDBSQL_MAX_RECURSION``) or past the row cap (``TDBSQL_MAX_ROWS``), rather than
+running forever as DuckDB does (DuckDB's ``LIMIT`` over an endless recursion stops it; here
+the recursion needs a condition of its own).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from sqlglot import exp
+
+from .engine.value_types import type_name
+from .errors import SqlError, UnsupportedSql
+from .settings import env_number
+
+MAX_ROUNDS = 100_000
+_NEW, _SEEN = "__tdbsql_recursion_new", "__tdbsql_recursion_seen"
+
+
+def is_recursive(tree: exp.Expression) -> bool:
+    """Whether a WITH RECURSIVE is anywhere in ``tree`` (a subquery's too)."""
+    return any(with_.args.get("recursive") for with_ in tree.find_all(exp.With))
+
+
+def run_recursive_ctes(con, tree: exp.Expression, sql: str, max_rows: int):
+    """(a connection holding every recursive CTE of ``tree`` as a table, ``tree`` without
+    them and no WITH RECURSIVE).  ``con`` is left as it was.  A recursive CTE in a subquery
+    is run on its own too (before the statement, so it may not read the outer query's rows:
+    a correlated one is refused by its unknown column)."""
+    from .connection import Connection
+
+    child = Connection(con.memory_mb)
+    child.catalog = con.catalog.snapshot()
+    tree = tree.copy()
+    done: set[str] = set()
+    for with_ in list(tree.find_all(exp.With)):
+        if with_.args.get("recursive") and with_.root() is tree:
+            _run_with(child, with_, done, sql, max_rows)
+    return child, tree
+
+
+def _run_with(child, with_: exp.With, done: set[str], sql: str, max_rows: int) -> None:
+    """Each recursive CTE of ``with_`` run and registered in ``child`` under its name, and
+    taken out of the WITH (in place), which is then no longer RECURSIVE."""
+    written: list[exp.CTE] = []  # the CTEs so far, as the later ones read them
+    for cte in list(with_.expressions):
+        name = cte.alias_or_name
+        body = cte.this
+        if not _reads(body, name):
+            written.append(cte)
+            continue
+        if cte.args.get("key_expressions"):
+            raise UnsupportedSql(f"recursive CTE {name!r}: USING KEY is not supported")
+        if name.lower() in done:
+            raise UnsupportedSql(f"two recursive CTEs named {name!r} in one statement")
+        done.add(name.lower())
+        anchor, step, distinct = _parts(body, name)
+        rows = _fixpoint(child, name, _columns(cte), _prefixed(anchor, written),
+                         _prefixed(step, written), distinct, sql, max_rows)
+        child.register_arrow(name, rows)
+    with_.set("expressions", written)
+    with_.set("recursive", None)
+    if not written:
+        with_.pop()
+
+
+def _reads(node: exp.Expression, name: str) -> bool:
+    return any(table.name.lower() == name.lower() and not table.db
+               for table in node.find_all(exp.Table))
+
+
+def _parts(body: exp.Expression, name: str) -> tuple[exp.Expression, exp.Expression, bool]:
+    """(anchor, step, UNION without ALL) of a recursive CTE's body."""
+    if not isinstance(body, exp.Union) or _reads(body.this, name) or \
+            any(body.args.get(key) for key in ("order", "limit", "offset", "by_name")):
+        raise UnsupportedSql(f"recursive CTE {name!r}: only an anchor that does not read "
+                             f"{name!r}, then UNION [ALL], then a query reading it, is "
+                             "supported")
+    return body.this, body.expression, bool(body.args.get("distinct"))
+
+
+def _columns(cte: exp.CTE) -> list[str] | None:
+    alias = cte.args.get("alias")
+    columns = alias.columns if isinstance(alias, exp.TableAlias) else []
+    if columns:  # the names are the list's: the WITH no longer renames
+        alias.set("columns", None)
+    return [column.name for column in columns] or None
+
+
+def _prefixed(query: exp.Expression, written: list[exp.CTE]) -> exp.Expression:
+    """``query`` with the CTEs written before it (which it may read)."""
+    query = query.copy()
+    if written:
+        query.set("with_", exp.With(expressions=[cte.copy() for cte in written]))
+    return query
+
+
+def _fixpoint(child, name: str, columns, anchor, step, distinct: bool, sql: str,
+              max_rows: int) -> pa.Table:
+    rows = _run(child, anchor, sql)
+    if columns is not None:  # the first ones renamed, as DuckDB does (past them: ignored)
+        rows = rows.rename_columns(columns[:rows.num_columns] + rows.column_names[len(columns):])
+    schema = rows.schema
+    step = _typed(step, schema)
+    if distinct:
+        rows = _unseen(child, rows, None, sql)
+    found, total, rounds = [rows], rows.num_rows, 0
+    max_rounds = env_number("TDBSQL_MAX_RECURSION", MAX_ROUNDS, minimum=1)
+    while rows.num_rows:
+        rounds += 1
+        if rounds > max_rounds:
+            raise SqlError(f"recursive CTE {name!r} still adds rows after {max_rounds:,} "
+                           "rounds (set TDBSQL_MAX_RECURSION to allow more, or give its "
+                           "step a condition that ends it)", sql)
+        child.register_arrow(name, rows)
+        rows = _run(child, step, sql).rename_columns(schema.names)
+        if distinct:
+            rows = _unseen(child, rows, pa.concat_tables(found), sql)
+        total += rows.num_rows
+        if total > max_rows:
+            raise SqlError(f"recursive CTE {name!r} would hold more than {max_rows:,} rows, "
+                           "the row cap (set TDBSQL_MAX_ROWS to raise it, or give its step a "
+                           "condition that ends it)", sql)
+        found.append(rows)
+    return pa.concat_tables(found)
+
+
+def _typed(step: exp.Expression, schema: pa.Schema) -> exp.Expression:
+    """``SELECT CAST(c AS <anchor's type>) ... FROM (step)``: each round in the anchor's
+    column types and names."""
+    inner = exp.Subquery(this=step, alias=exp.TableAlias(
+        this=exp.to_identifier("__step"),
+        columns=[exp.to_identifier(f"c{i}") for i in range(len(schema))]))
+    casts = [exp.Cast(this=exp.column(f"c{i}", table="__step"),
+                      to=exp.DataType.build(type_name(field.type), dialect="duckdb"))
+             .as_(field.name, quoted=True) for i, field in enumerate(schema)]
+    return exp.select(*casts).from_(inner)
+
+
+def _unseen(child, rows: pa.Table, seen: pa.Table | None, sql: str) -> pa.Table:
+    """The distinct ``rows`` that ``seen`` does not hold (NULLs equal, as UNION has them)."""
+    child.register_arrow(_NEW, rows)
+    query = f'SELECT DISTINCT * FROM "{_NEW}"'
+    if seen is not None:
+        child.register_arrow(_SEEN, seen)
+        query = f'SELECT * FROM "{_NEW}" EXCEPT SELECT * FROM "{_SEEN}"'
+    return _run(child, query, sql).cast(rows.schema)
+
+
+def _run(child, query, sql: str) -> pa.Table:
+    text = query if isinstance(query, str) else query.sql(dialect="duckdb")
+    try:
+        return child.sql(text).arrow()
+    except SqlError as err:  # its own text underlined means nothing in the user's SQL
+        raise SqlError(err.plain_message, sql) from None
