@@ -113,7 +113,7 @@ def _fixpoint(child, name: str, columns, anchor, step, distinct: bool, sql: str,
     if columns is not None:  # the first ones renamed, as DuckDB does (past them: ignored)
         rows = rows.rename_columns(columns[:rows.num_columns] + rows.column_names[len(columns):])
     schema = rows.schema
-    step = _typed(step, schema)
+    step = _typed(step, schema).sql(dialect="duckdb")  # one text: one plan, kept
     if distinct:
         rows = _unseen(child, rows, None, sql)
     found, total, rounds = [rows], rows.num_rows, 0
