@@ -6,6 +6,7 @@ DuckDB's pick is not defined)."""
 from __future__ import annotations
 
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -39,3 +40,37 @@ def test_asof_join_equals_duckdb(left, right, op, join, keyed, condition, where)
     got = sorted(ours.sql(sql).fetchall(), key=repr)
     want = sorted(oracle.sql(sql).fetchall(), key=repr)
     assert got == want, sql
+
+
+def _mixed_tables():
+    import datetime as dt
+    from decimal import Decimal as D
+
+    left = pa.table({
+        "k": [1, 1, 2, 2, 1],
+        "d": [dt.date(2024, 1, 2), dt.date(2024, 1, 5), dt.date(2024, 1, 3), None,
+              dt.date(2023, 1, 1)],
+        "s": ["b", "d", "a", "zz", "c"], "f": [1.5, float("nan"), 2.0, -0.0, 3.0],
+        "m": pa.array([D("1.10"), D("2.50"), D("0.01"), None, D("9.99")], pa.decimal128(10, 2))})
+    right = pa.table({
+        "k": [1, 1, 2, 2],
+        "ts": [dt.datetime(2024, 1, 1, 12), dt.datetime(2024, 1, 4), dt.datetime(2024, 1, 2, 23),
+               dt.datetime(2024, 1, 3)],
+        "s": ["a", "c", "a", "y"], "f": [1.0, float("nan"), 0.0, 5.0],
+        "m": pa.array([D("1.1"), D("2.0"), D("0.005"), D("3")], pa.decimal128(10, 3)),
+        "v": [10, 20, 30, 40]})
+    return left, right
+
+
+@pytest.mark.parametrize("on", ["l.d >= r.ts", "l.d <= r.ts", "l.s >= r.s", "l.s > r.s",
+                                "l.f >= r.f", "l.f <= r.f", "l.m >= r.m", "l.m < r.m"])
+def test_asof_join_compares_in_duckdbs_type(on):
+    """A DATE beside a TIMESTAMP, text, DECIMALs of two scales, floats with NaN (above every
+    number) and -0.0 (equal to 0.0): the nearest row as DuckDB finds it."""
+    left, right = _mixed_tables()
+    ours, oracle = arrow_engines(left, "l")
+    ours.register("r", right)
+    oracle.register("r", right)
+    sql = f"SELECT l.k, l.s, r.v FROM l ASOF LEFT JOIN r ON l.k = r.k AND {on}"
+    assert sorted(ours.sql(sql).fetchall(), key=repr) == \
+        sorted(oracle.sql(sql).fetchall(), key=repr)

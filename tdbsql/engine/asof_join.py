@@ -7,8 +7,9 @@ kept with NULLs by ASOF LEFT.  NULL keys and NULL times match nothing.  Of sever
 with the nearest ``t`` one is taken; which one is not defined (DuckDB's choice varies too).
 
 The ON condition is the equality keys (sqlglot's ``source_key`` / ``join_key``), exactly one
-inequality comparing an expression of the left rows with one of the right rows (numbers,
-dates, timestamps or times), and conditions on the left rows alone: a left row failing them
+inequality comparing an expression of the left rows with one of the right rows (in the type
+DuckDB compares them in: numbers, decimals, text, dates, times, timestamps), and conditions on
+the left rows alone: a left row failing them
 finds no match.  Conditions on the right rows alone choose among the candidates, so they
 filter the right rows first (``planner.asof_joins`` keeps sqlglot from moving a WHERE
 condition there).  Anything else in ON is refused by name.
@@ -25,12 +26,15 @@ a few int64 per row: no pair is made but the matches.  1M trades x 1M quotes ove
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
 from ..planner.conjuncts import conjuncts, tables_of
 from .hash_join import key_groups
 from .range_join import compared_sides, ordered_numbers
+from .value_types import cast_value, common_type, type_name, valid_rows
 
 # left OP right -> (side of searchsorted on the right rows' sorted values, step back one)
 _NEAREST = {exp.GTE: ("right", True), exp.GT: ("left", True),
@@ -43,14 +47,10 @@ def asof_pairs(left, left_keys: list, right, join: dict, runner, name: str
     (``JoinedRows``, its key values ``left_keys``) with ``right`` (a Frame)."""
     inequality, left_terms, right_terms = _parts(left, right, join, name, runner.sql)
     op, left_expr, right_expr = inequality
-    left_values = _compared(left.frame([left_expr]), left_expr, runner, name)
-    right_values = _compared(right, right_expr, runner, name)
-    (lv, lvalid, lfamily), (rv, rvalid, rfamily) = left_values, right_values
-    if lfamily != rfamily:
-        raise SqlError(f"ASOF JOIN with {name!r}: cannot compare {lfamily} values with "
-                       f"{rfamily} values", runner.sql)
-    if lv.dtype != rv.dtype:
-        lv, rv = lv.astype(np.float64), rv.astype(np.float64)
+    keyed = left.frame([left_expr])
+    lv, rv = _unified(runner.column(keyed, left_expr, keyed.flat()),
+                      runner.column(right, right_expr, right.flat()), name, runner.sql)
+    lvalid, rvalid = valid_rows(lv), valid_rows(rv)
     if left_terms:
         condition = exp.and_(*left_terms)
         lvalid = lvalid & runner.mask(left.frame([condition]), condition)
@@ -99,13 +99,16 @@ def _parts(left, right, join: dict, name: str, sql: str):
     return inequalities[0], left_terms, right_terms
 
 
-def _compared(frame, node: exp.Expression, runner, name: str):
-    values = ordered_numbers(runner.column(frame, node, frame.flat()))
-    if values is None:
-        raise UnsupportedSql(f"ASOF JOIN with {name!r}: its inequality compares "
-                             f"{node.sql(dialect='duckdb')}, which is not a number, date, "
-                             "timestamp or time, or holds NaN; only those are supported")
-    return values
+def _unified(left: pa.Array, right: pa.Array, name: str, sql: str):
+    """The two sides' compared values in the type DuckDB compares them in (a DATE beside a
+    TIMESTAMP is a TIMESTAMP, an INTEGER beside a DOUBLE a DOUBLE), as single arrays."""
+    target = common_type([left.type, right.type], literal_strings=False)
+    if target is None:
+        raise SqlError(f"ASOF JOIN with {name!r}: cannot compare {type_name(left.type)} "
+                       f"with {type_name(right.type)}", sql)
+    left, right = (cast_value(v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v,
+                              target) for v in (left, right))
+    return left, right
 
 
 def _right_keys(right, join: dict, runner) -> list:
@@ -122,7 +125,7 @@ def _nearest(op, left_groups: np.ndarray, lv: np.ndarray, lvalid: np.ndarray,
     left_rows = np.flatnonzero(lvalid)
     if not len(right_rows) or not len(left_rows):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    ranks, width = _ranks(np.concatenate([rv[right_rows], lv[left_rows]]))
+    ranks, width = _ranks(pa.concat_arrays([rv.take(right_rows), lv.take(left_rows)]))
     right_code = right_groups[right_rows].astype(np.int64) * width + ranks[:len(right_rows)]
     left_code = left_groups[left_rows].astype(np.int64) * width + ranks[len(right_rows):]
     order = np.argsort(right_code)  # ties (equal group and value) in any order
@@ -139,15 +142,26 @@ def _nearest(op, left_groups: np.ndarray, lv: np.ndarray, lvalid: np.ndarray,
     return left_rows[found].astype(np.int64), right_rows[order[at[found]]].astype(np.int64)
 
 
-def _ranks(values: np.ndarray) -> tuple[np.ndarray, np.int64]:
-    """Each value's rank among the distinct ``values`` (equal values, -0.0 and 0.0 too, one
-    rank; no NaN), and how many ranks there are.  (``np.unique``'s inverse sorts stably,
-    ten times slower than the sort here.)"""
-    order = np.argsort(values)
-    ordered = values[order]
-    steps = np.empty(len(values), np.int64)
+def _ranks(values: pa.Array) -> tuple[np.ndarray, np.int64]:
+    """Each of ``values``' (no NULL) rank among the distinct values (equal values, -0.0 and
+    0.0 too, one rank; NaN above every number, as SQL orders it), and how many ranks there
+    are.  Numbers, dates and times by numpy's vectorised sort (``np.unique``'s inverse sorts
+    stably, ten times slower); strings, decimals and floats holding NaN by Arrow's rank."""
+    numbers = ordered_numbers(values)
+    if numbers is None:
+        try:
+            ranked = pc.rank(values, sort_keys="ascending", tiebreaker="dense")
+        except pa.ArrowNotImplementedError:
+            raise UnsupportedSql(f"ASOF JOIN over {type_name(values.type)} values is not "
+                                 "supported") from None
+        ranks = np.asarray(ranked, np.int64) - 1
+        return ranks, np.int64(ranks.max() + 1)
+    numbers = numbers[0]
+    order = np.argsort(numbers)
+    ordered = numbers[order]
+    steps = np.empty(len(numbers), np.int64)
     steps[0] = 0
     np.not_equal(ordered[1:], ordered[:-1], out=steps[1:], casting="unsafe")
-    ranks = np.empty(len(values), np.int64)
+    ranks = np.empty(len(numbers), np.int64)
     ranks[order] = np.cumsum(steps)
     return ranks, np.int64(ranks[order[-1]] + 1)
