@@ -18,10 +18,11 @@ the recursion needs a condition of its own).
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from .engine.value_types import type_name
+from .engine.value_types import cast_value
 from .errors import SqlError, UnsupportedSql
 from .settings import env_number
 
@@ -113,7 +114,7 @@ def _fixpoint(child, name: str, columns, anchor, step, distinct: bool, sql: str,
     if columns is not None:  # the first ones renamed, as DuckDB does (past them: ignored)
         rows = rows.rename_columns(columns[:rows.num_columns] + rows.column_names[len(columns):])
     schema = rows.schema
-    step = _typed(step, schema).sql(dialect="duckdb")  # one text: one plan, kept
+    step = step.sql(dialect="duckdb")  # one text: one plan, kept from round to round
     if distinct:
         rows = _unseen(child, rows, None, sql)
     found, total, rounds = [rows], rows.num_rows, 0
@@ -125,7 +126,7 @@ def _fixpoint(child, name: str, columns, anchor, step, distinct: bool, sql: str,
                            "rounds (set TDBSQL_MAX_RECURSION to allow more, or give its "
                            "step a condition that ends it)", sql)
         child.register_arrow(name, rows)
-        rows = _run(child, step, sql).rename_columns(schema.names)
+        rows = _typed(_run(child, step, sql), schema, name, sql)
         if distinct:
             rows = _unseen(child, rows, pa.concat_tables(found), sql)
         total += rows.num_rows
@@ -137,16 +138,19 @@ def _fixpoint(child, name: str, columns, anchor, step, distinct: bool, sql: str,
     return pa.concat_tables(found)
 
 
-def _typed(step: exp.Expression, schema: pa.Schema) -> exp.Expression:
-    """``SELECT CAST(c AS <anchor's type>) ... FROM (step)``: each round in the anchor's
-    column types and names."""
-    inner = exp.Subquery(this=step, alias=exp.TableAlias(
-        this=exp.to_identifier("__step"),
-        columns=[exp.to_identifier(f"c{i}") for i in range(len(schema))]))
-    casts = [exp.Cast(this=exp.column(f"c{i}", table="__step"),
-                      to=exp.DataType.build(type_name(field.type), dialect="duckdb"))
-             .as_(field.name, quoted=True) for i, field in enumerate(schema)]
-    return exp.select(*casts).from_(inner)
+def _typed(rows: pa.Table, schema: pa.Schema, name: str, sql: str) -> pa.Table:
+    """A round's rows in the anchor's column types and names, in buffers of their own (a
+    column computed from the last round's may still hold it: 100,000 rounds would chain as
+    many objects, whose release overflows the stack)."""
+    if rows.num_columns != len(schema):
+        raise SqlError(f"recursive CTE {name!r}: its anchor gives {len(schema)} columns, its "
+                       f"step {rows.num_columns} (UNION takes the same number of columns)", sql)
+    try:
+        columns = [cast_value(column.combine_chunks(), field.type)
+                   for column, field in zip(rows.columns, schema)]
+    except (ValueError, pa.ArrowInvalid) as err:
+        raise SqlError(f"recursive CTE {name!r}: {err}", sql) from None
+    return pa.Table.from_arrays(columns, schema=schema).take(np.arange(rows.num_rows))
 
 
 def _unseen(child, rows: pa.Table, seen: pa.Table | None, sql: str) -> pa.Table:
