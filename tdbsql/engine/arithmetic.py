@@ -2,7 +2,9 @@
 
 In: the ``Evaluator`` (to evaluate operands and raise span errors) and the operator node.
 Out: an Arrow value (an ``Interval`` for interval arithmetic).  DuckDB's rules: integers
-compute in BIGINT (UBIGINT when both sides are unsigned) and an overflow is an error; ``/``
+compute in the wider of their types, an integer literal taking the other side's type when it
+fits (``integer_arithmetic_type``: ``tinyint_column + 1`` is a TINYINT, ``2147483647 + 1`` an
+INTEGER), and an overflow is an error; ``/``
 gives DOUBLE; ``//`` and ``%`` truncate toward zero (the remainder has the dividend's sign) and
 an integer division by zero is an error (``%`` on DOUBLE is ``fmod``, NaN for a zero divisor);
 date +/- integer days, date/timestamp +/- INTERVAL, time +/- INTERVAL (a time), date + time
@@ -23,7 +25,8 @@ from .decimal_constants import fold
 from . import decimal_values, interval_factors, interval_rows
 from .decimals import integer_literal, integer_literal_type, scalar
 from .frame import broadcast
-from .value_types import cast_value, common_type, fit_literals, kind, plain, type_name
+from .value_types import (cast_value, common_type, integer_arithmetic_type,
+                          integer_literal_arrow_type, kind, plain, type_name)
 
 INTERVAL_ALONE = ("an INTERVAL can only be added to or subtracted from a date, timestamp "
                   "or time")
@@ -202,9 +205,10 @@ def as_duration(ev, node, value):
 
 
 def _numbers(ev, node, left, right):
-    """Operands of + - * / // %: integers widen to BIGINT (UBIGINT if both unsigned)."""
-    left, right = fit_literals([plain(_not_interval(ev, left, node)),
-                                plain(_not_interval(ev, right, node))])
+    """Operands of + - * / // %, of one type: two integers of DuckDB's type for them
+    (``integer_arithmetic_type``), a NULL of the other side's type."""
+    left, right = plain(_not_interval(ev, left, node)), plain(_not_interval(ev, right, node))
+    kinds = {kind(left.type), kind(right.type)}
     for value in (left, right):
         if kind(value.type) not in ("int", "uint", "float", "decimal", "null"):
             raise ev.error(f"cannot apply {node.key.upper()} to {left.type} and "
@@ -212,10 +216,11 @@ def _numbers(ev, node, left, right):
     if "decimal" in (kind(left.type), kind(right.type)):
         return _decimal_operands(ev, node, left, right)
     target = common_type([left.type, right.type])
-    if pa.types.is_null(target):
+    if pa.types.is_null(target):  # NULL + NULL: DuckDB's BIGINT
         target = pa.int64()
-    if kind(target) == "int" or (kind(target) == "uint" and target != pa.uint64()):
-        target = pa.int64() if kind(target) == "int" else pa.uint64()
+    if kinds <= {"int", "uint"}:
+        target = integer_arithmetic_type(
+            (left.type, right.type), (integer_literal(node.this), integer_literal(node.expression)))
     try:
         left, right = cast_value(left, target), cast_value(right, target)
     except ValueError as err:  # a UBIGINT past BIGINT beside a signed integer
@@ -317,6 +322,9 @@ def negate(ev, node):
     constant = _folded(ev, node)
     if constant is not None:
         return constant
+    whole = _signed_literal(node)
+    if whole is not None and -2**63 <= whole < 2**63:
+        return pa.scalar(whole, integer_literal_arrow_type(whole))
     value = _interval_constant(ev(node.this))
     if isinstance(value, dto.Interval):
         return -value
@@ -340,6 +348,17 @@ def negate(ev, node):
         return pc.negate_checked(value)
     except pa.ArrowInvalid:
         raise ev.error(f"integer overflow in {node.sql(dialect='duckdb')}", node) from None
+
+
+def _signed_literal(node) -> int | None:
+    """The value of an integer literal under minus signs (and parentheses), typed afresh by
+    its value as DuckDB types it: ``-2147483648`` is an INTEGER, ``-(-2147483648)`` a BIGINT."""
+    sign = 1
+    while isinstance(node, (exp.Neg, exp.Paren)):
+        sign = -sign if isinstance(node, exp.Neg) else sign
+        node = node.this
+    whole = integer_literal(node)
+    return None if whole is None else sign * whole
 
 
 def _negate_unsigned(ev, node, value):

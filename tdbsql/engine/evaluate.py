@@ -42,8 +42,8 @@ from .list_compare import compare_lists
 from .list_values import is_list
 from .window_functions import window_value
 from .value_types import (unsigned_zeros, cast_value, common_type, comparable_pair, numbered_bool,
-                          compare_plain, fit_literals, has_cast, is_dictionary, join_strings,
-                          kind, nan_members, null_like, null_unconvertible, on_values, plain,
+                          compare_plain, fit_literals, has_cast, integer_literal_arrow_type,
+                          is_dictionary, join_strings, kind, nan_members, null_like, null_unconvertible, on_values, plain,
                           type_name)
 
 _INT64_MAX = 2**63 - 1
@@ -114,7 +114,7 @@ class Evaluator:
             if value < 10**38:  # DuckDB's HUGEINT: exact, as a DECIMAL(38,0)
                 return pa.scalar(decimal.Decimal(value), pa.decimal128(38, 0))
             return pa.scalar(float(value))
-        return pa.scalar(value, pa.int64())
+        return pa.scalar(value, integer_literal_arrow_type(value))
 
     def _null(self, node):
         return pa.scalar(None)

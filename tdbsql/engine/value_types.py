@@ -146,6 +146,40 @@ def common_type(types: list[pa.DataType], literal_strings: bool = True) -> pa.Da
     return None
 
 
+def integer_literal_arrow_type(value: int) -> pa.DataType:
+    """DuckDB's type of an integer literal up to BIGINT's range: INTEGER if it fits, else
+    BIGINT (past that the evaluator has its own stand-ins)."""
+    return pa.int32() if -2**31 <= value < 2**31 else pa.int64()
+
+
+def integer_arithmetic_type(types: tuple, literals: tuple) -> pa.DataType:
+    """The integer type DuckDB computes ``+ - * // %`` of two integers in (checked: an
+    overflow is an error): ``literals`` holds each side's value if it is an integer literal
+    (else None), which takes the other side's type when it fits (``tinyint_column + 1`` is a
+    TINYINT); then the wider of two signed or two unsigned types; a signed type wider than
+    the unsigned one beside it, else BIGINT, and a UBIGINT beside a signed integer is a
+    HUGEINT (the DECIMAL(20,0) that holds both ranges, as in ``common_type``)."""
+    types = list(types)
+    for side, value in enumerate(literals):
+        other = types[1 - side]
+        if value is not None and literals[1 - side] is None and kind(other) in ("int", "uint") \
+                and _fits(value, other):
+            types[side] = other
+    signed = [t for t in types if kind(t) == "int"]
+    unsigned = [t for t in types if kind(t) == "uint"]
+    widest = max(types, key=lambda t: t.bit_width)
+    if not signed or not unsigned:
+        return widest
+    if signed[0].bit_width > unsigned[0].bit_width:
+        return signed[0]
+    return pa.decimal128(20, 0) if unsigned[0] == pa.uint64() else pa.int64()
+
+
+def _fits(value: int, t: pa.DataType) -> bool:
+    info = np.iinfo(t.to_pandas_dtype())
+    return int(info.min) <= value <= int(info.max)
+
+
 def fit_literals(values: list) -> list:
     """Non-negative integer constants next to an unsigned column take the column's type, so
     ``u > 9223372036854775807`` on a UBIGINT column needs no signed common type."""

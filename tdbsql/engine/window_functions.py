@@ -76,7 +76,7 @@ from .holistic import Fractions
 from .hash_table import float64_values, int64_values
 from .sort_step import sort_columns
 from .string_agg import DEFAULT_SEPARATOR, TOO_MANY, scalar_separator
-from .value_types import cast_value, kind, plain
+from .value_types import cast_value, has_cast, kind, plain
 
 _MOVING = ("count_star", "count", "sum", "avg", "min", "max")
 _NAVIGATION = ("lag", "lead", "first_value", "last_value", "nth_value")
@@ -292,6 +292,8 @@ class _Window:
             return shifted
         default = broadcast(default, self.n)
         try:
+            if not has_cast(default.type, shifted.type):  # 0 for a DATE: no such cast
+                raise ValueError(default.type)
             default = cast_value(default, shifted.type)
         except (ValueError, pa.ArrowNotImplementedError):  # ArrowInvalid is a ValueError
             raise self.error(f"the default of {self.shown}() does not match its value's type "

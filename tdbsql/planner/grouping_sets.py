@@ -232,8 +232,14 @@ def _in_place(select: exp.Select, keys: _Keys, members: frozenset[int],
         if call.find_ancestor(exp.Select) is not select:
             continue
         _check_inside_aggregate(call, select, sql)
-        call.replace(exp.Literal.number(_mask(_grouping_args(call, keys, sql), members)))
+        call.replace(_grouping_value(_grouping_args(call, keys, sql), members))
     return select
+
+
+def _grouping_value(args: list[int], members: frozenset[int]) -> exp.Expression:
+    """GROUPING(args) in a set as a constant, a BIGINT as in DuckDB (a bare literal would be an
+    INTEGER)."""
+    return exp.cast(exp.Literal.number(_mask(args, members)), exp.DataType.build("BIGINT"))
 
 
 def _mask(args: list[int], members: frozenset[int]) -> int:
@@ -380,7 +386,7 @@ def _branch(select: exp.Select, keys: _Keys, members: frozenset[int], outer: _Ou
     for j, aggregate in enumerate(outer.aggregates):
         columns.append(exp.alias_(aggregate.copy(), f"_a{j}", quoted=True))
     for j, args in enumerate(outer.groupings):
-        columns.append(exp.alias_(exp.Literal.number(_mask(args, members)), f"_x{j}", quoted=True))
+        columns.append(exp.alias_(_grouping_value(args, members), f"_x{j}", quoted=True))
     if not outer.aggregates:  # a set without keys is still one group, not a row per input row
         columns.append(exp.alias_(exp.Count(this=exp.Star()), "_n", quoted=True))
     branch = exp.Select(expressions=columns)
@@ -404,7 +410,7 @@ def _for_set(node: exp.Expression, keys: _Keys, members: frozenset[int]) -> exp.
     if index is not None:
         return node if index in members else exp.Null()
     if isinstance(node, _GROUPING):
-        return exp.Literal.number(_mask(_grouping_args(node, keys, keys.sql), members))
+        return _grouping_value(_grouping_args(node, keys, keys.sql), members)
     if is_aggregate(node):
         return node
     _map_children(node, lambda c: _for_set(c, keys, members))

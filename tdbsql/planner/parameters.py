@@ -2,9 +2,10 @@
 
 A placeholder -- ``?`` (in order), ``$1`` (by number, from 1) or ``$name`` (by name, from a
 dict) -- is replaced in the parsed tree by its value as a typed constant, the way DuckDB binds
-Python values: ``None`` is NULL, ``bool`` BOOLEAN, ``int`` BIGINT (DECIMAL(38, 0) past it,
-where DuckDB has HUGEINT), ``float`` DOUBLE, ``str`` VARCHAR, ``Decimal`` DECIMAL, ``date`` /
-``datetime`` / ``time`` DATE / TIMESTAMP / TIME, ``bytes`` BLOB, a list a LIST of such values.  The value is a node of the tree, never SQL text,
+Python values: ``None`` is NULL, ``bool`` BOOLEAN, ``int`` INTEGER or BIGINT by its size, as a
+literal (DECIMAL(38, 0) past them, where DuckDB has HUGEINT), ``float`` DOUBLE, ``str`` VARCHAR,
+``Decimal`` DECIMAL, ``date`` / ``datetime`` / ``time`` DATE / TIMESTAMP / TIME, ``bytes`` BLOB,
+a list a LIST of such values.  The value is a node of the tree, never SQL text,
 so a string parameter cannot change the statement (no injection).  One statement takes one
 style of placeholder, and exactly as many values as it names.
 """
