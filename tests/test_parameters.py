@@ -45,6 +45,9 @@ QUERIES = [
     ("SELECT ? || name FROM items WHERE id = ?", ["x-", 3]),
     ("SELECT list_contains(?, grp) FROM items WHERE id < 6 ORDER BY id", [["alpha", "beta"]]),
     ("SELECT count(*) FROM items WHERE price > ?", [decimal.Decimal("12.50")]),
+    # a slice's open start beside parameters: ``[:$n]`` / ``[:?]`` end at the value
+    ("SELECT name[:$n], name[$n:] FROM items WHERE id < 8 ORDER BY id", {"n": 2}),
+    ("SELECT name[:?] FROM items WHERE id < ? ORDER BY id", [3, 8]),
 ]
 
 

@@ -180,6 +180,10 @@ class _Parser(type(_DIALECT.parser())):
     reads as anonymous calls become aggregate nodes (``planner.aggregate_names``)."""
 
     FUNCTIONS = {**type(_DIALECT.parser()).FUNCTIONS, **AGGREGATE_PARSERS}
+    # DuckDB has no ``:name`` parameters (``$name`` and ``?`` only): ``s[:m]`` is a slice to m
+    PLACEHOLDER_PARSERS = {token: parse for token, parse in
+                           type(_DIALECT.parser()).PLACEHOLDER_PARSERS.items()
+                           if token != TokenType.COLON}
 
     def reset(self):
         super().reset()
