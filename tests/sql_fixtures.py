@@ -27,6 +27,9 @@ The arrays (all small, deterministic):
   ``v`` int64 with negatives and ties, ``f`` double with NaN, +-inf, -0.0, 1e300 and ties,
   ``r`` float32, ``s`` UTF-8 with combining marks, ``ß``/``İ``, emoji, blanks and '', ``d``
   month ends, leap days and dates centuries from 1970, ``ts`` before 1970 with fractions.
+- ``grown``  sparse, dim ``k`` int64 (domain 1..1000), attr ``v`` int64, made with the current
+  domain 1..10: a write at 1000 (k 1..10), ``expand_current_domain`` to 1..100 stamped 2000, a
+  write at 3000 (k 50..52) and then one stamped 500 (k 70, 71: outside the older domain).
 """
 
 from __future__ import annotations
@@ -311,7 +314,35 @@ def _build_market(trades_uri: str, quotes_uri: str) -> None:
         A[qsym[:3], qts[:3]] = {"bid": bid[:3] + 1, "ask": bid[:3] + 1.05}
 
 
-FIXTURES = ("items", "grid", "hist", "dept", "emp", "da", "db", "dw", "dx", "trades", "quotes")
+def _build_grown(uri: str) -> None:
+    dom = tiledb.Domain(tiledb.Dim("k", domain=(1, 1000), tile=10, dtype=np.int64))
+    schema = tiledb.ArraySchema(domain=dom, sparse=True, attrs=[tiledb.Attr("v", dtype=np.int64)])
+    schema.set_current_domain(_current_domain(dom, 10))
+    tiledb.Array.create(uri, schema)
+
+    def write(stamp, keys):
+        with tiledb.open(uri, "w", timestamp=stamp) as A:
+            A[np.asarray(keys, dtype=np.int64)] = {"v": np.asarray(keys, dtype=np.int64) * 10}
+
+    write(1000, range(1, 11))
+    evolution = tiledb.ArraySchemaEvolution(tiledb.default_ctx())
+    evolution.expand_current_domain(_current_domain(dom, 100))
+    evolution.timestamp(2000)
+    evolution.array_evolve(uri)
+    write(3000, [50, 51, 52])
+    write(500, [70, 71])
+
+
+def _current_domain(dom, hi: int):
+    box = tiledb.NDRectangle(tiledb.default_ctx(), dom)
+    box.set_range(0, 1, hi)
+    current = tiledb.CurrentDomain(tiledb.default_ctx())
+    current.set_ndrectangle(box)
+    return current
+
+
+FIXTURES = ("items", "grid", "hist", "dept", "emp", "da", "db", "dw", "dx", "trades", "quotes",
+            "grown")
 
 
 def build_fixtures(root: str) -> dict[str, str]:
@@ -323,6 +354,8 @@ def build_fixtures(root: str) -> dict[str, str]:
         _build_edges(paths["dx"])
     if not os.path.isdir(paths["trades"]):
         _build_market(paths["trades"], paths["quotes"])
+    if not os.path.isdir(paths["grown"]):
+        _build_grown(paths["grown"])
     if all(os.path.isdir(p) for p in paths.values()):
         return paths
     _build_items(paths["items"])

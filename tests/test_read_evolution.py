@@ -145,6 +145,54 @@ def test_schema_choice_follows_name_order(tmp_path):
         assert list(rows) == columns_at(uri, t)
 
 
+def current_domain(dim, hi):
+    box = tiledb.NDRectangle(tiledb.default_ctx(), tiledb.Domain(dim))
+    box.set_range(0, 1, hi)
+    domain = tiledb.CurrentDomain(tiledb.default_ctx())
+    domain.set_ndrectangle(box)
+    return domain
+
+
+@pytest.mark.parametrize("sparse", [True, False])
+def test_current_domain_in_force_bounds_the_cells(tmp_path, sparse):
+    # Made with the current domain 1..10, expanded to 1..100 at B + 20; x 70, 71 written
+    # (after the expansion) stamped B + 5, before it.  tiledb reads no cell outside the
+    # current domain of the schema in force: at B + 7 and B + 10 they are not there.
+    dim = int_dim(lo=1, hi=1000)
+    schema = tiledb.ArraySchema(domain=tiledb.Domain(dim), sparse=sparse,
+                                attrs=[tiledb.Attr("a", dtype=np.int64)])
+    schema.set_current_domain(current_domain(dim, 10))
+    uri = str(tmp_path / "a")
+    tiledb.Array.create(uri, schema)
+
+    def write(t, lo, hi):
+        with tiledb.open(uri, "w", timestamp=B + t) as A:
+            coords = np.arange(lo, hi + 1, dtype=np.int64)
+            if sparse:
+                A[coords] = {"a": coords * 10}
+            else:
+                A[lo:hi + 1] = {"a": coords * 10}
+
+    write(10, 1, 10)
+    evolve(uri, B + 20, lambda se: se.expand_current_domain(current_domain(dim, 100)))
+    write(30, 50, 52)
+    write(5, 70, 71)
+    for t, cells in ((7, []), (10, range(1, 11)), (25, [*range(1, 11), 70, 71])):
+        got = tdbsql.query("SELECT x, a FROM array ORDER BY x", uri, timestamp=B + t)
+        with tiledb.open(uri, timestamp=B + t) as A:
+            assert A.schema.current_domain.ndrectangle.range(0) == ((1, 10) if t < 20 else (1, 100))
+            ned = A.nonempty_domain()[0]
+            lo, hi = max(ned[0], 1), min(ned[1], A.schema.current_domain.ndrectangle.range(0)[1])
+            want = A.query(coords=True).multi_index[lo:hi] if lo <= hi else {"x": np.array([]), "a": np.array([])}
+        assert got.column("x").to_pylist() == want["x"].tolist()
+        assert got.column("a").to_pylist() == want["a"].tolist()
+        if sparse:  # dense: the box between them holds fill values
+            assert got.column("x").to_pylist() == list(cells)
+    if sparse:
+        assert_same(uri, B + 10)
+        assert_same(uri, B + 40)
+
+
 # -- enumerations -------------------------------------------------------------------------------
 
 

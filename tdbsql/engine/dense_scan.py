@@ -38,6 +38,8 @@ class DenseScan(TileScan):
         for dim, (d_lo, d_hi) in zip(self.schema.dimensions, ned):
             d_lo, d_hi = int(d_lo), int(d_hi)
             if dim.name in self.ranges:
+                if not self.ranges[dim.name]:  # no range left (d = 1 AND d = 2)
+                    return None
                 r_lo, r_hi = range_hull(self.ranges[dim.name])
                 d_lo, d_hi = max(d_lo, _ceil(r_lo)), min(d_hi, _floor(r_hi))
             if d_lo > d_hi:

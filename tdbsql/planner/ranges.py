@@ -151,7 +151,33 @@ def scan_ranges(where: exp.Expression | None, schema) -> Ranges:
             cast = info.numpy.type
             rs = [(float(cast(lo)), float(cast(hi))) for lo, hi in rs]
         out[name] = rs
+    return within_current_domain(out, schema)
+
+
+def within_current_domain(ranges: Ranges, schema) -> Ranges:
+    """``ranges`` cut to the current domain of ``schema`` (the schema in force at the read's
+    timestamp): TileDB reads no cell outside it.  Such cells exist when a write stamped before
+    an ``expand_current_domain`` lands outside the older, smaller domain; read AS OF a time
+    before the expansion they are not there, as in ``tiledb``.  A dimension whose current
+    domain is its whole domain gets no range of its own."""
+    current = schema.current_domain
+    if current is None or current.empty:
+        return ranges
+    out = dict(ranges)
+    for dim, (lo, hi) in zip(schema.dimensions, current.ranges):
+        if dim.name in ranges:
+            out[dim.name] = [r for r in (_intersection(r, lo, hi) for r in ranges[dim.name])
+                             if r is not None]
+        elif dim.domain is None or tuple(dim.domain) != (lo, hi):
+            out[dim.name] = [(lo, hi)]
     return out
+
+
+def _intersection(bounds: tuple, lo, hi) -> tuple | None:
+    """A range (``None`` an open end of a string range) within ``[lo, hi]``; None if empty."""
+    start = lo if bounds[0] is None else max(bounds[0], lo)
+    end = hi if bounds[1] is None else min(bounds[1], hi)
+    return (start, end) if start <= end else None
 
 
 def _literal_kind(dim):
