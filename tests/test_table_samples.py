@@ -131,3 +131,31 @@ def test_a_system_share_of_a_dense_array_samples_rows(tmp_path):
     rows = con.sql("SELECT id, v FROM d TABLESAMPLE 10%").fetchall()
     assert all(v == 3 * i for i, v in rows) and abs(len(rows) - N / 10) < 300
     assert "(sample)" not in con.explain("SELECT * FROM d TABLESAMPLE 10%", analyze=True)
+
+
+def test_a_repeatable_share_of_merged_cells_does_not_repeat_per_slab(tmp_path):
+    """Two fragments over the same ids must be merged (newest wins), so the scan reads slabs
+    and a SYSTEM share draws rows, not tiles.  With REPEATABLE the draws are the same on
+    every run but each slab has its own: before, every slab kept the same offsets (one
+    random stream restarted per batch), so slab 2 was slab 1 shifted."""
+    uri = str(tmp_path / "m")
+    dom = tiledb.Domain(tiledb.Dim("id", domain=(0, 10**6), tile=1000, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=1000, attrs=[
+        tiledb.Attr("v", dtype=np.int64)]))
+    ids = np.arange(2 * N, dtype=np.int64)
+    for stamp in (1000, 2000):
+        with tiledb.open(uri, "w", timestamp=stamp) as A:
+            A[ids] = {"v": ids * stamp}
+    con = tdbsql.connect().register("t", uri)
+    sql = "SELECT id, v FROM t TABLESAMPLE 10% REPEATABLE (7) ORDER BY id"
+    assert "merge in" in con.explain(sql, analyze=True)  # slabs: several batches
+    rows = con.sql(sql).fetchall()
+    assert rows == con.sql(sql).fetchall() and all(v == 2000 * i for i, v in rows)
+    assert abs(len(rows) - 2 * N / 10) < 600  # each row with chance 0.1: sd 60
+    kept = np.array([i for i, _ in rows])
+    for period in (1000, 2000, 4000, 8000, N // 2):  # no slab size repeats the draws
+        first = set(kept[kept < period].tolist())
+        second = set((kept[(kept >= period) & (kept < 2 * period)] - period).tolist())
+        assert len(first & second) < 0.5 * len(first), period
+    other = con.sql(sql.replace("(7)", "(8)")).fetchall()
+    assert other != rows

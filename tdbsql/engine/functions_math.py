@@ -84,9 +84,9 @@ def _random(ctx):
 def _system_sample(ctx, share, seed=None):
     """The mark ``TABLESAMPLE p%`` (SYSTEM, DuckDB's default) leaves on its table
     (``planner.table_samples``): an array scan that streams keeps each whole tile with chance
-    ``share`` and drops the mark (``engine.scan_step``); anywhere else a row is kept with that
-    chance, the same chance per row -- the same rows on every run for a REPEATABLE ``seed``
-    when they come in one batch (a merged scan, a dense array, an Arrow table)."""
+    ``share`` and drops the mark, and one that merges cells draws their rows itself, per task
+    (``engine.scan_step``); anywhere else (an Arrow table, read in one batch) a row is kept
+    with that chance -- the same rows on every run for a REPEATABLE ``seed``."""
     chance = ctx.constant(share, 0, "share")
     if isinstance(chance, bool) or not isinstance(chance, (int, float, Decimal)) or \
             not 0 <= chance <= 1:

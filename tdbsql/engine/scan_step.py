@@ -29,8 +29,8 @@ from .column import Column, concat
 from .fields import column_to_arrow
 from .frame import ROW_PLACEHOLDER, Frame, rows_only
 from .parallel import workers
-from .scan import PreparedPredicate, open_scan
-from .stored_filter import NOTHING_LEFT
+from .scan import PreparedPredicate, ScanResult, open_scan
+from .stored_filter import NOTHING_LEFT, compress
 
 CHUNK_CELLS = 1 << 19
 # Below this many cells a scan runs on the calling thread: handing chunks to the pool costs
@@ -65,6 +65,7 @@ class ArrayScan:
         condition = query.derived("sample last", lambda: sample_last(condition), condition)
         self._query, self._sample = query, sample_drawn(condition)  # (share, seed)
         self._sampled = False  # tasks() drew the tiles: the mark is not tested on rows
+        self._row_draws: dict[int, int] | None = None  # id(task) -> position: rows drawn here
         predicate = query.derived("unqualified", lambda: unqualified(condition), condition)
         ranges = query.derived("ranges", lambda: scan_ranges(predicate, schema), predicate,
                                schema)
@@ -86,6 +87,8 @@ class ArrayScan:
         tasks = self.scan.tasks() or [None]
         if self._sample is not None and self.scan.streamable and tasks != [None]:
             tasks = self._drawn(tasks)
+        elif self._sample is not None:  # cells merged (or a dense box): rows drawn per task
+            self._row_draws = {id(task): position for position, task in enumerate(tasks)}
         if self.keys is not None and tasks != [None]:
             tasks = self.scan.key_tasks(tasks, *self.keys) or [None]
         tasks = self.scan.runs(tasks)
@@ -117,6 +120,22 @@ class ArrayScan:
         self._sampled = True
         return kept or tasks[:1]
 
+    def _rows_drawn(self, task, result: ScanResult) -> ScanResult:
+        """The rows a SYSTEM sample keeps of a task's cells when tiles cannot be drawn (they
+        are merged first), each with the sample's chance.  A REPEATABLE seed draws from a
+        stream of its own per task, ``(seed, the task's position)``: the same rows on every
+        run, and no task repeating another's draws (one stream for all would keep the same
+        offsets in every slab of a merged scan)."""
+        share, seed = self._sample
+        entropy = None if seed is None else [seed, self._row_draws[id(task)]]
+        keep = np.random.default_rng(entropy).random(result.length) < share
+        kept = int(keep.sum())
+        if kept == result.length:
+            return result
+        columns = compress(result.columns, keep) if kept else self.scan.no_rows(result.columns)
+        always = None if result.always is None else result.always[keep]
+        return ScanResult(columns, kept, result.stats, always)
+
     def pieces(self, chunk: list, condition: exp.Expression | None) -> tuple[int, list]:
         """(rows read, per task of the chunk its filtered columns, length and
         ``StoredFilter``: ``TileScan.filtered``)."""
@@ -125,7 +144,7 @@ class ArrayScan:
         # mark dropped once the tiles were drawn
         condition = self._query.derived("sample last", lambda: sample_last(condition),
                                         condition)
-        if self._sampled:
+        if self._sampled or self._row_draws is not None:
             condition = self._query.derived(
                 "sample drawn", lambda: and_all(conjuncts(condition)[:-1]), condition)
         nothing = self._sampled and not self.stats["tiles_after_sample"]  # none drawn
@@ -140,6 +159,8 @@ class ArrayScan:
                 continue
             result = self.scan.read(task)
             rows += result.length
+            if self._row_draws is not None:
+                result = self._rows_drawn(task, result)
             pieces.append(self.scan.filtered(task, result, condition, self._wanted, self.keys,
                                              keyed))
         return rows, pieces

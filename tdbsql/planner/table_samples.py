@@ -16,8 +16,10 @@ BERNOULLI keeps each row with chance p.  Each row's chance is p either way.  A n
 exactly that many rows (all of them if fewer), each set of them equally likely.  ``USING
 SAMPLE`` applies to the FROM clause before WHERE; over a join it is refused by name.
 ``REPEATABLE (seed)`` / ``(system, seed)`` draws a SYSTEM share's tiles (or rows) alike on
-every run over the same array; with another method it is refused by name (random() has no
-seed).  A share past 100%, a negative size or a row
+every run over the same array; where an array's cells are merged (or a dense box) first, the
+scan draws rows per task from its own stream, ``(seed, the task's position)``, so no slab
+repeats another's draws (``engine.scan_step``).  With another method a seed is refused by
+name (random() has no seed).  A share past 100%, a negative size or a row
 count with BERNOULLI is DuckDB's error.  A fraction of a row rounds half to even (2.5 ROWS: 2,
 3.5 ROWS: 4) and a reservoir's share of rows half up (2.5 rows: 3), as DuckDB counts them.
 """
