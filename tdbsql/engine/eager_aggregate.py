@@ -17,8 +17,9 @@ would give a left row two groups: then the join runs first.  The expressions aro
 
 The shape (``eager_join``): an Aggregate whose one input is a Join step of one INNER or LEFT
 entry with equality keys (one or several) and no other condition, no residual condition, projections or
-LIMIT; GROUP BY keys that are all columns of the left input; calls without DISTINCT, FILTER
-or ORDER BY whose arguments read the right input only; nothing reading a subquery.  At run
+LIMIT; GROUP BY keys that are all columns of the left input; calls without ORDER BY whose
+arguments and FILTER conditions read the right input only (DISTINCT per key too); nothing
+reading a subquery.  At run
 time a GROUP BY key must be distinct and never NULL over the left rows
 (``groups_by_left_rows``); otherwise the join and the aggregate run the
 ordinary way.  A right input deferred for the keys joined (``engine.deferred_inputs``) is
@@ -80,25 +81,28 @@ def eager_join(runner, step) -> planner.Join | None:
 
 def _right_argument(step, call, right: str):
     """A call's argument over the right input (None for ``count(*)``), or False when the
-    call is not one this runs: DISTINCT, FILTER, ORDER BY, not decomposed per key, or an
-    argument reading anything but the right input's columns."""
+    call is not one this runs: ORDER BY, not decomposed per key, or an argument or FILTER
+    condition reading anything but the right input's columns."""
     agg, condition = filter_of(call)
-    if condition is not None:
+    if condition is not None and not _reads_only(condition, right):
         return False
-    func, argument, distinct = call_spec(agg, star_operands(step))
-    if distinct or func not in _DECOMPOSED:
+    func, argument, _ = call_spec(agg, star_operands(step))
+    if func not in _DECOMPOSED:
         return False
     if func == "count_star":
         return None
     operands = {op.alias_or_name: op.unalias() for op in step.operands}
     if isinstance(argument, exp.Column) and not argument.table and argument.name in operands:
         argument = operands[argument.name]
-    if isinstance(argument, exp.Order):
-        return False
-    columns = list(argument.find_all(exp.Column))
-    if not columns or any(column.table != right for column in columns):
+    if isinstance(argument, exp.Order) or not _reads_only(argument, right):
         return False
     return argument
+
+
+def _reads_only(node: exp.Expression, right: str) -> bool:
+    """Does ``node`` read columns, all of the right input?"""
+    columns = list(node.find_all(exp.Column))
+    return bool(columns) and all(column.table == right for column in columns)
 
 
 def run_eager_aggregate(runner, step: planner.Aggregate, join: planner.Join,
@@ -142,11 +146,11 @@ def run_eager_aggregate(runner, step: planner.Aggregate, join: planner.Join,
         text = call.sql()
         if text not in values:
             argument = _right_argument(step, call, name)
-            func = call_spec(filter_of(call)[0], star_operands(step))[0]
-            column = None if argument is None else runner.column(rows_of_keys, argument)
-            alone = aggregate(func, None if argument is None else
-                              runner.column(nulls, argument), single)
-            per_key = aggregate(func, column, groups)
+            agg, condition = filter_of(call)
+            func, _, distinct = call_spec(agg, star_operands(step))
+            per_key = _per_group(runner, func, argument, condition, distinct, rows_of_keys,
+                                 groups)
+            alone = _per_group(runner, func, argument, condition, distinct, nulls, single)
             values[text] = pa.concat_arrays([per_key, alone.cast(per_key.type)]).take(rows)
         return values[text]
 
@@ -160,6 +164,19 @@ def run_eager_aggregate(runner, step: planner.Aggregate, join: planner.Join,
                       f"{by_key.count:,} groups by the join key, joined to "
                       f"{left.length:,} rows of {join.source_name}")
     return frame
+
+
+def _per_group(runner, func: str, argument, condition, distinct: bool, rows: Frame,
+               groups: Groups) -> pa.Array:
+    """One call's value per group of ``rows``: with FILTER over the rows where its condition
+    is true only (every group stays, maybe without rows), with DISTINCT over distinct
+    values."""
+    column = None if argument is None else runner.column(rows, argument)
+    if condition is not None:
+        kept = np.flatnonzero(runner.mask(rows, condition))
+        groups = groups.subset(kept)
+        column = None if column is None else column.take(pa.array(kept))
+    return aggregate(func, column, groups, distinct=distinct)
 
 
 def joined_then_aggregated(runner, step, join, inputs: dict) -> Frame:
