@@ -209,7 +209,9 @@ def _unwrapped(function: exp.Expression) -> tuple[exp.Expression, bool, exp.Expr
 def _function_name(function: exp.Expression) -> str:
     if isinstance(function, exp.Anonymous):
         return function.name.lower()
-    if not isinstance(function, exp.Func):  # e.g. GROUPING() OVER (), which DuckDB refuses
+    if not isinstance(function, exp.Func) or isinstance(function, exp.Cast):
+        # e.g. GROUPING() OVER () (a BIGINT constant by now), CAST(x AS T) OVER (): DuckDB
+        # refuses both
         raise SqlError(f"OVER needs a window or aggregate function, not "
                        f"{function.sql(dialect='duckdb')!r}")
     return function.sql_name().lower()
