@@ -46,6 +46,7 @@ _FRAME_STARTS = ("BETWEEN", "UNBOUNDED", "CURRENT")  # after ROWS / RANGE / GROU
 
 def parse(sql: str) -> exp.Expression:
     tokens = _tokens(sql, "SQL statement")
+    _check_colons(sql, tokens)
     parser = _Parser(dialect=_DIALECT)
     try:
         statements = [s for s in parser.parse(tokens, sql) if s is not None]
@@ -795,6 +796,21 @@ def _second_statement(tokens: list[Token]) -> Token | None:
         if before.token_type == TokenType.SEMICOLON and token.token_type != TokenType.SEMICOLON:
             return token
     return None
+
+
+# tokens after which an expression starts: a ':' there would begin a ``:name`` parameter,
+# which DuckDB does not have (a slice's ``[:m]``, ``{'k': v}`` and ``k: v`` follow others)
+_EXPRESSION_STARTS = (TokenType.SELECT, TokenType.COMMA, TokenType.L_PAREN, TokenType.WHERE,
+                      TokenType.HAVING, TokenType.AND, TokenType.OR, TokenType.EQ,
+                      TokenType.NOT)
+
+
+def _check_colons(sql: str, tokens: list[Token]) -> None:
+    """``SELECT :m`` / ``WHERE k = :m``: DuckDB's syntax error at the ':'."""
+    for before, token in zip(tokens, tokens[1:]):
+        if token.token_type == TokenType.COLON and before.token_type in _EXPRESSION_STARTS:
+            raise _unexpected(sql, token, False, "an expression",
+                              "DuckDB has no :name parameters: write $name or ?")
 
 
 def _check_tokens(sql: str, tokens: list[Token]) -> None:
