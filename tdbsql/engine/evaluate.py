@@ -198,6 +198,8 @@ class Evaluator:
         if target is None:
             raise UnsupportedSql(f"CAST to {node.to.sql(dialect='duckdb')} is not supported")
         value = self(node.this)
+        if pa.types.is_string(target) and is_interval(value):
+            return as_text(Call("cast", node, (node.this,), self.sql), value, 0)
         if isinstance(value, dto.Interval) or not has_cast(value.type, target):
             return self._no_cast(node, value, target, safe)
         value = plain(value)
@@ -236,8 +238,6 @@ class Evaluator:
         """A cast DuckDB does not have (``CAST(1 AS DATE)``): NULL under TRY_CAST or for
         NULL values, else DuckDB's error."""
         if isinstance(value, dto.Interval):
-            if pa.types.is_string(target):
-                raise UnsupportedSql("CAST of an INTERVAL to a string is not supported")
             source, empty, value = "INTERVAL", False, pa.scalar(None)  # a constant's shape
         else:
             source, empty = type_name(value.type), _all_null(value)
@@ -613,7 +613,9 @@ class Evaluator:
     def _dpipe(self, node):
         """``a || b``: NULL if either side is NULL (unlike concat)."""
         ctx = Call("||", node, (node.this, node.expression), self.sql)
-        values = [self.value(arg) for arg in ctx.args]
+        values = [self(arg) for arg in ctx.args]
+        values = [as_text(ctx, value, i) if is_interval(value) else value  # '1 day'
+                  for i, value in enumerate(values)]
         if list_ops.any_list(values):  # [1] || [2]: list_concat, NULL if either side is
             return list_ops.concatenated(ctx, values)
         return join_strings([as_text(ctx, plain(value), i) for i, value in enumerate(values)],

@@ -19,7 +19,9 @@ import pyarrow.compute as pc
 from ..errors import UnsupportedSql
 from . import graphemes, like_match, text_search
 from .arrow_calendar import arrow_calendar
+from .datetime_ops import Interval
 from .functions import per_distinct, python_map, register
+from .interval_text import interval_text
 from .frame import broadcast
 from .list_values import scalar_if_constant
 from .value_types import join_strings, kind, null_like, plain, valid_rows
@@ -169,7 +171,10 @@ def text_of(value):
     form that reads back the same, with ``.0`` when whole (``480000.0``, ``1e+20``, as
     Python's ``str``); decimals with every digit of their scale (``0.0000001000``); times
     and timestamps without trailing zeros in the fraction of a second (``10:00:00.5``,
-    ``10:00:00``).  Raises Arrow's error for a type without text."""
+    ``10:00:00``); intervals as ``interval_text``.  Raises Arrow's error for a type without
+    text."""
+    if isinstance(value, Interval):
+        return interval_text(value)
     value = plain(value)
     value_kind = kind(value.type)
     if value_kind == "string":
@@ -187,7 +192,7 @@ def text_of(value):
         utc = pc.cast(value, pa.timestamp(value.type.unit))  # the UTC wall clock
         return pc.binary_join_element_wise(text_of(utc), "+00", "")
     if pa.types.is_interval(value.type) or pa.types.is_duration(value.type):
-        raise UnsupportedSql("an INTERVAL as a string (CAST, ||, string_agg) is not supported")
+        return interval_text(value)
     if pa.types.is_list(value.type) or pa.types.is_large_list(value.type):
         from .list_values import list_text  # lists print their elements' text
 
