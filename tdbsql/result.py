@@ -14,6 +14,7 @@ same rows.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Callable, Iterator
 
 import pyarrow as pa
@@ -196,24 +197,36 @@ def _rows(table: pa.Table) -> list[tuple]:
 
 
 def _python_values(column: pa.ChunkedArray) -> list:
-    """A column's Python values; a DATE or TIMESTAMP outside the years 1-9999 (DuckDB's run
-    from 290308 BC, Python's from year 1 to 9999) as DuckDB's fetchall gives it: its text,
-    ``'10000-01-01'``, ``'0001-12-31 (BC) 10:00:00'`` -- also inside a list or a struct."""
+    """A column's Python values as DuckDB's fetchall gives them, also inside a list or a
+    struct: a DATE or TIMESTAMP outside the years 1-9999 (DuckDB's run from 290308 BC,
+    Python's from year 1 to 9999) as its text, ``'10000-01-01'``, ``'0001-12-31 (BC)
+    10:00:00'``; an INTERVAL as a timedelta (``_timedeltas``)."""
+    if _holds(column.type, pa.types.is_interval):
+        return _values(column.combine_chunks())
     try:
         return column.to_pylist()
     except (OverflowError, ValueError):
-        if not _holds_dates(column.type):
+        if not _holds(column.type, _is_calendar):
             raise
     return _values(column.combine_chunks())
 
 
-def _holds_dates(type_: pa.DataType) -> bool:
-    """Is ``type_`` a DATE or TIMESTAMP, or a list or struct holding one?"""
-    if pa.types.is_date(type_) or pa.types.is_timestamp(type_):
+def _is_calendar(type_: pa.DataType) -> bool:
+    return pa.types.is_date(type_) or pa.types.is_timestamp(type_)
+
+
+def _needs_care(type_: pa.DataType) -> bool:
+    """A type whose Arrow Python values are not DuckDB's: dates and intervals."""
+    return _is_calendar(type_) or pa.types.is_interval(type_)
+
+
+def _holds(type_: pa.DataType, test: Callable[[pa.DataType], bool]) -> bool:
+    """Does ``test`` hold for ``type_``, or for a type a list or struct of it holds?"""
+    if test(type_):
         return True
     if _is_list(type_):
-        return _holds_dates(type_.value_type)
-    return pa.types.is_struct(type_) and any(_holds_dates(field.type) for field in type_)
+        return _holds(type_.value_type, test)
+    return pa.types.is_struct(type_) and any(_holds(field.type, test) for field in type_)
 
 
 def _is_list(type_: pa.DataType) -> bool:
@@ -222,25 +235,46 @@ def _is_list(type_: pa.DataType) -> bool:
 
 
 def _values(array: pa.Array) -> list:
-    """``array``'s Python values, its out-of-range dates and timestamps as their text."""
-    if pa.types.is_date(array.type) or pa.types.is_timestamp(array.type):
+    """``array``'s Python values, its out-of-range dates and timestamps as their text, its
+    intervals as timedeltas."""
+    if _is_calendar(array.type):
         from .engine.functions_text import text_of
 
         python = _in_python_range(array)
         values = pc.if_else(python, array, None).to_pylist()
         texts = text_of(pc.if_else(python, None, array)).to_pylist()
         return [value if text is None else text for value, text in zip(values, texts)]
-    if _is_list(array.type) and _holds_dates(array.type):
+    if pa.types.is_interval(array.type):
+        return _timedeltas(array)
+    if _is_list(array.type) and _holds(array.type, _needs_care):
         items = iter(_values(array.flatten()))
         lengths = pc.list_value_length(array).to_pylist()
         return [None if length is None else [next(items) for _ in range(length)]
                 for length in lengths]
-    if pa.types.is_struct(array.type) and _holds_dates(array.type):
+    if pa.types.is_struct(array.type) and _holds(array.type, _needs_care):
         names = [field.name for field in array.type]
         fields = zip(*(_values(child) for child in array.flatten()))
         return [dict(zip(names, row)) if valid else None
                 for row, valid in zip(fields, array.is_valid().to_pylist())]
     return array.to_pylist()
+
+
+def _timedeltas(array: pa.Array) -> list:
+    """INTERVALs as DuckDB's fetchall gives them: timedeltas, a month counting 30 days.  One
+    past a timedelta's 999,999,999 days, which DuckDB cannot give (its OverflowError), as its
+    text."""
+    from .engine.interval_rows import parts
+    from .engine.interval_text import interval_text
+
+    months, days, micros, valid = parts(array)
+    out: list = []
+    for n, ok in enumerate(valid.tolist()):
+        try:
+            out.append(dt.timedelta(days=int(months[n]) * 30 + int(days[n]),
+                                    microseconds=int(micros[n])) if ok else None)
+        except OverflowError:
+            out.append(interval_text(array[n]).as_py())
+    return out
 
 
 def _in_python_range(array: pa.Array) -> pa.Array:

@@ -103,6 +103,25 @@ def test_lists_of_dates_beyond_python_years():
         assert con.sql(sql).fetchall() == duckdb.sql(sql).fetchall(), sql
 
 
+def test_intervals_as_timedeltas():
+    """INTERVALs come out of fetchall / fetchone as DuckDB's do: timedeltas, a month counting
+    30 days (they were Arrow's MonthDayNano tuples), also in lists and beside NULLs; one past
+    a timedelta's range, which DuckDB's fetchall cannot give, is its text."""
+    con = tdbsql.connect()
+    for sql in ["SELECT INTERVAL '1 year 2 months 3 days 04:05:06.007' AS a, "
+                "-INTERVAL '1 month 1 microsecond' AS b, NULL::INTERVAL AS c",
+                "SELECT i, INTERVAL (i - 1) MONTH + INTERVAL (i) HOUR AS a, "
+                "[INTERVAL 1 DAY * i, NULL] AS l, (TIMESTAMP '2024-01-01' - "
+                "TIMESTAMP '2024-03-03 05:00:00.25') * i AS d FROM range(3) r(i) ORDER BY i",
+                "SELECT to_days(999999999), to_days(-999999999), age(TIMESTAMP '2024-03-05', "
+                "TIMESTAMP '2023-01-01')"]:
+        expected = duckdb.sql(sql).fetchall()
+        assert con.sql(sql).fetchall() == expected, sql
+        assert con.sql(sql).fetchone() == expected[0], sql
+    assert con.sql("SELECT to_days(1000000000), to_months(-33333334)").fetchall() == \
+        [("1000000000 days", "-2777777 years -10 months")]
+
+
 def test_time_travel_per_table_self_join(versions):
     con = tdbsql.connect().register("a", versions)
     got = con.sql("""
