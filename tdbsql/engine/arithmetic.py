@@ -326,10 +326,8 @@ def negate(ev, node):
     if whole is not None and -2**63 <= whole < 2**63:
         return pa.scalar(whole, integer_literal_arrow_type(whole))
     value = _interval_constant(ev(node.this))
-    if isinstance(value, dto.Interval):
-        return -value
-    if interval_rows.is_rows(value):
-        return interval_rows.negated(value, lambda text: ev.error(text, node))
+    if isinstance(value, dto.Interval) or interval_rows.is_rows(value):
+        return negated_interval(value, lambda text: ev.error(text, node))
     if _null_interval(value):
         return value
     value = plain(value)
@@ -359,6 +357,17 @@ def _signed_literal(node) -> int | None:
         node = node.this
     whole = integer_literal(node)
     return None if whole is None else sign * whole
+
+
+def negated_interval(value, error):
+    """``-value`` of an INTERVAL constant or column; a part at its least value (-2**31 months
+    or days) is DuckDB's negation overflow."""
+    if isinstance(value, dto.Interval):
+        try:
+            return -value
+        except dto.DatetimeError as err:
+            raise error(str(err)) from None
+    return interval_rows.negated(value, error)
 
 
 def _negate_unsigned(ev, node, value):

@@ -55,6 +55,15 @@ class DatetimeError(ValueError):
     """A bad date/time input; the evaluator turns it into an ``SqlError`` with the span."""
 
 
+NEGATION_OVERFLOW = "Overflow in negation of numeric value!"
+
+
+def is_least_part(months, days, micros):
+    """Is a part (numbers, or numpy arrays of them) at its least value, whose negation
+    DuckDB refuses: -2**31 months or days, -2**63 microseconds?"""
+    return (months == -2**31) | (days == -2**31) | (micros == -2**63)
+
+
 @dataclass(frozen=True)
 class Interval:
     """A SQL INTERVAL literal, kept as DuckDB keeps it: months, days and microseconds."""
@@ -64,6 +73,10 @@ class Interval:
     micros: int = 0
 
     def __neg__(self) -> Interval:
+        """The negated interval, as DuckDB's: each part negated, an error for one at its
+        least value (``NEGATION_OVERFLOW``)."""
+        if is_least_part(self.months, self.days, self.micros):
+            raise DatetimeError(NEGATION_OVERFLOW)
         return Interval(-self.months, -self.days, -self.micros)
 
     def __add__(self, other: Interval) -> Interval:
@@ -106,13 +119,9 @@ class Interval:
         return dt.timedelta(days=self.months * 30 + self.days, microseconds=self.micros)
 
 
-def parse_interval(amount: str, unit: str | None) -> Interval:
-    """``INTERVAL '3' DAY``, ``INTERVAL 3 DAY``, ``INTERVAL '2 hours'``, ``'1 year 2 months'``.
-    With a unit the amount is one number, cut toward zero unless the unit is seconds or
-    milliseconds, as DuckDB's ``to_hours(CAST(trunc(x) AS BIGINT))``: ``INTERVAL 1.5 HOUR``
-    is one hour, ``INTERVAL '1.5 hours'`` ninety minutes."""
-    if unit is not None:
-        return _interval_part(_unit_amount(amount, unit), unit).checked()
+def parse_interval(amount: str) -> Interval:
+    """An INTERVAL's text: ``'2 hours'``, ``'1 year 2 months'``, ``'1 day 10:30:00'``, a bare
+    number of seconds (``INTERVAL '3' DAY``, an amount and a unit, is ``interval_amounts``'s)."""
     text = amount.strip()
     if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)", text):  # a bare number counts seconds
         return _interval_part(text, "second").checked()
@@ -149,19 +158,6 @@ def _clock_micros(hours: str, rest: str, text: str) -> int:
         raise DatetimeError(f"cannot read INTERVAL {text!r}")
     whole = (int(hours) * 60 + int(minutes or 0)) * 60 + int(seconds or 0)
     return whole * US_PER["second"] + int((fraction or "")[:6].ljust(6, "0"))
-
-
-def _unit_amount(amount: str, unit: str) -> str:
-    """The number of ``INTERVAL amount unit``, whole unless the unit is (milli)seconds."""
-    try:
-        number = float(amount)
-    except ValueError:
-        raise DatetimeError(f"cannot read INTERVAL {amount!r} {unit}: not a number") from None
-    if not math.isfinite(number):
-        raise DatetimeError(f"INTERVAL {amount} {unit} is out of range")
-    if spelled(unit) in ("second", "millisecond"):
-        return amount.strip()
-    return str(math.trunc(number))
 
 
 def spelled(name: str) -> str:

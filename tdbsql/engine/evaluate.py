@@ -31,7 +31,8 @@ from sqlglot import exp
 from ..errors import SqlError, UnsupportedSql
 from ..planner.column_names import type_sql, written_interval
 from ..planner.function_names import unknown_function
-from . import arithmetic, decimals, glob_match, interval_rows, like_match, list_lambdas, list_ops
+from . import arithmetic, decimals, glob_match, interval_amounts, interval_rows, like_match
+from . import list_lambdas, list_ops
 from . import datetime_ops as dto
 from .column_refs import resolve_column
 from .frame import broadcast
@@ -135,8 +136,12 @@ class Evaluator:
         whose fraction counts where ``INTERVAL '1.5' HOUR``'s does not."""
         amount = node.this if amount is None else amount
         unit = node.args.get("unit")
+        if isinstance(amount, exp.Neg) and isinstance(amount.this, exp.Literal) and unit \
+                and not node.args.get("fraction_in_string"):  # INTERVAL (-2147483648) MONTH
+            return self._constant_interval(node, pa.scalar(f"-{amount.this.this}"), unit.name)
         if isinstance(amount, exp.Neg):
-            return -self._interval(node, amount.this)
+            return arithmetic.negated_interval(self._interval(node, amount.this),
+                                               lambda text: self.error(text, node))
         if isinstance(amount, exp.Paren):  # INTERVAL (-1) MONTH
             return self._interval(node, amount.this)
         if not isinstance(amount, exp.Literal):
@@ -145,8 +150,8 @@ class Evaluator:
                 return self._constant_interval(node, amounts, unit.name)
             if unit is None or isinstance(amounts, dto.Interval):
                 raise UnsupportedSql(f"INTERVAL with a non-constant amount: {node.sql()}")
-            return interval_rows.of_amounts(amounts, unit.name,
-                                            lambda text: self.error(text, node))
+            return interval_amounts.of_amounts(amounts, unit.name,
+                                               lambda text: self.error(text, node))
         text, unit = str(amount.this), unit.name if unit else None
         written = written_interval(node)
         if unit is None and written is not None and written[0] is not None \
@@ -157,26 +162,24 @@ class Evaluator:
                     written[0])).sql()
             raise self.error(f"Unimplemented type for cast ({source} -> INTERVAL)", node)
         if unit is not None and node.args.get("fraction_in_string"):
-            text, unit = f"{text} {unit}", None
+            text = f"{text} {unit}"
+        elif unit is not None:  # INTERVAL '2' DAY, INTERVAL 1.5 HOUR: as INTERVAL (x) unit
+            return self._constant_interval(node, pa.scalar(text), unit)
         try:
-            return dto.parse_interval(text, unit)
+            return dto.parse_interval(text)
         except dto.DatetimeError as err:
             raise self.error(str(err), node) from None
 
     def _constant_interval(self, node: exp.Interval, amount: pa.Scalar, unit: str):
-        """``INTERVAL (expression) unit`` of a constant: read as the literal ``INTERVAL
-        'amount' unit`` (cut toward zero unless the unit is seconds or milliseconds, as
-        DuckDB's ``to_days(CAST(trunc(amount) AS INTEGER))``); NULL gives NULL."""
+        """``INTERVAL (expression) unit`` of a constant, as of a column of it
+        (``interval_amounts``), kept as an ``Interval``; NULL gives NULL."""
         if not amount.is_valid:
             return pa.scalar(None, pa.month_day_nano_interval())
-        value = amount.as_py()
         if kind(amount.type) not in ("int", "uint", "float", "decimal", "bool", "string"):
             raise self.error(f"an INTERVAL amount must be a number, not {amount.type}", node)
-        try:
-            return dto.parse_interval(str(int(value) if isinstance(value, bool) else value),
-                                      unit)
-        except dto.DatetimeError as err:
-            raise self.error(str(err), node) from None
+        months, days, micros, _ = interval_amounts.amount_parts(
+            pa.array([amount.as_py()], amount.type), unit, lambda text: self.error(text, node))
+        return dto.Interval(int(months[0]), int(days[0]), int(micros[0]))
 
     # -- casts ---------------------------------------------------------------------------
 
@@ -252,7 +255,7 @@ class Evaluator:
         inner, target = node.this, pa.month_day_nano_interval()
         if isinstance(inner, exp.Literal) and inner.is_string:
             try:
-                return dto.parse_interval(inner.this, None)
+                return dto.parse_interval(inner.this)
             except dto.DatetimeError as err:
                 if safe:
                     return pa.scalar(None, target)

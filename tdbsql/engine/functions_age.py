@@ -25,8 +25,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import datetime_ops as dto
-from . import interval_rows
-from ..errors import SqlError, UnsupportedSql
+from . import interval_amounts, interval_rows
+from ..errors import SqlError
 from .frame import broadcast
 from .functions import register
 from .value_types import kind, null_like, null_rows, plain
@@ -187,11 +187,9 @@ def _month_index(micros):
 
 def _interval_of(unit: str):
     def impl(ctx, count):
-        if kind(plain(count).type) in ("float", "decimal"):  # DuckDB rounds them its own way
-            raise UnsupportedSql(f"{ctx.written_name}() of a fractional amount is not "
-                                 "supported")
-        count = ctx.integer(count, 0)
-        intervals = interval_rows.of_amounts(broadcast(count, 1), unit, ctx.error)
+        count = plain(count)
+        intervals = interval_amounts.of_counts(broadcast(count, 1), unit, ctx.error,
+                                               ctx.written_name)
         return intervals[0] if isinstance(count, pa.Scalar) else intervals
     return impl
 

@@ -1,5 +1,5 @@
-"""INTERVALs that differ from row to row -- ``INTERVAL (n) DAY``, ``n * INTERVAL '1 hour'``,
-``to_days(n)`` and the other ``to_*`` constructors -- as Arrow month_day_nano arrays, and a
+"""INTERVALs that differ from row to row -- ``n * INTERVAL '1 hour'``, ``INTERVAL (n) DAY``
+and ``to_days(n)`` (``interval_amounts``) -- as Arrow month_day_nano arrays, and a
 DATE or TIMESTAMP plus or minus them, as DuckDB: the months first (a day past the target
 month's end clamps to its last day), then the days and the time.  A constant INTERVAL stays a
 ``datetime_ops.Interval``; NULL amounts give NULL intervals and NULL sums.
@@ -16,12 +16,6 @@ from ..errors import UnsupportedSql
 from .frame import broadcast
 from .value_types import kind, plain, valid_rows
 
-# unit -> (months, days, microseconds) of one of it
-_UNITS = {"millennium": (12_000, 0, 0), "century": (1_200, 0, 0), "decade": (120, 0, 0),
-          "year": (12, 0, 0), "quarter": (3, 0, 0), "month": (1, 0, 0), "week": (0, 7, 0),
-          "day": (0, 1, 0), "hour": (0, 0, 3_600_000_000), "minute": (0, 0, 60_000_000),
-          "second": (0, 0, 1_000_000), "millisecond": (0, 0, 1_000),
-          "microsecond": (0, 0, 1)}
 _INT32 = 2**31
 _MAX_MICROS = (2**63 - 1) // 1000  # an Arrow month_day_nano interval's time, in nanoseconds
 
@@ -30,16 +24,6 @@ def is_rows(value) -> bool:
     """An interval per row (an Arrow month_day_nano array)."""
     return not isinstance(value, (pa.Scalar, dto.Interval)) and \
         pa.types.is_interval(value.type)
-
-
-def of_amounts(amounts, unit: str, error) -> pa.Array:
-    """``INTERVAL (n) unit`` for integer amounts ``n`` (an array)."""
-    if kind(amounts.type) in ("float", "decimal"):  # DuckDB rounds them its own way
-        raise UnsupportedSql(f"an INTERVAL of a fractional amount per row ({amounts.type}) "
-                             "is not supported")
-    if kind(amounts.type) not in ("int", "uint", "null"):
-        raise error(f"an INTERVAL amount must be a number, not {amounts.type}")
-    return scaled(amounts, dto.Interval(*_UNITS[dto.spelled(unit)]), error)
 
 
 def scaled(counts, intervals, error) -> pa.Array:
@@ -78,7 +62,7 @@ _CELL = np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")])
 def built(months, days, micros, valid, error) -> pa.Array:
     """An interval array of int64 ``months``, ``days`` and ``micros``, NULL where not
     ``valid``; ``error(text)`` when a part does not fit."""
-    if (np.abs(months[valid]) >= _INT32).any() or (np.abs(days[valid]) >= _INT32).any():
+    if _off_int32(months[valid]).any() or _off_int32(days[valid]).any():
         raise error("INTERVAL out of range")
     if (np.abs(micros[valid]) > _MAX_MICROS).any():
         raise UnsupportedSql("an INTERVAL per row of more than 292 years of time (hours, "
@@ -89,6 +73,11 @@ def built(months, days, micros, valid, error) -> pa.Array:
     bitmap = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
     return pa.Array.from_buffers(pa.month_day_nano_interval(), len(months),
                                  [bitmap, pa.py_buffer(cells)])
+
+
+def _off_int32(values: np.ndarray) -> np.ndarray:
+    """Which values lie outside DuckDB's 32-bit months and days, -2**31 .. 2**31 - 1."""
+    return (values < -_INT32) | (values >= _INT32)
 
 
 def arithmetic(op: str, left, right, rows: int, error):
@@ -129,6 +118,8 @@ def of_durations(durations, rows: int, error) -> pa.Array:
 def negated(intervals, error) -> pa.Array:
     """``-intervals`` (an interval array): each part negated, DuckDB's error past its range."""
     months, days, micros, valid = parts(intervals)
+    if (dto.is_least_part(months, days, micros) & valid).any():
+        raise error(dto.NEGATION_OVERFLOW)
     return built(-months, -days, -micros, valid, error)
 
 
@@ -184,7 +175,7 @@ def of_strings(strings, safe: bool, error) -> pa.Array:
     valid = np.ones(len(distinct), bool)
     for i, text in enumerate(distinct.to_pylist()):
         try:
-            interval = dto.parse_interval(text, None)
+            interval = dto.parse_interval(text)
         except dto.DatetimeError as err:
             if not safe:
                 raise error(str(err)) from None

@@ -356,7 +356,7 @@ def _cast_string_scalar(value: pa.Scalar, target: pa.DataType):
         if pa.types.is_date(target):
             return pa.scalar(dto.parse_date(value.as_py()), target)
         if pa.types.is_interval(target):
-            return dto.parse_interval(value.as_py(), None).as_arrow()
+            return dto.parse_interval(value.as_py()).as_arrow()
         if target.unit == "ns":
             return _nanosecond_stamp(value.as_py(), target)
         micros = dto.parse_timestamp(value.as_py(), zone=target.tz is not None)
