@@ -12,6 +12,7 @@ interval (an Arrow duration); adding months clamps the day to the end of the mon
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import functools
 import math
 import re
@@ -47,6 +48,7 @@ MONTHS_PER = {"millennium": 12_000, "century": 1_200, "decade": 120, "year": 12,
 US_PER = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute": 60_000_000,
            "hour": 3_600_000_000}
 US_PER_DAY = 86_400_000_000  # microseconds
+_DAYS_PER = {"week": 7, "day": 1}
 _INTERVAL_UNITS = {*MONTHS_PER, *US_PER, "week", "day"}
 _PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}  # timestamp unit -> ticks per second
 
@@ -56,6 +58,22 @@ class DatetimeError(ValueError):
 
 
 NEGATION_OVERFLOW = "Overflow in negation of numeric value!"
+INTERVAL_RANGE = ("INTERVAL out of range: its months and days must fit an INTEGER, its "
+                  "microseconds a BIGINT")
+
+
+def count_past_integer(count: int) -> str:
+    """DuckDB's error for an INTERVAL * count whose count does not fit an INTEGER."""
+    return (f"Type INT64 with value {count} can't be cast because the value is out of range "
+            f"for the destination type INT32")
+
+
+def off_interval_range(months, days, micros):
+    """Which intervals DuckDB cannot hold (numbers, or numpy arrays of them): months or days
+    outside -2**31 .. 2**31 - 1, microseconds outside BIGINT.  Constants (``Interval``) and
+    columns (``interval_rows.built``) both ask it."""
+    return (months < -2**31) | (months >= 2**31) | (days < -2**31) | (days >= 2**31) | \
+        (micros < -2**63) | (micros >= 2**63)
 
 
 def is_least_part(months, days, micros):
@@ -89,16 +107,13 @@ class Interval:
         """The interval ``count`` times, as DuckDB's INTERVAL * INTEGER: the count an
         INTEGER, the months and days 32-bit and the microseconds 64-bit, else an error."""
         if not -2**31 <= count < 2**31:
-            raise DatetimeError(f"the count {count} of INTERVAL * count is out of the "
-                                "INTEGER range")
+            raise DatetimeError(count_past_integer(count))
         return Interval(self.months * count, self.days * count, self.micros * count).checked()
 
     def checked(self) -> Interval:
         """The interval, if DuckDB holds it: 32-bit months and days, 64-bit microseconds."""
-        if not (-2**31 <= self.months < 2**31 and -2**31 <= self.days < 2**31
-                and -2**63 <= self.micros < 2**63):
-            raise DatetimeError("INTERVAL out of range: its months and days must fit an "
-                                "INTEGER, its microseconds a BIGINT")
+        if off_interval_range(self.months, self.days, self.micros):
+            raise DatetimeError(INTERVAL_RANGE)
         return self
 
     @classmethod
@@ -167,18 +182,25 @@ def spelled(name: str) -> str:
 
 
 def _interval_part(number: str, word: str) -> Interval:
+    """``number word`` of an INTERVAL's text, as DuckDB reads it: years (decades ...) to the
+    nearest month; a fraction of a quarter, month, week or day cascading down (a month is 30
+    days, a day 86,400 seconds: ``'1.5 months'`` is 1 month 15 days); the microseconds rounded
+    half away from zero, but a fraction of a microsecond dropped."""
     unit = spelled(word)
     if unit not in _INTERVAL_UNITS:
         raise DatetimeError(f"unknown INTERVAL unit {word!r}")
+    amount = decimal.Decimal(number)
     if unit in US_PER:
-        return Interval(micros=round(float(number) * US_PER[unit]))
-    if "." in number:
-        raise DatetimeError(f"INTERVAL {number} {word}: a fractional number of {unit}s")
-    count = int(number)
-    months = MONTHS_PER.get(unit)
-    if months is not None:
-        return Interval(months=count * months)
-    return Interval(days=count * (7 if unit == "week" else 1))
+        micros = amount * US_PER[unit]
+        return Interval(micros=int(micros if unit == "microsecond" else
+                                   micros.to_integral_value(decimal.ROUND_HALF_UP)))
+    if MONTHS_PER.get(unit, 0) >= 12:
+        return Interval(int((amount * MONTHS_PER[unit]).to_integral_value(
+            decimal.ROUND_HALF_UP)))
+    months = amount * MONTHS_PER.get(unit, 0)
+    days = (months - int(months)) * 30 + amount * _DAYS_PER.get(unit, 0)
+    micros = ((days - int(days)) * US_PER_DAY).to_integral_value(decimal.ROUND_HALF_UP)
+    return Interval(int(months), int(days), int(micros))
 
 
 class _NotADate(ValueError):

@@ -161,7 +161,8 @@ class Evaluator:
                 written[0].lower() else decimals.decimal_type_of(exp.Literal.number(
                     written[0])).sql()
             raise self.error(f"Unimplemented type for cast ({source} -> INTERVAL)", node)
-        if unit is not None and node.args.get("fraction_in_string"):
+        if unit is not None and (node.args.get("fraction_in_string") or (
+                written is not None and written[1] is None)):  # INTERVAL '1.5 days'
             text = f"{text} {unit}"
         elif unit is not None:  # INTERVAL '2' DAY, INTERVAL 1.5 HOUR: as INTERVAL (x) unit
             return self._constant_interval(node, pa.scalar(text), unit)

@@ -36,14 +36,15 @@ def scaled(counts, intervals, error) -> pa.Array:
     try:
         n = np.where(valid, np.asarray(counts.cast(pa.int64()).fill_null(0).to_numpy(
             zero_copy_only=False), np.int64), 0)
-        if ((n < -_INT32) | (n >= _INT32)).any():
-            raise pa.ArrowInvalid("count")
-    except pa.ArrowInvalid:
-        raise error("the count of INTERVAL * count is out of the INTEGER range") from None
+    except pa.ArrowInvalid:  # a UBIGINT past BIGINT
+        raise error(dto.count_past_integer(pc.max(counts).as_py())) from None
+    past = (n < -_INT32) | (n >= _INT32)
+    if past.any():
+        raise error(dto.count_past_integer(int(n[past][0])))
     try:
         micros = np.asarray(pc.multiply_checked(pa.array(micros), pa.array(n)), np.int64)
     except pa.ArrowInvalid:
-        raise error("INTERVAL out of range") from None
+        raise error(dto.INTERVAL_RANGE) from None
     return built(months * n, days * n, micros, valid, error)
 
 
@@ -62,8 +63,8 @@ _CELL = np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")])
 def built(months, days, micros, valid, error) -> pa.Array:
     """An interval array of int64 ``months``, ``days`` and ``micros``, NULL where not
     ``valid``; ``error(text)`` when a part does not fit."""
-    if _off_int32(months[valid]).any() or _off_int32(days[valid]).any():
-        raise error("INTERVAL out of range")
+    if (dto.off_interval_range(months, days, micros) & valid).any():
+        raise error(dto.INTERVAL_RANGE)
     if (np.abs(micros[valid]) > _MAX_MICROS).any():
         raise UnsupportedSql("an INTERVAL per row of more than 292 years of time (hours, "
                              "minutes, ...) is not supported: Arrow holds it in nanoseconds")
@@ -73,11 +74,6 @@ def built(months, days, micros, valid, error) -> pa.Array:
     bitmap = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
     return pa.Array.from_buffers(pa.month_day_nano_interval(), len(months),
                                  [bitmap, pa.py_buffer(cells)])
-
-
-def _off_int32(values: np.ndarray) -> np.ndarray:
-    """Which values lie outside DuckDB's 32-bit months and days, -2**31 .. 2**31 - 1."""
-    return (values < -_INT32) | (values >= _INT32)
 
 
 def arithmetic(op: str, left, right, rows: int, error):
