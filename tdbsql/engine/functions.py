@@ -23,6 +23,9 @@ from ..planner.parse import span_of
 from . import datetime_ops as dto
 from .frame import broadcast
 from .grouping import group_ids, rows_by_group
+from .interval_compare import compare_intervals
+from .interval_parts import interval_part, is_interval_value
+from .interval_rows import durations_as_intervals
 from .list_values import is_list
 from .value_types import (cast_value, common_type, fit_literals, is_numeric, kind, null_like,
                           plain, type_name)
@@ -304,8 +307,18 @@ def _unit_argument(unit):
 
 def _part_function(part: str):
     def impl(ctx, value):
+        if is_interval_value(plain(value)):
+            return _interval_part(ctx, part, value)
         return dto.extract(part, ctx.temporal(value, 0, times=part in dto.TIME_PARTS))
     return impl
+
+
+def _interval_part(ctx, part: str, value):
+    """A part of INTERVAL values (``interval_parts``); DuckDB's error for one they lack."""
+    try:
+        return interval_part(part, plain(value))
+    except dto.DatetimeError as err:
+        raise ctx.error(str(err), 0) from None
 
 
 for _name, _part in (("year", "year"), ("month", "month"), ("day", "day"),
@@ -332,6 +345,8 @@ def _date_part(ctx, part, value):
     name = part.as_py()
     if name is None:  # a NULL part: NULL, as in DuckDB
         return null_like(value, pa.int64())
+    if is_interval_value(plain(value)):
+        return _interval_part(ctx, name, value)
     try:
         return dto.extract(name, ctx.temporal(value, 1, times=True))
     except dto.DatetimeError as err:
@@ -366,7 +381,9 @@ def _nullif(ctx, a, b):
     a_cast, b_cast = unify(ctx, (a, b))
     if pa.types.is_null(a_cast.type):  # nullif(NULL, NULL): Arrow has no equal on nulls
         return a_cast
-    same = pc.fill_null(pc.equal(a_cast, b_cast), False)
+    equal = compare_intervals("equal", a_cast, b_cast) if pa.types.is_interval(a_cast.type) \
+        else pc.equal(a_cast, b_cast)  # a month = 30 days, as DuckDB's = on intervals
+    same = pc.fill_null(equal, False)
     # DuckDB keeps the first argument's type: a DATE beside a TIMESTAMP, an INTEGER beside
     # a DOUBLE
     kept = a_cast if pa.types.is_null(plain(a).type) else plain(a)
@@ -376,6 +393,8 @@ def _nullif(ctx, a, b):
 def unify(ctx, values):
     """Cast ``values`` to their common type, or raise an SqlError naming the types."""
     values = fit_literals(list(values))
+    if any(pa.types.is_interval(v.type) for v in values):  # ts - ts beside an INTERVAL
+        values = [durations_as_intervals(v, ctx.error) for v in values]
     target = common_type([v.type for v in values])
     if target is None:
         raise ctx.error("arguments have no common type: "

@@ -19,6 +19,7 @@ from ..errors import UnsupportedSql
 from . import datetime_ops as dto
 from .frame import broadcast
 from .functions import per_distinct, python_map, register
+from .interval_parts import epoch_ticks, is_interval_value
 from .time_format import compile_format
 from .time_parse import DateError, ParseError, time_parser
 from .functions_age import stamps_us, whole_months  # registers age, time_bucket, to_days ...
@@ -235,6 +236,8 @@ def _unix_to_time(ctx, value, scale=None):
         except pa.ArrowInvalid:
             raise ctx.error("Epoch seconds out of range for TIMESTAMP WITH TIME ZONE") from None
         return pc.cast(micros, pa.timestamp("us", tz="UTC"))
+    if scale.as_py() == 3 and is_interval_value(value):  # its milliseconds, a month 30 days
+        return _interval_ticks(ctx, value, 1_000)
     if pa.types.is_date(value.type):
         return dto.epoch_micros(value, 1000)
     if kind(value.type) == "timestamp":  # microseconds to milliseconds as DuckDB casts them
@@ -258,11 +261,22 @@ def _epoch_ms(ctx, value):
 
 @register("epoch_us", 1)
 def _epoch_us(ctx, value):
+    if is_interval_value(plain(value)):
+        return _interval_ticks(ctx, plain(value), 1_000_000)
     return dto.epoch_micros(ctx.temporal(value, 0))
+
+
+def _interval_ticks(ctx, value, per_second: int):
+    try:
+        return epoch_ticks(value, per_second)
+    except dto.DatetimeError as err:
+        raise ctx.error(str(err), 0) from None
 
 
 @register("epoch_ns", 1)
 def _epoch_ns(ctx, value):
+    if is_interval_value(plain(value)):
+        return _interval_ticks(ctx, plain(value), 1_000_000_000)
     value = ctx.temporal(value, 0)
     if pa.types.is_timestamp(value.type) and value.type.unit == "ns":  # its own count
         return pc.cast(value, pa.int64())

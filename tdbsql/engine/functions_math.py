@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 from ..errors import UnsupportedSql
 from .frame import broadcast
 from .functions import per_distinct, python_map, register, unify
+from .interval_compare import field_extreme
 from .value_types import kind, plain
 
 # One DOUBLE argument in, a DOUBLE out: (name, aliases, Arrow kernel).
@@ -202,8 +203,8 @@ def _extreme(ctx, values, greatest: bool):
     target = values[0].type
     if pa.types.is_null(target):
         return values[0]
-    if pa.types.is_interval(target):  # DuckDB's pick differs from its own INTERVAL order
-        raise UnsupportedSql(f"{ctx.written_name}() of INTERVALs is not supported")
+    if pa.types.is_interval(target):  # by the fields, not DuckDB's INTERVAL order
+        return field_extreme(values, greatest, ctx.error)
     function = pc.max_element_wise if greatest else pc.min_element_wise
     if pa.types.is_boolean(target):  # Arrow has no boolean kernel: FALSE < TRUE as 0 < 1
         numbers = [pc.cast(value, pa.int8()) for value in values]

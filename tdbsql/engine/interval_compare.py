@@ -19,7 +19,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import datetime_ops as dto
-from .interval_rows import parts
+from .frame import broadcast
+from .interval_rows import built, parts
 from .value_types import kind, valid_rows
 
 
@@ -132,3 +133,24 @@ def dense_ranks(values: pa.Array) -> np.ndarray:
     ranks = np.empty(len(order), np.int64)
     ranks[order] = np.cumsum(steps)
     return ranks
+
+
+def field_extreme(values: list, greatest: bool, error):
+    """``greatest`` / ``least`` of INTERVALs (arrays or scalars), as DuckDB picks them: by
+    their fields as they stand -- months, then days, then microseconds -- not by the length
+    its comparisons normalise (``greatest(INTERVAL 1 MONTH, INTERVAL 31 DAY)`` is 1 month);
+    NULLs skipped, NULL when all are."""
+    rows = max((len(v) for v in values if not isinstance(v, pa.Scalar)), default=1)
+    best = None
+    for value in values:
+        fields = parts(broadcast(value, rows))
+        if best is None:
+            best = fields
+            continue
+        (m, d, u, valid), (bm, bd, bu, bvalid) = fields, best
+        beyond = (m > bm) | ((m == bm) & ((d > bd) | ((d == bd) & (u > bu)))) if greatest \
+            else (m < bm) | ((m == bm) & ((d < bd) | ((d == bd) & (u < bu))))
+        take = valid & (~bvalid | beyond)
+        best = tuple(np.where(take, new, old) for new, old in zip(fields, best))
+    result = built(*best, error)
+    return result[0] if all(isinstance(v, pa.Scalar) for v in values) else result

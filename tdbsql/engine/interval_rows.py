@@ -111,6 +111,16 @@ def of_durations(durations, rows: int, error) -> pa.Array:
     return built(np.zeros(rows, np.int64), days, micros - days * dto.US_PER_DAY, valid, error)
 
 
+def durations_as_intervals(value, error):
+    """``value`` itself, or if it is a ``ts - ts`` duration (an array or a scalar) the
+    INTERVAL DuckDB holds for it (``of_durations``)."""
+    if not pa.types.is_duration(value.type):
+        return value
+    if isinstance(value, pa.Scalar):
+        return of_durations(value, 1, error)[0]
+    return of_durations(value, len(value), error)
+
+
 def negated(intervals, error) -> pa.Array:
     """``-intervals`` (an interval array): each part negated, DuckDB's error past its range."""
     months, days, micros, valid = parts(intervals)

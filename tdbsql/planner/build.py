@@ -42,6 +42,7 @@ from .distinct_on import expand_distinct_on
 from .distinct_outputs import distinct_output_names
 from .double_literals import double_literals
 from .exists_bounds import exists_from_bounds
+from .extract_operands import extract_operands_kept
 from .grouped_columns import (check_grouped_columns, is_aggregate, is_grouped,
                               is_window_function)
 from .grouping_sets import expand_grouping_sets
@@ -239,7 +240,7 @@ def _one_group(tree: exp.Expression) -> exp.Expression:
 # (``planner.correlated``).
 _RULES = tuple(unnest_subqueries_before_grouping if rule is unnest_subqueries else
                keep_correlated_derived_tables(rule) if rule is eliminate_subqueries else
-               number_casts_kept(rule)
+               extract_operands_kept(number_casts_kept(rule))
                for rule in RULES if rule is not simplify)
 
 
