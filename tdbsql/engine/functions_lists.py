@@ -26,6 +26,7 @@ from .functions_text import as_text, character_at, string_slice, text_concat, te
 from .grouping import Groups, aggregate, first_rows
 from .hash_table import group_rows, key_codes
 from .integer_series import series_counts, series_values
+from .interval_compare import group_extremes
 from .list_compare import compare_lists
 from .timestamp_series import series_steps
 from .list_values import (as_lists, element_at, is_list, list_parts, list_value, ordinals,
@@ -231,11 +232,19 @@ def _distinct(parts) -> tuple[pa.Array, np.ndarray]:
     parents = parents[np.asarray(order)]
     fresh = np.ones(len(parents), dtype=bool)
     if len(parents) > 1:  # equal key codes: equal values (NaN = NaN, lists too)
-        same = parents[1:] == parents[:-1]
-        for codes in key_codes(elements):
-            same &= codes[1:] == codes[:-1]
-        fresh[1:] = ~same
+        ids = group_rows([parents, *_element_codes(elements)], len(parents)).ids
+        fresh[:] = False
+        fresh[np.unique(ids, return_index=True)[1]] = True
     return elements.filter(pa.array(fresh)), parents[fresh]
+
+
+def _element_codes(elements: pa.Array) -> list[np.ndarray]:
+    """Codes equal where list elements are the same to DuckDB's list_distinct, list_unique
+    and list_has_any: an INTERVAL by its fields as they stand (``1 month`` is not ``30
+    days`` there, though = holds), other values by their key codes."""
+    if pa.types.is_interval(elements.type):
+        return list(interval_rows.parts(elements)[:3])
+    return key_codes(elements)
 
 
 @register("array_distinct", 1, aliases=("list_distinct",))
@@ -346,7 +355,7 @@ def _found(ctx, lists, wanted, every: bool):
     elements = pa.concat_arrays(unified_elements(ctx, (have.elements, need.elements),
                                                  "compare"))
     parents = np.concatenate([have.parents, need.parents])
-    keys = group_rows([parents, *key_codes(elements)], len(elements)).ids if len(elements) \
+    keys = group_rows([parents, *_element_codes(elements)], len(elements)).ids if len(elements) \
         else np.zeros(0, dtype=np.int64)
     valid = valid_rows(elements)
     split = len(have.elements)
@@ -396,6 +405,10 @@ def aggregated(ctx, lists, name: str, separator=None):
         raise ctx.error(f"{name} needs numbers, got a list of {elements.type}", 0)
     if pa.types.is_null(elements.type) and name in ("min", "max"):
         return scalar_if_constant(pa.nulls(rows), lists)
+    if pa.types.is_interval(elements.type) and name in ("min", "max"):  # DuckDB's order
+        extremes = group_extremes(elements, np.asarray(parts.parents, np.int64), rows,
+                                  want_max=name == "max")
+        return scalar_if_constant(extremes, lists)
     if name in ("avg", "mean", "product"):  # DuckDB's list_product is a DOUBLE too
         elements = elements.cast(pa.float64(), safe=False)  # integers past 2**53: rounded
     elif pa.types.is_null(elements.type) and name != "count":

@@ -717,7 +717,12 @@ def on_values(value, function, result_type: pa.DataType):
 
 
 def compare_plain(op: str, left, right):
-    """A comparison where NaN equals NaN and is greater than every number (DuckDB)."""
+    """A comparison where NaN equals NaN and is greater than every number (DuckDB);
+    INTERVALs as DuckDB compares them (``interval_compare``)."""
+    if pa.types.is_interval(left.type):
+        from .interval_compare import compare_intervals  # (it imports this module)
+
+        return compare_intervals(op, left, right)
     result = getattr(pc, op)(left, right)
     if kind(left.type) != "float" or not (_has_nan(left) or _has_nan(right)):
         return result
