@@ -24,7 +24,7 @@ from . import datetime_ops as dto
 from .frame import broadcast
 from .grouping import group_ids, rows_by_group
 from .interval_compare import compare_intervals
-from .interval_parts import interval_part, is_interval_value
+from .interval_parts import interval_part, interval_trunc, is_interval_value
 from .interval_rows import durations_as_intervals
 from .list_values import is_list
 from .value_types import (cast_value, common_type, fit_literals, is_numeric, kind, null_like,
@@ -359,9 +359,12 @@ def _date_trunc(ctx, unit, value):
     if not isinstance(unit, pa.Scalar):  # a unit per row
         return per_distinct(lambda v, u: _date_trunc(ctx, u, v), [value], [unit])
     name = unit.as_py()
+    interval = is_interval_value(plain(value))
     if name is None:  # a NULL unit: NULL, as in DuckDB
-        return null_like(value, pa.timestamp("us"))
+        return null_like(value, pa.month_day_nano_interval() if interval else pa.timestamp("us"))
     try:
+        if interval:  # an INTERVAL cut to whole units
+            return interval_trunc(name, plain(value))
         return dto.date_trunc(name, ctx.temporal(value, 1))
     except dto.DatetimeError as err:
         raise ctx.error(str(err), 0) from None

@@ -4,7 +4,8 @@ months (``'14 months'`` is year 1, month 2, quarter 1), days from its days, hour
 microseconds from its time (``'100 hours'`` is hour 100), every part keeping the sign (C's
 truncating division).  ``epoch`` counts a year as 365.25 days and a month as 30; ``epoch_ms``
 ... ``epoch_ns`` count every month as 30 days.  A part an interval has not (``dow``,
-``week``) is DuckDB's error.
+``week``) is DuckDB's error.  ``date_trunc(unit, interval)`` cuts the field of the unit toward
+zero to a whole number of units and zeroes the finer fields (``interval_trunc``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import datetime_ops as dto
-from .interval_rows import of_durations, parts
+from .interval_rows import built, of_durations, parts
 
 _US_PER_MINUTE, _US_PER_HOUR = 60_000_000, 3_600_000_000
 _SECONDS_PER_DAY = 86_400
@@ -33,6 +34,37 @@ def interval_part(name: str, value):
             raise dto.DatetimeError(f'"interval" units "{part}" not recognized')
         raise dto.DatetimeError(f'extract specifier "{name}" not recognized')
     return _per_row(value, _PARTS[part], pa.float64() if part == "epoch" else pa.int64())
+
+
+def interval_trunc(name: str, value):
+    """``date_trunc(name, value)`` of INTERVAL values: an INTERVAL ('year' of ``27 months 17
+    days`` is 2 years)."""
+    unit = dto.spelled(name)
+    if unit not in _TRUNC:
+        if unit in dto.PARTS:
+            raise dto.DatetimeError("Specifier type not implemented for DATETRUNC")
+        raise dto.DatetimeError(f'extract specifier "{name}" not recognized')
+    field, size = _TRUNC[unit]
+    if isinstance(value, pa.Scalar):
+        return interval_trunc(name, pa.array([value.as_py()], value.type))[0]
+    if isinstance(value, pa.ChunkedArray):
+        value = value.combine_chunks()
+    if pa.types.is_duration(value.type):
+        value = of_durations(value, len(value), _no_error)
+    fields = list(parts(value))
+    fields[field] = _toward_zero(fields[field], size) * size
+    for finer in range(field + 1, 3):
+        fields[finer] = np.zeros(len(value), np.int64)
+    return built(*fields, _no_error)
+
+
+# unit -> (the field it cuts: 0 months, 1 days, 2 microseconds; the size of one unit in it)
+_TRUNC = {"millennium": (0, 12_000), "century": (0, 1_200), "decade": (0, 120),
+          "year": (0, 12), "isoyear": (0, 12), "quarter": (0, 3), "month": (0, 1),
+          "week": (1, 7), "yearweek": (1, 7), "day": (1, 1), "dow": (1, 1), "isodow": (1, 1),
+          "doy": (1, 1), "julian": (1, 1), "hour": (2, _US_PER_HOUR),
+          "minute": (2, _US_PER_MINUTE), "second": (2, 1_000_000), "epoch": (2, 1_000_000),
+          "millisecond": (2, 1_000), "microsecond": (2, 1)}
 
 
 def epoch_ticks(value, per_second: int):
