@@ -40,11 +40,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from ..errors import SqlError, UnsupportedSql
+from ..errors import SqlError
 from .decimal_values import from_units, units_of
 from .grouping import Groups, aggregate, group_ids
 from .hash_table import as_array, valid_mask
+from .datetime_ops import US_PER_DAY
 from .interval_compare import dense_ranks
+from .interval_rows import built, durations_as_intervals, parts
 from .value_types import type_name
 
 HOLISTIC = ("median", "quantile_cont", "quantile_disc", "mode", "entropy",
@@ -141,12 +143,11 @@ def holistic(func: str, values: pa.Array, groups: Groups, fractions: Fractions |
         return _mode(values, groups)
     if func == "entropy":
         return _entropy(values, groups)
-    if func == "median" and pa.types.is_interval(values.type):
-        raise UnsupportedSql("median() of INTERVAL values is not supported (DuckDB "
-                             "interpolates them); quantile_disc(x, 0.5) picks one")
+    if func == "median" and pa.types.is_duration(values.type):  # ts - ts: as an INTERVAL
+        values = durations_as_intervals(values, _out_of_range)
     if func == "median":
         fractions = Fractions.MEDIAN
-        continuous = _interpolable(values.type)
+        continuous = _interpolable(values.type) or pa.types.is_interval(values.type)
     else:
         continuous = func == "quantile_cont"
         if continuous and not _interpolable(values.type):
@@ -245,6 +246,8 @@ def _interpolated(lo: pa.Array, hi: pa.Array, d: np.ndarray, present: np.ndarray
             return pa.array((low + (high - low) * d).astype(np.float32), kind, mask=mask)
         doubles = kind if pa.types.is_floating(kind) else pa.float64()  # integers: DOUBLE
         return pa.array(_fused(low, 1.0 - d, high * d), doubles, mask=mask)
+    if pa.types.is_interval(kind):
+        return _interval_interpolated(lo, hi, d, mask)
     if pa.types.is_timestamp(kind) and median:  # median keeps the unit (truncating, as DuckDB)
         low, high = _ints(lo), _ints(hi)
         return pa.array(np.trunc(low + (high - low) * d).astype(np.int64), pa.int64(),
@@ -259,6 +262,28 @@ def _interpolated(lo: pa.Array, hi: pa.Array, d: np.ndarray, present: np.ndarray
     low, high = _ints(pc.cast(lo, target)), _ints(pc.cast(hi, target))
     out = np.rint(low * (1.0 - d) + high * d).astype(np.int64)
     return pa.array(out, pa.int64(), mask=mask).view(target)
+
+
+def _interval_interpolated(lo: pa.Array, hi: pa.Array, d: np.ndarray, mask: np.ndarray
+                           ) -> pa.Array:
+    """DuckDB's median of INTERVALs: the middle one as it is, else between the two middle
+    ones, each as its microseconds (a month 30 days), ``lo + (hi - lo) * d`` with the step
+    rounded half up, back as days and microseconds."""
+    def micros(values: pa.Array) -> list[int]:
+        months, days, rest, _ = parts(values)
+        return [(int(m) * 30 + int(n)) * US_PER_DAY + int(u)
+                for m, n, u in zip(months, days, rest)]
+    totals = [low + math.floor(float(high - low) * step + 0.5)
+              for low, high, step in zip(micros(lo), micros(hi), d.tolist())]
+    days = [abs(total) // US_PER_DAY * (-1 if total < 0 else 1) for total in totals]
+    rests = [total - day * US_PER_DAY for total, day in zip(totals, days)]
+    between = built(np.zeros(len(totals), np.int64), np.array(days, np.int64),
+                    np.array(rests, np.int64), ~mask, _out_of_range)
+    return pc.if_else(pa.array(d == 0), lo, between)
+
+
+def _out_of_range(text: str):
+    return SqlError(f"median() of INTERVALs: {text}")
 
 
 def _decimal_interpolated(lo: pa.Array, hi: pa.Array, d: np.ndarray, mask: np.ndarray
