@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Callable, Iterator
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -94,7 +95,13 @@ class Result:
         return self._table
 
     def df(self):
-        return self._table.to_pandas()
+        """A pandas DataFrame; INTERVAL columns as DuckDB's df() gives them, timedelta64[us]
+        with a month counting 30 days (``_as_durations``)."""
+        table = self._table
+        for n, field in enumerate(table.schema):
+            if pa.types.is_interval(field.type):
+                table = table.set_column(n, field.name, _as_durations(table.column(n)))
+        return table.to_pandas()
 
     def pl(self):
         try:
@@ -275,6 +282,20 @@ def _timedeltas(array: pa.Array) -> list:
         except OverflowError:
             out.append(interval_text(array[n]).as_py())
     return out
+
+
+def _as_durations(column: pa.ChunkedArray):
+    """INTERVALs as microsecond durations, a month 30 days (DuckDB's df()); left as they are
+    if one passes 2**63 microseconds."""
+    from .engine.datetime_ops import US_PER_DAY
+    from .engine.interval_rows import parts
+
+    months, days, micros, valid = parts(column.combine_chunks())
+    total = (months * 30 + days).astype(np.float64) * US_PER_DAY + micros
+    if (np.abs(total[valid]) >= 2.0**63).any():
+        return column
+    exact = (months * 30 + days) * US_PER_DAY + micros
+    return pa.array(np.where(valid, exact, 0), pa.int64(), mask=~valid).cast(pa.duration("us"))
 
 
 def _in_python_range(array: pa.Array) -> pa.Array:

@@ -122,6 +122,16 @@ def test_intervals_as_timedeltas():
         [("1000000000 days", "-2777777 years -10 months")]
 
 
+def test_intervals_in_data_frames():
+    """df() gives INTERVAL columns as DuckDB's does, timedelta64[us] with 30-day months (it
+    gave pandas DateOffset objects); NULL is NaT."""
+    sql = ("SELECT i, TIMESTAMP '2024-01-02' - TIMESTAMP '2024-01-01 05:00' AS d FROM (VALUES "
+           "(INTERVAL '1 month 2 days 3 hours'), (NULL), (INTERVAL '-1 year 1 microsecond')) t(i)")
+    got, want = tdbsql.connect().sql(sql).df(), duckdb.sql(sql).df()
+    assert got.dtypes.to_dict() == want.dtypes.to_dict()
+    assert got.equals(want)
+
+
 def test_time_travel_per_table_self_join(versions):
     con = tdbsql.connect().register("a", versions)
     got = con.sql("""
