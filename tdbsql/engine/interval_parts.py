@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import datetime_ops as dto
-from .interval_rows import built, of_durations, parts
+from .interval_rows import built, fields
 
 _US_PER_MINUTE, _US_PER_HOUR = 60_000_000, 3_600_000_000
 _SECONDS_PER_DAY = 86_400
@@ -47,15 +47,11 @@ def interval_trunc(name: str, value):
     field, size = _TRUNC[unit]
     if isinstance(value, pa.Scalar):
         return interval_trunc(name, pa.array([value.as_py()], value.type))[0]
-    if isinstance(value, pa.ChunkedArray):
-        value = value.combine_chunks()
-    if pa.types.is_duration(value.type):
-        value = of_durations(value, len(value), _no_error)
-    fields = list(parts(value))
-    fields[field] = _toward_zero(fields[field], size) * size
+    cut = list(fields(value))
+    cut[field] = _toward_zero(cut[field], size) * size
     for finer in range(field + 1, 3):
-        fields[finer] = np.zeros(len(value), np.int64)
-    return built(*fields, _no_error)
+        cut[finer] = np.zeros(len(value), np.int64)
+    return built(*cut, _no_error)
 
 
 # unit -> (the field it cuts: 0 months, 1 days, 2 microseconds; the size of one unit in it)
@@ -88,16 +84,12 @@ _TICKS = {1_000: "Milliseconds", 1_000_000: "Microseconds", 1_000_000_000: "Nano
 def _per_row(value, compute, type_: pa.DataType):
     if isinstance(value, pa.Scalar):
         return _per_row(pa.array([value.as_py()], value.type), compute, type_)[0]
-    if isinstance(value, pa.ChunkedArray):
-        value = value.combine_chunks()
-    if pa.types.is_duration(value.type):
-        value = of_durations(value, len(value), _no_error)
-    months, days, micros, valid = parts(value)
+    months, days, micros, valid = fields(value)
     return pa.array(compute(months, days, micros), type_, mask=~valid)
 
 
 def _no_error(text: str):
-    raise AssertionError(text)  # a duration's days always fit
+    raise AssertionError(text)  # a cut interval's fields fit as the whole one's did
 
 
 def _toward_zero(numbers: np.ndarray, by: int) -> np.ndarray:

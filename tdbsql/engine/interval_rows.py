@@ -60,6 +60,20 @@ def parts(values) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 _CELL = np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")])
 
 
+def fields(values) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(months, days, microseconds, valid) of intervals or of ``ts - ts`` durations (as the
+    days and microseconds DuckDB holds them: ``of_durations``), an array or chunked array."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if pa.types.is_duration(values.type):
+        values = of_durations(values, len(values), _never)
+    return parts(values)
+
+
+def _never(text: str):
+    raise AssertionError(text)  # a duration's whole days always fit 32 bits
+
+
 def built(months, days, micros, valid, error) -> pa.Array:
     """An interval array of int64 ``months``, ``days`` and ``micros``, NULL where not
     ``valid``; ``error(text)`` when a part does not fit."""
