@@ -12,8 +12,10 @@ datetime fields), TRUE/FALSE.  Anything else raises ``UnsupportedSql`` naming th
 ``IS [NOT] NULL`` is refused: TileDB's delete commits store a NULL test as an empty value that
 its own readers refuse on fixed-size fields, so no delete commit can express it portably.
 For the same reason a delete commit removes the cells on which the condition is NULL, which
-SQL keeps: a delete is refused when a cell it applies to has a NULL (or, for floats, a NaN,
-ordered differently) in a compared attribute (``_refuse_cells_sql_would_keep``).
+SQL keeps, and compares a NaN as IEEE floats do where SQL orders it above every number: such
+cells are written back in a fragment one millisecond after the commit, which it does not apply
+to, so every reader -- ``tiledb`` too -- sees SQL's result (``storage.delete_write_back``: how,
+what time travel to the delete's own millisecond shows, and when it is refused instead).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ..format.delete_condition import (
 from ..format.fragment_metadata import WRITE_VERSION
 from ..format.names import new_name
 from .array import Array, write_timestamp
+from .delete_write_back import cells_sql_keeps_at_risk, wait_past, write_back
 from . import vfs
 from ..format.names import COMMITS_DIR
 
@@ -48,7 +51,9 @@ def write_delete(path: str, where: str | exp.Expression, *, timestamp: int | Non
     culprit there.  A condition that does not parse is refused before the array is opened.
 
     Dense arrays are refused before anything is written: their reads never apply delete
-    commits, and TileDB refuses them too ("Only supported for sparse arrays")."""
+    commits, and TileDB refuses them too ("Only supported for sparse arrays").  The cells SQL
+    keeps but the commit would remove (a NULL or NaN compared) are written back first
+    (``storage.delete_write_back``)."""
     tree, sql = _condition_tree(where, sql)
     array = Array(path, None, key)
     if array.schema.dense:
@@ -58,44 +63,15 @@ def write_delete(path: str, where: str | exp.Expression, *, timestamp: int | Non
     fields.update({d.name: d for d in array.schema.dimensions})
     condition = parse_condition(tree, fields, sql)
     t = write_timestamp(timestamp)
-    _refuse_cells_sql_would_keep(array, tree, condition, t)
+    kept = cells_sql_keeps_at_risk(array, tree, _fields_of(condition), t)
+    if kept is not None and kept.num_rows:
+        write_back(array, kept, t, tree.sql(dialect="duckdb"))
+        if timestamp is None:
+            wait_past(t)  # a read that starts after the DELETE sees the cells written back
     name = new_name(t, t, WRITE_VERSION, ".del")
     data = encode_delete_condition(flatten(negate(condition)), key=array.key)
     vfs.atomic_write(array.path, f"{COMMITS_DIR}/{name}", data)
     return name
-
-
-def _refuse_cells_sql_would_keep(array, tree: exp.Expression, condition: Node, t: int) -> None:
-    """SQL deletes the cells where the condition is TRUE.  A TileDB delete commit also removes
-    those where it is NULL (a comparison with a NULL cell is false, negated or not), and it
-    compares NaN as IEEE floats do where SQL orders NaN above every number.  When cells the
-    delete applies to (those visible at ``t``) meet either case, the delete is refused rather
-    than losing them."""
-    names = _fields_of(condition)
-    attrs = [a for a in array.schema.attributes if a.name in names]
-    where = tree.sql(dialect="duckdb")
-    tests = [(None, f"({where}) IS NULL")] if any(a.nullable for a in attrs) else []
-    quoted = [exp.column(a.name, quoted=True).sql(dialect="duckdb") for a in attrs
-              if type_info(a.datatype).kind == "float" and a.cell_val_num == 1]
-    tests += [(name, f"isnan({name})") for name in quoted]
-    if not tests:
-        return
-    from ..api import query
-
-    counts = query("SELECT " + ", ".join(f"count(*) FILTER (WHERE {test}) AS n{i}"
-                                         for i, (_, test) in enumerate(tests)) + " FROM array",
-                   array.path, key=array.key, timestamp=t).to_pylist()[0]
-    for (nan_of, _), n in zip(tests, counts.values()):
-        if n and nan_of is None:
-            raise UnsupportedSql(
-                f"DELETE ... WHERE {where}: the condition is NULL on {n:,} cell(s) (a compared "
-                "attribute is NULL there); SQL keeps them but a TileDB delete commit would "
-                "remove them too, so the delete is refused")
-        if n:
-            raise UnsupportedSql(
-                f"DELETE ... WHERE {where}: {nan_of} is NaN on {n:,} cell(s); a TileDB delete "
-                "commit compares NaN as IEEE floats do, SQL orders it above every number, so "
-                "the delete is refused")
 
 
 def _fields_of(node: Node) -> set[str]:

@@ -1,0 +1,106 @@
+"""The cells a TileDB delete commit removes although SQL keeps them, written back after it.
+
+SQL deletes the cells on which the condition is TRUE.  A TileDB delete commit also removes
+those on which it is NULL (a value node on a NULL cell is false, negated or not) and compares a
+NaN as IEEE floats do (every op but ``!=`` false) where SQL orders NaN above every number.  So
+``DELETE ... WHERE n > 4`` on a cell whose ``n`` is NULL (or ``WHERE f < 1`` on a NaN ``f``)
+would lose a cell SQL keeps.  The converse never happens: TileDB's stored tree is the negated
+condition, AND/OR of value nodes only, and a NULL or NaN makes each of its nodes false where SQL
+might say true, never the other way, so the commit keeps no cell SQL deletes.
+
+The cells at risk are found with SQL: those visible at the delete's timestamp ``t`` on which
+the condition is not TRUE and a compared nullable attribute is NULL or a compared float NaN
+(a superset of the ones the commit removes; the others are harmless to write again, below).
+They are written back, every field with its exact value and validity, as one fragment at
+``t + 1``: TileDB applies a delete at ``t`` to the fragments whose FIRST timestamp is <= ``t``
+(``sparse_index_reader_base.cc``: ``delete_timestamp >= frag_meta->timestamp_range().first``),
+so the copies outlive it, and as the newest version of their coordinates they hide the
+originals.  The copies are written BEFORE the delete commit: until the commit lands (or if it
+never does) a copy and its original are the same cell at the same coordinates and the array
+reads as before.
+
+Time travel afterwards: an AS OF read before ``t`` sees the array before the DELETE; one at
+``t`` exactly sees the delete commit without the copies (TileDB's own meaning of the commit:
+the cells above are missing too) -- no fragment can be visible at ``t`` and escape a delete at
+``t``; from ``t + 1`` on, the SQL result.  With the default timestamp (now) the delete commit
+waits until the clock has passed ``t``, so a read that starts after the DELETE sees the copies.
+
+Refused (nothing written) when the copies could not stand for the originals:
+
+* the array allows duplicates: a copy is then a second cell, not a newer version, visible
+  twice between the two writes (or for good if the delete commit is never written);
+* a fragment ends after ``t`` and starts at or before ``t + 1`` (written at ``t + 1`` already,
+  or spanning ``t``): the copies would tie with it, or its cells the delete removes would not
+  be among those read back at ``t``;
+* ``t`` is the last millisecond a name can hold.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pyarrow as pa
+from sqlglot import exp
+
+from ..datatypes import type_info
+from ..errors import UnsupportedSql
+from ..format.names import now_ms
+from .array import Array
+
+LAST_MILLISECOND = 2**64 - 1
+
+
+def cells_sql_keeps_at_risk(array: Array, tree: exp.Expression, fields: set[str],
+                            t: int) -> pa.Table | None:
+    """Every field of the cells visible at ``t`` on which the condition ``tree`` (testing
+    ``fields``) is not TRUE and a tested nullable attribute is NULL or a tested float NaN;
+    None when no tested attribute can be either (nothing read)."""
+    attrs = [a for a in array.schema.attributes if a.name in fields]
+    risks = [f"{_quoted(a.name)} IS NULL" for a in attrs if a.nullable]
+    risks += [f"isnan({_quoted(a.name)})" for a in attrs
+              if type_info(a.datatype).kind == "float" and a.cell_val_num == 1]
+    if not risks:
+        return None
+    from ..api import query
+
+    where = tree.sql(dialect="duckdb")
+    return query(f"SELECT * FROM array WHERE ({where}) IS NOT TRUE AND ({' OR '.join(risks)})",
+                 array.path, key=array.key, timestamp=t)
+
+
+def write_back(array: Array, cells: pa.Table, t: int, where: str) -> None:
+    """Write ``cells`` as one fragment at ``t + 1`` (refused as the module docstring says)."""
+    from .writer import write
+
+    _refuse_unsound(array, cells.num_rows, t, where)
+    write(array.path, cells, timestamp=t + 1, key=array.key)
+
+
+def wait_past(t: int) -> None:
+    """Return once the clock reads after ``t`` (at most about a millisecond from ``t``)."""
+    while now_ms() <= t:
+        time.sleep(0.0002)
+
+
+def _refuse_unsound(array: Array, n: int, t: int, where: str) -> None:
+    why = None
+    if array.schema.allows_duplicates:
+        why = ("the array allows duplicates, so they cannot be written back as newer versions "
+               "of themselves")
+    elif t >= LAST_MILLISECOND:
+        why = f"the delete timestamp {t} leaves no later millisecond to write them back at"
+    else:
+        late = [e.name for e in array.directory.committed
+                if e.timestamp_range[1] > t and e.timestamp_range[0] <= t + 1]
+        if late:
+            why = (f"fragment {late[0]} was written at or spans the milliseconds {t} and "
+                   f"{t + 1}, where they would be written back")
+    if why:
+        raise UnsupportedSql(
+            f"DELETE ... WHERE {where}: the condition is NULL (a compared attribute is NULL) or "
+            f"compares a NaN on {n:,} cell(s) SQL keeps but a TileDB delete commit removes; "
+            f"{why}, so the delete is refused")
+
+
+def _quoted(name: str) -> str:
+    return exp.column(name, quoted=True).sql(dialect="duckdb")

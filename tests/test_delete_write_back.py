@@ -1,0 +1,203 @@
+"""DELETE whose condition is NULL, or compares a NaN, on some cells: tdbsql writes the delete
+commit and writes back the cells SQL keeps but the commit removes.  What ``tiledb`` and tdbsql
+read afterwards is compared with DuckDB running the same DELETE on the same rows, every column
+(NULLs, NaNs, strings) included; time travel around the delete is compared with ``tiledb``."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import duckdb
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from history_helpers import assert_same, sorted_rows, tiledb
+import tdbsql
+from tdbsql import schema as S
+from tdbsql.errors import UnsupportedSql
+from tdbsql.storage.array import Array
+from tdbsql.storage.delete_write_back import cells_sql_keeps_at_risk, write_back
+from tdbsql.storage.writer import create, delete, write
+
+COLUMNS = ["x", "n", "f", "s", "i"]
+
+
+def _create(path: str, dups: bool = False) -> None:
+    create(path, S.Schema([S.Dim("x", "int64", (0, 999), 10)],
+                          [S.Attr("n", "float64", nullable=True), S.Attr("f", "float32"),
+                           S.Attr("s", "utf8", nullable=True), S.Attr("i", "int32", nullable=True)],
+                          allows_duplicates=dups))
+
+
+def _rows(xs, n, f, s, i) -> pa.Table:
+    return pa.table({"x": pa.array(xs, pa.int64()), "n": pa.array(n, pa.float64()),
+                     "f": pa.array(f, pa.float32()), "s": pa.array(s, pa.string()),
+                     "i": pa.array(i, pa.int32())})
+
+
+def _sample() -> pa.Table:
+    xs = list(range(12))
+    return _rows(xs, [None if x % 3 == 0 else (math.nan if x == 4 else x * 1.5) for x in xs],
+                 [math.nan if x % 4 == 1 else x / 2 for x in xs],
+                 [None if x % 5 == 0 else f"v{x}" for x in xs],
+                 [None if x % 2 else x for x in xs])
+
+
+def _comparable(rows: dict[str, list]) -> list[tuple]:
+    """Rows as tuples, NaN as a string so that it equals itself."""
+    fix = [[("NaN" if isinstance(v, float) and math.isnan(v) else v) for v in rows[c]]
+           for c in COLUMNS]
+    return list(zip(*fix))
+
+
+def _duckdb_after(source: pa.Table, where: str) -> list[tuple]:
+    con = duckdb.connect()
+    con.register("src", source)
+    con.sql("CREATE TABLE t AS SELECT * FROM src")
+    con.sql(f"DELETE FROM t WHERE {where}")
+    return _comparable(sorted_rows(con.sql("SELECT * FROM t").to_arrow_table(), ["x"]))
+
+
+def _tiledb_rows(path: str, timestamp=None) -> list[tuple]:
+    with tiledb.open(path, timestamp=timestamp) as A:
+        table = A.query(return_arrow=True).df[:]
+    return _comparable(sorted_rows(table.select(COLUMNS), ["x"]))
+
+
+def _tdbsql_rows(path: str, timestamp=None) -> list[tuple]:
+    return _comparable(sorted_rows(tdbsql.query("SELECT * FROM array", path,
+                                                 timestamp=timestamp), ["x"]))
+
+
+def _check_delete(path: str, source: pa.Table, where: str, t: int) -> None:
+    """DELETE at ``t``; tiledb and tdbsql read DuckDB's rows from ``t + 1`` on, the rows
+    before it until ``t - 1``, and agree with each other at ``t`` itself."""
+    before = _tdbsql_rows(path)
+    delete(path, where, timestamp=t)
+    want = _duckdb_after(source, where)
+    assert _tiledb_rows(path) == want, where
+    assert _tdbsql_rows(path) == want, where
+    assert _tiledb_rows(path, t + 1) == _tdbsql_rows(path, t + 1) == want
+    assert _tiledb_rows(path, t - 1) == _tdbsql_rows(path, t - 1) == before
+    assert _tiledb_rows(path, t) == _tdbsql_rows(path, t)
+
+
+WHERES = ["n > 4", "NOT (n = 3)", "n IN (1.5, 3) OR x = 99", "i < 2 OR n > 100", "f < 2",
+          "f >= 2", "f <> 0.5", "NOT (f IN (0, 1))", "s < 'v5' AND i > 2", "s = 'v7' OR f > 3",
+          "n BETWEEN 2 AND 9 AND NOT (i = 4)", "x < 3 OR (x IN (5, 7) AND n > 4)"]
+
+
+@pytest.mark.parametrize("where", WHERES)
+def test_delete_keeps_what_sql_keeps(tmp_path, where):
+    path = str(tmp_path / "a")
+    _create(path)
+    source = _sample()
+    write(path, source, timestamp=10)
+    _check_delete(path, source, where, 20)
+
+
+def test_delete_through_sql_at_now(tmp_path):
+    """The default timestamp: a read right after the DELETE already sees the cells written
+    back (the commit waits for the clock to pass its millisecond)."""
+    path = str(tmp_path / "a")
+    _create(path)
+    source = _sample()
+    write(path, source, timestamp=10)
+    con = tdbsql.connect().register("t", path)
+    oracle = duckdb.connect()
+    oracle.register("src", source)
+    oracle.sql("CREATE TABLE t AS SELECT * FROM src")
+    for where in ("n > 4", "f < 2"):
+        con.sql(f"DELETE FROM t WHERE {where}")
+        oracle.sql(f"DELETE FROM t WHERE {where}")
+        want = _comparable(sorted_rows(oracle.sql("SELECT * FROM t").to_arrow_table(), ["x"]))
+        assert _tiledb_rows(path) == _tdbsql_rows(path) == want
+    with tiledb.open(path) as A:  # n NULL on 0, 3, 6, 9 (0, 3 gone by f < 2); f NaN on 1, 9
+        assert sorted(A.multi_index[0:999]["x"].tolist()) == [1, 6, 9]
+
+
+def test_the_write_back_alone_changes_nothing(tmp_path):
+    """The copies come first: should the delete commit never be written, the array reads as
+    before (a copy is a newer version of the same cell)."""
+    path = str(tmp_path / "a")
+    _create(path)
+    write(path, _sample(), timestamp=10)
+    before = _tiledb_rows(path)
+    array = Array(path)
+    cells = cells_sql_keeps_at_risk(array, tdbsql.planner.parse.parse_condition("n < 4"),
+                                    {"n"}, 20)
+    assert cells.num_rows == 5  # n NULL on 0, 3, 6, 9; NaN (not < 4 in SQL) on 4
+    write_back(array, cells, 20, "n < 4")
+    assert _tiledb_rows(path) == _tdbsql_rows(path) == before
+    assert len(os.listdir(os.path.join(path, "__fragments"))) == 2
+
+
+def test_cells_written_after_the_delete_are_not_touched(tmp_path):
+    path = str(tmp_path / "a")
+    _create(path)
+    source = _sample()
+    write(path, source, timestamp=10)
+    delete(path, "n > 4", timestamp=20)
+    later = _rows([100, 101], [None, 50.0], [1.0, 2.0], ["a", None], [None, 1])
+    write(path, later, timestamp=30)
+    want = _duckdb_after(source, "n > 4") + _comparable(sorted_rows(later, ["x"]))
+    assert _tiledb_rows(path) == _tdbsql_rows(path) == want
+    for window in (19, 20, 21, 30, (21, 30)):
+        assert_same(path, window)
+
+
+def test_refused_on_an_array_with_duplicates(tmp_path):
+    path = str(tmp_path / "a")
+    _create(path, dups=True)
+    write(path, _sample(), timestamp=10)
+    listing = sorted(os.listdir(os.path.join(path, "__commits")))
+    with pytest.raises(UnsupportedSql, match=r"NULL .* on 4 cell\(s\).*allows duplicates"):
+        delete(path, "n > 4", timestamp=20)
+    assert sorted(os.listdir(os.path.join(path, "__commits"))) == listing
+    delete(path, "x < 2", timestamp=20)  # nothing compared can be NULL or NaN: fine
+    assert _tiledb_rows(path) == _tdbsql_rows(path) == _duckdb_after(_sample(), "x < 2")
+
+
+def test_refused_next_to_a_fragment_of_the_next_millisecond(tmp_path):
+    """A fragment already at t + 1 would tie with the cells written back."""
+    path = str(tmp_path / "a")
+    _create(path)
+    write(path, _sample(), timestamp=10)
+    write(path, _rows([500], [1.0], [1.0], ["z"], [1]), timestamp=21)
+    with pytest.raises(UnsupportedSql, match=r"fragment __21_21_.*milliseconds 20 and 21"):
+        delete(path, "n > 4", timestamp=20)
+    delete(path, "n > 4", timestamp=21)  # the fragment at 21 is then older: fine
+    source = pa.concat_tables([_sample(), _rows([500], [1.0], [1.0], ["z"], [1])])
+    assert _tiledb_rows(path) == _tdbsql_rows(path) == _duckdb_after(source, "n > 4")
+
+
+_values = st.one_of(st.none(), st.just(math.nan), st.integers(-3, 3).map(float))
+_ops = st.sampled_from(["<", "<=", ">", ">=", "=", "<>"])
+_leaf = st.one_of(
+    st.builds(lambda c, op, v: f"{c} {op} {v}", st.sampled_from(["n", "f", "i"]), _ops,
+              st.integers(-3, 3)),
+    st.builds(lambda c, vs: f"{c} IN ({', '.join(map(str, vs))})", st.sampled_from(["n", "i"]),
+              st.lists(st.integers(-3, 3), min_size=1, max_size=3)))
+_condition = st.recursive(_leaf, lambda inner: st.one_of(
+    st.builds(lambda a, b: f"({a} AND {b})", inner, inner),
+    st.builds(lambda a, b: f"({a} OR {b})", inner, inner),
+    st.builds(lambda a: f"NOT ({a})", inner)), max_leaves=4)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(cells=st.lists(st.tuples(_values, _values.filter(lambda v: v is not None),
+                                st.one_of(st.none(), st.integers(-3, 3))),
+                      min_size=1, max_size=12),
+       where=_condition)
+def test_random_null_and_nan_patterns(tmp_path_factory, cells, where):
+    path = str(tmp_path_factory.mktemp("h") / "a")
+    _create(path)
+    xs = list(range(len(cells)))
+    source = _rows(xs, [c[0] for c in cells], [c[1] for c in cells],
+                   [None if x % 3 == 0 else f"v{x}" for x in xs], [c[2] for c in cells])
+    write(path, source, timestamp=10)
+    _check_delete(path, source, where, 20)
