@@ -25,11 +25,11 @@ from tdbsql.storage.writer import create, delete, write
 COLUMNS = ["x", "n", "f", "s", "i"]
 
 
-def _create(path: str, dups: bool = False) -> None:
+def _create(path: str, dups: bool = False, key=None) -> None:
     create(path, S.Schema([S.Dim("x", "int64", (0, 999), 10)],
                           [S.Attr("n", "float64", nullable=True), S.Attr("f", "float32"),
                            S.Attr("s", "utf8", nullable=True), S.Attr("i", "int32", nullable=True)],
-                          allows_duplicates=dups))
+                          allows_duplicates=dups), key=key)
 
 
 def _rows(xs, n, f, s, i) -> pa.Table:
@@ -147,6 +147,19 @@ def test_cells_written_after_the_delete_are_not_touched(tmp_path):
     assert _tiledb_rows(path) == _tdbsql_rows(path) == want
     for window in (19, 20, 21, 30, (21, 30)):
         assert_same(path, window)
+
+
+def test_encrypted_array(tmp_path):
+    key = b"0123456789abcdef0123456789abcdef"
+    path = str(tmp_path / "a")
+    _create(path, key=key)
+    write(path, _sample(), timestamp=10, key=key)
+    delete(path, "n < 4", timestamp=20, key=key)
+    cfg = tiledb.Config({"sm.encryption_type": "AES_256_GCM", "sm.encryption_key": key.decode()})
+    with tiledb.open(path, ctx=tiledb.Ctx(cfg)) as A:
+        got = _comparable(sorted_rows(A.query(return_arrow=True).df[:].select(COLUMNS), ["x"]))
+    assert got == _duckdb_after(_sample(), "n < 4")
+    assert len(got) == 10  # n < 4 is TRUE on x = 1, 2 only
 
 
 def test_refused_on_an_array_with_duplicates(tmp_path):
