@@ -14,7 +14,7 @@ from sqlglot import exp
 
 from .catalog import ArraySource
 from .errors import SqlError, UnsupportedSql
-from .planner.parse import span_of
+from .planner.parse import span_of, span_over
 
 
 _CLAUSES = {"using": "USING", "returning": "RETURNING", "conflict": "ON CONFLICT",
@@ -51,13 +51,14 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
                            f"({', '.join(fields)})", sql, span_of(target))
     body = tree.expression
     if isinstance(body, exp.Values):
-        rows = _values_table(body, len(names), sql)
+        rows = _values_table(body, names, array, sql)
     else:
         rows = connection.sql(body.sql(dialect="duckdb")).arrow()
-    if rows.num_columns != len(names):
-        raise SqlError(f"INSERT has {len(names)} target columns but {rows.num_columns} values "
-                       "per row", sql)
-    data = _with_omitted(_typed(rows.rename_columns(names), array), array, sql)
+        if rows.num_columns != len(names):
+            raise SqlError(f"INSERT has {len(names)} target columns but {rows.num_columns} "
+                           "values per row", sql)
+        rows = _typed(rows.rename_columns(names), array)
+    data = _with_omitted(rows, array, sql)
     from .storage.writer import write
 
     if data.num_rows:
@@ -89,47 +90,86 @@ def _array_source(connection, table: exp.Table, sql: str) -> ArraySource:
     return source
 
 
-def _values_table(values: exp.Values, width: int, sql: str) -> pa.Table:
-    columns: list[list] = [[] for _ in range(width)]
+def _values_table(values: exp.Values, names: list[str], array, sql: str) -> pa.Table:
+    """The VALUES rows, each value cast on its own to its column's type as DuckDB's INSERT
+    casts it (``1.5`` into an INTEGER is 2, ``2.5e0`` is 2, ``'3.5'`` is 4), so rows whose
+    values have different types (``(1), (2.5)``) need no common type first."""
+    columns: list[list] = [[] for _ in names]
     for row in values.expressions:
         items = row.expressions if isinstance(row, exp.Tuple) else [row]
-        if len(items) != width:
-            raise SqlError(f"VALUES row has {len(items)} values, expected {width}", sql,
+        if len(items) != len(names):
+            raise SqlError(f"VALUES row has {len(items)} values, expected {len(names)}", sql,
                            span_of(row))
         for column, item in zip(columns, items):
-            column.append(_python_value(item, sql))
-    return pa.table({f"c{i}": pa.array(c) for i, c in enumerate(columns)})
+            column.append(item)
+    return pa.table({name: _typed_column([_scalar(item, sql) for item in items], name, array,
+                                         sql, items)
+                     for name, items in zip(names, columns)})
 
 
-def _python_value(node: exp.Expression, sql: str):
+def _scalar(node: exp.Expression, sql: str) -> pa.Scalar:
     from .engine.evaluate import evaluate
 
     value = evaluate(pa.table({"__row": pa.nulls(1)}), node, sql)
-    if isinstance(value, pa.Scalar):
-        return value.as_py()
-    return value[0].as_py()
+    return value if isinstance(value, pa.Scalar) else value[0]
 
 
 def _typed(table: pa.Table, array) -> pa.Table:
-    """Cast each column to the array field's Arrow type; a value that does not fit is an error
-    naming the column.  Enumerated attributes become dictionary columns of their labels, which
-    the writer turns into the stored indices."""
+    """Each column cast to the array field's type (see ``_typed_column``)."""
+    return pa.table({name: _typed_column(column, name, array)
+                     for name, column in zip(table.column_names, table.columns)})
+
+
+def _typed_column(values, name: str, array, sql: str | None = None, nodes=None):
+    """``values`` (a column, or a list of scalars from ``nodes``) cast to the array field's
+    Arrow type with DuckDB's casts (``engine.value_types.cast_value``: floats to integers
+    rounding half to even, DECIMALs half away from zero); a value that does not fit is an
+    error naming the column (and underlining the value).  Scalars of one type are cast as one
+    column; of several, or when that fails (to find the culprit), one by one.  Enumerated
+    attributes become dictionary columns of their labels, which the writer turns into the
+    stored indices."""
     from .engine.fields import field_arrow_type
 
-    columns = []
-    for name, column in zip(table.column_names, table.columns):
-        target = field_arrow_type(array, name)
-        if column.type != target:
-            value_type = target.value_type if pa.types.is_dictionary(target) else target
+    target = field_arrow_type(array, name)
+    value_type = target.value_type if pa.types.is_dictionary(target) else target
+    column = values if nodes is None else _one_column(values)
+    try:
+        column = None if column is None else _cast(column, value_type)
+    except ValueError as err:
+        if nodes is None:
+            raise SqlError(f"INSERT: column {name!r} cannot be stored as {value_type}: {err}",
+                           sql) from None
+        column = None
+    if column is None:
+        typed = []
+        for cell, node in zip(values, nodes):
             try:
-                column = column.cast(value_type)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+                typed.append(_cast(cell, value_type))
+            except ValueError as err:
                 raise SqlError(f"INSERT: column {name!r} cannot be stored as {value_type}: "
-                               f"{err}") from None
-            if pa.types.is_dictionary(target):
-                column = column.dictionary_encode()
-        columns.append(column)
-    return pa.Table.from_arrays(columns, names=table.column_names)
+                               f"{err}", sql, span_over(node)) from None
+        column = pa.array(typed, value_type)
+    return column.dictionary_encode() if pa.types.is_dictionary(target) else column
+
+
+def _one_column(scalars: list[pa.Scalar]) -> pa.Array | None:
+    """The scalars as one array when they share a type (NULLs aside), else None."""
+    types = {str(s.type) for s in scalars if not pa.types.is_null(s.type)}
+    if len(types) > 1:
+        return None
+    try:
+        return pa.array(scalars)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+
+
+def _cast(value, target: pa.DataType):
+    from .engine.value_types import cast_value
+
+    try:
+        return cast_value(value, target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
+        raise ValueError(str(err)) from None
 
 
 def _with_omitted(table: pa.Table, array, sql: str) -> pa.Table:

@@ -135,8 +135,8 @@ def test_delete_refuses_what_it_cannot_express(tmp_path):
     _sparse(path)
     commits = set(os.listdir(os.path.join(path, "__commits")))
     for where, error in (("n IS NULL", UnsupportedSql), ("a + 1 > 2", UnsupportedSql),
-                         ("nope = 1", SqlError), ("a > 'x'", SqlError), ("a = 2.5", SqlError),
-                         ("a = 99999999999", SqlError), ("a >", SqlError)):
+                         ("nope = 1", SqlError), ("a > 'x'", SqlError),
+                         ("a >", SqlError)):
         with pytest.raises(error):
             delete(path, where)
     assert set(os.listdir(os.path.join(path, "__commits"))) == commits

@@ -60,3 +60,47 @@ def test_insert_errors_name_the_field_or_label(table):
                                         r"domain \[0, 99\]"):
         con.sql("INSERT INTO t VALUES (1, 'red', NULL, NULL), (200, 'red', NULL, NULL)")
     assert os.listdir(os.path.join(path, "__fragments")) == []
+
+
+@pytest.mark.parametrize("statement", [
+    "INSERT INTO t VALUES (1, 1.5, 2.5)",           # DECIMAL -> integer: half away from zero
+    "INSERT INTO t VALUES (2, 2.5e0, 0.5e0)",       # DOUBLE -> integer: half to even
+    "INSERT INTO t VALUES (3, '3.5', '254.5')",     # numeric strings: half away from zero
+    "INSERT INTO t VALUES (4, 1, 1), (5, -2.5, 7.49)",  # rows of different types
+    "INSERT INTO t SELECT 6, 7.5, 8.5e0",
+    "INSERT INTO t (x, i) VALUES (7, -1.5e0)",
+])
+def test_insert_rounds_numbers_into_integers_as_duckdb(tmp_path, statement):
+    import duckdb
+
+    path = str(tmp_path / "a")
+    create(path, S.Schema([S.Dim("x", "int64", (0, 99), 10)],
+                          [S.Attr("i", "int32", nullable=True), S.Attr("u", "uint8", nullable=True)]))
+    tdbsql.connect().register("t", path).sql(statement)
+    oracle = duckdb.connect()
+    oracle.sql("CREATE TABLE t (x BIGINT, i INTEGER, u UTINYINT)")
+    oracle.sql(statement)
+    assert _rows(path) == oracle.sql("SELECT * FROM t ORDER BY x").fetchall()
+
+
+@pytest.mark.parametrize("statement,culprit", [
+    ("INSERT INTO t VALUES (1, 1, 255.5)", "255.5"),   # rounds to 256
+    ("INSERT INTO t VALUES (1, 1e10, 1)", "1e10"),
+    ("INSERT INTO t VALUES (1, 'nan', 1)", "'nan'"),
+    ("INSERT INTO t VALUES (1, 1, 1), (2, 2, -0.5)", "0.5"),  # the minus sign has no place
+])
+def test_insert_refuses_numbers_out_of_an_integer_range(tmp_path, statement, culprit):
+    import duckdb
+
+    path = str(tmp_path / "a")
+    create(path, S.Schema([S.Dim("x", "int64", (0, 99), 10)],
+                          [S.Attr("i", "int32"), S.Attr("u", "uint8")]))
+    with pytest.raises(tdbsql.SqlError, match="cannot be stored as") as caught:
+        tdbsql.connect().register("t", path).sql(statement)
+    assert statement[slice(*caught.value.span)] == culprit
+    oracle = duckdb.connect()
+    oracle.sql("CREATE TABLE t (x BIGINT, i INTEGER, u UTINYINT)")
+    with pytest.raises(duckdb.ConversionException):
+        oracle.sql(statement)
+    assert not os.path.exists(os.path.join(path, "__fragments")) or \
+        not os.listdir(os.path.join(path, "__fragments"))

@@ -20,6 +20,8 @@ what time travel to the delete's own millisecond shows, and when it is refused i
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import numpy as np
 from sqlglot import exp
 
@@ -32,6 +34,9 @@ from ..format.fragment_metadata import WRITE_VERSION
 from ..format.names import new_name
 from .array import Array, write_timestamp
 from .delete_write_back import cells_sql_keeps_at_risk, wait_past, write_back
+from .integer_comparisons import (
+    every_value, integer_comparison, integer_members, no_value,
+)
 from . import vfs
 from ..format.names import COMMITS_DIR
 
@@ -164,14 +169,37 @@ class _Builder:
     def _compare_parts(self, column: str, op: ConditionOp, literal) -> ValueNode:
         if isinstance(literal, exp.Null):
             self._refuse_null()
+        dtype = self._integers(column, literal)
+        if dtype is not None:
+            op, number = integer_comparison(op, _literal(literal), dtype)
+            return ValueNode(column, op, np.array([number], dtype=dtype).tobytes())
         return ValueNode(column, op, self._value(column, literal))
 
     def _in(self, e: exp.In, negated: bool) -> ValueNode:
         column = self._column(e.this)
         if e.args.get("query") is not None:
             raise UnsupportedSql("DELETE ... IN (SELECT ...) is not supported")
-        members = [self._value(column, item) for item in e.expressions]
+        dtype = self._integers(column, *e.expressions)
+        if dtype is None:
+            members = [self._value(column, item) for item in e.expressions]
+        else:
+            numbers = integer_members([_literal(item) for item in e.expressions], dtype)
+            if not numbers:  # no member is a value of the field: IN holds for none
+                op, n = (every_value if negated else no_value)(dtype)
+                return ValueNode(column, op, np.array([n], dtype=dtype).tobytes())
+            members = [np.array([n], dtype=dtype).tobytes() for n in numbers]
         return ValueNode.member_set(column, members, negated)
+
+    def _integers(self, column: str, *literals) -> np.dtype | None:
+        """The numpy type of an integer field compared with number constants (then compared
+        as DuckDB compares them: ``storage.integer_comparisons``), else None."""
+        field = self.fields[column]
+        info = type_info(field.datatype)
+        if info.kind != "int" or field.cell_val_num != 1:
+            return None
+        if any(isinstance(_literal(item), str) for item in literals):
+            return None  # refused by _value, naming the string
+        return np.dtype(info.numpy)
 
     def _column(self, e) -> str:
         if not isinstance(e, exp.Column):
@@ -199,16 +227,11 @@ class _Builder:
         if isinstance(value, str):
             raise SqlError(f"column {column!r} is numeric: {value!r} is a string", self.sql,
                            span)
-        if info.kind in ("int", "bool"):
-            if isinstance(value, float) and not value.is_integer():
-                raise SqlError(f"column {column!r} holds integers: {value} is not one", self.sql,
+        if info.kind == "bool":
+            if value != int(value):
+                raise SqlError(f"column {column!r} holds booleans: {value} is not one", self.sql,
                                span)
-            limits = np.iinfo(info.numpy) if info.kind == "int" else None
-            number = int(value)
-            if limits is not None and not limits.min <= number <= limits.max:
-                raise SqlError(f"{number} is outside the range of column {column!r} "
-                               f"({field.datatype.name})", self.sql, span)
-            return np.array([number], dtype=info.numpy).tobytes()
+            return np.array([int(value)], dtype=info.numpy).tobytes()
         return np.array([value], dtype=info.numpy).tobytes()
 
 
@@ -223,11 +246,13 @@ def _literal(e):
     if isinstance(e, exp.Literal):
         if e.is_string:
             return e.this
-        text = e.this
+        text = e.this  # DuckDB: 10 an integer, 2.5 a DECIMAL (exact), 2.5e0 a DOUBLE
+        if "e" in text.lower():
+            return float(text)
         try:
             return int(text)
         except ValueError:
-            return float(text)
+            return Decimal(text)
     if isinstance(e, exp.Paren):
         return _literal(e.this)
     raise UnsupportedSql(f"DELETE conditions take literal values, not {e.sql()!r}")
