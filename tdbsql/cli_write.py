@@ -13,6 +13,8 @@ imported until a handler runs, so ``tdbsql --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import sys
+import warnings
 
 MODES = ("fragments", "fragment_meta", "commits", "array_meta")
 DEMO_PATH = "stations"
@@ -87,16 +89,25 @@ def _add_ingest(subparsers) -> None:
 
 
 def ingest(args, key) -> None:
-    from .ingestion import DEFAULT_BATCH_ROWS, ingest as run_ingest
+    """Warnings about how a column is stored print as ``tdbsql: warning: ...``, once each."""
+    from .ingestion import DEFAULT_BATCH_ROWS, IngestWarning, ingest as run_ingest
 
-    report = run_ingest(
-        args.source, args.array, dims=ingest_dims(args.dims, args.domain), sparse=args.sparse,
-        tile=ingest_tiles(args.tile), capacity=args.capacity,
-        filters=ingest_filters(args.filters), timestamp=args.timestamp, append=args.append,
-        key=key,
-        batch_rows=DEFAULT_BATCH_ROWS if args.batch_rows is None else args.batch_rows,
-        progress=False if args.quiet else None, format=args.source_format,
-        allows_duplicates=args.allows_duplicates, cell_order=args.cell_order)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", IngestWarning)
+        report = run_ingest(
+            args.source, args.array, dims=ingest_dims(args.dims, args.domain),
+            sparse=args.sparse, tile=ingest_tiles(args.tile), capacity=args.capacity,
+            filters=ingest_filters(args.filters), timestamp=args.timestamp,
+            append=args.append, key=key,
+            batch_rows=DEFAULT_BATCH_ROWS if args.batch_rows is None else args.batch_rows,
+            progress=False if args.quiet else None, format=args.source_format,
+            allows_duplicates=args.allows_duplicates, cell_order=args.cell_order)
+    for message in dict.fromkeys(str(w.message) for w in caught
+                                 if issubclass(w.category, IngestWarning)):
+        print(f"tdbsql: warning: {message}", file=sys.stderr)
+    for w in caught:
+        if not issubclass(w.category, IngestWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if not args.quiet:
         print(report)
 

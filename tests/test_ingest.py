@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import tdbsql
-from tdbsql.ingestion import IngestError, ingest
+from tdbsql.ingestion import IngestError, IngestWarning, ingest
 
 tiledb = pytest.importorskip("tiledb")
 
@@ -501,10 +501,11 @@ def test_more_arrow_types(tmp_path):
         "d64": pa.array([datetime.date(2020, 1, d) for d in (1, 2, 3)], pa.date64()),
     })
     pq.write_table(table, tmp_path / "t.parquet")
-    ingest(tmp_path / "t.parquet", tmp_path / "a", dims="k")
+    with pytest.warns(IngestWarning, match="'dur' is a duration"):  # a count: see below
+        ingest(tmp_path / "t.parquet", tmp_path / "a", dims="k")
     got = tdbsql.query("SELECT * FROM array ORDER BY k", str(tmp_path / "a"))
     assert got.column("t64").to_pylist() == table.column("t64").to_pylist()
-    assert got.column("ts").type == pa.timestamp("us")  # UTC values, zone dropped
+    assert got.column("ts").type == pa.timestamp("us")  # UTC values, zone dropped (see below)
     assert got.column("ts").cast(pa.int64()).to_pylist() == [1, 2, 3]
     assert got.column("dur").to_pylist() == [5, 6, 7]
     assert got.column("lst").to_pylist() == [[1, 2], [3], []]
@@ -514,7 +515,8 @@ def test_more_arrow_types(tmp_path):
     assert got.column("d64").to_pylist() == table.column("d64").to_pylist()
     with ipc.new_file(tmp_path / "t.arrow", table.schema) as w:
         w.write_table(table)
-    ingest(tmp_path / "t.arrow", tmp_path / "b", dims="k")
+    with pytest.warns(IngestWarning, match="'dur' is a duration"):
+        ingest(tmp_path / "t.arrow", tmp_path / "b", dims="k")
     assert tdbsql.open(str(tmp_path / "b")).schema.attribute("d64").datatype.name == "DATETIME_MS"
     with tiledb.open(str(tmp_path / "a")) as array:
         assert array.schema.attr("fsl").ncells == 2 and array.schema.attr("lst").isvar
@@ -585,3 +587,72 @@ def test_dense_ingest_commits_every_batch_at_the_end(tmp_path, monkeypatch):
     assert [len(s) for s in seen] == [0, 1, 2]
     got = tdbsql.query("SELECT temp FROM array", str(tmp_path / "a"))
     assert got.column("temp").to_pylist() == table.column("temp").to_pylist()
+
+
+def test_zoned_timestamps_are_stored_as_utc_instants(tmp_path):
+    """A TIMESTAMP WITH TIME ZONE column keeps its instants, in UTC: tiledb reads the UTC
+    datetimes, tdbsql reads what DuckDB's timezone('UTC', ts) gives for the same source (its
+    zone name is not kept), as an attribute and as a dimension, from Arrow and Parquet."""
+    import duckdb
+
+    oslo = datetime.timezone(datetime.timedelta(hours=1))
+    summer = datetime.timezone(datetime.timedelta(hours=2))
+    table = pa.table({
+        "stamp": pa.array([datetime.datetime(2024, 1, 1, 0, 30, tzinfo=oslo),
+                        datetime.datetime(2024, 7, 1, 1, 0, tzinfo=summer),
+                        datetime.datetime(2024, 3, 31, 2, 59, 59, 999999, tzinfo=oslo)],
+                       pa.timestamp("us", tz="Europe/Oslo")),
+        "ny": pa.array([None, 0, -86_400_001], pa.timestamp("ms", tz="America/New_York")),
+        "v": pa.array([1, 2, 3], pa.int32()),
+    })
+    utc = {"stamp": ["2023-12-31T23:30:00", "2024-06-30T23:00:00", "2024-03-31T01:59:59.999999"],
+           "ny": [None, "1970-01-01T00:00:00", "1969-12-30T23:59:59.999"]}
+    oracle = duckdb.connect()
+    oracle.register("src", table)
+    want = oracle.sql("SELECT timezone('UTC', stamp) AS stamp, timezone('UTC', ny) AS ny, v FROM src "
+                      "ORDER BY v").fetchall()
+    pq.write_table(table, tmp_path / "t.parquet")
+    for source, name in ((table, "a"), (tmp_path / "t.parquet", "b")):
+        path = str(tmp_path / name)
+        ingest(source, path, dims="stamp")
+        got = tdbsql.query("SELECT stamp, ny, v FROM array ORDER BY v", path)
+        assert got.schema.field("stamp").type == pa.timestamp("us")
+        assert got.schema.field("ny").type == pa.timestamp("ms")
+        assert [tuple(r.values()) for r in got.to_pylist()] == want
+        with tiledb.open(path) as array:
+            assert array.schema.domain.dim("stamp").dtype == np.dtype("datetime64[us]")
+            data = array.query(return_arrow=True).df[:].sort_by("v")
+        for column, unit in (("stamp", "us"), ("ny", "ms")):
+            assert data.column(column).to_pylist() == [
+                None if t is None else np.datetime64(t, unit).astype(datetime.datetime)
+                for t in utc[column]]
+
+
+def test_durations_are_stored_as_counts_with_a_warning(tmp_path, capsys):
+    """TileDB has no duration type (TIME_* are times of day to tdbsql's reader): a duration
+    column becomes an INT64 count of its unit, and the ingest warns, naming the unit."""
+    from tdbsql import cli
+
+    table = pa.table({"k": pa.array([1, 2, 3], pa.int64()),
+                      "dur": pa.array([5, -7, 3 * 86_400 * 10**6], pa.duration("us")),
+                      "dd": pa.array([1, None, 2], pa.duration("s")).dictionary_encode()})
+    with pytest.warns(IngestWarning) as caught:
+        ingest(table, tmp_path / "a", dims="k")
+    assert [str(w.message) for w in caught] == [
+        "column 'dur' is a duration[us]: TileDB has no duration type (its TIME_* types are "
+        "times of day), so it is stored as an INT64 count of microseconds",
+        "column 'dd' is a duration[s]: TileDB has no duration type (its TIME_* types are "
+        "times of day), so it is stored as an INT64 count of seconds"]
+    with tiledb.open(str(tmp_path / "a")) as array:
+        assert array.schema.attr("dur").dtype == np.dtype("int64")
+        data = array.query(return_arrow=True).df[:].sort_by("k")
+    assert data.column("dur").to_pylist() == [5, -7, 259_200_000_000]
+    assert data.column("dd").to_pylist() == [1, None, 2]
+    pq.write_table(table, tmp_path / "t.parquet")
+    assert cli.main(["ingest", str(tmp_path / "t.parquet"), str(tmp_path / "b"), "--dims", "k",
+                     "-q"]) == 0
+    assert capsys.readouterr().err.splitlines() == [  # Parquet made dd a plain int64
+        "tdbsql: warning: column 'dur' is a duration[us]: TileDB has no duration type (its "
+        "TIME_* types are times of day), so it is stored as an INT64 count of microseconds"]
+    assert tdbsql.query("SELECT dur FROM array ORDER BY k", str(tmp_path / "b")) \
+        .column("dur").to_pylist() == [5, -7, 259_200_000_000]

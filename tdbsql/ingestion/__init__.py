@@ -8,7 +8,8 @@ Modules: ``sources`` opens a file as re-iterable Arrow RecordBatches (plus foote
 ``batch_rows`` rows -> commit all, undoing everything on error.
 """
 
-from .infer import IngestError, parse_filters
+from .infer import IngestError, IngestWarning, parse_filters
 from .run import DEFAULT_BATCH_ROWS, IngestReport, ingest
 
-__all__ = ["ingest", "IngestReport", "IngestError", "parse_filters", "DEFAULT_BATCH_ROWS"]
+__all__ = ["ingest", "IngestReport", "IngestError", "IngestWarning", "parse_filters",
+           "DEFAULT_BATCH_ROWS"]

@@ -11,8 +11,15 @@ Type choices (Arrow -> TileDB):
 - integers, float32/64, bool: the same; float16 -> FLOAT32
 - string / large_string / string_view -> STRING_UTF8 (var); as a dimension STRING_ASCII (var)
 - binary / large_binary / binary_view / fixed_size_binary -> BLOB (var)
-- date32 -> DATETIME_DAY; date64 -> DATETIME_MS; timestamp[unit, tz] -> DATETIME_<unit> (UTC
-  values, the zone is dropped); time32/time64 -> TIME_<unit>; duration -> INT64 (the count)
+- date32 -> DATETIME_DAY; date64 -> DATETIME_MS; timestamp[unit] -> DATETIME_<unit>;
+  time32/time64 -> TIME_<unit>
+- timestamp[unit, tz] -> DATETIME_<unit> holding the UTC instants (Arrow's stored values; the
+  zone name is not kept): they read back as TIMESTAMPs in UTC, what DuckDB's
+  ``timezone('UTC', ts)`` gives for the TIMESTAMPTZ it reads from the same source
+- duration[unit] -> INT64, the count of units, with an ``IngestWarning`` naming the unit:
+  TileDB has no duration type, and its TIME_* types are times of day to tdbsql's reader (an
+  INTERVAL of a day or more, or negative, is none), so no TileDB type reads back as DuckDB's
+  INTERVAL.  (A Parquet file holds a duration as a plain INT64 to DuckDB too.)
 - decimal -> FLOAT64, correctly rounded (TileDB has no decimal type)
 - dictionary -> the type of its values (decoded)
 - list<number> -> var-sized numeric cells; fixed_size_list<number>[n] -> cell_val_num n
@@ -26,6 +33,7 @@ Default filters: Zstd on every attribute, dimension and offsets tile.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,6 +55,13 @@ _DIM_KINDS = ("int", "float", "datetime", "time", "string")
 
 class IngestError(DataError):
     """The source cannot become (or does not match) the array: names the column and problem."""
+
+
+class IngestWarning(UserWarning):
+    """A source column stored with less than its Arrow type says (names the column)."""
+
+
+_UNIT_NAMES = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
 
 
 @dataclass(frozen=True)
@@ -104,6 +119,16 @@ def column_plan(field: pa.Field, *, as_dim: bool = False, nullable: bool = False
     return ColumnPlan(field.name, field.type, datatype, cell_val_num, nullable)
 
 
+def warn_durations(schema: pa.Schema) -> None:
+    """An ``IngestWarning`` for each duration column of a source: stored as a count."""
+    for field in schema:
+        t = field.type.value_type if pa.types.is_dictionary(field.type) else field.type
+        if pa.types.is_duration(t):
+            warnings.warn(f"column {field.name!r} is a {t}: TileDB has no duration type (its "
+                          f"TIME_* types are times of day), so it is stored as an INT64 count "
+                          f"of {_UNIT_NAMES[t.unit]}", IngestWarning, stacklevel=3)
+
+
 def _map_type(name: str, t: pa.DataType, as_dim: bool) -> tuple[Datatype, int]:
     """(TileDB datatype, cell_val_num) of an Arrow type (see the module docstring)."""
     if pa.types.is_dictionary(t):
@@ -128,7 +153,7 @@ def _map_type(name: str, t: pa.DataType, as_dim: bool) -> tuple[Datatype, int]:
     if pa.types.is_time32(t) or pa.types.is_time64(t):
         return sch.to_datatype(np.dtype(f"timedelta64[{t.unit}]")), 1
     if pa.types.is_duration(t):
-        return Datatype.INT64, 1
+        return Datatype.INT64, 1  # see warn_durations
     if not as_dim and (pa.types.is_list(t) or pa.types.is_large_list(t)
                        or pa.types.is_fixed_size_list(t)):
         return _map_list(name, t)

@@ -79,6 +79,7 @@ def ingest(source, array_path, *, dims=None, sparse: bool = True, tile=None, cap
     if batch_rows < 1:
         raise ProgrammingError(f"batch_rows must be positive (got {batch_rows})")
     src = _open(source, format)
+    infer.warn_durations(src.schema)
     path = os.fspath(array_path)
     exists = _array_exists(path)
     if exists and not append:
