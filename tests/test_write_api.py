@@ -130,6 +130,27 @@ def test_delete_never_removes_cells_sql_keeps(tmp_path):
     assert want == [0, 2, 4, 6, 8]  # every NULL n kept; the NaN went with n > 4
 
 
+@pytest.mark.parametrize("where", ["f IN (0.0, 5)", "f NOT IN (0)", "f IN (-0.0)", "g IN (0)",
+                                   "g NOT IN (-0.0, 1)", "NOT (f IN (2, -0.0))"])
+def test_delete_in_finds_both_float_zeros(tmp_path, where):
+    """TileDB tests IN on raw bytes; SQL finds -0.0 in (0.0): the list holds both zeros."""
+    import duckdb
+
+    path = str(tmp_path / "z")
+    create(path, S.Schema([S.Dim("x", "int64", (0, 9), 5)],
+                          [S.Attr("f", "float64"), S.Attr("g", "float32")]))
+    source = pa.table({"x": [1, 2, 3, 4], "f": [-0.0, 0.0, 1.0, 2.0],
+                       "g": pa.array([-0.0, 0.0, 1.0, 2.0], pa.float32())})
+    write(path, source, timestamp=1)
+    delete(path, where, timestamp=2)
+    oracle = duckdb.connect()
+    oracle.register("s", source)
+    want = [r[0] for r in oracle.sql(f"SELECT x FROM s WHERE NOT ({where}) ORDER BY x").fetchall()]
+    with tiledb.open(path) as A:
+        assert sorted(A[:]["x"].tolist()) == want
+    assert tdbsql.query("SELECT x FROM array ORDER BY x", path).column("x").to_pylist() == want
+
+
 def test_delete_refuses_what_it_cannot_express(tmp_path):
     path = str(tmp_path / "a")
     _sparse(path)

@@ -182,6 +182,7 @@ class _Builder:
         dtype = self._integers(column, *e.expressions)
         if dtype is None:
             members = [self._value(column, item) for item in e.expressions]
+            members += _other_zeros(members, self.fields[column])
         else:
             numbers = integer_members([_literal(item) for item in e.expressions], dtype)
             if not numbers:  # no member is a value of the field: IN holds for none
@@ -233,6 +234,17 @@ class _Builder:
                                span)
             return np.array([int(value)], dtype=info.numpy).tobytes()
         return np.array([value], dtype=info.numpy).tobytes()
+
+
+def _other_zeros(members: list[bytes], field) -> list[bytes]:
+    """TileDB tests IN / NOT IN on raw bytes, where SQL finds -0.0 in (0.0) and 0.0 in
+    (-0.0): each float zero of an IN list brings the other one along."""
+    info = type_info(field.datatype)
+    if info.kind != "float" or field.cell_val_num != 1:
+        return []
+    values = np.frombuffer(b"".join(members), dtype=info.numpy)
+    zeros = {z.tobytes() for z in (np.array([0.0, -0.0], dtype=info.numpy))}
+    return sorted(zeros - set(members)) if (values == 0).any() else []
 
 
 def _literal(e):
