@@ -37,6 +37,7 @@ from .delete_write_back import cells_sql_keeps_at_risk, wait_past, write_back
 from .integer_comparisons import (
     every_value, integer_comparison, integer_members, no_value,
 )
+from .temporal_comparisons import SQL_UNITS, in_field_units
 from . import vfs
 from ..format.names import COMMITS_DIR
 
@@ -171,24 +172,33 @@ class _Builder:
             self._refuse_null()
         dtype = self._integers(column, literal)
         if dtype is not None:
-            op, number = integer_comparison(op, _literal(literal), dtype)
-            return ValueNode(column, op, np.array([number], dtype=dtype).tobytes())
-        return ValueNode(column, op, self._value(column, literal))
+            value = _literal(literal)
+        elif self._dated(column, literal):
+            value, dtype = self._instant(column, literal), np.dtype(np.int64)
+        else:
+            return ValueNode(column, op, self._value(column, literal))
+        op, number = integer_comparison(op, value, dtype)
+        return ValueNode(column, op, np.array([number], dtype=dtype).tobytes())
 
     def _in(self, e: exp.In, negated: bool) -> ValueNode:
         column = self._column(e.this)
         if e.args.get("query") is not None:
             raise UnsupportedSql("DELETE ... IN (SELECT ...) is not supported")
-        dtype = self._integers(column, *e.expressions)
-        if dtype is None:
-            members = [self._value(column, item) for item in e.expressions]
-            members += _other_zeros(members, self.fields[column])
+        items = e.expressions
+        dtype = self._integers(column, *items)
+        if dtype is not None:
+            values = [_literal(item) for item in items]
+        elif self._dated(column, *items):
+            values, dtype = [self._instant(column, item) for item in items], np.dtype(np.int64)
         else:
-            numbers = integer_members([_literal(item) for item in e.expressions], dtype)
-            if not numbers:  # no member is a value of the field: IN holds for none
-                op, n = (every_value if negated else no_value)(dtype)
-                return ValueNode(column, op, np.array([n], dtype=dtype).tobytes())
-            members = [np.array([n], dtype=dtype).tobytes() for n in numbers]
+            members = [self._value(column, item) for item in items]
+            members += _other_zeros(members, self.fields[column])
+            return ValueNode.member_set(column, members, negated)
+        numbers = integer_members(values, dtype)
+        if not numbers:  # no member is a value of the field: IN holds for none
+            op, n = (every_value if negated else no_value)(dtype)
+            return ValueNode(column, op, np.array([n], dtype=dtype).tobytes())
+        members = [np.array([n], dtype=dtype).tobytes() for n in numbers]
         return ValueNode.member_set(column, members, negated)
 
     def _integers(self, column: str, *literals) -> np.dtype | None:
@@ -201,6 +211,21 @@ class _Builder:
         if any(isinstance(_literal(item), str) for item in literals):
             return None  # refused by _value, naming the string
         return np.dtype(info.numpy)
+
+    def _dated(self, column: str, *literals) -> bool:
+        """A datetime field that SQL reads as a DATE or TIMESTAMP, compared with strings (cast
+        as DuckDB casts them: ``storage.temporal_comparisons``)."""
+        field = self.fields[column]
+        return field.datatype in SQL_UNITS and field.cell_val_num == 1 and \
+            all(isinstance(_literal(item), str) for item in literals)
+
+    def _instant(self, column: str, literal):
+        field = self.fields[column]
+        try:
+            return in_field_units(_literal(literal), field.datatype, type_info(field.datatype).unit)
+        except ValueError:
+            raise SqlError(f"column {column!r}: cannot read {_literal(literal)!r} as a "
+                           f"{field.datatype.name} value", self.sql, _span(literal)) from None
 
     def _column(self, e) -> str:
         if not isinstance(e, exp.Column):

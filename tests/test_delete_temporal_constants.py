@@ -1,0 +1,62 @@
+"""DELETE comparing a datetime column with a date/time string: the string is cast to the
+column's SQL type as DuckDB casts it (rounded half away from zero to a TIMESTAMP's unit, the
+day of a DATE), then compared exactly with the stored counts (hours, minutes and weeks too);
+``tiledb`` and tdbsql read what DuckDB's DELETE leaves."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pytest
+
+from history_helpers import tiledb
+import tdbsql
+from tdbsql import schema as S
+from tdbsql.errors import SqlError
+from tdbsql.storage.writer import create, delete, write
+
+UNITS = {"h": "h", "m": "m", "s": "s", "ms": "ms", "ns": "ns", "d": "D", "w": "W"}
+COUNTS = [-3, -1, 0, 1, 2, 5]
+
+
+def _array(path: str) -> None:
+    create(path, S.Schema([S.Dim("x", "int64", (0, 99), 10)],
+                          [S.Attr(name, f"datetime64[{unit}]") for name, unit in UNITS.items()]))
+    write(path, {"x": np.arange(len(COUNTS)),
+                 **{name: np.array(COUNTS, dtype=f"datetime64[{unit}]")
+                    for name, unit in UNITS.items()}}, timestamp=10)
+
+
+WHERES = ["s < '1970-01-01 00:00:01.5'", "s <= '1970-01-01 00:00:01.5'",
+          "s = '1970-01-01 00:00:01.5'", "s > '1969-12-31 23:59:58.5'",
+          "s >= '1969-12-31 23:59:58.4'", "ms < '1970-01-01 00:00:00.0005'",
+          "ms IN ('1970-01-01 00:00:00.0015', '1970-01-01 00:00:00.0049')",
+          "ns > '1970-01-01 00:00:00.000000001'", "h < '1970-01-01 00:30:00'",
+          "h <= '1970-01-01 01:59:59.5'", "h = '1970-01-01 01:00:00.4'", "h > '1969-12-31 22:30'",
+          "m >= '1970-01-01 00:00:30'", "m IN ('1970-01-01 00:01:00', '1970-01-01 00:02:00.5')",
+          "d < '1970-01-02 12:00:00'", "d > '1969-12-31 23:00'", "w < '1970-01-03'",
+          "w >= '1970-01-08'", "w = '1970-01-08'", "w IN ('1970-01-15', '1970-01-01')",
+          "NOT (s BETWEEN '1969-12-31 23:59:59.5' AND '1970-01-01 00:00:04.5')"]
+
+
+@pytest.mark.parametrize("where", WHERES)
+def test_delete_matches_duckdb(tmp_path, where):
+    path = str(tmp_path / "a")
+    _array(path)
+    source = tdbsql.query("SELECT * FROM array", path)  # the SQL types DuckDB compares
+    oracle = duckdb.connect()
+    oracle.register("src", source)
+    want = [r[0] for r in oracle.sql(f"SELECT x FROM src WHERE NOT ({where}) ORDER BY x")
+            .fetchall()]
+    delete(path, where, timestamp=20)
+    with tiledb.open(path) as A:
+        assert sorted(A[:]["x"].tolist()) == want
+    assert tdbsql.query("SELECT x FROM array ORDER BY x", path).column("x").to_pylist() == want
+
+
+def test_a_string_that_is_no_date_is_an_error(tmp_path):
+    path = str(tmp_path / "a")
+    _array(path)
+    with pytest.raises(SqlError, match="cannot read 'soon' as a DATETIME_HR value") as caught:
+        delete(path, "h IN ('1970-01-01', 'soon')")
+    assert "h IN ('1970-01-01', 'soon')"[slice(*caught.value.span)] == "'soon'"
