@@ -20,6 +20,7 @@ from tdbsql import schema as S
 from tdbsql.errors import UnsupportedSql
 from tdbsql.storage.array import Array
 from tdbsql.storage.delete_write_back import cells_sql_keeps_at_risk, write_back
+from tdbsql.storage.delete_writer import parse_condition
 from tdbsql.storage.writer import create, delete, write
 
 COLUMNS = ["x", "n", "f", "s", "i"]
@@ -127,8 +128,8 @@ def test_the_write_back_alone_changes_nothing(tmp_path):
     write(path, _sample(), timestamp=10)
     before = _tiledb_rows(path)
     array = Array(path)
-    cells = cells_sql_keeps_at_risk(array, tdbsql.planner.parse.parse_condition("n < 4"),
-                                    {"n"}, 20)
+    fields = {f.name: f for f in array.schema.attributes + array.schema.dimensions}
+    cells = cells_sql_keeps_at_risk(array, parse_condition("n < 4", fields), 20)
     assert cells.num_rows == 5  # n NULL on 0, 3, 6, 9; NaN (not < 4 in SQL) on 4
     write_back(array, cells, 20, "n < 4")
     assert _tiledb_rows(path) == _tdbsql_rows(path) == before
@@ -214,3 +215,27 @@ def test_random_null_and_nan_patterns(tmp_path_factory, cells, where):
                    [None if x % 3 == 0 else f"v{x}" for x in xs], [c[2] for c in cells])
     write(path, source, timestamp=10)
     _check_delete(path, source, where, 20)
+
+
+@pytest.mark.parametrize("where", ["s <= '1970-01-01 00:00:01.5' OR n > 4",
+                                   "NOT (s > '1970-01-01 00:00:01.5') AND NOT (n < 0)",
+                                   "s = '1970-01-01 00:00:02.4' OR n IN (1.5, 3)"])
+def test_what_sql_keeps_is_judged_as_duckdb_casts_constants(tmp_path, where):
+    """The cells written back are those on which the condition is not TRUE as DuckDB sees it
+    (here: the string rounded to the TIMESTAMP_S it is compared with), not as a re-parsed
+    SQL text would be evaluated."""
+    path = str(tmp_path / "a")
+    create(path, S.Schema([S.Dim("x", "int64", (0, 99), 10)],
+                          [S.Attr("s", "datetime64[s]"), S.Attr("n", "float64", nullable=True)]))
+    source = pa.table({"x": pa.array(range(6), pa.int64()),
+                       "s": pa.array([0, 1, 2, 3, 2, 1], pa.timestamp("s")),
+                       "n": pa.array([None, None, None, 1.5, math.nan, 7.0])})
+    write(path, source, timestamp=10)
+    delete(path, where, timestamp=20)
+    oracle = duckdb.connect()
+    oracle.register("src", source)
+    want = [r[0] for r in oracle.sql(f"SELECT x FROM src WHERE ({where}) IS NOT TRUE ORDER BY x")
+            .fetchall()]
+    with tiledb.open(path) as A:
+        assert sorted(A[:]["x"].tolist()) == want
+    assert tdbsql.query("SELECT x FROM array ORDER BY x", path).column("x").to_pylist() == want

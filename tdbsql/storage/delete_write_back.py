@@ -8,9 +8,11 @@ would lose a cell SQL keeps.  The converse never happens: TileDB's stored tree i
 condition, AND/OR of value nodes only, and a NULL or NaN makes each of its nodes false where SQL
 might say true, never the other way, so the commit keeps no cell SQL deletes.
 
-The cells at risk are found with SQL: those visible at the delete's timestamp ``t`` on which
-the condition is not TRUE and a compared nullable attribute is NULL or a compared float NaN
-(a superset of the ones the commit removes; the others are harmless to write again, below).
+The cells at risk are those visible at the delete's timestamp ``t`` on which a compared
+nullable attribute is NULL or a compared float NaN (read with SQL) and the condition is not
+TRUE in SQL's three-valued logic (worked out on the condition tree itself, so exactly as the
+commit compares, NULL unknown and NaN above every number): a superset of the ones the commit
+removes; the others are harmless to write again, below.
 They are written back, every field with its exact value and validity, as one fragment at
 ``t + 1``: TileDB applies a delete at ``t`` to the fragments whose FIRST timestamp is <= ``t``
 (``sparse_index_reader_base.cc``: ``delete_timestamp >= frag_meta->timestamp_range().first``),
@@ -40,23 +42,27 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
 from ..datatypes import type_info
 from ..errors import UnsupportedSql
+from ..format.delete_condition import (
+    CombinationOp, ConditionOp, Node, ValueNode, evaluate,
+)
 from ..format.names import now_ms
 from .array import Array
 
 LAST_MILLISECOND = 2**64 - 1
 
 
-def cells_sql_keeps_at_risk(array: Array, tree: exp.Expression, fields: set[str],
-                            t: int) -> pa.Table | None:
-    """Every field of the cells visible at ``t`` on which the condition ``tree`` (testing
-    ``fields``) is not TRUE and a tested nullable attribute is NULL or a tested float NaN;
+def cells_sql_keeps_at_risk(array: Array, condition: Node, t: int) -> pa.Table | None:
+    """Every field of the cells visible at ``t`` on which ``condition`` (the user's, not
+    negated) is not TRUE in SQL and a tested nullable attribute is NULL or a tested float NaN;
     None when no tested attribute can be either (nothing read)."""
-    attrs = [a for a in array.schema.attributes if a.name in fields]
+    names = _fields_of(condition)
+    attrs = [a for a in array.schema.attributes if a.name in names]
     risks = [f"{_quoted(a.name)} IS NULL" for a in attrs if a.nullable]
     risks += [f"isnan({_quoted(a.name)})" for a in attrs
               if type_info(a.datatype).kind == "float" and a.cell_val_num == 1]
@@ -64,9 +70,57 @@ def cells_sql_keeps_at_risk(array: Array, tree: exp.Expression, fields: set[str]
         return None
     from ..api import query
 
-    where = tree.sql(dialect="duckdb")
-    return query(f"SELECT * FROM array WHERE ({where}) IS NOT TRUE AND ({' OR '.join(risks)})",
-                 array.path, key=array.key, timestamp=t)
+    cells = query(f"SELECT * FROM array WHERE {' OR '.join(risks)}", array.path,
+                  key=array.key, timestamp=t)
+    fields = {f.name: f for f in list(array.schema.dimensions) + list(array.schema.attributes)}
+    true, _ = _sql_truth(condition, cells, fields)
+    return cells.filter(pa.array(~true))
+
+
+def _sql_truth(node: Node, cells: pa.Table, fields: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Where the condition is TRUE and where FALSE in SQL's three-valued logic (neither:
+    NULL).  Leaves compare as the delete commit does -- its values already say what DuckDB
+    means (``storage.integer_comparisons``, ``storage.temporal_comparisons``) -- except that a
+    NULL is unknown and a NaN is above every number, as in SQL."""
+    if isinstance(node, ValueNode):
+        field = fields[node.field]
+        column = cells.column(node.field).combine_chunks()
+        known = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        values = _stored(column, field)
+        result = evaluate(node, {node.field: values}, None, {node.field: int(field.datatype)},
+                          num_cells=len(column))
+        if isinstance(values, np.ndarray) and values.dtype.kind == "f":
+            nan = np.isnan(values)
+            result = np.where(nan, node.op in _NAN_TRUE, result)
+        return known & result, known & ~result
+    parts = [_sql_truth(child, cells, fields) for child in node.children]
+    if node.op == CombinationOp.AND:
+        return (np.logical_and.reduce([p[0] for p in parts]),
+                np.logical_or.reduce([p[1] for p in parts]))
+    return (np.logical_or.reduce([p[0] for p in parts]),
+            np.logical_and.reduce([p[1] for p in parts]))
+
+
+# SQL (DuckDB) orders NaN above every number: the ops that hold for it against a number
+_NAN_TRUE = (ConditionOp.GT, ConditionOp.GE, ConditionOp.NE, ConditionOp.NOT_IN)
+
+
+def _stored(column: pa.Array, field):
+    """A read column as the delete condition compares it: strings as they are, enumerated
+    attributes as their indices, anything else as the stored numbers (NULLs as zeros)."""
+    if pa.types.is_dictionary(column.type):
+        column = column.indices
+    if type_info(field.datatype).kind in ("string", "binary"):
+        return column
+    from .write_buffers import field_buffer
+
+    return field_buffer(column, field.name, field.datatype, field.cell_val_num, True).values
+
+
+def _fields_of(node: Node) -> set[str]:
+    if isinstance(node, ValueNode):
+        return {node.field}
+    return set().union(*(_fields_of(c) for c in node.children))
 
 
 def write_back(array: Array, cells: pa.Table, t: int, where: str) -> None:

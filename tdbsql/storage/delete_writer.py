@@ -69,7 +69,7 @@ def write_delete(path: str, where: str | exp.Expression, *, timestamp: int | Non
     fields.update({d.name: d for d in array.schema.dimensions})
     condition = parse_condition(tree, fields, sql)
     t = write_timestamp(timestamp)
-    kept = cells_sql_keeps_at_risk(array, tree, _fields_of(condition), t)
+    kept = cells_sql_keeps_at_risk(array, condition, t)
     if kept is not None and kept.num_rows:
         write_back(array, kept, t, tree.sql(dialect="duckdb"))
         if timestamp is None:
@@ -78,12 +78,6 @@ def write_delete(path: str, where: str | exp.Expression, *, timestamp: int | Non
     data = encode_delete_condition(flatten(negate(condition)), key=array.key)
     vfs.atomic_write(array.path, f"{COMMITS_DIR}/{name}", data)
     return name
-
-
-def _fields_of(node: Node) -> set[str]:
-    if isinstance(node, ValueNode):
-        return {node.field}
-    return set().union(*(_fields_of(c) for c in node.children))
 
 
 def flatten(node: Node) -> Node:
