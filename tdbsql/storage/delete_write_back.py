@@ -25,8 +25,9 @@ Time travel afterwards: an AS OF read before ``t`` sees the array before the DEL
 ``t`` exactly sees the delete commit without the copies (TileDB's own meaning of the commit:
 the cells above are missing too) -- no fragment can be visible at ``t`` and escape a delete at
 ``t``; from ``t + 1`` on, the SQL result.  A window that starts after the originals were
-written and ends after ``t`` sees the copies, which it did not see before.  With the default timestamp (now) the delete commit
-waits until the clock has passed ``t``, so a read that starts after the DELETE sees the copies.
+written and ends after ``t`` sees the copies, which it did not see before.  With the default
+timestamp (now) the delete commit waits until the clock has passed ``t``, so a read that
+starts after the DELETE sees the copies.
 
 Refused (nothing written) when the copies could not stand for the originals:
 
