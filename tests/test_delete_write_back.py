@@ -239,3 +239,24 @@ def test_what_sql_keeps_is_judged_as_duckdb_casts_constants(tmp_path, where):
     with tiledb.open(path) as A:
         assert sorted(A[:]["x"].tolist()) == want
     assert tdbsql.query("SELECT x FROM array ORDER BY x", path).column("x").to_pylist() == want
+
+
+def test_cells_written_back_keep_lists_and_fixed_size_cells(tmp_path):
+    path = str(tmp_path / "a")
+    create(path, S.Schema([S.Dim("x", "int64", (0, 99), 10)],
+                          [S.Attr("n", "float64", nullable=True), S.Attr("v", "int32", var=True),
+                           S.Attr("p", "float32", cell_val_num=2),
+                           S.Attr("c", "ascii", cell_val_num=3)]))
+    source = pa.table({"x": pa.array([0, 1, 2, 3], pa.int64()),
+                       "n": pa.array([None, 1.0, None, 5.0]),
+                       "v": pa.array([[1, 2], [3], [], [4, 5, 6]], pa.list_(pa.int32())),
+                       "p": pa.array([[1, 2], [3, 4], [5, 6], [7, 8]], pa.list_(pa.float32(), 2)),
+                       "c": pa.array([b"abc", b"de\x00", b"x\xffz", b"qrs"], pa.binary(3))})
+    write(path, source, timestamp=10)
+    before = tdbsql.query("SELECT * FROM array WHERE x <> 3 ORDER BY x", path)
+    delete(path, "n > 2", timestamp=20)
+    assert tdbsql.query("SELECT * FROM array ORDER BY x", path).equals(before)
+    with tiledb.open(path) as A:  # tiledb cannot read p or c into numpy
+        got = A.query(attrs=["v"]).multi_index[0:99]
+    assert got["x"].tolist() == [0, 1, 2]
+    assert [list(v) for v in got["v"]] == [[1, 2], [3], []]
