@@ -25,7 +25,7 @@ from decimal import Decimal
 import numpy as np
 from sqlglot import exp
 
-from ..datatypes import VAR_NUM, string_codec, type_info
+from ..datatypes import VAR_NUM, Datatype, string_codec, type_info
 from ..errors import NotSupportedError, SqlError, UnsupportedSql
 from ..format.delete_condition import (
     CombinationOp, ConditionOp, ExprNode, Node, ValueNode, encode_delete_condition, negate,
@@ -164,6 +164,9 @@ class _Builder:
     def _compare_parts(self, column: str, op: ConditionOp, literal) -> ValueNode:
         if isinstance(literal, exp.Null):
             self._refuse_null()
+        size = self._fixed_text_size(column)
+        if size is not None:
+            return self._fixed_text(column, op, [self._value(column, literal)], size)
         dtype = self._integers(column, literal)
         if dtype is not None:
             value = _literal(literal)
@@ -186,6 +189,10 @@ class _Builder:
             values, dtype = [self._instant(column, item) for item in items], np.dtype(np.int64)
         else:
             members = [self._value(column, item) for item in items]
+            size = self._fixed_text_size(column)
+            if size is not None:
+                op = ConditionOp.NE if negated else ConditionOp.EQ
+                return self._fixed_text(column, op, members, size)
             members += _other_zeros(members, self.fields[column])
             return ValueNode.member_set(column, members, negated)
         numbers = integer_members(values, dtype)
@@ -194,6 +201,38 @@ class _Builder:
             return ValueNode(column, op, np.array([n], dtype=dtype).tobytes())
         members = [np.array([n], dtype=dtype).tobytes() for n in numbers]
         return ValueNode.member_set(column, members, negated)
+
+    def _fixed_text_size(self, column: str) -> int | None:
+        """The bytes of a cell of a fixed-size string field, else None."""
+        field = self.fields[column]
+        info = type_info(field.datatype)
+        if info.kind not in ("string", "binary") or field.cell_val_num == VAR_NUM:
+            return None
+        return field.cell_val_num * np.dtype(info.numpy).itemsize
+
+    def _fixed_text(self, column: str, op: ConditionOp, members: list[bytes],
+                    size: int) -> Node:
+        """``=`` / ``<>`` / IN / NOT IN on a fixed-size string field, as an IN or NOT IN of
+        the members that fill a cell: TileDB compares a CHAR cell by its first byte only (as
+        a signed char) except in IN / NOT IN, and refuses to read an array whose delete
+        condition has a member of another size.  A string of another size equals no cell, as
+        in SQL.  ``<`` ``<=`` ``>`` ``>=`` on CHAR cells cannot be expressed."""
+        field = self.fields[column]
+        if op not in (ConditionOp.EQ, ConditionOp.NE):
+            if field.datatype == Datatype.CHAR:
+                raise UnsupportedSql(
+                    f"DELETE: TileDB compares the fixed-size CHAR column {column!r} by its "
+                    "first byte only (as a signed char), so <, <=, >, >= on it cannot match "
+                    "SQL; use =, <> or IN")
+            return ValueNode(column, op, members[0])
+        fitting = list(dict.fromkeys(m for m in members if len(m) == size))
+        negated = op == ConditionOp.NE
+        if fitting:
+            return ValueNode.member_set(column, fitting, negated)
+        # no member fills a cell: IN holds for no cell; IN x AND NOT IN x says so in TileDB
+        filler = [b"\x00" * size]
+        both = (ValueNode.member_set(column, filler), ValueNode.member_set(column, filler, True))
+        return ExprNode(CombinationOp.OR if negated else CombinationOp.AND, both)
 
     def _integers(self, column: str, *literals) -> np.dtype | None:
         """The numpy type of an integer field compared with number constants (then compared
