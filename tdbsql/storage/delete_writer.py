@@ -16,6 +16,11 @@ SQL keeps, and compares a NaN as IEEE floats do where SQL orders it above every 
 cells are written back in a fragment one millisecond after the commit, which it does not apply
 to, so every reader -- ``tiledb`` too -- sees SQL's result (``storage.delete_write_back``: how,
 what time travel to the delete's own millisecond shows, and when it is refused instead).
+
+Constants mean what they mean to DuckDB: an integer field compared with a fraction or a number
+past its range (``storage.integer_comparisons``), a datetime field with a string cast to its
+SQL type (``storage.temporal_comparisons``), both float zeros in an IN list, whole cells of a
+fixed-size string field (``_Builder._fixed_text``).
 """
 
 from __future__ import annotations
