@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from .hidden_types import types_swapped
+
 _STAMP = exp.DataType.build("TIMESTAMP")
 
 
@@ -22,18 +24,7 @@ def extract_operands_kept(rule):
     non-string EXTRACT operands uncast: for the optimizer's rule tuple."""
     if getattr(rule, "__name__", None) != "canonicalize":
         return rule
-
-    def apply(expression, **kwargs):
-        hidden = []
-        for extract in expression.find_all(exp.Extract):
-            operand = extract.expression
-            if operand is not None and not operand.is_type(*exp.DataType.TEXT_TYPES):
-                hidden.append((operand, operand.type))
-                operand.type = _STAMP
-        try:
-            return rule(expression, **kwargs)
-        finally:
-            for operand, kind in hidden:
-                operand.type = kind
-    apply.__name__ = rule.__name__
-    return apply
+    return types_swapped(rule, lambda expression: (
+        (extract.expression, _STAMP) for extract in expression.find_all(exp.Extract)
+        if extract.expression is not None
+        and not extract.expression.is_type(*exp.DataType.TEXT_TYPES)))

@@ -18,6 +18,8 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.optimizer.canonicalize import canonicalize
 
+from .hidden_types import types_swapped
+
 _NUMBERS = exp.DataType.NUMERIC_TYPES
 
 
@@ -40,17 +42,6 @@ def keep_number_casts(rule):
     >>> keep_number_casts(canonicalize)(tree()).sql("duckdb")
     'SELECT CAST(t.x * 0.5 AS DOUBLE) FROM t'
     """
-    def apply(expression, **kwargs):
-        hidden = []
-        for cast in expression.find_all(exp.Cast):
-            operand = cast.this
-            if cast.to.this in _NUMBERS and operand is not None and operand.type is not None:
-                hidden.append((operand, operand.type))
-                operand.type = None
-        try:
-            return rule(expression, **kwargs)
-        finally:
-            for operand, kind in hidden:
-                operand.type = kind
-    apply.__name__ = rule.__name__
-    return apply
+    return types_swapped(rule, lambda expression: (
+        (cast.this, None) for cast in expression.find_all(exp.Cast)
+        if cast.to.this in _NUMBERS and cast.this is not None and cast.this.type is not None))
