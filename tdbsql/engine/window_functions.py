@@ -38,12 +38,16 @@ input's row order, with DuckDB's semantics:
   true: over the whole partition only those rows are grouped; over a moving frame count(*)
   counts them, array_agg and string_agg leave the rejected rows out and the other aggregates
   read them as NULLs.  As in DuckDB, FILTER on ranking and navigation functions is an error.
+* ``ORDER BY`` in an aggregate's arguments (``list(x ORDER BY y) OVER (...)``) orders the
+  rows of a whole-partition aggregate instead of the window order; the order-blind
+  aggregates ignore it over any frame.
 
 The frame clause is checked (DuckDB's parser and binder errors) for every function, those that
 ignore the frame too.  Not supported (``UnsupportedSql``): DISTINCT aggregates and
 aggregates other than count/sum/avg/min/max/array_agg/string_agg over a moving frame (DuckDB
 orders the values of a DISTINCT array_agg / string_agg over a frame by its hash table: no
-order to match), RANGE offsets over DECIMAL, TIME or INTERVAL keys, or written as strings.
+order to match), array_agg / string_agg with an ORDER BY of their own over a moving frame,
+RANGE offsets over DECIMAL, TIME or INTERVAL keys, or written as strings.
 """
 
 from __future__ import annotations
@@ -52,7 +56,6 @@ import math
 import weakref
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -80,6 +83,8 @@ from .value_types import cast_value, has_cast, kind, plain
 
 _MOVING = ("count_star", "count", "sum", "avg", "min", "max")
 _NAVIGATION = ("lag", "lead", "first_value", "last_value", "nth_value")
+# the moving-frame aggregates whose value depends on the order of their rows
+_ORDERED_BY_ARGUMENTS = ("array_agg", "string_agg")
 # DuckDB reads first / last over a window as first_value / last_value
 _AS_WINDOW_FUNCTION = {"first": "first_value", "last": "last_value"}
 _INT64_LIMIT = 2**63 - 1
@@ -132,12 +137,6 @@ class Layout:
     peer_new: np.ndarray  # position starts a peer group
     sort_values: list  # the ORDER BY keys' values (input order)
     inverse: np.ndarray  # window position of every row: order[inverse[row]] == row
-
-    @cached_property
-    def partition_groups(self) -> Groups:
-        """The partitions as groups of window positions (each group's first row: its
-        partition's first position); shared by the whole-partition calls of the layout."""
-        return self.partitions.subset(self.order)
 
     @classmethod
     def shared(cls, ev, node: exp.Window) -> Layout:
@@ -197,6 +196,13 @@ class _Window:
         self.name = _AS_WINDOW_FUNCTION.get(name, name)
         written = written_call(call)  # planner.windows notes the name the SQL used
         self.shown = name if written is None else written[0].lower()  # for messages
+        self.argument_order = ()  # the Ordered keys of ``f(x ORDER BY y)``
+        if self.args and isinstance(self.args[0], exp.Order):
+            self.argument_order = tuple(self.args[0].expressions)
+            self.args[0] = self.args[0].this
+            if self.name in _RANKING or self.name in _NAVIGATION:
+                raise UnsupportedSql(f"ORDER BY in the arguments of {self.shown}() over a "
+                                     "window is not supported (the window's own ORDER BY is)")
         self.ignore_nulls = ignore_nulls
         self.condition = condition  # FILTER (WHERE ...), None without
         self.n = len(layout.order)
@@ -332,10 +338,15 @@ class _Window:
         segments = self.segments()
         layout = self.layout
         if fx.is_whole(segments, layout.part_start, layout.part_end):
-            # the partition's rows in window order: first / any_value / array_agg follow it
-            positions = pa.array(layout.order if kept is None else layout.order[kept])
-            groups = layout.partition_groups if kept is None else \
-                layout.partition_groups.subset(np.flatnonzero(kept))
+            # the partition's rows in window order, or the call's own (``ORDER BY`` in its
+            # arguments): first / any_value / array_agg follow it
+            order = layout.order
+            if self.argument_order:
+                moved = self.by_argument_order()
+                order, kept = order[moved], None if kept is None else kept[moved]
+            rows = order if kept is None else order[kept]
+            positions = pa.array(rows)
+            groups = layout.partitions.subset(rows)
             taken = None if values is None else values.take(positions)
             per_partition = group_value(
                 func, taken, groups, distinct, separator,
@@ -345,6 +356,9 @@ class _Window:
         if distinct:
             raise UnsupportedSql(f"{self.shown}(DISTINCT ...) over a moving window frame is not "
                                  "supported (over the whole partition it is)")
+        if self.argument_order and func in _ORDERED_BY_ARGUMENTS:
+            raise UnsupportedSql(f"{self.shown}(... ORDER BY ...) over a moving window frame is "
+                                 "not supported (over the whole partition it is)")
         if func in ("array_agg", "string_agg"):
             return self.frame_values(func, values, kept, separator, segments)
         if func not in _MOVING:
@@ -373,6 +387,19 @@ class _Window:
         if func == "avg":
             sums = pc.divide(cast_value(sums, pa.float64()), pa.array(counts, pa.float64()))
         return self.in_row_order(pc.if_else(pa.array(counts > 0), sums, pa.scalar(None, sums.type)))
+
+    def by_argument_order(self) -> np.ndarray:
+        """The window positions sorted (stably) by the ORDER BY in the call's arguments."""
+        columns, sort_keys = {}, []
+        order = pa.array(self.layout.order)
+        for i, key in enumerate(self.argument_order):
+            values = plain(broadcast(self.ev.value(key.this), self.n)).take(order)
+            key_columns, key_sorts = sort_columns(f"k{i}", values, bool(key.args.get("desc")),
+                                                  bool(key.args.get("nulls_first")))
+            columns.update(key_columns)
+            sort_keys += key_sorts
+        moved = pc.sort_indices(pa.table(columns), sort_keys=sort_keys)
+        return moved.to_numpy().astype(np.int64, copy=False)
 
     def _fraction_node(self) -> exp.Expression:
         if len(self.args) < 2:

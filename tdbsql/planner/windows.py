@@ -154,10 +154,10 @@ class _Split:
     def _argument(self, node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Star):
             return _STAR
-        if isinstance(node, exp.Order):
-            raise UnsupportedSql("ORDER BY in the arguments of a window function is not "
-                                 f"supported: {node.parent.sql(dialect='duckdb')!r} (the "
-                                 "window's own ORDER BY is)")
+        if isinstance(node, exp.Order):  # array_agg(x ORDER BY y) OVER (...): keys lifted too
+            return exp.Order(this=self._argument(node.this), expressions=[
+                exp.Ordered(this=self._column(o.this), desc=o.args.get("desc"),
+                            nulls_first=o.args.get("nulls_first")) for o in node.expressions])
         if isinstance(node, exp.Distinct):  # count(DISTINCT x) OVER (...)
             if len(node.expressions) != 1:
                 raise UnsupportedSql(f"DISTINCT over several columns: {node.sql()!r}")
