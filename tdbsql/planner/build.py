@@ -59,6 +59,7 @@ from .source_aliases import unshadowed_sources
 from .table_aliases import rename_table_columns, renames
 from .using_columns import bind_using_columns, mark, refuse_star_beside_using
 from .duplicate_aliases import distinct_source_names
+from .lateral_joins import lateral_subqueries
 from .lateral_unnest import lateral_unnests
 from .limit_counts import constant_count
 from .limit_percent import check_percent, is_percent
@@ -143,7 +144,8 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     tree = expand_grouping_sets(mark(order_comma_joins(tree, sql)), schema, sql)
     tree = asof_joins.before_optimizer(tree)
     try:
-        optimized = asof_joins.after_optimizer(exists_from_bounds(_optimize(tree, schema)))
+        optimized = asof_joins.after_optimizer(
+            exists_from_bounds(_optimize(lateral_subqueries(tree, schema), schema)))
         optimized = bind_using_columns(_having_aliases(optimized))
         check_grouped_columns(optimized, sql)
         optimized, correlated = extract_correlated(optimized, schema)
@@ -386,6 +388,8 @@ def _refuse(tree: exp.Expression, sql: str) -> None:
                                span_of(cte.args["alias"]))
             seen.add(name)
     for node in tree.find_all(exp.Lateral, exp.Unnest, exp.Pivot):
+        if isinstance(node, exp.Lateral) and isinstance(node.this, exp.Subquery):
+            continue  # planner.lateral_joins
         raise UnsupportedSql(f"{node.key.upper()} is not supported: {node.sql()!r}")
     for node in tree.find_all(exp.Join):
         kind = (node.kind or "").upper()

@@ -29,9 +29,11 @@ def name_subquery_columns(tree: exp.Expression,
     """Alias every select item of each derived table and CTE by its DuckDB name (in place);
     ``schema`` ({table: {column: type}}) lets a ``*`` over base tables be written out."""
     for node in _innermost_first(tree):
-        if isinstance(node, exp.Subquery) and not isinstance(node.parent, (exp.From, exp.Join)):
+        if isinstance(node, exp.Subquery) and not isinstance(node.parent, (exp.From, exp.Join,
+                                                                           exp.Lateral)):
             continue  # IN / EXISTS / scalar subqueries: their names are never seen
-        alias = node.args.get("alias")
+        alias = node.parent.args.get("alias") if isinstance(node.parent, exp.Lateral) else \
+            node.args.get("alias")
         renamed = [column.name for column in alias.columns] if alias is not None else []
         for select in set_branches(node.this):
             if schema is not None:

@@ -1,0 +1,154 @@
+"""LATERAL subqueries in FROM (``FROM t o, LATERAL (SELECT ... WHERE i.k = o.k) l``), run as
+DuckDB runs them: once for the distinct outer values, not once per row.
+
+In: a tree whose outermost SELECT joins ``LATERAL (subquery)`` sources (comma, ``[INNER |
+CROSS] JOIN LATERAL``, ``LEFT JOIN LATERAL ... ON``), before the optimizer.  Out: the tree
+with ``*`` expanded (sqlglot's ``qualify``, so the lateral's helper columns stay out of it)
+and each lateral source replaced by a plain derived table:
+
+- a CTE ``__lateralN`` holds the distinct values (NULL a value like any other) of the outer
+  columns the subquery reads, read from the sources before it, numbered by ``__k`` -- the
+  ``__outer`` table of ``planner.decorrelate``;
+- the subquery, reading those values as ``__outer.c0, __outer.c1, ...``, is decorrelated by
+  ``decorrelate.dependent_query`` (an aggregate without GROUP BY keeps its row for values no
+  inner row matches, LIMIT is per value, ...) and joined to ``__lateralN`` on ``__k``, which
+  gives each of its rows the values it was run for (``__lc0``, ...);
+- the join matches each outer row to its values with ``IS NOT DISTINCT FROM``, beside the ON
+  condition written (a LEFT JOIN keeps the rows without any).
+
+A LATERAL subquery below the outermost SELECT, or reading columns of a query further out, is
+``UnsupportedSql``.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.schema import MappingSchema
+
+from ..errors import UnsupportedSql
+from .correlated import KEY, OUTER, outer_columns
+from .decorrelate import dependent_query
+
+_ROWS = "__dq"  # the decorrelated subquery's rows beside their outer values
+
+
+def lateral_subqueries(tree: exp.Expression, schema: dict) -> exp.Expression:
+    laterals = [node for node in tree.find_all(exp.Lateral)
+                if isinstance(node.this, exp.Subquery)]
+    if not laterals:
+        return tree
+    if any(_owner(node) is not tree for node in laterals):
+        raise UnsupportedSql("LATERAL is supported in the outermost SELECT's FROM only: "
+                             f"{laterals[0].sql(dialect='duckdb')!r}")
+    tree = qualify(tree, schema=MappingSchema(schema, dialect="duckdb", normalize=False),
+                   dialect="duckdb", quote_identifiers=False, validate_qualify_columns=False)
+    positions = [index for index, join in enumerate(tree.args.get("joins") or [])
+                 if isinstance(join.this, exp.Lateral)]
+    for number, index in enumerate(positions):
+        _rewrite(tree, index, number)
+    return tree
+
+
+def _owner(node: exp.Expression) -> exp.Expression | None:
+    join = node.parent
+    return join.parent if isinstance(join, exp.Join) else None
+
+
+def _rewrite(select: exp.Select, index: int, number: int) -> None:
+    join = select.args["joins"][index]
+    lateral = join.this
+    query = lateral.this.this
+    alias = lateral.alias_or_name
+    before = [select.args["from_"].this] + [j.this for j in select.args["joins"][:index]]
+    visible = {source.alias_or_name for source in before}
+    outer = outer_columns(query)
+    strange = [c for c in outer if c.table not in visible]
+    if strange:
+        raise UnsupportedSql(f"LATERAL subquery reading {strange[0].sql(dialect='duckdb')!r}, "
+                             "not a source before it, is not supported")
+    if join.side and join.side.upper() != "LEFT":
+        raise UnsupportedSql(f"{join.side.upper()} JOIN LATERAL is not supported")
+    _rename_outputs(query, lateral.args.get("alias"))
+    table = f"__lateral{number}"
+    _add_cte(select, table, _outer_values(select, index, outer))
+    select.args["joins"][index].set("this", exp.Subquery(
+        this=_with_outer_values(_dependent(query, outer, table), table, len(outer), query),
+        alias=exp.TableAlias(this=exp.to_identifier(alias))))
+    match = [exp.NullSafeEQ(this=column.copy(),
+                            expression=exp.column(f"__lc{i}", alias, quoted=True))
+             for i, column in enumerate(outer)]
+    on = join.args.get("on")
+    conditions = match + ([on] if on is not None and not _is_true(on) else [])
+    join.set("kind", None if join.kind and join.kind.upper() == "CROSS" else join.kind)
+    join.set("on", exp.and_(*conditions) if conditions else exp.true())
+
+
+def _rename_outputs(query: exp.Expression, alias: exp.TableAlias | None) -> None:
+    """The alias's column list (``LATERAL (...) AS l(a, b)``) as the names of the subquery's
+    first outputs (in place)."""
+    names = alias.columns if alias is not None else []
+    if not names:
+        return
+    if not isinstance(query, exp.Select) or len(names) > len(query.selects):
+        raise UnsupportedSql(f"this column list on a LATERAL subquery is not supported: "
+                             f"{alias.sql(dialect='duckdb')!r}")
+    for item, name in zip(list(query.selects), names):
+        item.replace(exp.alias_(item.unalias().copy(), name.name, quoted=True))
+    alias.set("columns", None)
+
+
+def _outer_values(select: exp.Select, index: int, outer: list) -> exp.Select:
+    """``SELECT row_number() OVER () AS __k, * FROM (SELECT DISTINCT <outer columns> FROM
+    <the sources before the lateral>)``."""
+    values = exp.Select(expressions=[exp.alias_(c.copy(), f"c{i}", quoted=True)
+                                     for i, c in enumerate(outer)] or [exp.Literal.number(1)])
+    values.set("distinct", exp.Distinct())
+    values.set("from_", select.args["from_"].copy())
+    values.set("joins", [j.copy() for j in select.args["joins"][:index]])
+    numbered = exp.Select(expressions=[
+        exp.alias_(exp.Window(this=exp.RowNumber()), KEY, quoted=True),
+        exp.Star()])
+    return numbered.from_(exp.Subquery(this=values, alias=exp.TableAlias(
+        this=exp.to_identifier("__d"))), copy=False)
+
+
+def _dependent(query: exp.Expression, outer: list, table: str) -> exp.Expression:
+    names = {(c.table, c.name): f"c{i}" for i, c in enumerate(outer)}
+    query = query.copy()
+    for column in list(query.find_all(exp.Column)):
+        name = names.get((column.table, column.name))
+        if name is not None:
+            column.replace(exp.column(name, OUTER, quoted=True))
+    dependent = dependent_query(query)
+    for source in dependent.find_all(exp.Table):
+        if source.name == OUTER:
+            source.set("this", exp.to_identifier(table, quoted=True))
+    return dependent
+
+
+def _with_outer_values(dependent: exp.Expression, table: str, count: int,
+                       query: exp.Expression) -> exp.Select:
+    """The decorrelated rows with the outer values they were made for, as ``__lc0``, ..."""
+    values = exp.Table(this=exp.to_identifier(table, quoted=True),
+                       alias=exp.TableAlias(this=exp.to_identifier("__lo")))
+    outputs = [exp.alias_(exp.column(f"c{i}", "__lo", quoted=True), f"__lc{i}", quoted=True)
+               for i in range(count)]
+    outputs += [exp.column(name, _ROWS, quoted=True) for name in query.named_selects]
+    return exp.Select(expressions=outputs).from_(values, copy=False).join(
+        exp.Subquery(this=dependent, alias=exp.TableAlias(this=exp.to_identifier(_ROWS))),
+        on=exp.EQ(this=exp.column(KEY, _ROWS, quoted=True),
+                  expression=exp.column(KEY, "__lo", quoted=True)), copy=False)
+
+
+def _add_cte(select: exp.Select, name: str, query: exp.Select) -> None:
+    cte = exp.CTE(this=query, alias=exp.TableAlias(this=exp.to_identifier(name, quoted=True)))
+    with_ = select.args.get("with_")
+    if with_ is None:
+        select.set("with_", exp.With(expressions=[cte]))
+    else:
+        with_.append("expressions", cte)
+
+
+def _is_true(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Boolean) and node.this is True
