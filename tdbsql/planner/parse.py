@@ -832,6 +832,38 @@ def _check_tokens(sql: str, tokens: list[Token]) -> None:
                 raise SqlError(f"SQL syntax error: unexpected {_show(sql, after)} after "
                                f"{_show(sql, before)}; expected an expression", sql,
                                _span(after))
+    _check_condition_commas(sql, tokens)
+
+
+_CONDITIONS = (TokenType.WHERE, TokenType.HAVING, TokenType.QUALIFY)
+_OPENING = (TokenType.L_PAREN, TokenType.L_BRACKET, TokenType.L_BRACE)
+_CLOSING = (TokenType.R_PAREN, TokenType.R_BRACKET, TokenType.R_BRACE)
+# words that end a WHERE / HAVING / QUALIFY condition (a comma after them is theirs)
+_CONDITION_ENDS = frozenset("GROUP ORDER HAVING QUALIFY WINDOW LIMIT OFFSET FETCH UNION EXCEPT "
+                            "INTERSECT RETURNING".split())
+_CONDITION_END_TOKENS = (TokenType.GROUP_BY, TokenType.ORDER_BY, TokenType.SEMICOLON)
+
+
+def _check_condition_commas(sql: str, tokens: list[Token]) -> None:
+    """``WHERE a > 0, t2``: a condition is one expression, but sqlglot reads a comma after
+    one as a further FROM item (a comma join) where DuckDB stops at the comma."""
+    for i, token in enumerate(tokens):
+        if token.token_type not in _CONDITIONS:
+            continue
+        depth = 0
+        for after in tokens[i + 1:]:
+            if after.token_type in _OPENING:
+                depth += 1
+            elif after.token_type in _CLOSING:
+                depth -= 1
+                if depth < 0:
+                    break
+            elif depth == 0 and (after.token_type in _CONDITION_END_TOKENS or
+                                 _text(sql, after).upper() in _CONDITION_ENDS):
+                break
+            elif depth == 0 and after.token_type == TokenType.COMMA:
+                raise SqlError(f"SQL syntax error: unexpected ',' after the "
+                               f"{_text(sql, token).upper()} condition", sql, _span(after))
 
 
 # -- what sqlglot reads but DuckDB refuses ----------------------------------------------------
