@@ -133,7 +133,7 @@ def _decorrelated_by_us(node: exp.Expression) -> bool:
     as a list, or one of them taken where SQL wants an error for more than one)."""
     parent = node.parent
     if isinstance(node, exp.All) or isinstance(parent, exp.All) or _skips_a_level(node) or \
-            _nested_reads_outside(node.this):
+            _nested_reads_outside(node.this) or _several_correlated_tests(node.this):
         return True
     if isinstance(node, exp.Subquery) and not isinstance(parent, (exp.In, exp.Any)) and \
             not _one_row(node.this):
@@ -169,6 +169,20 @@ def _nested_reads_outside(query: exp.Expression) -> bool:
         if any(c.table and c.table not in local for c in nested.this.find_all(exp.Column)):
             return True
     return False
+
+
+def _several_correlated_tests(query: exp.Expression) -> bool:
+    """Has ``query``'s WHERE more than one condition reading the outer row that is not an
+    equality (``i.w > o.v AND o.v > 1``)?  sqlglot's unnesting collects the inner values of
+    those in a list of STRUCTs per key and tests them in a lambda, which the engine cannot
+    evaluate (``struct()``)."""
+    where = query.args.get("where") if isinstance(query, exp.Select) else None
+    if where is None:
+        return False
+    local = local_names(query)
+    tests = [part for part in where.this.flatten() if not isinstance(part, exp.EQ) and any(
+        c.table and c.table not in local for c in part.find_all(exp.Column))]
+    return len(tests) > 1
 
 
 def _filter_only(test: exp.Expression) -> bool:
