@@ -13,8 +13,10 @@ and each lateral source replaced by a plain derived table:
   ``decorrelate.dependent_query`` (an aggregate without GROUP BY keeps its row for values no
   inner row matches, LIMIT is per value, ...) and joined to ``__lateralN`` on ``__k``, which
   gives each of its rows the values it was run for (``__lc0``, ...);
-- the join matches each outer row to its values with ``IS NOT DISTINCT FROM``, beside the ON
-  condition written (a LEFT JOIN keeps the rows without any).
+- the join matches each outer row to its values with ``IS NOT DISTINCT FROM`` -- for an
+  integer, string, boolean, date or timestamp written as hash-join keys, ``(x IS NULL) =
+  (v IS NULL) AND coalesce(x, c) = coalesce(v, c)`` -- beside the ON condition written (a
+  LEFT JOIN keeps the rows without any).
 
 A LATERAL subquery below the outermost SELECT, or reading columns of a query further out, is
 ``UnsupportedSql``.
@@ -23,6 +25,7 @@ A LATERAL subquery below the outermost SELECT, or reading columns of a query fur
 from __future__ import annotations
 
 from sqlglot import exp
+from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
@@ -46,7 +49,7 @@ def lateral_subqueries(tree: exp.Expression, schema: dict) -> exp.Expression:
     positions = [index for index, join in enumerate(tree.args.get("joins") or [])
                  if isinstance(join.this, exp.Lateral)]
     for number, index in enumerate(positions):
-        _rewrite(tree, index, number)
+        _rewrite(tree, index, number, schema)
     return tree
 
 
@@ -55,7 +58,7 @@ def _owner(node: exp.Expression) -> exp.Expression | None:
     return join.parent if isinstance(join, exp.Join) else None
 
 
-def _rewrite(select: exp.Select, index: int, number: int) -> None:
+def _rewrite(select: exp.Select, index: int, number: int, schema: dict) -> None:
     join = select.args["joins"][index]
     lateral = join.this
     query = lateral.this.this
@@ -71,17 +74,53 @@ def _rewrite(select: exp.Select, index: int, number: int) -> None:
         raise UnsupportedSql(f"{join.side.upper()} JOIN LATERAL is not supported")
     _rename_outputs(query, lateral.args.get("alias"))
     table = f"__lateral{number}"
-    _add_cte(select, table, _outer_values(select, index, outer))
+    values = _outer_values(select, index, outer)
+    sentinels = _sentinels(values, schema)
+    _add_cte(select, table, values)
     select.args["joins"][index].set("this", exp.Subquery(
         this=_with_outer_values(_dependent(query, outer, table), table, len(outer), query),
         alias=exp.TableAlias(this=exp.to_identifier(alias))))
-    match = [exp.NullSafeEQ(this=column.copy(),
-                            expression=exp.column(f"__lc{i}", alias, quoted=True))
-             for i, column in enumerate(outer)]
+    match = [_same(column.copy(), exp.column(f"__lc{i}", alias, quoted=True), sentinel)
+             for i, (column, sentinel) in enumerate(zip(outer, sentinels))]
     on = join.args.get("on")
     conditions = match + ([on] if on is not None and not _is_true(on) else [])
     join.set("kind", None if join.kind and join.kind.upper() == "CROSS" else join.kind)
     join.set("on", exp.and_(*conditions) if conditions else exp.true())
+
+
+def _sentinels(values: exp.Select, schema: dict) -> list[exp.Expression | None]:
+    """Per outer value, a constant of its type that stands for NULL in a hashed join key, or
+    None (a float, whose NaN / -0.0 a key would have to match as ``IS NOT DISTINCT FROM``
+    does, or a type not known here): ``values`` is ``_outer_values``' query."""
+    typed = annotate_types(values.args["from_"].this.this.copy(),
+                           schema=MappingSchema(schema, dialect="duckdb", normalize=False))
+    found = []
+    for item in typed.selects:
+        kind = item.type
+        constant = None
+        if kind is not None and kind.is_type(*exp.DataType.INTEGER_TYPES):
+            constant = exp.Literal.number(0)
+        elif kind is not None and kind.is_type(*exp.DataType.TEXT_TYPES):
+            constant = exp.Literal.string("")
+        elif kind is not None and kind.is_type(exp.DataType.Type.BOOLEAN):
+            constant = exp.false()
+        elif kind is not None and kind.is_type(exp.DataType.Type.DATE,
+                                               exp.DataType.Type.TIMESTAMP):
+            constant = exp.cast(exp.Literal.string("1970-01-01"), kind.copy())
+        found.append(constant)
+    return found
+
+
+def _same(column: exp.Expression, value: exp.Expression, sentinel) -> exp.Expression:
+    """``column IS NOT DISTINCT FROM value``, written as two equalities a hash join keys on
+    when there is a ``sentinel`` (``_sentinels``)."""
+    if sentinel is None:
+        return exp.NullSafeEQ(this=column, expression=value)
+    nulls = exp.EQ(this=exp.paren(exp.Is(this=column.copy(), expression=exp.Null())),
+                   expression=exp.paren(exp.Is(this=value.copy(), expression=exp.Null())))
+    values = exp.EQ(this=exp.func("coalesce", column, sentinel.copy()),
+                    expression=exp.func("coalesce", value, sentinel.copy()))
+    return exp.and_(nulls, values)
 
 
 def _rename_outputs(query: exp.Expression, alias: exp.TableAlias | None) -> None:
