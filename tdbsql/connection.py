@@ -208,6 +208,7 @@ class Connection:
         from .planner.build import build, check_statement
         from .planner.table_refs import referenced_tables, table_key
         from .planner.parse import parse
+        from .planner.pivots import has_pivot, with_values
         from .recursive_ctes import is_recursive, run_recursive_ctes
 
         planned = self._plans.get(sql) if cached else None
@@ -217,7 +218,10 @@ class Connection:
             if is_recursive(tree):  # its CTEs run to their end, then a plain statement
                 child, tree = run_recursive_ctes(self, tree, sql, max_rows)
                 return child._plan(sql, tree, cached=False)
-            check_statement(tree)
+            if has_pivot(tree):  # PIVOT t ON c: c's values read first, for its columns
+                tree, cached = with_values(self, tree.copy()), False
+            else:
+                check_statement(tree)
             tables = referenced_tables(tree)
         else:
             tables = planned.tables

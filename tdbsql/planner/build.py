@@ -30,6 +30,7 @@ from sqlglot.schema import MappingSchema
 from ..errors import SqlError, UnsupportedSql
 from .aggregate_names import within_group_calls
 from . import asof_joins
+from .pivots import pivots_as_aggregates
 from .group_keys import group_key_references
 from .join_order import defer_cross_joins, inner_when_nulls_rejected, keys_on_their_sides
 from .binder_checks import check_calls
@@ -126,6 +127,7 @@ def check_statement(tree: exp.Expression) -> None:
 
 def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> LogicalQuery:
     """Optimize ``tree`` against ``schema`` ({table: {column: SQL type}}) and plan it."""
+    tree = pivots_as_aggregates(tree, schema)
     check_statement(tree)
     tree = lateral_unnests(distinct_source_names(table_samples(tree, sql), sql), schema)
     tree, series = table_functions(tree, sql)

@@ -1,0 +1,179 @@
+"""PIVOT -> a grouped SELECT of filtered aggregates, as DuckDB names and fills its columns.
+
+Both of DuckDB's spellings::
+
+    SELECT * FROM t PIVOT (sum(x) [AS s], ... FOR c IN (v1 [AS n1], v2, ...)) [AS p]
+    PIVOT t ON c [IN (v1, v2, ...)] USING sum(x) [AS s], ... [GROUP BY g, ...]
+
+become ``SELECT g..., sum(x) FILTER (WHERE c = v1) AS "v1[_s]", ... FROM t GROUP BY g...``:
+one column per value and aggregate, named by the value (its IN alias) and, when there are
+several aggregates or the one has an alias, ``_`` and the aggregate's alias.  The rows are
+grouped by ``GROUP BY`` where written, else by every column of ``t`` that neither ``c`` nor
+an aggregate reads, in ``t``'s order.  A value no row of a group has gives what the aggregate
+gives over no rows (NULL; 0 for count), as DuckDB's.
+
+``PIVOT t ON c`` without IN takes ``c``'s distinct values that are not NULL, in order: they
+are read by a query run before the statement is planned (``with_values``, from the
+connection), then the statement is planned as with an IN list.
+
+Refused by name (UnsupportedSql): UNPIVOT, several ON / FOR columns, several aggregates
+without aliases, an aggregate with FILTER (DuckDB's PIVOT ignores it), a source whose columns
+are not known (``SELECT *`` of a subquery, a CTE without GROUP BY).  ``ON`` an expression
+(``ON x > 6``) does not parse (sqlglot's grammar), an SqlError.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+
+from sqlglot import exp
+
+from ..errors import UnsupportedSql
+from .table_refs import table_key
+
+
+def has_pivot(tree: exp.Expression) -> bool:
+    return tree.find(exp.Pivot) is not None
+
+
+def with_values(con, tree: exp.Expression) -> exp.Expression:
+    """``tree`` with each ``PIVOT t ON c`` lacking an IN list given ``c``'s distinct values
+    that are not NULL, ascending, read by ``con`` (the statement's CTEs beside)."""
+    for pivot in list(tree.find_all(exp.Pivot)):
+        if not _bare(pivot) or pivot.args.get("unpivot"):
+            continue
+        (on,) = _on_columns(pivot)
+        if isinstance(on, exp.In):
+            continue
+        source = pivot.this.copy()
+        query = exp.select(exp.alias_(on.copy(), "v")).distinct().from_(source) \
+            .where(exp.Not(this=exp.Is(this=on.copy(), expression=exp.Null()))) \
+            .order_by(exp.column("v"))
+        with_ = tree.args.get("with_")
+        if isinstance(with_, exp.With):
+            query.set("with_", with_.copy())
+        values = [row[0] for row in con.sql(query.sql(dialect="duckdb")).fetchall()]
+        pivot.set("expressions", [exp.In(this=on, expressions=[_literal(v) for v in values])])
+    return tree
+
+
+def pivots_as_aggregates(tree: exp.Expression, schema: dict) -> exp.Expression:
+    """Every PIVOT in ``tree`` rewritten as a grouped SELECT (``schema``: the tables'
+    columns, {table: {column: type}})."""
+    for pivot in list(tree.find_all(exp.Pivot)):
+        if pivot.args.get("unpivot"):
+            raise UnsupportedSql("UNPIVOT is not supported")
+        if _bare(pivot):  # PIVOT t ON ... USING ...: a statement, or a subquery's body
+            select = _grouped(pivot.this, _on_columns(pivot), pivot.args.get("using") or [],
+                              pivot.args.get("group"), schema)
+            if pivot.args.get("with_") is not None:  # WITH ... PIVOT w ON ...
+                select.set("with_", pivot.args["with_"])
+            if pivot is tree:
+                tree = select
+            else:
+                pivot.replace(select)
+            continue
+        holder = pivot.parent  # FROM t PIVOT (...): a table or subquery carrying it
+        if len(holder.args.get("pivots") or []) != 1:
+            raise UnsupportedSql("more than one PIVOT on one table is not supported")
+        source = holder.copy()
+        source.set("pivots", None)
+        alias = pivot.args.get("alias") or holder.args.get("alias") or \
+            exp.TableAlias(this=exp.to_identifier(holder.name or "pivot"))
+        if isinstance(source, exp.Table):
+            source.set("alias", None)
+        select = _grouped(source, pivot.args.get("fields") or [], pivot.expressions, None,
+                          schema)
+        holder.replace(exp.Subquery(this=select, alias=alias.copy()))
+    return tree
+
+
+def _bare(pivot: exp.Pivot) -> bool:
+    """``PIVOT t ON ... USING ...`` (a statement or a subquery's body), not ``FROM t PIVOT
+    (...)`` (one of a table's or subquery's ``pivots``)."""
+    return pivot.arg_key != "pivots"
+
+
+def _on_columns(pivot: exp.Pivot) -> list[exp.Expression]:
+    on = pivot.expressions
+    if len(on) != 1:
+        raise UnsupportedSql("PIVOT on several columns is not supported (one ON / FOR "
+                             "column is)")
+    return on
+
+
+def _grouped(source: exp.Expression, fields: list, aggregates: list, group, schema: dict
+             ) -> exp.Select:
+    """``SELECT groups, aggregate FILTER (WHERE on = value) ... FROM source GROUP BY
+    groups``."""
+    if len(fields) != 1 or not isinstance(fields[0], exp.In):
+        raise UnsupportedSql("PIVOT on several columns is not supported (one FOR column "
+                             "with an IN list is)")
+    on, values = fields[0].this, fields[0].expressions
+    if len(aggregates) > 1 and any(not isinstance(a, exp.Alias) for a in aggregates):
+        raise UnsupportedSql("PIVOT with several aggregates needs an alias on each "
+                             "(sum(x) AS s, count(*) AS n)")
+    if group is not None:
+        groups = [g.copy() for g in group.expressions]
+    else:
+        read = {c.name.lower() for node in [on, *aggregates] for c in node.find_all(exp.Column)}
+        groups = [exp.column(name) for name in _source_columns(source, schema)
+                  if name.lower() not in read]
+    columns = list(groups)
+    for value in values:
+        label = _label(value)
+        value = value.this if isinstance(value, exp.PivotAlias) else value
+        for aggregate in aggregates:
+            call = aggregate.this if isinstance(aggregate, exp.Alias) else aggregate
+            name = label if len(aggregates) == 1 and not isinstance(aggregate, exp.Alias) \
+                else f"{label}_{aggregate.alias}"
+            if isinstance(call, exp.Filter):  # DuckDB's PIVOT drops it: refused, not guessed
+                raise UnsupportedSql("an aggregate with FILTER in PIVOT is not supported")
+            test = exp.EQ(this=on.copy(), expression=value.copy())
+            filtered = exp.Filter(this=call.copy(), expression=exp.Where(this=test))
+            columns.append(exp.alias_(filtered, name, quoted=True))
+    select = exp.select(*columns).from_(source)
+    return select.group_by(*[g.copy() for g in groups]) if groups else select
+
+
+def _source_columns(source: exp.Expression, schema: dict) -> list[str]:
+    if isinstance(source, exp.Table):
+        columns = schema.get(table_key(source))
+        if columns is not None:
+            return list(columns)
+    elif isinstance(source, exp.Subquery) and "*" not in source.this.named_selects:
+        return list(source.this.named_selects)
+    raise UnsupportedSql(f"PIVOT over {source.sql(dialect='duckdb')!r}: its columns are not "
+                         "known here (name them in a subquery, or write GROUP BY)")
+
+
+def _label(value: exp.Expression) -> str:
+    """A pivot value's column name: its alias, a literal's text, TRUE / FALSE as DuckDB
+    prints them, else the SQL."""
+    if isinstance(value, exp.PivotAlias):
+        return value.alias
+    if isinstance(value, exp.Literal):
+        return value.this
+    if isinstance(value, exp.Boolean):
+        return "true" if value.this else "false"
+    if isinstance(value, exp.Cast) and isinstance(value.this, exp.Literal):
+        return value.this.this  # DATE '2024-01-01' (a value read for ON without IN)
+    return value.sql(dialect="duckdb")
+
+
+def _literal(value) -> exp.Expression:
+    """A distinct ON value read from the data, as a SQL constant of its type."""
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, (int, float, decimal.Decimal)):
+        return exp.Literal.number(value)
+    if isinstance(value, datetime.datetime):
+        return exp.Cast(this=exp.Literal.string(str(value)), to=exp.DataType.build("TIMESTAMP"))
+    if isinstance(value, datetime.date):
+        return exp.Cast(this=exp.Literal.string(value.isoformat()),
+                        to=exp.DataType.build("DATE"))
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    raise UnsupportedSql(f"PIVOT ON a column of {type(value).__name__} values is not "
+                         "supported")
