@@ -11,11 +11,19 @@ reported absent -- in this thread only, for that one call -- and leaves a watche
 has pyarrow look again, so pyarrow sees pandas objects exactly as it would have.  A process
 that imported pandas first is left alone.  Importing this module does it; ``connection``
 imports it before anything else of tdbsql that uses pyarrow (the ``tdbsql`` command too).
+
+One thing cannot be looked at again: pyarrow's C++ side notes pandas's DateOffset type once,
+at that first call, and converting an Arrow INTERVAL (month_day_nano) array to pandas later
+dereferences the note it did not get -- the process crashes.  ``Result.df()`` therefore
+turns every INTERVAL, in lists and structs too, into timedeltas first (as DuckDB's df() gives
+them); code of one's own converting month_day_nano arrays to pandas should import pandas
+before tdbsql (or set ``TDBSQL_DEFER_PANDAS=0``, which leaves pyarrow's first look alone).
 """
 
 from __future__ import annotations
 
 import importlib.abc
+import os
 import sys
 import threading
 
@@ -33,7 +41,7 @@ def defer_pandas() -> None:
         if _done:
             return
         _done = True
-        if "pandas" in sys.modules:
+        if "pandas" in sys.modules or os.environ.get("TDBSQL_DEFER_PANDAS", "1") == "0":
             return
         watcher = _PandasWatcher(threading.get_ident())
         sys.meta_path.insert(0, watcher)

@@ -95,12 +95,17 @@ class Result:
         return self._table
 
     def df(self):
-        """A pandas DataFrame; INTERVAL columns as DuckDB's df() gives them, timedelta64[us]
-        with a month counting 30 days (``_as_durations``)."""
+        """A pandas DataFrame; INTERVALs as DuckDB's df() gives them, timedelta64[us] with a
+        month counting 30 days (``_as_durations``), in lists and structs too.  No interval
+        reaches pyarrow's pandas conversion, which makes DateOffsets of them and crashes
+        where pandas was imported after tdbsql (``pandas_deferral``)."""
         table = self._table
         for n, field in enumerate(table.schema):
-            if pa.types.is_interval(field.type):
-                table = table.set_column(n, field.name, _as_durations(table.column(n)))
+            if _holds_intervals(field.type):
+                column = table.column(n)
+                chunks = [_as_durations(chunk) for chunk in column.chunks] or \
+                    [_as_durations(pa.array([], column.type))]
+                table = table.set_column(n, field.name, pa.chunked_array(chunks))
         return table.to_pandas()
 
     def pl(self):
@@ -284,16 +289,45 @@ def _timedeltas(array: pa.Array) -> list:
     return out
 
 
-def _as_durations(column: pa.ChunkedArray):
-    """INTERVALs as microsecond durations, a month 30 days (DuckDB's df()); left as they are
-    if one passes 2**63 microseconds."""
+def _holds_intervals(arrow_type: pa.DataType) -> bool:
+    if pa.types.is_interval(arrow_type):
+        return True
+    return any(_holds_intervals(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
+
+
+def _as_durations(array: pa.Array) -> pa.Array:
+    """An array's INTERVALs, at any depth of lists and structs, as microsecond durations, a
+    month 30 days (DuckDB's df()); one past 2**63 microseconds as its text."""
+    kind = array.type
+    if pa.types.is_interval(kind):
+        return _interval_durations(array)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        values = _as_durations(array.values)
+        make = pa.LargeListArray if pa.types.is_large_list(kind) else pa.ListArray
+        return make.from_arrays(array.offsets, values, mask=array.is_null())
+    if pa.types.is_fixed_size_list(kind):
+        return pa.FixedSizeListArray.from_arrays(_as_durations(array.values), kind.list_size,
+                                                 mask=array.is_null())
+    if pa.types.is_struct(kind):
+        fields = [array.field(i) for i in range(kind.num_fields)]
+        return pa.StructArray.from_arrays([_as_durations(f) for f in fields],
+                                          [kind.field(i).name for i in range(kind.num_fields)],
+                                          mask=array.is_null())
+    if pa.types.is_map(kind):
+        return pa.MapArray.from_arrays(array.offsets, _as_durations(array.keys),
+                                       _as_durations(array.items), mask=array.is_null())
+    return array
+
+
+def _interval_durations(array: pa.Array) -> pa.Array:
     from .engine.datetime_ops import US_PER_DAY
     from .engine.interval_rows import parts
+    from .engine.interval_text import interval_text
 
-    months, days, micros, valid = parts(column.combine_chunks())
+    months, days, micros, valid = parts(array)
     total = (months * 30 + days).astype(np.float64) * US_PER_DAY + micros
     if (np.abs(total[valid]) >= 2.0**63).any():
-        return column
+        return interval_text(array)
     exact = (months * 30 + days) * US_PER_DAY + micros
     return pa.array(np.where(valid, exact, 0), pa.int64(), mask=~valid).cast(pa.duration("us"))
 

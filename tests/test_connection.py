@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 
+import subprocess
+import sys
+
 import duckdb
 import numpy as np
 import pyarrow as pa
@@ -130,6 +133,23 @@ def test_intervals_in_data_frames():
     got, want = tdbsql.connect().sql(sql).df(), duckdb.sql(sql).df()
     assert got.dtypes.to_dict() == want.dtypes.to_dict()
     assert got.equals(want)
+
+
+_NESTED_INTERVALS = """
+import tdbsql
+got = tdbsql.connect().sql("SELECT [INTERVAL '1 month', NULL] AS x, [[INTERVAL 1 HOUR]] AS y").df()
+print(got["x"][0].tolist(), got["y"][0][0].tolist())
+"""
+
+
+def test_nested_intervals_in_data_frames_as_timedeltas():
+    """Lists of INTERVALs come to pandas as timedeltas, a month 30 days, as DuckDB gives them
+    (values equal).  pandas is imported after tdbsql's first query in that process, so
+    pyarrow could not convert intervals itself (it crashed making DateOffsets)."""
+    out = subprocess.run([sys.executable, "-c", _NESTED_INTERVALS], capture_output=True,
+                         text=True, check=True).stdout
+    assert out.strip() == ("[datetime.timedelta(days=30), None] "
+                           "[datetime.timedelta(seconds=3600)]")
 
 
 def test_time_travel_per_table_self_join(versions):
