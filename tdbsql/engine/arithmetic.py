@@ -106,6 +106,10 @@ def _temporal(ev, node, op, left, right):
     if op == "add" and lk in ("int", "uint") and rk == "date":
         left, right, lk, rk = right, left, rk, lk
     if lk == "date" and rk in ("int", "uint") and op in ("add", "subtract"):
+        days_type = plain(right).type
+        if days_type.bit_width > 32 or days_type == pa.uint32():  # DuckDB: INTEGER's at most
+            raise ev.error(f"cannot {op} DATE and {type_name(days_type)}: a DATE takes INTEGER "
+                           "days, as in DuckDB (cast the count: CAST(n AS INTEGER))", node)
         days = right if op == "add" else pc.negate_checked(pc.cast(right, pa.int64()))
         return dto.add_days(plain(left), pc.cast(days, pa.int64()))
     if op == "subtract" and lk == "date" and rk == "date":
