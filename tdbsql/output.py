@@ -76,7 +76,9 @@ def render_table(table: pa.Table) -> str:
     """An aligned text table with a row count, numbers right-aligned."""
     names = table.column_names
     single = [_is_single(t) for t in table.schema.types]
-    rows = [[_cell(v, f) for v, f in zip(row.values(), single)] for row in table.to_pylist()]
+    columns = [column.to_pylist() for column in table.columns]  # by position: names may repeat
+    rows = [[_cell(column[r], f) for column, f in zip(columns, single)]
+            for r in range(table.num_rows)]
     widths = [max([len(n)] + [len(r[i]) for r in rows]) for i, n in enumerate(names)]
     numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
                for t in table.schema.types]

@@ -28,6 +28,15 @@ def test_query_table_output():
     assert "Oslo" in proc.stdout and "Lima" in proc.stdout
 
 
+def test_a_table_with_two_columns_of_one_name():
+    """Columns are printed by position (a self join's a.day, b.day): rows as dicts merged
+    them, an internal error."""
+    proc = run("query", "SELECT a.day, b.day FROM array a JOIN array b ON a.day = b.day + 1 "
+               "AND a.station = b.station WHERE a.day = 26 AND a.station = 1", SAMPLE)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[2].split() == ["26", "|", "25"]
+
+
 def test_float_values_print_as_duckdb_prints_them():
     """A FLOAT (float32) cell shows its shortest digits (12.7), not the float64 it widens to
     (12.699999809265137), in the table and in JSON lines."""

@@ -43,6 +43,9 @@ QUERIES = [
     ("SELECT e.ename, d.dname FROM emp e JOIN dept d ON e.dept_id = d.dept_id "
      "WHERE d.city = ? ORDER BY 1", ["Oslo"]),
     ("SELECT ? || name FROM items WHERE id = ?", ["x-", 3]),
+    # ? bound in the order written, however deep: a subquery's before the outer WHERE's
+    ("SELECT * FROM (SELECT id FROM items WHERE id < ?) s WHERE id > ? ORDER BY id", [20, 5]),
+    ("SELECT (SELECT max(qty) FROM items WHERE id < ?) + ?", [30, 100]),
     ("SELECT list_contains(?, grp) FROM items WHERE id < 6 ORDER BY id", [["alpha", "beta"]]),
     ("SELECT count(*) FROM items WHERE price > ?", [decimal.Decimal("12.50")]),
     # a slice's open start beside parameters: ``[:$n]`` / ``[:?]`` end at the value

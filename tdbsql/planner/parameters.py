@@ -26,7 +26,7 @@ from .parse import span_of
 def bind_parameters(tree: exp.Expression, params, sql: str) -> exp.Expression:
     """``tree`` with each placeholder replaced by its value from ``params`` (a sequence for
     ``?`` / ``$1``, a mapping for ``$name``; None: the statement must have no placeholder)."""
-    holders = list(tree.find_all(exp.Placeholder))
+    holders = list(tree.find_all(exp.Placeholder, bfs=False))  # in the order written
     if not holders:
         if params:
             raise InterfaceError(f"the statement has no parameters, but {len(params)} "
