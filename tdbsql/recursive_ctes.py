@@ -8,9 +8,11 @@ graph with cycles ends.  The columns take the anchor's types (a step's ``n + 0.5
 INTEGER ``n`` is cast back to INTEGER, as DuckDB does) and names (or the CTE's column list).
 
 Each run is an ordinary query of the engine over a connection of its own: the caller's tables,
-the CTEs written before this one, and the working table under the CTE's name.  The finished
-rows are then registered under that name, the CTE leaves the WITH, and the statement runs as
-a plain one.  A recursion that does not end is stopped with an error past ``MAX_ROUNDS``
+the CTEs around and before this one (one of the CTE's own name is hidden by it), and the
+working table under the CTE's name for the step's run only.  The finished rows are then
+registered under a name of their own, the references the CTE answers (in its WITH's query:
+not a same-named table or CTE of another scope) read them under the CTE's name, the CTE
+leaves the WITH, and the statement runs as a plain one.  A recursion that does not end is stopped with an error past ``MAX_ROUNDS``
 rounds (``TDBSQL_MAX_RECURSION``) or past the row cap (``TDBSQL_MAX_ROWS``), rather than
 running forever as DuckDB does (DuckDB's ``LIMIT`` over an endless recursion stops it; here
 the recursion needs a condition of its own).
@@ -24,6 +26,7 @@ from sqlglot import exp
 
 from .engine.value_types import cast_value
 from .errors import SqlError, UnsupportedSql
+from .planner.table_refs import cte_of
 from .settings import env_number
 
 MAX_ROUNDS = 100_000
@@ -38,43 +41,68 @@ def is_recursive(tree: exp.Expression) -> bool:
 def run_recursive_ctes(con, tree: exp.Expression, sql: str, max_rows: int):
     """(a connection holding every recursive CTE of ``tree`` as a table, ``tree`` without
     them and no WITH RECURSIVE).  ``con`` is left as it was.  A recursive CTE in a subquery
-    is run on its own too (before the statement, so it may not read the outer query's rows:
-    a correlated one is refused by its unknown column)."""
+    is run on its own too, before the statement (so it may read the CTEs around it, but not
+    the outer query's rows: a correlated one is refused by its unknown table alias)."""
     from .connection import Connection
 
     child = Connection(con.memory_mb)
     child.catalog = con.catalog.snapshot()
     tree = tree.copy()
-    done: set[str] = set()
-    for with_ in list(tree.find_all(exp.With)):
+    for with_ in list(tree.find_all(exp.With)):  # outer WITHs first
         if with_.args.get("recursive") and with_.root() is tree:
-            _run_with(child, with_, done, sql, max_rows)
+            _run_with(child, with_, sql, max_rows)
     return child, tree
 
 
-def _run_with(child, with_: exp.With, done: set[str], sql: str, max_rows: int) -> None:
-    """Each recursive CTE of ``with_`` run and registered in ``child`` under its name, and
-    taken out of the WITH (in place), which is then no longer RECURSIVE."""
-    written: list[exp.CTE] = []  # the CTEs so far, as the later ones read them
+def _run_with(child, with_: exp.With, sql: str, max_rows: int) -> None:
+    """Each recursive CTE of ``with_`` run, its rows registered in ``child`` under a name of
+    their own and the references it answers pointed at them (other scopes may use the name
+    for something else), the CTE taken out of the WITH (in place), which is then no longer
+    RECURSIVE."""
+    written = _around(with_)  # the CTEs a term may read: around this WITH, then before it
+    kept: list[exp.CTE] = []
     for cte in list(with_.expressions):
         name = cte.alias_or_name
         body = cte.this
         if not _reads(body, name):
             written.append(cte)
+            kept.append(cte)
             continue
         if cte.args.get("key_expressions"):
             raise UnsupportedSql(f"recursive CTE {name!r}: USING KEY is not supported")
-        if name.lower() in done:
-            raise UnsupportedSql(f"two recursive CTEs named {name!r} in one statement")
-        done.add(name.lower())
         anchor, step, distinct = _parts(body, name)
-        rows = _fixpoint(child, name, _columns(cte), _prefixed(anchor, written),
-                         _prefixed(step, written), distinct, sql, max_rows)
-        child.register_arrow(name, rows)
-    with_.set("expressions", written)
+        readable = [c for c in written if c.alias_or_name.lower() != name.lower()]  # shadowed
+        rows = _fixpoint(child, name, _columns(cte), _prefixed(anchor, readable),
+                         _prefixed(step, readable), distinct, sql, max_rows)
+        hidden = f"__tdbsql_recursive_{len(child.catalog.sources)}_{name}"
+        child.register_arrow(hidden, rows)
+        _pointed(with_.parent, cte, hidden)
+    with_.set("expressions", kept)
     with_.set("recursive", None)
-    if not written:
+    if not kept:
         with_.pop()
+
+
+def _around(with_: exp.With) -> list[exp.CTE]:
+    """The plain CTEs of the WITHs of the queries enclosing ``with_``'s, outermost first."""
+    around: list[exp.CTE] = []
+    node = with_.parent.parent if with_.parent is not None else None
+    while node is not None:
+        outer = node.args.get("with_") if isinstance(node, exp.Query) else None
+        if isinstance(outer, exp.With):
+            around[:0] = list(outer.expressions)
+        node = node.parent
+    return around
+
+
+def _pointed(scope: exp.Expression, cte: exp.CTE, hidden: str) -> None:
+    """The table references in ``scope`` that name ``cte`` made to read the table
+    ``hidden`` under the CTE's name (in place)."""
+    for table in list(scope.find_all(exp.Table)):
+        if table.name and cte_of(table, fold=True) is cte:
+            if not table.alias:
+                table.set("alias", exp.TableAlias(this=exp.to_identifier(table.name)))
+            table.set("this", exp.to_identifier(hidden, quoted=True))
 
 
 def _reads(node: exp.Expression, name: str) -> bool:
@@ -117,8 +145,23 @@ def _fixpoint(child, name: str, columns, anchor, step, distinct: bool, sql: str,
     step = step.sql(dialect="duckdb")  # one text: one plan, kept from round to round
     if distinct:
         rows = _unseen(child, rows, None, sql)
-    found, total, rounds = [rows], rows.num_rows, 0
+    found = [rows]
     max_rounds = env_number("TDBSQL_MAX_RECURSION", MAX_ROUNDS, minimum=1)
+    shadowed = child.catalog.sources.get(name)  # a table of that name, hidden meanwhile
+    try:
+        _rounds(child, name, step, schema, distinct, found, sql, max_rows, max_rounds)
+    finally:  # the working table was the step's alone
+        child.catalog.sources.pop(name, None)
+        if shadowed is not None:
+            child.catalog.register(name, shadowed)
+    return pa.concat_tables(found)
+
+
+def _rounds(child, name: str, step: str, schema: pa.Schema, distinct: bool, found: list,
+            sql: str, max_rows: int, max_rounds: int) -> None:
+    """The step run over the rows the last round added (the last of ``found``) until it adds
+    none, each round's rows appended to ``found``."""
+    rows, total, rounds = found[-1], sum(t.num_rows for t in found), 0
     while rows.num_rows:
         rounds += 1
         if rounds > max_rounds:
@@ -135,7 +178,6 @@ def _fixpoint(child, name: str, columns, anchor, step, distinct: bool, sql: str,
                            "the row cap (set TDBSQL_MAX_ROWS to raise it, or give its step a "
                            "condition that ends it)", sql)
         found.append(rows)
-    return pa.concat_tables(found)
 
 
 def _typed(rows: pa.Table, schema: pa.Schema, name: str, sql: str) -> pa.Table:
@@ -145,10 +187,13 @@ def _typed(rows: pa.Table, schema: pa.Schema, name: str, sql: str) -> pa.Table:
     if rows.num_columns != len(schema):
         raise SqlError(f"recursive CTE {name!r}: its anchor gives {len(schema)} columns, its "
                        f"step {rows.num_columns} (UNION takes the same number of columns)", sql)
+    if any(pa.types.is_null(field.type) for field in schema) and rows.num_rows:
+        raise SqlError(f"recursive CTE {name!r}: its anchor's column is an untyped NULL; "
+                       "cast it (CAST(NULL AS INTEGER))", sql)
     try:
         columns = [cast_value(column.combine_chunks(), field.type)
                    for column, field in zip(rows.columns, schema)]
-    except (ValueError, pa.ArrowInvalid) as err:
+    except (ValueError, pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
         raise SqlError(f"recursive CTE {name!r}: {err}", sql) from None
     return pa.Table.from_arrays(columns, schema=schema).take(np.arange(rows.num_rows))
 

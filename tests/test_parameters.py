@@ -46,6 +46,8 @@ QUERIES = [
     # ? bound in the order written, however deep: a subquery's before the outer WHERE's
     ("SELECT * FROM (SELECT id FROM items WHERE id < ?) s WHERE id > ? ORDER BY id", [20, 5]),
     ("SELECT (SELECT max(qty) FROM items WHERE id < ?) + ?", [30, 100]),
+    ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < ?) "
+     "SELECT n FROM r WHERE n > ? ORDER BY n", [4, 1]),
     ("SELECT list_contains(?, grp) FROM items WHERE id < 6 ORDER BY id", [["alpha", "beta"]]),
     ("SELECT count(*) FROM items WHERE price > ?", [decimal.Decimal("12.50")]),
     # a slice's open start beside parameters: ``[:$n]`` / ``[:?]`` end at the value

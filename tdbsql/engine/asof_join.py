@@ -45,6 +45,10 @@ def asof_pairs(left, left_keys: list, right, join: dict, runner, name: str
                ) -> tuple[np.ndarray, np.ndarray]:
     """(left rows, right rows) of the matched pairs of the ASOF join ``join`` of ``left``
     (``JoinedRows``, its key values ``left_keys``) with ``right`` (a Frame)."""
+    condition = join.get("condition")
+    if condition is not None and condition.find(exp.Column) is None and left.length and \
+            not runner.mask(left.frame([condition]), condition)[0]:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)  # ON folded to FALSE: no match
     inequality, left_terms, right_terms = _parts(left, right, join, name, runner.sql)
     op, left_expr, right_expr = inequality
     keyed = left.frame([left_expr])
@@ -77,6 +81,9 @@ def _parts(left, right, join: dict, name: str, sql: str):
     for term in conjuncts(join.get("condition")):
         if isinstance(term, exp.Boolean) and term.this:
             continue  # TRUE, where the optimizer moved a condition away
+        if term.find(exp.Column) is None:  # a constant beside columns: tested per left row
+            left_terms.append(term)
+            continue
         sides = compared_sides(term, left, right) if type(term) in _NEAREST else None
         if sides is not None:
             inequalities.append(sides)

@@ -26,7 +26,7 @@ from .parse import span_of
 def bind_parameters(tree: exp.Expression, params, sql: str) -> exp.Expression:
     """``tree`` with each placeholder replaced by its value from ``params`` (a sequence for
     ``?`` / ``$1``, a mapping for ``$name``; None: the statement must have no placeholder)."""
-    holders = list(tree.find_all(exp.Placeholder, bfs=False))  # in the order written
+    holders = list(_written_order(tree))
     if not holders:
         if params:
             raise InterfaceError(f"the statement has no parameters, but {len(params)} "
@@ -46,6 +46,18 @@ def bind_parameters(tree: exp.Expression, params, sql: str) -> exp.Expression:
             int(_name(holder)) - 1
         holder.replace(constant(values[key], _label(holder, style, index)))
     return tree
+
+
+def _written_order(node: exp.Expression):
+    """The placeholders under ``node`` in the order the SQL writes them: depth first, a
+    query's WITH first (sqlglot attaches it after the query it heads)."""
+    for key in sorted(node.args, key=lambda key: key != "with_"):
+        value = node.args[key]
+        for child in value if isinstance(value, list) else [value]:
+            if isinstance(child, exp.Placeholder):
+                yield child
+            elif isinstance(child, exp.Expression):
+                yield from _written_order(child)
 
 
 def _name(holder: exp.Placeholder) -> str:
