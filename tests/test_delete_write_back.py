@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from history_helpers import assert_same, sorted_rows, tiledb
 import tdbsql
 from tdbsql import schema as S
-from tdbsql.errors import UnsupportedSql
+from tdbsql.errors import SqlError, UnsupportedSql
 from tdbsql.storage.array import Array
 from tdbsql.storage.delete_write_back import cells_sql_keeps_at_risk, write_back
 from tdbsql.storage.delete_writer import parse_condition
@@ -260,3 +260,27 @@ def test_cells_written_back_keep_lists_and_fixed_size_cells(tmp_path):
         got = A.query(attrs=["v"]).multi_index[0:99]
     assert got["x"].tolist() == [0, 1, 2]
     assert [list(v) for v in got["v"]] == [[1, 2], [3], []]
+
+
+@pytest.mark.parametrize("where", ["v > 1.5", "p = 1", "v IN (5)", "p BETWEEN 0 AND 9",
+                                   "x = 1 OR v <> 2"])
+def test_list_cells_cannot_be_compared(tmp_path, where):
+    """A number-list cell compared with a number: DuckDB refuses it (``DOUBLE[] > 1.5``), and a
+    delete commit comparing a var-sized number makes the array unreadable to ``tiledb``."""
+    path = str(tmp_path / "a")
+    create(path, S.Schema([S.Dim("x", "int64", (0, 99), 10)],
+                          [S.Attr("v", "float64", var=True, nullable=True),
+                           S.Attr("p", "float32", cell_val_num=2)]))
+    source = pa.table({"x": pa.array([0, 1, 2], pa.int64()),
+                       "v": pa.array([[1.0, 2.0], [5.0], None], pa.list_(pa.float64())),
+                       "p": pa.array([[1, 2], [3, 4], [5, 6]], pa.list_(pa.float32(), 2))})
+    write(path, source, timestamp=10)
+    oracle = duckdb.connect()
+    oracle.register("t", source)
+    with pytest.raises((duckdb.BinderException, duckdb.ConversionException)):
+        oracle.sql(f"SELECT * FROM t WHERE {where}").fetchall()
+    with pytest.raises(SqlError, match="list of FLOAT.. values per cell"):
+        tdbsql.connect().register("t", path).sql(f"DELETE FROM t WHERE {where}")
+    assert not [n for n in os.listdir(os.path.join(path, "__commits")) if n.endswith(".del")]
+    with tiledb.open(path) as A:
+        assert sorted(A.query(attrs=["v"]).multi_index[0:99]["x"].tolist()) == [0, 1, 2]

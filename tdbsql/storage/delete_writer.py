@@ -11,6 +11,8 @@ Supported: comparisons (``= != <> < <= > >=``, either side a column), ``AND``/``
 datetime fields), TRUE/FALSE.  Anything else raises ``UnsupportedSql`` naming the construct.
 ``IS [NOT] NULL`` is refused: TileDB's delete commits store a NULL test as an empty value that
 its own readers refuse on fixed-size fields, so no delete commit can express it portably.
+A number field with several values a cell (a list to SQL) is refused as an ``SqlError``, as
+DuckDB refuses ``DOUBLE[] > 1.5``; ``tiledb`` cannot even read a commit comparing one.
 For the same reason a delete commit removes the cells on which the condition is NULL, which
 SQL keeps, and compares a NaN as IEEE floats do where SQL orders it above every number: such
 cells are written back in a fragment one millisecond after the commit, which it does not apply
@@ -272,6 +274,13 @@ class _Builder:
         if name not in self.fields:
             raise SqlError(f"unknown column {name!r} in the DELETE condition "
                            f"(fields: {', '.join(self.fields)})", self.sql, _span(e))
+        field = self.fields[name]
+        if field.cell_val_num != 1 and type_info(field.datatype).kind not in ("string", "binary"):
+            # SQL reads the cell as a list (DuckDB: "Cannot compare values of type DOUBLE[]"),
+            # and TileDB cannot read a delete commit comparing a var-sized number
+            raise SqlError(f"column {name!r} holds a list of {field.datatype.name} values per "
+                           "cell: a DELETE condition cannot compare it with a single value",
+                           self.sql, _span(e))
         return name
 
     def _value(self, column: str, literal) -> bytes:
@@ -284,8 +293,6 @@ class _Builder:
                 raise SqlError(f"column {column!r} is a string: compare it with a string literal",
                                self.sql, span)
             return value.encode(string_codec(field.datatype))
-        if field.cell_val_num not in (1,) and field.cell_val_num != VAR_NUM:
-            raise UnsupportedSql(f"DELETE conditions on multi-value column {column!r}")
         if info.kind in ("datetime", "time"):
             return _temporal_bytes(column, value, info, self.sql, span)
         if isinstance(value, str):
