@@ -21,7 +21,8 @@ what time travel to the delete's own millisecond shows, and when it is refused i
 
 Constants mean what they mean to DuckDB: an integer field compared with a fraction or a number
 past its range (``storage.integer_comparisons``), a datetime field with a string cast to its
-SQL type (``storage.temporal_comparisons``), both float zeros in an IN list, whole cells of a
+SQL type (``storage.temporal_comparisons``), a FLOAT field with a DOUBLE exactly
+(``storage.float_comparisons``), both float zeros in an IN list, whole cells of a
 fixed-size string field (``_Builder._fixed_text``).
 """
 
@@ -41,6 +42,7 @@ from ..format.fragment_metadata import WRITE_VERSION
 from ..format.names import new_name
 from .array import Array, write_timestamp
 from .delete_write_back import cells_sql_keeps_at_risk, wait_past, write_back
+from .float_comparisons import EVERY_VALUE, NO_VALUE, float32_comparison, float32_members
 from .integer_comparisons import (
     every_value, integer_comparison, integer_members, no_value,
 )
@@ -147,8 +149,10 @@ class _Builder:
             return self._in(e, negated=False)
         if isinstance(e, exp.Between):
             column = self._column(e.this)
-            low = self._compare_parts(column, ConditionOp.GE, e.args["low"])
-            high = self._compare_parts(column, ConditionOp.LE, e.args["high"])
+            bounds = e.args["low"], e.args["high"]
+            widened = self._widened(column, *bounds)  # both bounds in DuckDB's one type
+            low = self._compare_parts(column, ConditionOp.GE, bounds[0], widened)
+            high = self._compare_parts(column, ConditionOp.LE, bounds[1], widened)
             return ExprNode(CombinationOp.AND, (low, high))
         if isinstance(e, exp.Is):
             self._refuse_null()
@@ -168,12 +172,18 @@ class _Builder:
             return self._compare_parts(self._column(right), _FLIPPED[op], left)
         raise UnsupportedSql(f"DELETE comparison {e.sql()!r} needs a column on one side")
 
-    def _compare_parts(self, column: str, op: ConditionOp, literal) -> ValueNode:
+    def _compare_parts(self, column: str, op: ConditionOp, literal,
+                       widened: bool | None = None) -> ValueNode:
         if isinstance(literal, exp.Null):
             self._refuse_null()
         size = self._fixed_text_size(column)
         if size is not None:
             return self._fixed_text(column, op, [self._value(column, literal)], size)
+        if widened is None:
+            widened = self._widened(column, literal)
+        if widened:
+            op, number = float32_comparison(op, _literal(literal))
+            return ValueNode(column, op, number.tobytes())
         dtype = self._integers(column, literal)
         if dtype is not None:
             value = _literal(literal)
@@ -190,6 +200,14 @@ class _Builder:
             raise UnsupportedSql("DELETE ... IN (SELECT ...) is not supported")
         items = e.expressions
         dtype = self._integers(column, *items)
+        if self._widened(column, *items):
+            found = float32_members([_literal(item) for item in items])
+            if not found:  # no member is a value of the field: IN holds for none
+                op, n = EVERY_VALUE if negated else NO_VALUE
+                return ValueNode(column, op, n.tobytes())
+            members = list(dict.fromkeys(n.tobytes() for n in found))
+            members += _other_zeros(members, self.fields[column])
+            return ValueNode.member_set(column, members, negated)
         if dtype is not None:
             values = [_literal(item) for item in items]
         elif self._dated(column, *items):
@@ -251,6 +269,15 @@ class _Builder:
         if any(isinstance(_literal(item), str) for item in literals):
             return None  # refused by _value, naming the string
         return np.dtype(info.numpy)
+
+    def _widened(self, column: str, *literals) -> bool:
+        """A FLOAT field compared with constants one of which is a DOUBLE, so compared as
+        DOUBLEs (``storage.float_comparisons``)."""
+        field = self.fields[column]
+        values = [_literal(item) for item in literals]
+        return field.datatype == Datatype.FLOAT32 and field.cell_val_num == 1 and \
+            any(isinstance(v, float) for v in values) and \
+            not any(isinstance(v, str) for v in values)
 
     def _dated(self, column: str, *literals) -> bool:
         """A datetime field that SQL reads as a DATE or TIMESTAMP, compared with strings (cast
