@@ -74,11 +74,11 @@ def cells_sql_keeps_at_risk(array: Array, condition: Node, t: int) -> pa.Table |
     cells = query(f"SELECT * FROM array WHERE {' OR '.join(risks)}", array.path,
                   key=array.key, timestamp=t)
     fields = {f.name: f for f in list(array.schema.dimensions) + list(array.schema.attributes)}
-    true, _ = _sql_truth(condition, cells, fields)
+    true, _ = sql_truth(condition, cells, fields)
     return cells.filter(pa.array(~true))
 
 
-def _sql_truth(node: Node, cells: pa.Table, fields: dict) -> tuple[np.ndarray, np.ndarray]:
+def sql_truth(node: Node, cells: pa.Table, fields: dict) -> tuple[np.ndarray, np.ndarray]:
     """Where the condition is TRUE and where FALSE in SQL's three-valued logic (neither:
     NULL).  Leaves compare as the delete commit does -- its values already say what DuckDB
     means (``storage.integer_comparisons``, ``storage.temporal_comparisons``) -- except that a
@@ -94,7 +94,7 @@ def _sql_truth(node: Node, cells: pa.Table, fields: dict) -> tuple[np.ndarray, n
             nan = np.isnan(values)
             result = np.where(nan, node.op in _NAN_TRUE, result)
         return known & result, known & ~result
-    parts = [_sql_truth(child, cells, fields) for child in node.children]
+    parts = [sql_truth(child, cells, fields) for child in node.children]
     if node.op == CombinationOp.AND:
         return (np.logical_and.reduce([p[0] for p in parts]),
                 np.logical_or.reduce([p[1] for p in parts]))

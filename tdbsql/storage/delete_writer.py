@@ -22,12 +22,14 @@ what time travel to the delete's own millisecond shows, and when it is refused i
 Constants mean what they mean to DuckDB: an integer field compared with a fraction or a number
 past its range (``storage.integer_comparisons``), a datetime field with a string cast to its
 SQL type (``storage.temporal_comparisons``), a FLOAT field with a DOUBLE exactly
-(``storage.float_comparisons``), both float zeros in an IN list, whole cells of a
+(``storage.float_comparisons``), an enumerated attribute by its labels (``storage.enumerated_comparisons``), both float zeros
+in an IN list, whole cells of a
 fixed-size string field (``_Builder._fixed_text``).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 import numpy as np
@@ -42,6 +44,7 @@ from ..format.fragment_metadata import WRITE_VERSION
 from ..format.names import new_name
 from .array import Array, write_timestamp
 from .delete_write_back import cells_sql_keeps_at_risk, wait_past, write_back
+from .enumerated_comparisons import on_indices
 from .float_comparisons import EVERY_VALUE, NO_VALUE, float32_comparison, float32_members
 from .integer_comparisons import (
     every_value, integer_comparison, integer_members, no_value,
@@ -76,7 +79,7 @@ def write_delete(path: str, where: str | exp.Expression, *, timestamp: int | Non
                                 f"deletes are only supported for sparse arrays (as in TileDB)")
     fields = {a.name: a for a in array.schema.attributes}
     fields.update({d.name: d for d in array.schema.dimensions})
-    condition = parse_condition(tree, fields, sql)
+    condition = parse_condition(tree, fields, sql, _labelled(array))
     t = write_timestamp(timestamp)
     kept = cells_sql_keeps_at_risk(array, condition, t)
     if kept is not None and kept.num_rows:
@@ -103,14 +106,31 @@ def flatten(node: Node) -> Node:
     return ExprNode(node.op, tuple(children))
 
 
-def parse_condition(where: str | exp.Expression, fields: dict, sql: str | None = None) -> Node:
+def parse_condition(where: str | exp.Expression, fields: dict, sql: str | None = None,
+                    labelled: dict | None = None) -> Node:
     """The user's condition as a TileDB condition tree (not yet negated).
 
     ``where`` is SQL text (a syntax error in it is an ``SqlError`` that names what was found
     and what was expected, underlined, as for a statement) or a parsed condition taken from
-    ``sql``."""
+    ``sql``.  ``labelled``: enumerated attribute -> (the field its labels are, the labels),
+    compared by label (``storage.enumerated_comparisons``)."""
     tree, sql = _condition_tree(where, sql)
-    return _Builder(sql, fields).node(tree)
+    return _Builder(sql, fields, labelled or {}).node(tree)
+
+
+def _labelled(array: Array) -> dict:
+    """Enumerated attribute -> (its labels as a field of their own type, the labels)."""
+    from .writer import enumeration_labels
+
+    labels = enumeration_labels(array)
+    found = {}
+    for attr in array.schema.attributes:
+        if attr.name in labels:
+            enumeration = array.enumerations[attr.enumeration_name]
+            as_field = replace(attr, datatype=enumeration.datatype, nullable=False,
+                               cell_val_num=enumeration.cell_val_num, enumeration_name=None)
+            found[attr.name] = as_field, labels[attr.name]
+    return found
 
 
 def _condition_tree(where: str | exp.Expression, sql: str | None):
@@ -128,10 +148,15 @@ def _span(node) -> tuple[int, int] | None:
 
 
 class _Builder:
-    def __init__(self, sql: str | None, fields: dict):
-        self.sql, self.fields = sql, fields
+    def __init__(self, sql: str | None, fields: dict, labelled: dict):
+        self.sql, self.fields, self.labelled = sql, fields, labelled
 
     def node(self, e) -> Node:
+        labelled = self.labelled.get(_compared_column(e))
+        if labelled is not None:
+            label_field, labels = labelled
+            on_labels = _Builder(self.sql, {label_field.name: label_field}, {}).node(e)
+            return on_indices(on_labels, self.fields[label_field.name], label_field, labels)
         if isinstance(e, exp.Paren):
             return self.node(e.this)
         if isinstance(e, (exp.And, exp.Or)):
@@ -331,6 +356,19 @@ class _Builder:
                                span)
             return np.array([int(value)], dtype=info.numpy).tobytes()
         return np.array([value], dtype=info.numpy).tobytes()
+
+
+def _compared_column(e) -> str | None:
+    """The column a comparison, IN or BETWEEN (or NOT IN) compares, else None."""
+    if isinstance(e, exp.Not) and isinstance(e.this, exp.In):
+        e = e.this
+    if isinstance(e, (exp.In, exp.Between)):
+        sides = [e.this]
+    elif type(e) in _OPS:
+        sides = [e.this, e.expression]
+    else:
+        return None
+    return next((side.name for side in sides if isinstance(side, exp.Column)), None)
 
 
 def _other_zeros(members: list[bytes], field) -> list[bytes]:
