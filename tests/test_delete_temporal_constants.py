@@ -12,7 +12,7 @@ import pytest
 from history_helpers import tiledb
 import tdbsql
 from tdbsql import schema as S
-from tdbsql.errors import SqlError
+from tdbsql.errors import SqlError, UnsupportedSql
 from tdbsql.storage.writer import create, delete, write
 
 UNITS = {"h": "h", "m": "m", "s": "s", "ms": "ms", "ns": "ns", "d": "D", "w": "W"}
@@ -36,7 +36,13 @@ WHERES = ["s < '1970-01-01 00:00:01.5'", "s <= '1970-01-01 00:00:01.5'",
           "m >= '1970-01-01 00:00:30'", "m IN ('1970-01-01 00:01:00', '1970-01-01 00:02:00.5')",
           "d < '1970-01-02 12:00:00'", "d > '1969-12-31 23:00'", "w < '1970-01-03'",
           "w >= '1970-01-08'", "w = '1970-01-08'", "w IN ('1970-01-15', '1970-01-01')",
-          "NOT (s BETWEEN '1969-12-31 23:59:59.5' AND '1970-01-01 00:00:04.5')"]
+          "NOT (s BETWEEN '1969-12-31 23:59:59.5' AND '1970-01-01 00:00:04.5')",
+          # spellings DuckDB reads; a TIMESTAMP ignores a UTC offset
+          "s <= '1970-01-01 00:00:01+05:30'", "ms < '1970-01-01 00:00:00.002-01'",
+          "s < '1970-1-1 00:00:02'", "d < '1970-1-2'", "s < '1969-12-31 24:00:00'",
+          "d = '1969-12-31 24:00:00'", "d > '0044-03-15 (BC)'", "s = 'epoch'", "d >= 'epoch'",
+          "ns < 'epoch'", "s < 'infinity'", "s > '-infinity'", "ms = 'infinity'",
+          "d < 'infinity'", "w > '-infinity'", "h < 'infinity'", "m IN ('epoch', 'infinity')"]
 
 
 @pytest.mark.parametrize("where", WHERES)
@@ -60,3 +66,15 @@ def test_a_string_that_is_no_date_is_an_error(tmp_path):
     with pytest.raises(SqlError, match="cannot read 'soon' as a DATETIME_HR value") as caught:
         delete(path, "h IN ('1970-01-01', 'soon')")
     assert "h IN ('1970-01-01', 'soon')"[slice(*caught.value.span)] == "'soon'"
+
+
+def test_strings_are_not_compared_with_raw_counts(tmp_path):
+    """SQL reads years as a raw count (DuckDB: "Could not convert string '2020-01-01' to
+    INT64"), and TIME fields are not compared with strings."""
+    path = str(tmp_path / "a")
+    create(path, S.Schema([S.Dim("x", "int64", (0, 99), 10)],
+                          [S.Attr("y", "datetime64[Y]"), S.Attr("t", "timedelta64[ms]")]))
+    with pytest.raises(UnsupportedSql, match="raw count"):
+        delete(path, "y = '2020-01-01'")
+    with pytest.raises(UnsupportedSql, match="TIME column 't'"):
+        delete(path, "t IN ('01:00:00', 5)")

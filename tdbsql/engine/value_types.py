@@ -254,7 +254,7 @@ def cast_value(value, target: pa.DataType):
         return _to_time(value, target)
     if source == "string" and isinstance(value, pa.Scalar) and (
             kind(target) in ("date", "timestamp") or pa.types.is_interval(target)):
-        return _cast_string_scalar(value, target)
+        return cast_string_scalar(value, target)
     if source == "string" and kind(target) in ("date", "timestamp"):
         return _strings_to_stamps(value, target)
     if source == "string" and pa.types.is_boolean(target):
@@ -323,7 +323,7 @@ def _conversion_error(value, target: pa.DataType) -> str | None:
         return None
     if kind(value.type) == "string" and kind(target) in ("date", "timestamp"):
         try:
-            _cast_string_scalar(pa.scalar(bad), target)
+            cast_string_scalar(pa.scalar(bad), target)
         except ValueError as err:  # DuckDB's words for a date or timestamp it cannot read
             return str(err)
     if kind(value.type) == "string":
@@ -347,7 +347,7 @@ def _first_null_made(value, checked):
     return lost[0].as_py() if len(lost) else None
 
 
-def _cast_string_scalar(value: pa.Scalar, target: pa.DataType):
+def cast_string_scalar(value: pa.Scalar, target: pa.DataType):
     """A string constant read as a DATE, TIMESTAMP or INTERVAL (``'2 days'``) as DuckDB
     reads it."""
     if not value.is_valid:
@@ -384,7 +384,7 @@ def _strings_to_stamps(value, target: pa.DataType):
     stamps = read_stamps(value, target)
     bad = _first_null_made(value, stamps)
     if bad is not None:
-        _cast_string_scalar(pa.scalar(bad), target)  # raises DuckDB's words for it
+        cast_string_scalar(pa.scalar(bad), target)  # raises DuckDB's words for it
         raise ValueError(f"Could not convert string '{bad}' to {type_name(target)}")
     return stamps
 
@@ -421,7 +421,7 @@ def read_stamps(value, target: pa.DataType):
 
 def _read_stamp(text: str, target: pa.DataType):
     try:
-        return _cast_string_scalar(pa.scalar(text), target)
+        return cast_string_scalar(pa.scalar(text), target)
     except (ValueError, pa.ArrowInvalid):
         return pa.scalar(None, target)
 

@@ -7,8 +7,9 @@ cells that survive), so the parsed tree is negated before it is written, exactly
 ``Query::set_condition`` does for deletes.
 
 Supported: comparisons (``= != <> < <= > >=``, either side a column), ``AND``/``OR``/``NOT``,
-``IN``/``NOT IN``, ``BETWEEN``; literals are numbers, strings (dates as ISO strings for
-datetime fields), TRUE/FALSE.  Anything else raises ``UnsupportedSql`` naming the construct.
+``IN``/``NOT IN``, ``BETWEEN``; literals are numbers, strings (dates and timestamps as DuckDB
+reads them for datetime fields), TRUE/FALSE.  Anything else raises ``UnsupportedSql`` naming
+the construct.
 ``IS [NOT] NULL`` is refused: TileDB's delete commits store a NULL test as an empty value that
 its own readers refuse on fixed-size fields, so no delete commit can express it portably.
 A number field with several values a cell (a list to SQL) is refused as an ``SqlError``, as
@@ -22,8 +23,8 @@ what time travel to the delete's own millisecond shows, and when it is refused i
 Constants mean what they mean to DuckDB: an integer field compared with a fraction or a number
 past its range (``storage.integer_comparisons``), a datetime field with a string cast to its
 SQL type (``storage.temporal_comparisons``), a FLOAT field with a DOUBLE exactly
-(``storage.float_comparisons``), an enumerated attribute by its labels (``storage.enumerated_comparisons``), both float zeros
-in an IN list, whole cells of a
+(``storage.float_comparisons``), an enumerated attribute by its labels
+(``storage.enumerated_comparisons``), both float zeros in an IN list, whole cells of a
 fixed-size string field (``_Builder._fixed_text``).
 """
 
@@ -319,6 +320,27 @@ class _Builder:
             raise SqlError(f"column {column!r}: cannot read {_literal(literal)!r} as a "
                            f"{field.datatype.name} value", self.sql, _span(literal)) from None
 
+    def _temporal_bytes(self, column: str, literal) -> bytes:
+        """A number, or a string among numbers in an IN list, compared with a datetime or time
+        field's stored count.  A string is cast as DuckDB casts it (``_instant``) for the
+        fields SQL reads as DATE or TIMESTAMP; a field SQL reads as a raw count (years, months,
+        ps, fs, as) is compared with numbers, and a TIME field is not compared with strings."""
+        field = self.fields[column]
+        value = _literal(literal)
+        if not isinstance(value, str):
+            return np.array([int(value)], dtype=np.int64).tobytes()
+        if type_info(field.datatype).kind == "time":
+            raise UnsupportedSql(f"DELETE: comparing the TIME column {column!r} with the "
+                                 f"string {value!r} is not supported")
+        if field.datatype not in SQL_UNITS:
+            raise UnsupportedSql(f"DELETE: column {column!r} reads as a raw count in SQL; "
+                                 f"compare it with numbers, not with the string {value!r}")
+        count = self._instant(column, literal)
+        if count.denominator != 1:
+            raise UnsupportedSql(f"DELETE: {value!r} falls between two values of column "
+                                 f"{column!r}; compare it alone, not in a list of numbers")
+        return np.array([int(count)], dtype=np.int64).tobytes()
+
     def _column(self, e) -> str:
         if not isinstance(e, exp.Column):
             raise UnsupportedSql(f"DELETE conditions compare columns with literals, not {e.sql()!r}")
@@ -346,7 +368,7 @@ class _Builder:
                                self.sql, span)
             return value.encode(string_codec(field.datatype))
         if info.kind in ("datetime", "time"):
-            return _temporal_bytes(column, value, info, self.sql, span)
+            return self._temporal_bytes(column, literal)
         if isinstance(value, str):
             raise SqlError(f"column {column!r} is numeric: {value!r} is a string", self.sql,
                            span)
@@ -403,17 +425,3 @@ def _literal(e):
     if isinstance(e, exp.Paren):
         return _literal(e.this)
     raise UnsupportedSql(f"DELETE conditions take literal values, not {e.sql()!r}")
-
-
-def _temporal_bytes(column: str, value, info, sql: str | None, span=None) -> bytes:
-    if isinstance(value, str):
-        try:
-            parsed = np.datetime64(value) if info.kind == "datetime" else None
-        except ValueError:
-            parsed = None
-        if parsed is None:
-            raise SqlError(f"column {column!r}: cannot read {value!r} as a "
-                           f"{info.datatype.name} value", sql, span)
-        raw = parsed.astype(f"M8[{info.unit}]").astype(np.int64)
-        return np.array([raw], dtype=np.int64).tobytes()
-    return np.array([int(value)], dtype=np.int64).tobytes()

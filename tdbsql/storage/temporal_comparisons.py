@@ -1,13 +1,18 @@
 """A DELETE comparison of a datetime field with a date/time string, as DuckDB makes it.
 
-DuckDB casts the string to the column's SQL type: to DATE by dropping the time of day
-(``DATETIME_DAY``, and ``DATETIME_WEEK``, which reads as the DATE of its first day); to
-TIMESTAMP_S / _MS / TIMESTAMP / _NS by rounding to that unit, half away from zero
-(``s <= '1970-01-01 00:00:01.5'`` is ``s <= 2 s``).  ``DATETIME_HR`` and ``DATETIME_MIN`` read
+DuckDB casts the string to the column's SQL type, and so does this module, with the engine's
+own cast (``engine.value_types.cast_string_scalar``: any spelling DuckDB reads --
+``1970-1-1``, ``24:00:00``, ``(BC)`` years -- and a UTC offset or zone name ignored, as a
+TIMESTAMP ignores it): to DATE by dropping the time of day (``DATETIME_DAY``, and
+``DATETIME_WEEK``, which reads as the DATE of its first day); to TIMESTAMP_S / _MS /
+TIMESTAMP / _NS by rounding to that unit, half away from zero
+(``s <= '1970-01-01 00:00:01.5'`` is ``s <= 2 s``).  ``epoch`` is 1970-01-01 and
+``infinity`` / ``-infinity`` are DuckDB's infinite values, stored as the type's extreme
+counts, after / before every other value.  ``DATETIME_HR`` and ``DATETIME_MIN`` read
 as TIMESTAMP_S, so the string is rounded to seconds and then compared exactly with hours or
 minutes: ``h < '1970-01-01 00:30'`` holds for ``h < 1 h`` (``in_field_units`` gives the
-fraction, ``storage.integer_comparisons`` the integer comparison).  Other units (years, months, ps, fs, as) read as raw counts and are left to
-the caller.
+fraction, ``storage.integer_comparisons`` the integer comparison).  Other units (years,
+months, ps, fs, as) read as raw counts and are left to the caller.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import pyarrow as pa
 
 from ..datatypes import Datatype
 
@@ -23,27 +29,27 @@ SQL_UNITS = {Datatype.DATETIME_DAY: "D", Datatype.DATETIME_WEEK: "D",
              Datatype.DATETIME_HR: "s", Datatype.DATETIME_MIN: "s", Datatype.DATETIME_SEC: "s",
              Datatype.DATETIME_MS: "ms", Datatype.DATETIME_US: "us", Datatype.DATETIME_NS: "ns"}
 
+# DuckDB's infinite DATE and TIMESTAMP values: the extreme counts of its storage
+_INFINITE = {"D": 2**31 - 1, "s": 2**63 - 1, "ms": 2**63 - 1, "us": 2**63 - 1, "ns": 2**63 - 1}
+
 
 def in_field_units(text: str, datatype: Datatype, unit: str) -> Fraction:
     """The instant ``text`` names, cast as DuckDB casts it to the field's SQL type, in the
     field's stored ``unit`` (a fraction of one when finer); ``ValueError`` if it is none."""
     sql_unit = SQL_UNITS[datatype]
-    count = _sql_count(np.datetime64(text), sql_unit)
+    count = _sql_count(text, sql_unit)
     per_unit = int(np.timedelta64(1, unit).astype(f"m8[{sql_unit}]").astype(np.int64))
     return Fraction(count, per_unit)
 
 
-def _sql_count(value: np.datetime64, sql_unit: str) -> int:
-    """The string's instant as DuckDB casts it to the SQL type (a count of ``sql_unit``)."""
-    if sql_unit == "D" or _finer_or_same(sql_unit, np.datetime_data(value.dtype)[0]):
-        return int(value.astype(f"M8[{sql_unit}]").astype(np.int64))  # DATE: the day it is in
-    unit = np.datetime_data(value.dtype)[0]
-    count = int(value.astype(np.int64))
-    step = int(np.timedelta64(1, sql_unit).astype(f"m8[{unit}]").astype(np.int64))
-    whole, rest = divmod(abs(count), step)
-    rounded = whole + (2 * rest >= step)  # half away from zero
-    return rounded if count >= 0 else -rounded
+def _sql_count(text: str, sql_unit: str) -> int:
+    """The string as DuckDB casts it to the SQL type (a count of ``sql_unit``)."""
+    from ..engine.value_types import cast_string_scalar
 
-
-def _finer_or_same(unit: str, than: str) -> bool:
-    return np.timedelta64(1, than) >= np.timedelta64(1, unit)
+    special = text.strip().lower()
+    if special in ("infinity", "-infinity"):
+        return -_INFINITE[sql_unit] if special[0] == "-" else _INFINITE[sql_unit]
+    if special == "epoch":
+        return 0
+    target = pa.date32() if sql_unit == "D" else pa.timestamp(sql_unit)
+    return cast_string_scalar(pa.scalar(text), target).value
