@@ -29,6 +29,15 @@ written and ends after ``t`` sees the copies, which it did not see before.  With
 timestamp (now) the delete commit waits until the clock has passed ``t``, so a read that
 starts after the DELETE sees the copies.
 
+Later writes and deletes at explicit timestamps: the copies are cells written at ``t + 1``,
+and TileDB orders cells by their fragments' timestamps, so a write or delete given an explicit
+timestamp at or below ``t + 1`` after such a DELETE does not come after them.  A write of the
+same coordinates at ``t + 1`` ties with a copy (which of the two a reader shows follows the
+fragments' names, at random); one below ``t + 1`` is hidden by it; a delete at ``t`` or
+earlier misses the copies (they start after it), so a copy SQL would delete survives.  With
+default timestamps (now) this cannot happen: every later write or delete is stamped after
+``t + 1``.  After such a DELETE, give explicit timestamps above ``t + 1``.
+
 Refused (nothing written) when the copies could not stand for the originals:
 
 * the array allows duplicates: a copy is then a second cell, not a newer version, visible
