@@ -39,6 +39,17 @@ def sorted_rows(table: pa.Table, keys: list[str]) -> dict[str, list]:
     return {name: decoded(table.column(name)) for name in table.column_names}
 
 
+def duckdb_after_delete(source: pa.Table, where: str) -> pa.Table:
+    """The rows DuckDB keeps of ``source`` after ``DELETE FROM t WHERE where``."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.register("src", source)
+    con.sql("CREATE TABLE t AS SELECT * FROM src")
+    con.sql(f"DELETE FROM t WHERE {where}")
+    return con.sql("SELECT * FROM t").to_arrow_table()
+
+
 def tiledb_table(uri: str, timestamp=None, key=None, attrs=None) -> pa.Table:
     """What ``tiledb`` returns for the whole array (dense: its non-empty domain) at ``timestamp``;
     an empty table with the array's columns when nothing was written in the window."""

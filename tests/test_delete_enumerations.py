@@ -4,11 +4,10 @@ stored indices, so the condition becomes an IN list of the indices of the labels
 
 from __future__ import annotations
 
-import duckdb
 import pyarrow as pa
 import pytest
 
-from history_helpers import sorted_rows, tiledb
+from history_helpers import duckdb_after_delete, sorted_rows, tiledb
 import tdbsql
 from tdbsql import schema as S
 from tdbsql.errors import SqlError
@@ -47,11 +46,7 @@ def test_delete_matches_duckdb(tmp_path, where):
     path = str(tmp_path / "a")
     source = _array(path)
     tdbsql.connect().register("t", path).sql(f"DELETE FROM t WHERE {where}")
-    oracle = duckdb.connect()
-    oracle.register("src", source)
-    oracle.sql("CREATE TABLE t AS SELECT * FROM src")
-    oracle.sql(f"DELETE FROM t WHERE {where}")
-    want = sorted_rows(oracle.sql("SELECT * FROM t").to_arrow_table(), ["x"])
+    want = sorted_rows(duckdb_after_delete(source, where), ["x"])
     with tiledb.open(path) as A:
         assert sorted_rows(A.query(return_arrow=True).df[:].select(COLUMNS), ["x"]) == want
     assert sorted_rows(tdbsql.query("SELECT * FROM array", path), ["x"]) == want

@@ -7,14 +7,13 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from history_helpers import sorted_rows, tiledb
+from history_helpers import duckdb_after_delete, sorted_rows, tiledb
 import tdbsql
 from tdbsql import schema as S
 from tdbsql.errors import UnsupportedSql
@@ -77,11 +76,7 @@ def test_delete_matches_duckdb(tmp_path, where):
     write(path, source, timestamp=10)
     con = tdbsql.connect().register("t", path)
     con.sql(f"DELETE FROM t WHERE {where}")
-    oracle = duckdb.connect()
-    oracle.register("src", source)
-    oracle.sql("CREATE TABLE t AS SELECT * FROM src")
-    oracle.sql(f"DELETE FROM t WHERE {where}")
-    want = sorted_rows(oracle.sql("SELECT * FROM t").to_arrow_table(), ["x"])
+    want = sorted_rows(duckdb_after_delete(source, where), ["x"])
     with tiledb.open(path) as A:
         theirs = sorted_rows(A.query(return_arrow=True).df[:].select(["x", "i", "u", "b"]), ["x"])
     assert theirs == want
