@@ -437,6 +437,7 @@ def _exact_names(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp
     for name in fields:
         folded.setdefault(name.lower(), set()).add(name)
     tree = tree.copy()
+    named = _quoted_aliases(tree)  # a derived table's "Oslo", read as oslo or Oslo too
     for ident in tree.find_all(exp.Identifier):
         if ident.quoted and ident.name in fields:
             continue
@@ -445,9 +446,25 @@ def _exact_names(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp
         elif len(folded.get(ident.name.lower(), ())) == 1:
             ident.set("this", next(iter(folded[ident.name.lower()])))
             ident.set("quoted", True)
+        elif not ident.quoted and isinstance(ident.parent, exp.Column) and \
+                len(named.get(ident.name.lower(), ())) == 1:
+            ident.set("this", next(iter(named[ident.name.lower()])))
+            ident.set("quoted", True)
         elif not ident.quoted:
             ident.set("this", ident.name.lower())  # aliases: case-insensitive, as in DuckDB
     return tree
+
+
+def _quoted_aliases(tree: exp.Expression) -> dict[str, set[str]]:
+    """Quoted names a query gives its columns (``AS "Oslo"``, ``t("Oslo")``, a PIVOT's), by
+    their lower case: a column reference in another case reads them, as DuckDB's names are
+    case-insensitive.  (Unquoted aliases are lower-cased with every other name.)"""
+    named: dict[str, set[str]] = {}
+    for ident in tree.find_all(exp.Identifier):
+        if ident.quoted and isinstance(ident.parent, (exp.Alias, exp.TableAlias)) and \
+                ident.arg_key in ("alias", "columns") and ident.name != ident.name.lower():
+            named.setdefault(ident.name.lower(), set()).add(ident.name)
+    return named
 
 
 def _null_options(tree: exp.Expression) -> exp.Expression:
