@@ -58,7 +58,7 @@ SCALARS = [
     "year(d)", "month(d)", "day(d)", "dayofweek(d)", "date_part('year', d)",
     "extract(month FROM d)", "date_trunc('month', d)", "d + 1", "d + INTERVAL 1 DAY",
     "d - INTERVAL 2 MONTH", "d + INTERVAL '3' DAY", "day + 1", "Mixed + 1", "\"Mixed\" + 1",
-    "t.x + 1", "row_number() OVER ()", "row_number() OVER (ORDER BY x)",
+    "t.x + 1", "mixed", "MIXED", "t.mixed", "DAY", "row_number() OVER ()", "row_number() OVER (ORDER BY x)",
     "rank() OVER (PARTITION BY s ORDER BY x DESC)", "count(*) OVER ()",
     "sum(x) OVER (ORDER BY x ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)",
     "sum(x) OVER (ORDER BY x ROWS 2 PRECEDING)",

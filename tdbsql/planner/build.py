@@ -137,7 +137,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     refuse_star_beside_using(tree, schema)
     check_calls(tree, sql)
     check_named_windows(tree, sql)
-    names = output_names(tree)
+    names = _source_spelled(output_names(tree), tree, schema)
     tree = double_literals(within_group_calls(tree, sql))
     tree, reads_clock = read_clock(name_subquery_columns(tree, schema), sql)
     tree = expand_distinct_on(tree, sql)
@@ -584,14 +584,31 @@ def output_names(tree: exp.Expression) -> list[str | None] | None:
     as DuckDB prints it: ``planner.column_names``), which the optimizer replaces by
     ``_col_N``.  One ``*`` is a None: the columns it expands to keep their names (with two,
     the names are not known here: None)."""
-    while isinstance(tree, exp.SetOperation):
-        tree = tree.this
+    tree = _first_select(tree)
     if not isinstance(tree, exp.Select):
         return None
     stars = [e.is_star for e in tree.expressions]
     if sum(stars) > 1:
         return None
     return [None if star else column_name(e) for e, star in zip(tree.expressions, stars)]
+
+
+def _source_spelled(names: list | None, tree: exp.Expression, schema: dict) -> list | None:
+    """``names`` with each bare column's (``SELECT day``) spelled as its source spells it,
+    as DuckDB names it (an array's field ``Day``, a derived table's ``"Foo"``, an unquoted
+    alias in lower case); expressions keep the text written."""
+    spelled = output_names(_exact_names(tree, schema)) if names else None
+    if spelled is None or len(spelled) != len(names):
+        return names
+    items = _first_select(tree).expressions
+    return [new if isinstance(item, exp.Column) else old
+            for old, new, item in zip(names, spelled, items)]
+
+
+def _first_select(tree: exp.Expression) -> exp.Select:
+    while isinstance(tree, exp.SetOperation):
+        tree = tree.this
+    return tree
 
 
 def _scalar_subqueries(tree: exp.Expression) -> frozenset[str]:
