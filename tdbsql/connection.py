@@ -208,7 +208,7 @@ class Connection:
         from .planner.build import build, check_statement
         from .planner.table_refs import referenced_tables, table_key
         from .planner.parse import parse
-        from .planner.pivots import has_pivot, with_values
+        from .planner.pivots import has_pivot, reads_values, with_values
         from .recursive_ctes import is_recursive, run_recursive_ctes
 
         planned = self._plans.get(sql) if cached else None
@@ -218,9 +218,9 @@ class Connection:
             if is_recursive(tree):  # its CTEs run to their end, then a plain statement
                 child, tree = run_recursive_ctes(self, tree, sql, max_rows)
                 return child._plan(sql, tree, cached=False)
-            if has_pivot(tree):  # PIVOT t ON c: c's values read first, for its columns
+            if reads_values(tree):  # PIVOT t ON c: c's values read first, for its columns
                 tree, cached = with_values(self, tree.copy()), False
-            else:
+            elif not has_pivot(tree):  # a PIVOT statement is a SELECT once planned
                 check_statement(tree)
             tables = referenced_tables(tree)
         else:

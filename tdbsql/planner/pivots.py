@@ -16,7 +16,10 @@ gives over no rows (NULL; 0 for count), as DuckDB's.
 are read by a query run before the statement is planned (``with_values``, from the
 connection), then the statement is planned as with an IN list.
 
-Refused by name (UnsupportedSql): UNPIVOT, several ON / FOR columns, several aggregates
+``UNPIVOT t ON a [AS x], b [INTO NAME k VALUE v]`` and ``FROM t UNPIVOT [INCLUDE NULLS] (v
+FOR k IN (a, b))`` become a UNION ALL of one SELECT per column (``_unpivoted``).
+
+Refused by name (UnsupportedSql): UNPIVOT ON an expression, several ON / FOR columns, several aggregates
 without aliases, an aggregate with FILTER (DuckDB's PIVOT ignores it), a source whose columns
 are not known (``SELECT *`` of a subquery, a CTE without GROUP BY).  ``ON`` an expression
 (``ON x > 6``) does not parse (sqlglot's grammar), an SqlError.
@@ -37,15 +40,24 @@ def has_pivot(tree: exp.Expression) -> bool:
     return tree.find(exp.Pivot) is not None
 
 
+def reads_values(tree: exp.Expression) -> bool:
+    """Whether ``tree`` holds a ``PIVOT t ON c`` without IN, whose columns are the data's
+    values (``with_values`` reads them; the statement's plan is not kept: they change)."""
+    return any(_unlisted(pivot) for pivot in tree.find_all(exp.Pivot))
+
+
+def _unlisted(pivot: exp.Pivot) -> bool:
+    return _bare(pivot) and not pivot.args.get("unpivot") and \
+        not isinstance(_on_columns(pivot)[0], exp.In)
+
+
 def with_values(con, tree: exp.Expression) -> exp.Expression:
     """``tree`` with each ``PIVOT t ON c`` lacking an IN list given ``c``'s distinct values
     that are not NULL, ascending, read by ``con`` (the statement's CTEs beside)."""
     for pivot in list(tree.find_all(exp.Pivot)):
-        if not _bare(pivot) or pivot.args.get("unpivot"):
+        if not _unlisted(pivot):
             continue
         (on,) = _on_columns(pivot)
-        if isinstance(on, exp.In):
-            continue
         source = pivot.this.copy()
         query = exp.select(exp.alias_(on.copy(), "v")).distinct().from_(source) \
             .where(exp.Not(this=exp.Is(this=on.copy(), expression=exp.Null()))) \
@@ -62,11 +74,16 @@ def pivots_as_aggregates(tree: exp.Expression, schema: dict) -> exp.Expression:
     """Every PIVOT in ``tree`` rewritten as a grouped SELECT (``schema``: the tables'
     columns, {table: {column: type}})."""
     for pivot in list(tree.find_all(exp.Pivot)):
-        if pivot.args.get("unpivot"):
-            raise UnsupportedSql("UNPIVOT is not supported")
         if _bare(pivot):  # PIVOT t ON ... USING ...: a statement, or a subquery's body
-            select = _grouped(pivot.this, _on_columns(pivot), pivot.args.get("using") or [],
-                              pivot.args.get("group"), schema)
+            if pivot.args.get("unpivot"):
+                into = pivot.args.get("into")
+                select = _unpivoted(pivot.this, pivot.expressions,
+                                    into.this if into else None,
+                                    into.expressions[0] if into else None, True, schema)
+            else:
+                select = _grouped(pivot.this, _on_columns(pivot),
+                                  pivot.args.get("using") or [], pivot.args.get("group"),
+                                  schema)
             if pivot.args.get("with_") is not None:  # WITH ... PIVOT w ON ...
                 select.set("with_", pivot.args["with_"])
             if pivot is tree:
@@ -83,8 +100,15 @@ def pivots_as_aggregates(tree: exp.Expression, schema: dict) -> exp.Expression:
             exp.TableAlias(this=exp.to_identifier(holder.name or "pivot"))
         if isinstance(source, exp.Table):
             source.set("alias", None)
-        select = _grouped(source, pivot.args.get("fields") or [], pivot.expressions, None,
-                          schema)
+        if pivot.args.get("unpivot"):  # FROM t UNPIVOT [INCLUDE NULLS] (v FOR k IN (a, b))
+            (field,) = pivot.args.get("fields") or [None]
+            if not isinstance(field, exp.In) or len(pivot.expressions) != 1:
+                raise UnsupportedSql("UNPIVOT into several value columns is not supported")
+            select = _unpivoted(source, field.expressions, field.this, pivot.expressions[0],
+                                not pivot.args.get("include_nulls"), schema)
+        else:
+            select = _grouped(source, pivot.args.get("fields") or [], pivot.expressions,
+                              None, schema)
         holder.replace(exp.Subquery(this=select, alias=alias.copy()))
     return tree
 
@@ -135,6 +159,35 @@ def _grouped(source: exp.Expression, fields: list, aggregates: list, group, sche
             columns.append(exp.alias_(filtered, name, quoted=True))
     select = exp.select(*columns).from_(source)
     return select.group_by(*[g.copy() for g in groups]) if groups else select
+
+
+def _unpivoted(source: exp.Expression, columns: list, name, value, skip_nulls: bool,
+               schema: dict) -> exp.Expression:
+    """``SELECT kept..., 'a' AS name, a AS value FROM source [WHERE a IS NOT NULL] UNION ALL
+    ...`` for each unpivoted column ``a`` (its label: its alias, else its name); ``kept``:
+    the source's other columns, in its order.  DuckDB's UNPIVOT leaves NULL values out
+    unless INCLUDE NULLS."""
+    name = "name" if name is None else name.name
+    value = "value" if value is None else value.name
+    unpivoted = [(c.this if isinstance(c, (exp.PivotAlias, exp.Alias)) else c) for c in columns]
+    if not all(isinstance(c, exp.Column) for c in unpivoted):
+        raise UnsupportedSql("UNPIVOT ON an expression (COLUMNS(*), ...) is not supported: "
+                             "name the columns")
+    read = {c.name.lower() for c in unpivoted}
+    kept = [exp.column(n) for n in _source_columns(source, schema) if n.lower() not in read]
+    branches = []
+    for written, column in zip(columns, unpivoted):
+        label = written.alias if isinstance(written, (exp.PivotAlias, exp.Alias)) else column.name
+        branch = exp.select(*[k.copy() for k in kept],
+                            exp.alias_(exp.Literal.string(label), name, quoted=True),
+                            exp.alias_(column.copy(), value, quoted=True)).from_(source.copy())
+        if skip_nulls:
+            branch = branch.where(exp.Not(this=exp.Is(this=column.copy(), expression=exp.Null())))
+        branches.append(branch)
+    union = branches[0]
+    for branch in branches[1:]:
+        union = exp.union(union, branch, distinct=False)
+    return union if len(branches) == 1 else exp.select("*").from_(union.subquery("__unpivot"))
 
 
 def _source_columns(source: exp.Expression, schema: dict) -> list[str]:
