@@ -89,3 +89,23 @@ def test_a_double_that_rounds_a_bigint_is_refused(tmp_path):
     write(path, {"x": [1], "b": [9007199254740993]}, timestamp=10)
     with pytest.raises(UnsupportedSql, match="DOUBLE 9007199254740992.0 is done in DOUBLE"):
         delete(path, "b = 9007199254740993e0")
+
+
+@pytest.mark.parametrize("condition, kept", [("y < 2.5", [3, 4]), ("y <= 2.5", [3, 4]),
+                                             ("y = 2.5", [0, 1, 2, 3, 4]), ("y > 1.5", [0, 1]),
+                                             ("y IN (1, 2.5)", [0, 2, 3, 4])])
+def test_a_raw_count_datetime_field_compares_numbers_exactly(tmp_path, condition, kept):
+    """A YEAR field reads as its raw count in SQL; a fractional constant compares with it as
+    with any integer (y < 2.5 is y < 3), not cut to an integer first (it deleted y = 2's row
+    only past 2)."""
+    path = str(tmp_path / "years")
+    schema = tiledb.ArraySchema(
+        domain=tiledb.Domain(tiledb.Dim("x", domain=(0, 9), tile=10, dtype=np.int64)),
+        sparse=True, attrs=[tiledb.Attr("y", dtype="datetime64[Y]")])
+    tiledb.Array.create(path, schema)
+    with tiledb.open(path, "w", timestamp=1) as array:
+        array[np.arange(5)] = {"y": np.arange(5).astype("datetime64[Y]")}
+    con = tdbsql.connect().register("t", path)
+    con.sql(f"DELETE FROM t WHERE {condition}")
+    with tiledb.open(path) as array:
+        assert sorted(array[:]["x"].tolist()) == kept

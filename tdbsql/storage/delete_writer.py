@@ -286,15 +286,16 @@ class _Builder:
         return ExprNode(CombinationOp.OR if negated else CombinationOp.AND, both)
 
     def _integers(self, column: str, *literals) -> np.dtype | None:
-        """The numpy type of an integer field compared with number constants (then compared
-        as DuckDB compares them: ``storage.integer_comparisons``), else None."""
+        """The numpy type of an integer field, or of a datetime or time field's stored count,
+        compared with number constants (then compared as DuckDB compares them:
+        ``storage.integer_comparisons``; ``y < 2.5`` is ``y < 3``), else None."""
         field = self.fields[column]
         info = type_info(field.datatype)
-        if info.kind != "int" or field.cell_val_num != 1:
+        if info.kind not in ("int", "datetime", "time") or field.cell_val_num != 1:
             return None
         if any(isinstance(_literal(item), str) for item in literals):
-            return None  # refused by _value, naming the string
-        return np.dtype(info.numpy)
+            return None  # refused by _value, naming the string (a date's: _dated)
+        return np.dtype(info.numpy) if info.kind == "int" else np.dtype(np.int64)  # a count
 
     def _widened(self, column: str, *literals) -> bool:
         """A FLOAT field compared with constants one of which is a DOUBLE, so compared as
@@ -327,7 +328,10 @@ class _Builder:
         ps, fs, as) is compared with numbers, and a TIME field is not compared with strings."""
         field = self.fields[column]
         value = _literal(literal)
-        if not isinstance(value, str):
+        if not isinstance(value, str):  # beside strings in an IN list (numbers alone: _integers)
+            if value != int(value):
+                raise UnsupportedSql(f"DELETE: {value!r} falls between two values of column "
+                                     f"{column!r}; compare it alone, not in a list of strings")
             return np.array([int(value)], dtype=np.int64).tobytes()
         if type_info(field.datatype).kind == "time":
             raise UnsupportedSql(f"DELETE: comparing the TIME column {column!r} with the "
