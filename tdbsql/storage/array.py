@@ -19,8 +19,8 @@ from ..format.array_schema import ArraySchema, read_array_schema
 from ..format.binary import Reader
 from ..format.generic_tile import read_header
 from .directory import (
-    FRAGMENT_METADATA_FILE, LEGACY_SCHEMA, ArrayDirectory, FragmentEntry, SchemaEntry,
-    latest_schema, list_array, require_array,
+    FRAGMENT_METADATA_FILE, LEGACY_SCHEMA, UINT64_MAX, ArrayDirectory, FragmentEntry,
+    SchemaEntry, latest_schema, list_array, require_array,
 )
 from .tiles import TileReader, field_specs
 from . import vfs
@@ -59,7 +59,7 @@ def write_timestamp(timestamp) -> int:
         value = _millis(timestamp)
     except (TypeError, ValueError):
         raise InterfaceError(f"timestamp {timestamp!r} is not a whole number of milliseconds") from None
-    if not 0 <= value <= 2**64 - 1:
+    if not 0 <= value <= UINT64_MAX:
         raise InterfaceError(f"timestamp {value} is outside [0, 2**64 - 1] (milliseconds since "
                              "the epoch)")
     return value

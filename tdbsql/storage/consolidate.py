@@ -50,7 +50,7 @@ from ..format.names import (
 from . import vfs
 from .array import Array, normalize_key
 from .commit_files import CommitFiles, read_commit_files
-from .directory import FRAGMENT_METADATA_FILE
+from .directory import FRAGMENT_METADATA_FILE, UINT64_MAX
 from .locking import maintenance_lock
 from .maintenance import (
     MODES, ConsolidationReport, check_mode, list_folder, span_name, write_version,
@@ -95,11 +95,11 @@ def _run(array: Array, mode: str, window, dry_run: bool, purge: bool) -> Consoli
 def _window(timestamp) -> tuple[int, int]:
     """TileDB's consolidation window: everything unless ``(t1, t2)`` is given."""
     if timestamp is None:
-        return (0, 2**64 - 1)
+        return (0, UINT64_MAX)
     if not isinstance(timestamp, (tuple, list)) or len(timestamp) != 2:
         raise ProgrammingError(f"timestamp must be a (start, end) pair in ms, got {timestamp!r}")
     start, end = (0 if timestamp[0] is None else int(timestamp[0]),
-                  2**64 - 1 if timestamp[1] is None else int(timestamp[1]))
+                  UINT64_MAX if timestamp[1] is None else int(timestamp[1]))
     if start > end:
         raise ProgrammingError(f"timestamp window ({start}, {end}) starts after it ends")
     return (start, end)

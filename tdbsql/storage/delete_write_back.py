@@ -63,8 +63,8 @@ from ..format.delete_condition import (
 )
 from ..format.names import now_ms
 from .array import Array
+from .directory import UINT64_MAX
 
-LAST_MILLISECOND = 2**64 - 1
 
 
 def cells_sql_keeps_at_risk(array: Array, condition: Node, t: int) -> pa.Table | None:
@@ -152,7 +152,7 @@ def _refuse_unsound(array: Array, n: int, t: int, where: str) -> None:
     if array.schema.allows_duplicates:
         why = ("the array allows duplicates, so they cannot be written back as newer versions "
                "of themselves")
-    elif t >= LAST_MILLISECOND:
+    elif t >= UINT64_MAX:  # the last millisecond: no t + 1 to write the copies at
         why = f"the delete timestamp {t} leaves no later millisecond to write them back at"
     else:
         late = [e.name for e in array.directory.committed

@@ -64,15 +64,11 @@ def every_value(dtype: np.dtype) -> tuple[ConditionOp, int]:
 
 
 def integer_members(values, dtype: np.dtype) -> list[int]:
-    """The IN-list constants that are values of the integer type (the others match none)."""
-    limits = np.iinfo(dtype)
-    found = []
-    for value in values:
-        _refuse_rounding(value, dtype)
-        exact = Fraction(value) if not (isinstance(value, float) and math.isinf(value)) else None
-        if exact is not None and exact.denominator == 1 and limits.min <= exact <= limits.max:
-            found.append(int(exact))
-    return found
+    """The IN-list constants that are values of the integer type (the others match none):
+    those whose equality ``integer_comparison`` does not turn into ``no_value``."""
+    never = no_value(dtype)
+    return [n for op, n in (integer_comparison(ConditionOp.EQ, value, dtype) for value in values)
+            if (op, n) != never]
 
 
 def _refuse_rounding(value, dtype: np.dtype) -> None:

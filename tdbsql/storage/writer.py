@@ -191,10 +191,10 @@ def write_fragment(path: str, schema_fmt: ArraySchema, table: pa.Table, *,
             raise DataError(f"cell_timestamps has {len(stamps)} values for {n} cells")
         buffers[TIMESTAMPS] = FieldBuffer(stamps)
     if timestamp_range is None:
-        t = write_timestamp(None)
-        timestamp_range = (t, t)
-    timestamp_range = tuple(write_timestamp(t) for t in timestamp_range)
-    return _write_sparse(os.path.abspath(path), schema_fmt, buffers, tuple(timestamp_range),
+        timestamp_range = (write_timestamp(None),) * 2
+    else:
+        timestamp_range = tuple(write_timestamp(t) for t in timestamp_range)
+    return _write_sparse(os.path.abspath(path), schema_fmt, buffers, timestamp_range,
                          raw_key, ordered=ordered, commit=commit, coords=coords)
 
 
