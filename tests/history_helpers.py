@@ -50,6 +50,17 @@ def duckdb_after_delete(source: pa.Table, where: str) -> pa.Table:
     return con.sql("SELECT * FROM t").to_arrow_table()
 
 
+def assert_deleted_as_duckdb(path: str, source: pa.Table, where: str) -> None:
+    """After a DELETE of ``where`` from the array at ``path`` (cells ``source``, with ``x``):
+    ``tiledb`` and tdbsql read the ``x`` DuckDB's DELETE keeps, ascending."""
+    import tdbsql
+
+    want = sorted(duckdb_after_delete(source, where).column("x").to_pylist())
+    with tiledb.open(path) as A:
+        assert sorted(A[:]["x"].tolist()) == want
+    assert tdbsql.query("SELECT x FROM array ORDER BY x", path).column("x").to_pylist() == want
+
+
 def tiledb_table(uri: str, timestamp=None, key=None, attrs=None) -> pa.Table:
     """What ``tiledb`` returns for the whole array (dense: its non-empty domain) at ``timestamp``;
     an empty table with the array's columns when nothing was written in the window."""

@@ -5,11 +5,10 @@ day of a DATE), then compared exactly with the stored counts (hours, minutes and
 
 from __future__ import annotations
 
-import duckdb
 import numpy as np
 import pytest
 
-from history_helpers import tiledb
+from history_helpers import assert_deleted_as_duckdb
 import tdbsql
 from tdbsql import schema as S
 from tdbsql.errors import SqlError, UnsupportedSql
@@ -50,14 +49,8 @@ def test_delete_matches_duckdb(tmp_path, where):
     path = str(tmp_path / "a")
     _array(path)
     source = tdbsql.query("SELECT * FROM array", path)  # the SQL types DuckDB compares
-    oracle = duckdb.connect()
-    oracle.register("src", source)
-    want = [r[0] for r in oracle.sql(f"SELECT x FROM src WHERE NOT ({where}) ORDER BY x")
-            .fetchall()]
     delete(path, where, timestamp=20)
-    with tiledb.open(path) as A:
-        assert sorted(A[:]["x"].tolist()) == want
-    assert tdbsql.query("SELECT x FROM array ORDER BY x", path).column("x").to_pylist() == want
+    assert_deleted_as_duckdb(path, source, where)
 
 
 def test_a_string_that_is_no_date_is_an_error(tmp_path):

@@ -12,6 +12,7 @@ import pytest
 tiledb = pytest.importorskip("tiledb")
 
 import tdbsql  # noqa: E402
+from history_helpers import assert_deleted_as_duckdb  # noqa: E402
 from tdbsql import schema as S  # noqa: E402
 from tdbsql.errors import DataError, EncryptionKeyError, SqlError, TdbsqlError, UnsupportedSql  # noqa: E402
 from tdbsql.storage.array import Array  # noqa: E402
@@ -134,8 +135,6 @@ def test_delete_never_removes_cells_sql_keeps(tmp_path):
                                    "g NOT IN (-0.0, 1)", "NOT (f IN (2, -0.0))"])
 def test_delete_in_finds_both_float_zeros(tmp_path, where):
     """TileDB tests IN on raw bytes; SQL finds -0.0 in (0.0): the list holds both zeros."""
-    import duckdb
-
     path = str(tmp_path / "z")
     create(path, S.Schema([S.Dim("x", "int64", (0, 9), 5)],
                           [S.Attr("f", "float64"), S.Attr("g", "float32")]))
@@ -143,12 +142,7 @@ def test_delete_in_finds_both_float_zeros(tmp_path, where):
                        "g": pa.array([-0.0, 0.0, 1.0, 2.0], pa.float32())})
     write(path, source, timestamp=1)
     delete(path, where, timestamp=2)
-    oracle = duckdb.connect()
-    oracle.register("s", source)
-    want = [r[0] for r in oracle.sql(f"SELECT x FROM s WHERE NOT ({where}) ORDER BY x").fetchall()]
-    with tiledb.open(path) as A:
-        assert sorted(A[:]["x"].tolist()) == want
-    assert tdbsql.query("SELECT x FROM array ORDER BY x", path).column("x").to_pylist() == want
+    assert_deleted_as_duckdb(path, source, where)
 
 
 def test_delete_refuses_what_it_cannot_express(tmp_path):
