@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import tdbsql
 from sql_fixtures import assert_same_table, duckdb_over
-from tdbsql.engine import dense_groups, key_partitions, pipeline, scan_step
+from tdbsql.engine import dense_groups, key_partitions, scan_step, streamed_aggregate
 from tdbsql.engine.dense_groups import Accumulator, DenseGroups, Slots
 from tdbsql.engine.scan_sums import ScanSums
 from tdbsql.kernels import aggregate as agg_kernels
@@ -251,7 +251,7 @@ def test_slot_sums_equal_exact_sums(n, groups, seed):
 
 
 def test_the_accumulators_stay_small_enough_for_the_caches():
-    assert pipeline.DENSE_SET_BYTES <= 32 << 20
+    assert streamed_aggregate.DENSE_SET_BYTES <= 32 << 20
 
 
 # -- min / max of dates and timestamps: their int64 counts on the integer path ---------------

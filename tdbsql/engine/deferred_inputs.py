@@ -33,7 +33,7 @@ from .fields import field_arrow_type, stored_field
 from .frame import Frame
 from .hash_table import is_exact_integer
 from .key_filter import JoinedKeys, KeyFilter
-from .pipeline import streamed_chain, try_streamed_aggregate
+from .streamed_aggregate import streamed_chain, try_streamed_aggregate
 from .streamed_result import chain_to_table
 
 

@@ -41,7 +41,6 @@ from .functions_text import as_text
 from .interval_compare import both_intervals, compare_intervals, is_interval
 from .list_compare import compare_lists
 from .list_values import is_list
-from .window_functions import window_value
 from .value_types import (unsigned_zeros, cast_value, common_type, comparable_pair, numbered_bool,
                           compare_plain, fit_literals, has_cast, integer_literal_arrow_type,
                           is_dictionary, join_strings, kind, nan_members, null_like, null_unconvertible, on_values, plain,
@@ -745,6 +744,13 @@ def plain_strings(ev: Evaluator, node):
     return value
 
 
+def _window(ev: Evaluator, node: exp.Window):
+    """A window function's value per row; its machinery (and the aggregates and sorts it
+    runs on) loaded by the first query that has one."""
+    from .window_functions import window_value
+    return window_value(ev, node)
+
+
 _HANDLERS = {
     exp.Column: Evaluator._column, exp.Literal: Evaluator._literal, exp.Null: Evaluator._null,
     exp.Boolean: Evaluator._boolean, exp.Paren: Evaluator._paren, exp.Alias: Evaluator._alias,
@@ -766,7 +772,7 @@ _HANDLERS = {
     exp.ArraySize: list_ops.array_size, exp.ArrayFilter: list_lambdas.array_filter,
     exp.ArrayAny: list_lambdas.array_any, exp.Bracket: list_ops.bracket,
     exp.Transform: list_lambdas.transform,
-    exp.Window: lambda ev, node: window_value(ev, node),
+    exp.Window: _window,
     **{cls: Evaluator._comparison for cls in _COMPARE},
 }
 

@@ -22,7 +22,6 @@ from sqlglot import exp
 from ..kernels import membership
 from ..kernels.hashing import int_range
 from . import pooled
-from .hash_join import hash_join
 from .hash_table import as_array, int64_values, is_exact_integer
 from .stored_filter import NO_VALIDITY
 
@@ -104,6 +103,7 @@ class KeyFilter:
         """Indices (int64, ascending) of the rows of ``column`` whose value is a key."""
         column = as_array(column)
         if self.present is None or not is_exact_integer(column.type):
+            from .hash_join import hash_join  # keys without a presence table only
             return hash_join([column], [self.keys], "semi")[0]
         values = int64_values(column, copy=False)
         rows = pooled.empty(len(values), np.int64)

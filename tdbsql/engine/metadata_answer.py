@@ -22,7 +22,7 @@ from .frame import Frame
 from .metadata_groups import metadata_calls
 from .metadata_residual import answer_from_metadata
 from .partial_aggregate import step_calls
-from .pipeline import chain_below
+from .streamed_aggregate import chain_below
 
 def try_metadata_answer(runner, step) -> tuple[Frame, list] | None:
     """(the aggregate step's frame, the steps it replaces) or None."""

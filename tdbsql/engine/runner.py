@@ -31,25 +31,19 @@ from ..planner.build import LogicalQuery
 from ..planner.conjuncts import and_all, conjuncts
 from ..planner.limit_percent import limit_rows
 from ..planner.pushdown import scan_filters
-from .aggregate_step import run_aggregate
 from .evaluate import evaluate, where_mask
 from .frame import ROW_PLACEHOLDER, Frame, broadcast, rows_only
-from .deferred_inputs import deferred_inputs
-from .join_aggregate import fused_joins, run_join_aggregate
-from .join_step import run_join
 from .memory import MemoryBudget, budget_mb, frame_bytes, step_label
-from .metadata_answer import try_metadata_answer
 from .project import filter_project
 from .row_caps import row_caps
-from .pipeline import scan_frames, stream_scan, try_streamed_aggregate
+from .pipeline import scan_frames, stream_scan
 from .scan_step import array_scan
-from .series import SeriesCatalog
-from .setop_step import run_set_operation
 from .streamed_result import result_parts, scan_chain
-from .top_scan import try_top_scan
-from .sort_step import run_sort
 from .subqueries import SubqueryResolver
-from .values_scan import values_frame
+
+# The operators of the other step kinds (aggregates, joins, sorts, set operations, VALUES,
+# range()) are imported where a plan first has such a step: a process pays for the machinery
+# its queries use (a scan-and-filter query loads some 60 fewer modules).
 
 
 class Runner:
@@ -101,6 +95,7 @@ class Runner:
             return
         self.query = query
         if query.series:  # range / generate_series in FROM
+            from .series import SeriesCatalog
             self.catalog = SeriesCatalog(self.catalog, query.series, self)
         self.pushed = query.derived("pushed", lambda: scan_filters(query.plan))
         self._pushed_ids = query.derived("pushed ids", lambda: {
@@ -118,7 +113,10 @@ class Runner:
     def run_plan(self, plan: planner.Plan) -> dict:
         """Execute ``plan``'s DAG; returns the frame of every step still needed (the root)."""
         frames: dict[planner.Step, Frame] = {}
-        self.deferred.update(deferred_inputs(self, plan))
+        joins = any(isinstance(step, planner.Join) for step in plan.dag)
+        if joins:
+            from .deferred_inputs import deferred_inputs
+            self.deferred.update(deferred_inputs(self, plan))
         self.row_caps.update(self.query.derived("row caps", lambda: row_caps(self, plan),
                                                 plan.root))
         # a deferred input runs inside its join step, with the steps it streams from
@@ -128,10 +126,7 @@ class Runner:
             if step in skipped:
                 continue
             started = time.perf_counter()
-            # count/sum/min/max straight from tile metadata, else an aggregate fed tile by tile,
-            # or an ORDER BY ... LIMIT reading only the tiles that can hold its rows
-            answered = try_metadata_answer(self, step) or try_streamed_aggregate(self, step) \
-                or try_top_scan(self, step)
+            answered = self._answered(step)
             if answered is not None:
                 frame, replaced = answered
                 frames[step] = _offset_limit(frame, step)
@@ -139,7 +134,7 @@ class Runner:
                 self.record(step, frames[step].length, time.perf_counter() - started)
                 self.budget.settle(frames.values(), step_label(step))
         # an aggregate fed its join's pairs block by block runs the join inside it
-        fused = {step: join for step, join in fused_joins(self, plan).items()
+        fused = {step: join for step, join in _fused_joins(self, plan, joins).items()
                  if step not in frames and step not in skipped}
         self.fused.update(fused)  # (a subquery's plan runs inside a step of this one)
         skipped.update(fused.values())
@@ -176,6 +171,19 @@ class Runner:
             self.budget.settle(frames.values(), step_label(step))
         return frames
 
+    def _answered(self, step) -> tuple[Frame, list] | None:
+        """(a step's frame, the steps it ran inside it) when it runs without its inputs'
+        frames: count/sum/min/max straight from tile metadata, else an aggregate fed tile by
+        tile, or an ORDER BY ... LIMIT reading only the tiles that can hold its rows."""
+        if isinstance(step, planner.Aggregate):
+            from .metadata_answer import try_metadata_answer
+            from .streamed_aggregate import try_streamed_aggregate
+            return try_metadata_answer(self, step) or try_streamed_aggregate(self, step)
+        if isinstance(step, planner.Sort):
+            from .top_scan import try_top_scan
+            return try_top_scan(self, step)
+        return None
+
     def _inputs(self, step) -> list:
         """The steps whose frames ``step`` reads: a fused aggregate's are its join's."""
         join = self.fused.get(step)
@@ -195,9 +203,11 @@ class Runner:
 
     def _step(self, step, frames: dict) -> Frame:
         if step in self.fused:
+            from .join_aggregate import run_join_aggregate
             return run_join_aggregate(self, step, self.fused[step], frames)
         dependencies = self.inputs_by_name(step, frames)
         if isinstance(step, planner.SetOperation):  # both inputs may share a name
+            from .setop_step import run_set_operation
             return run_set_operation(step, frames[step.left_step], frames[step.right_step], self)
         if isinstance(step, planner.Join):
             return self.join_frame(step, dependencies)
@@ -205,8 +215,10 @@ class Runner:
         if isinstance(step, planner.Scan):
             return self._scan(step, inputs)
         if isinstance(step, planner.Aggregate):
+            from .aggregate_step import run_aggregate
             return run_aggregate(step, inputs, self)
         if isinstance(step, planner.Sort):
+            from .sort_step import run_sort
             return run_sort(step, inputs, self)
         raise UnsupportedSql(f"plan step {type(step).__name__} is not supported")
 
@@ -218,8 +230,12 @@ class Runner:
 
     def join_frame(self, step: planner.Join, dependencies: dict) -> Frame:
         """A Join step's frame from its inputs' (by step name): the joins, the residual
-        condition, the projections."""
-        frame = run_join(step, dependencies, self)
+        condition, the projections.  A Join step without joins is a filter over its one
+        input (sqlglot's plan of a WHERE above a derived table or an aggregate)."""
+        frame = dependencies[step.source_name]
+        if step.joins or not isinstance(frame, Frame):
+            from .join_step import run_join
+            frame = run_join(step, dependencies, self)
         residual = self.residual(step)
         if residual is not None:
             frame = frame.filter(self.mask(frame, residual))
@@ -236,6 +252,7 @@ class Runner:
         if source is None:
             frame = Frame({step.name: rows_only(1)}, 1)
         elif isinstance(source, exp.Values):
+            from .values_scan import values_frame
             frame = values_frame(self, step, source)
         elif isinstance(source, exp.Table) and source.name in inputs.tables and \
                 not source.args.get("db"):
@@ -320,6 +337,14 @@ class Runner:
         if id(step) in self.scan_stats:
             entry["scan"] = self.scan_stats[id(step)]
         self.profile.append(entry)
+
+
+def _fused_joins(runner: Runner, plan: planner.Plan, joins: bool) -> dict:
+    """``join_aggregate.fused_joins`` of a plan with Join steps (``joins``); else none."""
+    if not joins:
+        return {}
+    from .join_aggregate import fused_joins
+    return fused_joins(runner, plan)
 
 
 def _merge(frames: list[Frame]) -> Frame:

@@ -23,7 +23,6 @@ from ..planner.correlated import Correlated
 from ..planner.table_refs import inside
 from .correlated import correlated_values
 from .frame import broadcast
-from .hash_join import hash_join
 from .hash_table import as_array
 from .list_values import is_list
 from .value_types import comparable_pair, compare_plain, unsigned_zeros
@@ -258,6 +257,8 @@ def _is_in(values: pa.Array, candidates: pa.Array) -> pa.Array:
     equal as they compare (1 day = 24 hours, by ``hash_join``'s normalised parts)."""
     if not pa.types.is_interval(values.type):
         return pc.is_in(values, value_set=candidates)
+    from .hash_join import hash_join
+
     found = np.zeros(len(values), dtype=bool)
     if len(candidates):
         found[hash_join([values], [candidates], "semi")[0]] = True

@@ -5,9 +5,16 @@ imports every lowering module it has (arrays, linalg, random, typed containers, 
 and installs their registries, about 0.2-0.3 s, once per process.  A loaded function needs
 none of that: its machine code is linked against symbols the context installs when it is
 created (the C helpers, libm) and against the NRT, which every array argument goes through.
-So tdbsql's kernels load with the NRT initialised and nothing else; a compile (a cache miss,
-or another library's numba code in the same process) still refreshes the context first, as
-numba's compiler always does.
+So tdbsql's kernels load with the NRT's C functions registered and nothing else; a compile (a
+cache miss, or another library's numba code in the same process) still refreshes the context
+and initialises the NRT in full first, as numba's compiler always does.
+
+Initialising the NRT in full also compiles its LLVM functions (atomic incref/decref, the
+meminfo data accessor: 25 ms of LLVM).  A loaded kernel does not call those: numba links the
+NRT module into every library it compiles, so the cached object code carries its own copies
+and needs only the C functions' symbols (``_register_nrt_symbols``).  A loaded library that
+still asks for the NRT library (an unresolved symbol) gets the full initialisation and a
+second try.
 
 A loaded function also brings the environments of the numba functions linked into it (a
 kernel that allocates or views an array links numba's own ``np.empty`` or ``view``), and numba
@@ -17,7 +24,8 @@ function reads its environment's constants, which the cache stores).  ``_rebuild
 such an environment, for a numba module not imported yet, a namespace holding its name only.
 
 This leans on private names of numba: ``Cache._guard_against_spurious_io_errors``,
-``Cache._load_overload`` and ``environment._rebuild_env``.  A numba without them gets its own
+``Cache._load_overload``, ``environment._rebuild_env``, ``rtsys._init`` and
+``_nrt_python.c_helpers``.  A numba without them gets its own
 loading, unchanged: ``QUICK_LOADING`` says which one runs (``tests/test_kernel_loading.py``
 pins it).
 """
@@ -26,24 +34,49 @@ from __future__ import annotations
 
 import sys
 
-from numba.core import environment
+from llvmlite import binding as llvm
+from numba.core import config, environment
 from numba.core.caching import FunctionCache
-from numba.core.runtime import rtsys
+from numba.core.runtime import _nrt_python, rtsys
 
 
 class QuickLoadCache(FunctionCache):
     """numba's function cache, loading without the compiler's context refresh."""
 
     def load_overload(self, sig, target_context):
-        rtsys.initialize(target_context)
+        if not _register_nrt_symbols():
+            rtsys.initialize(target_context)
         with self._guard_against_spurious_io_errors():
+            try:
+                return self._load_overload(sig, target_context)
+            except RuntimeError:  # the library links the NRT's own (rtsys._init_guard)
+                if rtsys._init:
+                    raise
+            rtsys.initialize(target_context)
             return self._load_overload(sig, target_context)
         return None  # the guard swallowed an I/O error: compile instead
 
 
+_nrt_symbols = []
+
+
+def _register_nrt_symbols() -> bool:
+    """The first half of numba's ``rtsys.initialize``: the NRT's C functions as symbols for
+    the JIT linker, once.  False where numba's full initialisation must run instead (NRT
+    statistics asked for, which that turns on)."""
+    if config.NRT_STATS:
+        return False
+    if not _nrt_symbols:
+        for name, address in _nrt_python.c_helpers.items():
+            llvm.add_symbol(name if name.startswith("_") else "NRT_" + name, address)
+        _nrt_symbols.append(True)
+    return True
+
+
 QUICK_LOADING = all(hasattr(FunctionCache, name) for name in
                     ("_guard_against_spurious_io_errors", "_load_overload")) and all(
-    hasattr(environment, name) for name in ("_rebuild_env", "lookup_environment", "Environment"))
+    hasattr(environment, name) for name in ("_rebuild_env", "lookup_environment", "Environment")) \
+    and hasattr(_nrt_python, "c_helpers") and hasattr(rtsys, "_init")
 
 _numba_rebuild_env = getattr(environment, "_rebuild_env", None)
 
