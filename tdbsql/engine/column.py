@@ -42,6 +42,16 @@ class Column:
         return self.values.nbytes + sum(0 if part is None else part.nbytes
                                         for part in (self.offsets, self.validity))
 
+    @cached_property
+    def ascending(self) -> bool:
+        """Whether the cells, one fixed value each, never decrease (NaN: no): a sparse
+        tile's first dimension usually, its cells being stored in the array's global order.
+        Worked out once a column, so a cached tile's ranges are found by binary search."""
+        values = self.values
+        if self.offsets is not None or self.cell_val_num != 1 or values.ndim != 1:
+            return False
+        return len(values) < 2 or bool((values[1:] >= values[:-1]).all())
+
     @property
     def held_bytes(self) -> int:
         """``nbytes`` and the codes' bytes: what keeping the column costs."""

@@ -29,6 +29,7 @@ version hides older ones too):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,6 +48,7 @@ from ..planner.pruning import (
     sparse_tiles,
 )
 from ..planner.zonemap import NEVER, cell_counts
+from ..kernels import predicate
 from ..storage.tiles import RUN_TILES, FieldSpec
 from .column import Column, concat
 from .merge_slabs import plan_slabs
@@ -54,6 +56,7 @@ from .parallel import map_ordered
 from .fill import all_names, empty_column, field, fill_column
 from .key_filter import stored_keep
 from .scan import ScanResult, TileScan
+from .stored_filter import NO_VALIDITY
 
 TIMESTAMPS = "__timestamps"
 DELETE_TIMESTAMPS = "__delete_timestamps"
@@ -445,7 +448,7 @@ class SparseScan(TileScan):
             ts = np.full(n, frag.timestamp_range[0], dtype=np.uint64)
         if dt is None and stamps:
             dt = np.full(n, UINT64_MAX, dtype=np.uint64)
-        mask = None if task.inside else self._range_mask(cols)
+        mask = None if task.inside else self._range_mask(cols, n)
         if task.partial:
             lo, hi = self.array.window
             in_window = (ts >= lo) & (ts <= hi)
@@ -522,13 +525,25 @@ class SparseScan(TileScan):
                 cols[name] = fill_column(self.schema.attribute(name), n)
         return cols
 
-    def _range_mask(self, cols):
-        mask = None
+    def _range_mask(self, cols, n: int) -> np.ndarray:
+        """Per cell, whether it lies inside the query's ranges on every dimension.  A sorted
+        coordinate with one range (the first dimension's, mostly: ``Column.ascending``)
+        bounds the cells inside by binary search; the other dimensions are tested between
+        those bounds only."""
+        start, stop, rest = 0, n, []
         for dim in self.schema.dimensions:
             if dim.name in self.ranges:
-                hit = _in_ranges(cols[dim.name], dim, self.ranges[dim.name])
-                mask = hit if mask is None else mask & hit
-        return mask
+                bounds = _sorted_bounds(cols[dim.name], dim, self.ranges[dim.name])
+                if bounds is None:
+                    rest.append(dim)
+                else:
+                    start, stop = max(start, bounds[0]), min(stop, bounds[1])
+        keep = np.zeros(n, dtype=bool)
+        if start < stop:
+            keep[start:stop] = True
+            for dim in rest:
+                _keep_in_ranges(cols[dim.name], dim, self.ranges[dim.name], keep, start, stop)
+        return keep
 
     # -- merging -----------------------------------------------------------------------------
 
@@ -727,11 +742,30 @@ def zipped_coords(frag, tile_idx: int) -> dict[str, Column]:
     return {d.name: Column(np.ascontiguousarray(per_dim[i])) for i, d in enumerate(dims)}
 
 
-def _in_ranges(column: Column, dim, ranges) -> np.ndarray:
+def _sorted_bounds(column: Column, dim, ranges) -> tuple[int, int] | None:
+    """[start, stop): the cells of an ascending coordinate inside its one range, or None (the
+    column is not sorted, or the dimension has several ranges or var-sized values)."""
+    if len(ranges) != 1 or column.is_var or not column.ascending:
+        return None
+    dtype = np.dtype(dim.info.numpy)
+    bounds = _typed_bounds(*ranges[0], dtype)
+    if bounds is None:
+        return 0, 0
+    values = column.values.view(dtype)
+    return (int(np.searchsorted(values, bounds[0], "left")),
+            int(np.searchsorted(values, bounds[1], "right")))
+
+
+def _keep_in_ranges(column: Column, dim, ranges, keep: np.ndarray, start: int,
+                    stop: int) -> None:
+    """AND into ``keep[start:stop]`` whether each of those cells' ``dim`` coordinate lies in
+    one of ``ranges`` (inclusive ``(lo, hi)`` pairs; for a var-sized dimension bytes, None for
+    an open end)."""
+    keep = keep[start:stop]  # a view: the tests write through it
     if column.is_var:
-        values = _binary_array(column)
+        values = _binary_array(column).slice(start, stop - start)
         hit = np.zeros(len(values), dtype=bool)
-        for lo, hi in ranges:  # bytes, None for an open end
+        for lo, hi in ranges:
             inside = pa.scalar(True)
             if lo is not None:
                 inside = pc.greater_equal(values, pa.scalar(bytes(lo), pa.large_binary()))
@@ -739,15 +773,39 @@ def _in_ranges(column: Column, dim, ranges) -> np.ndarray:
                 below = pc.less_equal(values, pa.scalar(bytes(hi), pa.large_binary()))
                 inside = pc.and_(inside, below) if lo is not None else below
             if isinstance(inside, pa.Scalar):
-                return np.ones(len(values), dtype=bool)
+                return
             hit |= inside.to_numpy(zero_copy_only=False)
-        return hit
-    values = column.values.view(dim.info.numpy)
-    cast = dim.info.numpy.type if dim.info.kind == "float" else (lambda v: v)
-    hit = np.zeros(len(values), dtype=bool)
-    for lo, hi in ranges:
-        hit |= (values >= cast(lo)) & (values <= cast(hi))
-    return hit
+        keep &= hit
+        return
+    dtype = np.dtype(dim.info.numpy)
+    values = np.require(column.values.view(dtype)[start:stop], requirements=["C", "W"])
+    ranges = [bounds for bounds in (_typed_bounds(lo, hi, dtype) for lo, hi in ranges)
+              if bounds is not None]
+    if not ranges:
+        keep[:] = False
+    elif len(ranges) == 1:
+        (lo, hi), = ranges
+        predicate.keep_in_interval(values, NO_VALIDITY, lo, hi, False, False, False, False,
+                                   False, False, keep)
+    else:
+        lows = np.array([lo for lo, _ in ranges], dtype)
+        highs = np.array([hi for _, hi in ranges], dtype)
+        closed = np.zeros(len(ranges), dtype=bool)
+        predicate.keep_in_intervals(values, NO_VALIDITY, lows, highs, closed, closed, closed,
+                                    closed, False, False, keep)
+
+
+def _typed_bounds(lo, hi, dtype: np.dtype) -> tuple | None:
+    """The inclusive range ``[lo, hi]`` in the coordinates' own type, so the kernel compares
+    like with like (an integer against a float64 would round past 2**53); None when no
+    value of the type lies in it.  Float bounds are already in the dimension's type
+    (``planner.ranges``)."""
+    if dtype.kind == "f":
+        return dtype.type(lo), dtype.type(hi)
+    info = np.iinfo(dtype)
+    lo = info.min if lo == float("-inf") else max(info.min, math.ceil(lo))
+    hi = info.max if hi == float("inf") else min(info.max, math.floor(hi))
+    return (dtype.type(lo), dtype.type(hi)) if lo <= hi else None
 
 
 def _binary_array(column: Column) -> pa.Array:

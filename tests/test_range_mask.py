@@ -1,0 +1,76 @@
+"""The cells of a sparse tile inside the query's dimension ranges (``SparseScan._range_mask``):
+a sorted coordinate (a row-major tile's first dimension, one space tile wide on the others)
+is bounded by binary search and the other dimensions tested between those bounds; unsorted
+ones (small extents on the second dimension, col-major order) are tested cell by cell.
+Checked against the cells ``tiledb`` wrote, filtered by numpy, over random ranges."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tiledb
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tdbsql
+from tdbsql.engine.column import Column
+
+N = 3000
+
+
+def _array(root, name: str, extent: int, order: str, dtype) -> tuple[str, dict]:
+    uri = str(root / name)
+    dom = tiledb.Domain(tiledb.Dim("a", domain=(0, 99), tile=10, dtype=dtype),
+                        tiledb.Dim("b", domain=(-500, 499), tile=extent, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=700,
+                                                cell_order=order, tile_order=order,
+                                                allows_duplicates=True,
+                                                attrs=[tiledb.Attr("v", dtype=np.int64)]))
+    rng = np.random.default_rng(len(name))
+    cells = {"a": rng.integers(0, 100, N).astype(dtype), "b": rng.integers(-500, 500, N),
+             "v": np.arange(N, dtype=np.int64)}
+    with tiledb.open(uri, "w") as A:
+        A[cells["a"], cells["b"]] = {"v": cells["v"]}
+    return uri, cells
+
+
+@pytest.fixture(scope="module")
+def arrays(tmp_path_factory):
+    root = tmp_path_factory.mktemp("range_mask")
+    return {"sorted": _array(root, "sorted", 1000, "row-major", np.int32),
+            "tiled": _array(root, "tiled", 50, "row-major", np.int64),
+            "col": _array(root, "col", 1000, "col-major", np.uint16)}
+
+
+_RANGE = st.tuples(st.integers(-600, 600), st.integers(0, 300)).map(
+    lambda r: (r[0], r[0] + r[1]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(["sorted", "tiled", "col"]),
+       a_ranges=st.lists(st.tuples(st.integers(-5, 105), st.integers(0, 40)).map(
+           lambda r: (r[0], r[0] + r[1])), min_size=0, max_size=2),
+       b_ranges=st.lists(_RANGE, min_size=0, max_size=2))
+def test_cells_inside_the_ranges_are_the_ones_numpy_finds(arrays, name, a_ranges, b_ranges):
+    uri, cells = arrays[name]
+    terms, want = [], np.ones(N, dtype=bool)
+    for dim, ranges in (("a", a_ranges), ("b", b_ranges)):
+        if ranges:
+            terms.append("(" + " OR ".join(f"{dim} BETWEEN {lo} AND {hi}"
+                                           for lo, hi in ranges) + ")")
+            values = cells[dim].astype(np.int64)
+            want &= np.logical_or.reduce([(values >= lo) & (values <= hi)
+                                          for lo, hi in ranges])
+    where = " WHERE " + " AND ".join(terms) if terms else ""
+    got = tdbsql.query(f"SELECT v FROM array{where}", uri).column("v").to_numpy()
+    assert sorted(got.tolist()) == sorted(cells["v"][want].tolist())
+
+
+def test_a_column_is_ascending_when_no_cell_decreases():
+    assert Column(np.array([1, 1, 2, 5], np.int64)).ascending
+    assert Column(np.array([], np.int64)).ascending
+    assert not Column(np.array([1, 3, 2], np.int64)).ascending
+    assert not Column(np.array([1.0, np.nan, 2.0])).ascending
+    assert not Column(np.array([1, 2, 3, 4], np.int64), cell_val_num=2).ascending
+    assert not Column(np.frombuffer(b"abc", np.uint8),
+                      offsets=np.array([0, 1, 2, 3], np.int64)).ascending
