@@ -22,7 +22,7 @@ import sqllogic
 import tdbsql
 from sql_fixtures import sql_arrays  # noqa: F401 - the session fixture, used by name
 from test_join_order_differential import TABLES, _same_as_duckdb, table_engines
-from tdbsql.engine import join_aggregate, runner
+from tdbsql.engine import join_aggregate
 
 RECORDS = [record for record in sqllogic.parse_file(
     sqllogic.SQL_DIR / "subqueries" / "correlated_range.test") if record.kind == "query"]
@@ -92,7 +92,7 @@ def test_blocks_answer_12m_pairs_in_a_small_budget(by_blocks):
 
 
 def test_making_every_pair_exceeds_that_budget(monkeypatch):
-    monkeypatch.setattr(runner, "fused_joins", lambda *args: {})
+    monkeypatch.setattr(join_aggregate, "fused_joins", lambda *args: {})
     with pytest.raises(tdbsql.MemoryLimitError, match="the join with 'b'"):
         _running_average(5_000, memory_mb=16)
 

@@ -14,7 +14,7 @@ import tiledb
 
 import tdbsql
 from sql_fixtures import oracle_table
-from tdbsql.engine import runner as runner_module
+from tdbsql.engine import top_scan
 
 N = 3000
 
@@ -76,7 +76,7 @@ def test_answers_are_the_whole_reads(array, sql, timestamp, monkeypatch):
     key = re.search(r"ORDER BY (\w+)", sql).group(1)
     got = _tdbsql(array, sql, timestamp)
     with monkeypatch.context() as patched:
-        patched.setattr(runner_module, "try_top_scan", lambda runner, step: None)
+        patched.setattr(top_scan, "try_top_scan", lambda runner, step: None)
         whole = _tdbsql(array, sql, timestamp)
     assert got.schema == whole.schema and all(
         _same(got[c].to_pylist(), whole[c].to_pylist()) for c in got.column_names)
@@ -124,7 +124,7 @@ def ties(tmp_path_factory) -> str:
 def test_a_tie_at_the_last_row_is_read_from_every_tile_holding_it(ties, order, monkeypatch):
     con = tdbsql.connect().register("t", ties)
     with monkeypatch.context() as patched:
-        patched.setattr(runner_module, "try_top_scan", lambda runner, step: None)
+        patched.setattr(top_scan, "try_top_scan", lambda runner, step: None)
         whole = tdbsql.connect().register("t", ties).sql(
             f"SELECT id, g FROM t ORDER BY {order}").arrow()
     for limit in range(1, 120, 7):
