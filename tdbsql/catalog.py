@@ -17,29 +17,10 @@ from sqlglot import exp
 from .errors import ArrayNotFoundError, SqlError
 from .planner.parse import span_of, timestamp_window
 from .storage.array import Array
+from .storage.by_identity import ByIdentity
 
-
-class _ByIdentity:
-    """Values worked out once per object (its newest ``kept``), each kept with its object so
-    that the object's id stays its own."""
-
-    def __init__(self, kept: int):
-        self.kept = kept
-        self._found: dict[int, tuple] = {}
-
-    def get(self, key: object, compute):
-        found = self._found.get(id(key))
-        if found is not None and found[0] is key:
-            return found[1]
-        value = compute()
-        if len(self._found) >= self.kept:
-            self._found.pop(next(iter(self._found)))
-        self._found[id(key)] = (key, value)
-        return value
-
-
-_ARROW_SCHEMAS = _ByIdentity(256)  # ArraySchema -> its Arrow schema
-_SQL_COLUMNS = _ByIdentity(256)  # an array's Arrow schema -> its SQL columns
+_ARROW_SCHEMAS = ByIdentity(256)  # ArraySchema -> its Arrow schema
+_SQL_COLUMNS = ByIdentity(256)  # an array's Arrow schema -> its SQL columns
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from .directory import (
 )
 from .tiles import TileReader, field_specs
 from . import vfs
+from .by_identity import ByIdentity
 from .parsed_files import ParsedFiles, key_digest
 from ..format.names import META_DIR, SCHEMA_DIR, now_ms
 
@@ -135,7 +136,11 @@ class Fragment:
 
     @cached_property
     def fields(self):
-        return field_specs(self.schema, self.metadata)
+        """The fragment's readable fields by name, worked out once per fragment metadata
+        (shared by every query that reads the fragment) and schema."""
+        schema, metadata = self.schema, self.metadata
+        kept, fields = _FIELDS.get(metadata, lambda: (schema, field_specs(schema, metadata)))
+        return fields if kept is schema else field_specs(schema, metadata)
 
     @cached_property
     def tiles(self) -> TileReader:
@@ -146,6 +151,7 @@ class Fragment:
 
 _SCHEMAS: ParsedFiles[ArraySchema] = ParsedFiles(256)
 _FRAGMENT_METADATA: ParsedFiles = ParsedFiles(512)
+_FIELDS = ByIdentity(512)  # fragment metadata -> (its schema, its fields)
 _CONSOLIDATED_FOOTERS: ParsedFiles[dict] = ParsedFiles(256)
 
 
