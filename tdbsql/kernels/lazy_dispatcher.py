@@ -21,6 +21,7 @@ from numba.core.typing.typeof import typeof_impl
 from .cache_loading import quick_loading
 
 _MAKING = threading.Lock()
+_OWN = frozenset({"_func", "_options", "_dispatcher"})
 
 
 class Kernel:
@@ -50,6 +51,8 @@ class Kernel:
         return (self._dispatcher or self.dispatcher)(*args)
 
     def __getattr__(self, name: str):  # the dispatcher's: signatures, py_func, stats, ...
+        if name in _OWN or (name.startswith("__") and name.endswith("__")):
+            raise AttributeError(name)  # not set yet (copy, pickle): never the dispatcher's
         return getattr(self.dispatcher, name)
 
     def __repr__(self) -> str:
