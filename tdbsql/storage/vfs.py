@@ -9,19 +9,49 @@ so a corrupt offset cannot trigger a huge read.
 from __future__ import annotations
 
 import os
+import threading
+import time
 import uuid
 
 from ..errors import ArrayNotFoundError, CorruptArrayError
 
 
+# A listing is kept only if its directory was last modified this long before it was taken
+SETTLED_NS = 2_000_000_000
+_LISTINGS_KEPT = 4096
+_listings: dict[str, tuple[tuple, tuple[str, ...]]] = {}  # path -> (stamp, names)
+_listings_lock = threading.Lock()
+
+
 def list_dir(path: str) -> list[str]:
-    """Names in a directory (empty if it does not exist)."""
+    """Names in a directory, sorted (empty if it does not exist).
+
+    Every query lists an array's folders to see the writes made since the last one, and a
+    stat costs a fraction of a listing (2 against 8-14 us here).  So a listing is kept with
+    its directory's device, inode and modification time, and served again while a stat
+    shows them unchanged.  Only the listing of a directory last modified ``SETTLED_NS``
+    before it was taken is kept: file systems stamp a modification by a coarse clock (a few
+    ms here, seconds on some network file systems), so a change made in the same tick as the
+    state listed would leave the time unchanged.  A change after a settled listing is
+    stamped later than it, so it is always seen (the racy-entry rule of git's index)."""
     try:
-        return sorted(os.listdir(path))
-    except FileNotFoundError:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
         return []
-    except NotADirectoryError:
+    stamp = (st.st_dev, st.st_ino, st.st_mtime_ns)
+    found = _listings.get(path)
+    if found is not None and found[0] == stamp:
+        return list(found[1])
+    try:
+        names = sorted(os.listdir(path))
+    except (FileNotFoundError, NotADirectoryError):
         return []
+    if time.time_ns() - st.st_mtime_ns > SETTLED_NS:  # stat'ed before listing: never newer
+        with _listings_lock:
+            if len(_listings) >= _LISTINGS_KEPT:
+                _listings.pop(next(iter(_listings)))
+            _listings[path] = (stamp, tuple(names))
+    return names
 
 
 def is_dir(path: str) -> bool:
