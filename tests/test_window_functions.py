@@ -450,15 +450,18 @@ LIST_TABLE = pa.table({
     "array_agg(v)", "list(s)", "array_agg(f)", "array_agg(d)", "array_agg(b)",
     "array_agg(v) FILTER (WHERE v > 2)", "list(s) FILTER (WHERE b)",
     "string_agg(f, ';')", "string_agg(d)", "listagg(b, ' ')", "group_concat(v)",
-    "string_agg(s, '') FILTER (WHERE o > 1)"])
+    "string_agg(s, '') FILTER (WHERE o > 1)", "array_agg(v ORDER BY f DESC NULLS FIRST)",
+    "list(s ORDER BY s)", "string_agg(s, ',' ORDER BY d NULLS LAST)",
+    "array_agg(v ORDER BY b, o) FILTER (WHERE o < 4)"])
 @pytest.mark.parametrize("frame", [
     "ROWS BETWEEN 2 PRECEDING AND CURRENT ROW", "ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING",
     "ROWS BETWEEN 2 FOLLOWING AND 3 FOLLOWING", "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING",
     "RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING", "GROUPS BETWEEN CURRENT ROW AND 1 FOLLOWING", ""])
 def test_lists_and_texts_over_moving_frames_equal_duckdb(call, frame):
     """array_agg / string_agg over moving frames: NULL values kept in lists and skipped in
-    texts, FILTER's rejected rows left out, an empty frame NULL; results and types as
-    DuckDB's (a list of the value's type, VARCHAR)."""
+    texts, FILTER's rejected rows left out, an empty frame NULL, an ORDER BY in the call
+    ordering each frame's values; results and types as DuckDB's (a list of the value's type,
+    VARCHAR)."""
     sql = f"SELECT k, o, {call} OVER (PARTITION BY k ORDER BY o DESC {frame}) AS w FROM t " \
           "ORDER BY k, o"
     con, oracle = _engines(LIST_TABLE)

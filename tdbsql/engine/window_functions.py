@@ -356,9 +356,6 @@ class _Window:
         if distinct:
             raise UnsupportedSql(f"{self.shown}(DISTINCT ...) over a moving window frame is not "
                                  "supported (over the whole partition it is)")
-        if self.argument_order and func in _ORDERED_BY_ARGUMENTS:
-            raise UnsupportedSql(f"{self.shown}(... ORDER BY ...) over a moving window frame is "
-                                 "not supported (over the whole partition it is)")
         if func in ("array_agg", "string_agg"):
             return self.frame_values(func, values, kept, separator, segments)
         if func not in _MOVING:
@@ -410,7 +407,7 @@ class _Window:
                      separator: str | None, segments: fx.Segments) -> pa.Array:
         """array_agg / string_agg over moving frames (``engine.window_lists``): each frame's
         rows that FILTER keeps -- for string_agg those whose value is not NULL -- in window
-        order."""
+        order, or in the call's own (``ORDER BY`` in its arguments)."""
         if func == "string_agg" and separator is None:
             return pa.nulls(self.n, pa.string())
         layout = self.layout
@@ -422,10 +419,17 @@ class _Window:
                   for start, end in segments]
         rows = layout.order[counted]
         what = f"the window function {self.shown}()"
+        # ``f(x ORDER BY y)``: each frame's rows by their place in that order (ties in
+        # window order), numbered as ``rows`` number them
+        ranks = None
+        if self.argument_order:
+            place = np.empty(self.n, np.int64)
+            place[self.by_argument_order()] = np.arange(self.n)
+            ranks = np.ascontiguousarray(place[np.flatnonzero(counted)])
         if func == "array_agg":
-            return window_lists.frame_lists(values, rows, ranges, self.ev.budget, what)
+            return window_lists.frame_lists(values, rows, ranges, self.ev.budget, what, ranks)
         texts = text_of(values.take(pa.array(rows)))
-        return window_lists.frame_texts(texts, ranges, separator, self.ev.budget, what)
+        return window_lists.frame_texts(texts, ranges, separator, self.ev.budget, what, ranks)
 
     def separator(self) -> str | None:
         """string_agg's separator: a constant VARCHAR (None: NULL), ',' when not given."""

@@ -25,26 +25,27 @@ from .value_types import string_buffers
 _OFFSET_LIMIT = 2**31 - 1
 
 
-def frame_lists(values: pa.Array, rows: np.ndarray, ranges: list, budget,
-                what: str) -> pa.Array:
+def frame_lists(values: pa.Array, rows: np.ndarray, ranges: list, budget, what: str,
+                ranks: np.ndarray | None = None) -> pa.Array:
     """array_agg: per row the list of ``values[rows[first[i]:last[i]]]`` for every ``(first,
-    last)`` of ``ranges`` (the segments of its frame, in order), NULL when empty."""
-    taken, sizes = _flattened(values, rows, ranges, budget, what)
+    last)`` of ``ranges`` (the segments of its frame, in order), NULL when empty; with
+    ``ranks`` (per position of ``rows``), each list in the order of its values' ranks."""
+    taken, sizes = _flattened(values, rows, ranges, budget, what, ranks)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
     empty = sizes == 0
     return pa.ListArray.from_arrays(pa.array(offsets), values.take(pa.array(taken)),
                                     mask=pa.array(empty) if empty.any() else None)
 
 
-def frame_texts(texts: pa.Array, ranges: list, separator: str, budget,
-                what: str) -> pa.Array:
+def frame_texts(texts: pa.Array, ranges: list, separator: str, budget, what: str,
+                ranks: np.ndarray | None = None) -> pa.Array:
     """string_agg: per row the ``texts[first[i]:last[i]]`` of every ``(first, last)`` of
-    ``ranges`` joined by ``separator`` (NULL when empty); ``texts`` are strings without
-    NULLs."""
-    if len(ranges) == 1:
+    ``ranges`` joined by ``separator`` (NULL when empty), in the order of their ``ranks`` when
+    given; ``texts`` are strings without NULLs."""
+    if len(ranges) == 1 and ranks is None:
         first, last = ranges[0]
     else:  # the segments' texts copied one after another: one range a row
-        taken, sizes = _flattened(texts, np.arange(len(texts)), ranges, budget, what)
+        taken, sizes = _flattened(texts, np.arange(len(texts)), ranges, budget, what, ranks)
         texts = texts.take(pa.array(taken))
         last = np.cumsum(sizes)
         first = last - sizes
@@ -66,9 +67,11 @@ def frame_texts(texts: pa.Array, ranges: list, separator: str, budget,
                                        int(len(valid) - valid.sum()))
 
 
-def _flattened(values: pa.Array, rows: np.ndarray, ranges: list, budget, what: str):
+def _flattened(values: pa.Array, rows: np.ndarray, ranges: list, budget, what: str,
+               ranks: np.ndarray | None = None):
     """``(taken, sizes)``: every row's ``rows[first:last]`` of each of its ``ranges`` one after
-    another, and how many that is per row; checked against the budget and Arrow's offsets."""
+    another (each row's in the order of ``ranks``, per position of ``rows``, when given), and
+    how many that is per row; checked against the budget and Arrow's offsets."""
     sizes = sum(last - first for first, last in ranges)
     total = int(sizes.sum())
     _check_offsets(total, "list values", what)
@@ -81,8 +84,14 @@ def _flattened(values: pa.Array, rows: np.ndarray, ranges: list, budget, what: s
     # the kernel copies them in that order, one call for them all
     firsts = np.ascontiguousarray(np.stack([first for first, _ in ranges], 1).ravel(), np.int64)
     lasts = np.ascontiguousarray(np.stack([last for _, last in ranges], 1).ravel(), np.int64)
-    kernels.frame_rows(rows, firsts, lasts, taken)
-    return taken, sizes
+    if ranks is None:
+        kernels.frame_rows(rows, firsts, lasts, taken)
+        return taken, sizes
+    at = np.empty(total, np.int64)  # positions in ``rows``, then sorted by rank within a row
+    kernels.frame_rows(np.arange(len(rows), dtype=np.int64), firsts, lasts, at)
+    owner = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    at = at[np.lexsort((ranks[at], owner))]
+    return rows[at], sizes
 
 
 def _check_offsets(total: int, unit: str, what: str) -> None:
