@@ -475,6 +475,27 @@ def test_lists_and_texts_over_moving_frames_equal_duckdb(call, frame):
     assert got_type == want_type
 
 
+@pytest.mark.parametrize("call", [
+    "count(DISTINCT v)", "count(DISTINCT s)", "sum(DISTINCT v)", "avg(DISTINCT v)",
+    "sum(DISTINCT f)", "array_agg(DISTINCT b)", "list(DISTINCT s) FILTER (WHERE o > 1)",
+    "string_agg(DISTINCT s, '|')", "count(DISTINCT d) FILTER (WHERE b)"])
+@pytest.mark.parametrize("frame", [
+    "ROWS BETWEEN 2 PRECEDING AND CURRENT ROW", "ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING",
+    "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING",
+    "ROWS BETWEEN 2 PRECEDING AND 1 FOLLOWING EXCLUDE CURRENT ROW",
+    "RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING", ""])
+def test_distinct_over_moving_frames_equals_duckdb(call, frame):
+    """count / sum / avg / array_agg / string_agg (DISTINCT ...) over moving frames: each
+    value once (its first row in window order; array_agg keeps one NULL, the others skip
+    NULLs), FILTER and EXCLUDE applied first, as DuckDB."""
+    sql = f"SELECT k, o, {call} OVER (PARTITION BY k ORDER BY o DESC {frame}) AS w FROM t " \
+          "ORDER BY k, o"
+    con, oracle = _engines(LIST_TABLE)
+    want = oracle.sql(sql).arrow()
+    want = want.read_all() if hasattr(want, "read_all") else want
+    assert con.sql(sql).arrow().column("w").to_pylist() == want.column("w").to_pylist()
+
+
 def test_frame_lists_are_checked_against_the_memory_budget():
     """A running array_agg over n rows holds n(n+1)/2 values: past the budget it is refused
     before it is built."""

@@ -85,6 +85,7 @@ _MOVING = ("count_star", "count", "sum", "avg", "min", "max")
 _NAVIGATION = ("lag", "lead", "first_value", "last_value", "nth_value")
 # the moving-frame aggregates whose value depends on the order of their rows
 _ORDERED_BY_ARGUMENTS = ("array_agg", "string_agg")
+_DISTINCT_MOVING = ("count", "sum", "avg", "array_agg", "string_agg")
 # DuckDB reads first / last over a window as first_value / last_value
 _AS_WINDOW_FUNCTION = {"first": "first_value", "last": "last_value"}
 _INT64_LIMIT = 2**63 - 1
@@ -353,9 +354,12 @@ class _Window:
                 other=None if other is None else other.take(positions), fractions=fractions,
                 budget=self.ev.budget)
             return per_partition.take(pa.array(layout.partitions.ids))
-        if distinct:
+        if distinct and func in _DISTINCT_MOVING:
+            return self.distinct_frames(func, values, kept, separator, segments)
+        if distinct and func not in ("min", "max"):  # the same with or without DISTINCT
             raise UnsupportedSql(f"{self.shown}(DISTINCT ...) over a moving window frame is not "
-                                 "supported (over the whole partition it is)")
+                                 "supported (count, sum, avg, min, max, array_agg and "
+                                 "string_agg are; or use the whole partition)")
         if func in ("array_agg", "string_agg"):
             return self.frame_values(func, values, kept, separator, segments)
         if func not in _MOVING:
@@ -430,6 +434,57 @@ class _Window:
             return window_lists.frame_lists(values, rows, ranges, self.ev.budget, what, ranks)
         texts = text_of(values.take(pa.array(rows)))
         return window_lists.frame_texts(texts, ranges, separator, self.ev.budget, what, ranks)
+
+    def distinct_frames(self, func: str, values: pa.Array, kept: np.ndarray | None,
+                        separator: str | None, segments: fx.Segments) -> pa.Array:
+        """count / sum / avg / array_agg / string_agg (DISTINCT ...) over moving frames: of
+        each frame's rows that count (FILTER keeps; not NULL, but for array_agg, which keeps
+        one NULL), the first of each value in window order (``window_lists.first_of_each``,
+        values equal as GROUP BY finds them)."""
+        if func == "string_agg" and separator is None:
+            return pa.nulls(self.n, pa.string())
+        layout = self.layout
+        counted = np.ones(self.n, bool) if kept is None else kept
+        if func != "array_agg":
+            counted = counted & _valid(values)[layout.order]
+        before = np.concatenate([[0], np.cumsum(counted)])
+        ranges = [(before[start][layout.inverse], before[end][layout.inverse])
+                  for start, end in segments]
+        what = f"the window function {self.shown}()"
+        taken, sizes = window_lists.first_of_each(
+            values, group_ids([values]).ids, layout.order[counted], ranges, self.ev.budget, what)
+        if func == "count":
+            return pa.array(sizes)
+        if func in ("array_agg", "string_agg"):
+            last = np.cumsum(sizes)
+            ranges = [(last - sizes, last)]
+            if func == "array_agg":
+                return window_lists.frame_lists(values, taken, ranges, self.ev.budget, what)
+            return window_lists.frame_texts(text_of(values.take(pa.array(taken))), ranges,
+                                            separator, self.ev.budget, what)
+        value_kind = kind(values.type)
+        if value_kind in ("int", "uint", "bool"):
+            ints = int64_values(values.take(pa.array(taken)), copy=False)
+            if pa.types.is_uint64(values.type):
+                ints = ints.view(np.uint64)
+            peak = max(-int(ints.min(initial=0)), int(ints.max(initial=0)))
+            exact = ints if ints.dtype == np.int64 and peak * max(len(ints), 1) <= _INT64_LIMIT \
+                else ints.astype(object)  # running sums past int64: Python ints
+            running = np.concatenate([np.zeros(1, exact.dtype), np.cumsum(exact)])
+            last = np.cumsum(sizes)
+            totals = running[last] - running[last - sizes]
+            totals = pa.array(totals) if totals.dtype == np.int64 else \
+                exact_integers(totals.tolist())
+        elif value_kind == "float":
+            owner = np.repeat(np.arange(self.n, dtype=np.int64), sizes)
+            totals = pa.array(np.bincount(owner, float64_values(values)[taken],
+                                          minlength=self.n))
+        else:
+            raise UnsupportedSql(f"{self.shown}(DISTINCT ...) over a moving window frame "
+                                 f"needs integers or floats, not {values.type}")
+        if func == "avg":
+            totals = pc.divide(cast_value(totals, pa.float64()), pa.array(sizes, pa.float64()))
+        return pc.if_else(pa.array(sizes > 0), totals, pa.scalar(None, totals.type))
 
     def separator(self) -> str | None:
         """string_agg's separator: a constant VARCHAR (None: NULL), ',' when not given."""

@@ -94,6 +94,21 @@ def _flattened(values: pa.Array, rows: np.ndarray, ranges: list, budget, what: s
     return rows[at], sizes
 
 
+def first_of_each(values: pa.Array, ids: np.ndarray, rows: np.ndarray, ranges: list, budget,
+                  what: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(taken, sizes)`` as ``_flattened`` gives them, but of each row's frame only the first
+    row of each value (``ids``: a group id per input row), in window order: DISTINCT."""
+    taken, sizes = _flattened(values, rows, ranges, budget, what)
+    owner = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    ordered = np.lexsort((np.arange(len(taken)), ids[taken], owner))  # by row, value, place
+    first = np.ones(len(taken), bool)
+    first[1:] = (owner[ordered][1:] != owner[ordered][:-1]) | \
+        (ids[taken][ordered][1:] != ids[taken][ordered][:-1])
+    keep = np.zeros(len(taken), bool)
+    keep[ordered[first]] = True
+    return taken[keep], np.bincount(owner[keep], minlength=len(sizes)).astype(np.int64)
+
+
 def _check_offsets(total: int, unit: str, what: str) -> None:
     if total > _OFFSET_LIMIT:
         raise UnsupportedSql(f"{what} would hold {total:,} {unit} in one result column, more "
