@@ -313,8 +313,8 @@ def group_value(func: str, values: pa.Array | None, groups: Groups,
         return fold(func, values, groups, other)
     if func in statistics.MOMENTS or func in statistics.PAIRS:
         return statistics.result(func, statistics.state(func, values, groups, other))
-    if func == "count_if":
-        return pc.fill_null(aggregate("sum", pc.cast(values, pa.int64()), groups), 0)
+    if func == "count_if":  # DuckDB 2: NULL over no rows or only NULLs, as a sum
+        return aggregate("sum", pc.cast(values, pa.int64()), groups)
     if func == "array_agg":
         return _list_per_group(values, groups)
     if func == "string_agg":

@@ -9,7 +9,7 @@ partition of the key range, ``engine.key_partitions``) and folds the states:
 function               state per group                           folded by
 =====================  ========================================  ===============================
 count(*), count(x)     the count                                 sum of counts
-count_if(p)            the count of true                         sum of counts
+count_if(p)            the count of true (NULL: only NULLs)      sum of counts
 sum(x)                 the sum (NULL without values)             sum of sums
 avg(x)                 sum, count                                sum of sums / sum of counts
 min, max, bool_and/or  the batch's min / max                     min / max of those
@@ -197,8 +197,10 @@ def _operands(step) -> dict[str, exp.Expression]:
 
 
 def _fold(func: str, arg_type, columns: list[pa.Array], groups: Groups) -> pa.Array:
-    if func in ("count_star", "count", "count_if"):
+    if func in ("count_star", "count"):
         return _count(columns[0], groups)
+    if func == "count_if":  # a sum of the batches' counts: NULL when every one was NULL
+        return aggregate("sum", columns[0], groups)
     if func in ("first", "any_value"):  # the batches' values in batch order
         return group_value(func, columns[0], groups)
     if func == "sum":

@@ -356,16 +356,10 @@ class _Window:
             return per_partition.take(pa.array(layout.partitions.ids))
         if distinct and func in _DISTINCT_MOVING:
             return self.distinct_frames(func, values, kept, separator, segments)
-        if distinct and func not in ("min", "max"):  # the same with or without DISTINCT
-            raise UnsupportedSql(f"{self.shown}(DISTINCT ...) over a moving window frame is not "
-                                 "supported (count, sum, avg, min, max, array_agg and "
-                                 "string_agg are; or use the whole partition)")
         if func in ("array_agg", "string_agg"):
             return self.frame_values(func, values, kept, separator, segments)
-        if func not in _MOVING:
-            raise UnsupportedSql(f"{self.shown}() over a moving window frame is not supported "
-                                 "(count, sum, avg, min, max, array_agg and string_agg are; or "
-                                 "use the whole partition)")
+        if func not in _MOVING or (distinct and func not in ("min", "max")):
+            return self.grouped_frames(func, values, kept, segments, distinct, other, fractions)
         if func == "count_star":
             counted = fx.segment_sums(np.ones(self.n, np.int64) if kept is None else
                                       kept.astype(np.int64), segments)
@@ -388,6 +382,15 @@ class _Window:
         if func == "avg":
             sums = pc.divide(cast_value(sums, pa.float64()), pa.array(counts, pa.float64()))
         return self.in_row_order(pc.if_else(pa.array(counts > 0), sums, pa.scalar(None, sums.type)))
+
+    def argument_places(self) -> np.ndarray | None:
+        """By window position, each row's place in the call's own ORDER BY (equal keys in
+        window order); None without one."""
+        if not self.argument_order:
+            return None
+        places = np.empty(self.n, np.int64)
+        places[self.by_argument_order()] = np.arange(self.n)
+        return places
 
     def by_argument_order(self) -> np.ndarray:
         """The window positions sorted (stably) by the ORDER BY in the call's arguments."""
@@ -423,17 +426,41 @@ class _Window:
                   for start, end in segments]
         rows = layout.order[counted]
         what = f"the window function {self.shown}()"
-        # ``f(x ORDER BY y)``: each frame's rows by their place in that order (ties in
-        # window order), numbered as ``rows`` number them
-        ranks = None
-        if self.argument_order:
-            place = np.empty(self.n, np.int64)
-            place[self.by_argument_order()] = np.arange(self.n)
-            ranks = np.ascontiguousarray(place[np.flatnonzero(counted)])
+        # ``f(x ORDER BY y)``: each frame's rows by their place in that order, numbered as
+        # ``rows`` number them
+        places = self.argument_places()
+        ranks = None if places is None else places[counted]
         if func == "array_agg":
             return window_lists.frame_lists(values, rows, ranges, self.ev.budget, what, ranks)
         texts = text_of(values.take(pa.array(rows)))
         return window_lists.frame_texts(texts, ranges, separator, self.ev.budget, what, ranks)
+
+    def grouped_frames(self, func: str, values: pa.Array | None, kept: np.ndarray | None,
+                       segments: fx.Segments, distinct: bool, other: pa.Array | None,
+                       fractions) -> pa.Array:
+        """Every other aggregate over moving frames (median, the quantiles, mode, stddev,
+        corr, bool_and, arg_max, ... DISTINCT too): each row's frame rows that FILTER keeps,
+        in window order (or the call's own ORDER BY), are a group of their own, aggregated
+        as GROUP BY aggregates (``group_value``).  A frame of k rows costs k: the frames are
+        checked against the memory budget first (``window_lists``)."""
+        layout = self.layout
+        counted = np.ones(self.n, bool) if kept is None else kept
+        before = np.concatenate([[0], np.cumsum(counted)])
+        ranges = [(before[start][layout.inverse], before[end][layout.inverse])
+                  for start, end in segments]
+        places = self.argument_places()
+        ranks = None if places is None else places[counted]
+        sample = values if values is not None else pa.nulls(self.n)
+        taken, sizes = window_lists.frame_members(sample, layout.order[counted], ranges,
+                                                  self.ev.budget,
+                                                  f"the window function {self.shown}()", ranks)
+        starts = np.cumsum(sizes) - sizes
+        groups = Groups(np.repeat(np.arange(self.n, dtype=np.int64), sizes), self.n,
+                        np.where(sizes > 0, starts, -1))
+        positions = pa.array(taken)
+        return group_value(func, None if values is None else values.take(positions), groups,
+                           distinct, other=None if other is None else other.take(positions),
+                           fractions=fractions, budget=self.ev.budget)
 
     def distinct_frames(self, func: str, values: pa.Array, kept: np.ndarray | None,
                         separator: str | None, segments: fx.Segments) -> pa.Array:
@@ -453,6 +480,10 @@ class _Window:
         what = f"the window function {self.shown}()"
         taken, sizes = window_lists.first_of_each(
             values, group_ids([values]).ids, layout.order[counted], ranges, self.ev.budget, what)
+        places = self.argument_places()
+        if places is not None:  # each frame's values in the call's own order
+            owner = np.repeat(np.arange(self.n, dtype=np.int64), sizes)
+            taken = taken[np.lexsort((places[layout.inverse][taken], owner))]
         if func == "count":
             return pa.array(sizes)
         if func in ("array_agg", "string_agg"):

@@ -30,7 +30,7 @@ def frame_lists(values: pa.Array, rows: np.ndarray, ranges: list, budget, what: 
     """array_agg: per row the list of ``values[rows[first[i]:last[i]]]`` for every ``(first,
     last)`` of ``ranges`` (the segments of its frame, in order), NULL when empty; with
     ``ranks`` (per position of ``rows``), each list in the order of its values' ranks."""
-    taken, sizes = _flattened(values, rows, ranges, budget, what, ranks)
+    taken, sizes = frame_members(values, rows, ranges, budget, what, ranks)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
     empty = sizes == 0
     return pa.ListArray.from_arrays(pa.array(offsets), values.take(pa.array(taken)),
@@ -45,7 +45,7 @@ def frame_texts(texts: pa.Array, ranges: list, separator: str, budget, what: str
     if len(ranges) == 1 and ranks is None:
         first, last = ranges[0]
     else:  # the segments' texts copied one after another: one range a row
-        taken, sizes = _flattened(texts, np.arange(len(texts)), ranges, budget, what, ranks)
+        taken, sizes = frame_members(texts, np.arange(len(texts)), ranges, budget, what, ranks)
         texts = texts.take(pa.array(taken))
         last = np.cumsum(sizes)
         first = last - sizes
@@ -67,8 +67,8 @@ def frame_texts(texts: pa.Array, ranges: list, separator: str, budget, what: str
                                        int(len(valid) - valid.sum()))
 
 
-def _flattened(values: pa.Array, rows: np.ndarray, ranges: list, budget, what: str,
-               ranks: np.ndarray | None = None):
+def frame_members(values: pa.Array, rows: np.ndarray, ranges: list, budget, what: str,
+                  ranks: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(taken, sizes)``: every row's ``rows[first:last]`` of each of its ``ranges`` one after
     another (each row's in the order of ``ranks``, per position of ``rows``, when given), and
     how many that is per row; checked against the budget and Arrow's offsets."""
@@ -96,9 +96,9 @@ def _flattened(values: pa.Array, rows: np.ndarray, ranges: list, budget, what: s
 
 def first_of_each(values: pa.Array, ids: np.ndarray, rows: np.ndarray, ranges: list, budget,
                   what: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(taken, sizes)`` as ``_flattened`` gives them, but of each row's frame only the first
+    """``(taken, sizes)`` as ``frame_members`` gives them, but of each row's frame only the first
     row of each value (``ids``: a group id per input row), in window order: DISTINCT."""
-    taken, sizes = _flattened(values, rows, ranges, budget, what)
+    taken, sizes = frame_members(values, rows, ranges, budget, what)
     owner = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
     ordered = np.lexsort((np.arange(len(taken)), ids[taken], owner))  # by row, value, place
     first = np.ones(len(taken), bool)
