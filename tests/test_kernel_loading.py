@@ -135,3 +135,13 @@ def test_bare_and_called_forms_compile_the_same_kernel():
 
     values = np.arange(10, dtype=np.int64)
     assert bare(values) == called(values) == 45
+
+
+def test_a_kernel_pickles_by_name():
+    import pickle
+
+    from tdbsql.kernels import predicate
+
+    kernel = predicate.keep_coded
+    assert pickle.loads(pickle.dumps(kernel)) is kernel
+    assert (kernel.__module__, kernel.__qualname__) == ("tdbsql.kernels.predicate", "keep_coded")

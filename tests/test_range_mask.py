@@ -74,3 +74,34 @@ def test_a_column_is_ascending_when_no_cell_decreases():
     assert not Column(np.array([1, 2, 3, 4], np.int64), cell_val_num=2).ascending
     assert not Column(np.frombuffer(b"abc", np.uint8),
                       offsets=np.array([0, 1, 2, 3], np.int64)).ascending
+
+
+def _one_dim(root, name: str, dtype, domain, cells) -> str:
+    uri = str(root / name)
+    dom = tiledb.Domain(tiledb.Dim("d", domain=domain, tile=2**40, dtype=dtype))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=100,
+                                                attrs=[tiledb.Attr("v", dtype=np.int64)]))
+    with tiledb.open(uri, "w") as A:
+        A[np.array(cells, dtype)] = {"v": np.arange(1, len(cells) + 1, dtype=np.int64)}
+    return uri
+
+
+@pytest.mark.parametrize("where,want", [
+    # a float literal past 2**53 is rounded to a float64 by the planner: its range is
+    # stepped outward so the conjunct, tested exactly, still sees the cells it keeps
+    ("d <= 9007199254740993.0", [1, 2]), ("d = 9007199254740993.0", [2]),
+    ("d BETWEEN 5 AND 9007199254740993.0", [1, 2]), ("d > 9007199254740993.0", [3]),
+    # infinite bounds beside another range of the dimension
+    ("d BETWEEN 1 AND 20 OR d >= 1e400", [1]), ("d BETWEEN 1 AND 20 OR d <= -1e400", [1]),
+    ("d >= -1e400", [1, 2, 3])])
+def test_float_bounds_on_integer_dimensions_keep_what_duckdb_keeps(tmp_path, where, want):
+    uri = _one_dim(tmp_path, "big", np.int64, (0, 2**62), [10, 2**53 + 1, 2**53 + 3])
+    got = tdbsql.query(f"SELECT v FROM array WHERE {where}", uri).column("v").to_pylist()
+    assert sorted(got) == want
+
+
+def test_a_float_bound_rounded_past_uint64_keeps_the_cells_below_it(tmp_path):
+    top = 2**64 - 11
+    uri = _one_dim(tmp_path, "u64", np.uint64, (0, top), [5, top])
+    got = tdbsql.query("SELECT v FROM array WHERE d >= 18446744073709551605.0", uri)
+    assert got.column("v").to_pylist() == [2]  # the literal rounds to 2**64 as a float64

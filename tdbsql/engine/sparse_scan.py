@@ -525,11 +525,13 @@ class SparseScan(TileScan):
                 cols[name] = fill_column(self.schema.attribute(name), n)
         return cols
 
-    def _range_mask(self, cols, n: int) -> np.ndarray:
-        """Per cell, whether it lies inside the query's ranges on every dimension.  A sorted
-        coordinate with one range (the first dimension's, mostly: ``Column.ascending``)
-        bounds the cells inside by binary search; the other dimensions are tested between
-        those bounds only."""
+    def _range_mask(self, cols, n: int) -> np.ndarray | None:
+        """Per cell, whether it lies inside the query's ranges on every dimension (None:
+        no ranges).  A sorted coordinate with one range (the first dimension's, mostly:
+        ``Column.ascending``) bounds the cells inside by binary search; the other dimensions
+        are tested between those bounds only."""
+        if not self.ranges:
+            return None
         start, stop, rest = 0, n, []
         for dim in self.schema.dimensions:
             if dim.name in self.ranges:
@@ -798,13 +800,15 @@ def _keep_in_ranges(column: Column, dim, ranges, keep: np.ndarray, start: int,
 def _typed_bounds(lo, hi, dtype: np.dtype) -> tuple | None:
     """The inclusive range ``[lo, hi]`` in the coordinates' own type, so the kernel compares
     like with like (an integer against a float64 would round past 2**53); None when no
-    value of the type lies in it.  Float bounds are already in the dimension's type
-    (``planner.ranges``)."""
+    value of the type lies in it.  Bounds come from ``planner.ranges``: in a float
+    dimension's type, or integers (a float literal stepped outward) and infinities."""
     if dtype.kind == "f":
         return dtype.type(lo), dtype.type(hi)
+    if lo == math.inf or hi == -math.inf:
+        return None
     info = np.iinfo(dtype)
-    lo = info.min if lo == float("-inf") else max(info.min, math.ceil(lo))
-    hi = info.max if hi == float("inf") else min(info.max, math.floor(hi))
+    lo = int(info.min) if lo == -math.inf else max(int(info.min), math.ceil(lo))
+    hi = int(info.max) if hi == math.inf else min(int(info.max), math.floor(hi))
     return (dtype.type(lo), dtype.type(hi)) if lo <= hi else None
 
 

@@ -57,19 +57,20 @@ class QuickLoadCache(FunctionCache):
         return None  # the guard swallowed an I/O error: compile instead
 
 
-_nrt_symbols = []
+_nrt_symbols_added = False
 
 
 def _register_nrt_symbols() -> bool:
     """The first half of numba's ``rtsys.initialize``: the NRT's C functions as symbols for
-    the JIT linker, once.  False where numba's full initialisation must run instead (NRT
-    statistics asked for, which that turns on)."""
+    the JIT linker, once (callers hold numba's compiler lock).  False where numba's full
+    initialisation must run instead (NRT statistics asked for, which that turns on)."""
+    global _nrt_symbols_added
     if config.NRT_STATS:
         return False
-    if not _nrt_symbols:
+    if not _nrt_symbols_added:
         for name, address in _nrt_python.c_helpers.items():
             llvm.add_symbol(name if name.startswith("_") else "NRT_" + name, address)
-        _nrt_symbols.append(True)
+        _nrt_symbols_added = True
     return True
 
 

@@ -12,6 +12,7 @@ so kernels call kernels, inlined or not, as they call numba dispatchers.
 
 from __future__ import annotations
 
+import importlib
 import threading
 
 import numba
@@ -33,6 +34,8 @@ class Kernel:
         self._dispatcher = None
         self.__wrapped__ = func
         self.__name__ = func.__name__
+        self.__qualname__ = func.__qualname__
+        self.__module__ = func.__module__
         self.__doc__ = func.__doc__
 
     @property
@@ -55,8 +58,19 @@ class Kernel:
             raise AttributeError(name)  # not set yet (copy, pickle): never the dispatcher's
         return getattr(self.dispatcher, name)
 
+    def __reduce__(self):  # pickled by name, as functions (and numba's dispatchers) are
+        return _kernel_named, (self.__module__, self.__qualname__)
+
     def __repr__(self) -> str:
         return f"Kernel({self._func.__module__}.{self.__name__})"
+
+
+def _kernel_named(module: str, qualname: str) -> Kernel:
+    """The kernel ``module.qualname`` (unpickling)."""
+    found = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
 
 
 @typeof_impl.register(Kernel)

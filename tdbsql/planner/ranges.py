@@ -12,6 +12,8 @@ full predicate is still evaluated on the cells that are read.
 
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 import numpy as np
@@ -150,8 +152,22 @@ def scan_ranges(where: exp.Expression | None, schema) -> Ranges:
         if info.kind == "float":
             cast = info.numpy.type
             rs = [(float(cast(lo)), float(cast(hi))) for lo, hi in rs]
+        elif info.kind != "string":
+            rs = [(_outward(lo, -math.inf), _outward(hi, math.inf)) for lo, hi in rs]
         out[name] = rs
     return within_current_domain(out, schema)
+
+
+def _outward(bound, toward: float):
+    """A float bound of an integer dimension as the integer one step past it, toward
+    ``toward``: the float may be a literal rounded to the nearest float64 (``d <=
+    9007199254740993.0`` holds 2**53, ``d >= 18446744073709551605.0`` 2**64), and a range
+    only has to hold every cell its conjunct keeps (the conjunct tests them exactly).
+    Integers, and infinities, stay as they are."""
+    if not isinstance(bound, float) or math.isinf(bound) or math.isnan(bound):
+        return bound
+    stepped = math.nextafter(bound, toward)
+    return math.floor(stepped) if toward < 0 else math.ceil(stepped)
 
 
 def within_current_domain(ranges: Ranges, schema) -> Ranges:
