@@ -1,7 +1,8 @@
 """ASOF JOIN (``engine.asof_join``) against DuckDB on random tables: NULL keys and times,
-every inequality, inner and LEFT, a key or none, conditions on either side in ON and WHERE.
-The right rows' times are distinct, so each left row's nearest match is one row (of ties,
-DuckDB's pick is not defined)."""
+every inequality, inner, LEFT, RIGHT and FULL, a key (``=`` or ``IS NOT DISTINCT FROM``), none
+or USING, conditions on either side in ON (inner and LEFT: DuckDB refuses them beside RIGHT and
+FULL) and WHERE.  The right rows' times are distinct, so each left row's nearest match is one
+row (of ties, DuckDB's pick is not defined)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ keys = st.none() | st.integers(0, 3)
 times = st.none() | st.integers(-20, 20)
 left_rows = st.lists(st.tuples(keys, times), max_size=40)
 right_rows = st.lists(st.tuples(keys, times), max_size=40, unique_by=lambda row: row[1])
+joins = st.sampled_from(["ASOF JOIN", "ASOF LEFT JOIN", "ASOF RIGHT JOIN", "ASOF FULL JOIN"])
+keyings = st.sampled_from(["", "l.k = r.k AND ", "l.k IS NOT DISTINCT FROM r.k AND "])
 conditions = st.sampled_from([
     "", " AND r.v % 2 = 0", " AND l.v % 3 <> 0", " AND r.t * 2 > -10 AND l.k IS NOT NULL"])
 wheres = st.sampled_from(["", " WHERE r.v % 2 = 1", " WHERE l.v > 5", " WHERE r.v IS NULL"])
@@ -27,19 +30,32 @@ def _table(rows: list[tuple]) -> pa.Table:
                      "v": pa.array(range(len(rows)), pa.int64())})
 
 
-@settings(max_examples=150, deadline=None, derandomize=True)
-@given(left_rows, right_rows, st.sampled_from([">=", ">", "<=", "<"]),
-       st.sampled_from(["ASOF JOIN", "ASOF LEFT JOIN"]), st.booleans(), conditions, wheres)
-def test_asof_join_equals_duckdb(left, right, op, join, keyed, condition, where):
+def _same_as_duckdb(left: list, right: list, sql: str) -> None:
     ours, oracle = arrow_engines(_table(left), "l")
     right_table = _table(right)
     ours.register("r", right_table)
     oracle.register("r", right_table)
-    on = ("l.k = r.k AND " if keyed else "") + f"l.t {op} r.t" + condition
-    sql = f"SELECT l.v, r.v, r.t FROM l {join} r ON {on}{where}"
     got = sorted(ours.sql(sql).fetchall(), key=repr)
     want = sorted(oracle.sql(sql).fetchall(), key=repr)
     assert got == want, sql
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(left_rows, right_rows, st.sampled_from([">=", ">", "<=", "<"]), joins, keyings,
+       conditions, wheres)
+def test_asof_join_equals_duckdb(left, right, op, join, keying, condition, where):
+    if join in ("ASOF RIGHT JOIN", "ASOF FULL JOIN"):
+        condition = ""
+    on = f"{keying}l.t {op} r.t{condition}"
+    _same_as_duckdb(left, right, f"SELECT l.v, r.v, r.t FROM l {join} r ON {on}{where}")
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(left_rows, right_rows, joins, st.sampled_from(["k, t", "t"]),
+       st.sampled_from(["", " WHERE t % 2 = 0", " WHERE r.v IS NULL", " WHERE l.k = 1"]))
+def test_asof_join_using_equals_duckdb(left, right, join, using, where):
+    """USING: its last name is ``l.t >= r.t``; ``k`` and ``t`` are the merged columns."""
+    _same_as_duckdb(left, right, f"SELECT {using}, l.v, r.v FROM l {join} r USING ({using}){where}")
 
 
 def _mixed_tables():

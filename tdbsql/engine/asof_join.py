@@ -3,16 +3,20 @@
 ``l ASOF [LEFT] JOIN r ON l.k = r.k AND l.t >= r.t`` pairs every left row with the right row
 of the same keys whose ``t`` is the greatest not above the left row's (``>``: below it;
 ``<=`` / ``<``: the smallest not below / above it).  A left row without one is dropped, or
-kept with NULLs by ASOF LEFT.  NULL keys and NULL times match nothing.  Of several right rows
-with the nearest ``t`` one is taken; which one is not defined (DuckDB's choice varies too).
+kept with NULLs by ASOF LEFT; ASOF RIGHT / FULL add the right rows no left row took, with
+NULLs (the join step adds them, as for any outer join).  NULL keys and NULL times match
+nothing, but a key compared by ``IS NOT DISTINCT FROM`` matches NULL with NULL.  Of several
+right rows with the nearest ``t`` one is taken; which one is not defined (DuckDB's choice
+varies too).
 
-The ON condition is the equality keys (sqlglot's ``source_key`` / ``join_key``), exactly one
-inequality comparing an expression of the left rows with one of the right rows (in the type
-DuckDB compares them in: numbers, decimals, text, dates, times, timestamps), and conditions on
-the left rows alone: a left row failing them
-finds no match.  Conditions on the right rows alone choose among the candidates, so they
-filter the right rows first (``planner.asof_joins`` keeps sqlglot from moving a WHERE
-condition there).  Anything else in ON is refused by name.
+The ON condition is the equality keys (sqlglot's ``source_key`` / ``join_key``) and
+``IS NOT DISTINCT FROM`` keys, exactly one inequality comparing an expression of the left rows
+with one of the right rows (in the type DuckDB compares them in: numbers, decimals, text,
+dates, times, timestamps), and, beside an inner or LEFT ASOF join, conditions on the left rows
+alone: a left row failing them finds no match.  Conditions on the right rows alone choose
+among the candidates, so they filter the right rows first (``planner.asof_joins`` keeps
+sqlglot from moving a WHERE condition there).  Anything else in ON is refused by name, and so
+are conditions on one side beside ASOF RIGHT / FULL (DuckDB refuses them too).
 
 How: the right rows are grouped by their keys and each left row finds its group
 (``hash_join.key_groups``).  The compared values of both sides are ranked together, so a row's
@@ -39,6 +43,7 @@ from .value_types import cast_value, common_type, type_name, valid_rows
 # left OP right -> (side of searchsorted on the right rows' sorted values, step back one)
 _NEAREST = {exp.GTE: ("right", True), exp.GT: ("left", True),
             exp.LTE: ("left", False), exp.LT: ("right", False)}
+_NOT_DISTINCT = {exp.NullSafeEQ: exp.NullSafeEQ}  # an equality key NULL matches, both ways
 
 
 def asof_pairs(left, left_keys: list, right, join: dict, runner, name: str
@@ -46,10 +51,15 @@ def asof_pairs(left, left_keys: list, right, join: dict, runner, name: str
     """(left rows, right rows) of the matched pairs of the ASOF join ``join`` of ``left``
     (``JoinedRows``, its key values ``left_keys``) with ``right`` (a Frame)."""
     condition = join.get("condition")
+    side = (join.get("side") or "").upper()
     if condition is not None and condition.find(exp.Column) is None and left.length and \
             not runner.mask(left.frame([condition]), condition)[0]:
+        _refuse_one_sided(side, condition, name)
         return np.zeros(0, np.int64), np.zeros(0, np.int64)  # ON folded to FALSE: no match
-    inequality, left_terms, right_terms = _parts(left, right, join, name, runner.sql)
+    inequality, left_terms, right_terms, not_distinct = _parts(left, right, join, name,
+                                                               runner.sql)
+    for term in left_terms + right_terms:
+        _refuse_one_sided(side, term, name)
     op, left_expr, right_expr = inequality
     keyed = left.frame([left_expr])
     lv, rv = _unified(runner.column(keyed, left_expr, keyed.flat()),
@@ -62,6 +72,9 @@ def asof_pairs(left, left_keys: list, right, join: dict, runner, name: str
         condition = exp.and_(*right_terms)
         rvalid = rvalid & runner.mask(right, condition)
     right_keys = _right_keys(right, join, runner)
+    if not_distinct:
+        left_keys, right_keys = _with_not_distinct(left, left_keys, right, right_keys,
+                                                   not_distinct, runner, name)
     if left_keys:
         built, left_groups = key_groups(left_keys, right_keys)
         right_groups = built.ids
@@ -75,8 +88,9 @@ def asof_pairs(left, left_keys: list, right, join: dict, runner, name: str
 
 def _parts(left, right, join: dict, name: str, sql: str):
     """(the inequality as (op, left expression, right expression), conditions on the left
-    rows, conditions on the right rows) of the join's ON beyond its keys."""
-    inequalities, left_terms, right_terms = [], [], []
+    rows, conditions on the right rows, IS NOT DISTINCT FROM keys as (left expression, right
+    expression)) of the join's ON beyond its equality keys."""
+    inequalities, left_terms, right_terms, not_distinct = [], [], [], []
     left_tables, right_tables = left.tables, set(right.tables)
     for term in conjuncts(join.get("condition")):
         if isinstance(term, exp.Boolean) and term.this:
@@ -88,6 +102,10 @@ def _parts(left, right, join: dict, name: str, sql: str):
         if sides is not None:
             inequalities.append(sides)
             continue
+        sides = compared_sides(term, left, right, _NOT_DISTINCT)
+        if sides is not None:
+            not_distinct.append(sides[1:])
+            continue
         tables = tables_of(term)
         if tables and tables <= left_tables:
             left_terms.append(term)
@@ -96,14 +114,43 @@ def _parts(left, right, join: dict, name: str, sql: str):
         else:
             raise UnsupportedSql(f"ASOF JOIN with {name!r}: the ON condition "
                                  f"{term.sql(dialect='duckdb')} is not supported (ON takes "
-                                 "equalities of the two sides, one inequality between them, "
-                                 "and conditions on one side)")
+                                 "equalities or IS NOT DISTINCT FROM of the two sides, one "
+                                 "inequality between them, and conditions on one side)")
     if not inequalities:
         raise SqlError(f"ASOF JOIN with {name!r}: missing ASOF JOIN inequality (ON needs one "
                        "of <, <=, >, >= between the two sides)", sql)
     if len(inequalities) > 1:
         raise SqlError(f"ASOF JOIN with {name!r}: multiple ASOF JOIN inequalities", sql)
-    return inequalities[0], left_terms, right_terms
+    return inequalities[0], left_terms, right_terms, not_distinct
+
+
+def _refuse_one_sided(side: str, term, name: str) -> None:
+    """An ASOF RIGHT or FULL join takes no condition on one side (DuckDB refuses it too)."""
+    if side.endswith(("RIGHT", "FULL")):
+        raise UnsupportedSql(f"{side} JOIN with {name!r}: the ON condition "
+                             f"{term.sql(dialect='duckdb')} is not supported (ON of an ASOF "
+                             "RIGHT or FULL join takes only equalities or IS NOT DISTINCT "
+                             "FROM of the two sides and one inequality between them)")
+
+
+def _with_not_distinct(left, left_keys: list, right, right_keys: list, pairs: list, runner,
+                       name: str) -> tuple[list, list]:
+    """The equality keys and, for each IS NOT DISTINCT FROM pair, two more: whether the value
+    is NULL, and the value (in the type both sides compare in) with its NULLs given one value
+    of either side (the first key tells them from it), so NULL matches NULL."""
+    keyed = left.frame([lhs for lhs, _ in pairs])
+    flat, right_flat = keyed.flat(), right.flat()
+    left_keys, right_keys = list(left_keys), list(right_keys)
+    for lhs, rhs in pairs:
+        lv, rv = _unified(runner.column(keyed, lhs, flat), runner.column(right, rhs, right_flat),
+                          name, runner.sql)
+        left_keys.append(pc.is_null(lv))
+        right_keys.append(pc.is_null(rv))
+        valid = pa.concat_arrays([lv.drop_null(), rv.drop_null()])
+        if len(valid):
+            left_keys.append(lv.fill_null(valid[0]))
+            right_keys.append(rv.fill_null(valid[0]))
+    return left_keys, right_keys
 
 
 def _unified(left: pa.Array, right: pa.Array, name: str, sql: str):

@@ -63,11 +63,12 @@ def non_equi_matches(left, right, terms: list[exp.Expression], runner, name: str
     return LoopMatches(left, right, and_all(terms), runner, name), []
 
 
-def compared_sides(term, left, right):
+def compared_sides(term, left, right, flipped: dict = FLIPPED):
     """(operator with the left rows' expression first, left expression, right expression),
-    or None if ``term`` is no comparison of one side with the other."""
+    or None if ``term`` is no comparison of one side with the other (one of ``flipped``'s,
+    which gives each operator with its sides swapped)."""
     op = type(term)
-    if op not in _RANGES or has_subquery(term):
+    if op not in flipped or has_subquery(term):
         return None
     a, b = term.this, term.expression
     left_tables, right_tables = left.tables, set(right.tables)
@@ -77,7 +78,7 @@ def compared_sides(term, left, right):
     if a_tables <= left_tables and b_tables <= right_tables:
         return op, a, b
     if b_tables <= left_tables and a_tables <= right_tables:
-        return FLIPPED[op], b, a
+        return flipped[op], b, a
     return None
 
 

@@ -149,6 +149,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
         optimized = asof_joins.after_optimizer(
             exists_from_bounds(_optimize(lateral_subqueries(tree, schema), schema)))
         optimized = bind_using_columns(_having_aliases(optimized))
+        optimized = asof_joins.using_inequalities(optimized)
         check_grouped_columns(optimized, sql)
         optimized, correlated = extract_correlated(optimized, schema)
         optimized = lift_windows(_simplify_conditions(optimized))

@@ -63,7 +63,9 @@ def _null_supplying(step: planner.Join) -> set[str]:
     nullable: set[str] = set()
     for name, join in step.joins.items():
         side = join.get("side") or ""
-        if side in ("LEFT", "FULL") or side.startswith(ASOF):
+        asof = side.startswith(ASOF)
+        side = side.removeprefix(ASOF).strip()
+        if side in ("LEFT", "FULL") or asof:
             nullable.add(name)
         if side in ("RIGHT", "FULL"):
             nullable.update(seen)

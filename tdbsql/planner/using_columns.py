@@ -95,7 +95,7 @@ def _bind(select: exp.Select, joins: list[exp.Join]) -> None:
     for join in joins:
         table = join.this.alias_or_name
         side = (join.side or "").upper()
-        for name in join.meta.get(_USING) or ():
+        for name in using_names(join):
             column = exp.column(name, table, quoted=True)
             other = _using_side(join, column)
             if other is None or name in broken:
@@ -127,9 +127,20 @@ def _bind(select: exp.Select, joins: list[exp.Join]) -> None:
                 column.replace(chains[column.name].bare())
 
 
+def using_names(join: exp.Join) -> tuple[str, ...]:
+    """The names of ``join``'s USING list (``mark`` recorded them), or ()."""
+    return join.meta.get(_USING) or ()
+
+
 def _using_side(join: exp.Join, column: exp.Column) -> exp.Expression | None:
     """In the ON equality a USING join made for ``column``'s name, the side that is not
     ``column`` (earlier tables' columns of that name, or a COALESCE of them), or None."""
+    return using_equality(join, column)[1]
+
+
+def using_equality(join: exp.Join, column: exp.Column) -> tuple:
+    """(the ON equality a USING join made for ``column``'s name, its side that is not
+    ``column``), or (None, None)."""
     for eq in conjuncts(join.args.get("on")):
         if not isinstance(eq, exp.EQ):
             continue
@@ -142,8 +153,8 @@ def _using_side(join: exp.Join, column: exp.Column) -> exp.Expression | None:
         parts = [other.this, *other.expressions] if isinstance(other, exp.Coalesce) else [other]
         if all(isinstance(p, exp.Column) and p.table and p.name == column.name
                and p.table != column.table for p in parts):
-            return other
-    return None
+            return eq, other
+    return None, None
 
 
 def refuse_star_beside_using(tree: exp.Expression, schema: dict) -> None:
