@@ -2,37 +2,45 @@
 
 Both of DuckDB's spellings::
 
-    SELECT * FROM t PIVOT (sum(x) [AS s], ... FOR c IN (v1 [AS n1], v2, ...)) [AS p]
-    PIVOT t ON c [IN (v1, v2, ...)] USING sum(x) [AS s], ... [GROUP BY g, ...]
+    SELECT * FROM t PIVOT (sum(x) [AS s], ... FOR c IN (v1 [AS n1], v2, ...) [d IN (...)]
+                           [GROUP BY g, ...]) [AS p]
+    PIVOT t ON c [IN (v1, v2, ...)] [, d [IN (...)]] USING sum(x) [AS s], ... [GROUP BY g, ...]
 
 become ``SELECT g..., sum(x) FILTER (WHERE c = v1) AS "v1[_s]", ... FROM t GROUP BY g...``:
 one column per value and aggregate, named by the value (its IN alias) and, when there are
-several aggregates or the one has an alias, ``_`` and the aggregate's alias.  The rows are
-grouped by ``GROUP BY`` where written, else by every column of ``t`` that neither ``c`` nor
-an aggregate reads, in ``t``'s order.  A value no row of a group has gives what the aggregate
-gives over no rows (NULL; 0 for count), as DuckDB's.
+several aggregates or the one has an alias, ``_`` and the aggregate's alias.  Over several ON
+columns, one column per combination of their values (the first column's outermost), tested
+by ``c = v1 AND d = w1`` and named ``v1_w1``.  The rows are grouped by ``GROUP BY`` where
+written, else by every column of ``t`` that no ON column nor aggregate reads, in ``t``'s
+order.  A value no row of a group has gives what the aggregate gives over no rows (NULL; 0 for
+count), as DuckDB's.
 
 ``PIVOT t ON c`` without IN takes ``c``'s distinct values that are not NULL, in order: they
 are read by a query run before the statement is planned (``with_values``, from the
 connection), then the statement is planned as with an IN list.
 
 ``UNPIVOT t ON a [AS x], b [INTO NAME k VALUE v]`` and ``FROM t UNPIVOT [INCLUDE NULLS] (v
-FOR k IN (a, b))`` become a UNION ALL of one SELECT per column (``_unpivoted``).
+FOR k IN (a, b))`` become a UNION ALL of one SELECT per column (``_unpivoted``); ``*`` /
+``COLUMNS(*)`` [EXCLUDE (...)] and ``COLUMNS('regex')`` among the columns stand for the source
+columns they name (``_expanded``).
 
-Refused by name (UnsupportedSql): UNPIVOT ON an expression, several ON / FOR columns, several aggregates
-without aliases, an aggregate with FILTER (DuckDB's PIVOT ignores it), a source whose columns
-are not known (``SELECT *`` of a subquery, a CTE without GROUP BY).  ``ON`` an expression
-(``ON x > 6``) does not parse (sqlglot's grammar), an SqlError.
+Refused by name (UnsupportedSql): UNPIVOT ON an expression, ``* REPLACE / RENAME``, PIVOT ON a
+row ``(a, b)``, several aggregates without aliases, an aggregate with FILTER (DuckDB's PIVOT
+ignores it), a source whose columns are not known (``SELECT *`` of a subquery, a CTE without
+GROUP BY).  ``ON`` an expression (``ON x > 6``) does not parse (sqlglot's grammar), an
+SqlError.
 """
 
 from __future__ import annotations
 
 import datetime
 import decimal
+import itertools
+import re
 
 from sqlglot import exp
 
-from ..errors import UnsupportedSql
+from ..errors import SqlError, UnsupportedSql
 from .table_refs import table_key
 
 
@@ -48,26 +56,33 @@ def reads_values(tree: exp.Expression) -> bool:
 
 def _unlisted(pivot: exp.Pivot) -> bool:
     return _bare(pivot) and not pivot.args.get("unpivot") and \
-        not isinstance(_on_columns(pivot)[0], exp.In)
+        not all(isinstance(on, exp.In) for on in _on_columns(pivot))
 
 
 def with_values(con, tree: exp.Expression) -> exp.Expression:
-    """``tree`` with each ``PIVOT t ON c`` lacking an IN list given ``c``'s distinct values
-    that are not NULL, ascending, read by ``con`` (the statement's CTEs beside)."""
+    """``tree`` with each ON column of a ``PIVOT t ON c`` lacking an IN list given ``c``'s
+    distinct values that are not NULL, ascending, read by ``con`` (the statement's CTEs
+    beside)."""
     for pivot in list(tree.find_all(exp.Pivot)):
         if not _unlisted(pivot):
             continue
-        (on,) = _on_columns(pivot)
-        source = pivot.this.copy()
-        query = exp.select(exp.alias_(on.copy(), "v")).distinct().from_(source) \
-            .where(exp.Not(this=exp.Is(this=on.copy(), expression=exp.Null()))) \
-            .order_by(exp.column("v"))
-        with_ = tree.args.get("with_")
-        if isinstance(with_, exp.With):
-            query.set("with_", with_.copy())
-        values = [row[0] for row in con.sql(query.sql(dialect="duckdb")).fetchall()]
-        pivot.set("expressions", [exp.In(this=on, expressions=[_literal(v) for v in values])])
+        listed = [on if isinstance(on, exp.In) else _values_of(con, tree, pivot.this, on)
+                  for on in _on_columns(pivot)]
+        pivot.set("expressions", listed)
     return tree
+
+
+def _values_of(con, tree: exp.Expression, source: exp.Expression, on: exp.Expression
+               ) -> exp.In:
+    """``on IN (its distinct values in ``source``, not NULL, ascending)``."""
+    query = exp.select(exp.alias_(on.copy(), "v")).distinct().from_(source.copy()) \
+        .where(exp.Not(this=exp.Is(this=on.copy(), expression=exp.Null()))) \
+        .order_by(exp.column("v"))
+    with_ = tree.args.get("with_")
+    if isinstance(with_, exp.With):
+        query.set("with_", with_.copy())
+    values = [row[0] for row in con.sql(query.sql(dialect="duckdb")).fetchall()]
+    return exp.In(this=on, expressions=[_literal(v) for v in values])
 
 
 def pivots_as_aggregates(tree: exp.Expression, schema: dict) -> exp.Expression:
@@ -108,7 +123,7 @@ def pivots_as_aggregates(tree: exp.Expression, schema: dict) -> exp.Expression:
                                 not pivot.args.get("include_nulls"), schema)
         else:
             select = _grouped(source, pivot.args.get("fields") or [], pivot.expressions,
-                              None, schema)
+                              pivot.args.get("group"), schema)
         holder.replace(exp.Subquery(this=select, alias=alias.copy()))
     return tree
 
@@ -120,42 +135,43 @@ def _bare(pivot: exp.Pivot) -> bool:
 
 
 def _on_columns(pivot: exp.Pivot) -> list[exp.Expression]:
-    on = pivot.expressions
-    if len(on) != 1:
-        raise UnsupportedSql("PIVOT on several columns is not supported (one ON / FOR "
-                             "column is)")
-    return on
+    for on in pivot.expressions:
+        if isinstance(on.this if isinstance(on, exp.In) else on, exp.Tuple):
+            raise UnsupportedSql("PIVOT ON a row of columns ((a, b)) is not supported: write "
+                                 "ON a, b")
+    return pivot.expressions
 
 
 def _grouped(source: exp.Expression, fields: list, aggregates: list, group, schema: dict
              ) -> exp.Select:
-    """``SELECT groups, aggregate FILTER (WHERE on = value) ... FROM source GROUP BY
-    groups``."""
-    if len(fields) != 1 or not isinstance(fields[0], exp.In):
-        raise UnsupportedSql("PIVOT on several columns is not supported (one FOR column "
-                             "with an IN list is)")
-    on, values = fields[0].this, fields[0].expressions
+    """``SELECT groups, aggregate FILTER (WHERE on = value [AND on2 = value2 ...]) ...
+    FROM source GROUP BY groups``: a column for each combination of the ON columns' values
+    (the first column's values outermost), each named by its values joined with ``_``."""
+    if not fields or not all(isinstance(field, exp.In) for field in fields):
+        raise UnsupportedSql("PIVOT FOR a column without an IN list is not supported")
+    ons = [field.this for field in fields]
     if len(aggregates) > 1 and any(not isinstance(a, exp.Alias) for a in aggregates):
         raise UnsupportedSql("PIVOT with several aggregates needs an alias on each "
                              "(sum(x) AS s, count(*) AS n)")
     if group is not None:
         groups = [g.copy() for g in group.expressions]
     else:
-        read = {c.name.lower() for node in [on, *aggregates] for c in node.find_all(exp.Column)}
+        read = {c.name.lower() for node in [*ons, *aggregates] for c in node.find_all(exp.Column)}
         groups = [exp.column(name) for name in _source_columns(source, schema)
                   if name.lower() not in read]
     columns = list(groups)
-    for value in values:
-        label = _label(value)
-        value = value.this if isinstance(value, exp.PivotAlias) else value
+    for combination in itertools.product(*(field.expressions for field in fields)):
+        label = "_".join(_label(value) for value in combination)
+        values = [v.this if isinstance(v, exp.PivotAlias) else v for v in combination]
+        test = exp.and_(*(exp.EQ(this=on.copy(), expression=value.copy())
+                          for on, value in zip(ons, values)))
         for aggregate in aggregates:
             call = aggregate.this if isinstance(aggregate, exp.Alias) else aggregate
             name = label if len(aggregates) == 1 and not isinstance(aggregate, exp.Alias) \
                 else f"{label}_{aggregate.alias}"
             if isinstance(call, exp.Filter):  # DuckDB's PIVOT drops it: refused, not guessed
                 raise UnsupportedSql("an aggregate with FILTER in PIVOT is not supported")
-            test = exp.EQ(this=on.copy(), expression=value.copy())
-            filtered = exp.Filter(this=call.copy(), expression=exp.Where(this=test))
+            filtered = exp.Filter(this=call.copy(), expression=exp.Where(this=test.copy()))
             columns.append(exp.alias_(filtered, name, quoted=True))
     select = exp.select(*columns).from_(source)
     return select.group_by(*[g.copy() for g in groups]) if groups else select
@@ -169,10 +185,11 @@ def _unpivoted(source: exp.Expression, columns: list, name, value, skip_nulls: b
     unless INCLUDE NULLS."""
     name = "name" if name is None else name.name
     value = "value" if value is None else value.name
+    columns = _expanded(columns, source, schema)
     unpivoted = [(c.this if isinstance(c, (exp.PivotAlias, exp.Alias)) else c) for c in columns]
     if not all(isinstance(c, exp.Column) for c in unpivoted):
-        raise UnsupportedSql("UNPIVOT ON an expression (COLUMNS(*), ...) is not supported: "
-                             "name the columns")
+        raise UnsupportedSql("UNPIVOT ON an expression is not supported: name the columns "
+                             "(or COLUMNS(*) / COLUMNS('regex'))")
     read = {c.name.lower() for c in unpivoted}
     kept = [exp.column(n) for n in _source_columns(source, schema) if n.lower() not in read]
     branches = []
@@ -188,6 +205,46 @@ def _unpivoted(source: exp.Expression, columns: list, name, value, skip_nulls: b
     for branch in branches[1:]:
         union = exp.union(union, branch, distinct=False)
     return union if len(branches) == 1 else exp.select("*").from_(union.subquery("__unpivot"))
+
+
+def _expanded(columns: list, source: exp.Expression, schema: dict) -> list:
+    """The UNPIVOT columns with each ``*`` / ``COLUMNS(*)`` [EXCLUDE (...)] and
+    ``COLUMNS('regex')`` replaced by the source's columns it names, in the source's order."""
+    expanded = []
+    for column in columns:
+        chosen = _chosen(column, source, schema)
+        expanded += [column] if chosen is None else [exp.column(n, quoted=True) for n in chosen]
+    if not expanded:
+        raise SqlError("UNPIVOT clause must unpivot on at least one column - zero were "
+                       "provided")
+    return expanded
+
+
+def _chosen(column: exp.Expression, source: exp.Expression, schema: dict) -> list | None:
+    """The source's column names ``column`` stands for if it is a star or COLUMNS(...),
+    else None."""
+    inner = column.this if isinstance(column, exp.Columns) else column
+    if isinstance(inner, exp.Star):
+        if inner.args.get("replace") or inner.args.get("rename"):
+            raise UnsupportedSql("UNPIVOT ON * REPLACE / RENAME is not supported")
+        names = _source_columns(source, schema)
+        excluded = {c.name.lower() for c in inner.args.get("except_") or []}
+        missing = excluded - {n.lower() for n in names}
+        if missing:
+            raise SqlError(f'Column "{sorted(missing)[0]}" in EXCLUDE list not found in '
+                           "FROM clause")
+        return [n for n in names if n.lower() not in excluded]
+    if isinstance(column, exp.Columns) and isinstance(inner, exp.Literal) and inner.is_string:
+        try:  # DuckDB: the columns the regular expression matches anywhere in the name
+            pattern = re.compile(inner.this)
+        except re.error as err:
+            raise SqlError(f"invalid regular expression {inner.this!r} in COLUMNS: {err}") \
+                from None
+        names = [n for n in _source_columns(source, schema) if pattern.search(n)]
+        if not names:
+            raise SqlError(f'No matching columns found that match regex "{inner.this}"')
+        return names
+    return None
 
 
 def _source_columns(source: exp.Expression, schema: dict) -> list[str]:
