@@ -1,21 +1,24 @@
 """WITH RECURSIVE: each recursive CTE run to its fixpoint, then read as a table.
 
-A recursive CTE is ``name [(columns)] AS (anchor UNION [ALL] step)`` where ``step`` reads
-``name``.  As in DuckDB, the anchor runs once; then ``step`` runs again and again over the
-rows the last round added (the working table), until a round adds none.  UNION ALL keeps every
-row; UNION keeps a row only if no earlier round (nor the same one) gave it, so a walk over a
-graph with cycles ends.  The columns take the anchor's types (a step's ``n + 0.5`` over an
-INTEGER ``n`` is cast back to INTEGER, as DuckDB does) and names (or the CTE's column list).
+A recursive CTE is ``name [(columns)] [USING KEY (k, ...)] AS (anchor UNION [ALL] step)``
+where ``step`` reads ``name``.  As in DuckDB, the anchor runs once; then ``step`` runs again
+and again over the rows the last round added (the working table), until a round adds none.
+UNION ALL keeps every row; UNION keeps a row only if no earlier round (nor the same one) gave
+it, so a walk over a graph with cycles ends; USING KEY keeps a row per key
+(``recursion_tables``).  The step may read the rows kept so far as ``recurring.name``.  The
+columns take the anchor's types (a step's ``n + 0.5`` over an INTEGER ``n`` is cast back to
+INTEGER, as DuckDB does) and names (or the CTE's column list).
 
 Each run is an ordinary query of the engine over a connection of its own: the caller's tables,
 the CTEs around and before this one (one of the CTE's own name is hidden by it), and the
-working table under the CTE's name for the step's run only.  The finished rows are then
-registered under a name of their own, the references the CTE answers (in its WITH's query:
-not a same-named table or CTE of another scope) read them under the CTE's name, the CTE
-leaves the WITH, and the statement runs as a plain one.  A recursion that does not end is stopped with an error past ``MAX_ROUNDS``
-rounds (``TDBSQL_MAX_RECURSION``) or past the row cap (``TDBSQL_MAX_ROWS``), rather than
-running forever as DuckDB does (DuckDB's ``LIMIT`` over an endless recursion stops it; here
-the recursion needs a condition of its own).
+working table under the CTE's name (and the rows kept, where it reads them) for the step's
+run only.  The finished rows are then registered under a name of their own, the references
+the CTE answers (in its WITH's query: not a same-named table or CTE of another scope) read
+them under the CTE's name, the CTE leaves the WITH, and the statement runs as a plain one.
+A recursion that does not end is stopped with an error past ``MAX_ROUNDS`` rounds
+(``TDBSQL_MAX_RECURSION``) or past the row cap (``TDBSQL_MAX_ROWS``), rather than running
+forever as DuckDB does (DuckDB's ``LIMIT`` over an endless recursion stops it; here the
+recursion needs a condition of its own).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from sqlglot import exp
 from .engine.value_types import cast_value
 from .errors import SqlError, UnsupportedSql
 from .planner.table_refs import cte_of
+from .recursion_tables import AllRows, DistinctRows, KeyedRows
 from .settings import env_number
 
 MAX_ROUNDS = 100_000
@@ -68,12 +72,11 @@ def _run_with(child, with_: exp.With, sql: str, max_rows: int) -> None:
             written.append(cte)
             kept.append(cte)
             continue
-        if cte.args.get("key_expressions"):
-            raise UnsupportedSql(f"recursive CTE {name!r}: USING KEY is not supported")
         anchor, step, distinct = _parts(body, name)
+        keys = [key.name for key in cte.args.get("key_expressions") or []]
         readable = [c for c in written if c.alias_or_name.lower() != name.lower()]  # shadowed
         rows = _fixpoint(child, name, _columns(cte), _prefixed(anchor, readable),
-                         _prefixed(step, readable), distinct, sql, max_rows)
+                         _prefixed(step, readable), distinct, keys, sql, max_rows)
         hidden = f"__tdbsql_recursive_{len(child.catalog.sources)}_{name}"
         child.register_arrow(hidden, rows)
         _pointed(with_.parent, cte, hidden)
@@ -136,33 +139,54 @@ def _prefixed(query: exp.Expression, written: list[exp.CTE]) -> exp.Expression:
     return query
 
 
-def _fixpoint(child, name: str, columns, anchor, step, distinct: bool, sql: str,
-              max_rows: int) -> pa.Table:
+def _fixpoint(child, name: str, columns, anchor, step, distinct: bool, keys: list[str],
+              sql: str, max_rows: int) -> pa.Table:
     rows = _run(child, anchor, sql)
     if columns is not None:  # the first ones renamed, as DuckDB does (past them: ignored)
         rows = rows.rename_columns(columns[:rows.num_columns] + rows.column_names[len(columns):])
-    schema = rows.schema
-    step = step.sql(dialect="duckdb")  # one text: one plan, kept from round to round
-    seen = _Seen(child, sql) if distinct else None
-    if seen is not None:
-        rows = seen.unseen(rows)
-    found = [rows]
+    if keys:
+        kept = KeyedRows(rows.schema, keys, distinct, name, sql)
+    elif distinct:
+        kept = DistinctRows(lambda new, seen: _unseen(child, new, seen, sql))
+    else:
+        kept = AllRows()
+    working = kept.add(rows)
+    recurring = f"__tdbsql_recurring_{len(child.catalog.sources)}_{name}"
+    step = _recurring(step, name, recurring)
+    text = step.sql(dialect="duckdb")  # one text: one plan, kept from round to round
+    union_read = recurring if any(t.name == recurring for t in step.find_all(exp.Table)) \
+        else None
     max_rounds = env_number("TDBSQL_MAX_RECURSION", MAX_ROUNDS, minimum=1)
     shadowed = child.catalog.sources.get(name)  # a table of that name, hidden meanwhile
     try:
-        _rounds(child, name, step, schema, seen, found, sql, max_rows, max_rounds)
+        _rounds(child, name, text, rows.schema, kept, working, union_read, sql, max_rows,
+                max_rounds)
     finally:  # the working table was the step's alone
         child.catalog.sources.pop(name, None)
+        child.catalog.sources.pop(recurring, None)
         if shadowed is not None:
             child.catalog.register(name, shadowed)
-    return pa.concat_tables(found)
+    return kept.table()
 
 
-def _rounds(child, name: str, step: str, schema: pa.Schema, seen, found: list, sql: str,
-            max_rows: int, max_rounds: int) -> None:
-    """The step run over the rows the last round added (the last of ``found``) until it adds
-    none, each round's rows appended to ``found`` (for UNION: those ``seen`` had not)."""
-    rows, total, rounds = found[-1], sum(t.num_rows for t in found), 0
+def _recurring(step: exp.Expression, name: str, hidden: str) -> exp.Expression:
+    """``step`` with its references to ``recurring.name`` (the rows kept so far) reading the
+    table ``hidden`` (in place)."""
+    for table in list(step.find_all(exp.Table)):
+        if table.db.lower() == "recurring" and not table.catalog and \
+                table.name.lower() == name.lower():
+            alias = table.alias or table.name
+            table.replace(exp.Table(this=exp.to_identifier(hidden, quoted=True),
+                                    alias=exp.TableAlias(this=exp.to_identifier(alias))))
+    return step
+
+
+def _rounds(child, name: str, step: str, schema: pa.Schema, kept, rows: pa.Table,
+            union_read: str | None, sql: str, max_rows: int, max_rounds: int) -> None:
+    """The step run over the working table ``rows``, its rows put into ``kept``, which gives
+    the next round's, until there are none.  ``union_read``: the name the step reads the rows
+    kept so far under (``recurring.name``), or None."""
+    rounds = 0
     while rows.num_rows:
         rounds += 1
         if rounds > max_rounds:
@@ -170,15 +194,13 @@ def _rounds(child, name: str, step: str, schema: pa.Schema, seen, found: list, s
                            "rounds (set TDBSQL_MAX_RECURSION to allow more, or give its "
                            "step a condition that ends it)", sql)
         child.register_arrow(name, rows)
-        rows = _typed(_run(child, step, sql), schema, name, sql)
-        if seen is not None:
-            rows = seen.unseen(rows)
-        total += rows.num_rows
-        if total > max_rows:
+        if union_read is not None:
+            child.register_arrow(union_read, kept.table())
+        rows = kept.add(_typed(_run(child, step, sql), schema, name, sql))
+        if kept.total > max_rows:
             raise SqlError(f"recursive CTE {name!r} would hold more than {max_rows:,} rows, "
                            "the row cap (set TDBSQL_MAX_ROWS to raise it, or give its step a "
                            "condition that ends it)", sql)
-        found.append(rows)
 
 
 def _typed(rows: pa.Table, schema: pa.Schema, name: str, sql: str) -> pa.Table:
@@ -199,65 +221,15 @@ def _typed(rows: pa.Table, schema: pa.Schema, name: str, sql: str) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema).take(np.arange(rows.num_rows))
 
 
-class _Seen:
-    """The rows a UNION recursion has kept, as a set of row tuples (NULLs equal, NaN equal to
-    NaN, as UNION has them): each round's rows are checked against it and added in time of
-    that round's rows alone.  (An EXCEPT against every row kept so far made the rounds
-    quadratic: 5,000 rounds of one row took 378 s.)  Rows holding an INTERVAL, whose equal
-    values differ in parts (1 day = 24 hours), are compared by the engine's EXCEPT instead."""
-
-    def __init__(self, child, sql: str):
-        self.child, self.sql = child, sql
-        self.rows: set[tuple] = set()
-        self.kept: list[pa.Table] = []  # for the EXCEPT
-
-    def unseen(self, rows: pa.Table) -> pa.Table:
-        """The distinct ``rows`` not seen before, now seen."""
-        if any(_has_interval(field.type) for field in rows.schema):
-            return self._excepted(rows)
-        keep = []
-        for i, row in enumerate(zip(*(_comparable(column) for column in rows.columns))):
-            if row not in self.rows:
-                self.rows.add(row)
-                keep.append(i)
-        return rows.take(pa.array(keep, pa.int64()))
-
-    def _excepted(self, rows: pa.Table) -> pa.Table:
-        self.child.register_arrow(_NEW, rows)
-        query = f'SELECT DISTINCT * FROM "{_NEW}"'
-        if self.kept:
-            self.child.register_arrow(_SEEN, pa.concat_tables(self.kept))
-            query = f'SELECT * FROM "{_NEW}" EXCEPT SELECT * FROM "{_SEEN}"'
-        new = _run(self.child, query, self.sql).cast(rows.schema)
-        self.kept.append(new)
-        return new
-
-
-_NAN = object()  # NaN in a row tuple: equal to itself there, as UNION has it
-
-
-def _comparable(column: pa.ChunkedArray) -> list:
-    """The column's values as Python values equal where UNION has them equal."""
-    values = column.to_pylist()
-    if pa.types.is_floating(column.type) or pa.types.is_nested(column.type):
-        values = [_plain(value) for value in values]
-    return values
-
-
-def _plain(value):
-    if isinstance(value, float) and value != value:
-        return _NAN
-    if isinstance(value, (list, tuple)):
-        return tuple(_plain(item) for item in value)
-    if isinstance(value, dict):
-        return tuple((key, _plain(item)) for key, item in value.items())
-    return value
-
-
-def _has_interval(arrow_type: pa.DataType) -> bool:
-    if pa.types.is_interval(arrow_type) or pa.types.is_duration(arrow_type):
-        return True
-    return any(_has_interval(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
+def _unseen(child, rows: pa.Table, seen: pa.Table | None, sql: str) -> pa.Table:
+    """The distinct ``rows`` that ``seen`` does not hold (NULLs equal, as UNION has them), by
+    the engine's EXCEPT."""
+    child.register_arrow(_NEW, rows)
+    query = f'SELECT DISTINCT * FROM "{_NEW}"'
+    if seen is not None:
+        child.register_arrow(_SEEN, seen)
+        query = f'SELECT * FROM "{_NEW}" EXCEPT SELECT * FROM "{_SEEN}"'
+    return _run(child, query, sql).cast(rows.schema)
 
 
 def _run(child, query, sql: str) -> pa.Table:
