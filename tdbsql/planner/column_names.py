@@ -503,11 +503,14 @@ def _select(select: exp.Select) -> str:
 
 
 def _source(node: exp.Expression) -> str:
-    """A table (``t AS u``) or a derived table (``(SELECT ...) AS q``) in a FROM clause."""
+    """A table (``t AS u``) or a derived table (``(SELECT ...) AS q``, LATERAL or not) in a
+    FROM clause."""
     if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
         text = ".".join(quote(part.name) for part in node.parts)
     elif isinstance(node, exp.Subquery):
         text = f"({_query(node.this)})"
+    elif isinstance(node, exp.Lateral) and isinstance(node.this, exp.Subquery):
+        text = f"({_query(node.this.this)})"  # DuckDB does not print LATERAL
     else:
         raise ValueError(f"no DuckDB rendering of {node.key}")
     return f"{text} AS {quote(node.alias)}" if node.alias else text

@@ -1,25 +1,28 @@
 """LATERAL subqueries in FROM (``FROM t o, LATERAL (SELECT ... WHERE i.k = o.k) l``), run as
 DuckDB runs them: once for the distinct outer values, not once per row.
 
-In: a tree whose outermost SELECT joins ``LATERAL (subquery)`` sources (comma, ``[INNER |
-CROSS] JOIN LATERAL``, ``LEFT JOIN LATERAL ... ON``), before the optimizer.  Out: the tree
-with ``*`` expanded (sqlglot's ``qualify``, so the lateral's helper columns stay out of it)
-and each lateral source replaced by a plain derived table:
+In: a tree some of whose SELECTs (the outermost, a subquery, a set operation's branch, a
+CTE, a LATERAL subquery) join ``LATERAL (subquery)`` sources (comma, ``[INNER | CROSS] JOIN
+LATERAL``, ``LEFT JOIN LATERAL ... ON``), before the optimizer.  Out: the tree with ``*``
+expanded (sqlglot's ``qualify``, so the lateral's helper columns stay out of it) and each
+lateral source replaced by a plain derived table, the innermost SELECTs' first (a LATERAL
+inside another's subquery is rewritten before that one is decorrelated):
 
-- a CTE ``__lateralN`` holds the distinct values (NULL a value like any other) of the outer
-  columns the subquery reads, read from the sources before it, numbered by ``__k`` -- the
-  ``__outer`` table of ``planner.decorrelate``;
+- a CTE ``__lateralN`` (of the SELECT holding the LATERAL) holds the distinct values (NULL a
+  value like any other) of the outer columns the subquery reads, read from the sources before
+  it, numbered by ``__k`` -- the ``__outer`` table of ``planner.decorrelate``;
 - the subquery, reading those values as ``__outer.c0, __outer.c1, ...``, is decorrelated by
   ``decorrelate.dependent_query`` (an aggregate without GROUP BY keeps its row for values no
-  inner row matches, LIMIT is per value, ...) and joined to ``__lateralN`` on ``__k``, which
-  gives each of its rows the values it was run for (``__lc0``, ...);
+  inner row matches, LIMIT is per value, ...), its ``__outer`` renamed ``__lateralN``, and
+  joined to ``__lateralN`` on ``__k``, which gives each of its rows the values it was run for
+  (``__lc0``, ...);
 - the join matches each outer row to its values with ``IS NOT DISTINCT FROM`` -- for an
   integer, string, boolean, date or timestamp written as hash-join keys, ``(x IS NULL) =
   (v IS NULL) AND coalesce(x, c) = coalesce(v, c)`` -- beside the ON condition written (a
   LEFT JOIN keeps the rows without any).
 
-A LATERAL subquery below the outermost SELECT, or reading columns of a query further out, is
-``UnsupportedSql``.
+A LATERAL subquery reading columns of a query further out than the sources before it in its
+own SELECT, or first in its FROM, is ``UnsupportedSql``.
 """
 
 from __future__ import annotations
@@ -37,25 +40,42 @@ _ROWS = "__dq"  # the decorrelated subquery's rows beside their outer values
 
 
 def lateral_subqueries(tree: exp.Expression, schema: dict) -> exp.Expression:
-    laterals = [node for node in tree.find_all(exp.Lateral)
-                if isinstance(node.this, exp.Subquery)]
-    if not laterals:
+    if not _owners(tree):
         return tree
-    if any(_owner(node) is not tree for node in laterals):
-        raise UnsupportedSql("LATERAL is supported in the outermost SELECT's FROM only: "
-                             f"{laterals[0].sql(dialect='duckdb')!r}")
     tree = qualify(tree, schema=MappingSchema(schema, dialect="duckdb", normalize=False),
                    dialect="duckdb", quote_identifiers=False, validate_qualify_columns=False)
-    positions = [index for index, join in enumerate(tree.args.get("joins") or [])
-                 if isinstance(join.this, exp.Lateral)]
-    for number, index in enumerate(positions):
-        _rewrite(tree, index, number, schema)
+    number = 0
+    for select in _owners(tree):
+        positions = [index for index, join in enumerate(select.args.get("joins") or [])
+                     if isinstance(join.this, exp.Lateral)]
+        for index in positions:
+            _rewrite(select, index, number, schema)
+            number += 1
     return tree
 
 
-def _owner(node: exp.Expression) -> exp.Expression | None:
-    join = node.parent
-    return join.parent if isinstance(join, exp.Join) else None
+def _owners(tree: exp.Expression) -> list[exp.Select]:
+    """The SELECTs whose FROM joins LATERAL subqueries, innermost first (a subquery's,
+    a set operation's branch, a CTE's as much as the outermost one)."""
+    owners: list[exp.Select] = []
+    for node in tree.find_all(exp.Lateral):
+        if not isinstance(node.this, exp.Subquery):
+            continue
+        join = node.parent
+        owner = join.parent if isinstance(join, exp.Join) else None
+        if not isinstance(owner, exp.Select):
+            raise UnsupportedSql("LATERAL is supported as a joined source of a SELECT's FROM: "
+                                 f"{node.sql(dialect='duckdb')!r}")
+        if not any(owner is seen for seen in owners):
+            owners.append(owner)
+    return sorted(owners, key=_depth, reverse=True)
+
+
+def _depth(node: exp.Expression) -> int:
+    depth = 0
+    while node.parent is not None:
+        node, depth = node.parent, depth + 1
+    return depth
 
 
 def _rewrite(select: exp.Select, index: int, number: int, schema: dict) -> None:
@@ -160,9 +180,16 @@ def _dependent(query: exp.Expression, outer: list, table: str) -> exp.Expression
         if name is not None:
             column.replace(exp.column(name, OUTER, quoted=True))
     dependent = dependent_query(query)
+    # the values' table under its own name: a LATERAL around this one decorrelates its
+    # subquery, this one's rewrite inside, with an ``__outer`` of its own
     for source in dependent.find_all(exp.Table):
         if source.name == OUTER:
             source.set("this", exp.to_identifier(table, quoted=True))
+            if source.alias == OUTER:
+                source.set("alias", exp.TableAlias(this=exp.to_identifier(table, quoted=True)))
+    for column in dependent.find_all(exp.Column):
+        if column.table == OUTER:
+            column.set("table", exp.to_identifier(table, quoted=True))
     return dependent
 
 
