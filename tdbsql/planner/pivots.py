@@ -22,7 +22,9 @@ connection), then the statement is planned as with an IN list.
 ``UNPIVOT t ON a [AS x], b [INTO NAME k VALUE v]`` and ``FROM t UNPIVOT [INCLUDE NULLS] (v
 FOR k IN (a, b))`` become a UNION ALL of one SELECT per column (``_unpivoted``); ``*`` /
 ``COLUMNS(*)`` [EXCLUDE (...)] and ``COLUMNS('regex')`` among the columns stand for the source
-columns they name (``_expanded``).
+columns they name (``_expanded``); the columns must have a type in common as DuckDB's
+UNPIVOT requires (``unpivot_types``: a UNION ALL alone would make text of a number beside a
+text).
 
 Refused by name (UnsupportedSql): UNPIVOT ON an expression, ``* REPLACE / RENAME``, PIVOT ON a
 row ``(a, b)``, several aggregates without aliases, an aggregate with FILTER (DuckDB's PIVOT
@@ -42,6 +44,7 @@ from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
 from .table_refs import table_key
+from .unpivot_types import check_unpivot_types
 
 
 def has_pivot(tree: exp.Expression) -> bool:
@@ -190,6 +193,7 @@ def _unpivoted(source: exp.Expression, columns: list, name, value, skip_nulls: b
     if not all(isinstance(c, exp.Column) for c in unpivoted):
         raise UnsupportedSql("UNPIVOT ON an expression is not supported: name the columns "
                              "(or COLUMNS(*) / COLUMNS('regex'))")
+    check_unpivot_types(source, unpivoted, schema)
     read = {c.name.lower() for c in unpivoted}
     kept = [exp.column(n) for n in _source_columns(source, schema) if n.lower() not in read]
     branches = []
