@@ -38,7 +38,8 @@ WHERES = ["w = 1", "w = 1.5", "w = 1.5e0", "w > 1", "w <= 0.5", "w IN (1, 2.5)",
           "1 < w", "c = 'red'", "c <> 'red'", "c < 'green'", "c IN ('blue', 'nope')",
           "c = 'nope'", "c NOT IN ('red')", "NOT (c > 'blue')", "k = 20", "k > 15",
           "k < 10.5", "k IN (10, 30.0)", "k = 0", "w = 1.5 AND c = 'red'",
-          "x = 0 OR k >= 20", "k <> 30"]
+          "x = 0 OR k >= 20", "k <> 30", "c IS NULL", "c IS NOT NULL AND w > 1",
+          "NOT (c IS NULL) OR k = 10"]
 
 
 @pytest.mark.parametrize("where", WHERES)

@@ -88,7 +88,8 @@ def _check_delete(path: str, source: pa.Table, where: str, t: int) -> None:
 
 WHERES = ["n > 4", "NOT (n = 3)", "n IN (1.5, 3) OR x = 99", "i < 2 OR n > 100", "f < 2",
           "f >= 2", "f <> 0.5", "NOT (f IN (0, 1))", "s < 'v5' AND i > 2", "s = 'v7' OR f > 3",
-          "n BETWEEN 2 AND 9 AND NOT (i = 4)", "x < 3 OR (x IN (5, 7) AND n > 4)"]
+          "n BETWEEN 2 AND 9 AND NOT (i = 4)", "x < 3 OR (x IN (5, 7) AND n > 4)",
+          "n IS NULL", "n IS NOT NULL", "s IS NULL OR f < 2", "NOT (i IS NULL) AND n > 4"]
 
 
 @pytest.mark.parametrize("where", WHERES)
@@ -193,6 +194,8 @@ _ops = st.sampled_from(["<", "<=", ">", ">=", "=", "<>"])
 _leaf = st.one_of(
     st.builds(lambda c, op, v: f"{c} {op} {v}", st.sampled_from(["n", "f", "i"]), _ops,
               st.integers(-3, 3)),
+    st.builds(lambda c, test: f"{c} {test}", st.sampled_from(["n", "i", "s"]),
+              st.sampled_from(["IS NULL", "IS NOT NULL"])),
     st.builds(lambda c, vs: f"{c} IN ({', '.join(map(str, vs))})", st.sampled_from(["n", "i"]),
               st.lists(st.integers(-3, 3), min_size=1, max_size=3)))
 _condition = st.recursive(_leaf, lambda inner: st.one_of(

@@ -23,7 +23,9 @@ TileDB semantics reproduced here (checked against TileDB 2.30):
 * a NOT expression node cannot be evaluated (TileDB refuses); TileDB never writes one;
 * a null test (``x == None``) is stored as an empty value and comes back as a comparison with
   an empty value: on strings that compares with ``""``, on fixed-size fields TileDB refuses to
-  read the array ("value size mismatch"), and so does ``evaluate``.
+  read the array ("value size mismatch"), and so does ``evaluate``.  So the delete writer
+  states SQL's ``IS [NOT] NULL`` as a ``NullTest`` and writes it as value nodes instead
+  (``storage.delete_writer``).
 """
 
 from __future__ import annotations
@@ -104,7 +106,17 @@ class ExprNode:
     children: tuple["Node", ...]
 
 
-Node = Union[ValueNode, ExprNode]
+@dataclass(frozen=True)
+class NullTest:
+    """SQL's ``field IS NULL`` (``is_null``) or ``field IS NOT NULL`` in a condition the delete
+    writer builds.  Not a node of the file format (see the module docstring): the writer turns
+    it into value nodes before the tree is written."""
+
+    field: str
+    is_null: bool
+
+
+Node = Union[ValueNode, ExprNode, NullTest]
 
 
 @dataclass(frozen=True)
@@ -204,6 +216,8 @@ def serialize_condition(node: Node) -> bytes:
 
 
 def _write_node(w: Writer, node: Node) -> None:
+    if isinstance(node, NullTest):
+        raise ValueError(f"a NullTest on {node.field!r} has no file form: write value nodes")
     if isinstance(node, ExprNode):
         w.u8(0).u8(int(node.op)).u64(len(node.children))
         for child in node.children:
@@ -234,6 +248,8 @@ def encode_update(node: Node, values: Iterable[UpdateValue], version: int = 22,
 
 def negate(node: Node) -> Node:
     """TileDB's negation (what a delete stores): flip ops, swap AND/OR, push into leaves."""
+    if isinstance(node, NullTest):
+        return NullTest(node.field, not node.is_null)
     if isinstance(node, ValueNode):
         if node.op not in _NEGATED:
             raise ValueError(f"{node.op.name} cannot be negated")

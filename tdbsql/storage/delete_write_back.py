@@ -4,13 +4,14 @@ SQL deletes the cells on which the condition is TRUE.  A TileDB delete commit al
 those on which it is NULL (a value node on a NULL cell is false, negated or not) and compares a
 NaN as IEEE floats do (every op but ``!=`` false) where SQL orders NaN above every number.  So
 ``DELETE ... WHERE n > 4`` on a cell whose ``n`` is NULL (or ``WHERE f < 1`` on a NaN ``f``)
-would lose a cell SQL keeps.  The converse never happens: TileDB's stored tree is the negated
+would lose a cell SQL keeps; so would ``DELETE ... WHERE x IS NOT NULL``, whose commit
+removes every cell (``storage.delete_writer``: a NULL test as value nodes).  The converse never happens: TileDB's stored tree is the negated
 condition, AND/OR of value nodes only, and a NULL or NaN makes each of its nodes false where SQL
 might say true, never the other way, so the commit keeps no cell SQL deletes.
 
 The cells at risk are those visible at the delete's timestamp ``t`` on which a compared
-nullable attribute is NULL or a compared float NaN (read with SQL) and the condition is not
-TRUE in SQL's three-valued logic (worked out on the condition tree itself, so exactly as the
+nullable attribute (NULL-tested too) is NULL or a compared float NaN (read with SQL) and the
+condition is not TRUE in SQL's three-valued logic (worked out on the condition tree itself, so exactly as the
 commit compares, NULL unknown and NaN above every number): a superset of the ones the commit
 removes; the others are harmless to write again, below.
 They are written back, every field with its exact value and validity, as one fragment at
@@ -59,7 +60,7 @@ from sqlglot import exp
 from ..datatypes import type_info
 from ..errors import UnsupportedSql
 from ..format.delete_condition import (
-    CombinationOp, ConditionOp, Node, ValueNode, evaluate,
+    CombinationOp, ConditionOp, Node, NullTest, ValueNode, evaluate,
 )
 from ..format.names import now_ms
 from .array import Array
@@ -92,6 +93,10 @@ def sql_truth(node: Node, cells: pa.Table, fields: dict) -> tuple[np.ndarray, np
     NULL).  Leaves compare as the delete commit does -- its values already say what DuckDB
     means (``storage.integer_comparisons``, ``storage.temporal_comparisons``) -- except that a
     NULL is unknown and a NaN is above every number, as in SQL."""
+    if isinstance(node, NullTest):
+        column = cells.column(node.field)
+        valid = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        return (~valid, valid) if node.is_null else (valid, ~valid)
     if isinstance(node, ValueNode):
         field = fields[node.field]
         column = cells.column(node.field).combine_chunks()
@@ -128,7 +133,7 @@ def _stored(column: pa.Array, field):
 
 
 def _fields_of(node: Node) -> set[str]:
-    if isinstance(node, ValueNode):
+    if isinstance(node, (ValueNode, NullTest)):
         return {node.field}
     return set().union(*(_fields_of(c) for c in node.children))
 

@@ -10,8 +10,13 @@ Supported: comparisons (``= != <> < <= > >=``, either side a column), ``AND``/``
 ``IN``/``NOT IN``, ``BETWEEN``; literals are numbers, strings (dates and timestamps as DuckDB
 reads them for datetime fields), TRUE/FALSE.  Anything else raises ``UnsupportedSql`` naming
 the construct.
-``IS [NOT] NULL`` is refused: TileDB's delete commits store a NULL test as an empty value that
-its own readers refuse on fixed-size fields, so no delete commit can express it portably.
+``x IS [NOT] NULL`` (and ``ISNULL`` / ``NOTNULL``) is written without TileDB's own NULL
+test, an empty value its readers refuse on fixed-size fields and take for ``''`` on strings:
+a value node is false on a NULL cell, so the commit keeps the cells where ``x`` is not NULL
+with ``x IN (m) OR x NOT IN (m)`` (any member ``m`` of a cell's size), and keeps none with
+``x IN (m) AND x NOT IN (m)`` -- which removes the NULL cells too: SQL keeps those where the
+condition is not TRUE, and they are written back as below (``DELETE ... WHERE x IS NOT NULL``
+writes back every cell where ``x`` is NULL).
 A number field with several values a cell (a list to SQL) is refused as an ``SqlError``, as
 DuckDB refuses ``DOUBLE[] > 1.5``; ``tiledb`` cannot even read a commit comparing one.
 For the same reason a delete commit removes the cells on which the condition is NULL, which
@@ -39,7 +44,8 @@ from sqlglot import exp
 from ..datatypes import VAR_NUM, Datatype, string_codec, type_info
 from ..errors import NotSupportedError, SqlError, UnsupportedSql
 from ..format.delete_condition import (
-    CombinationOp, ConditionOp, ExprNode, Node, ValueNode, encode_delete_condition, negate,
+    CombinationOp, ConditionOp, ExprNode, Node, NullTest, ValueNode, encode_delete_condition,
+    negate,
 )
 from ..format.fragment_metadata import WRITE_VERSION
 from ..format.names import new_name
@@ -88,9 +94,26 @@ def write_delete(path: str, where: str | exp.Expression, *, timestamp: int | Non
         if timestamp is None:
             wait_past(t)  # a read that starts after the DELETE sees the cells written back
     name = new_name(t, t, WRITE_VERSION, ".del")
-    data = encode_delete_condition(flatten(negate(condition)), key=array.key)
+    stored = flatten(without_null_tests(negate(condition), fields))
+    data = encode_delete_condition(stored, key=array.key)
     vfs.atomic_write(array.path, f"{COMMITS_DIR}/{name}", data)
     return name
+
+
+def without_null_tests(node: Node, fields: dict) -> Node:
+    """The stored condition with each ``NullTest`` as value nodes (the module docstring): the
+    cells where the field is not NULL, or no cell."""
+    if isinstance(node, ExprNode):
+        return ExprNode(node.op, tuple(without_null_tests(c, fields) for c in node.children))
+    if not isinstance(node, NullTest):
+        return node
+    field = fields[node.field]
+    info = type_info(field.datatype)
+    member = b"\0" * (1 if field.cell_val_num == VAR_NUM else
+                      field.cell_val_num * np.dtype(info.numpy).itemsize)
+    both = (ValueNode.member_set(node.field, [member]),
+            ValueNode.member_set(node.field, [member], negated=True))
+    return ExprNode(CombinationOp.AND if node.is_null else CombinationOp.OR, both)
 
 
 def flatten(node: Node) -> Node:
@@ -166,8 +189,6 @@ class _Builder:
         if isinstance(e, exp.Not):
             if isinstance(e.this, exp.In):
                 return self._in(e.this, negated=True)
-            if isinstance(e.this, exp.Is) or isinstance(e.this, exp.Null):
-                self._refuse_null()
             return negate(self.node(e.this))
         if type(e) in _OPS:
             return self._compare(e)
@@ -180,14 +201,24 @@ class _Builder:
             low = self._compare_parts(column, ConditionOp.GE, bounds[0], widened)
             high = self._compare_parts(column, ConditionOp.LE, bounds[1], widened)
             return ExprNode(CombinationOp.AND, (low, high))
-        if isinstance(e, exp.Is):
-            self._refuse_null()
+        if isinstance(e, exp.Is) and isinstance(e.expression, exp.Null):
+            return self._null_test(e.this)
         raise UnsupportedSql(f"DELETE conditions do not support {e.key.upper()} "
                              f"({e.sql()!r}); use comparisons, AND/OR/NOT, IN and BETWEEN")
 
     def _refuse_null(self):
-        raise UnsupportedSql("DELETE ... WHERE x IS [NOT] NULL is not supported: TileDB delete "
-                             "commits cannot express a NULL test that every TileDB reader accepts")
+        raise UnsupportedSql("DELETE: a comparison with NULL is NULL on every row; "
+                             "test for NULL with IS NULL or IS NOT NULL")
+
+    def _null_test(self, e) -> NullTest:
+        if not isinstance(e, exp.Column):
+            raise UnsupportedSql(f"DELETE ... IS NULL tests a column, not {e.sql()!r}")
+        field = self.fields.get(e.name)
+        if field is not None and field.cell_val_num != 1 and \
+                type_info(field.datatype).kind not in ("string", "binary"):
+            raise UnsupportedSql(f"DELETE ... WHERE {e.name} IS [NOT] NULL on a column holding "
+                                 "a list of numbers per cell is not supported")
+        return NullTest(self._column(e), is_null=True)
 
     def _compare(self, e) -> ValueNode:
         op = _OPS[type(e)]
