@@ -27,7 +27,8 @@ what time travel to the delete's own millisecond shows, and when it is refused i
 
 Constants mean what they mean to DuckDB: an integer field compared with a fraction or a number
 past its range (``storage.integer_comparisons``), a datetime field with a string cast to its
-SQL type (``storage.temporal_comparisons``), a FLOAT field with a DOUBLE exactly
+SQL type (``storage.temporal_comparisons``; a number compared with a field SQL reads as a DATE,
+TIMESTAMP or TIME is an ``SqlError``, as DuckDB refuses it), a FLOAT field with a DOUBLE exactly
 (``storage.float_comparisons``), an enumerated attribute by its labels
 (``storage.enumerated_comparisons``), both float zeros in an IN list, whole cells of a
 fixed-size string field (``_Builder._fixed_text``).
@@ -39,9 +40,11 @@ from dataclasses import replace
 from decimal import Decimal
 
 import numpy as np
+import pyarrow as pa
 from sqlglot import exp
 
-from ..datatypes import VAR_NUM, Datatype, string_codec, type_info
+from ..datatypes import VAR_NUM, Datatype, arrow_value_type, string_codec, type_info
+from ..engine.value_types import type_name
 from ..errors import NotSupportedError, SqlError, UnsupportedSql
 from ..format.delete_condition import (
     CombinationOp, ConditionOp, ExprNode, Node, NullTest, ValueNode, encode_delete_condition,
@@ -166,9 +169,9 @@ def _condition_tree(where: str | exp.Expression, sql: str | None):
 
 
 def _span(node) -> tuple[int, int] | None:
-    from ..planner.parse import span_of
+    from ..planner.parse import span_over
 
-    return span_of(node) if isinstance(node, exp.Expression) else None
+    return span_over(node) if isinstance(node, exp.Expression) else None
 
 
 class _Builder:
@@ -233,6 +236,7 @@ class _Builder:
                        widened: bool | None = None) -> ValueNode:
         if isinstance(literal, exp.Null):
             self._refuse_null()
+        self._refuse_numbers_as_instants(column, literal)
         size = self._fixed_text_size(column)
         if size is not None:
             return self._fixed_text(column, op, [self._value(column, literal)], size)
@@ -256,6 +260,7 @@ class _Builder:
         if e.args.get("query") is not None:
             raise UnsupportedSql("DELETE ... IN (SELECT ...) is not supported")
         items = e.expressions
+        self._refuse_numbers_as_instants(column, *items)
         dtype = self._integers(column, *items)
         if self._widened(column, *items):
             found = float32_members([_literal(item) for item in items])
@@ -315,6 +320,21 @@ class _Builder:
         filler = [b"\x00" * size]
         both = (ValueNode.member_set(column, filler), ValueNode.member_set(column, filler, True))
         return ExprNode(CombinationOp.OR if negated else CombinationOp.AND, both)
+
+    def _refuse_numbers_as_instants(self, column: str, *literals) -> None:
+        """A number or boolean compared with a field SQL reads as a DATE, TIMESTAMP or TIME:
+        DuckDB refuses it ("Cannot compare values of type DATE and type INTEGER_LITERAL - an
+        explicit cast is required"), and so does DELETE, before anything is written."""
+        field = self.fields[column]
+        sql_type = arrow_value_type(field.datatype)
+        if not pa.types.is_temporal(sql_type) or field.cell_val_num != 1:
+            return
+        for literal in literals:
+            if not isinstance(_literal(literal), str):
+                raise SqlError(f"column {column!r} is a {type_name(sql_type)}: it cannot be "
+                               f"compared with {literal.sql(dialect='duckdb')} without an "
+                               "explicit cast; compare it with a date/time string",
+                               self.sql, _span(literal))
 
     def _integers(self, column: str, *literals) -> np.dtype | None:
         """The numpy type of an integer field, or of a datetime or time field's stored count,
