@@ -19,7 +19,7 @@ import tdbsql
 from tdbsql import schema as S
 from tdbsql.errors import SqlError, UnsupportedSql
 from tdbsql.storage.array import Array
-from tdbsql.storage.delete_write_back import cells_sql_keeps_at_risk, write_back
+from tdbsql.storage.delete_write_back import judge, write_back
 from tdbsql.storage.delete_writer import parse_condition
 from tdbsql.storage.writer import create, delete, write
 
@@ -130,8 +130,10 @@ def test_the_write_back_alone_changes_nothing(tmp_path):
     before = _tiledb_rows(path)
     array = Array(path)
     fields = {f.name: f for f in array.schema.attributes + array.schema.dimensions}
-    cells = cells_sql_keeps_at_risk(array, parse_condition("n < 4", fields), 20)
-    assert cells.num_rows == 5  # n NULL on 0, 3, 6, 9; NaN (not < 4 in SQL) on 4
+    judged = judge(array, parse_condition("n < 4", fields), 20)
+    assert judged.deleted == 2  # n < 4 on x = 1, 2
+    cells = judged.kept_at_risk  # n NULL on 0, 3, 6, 9; NaN (not < 4 in SQL) on 4
+    assert cells["x"].values.tolist() == [0, 3, 4, 6, 9]
     write_back(array, cells, 20, "n < 4")
     assert _tiledb_rows(path) == _tdbsql_rows(path) == before
     assert len(os.listdir(os.path.join(path, "__fragments"))) == 2

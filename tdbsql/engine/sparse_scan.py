@@ -642,7 +642,7 @@ class LeafEvaluator:
         if len(self.idx) != len(column):  # the cells of one fragment among others
             column = column.take(self.idx)
         validity = {} if column.validity is None else {node.field: column.validity}
-        return evaluate(node, {node.field: _condition_input(column, f)}, validity,
+        return evaluate(node, {node.field: condition_input(column, f)}, validity,
                         {node.field: int(f.datatype)}, num_cells=len(self.idx))
 
 
@@ -709,7 +709,7 @@ def condition_fields(cond) -> list[str]:
     return [cond.field]
 
 
-def _condition_input(column: Column, f):
+def condition_input(column: Column, f):
     """A column in the shape ``delete_condition.evaluate`` takes."""
     if column.is_var:
         return pa.Array.from_buffers(pa.large_binary(), len(column), [

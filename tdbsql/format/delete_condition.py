@@ -291,6 +291,23 @@ def deleted_cells(cond: Node, columns: Mapping[str, Any], validity: Mapping[str,
     return gone
 
 
+def sql_truth(cond: Node, columns: Mapping[str, Any], validity: Mapping[str, Any] | None = None,
+              datatypes: Mapping[str, int] | None = None,
+              num_cells: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Where a condition the delete writer built (the user's, not negated) is TRUE and where
+    FALSE in SQL's three-valued logic (neither: NULL), over cells given as to ``evaluate``.
+    Value nodes compare as the stored condition does -- the writer's values already say what
+    DuckDB means (``storage.integer_comparisons``, ``storage.temporal_comparisons``) -- except
+    that a NULL is unknown and a NaN is above every number, as in SQL; a ``NullTest`` is SQL's
+    ``IS [NOT] NULL``."""
+    n = num_cells if num_cells is not None else _infer_count(columns)
+    return _EvalContext(columns, validity or {}, datatypes or {}, n).truth(cond)
+
+
+# SQL (DuckDB) orders NaN above every number: the ops that hold for it against a number
+_NAN_TRUE = (ConditionOp.GT, ConditionOp.GE, ConditionOp.NE, ConditionOp.NOT_IN)
+
+
 def _infer_count(columns: Mapping[str, Any]) -> int:
     for col in columns.values():
         return len(col)
@@ -316,13 +333,35 @@ class _EvalContext:
     def leaf(self, node: ValueNode) -> np.ndarray:
         if node.field not in self.columns:
             return np.zeros(self.n, dtype=bool)  # TileDB: field absent from this fragment
-        column = self.columns[node.field]
-        valid = _validity(column, self.validity.get(node.field), self.n)
+        valid = self.valid(node.field)
         if node.op in (ConditionOp.ALWAYS_TRUE, ConditionOp.ALWAYS_FALSE):
             result = np.full(self.n, node.op == ConditionOp.ALWAYS_TRUE)
         else:
-            result = _compare(node, column, self.datatypes.get(node.field))
+            result = _compare(node, self.columns[node.field], self.datatypes.get(node.field))
         return result if valid is None else result & valid
+
+    def valid(self, field: str) -> np.ndarray | None:
+        return _validity(self.columns[field], self.validity.get(field), self.n)
+
+    def truth(self, node: Node) -> tuple[np.ndarray, np.ndarray]:
+        """(TRUE, FALSE) of ``sql_truth``."""
+        if isinstance(node, ExprNode):
+            if node.op == CombinationOp.NOT:
+                raise ValueError("a condition the delete writer built has no NOT node")
+            trues, falses = zip(*(self.truth(child) for child in node.children))
+            if node.op == CombinationOp.AND:
+                return np.logical_and.reduce(trues), np.logical_or.reduce(falses)
+            return np.logical_or.reduce(trues), np.logical_and.reduce(falses)
+        valid = self.valid(node.field)
+        valid = np.ones(self.n, dtype=bool) if valid is None else valid
+        if isinstance(node, NullTest):
+            return (~valid, valid) if node.is_null else (valid, ~valid)
+        column, datatype = self.columns[node.field], self.datatypes.get(node.field)
+        result = _compare(node, column, datatype)
+        kind, values = _normalise(column, datatype, node.field)
+        if kind == "fixed" and values.dtype.kind == "f":
+            result = np.where(np.isnan(values), node.op in _NAN_TRUE, result)
+        return valid & result, valid & ~result
 
 
 def _validity(column, explicit, n: int) -> np.ndarray | None:

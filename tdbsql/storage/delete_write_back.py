@@ -5,15 +5,19 @@ those on which it is NULL (a value node on a NULL cell is false, negated or not)
 NaN as IEEE floats do (every op but ``!=`` false) where SQL orders NaN above every number.  So
 ``DELETE ... WHERE n > 4`` on a cell whose ``n`` is NULL (or ``WHERE f < 1`` on a NaN ``f``)
 would lose a cell SQL keeps; so would ``DELETE ... WHERE x IS NOT NULL``, whose commit
-removes every cell (``storage.delete_writer``: a NULL test as value nodes).  The converse never happens: TileDB's stored tree is the negated
-condition, AND/OR of value nodes only, and a NULL or NaN makes each of its nodes false where SQL
-might say true, never the other way, so the commit keeps no cell SQL deletes.
+removes every cell (``storage.delete_writer``: a NULL test as value nodes).  The converse never
+happens: TileDB's stored tree is the negated condition, AND/OR of value nodes only, and a NULL
+or NaN makes each of its nodes false where SQL might say true, never the other way, so the
+commit keeps no cell SQL deletes.
 
-The cells at risk are those visible at the delete's timestamp ``t`` on which a compared
-nullable attribute (NULL-tested too) is NULL or a compared float NaN (read with SQL) and the
-condition is not TRUE in SQL's three-valued logic (worked out on the condition tree itself, so exactly as the
-commit compares, NULL unknown and NaN above every number): a superset of the ones the commit
-removes; the others are harmless to write again, below.
+``judge`` reads the cells visible at the delete's timestamp ``t`` (newest version of each
+coordinate, earlier deletes applied) as the engine's scan stores them, first the tested fields
+only: the cells on which the condition is TRUE in SQL's three-valued logic
+(``format.delete_condition.sql_truth``, on the condition tree itself, so exactly as the commit
+compares, NULL unknown and NaN above every number) are the rows the DELETE deletes, DuckDB's
+count.  The cells at risk are the others on which a tested nullable attribute is NULL or a
+tested float NaN: a superset of the ones the commit removes (the others are harmless to write
+again, below).  Only when there are some are their tiles read again, every field.
 They are written back, every field with its exact value and validity, as one fragment at
 ``t + 1``: TileDB applies a delete at ``t`` to the fragments whose FIRST timestamp is <= ``t``
 (``sparse_index_reader_base.cc``: ``delete_timestamp >= frag_meta->timestamp_range().first``),
@@ -52,98 +56,103 @@ Refused (nothing written) when the copies could not stand for the originals:
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 from sqlglot import exp
 
 from ..datatypes import type_info
+from ..engine.column import Column
+from ..engine.scan import scan
+from ..engine.sparse_scan import condition_input
 from ..errors import UnsupportedSql
-from ..format.delete_condition import (
-    CombinationOp, ConditionOp, Node, NullTest, ValueNode, evaluate,
-)
+from ..format.delete_condition import ExprNode, Node, sql_truth
 from ..format.names import now_ms
 from .array import Array
 from .directory import UINT64_MAX
 
 
+@dataclass(frozen=True)
+class Judged:
+    """What SQL makes of a DELETE on the cells visible at its timestamp: how many rows it
+    deletes, and the cells it keeps that the commit may remove (every field, as stored), None
+    when there are none."""
 
-def cells_sql_keeps_at_risk(array: Array, condition: Node, t: int) -> pa.Table | None:
-    """Every field of the cells visible at ``t`` on which ``condition`` (the user's, not
-    negated) is not TRUE in SQL and a tested nullable attribute is NULL or a tested float NaN;
-    None when no tested attribute can be either (nothing read)."""
-    names = _fields_of(condition)
-    attrs = [a for a in array.schema.attributes if a.name in names]
-    risks = [f"{_quoted(a.name)} IS NULL" for a in attrs if a.nullable]
-    risks += [f"isnan({_quoted(a.name)})" for a in attrs
-              if type_info(a.datatype).kind == "float" and a.cell_val_num == 1]
-    if not risks:
-        return None
-    from ..api import query
-
-    cells = query(f"SELECT * FROM array WHERE {' OR '.join(risks)}", array.path,
-                  key=array.key, timestamp=t)
-    fields = {f.name: f for f in list(array.schema.dimensions) + list(array.schema.attributes)}
-    true, _ = sql_truth(condition, cells, fields)
-    return cells.filter(pa.array(~true))
+    deleted: int
+    kept_at_risk: dict[str, Column] | None
 
 
-def sql_truth(node: Node, cells: pa.Table, fields: dict) -> tuple[np.ndarray, np.ndarray]:
-    """Where the condition is TRUE and where FALSE in SQL's three-valued logic (neither:
-    NULL).  Leaves compare as the delete commit does -- its values already say what DuckDB
-    means (``storage.integer_comparisons``, ``storage.temporal_comparisons``) -- except that a
-    NULL is unknown and a NaN is above every number, as in SQL."""
-    if isinstance(node, NullTest):
-        column = cells.column(node.field)
-        valid = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-        return (~valid, valid) if node.is_null else (valid, ~valid)
-    if isinstance(node, ValueNode):
-        field = fields[node.field]
-        column = cells.column(node.field).combine_chunks()
-        known = np.asarray(column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-        values = _stored(column, field)
-        result = evaluate(node, {node.field: values}, None, {node.field: int(field.datatype)},
-                          num_cells=len(column))
-        if isinstance(values, np.ndarray) and values.dtype.kind == "f":
-            nan = np.isnan(values)
-            result = np.where(nan, node.op in _NAN_TRUE, result)
-        return known & result, known & ~result
-    parts = [sql_truth(child, cells, fields) for child in node.children]
-    if node.op == CombinationOp.AND:
-        return (np.logical_and.reduce([p[0] for p in parts]),
-                np.logical_or.reduce([p[1] for p in parts]))
-    return (np.logical_or.reduce([p[0] for p in parts]),
-            np.logical_and.reduce([p[1] for p in parts]))
+def judge(array: Array, condition: Node, t: int) -> Judged:
+    """``condition`` (the user's, not negated) over the cells visible at ``t``: the tested
+    fields are read once; the cells at risk, when there are any, with every field in a second
+    read of the tiles that can hold them."""
+    at_t = Array(array.path, t, array.key)
+    tested = _fields_of(condition)
+    cells = scan(at_t, tested, {})
+    true, _ = _truth(at_t.schema, condition, cells.columns, cells.length)
+    risky = _risky_attributes(at_t.schema, tested)
+    if not risky or not (~true & _null_or_nan(cells.columns, risky)).any():
+        return Judged(int(true.sum()), None)
+    names = [f.name for f in (*at_t.schema.dimensions, *at_t.schema.attributes)]
+    every = scan(at_t, names, {}, _risk_predicate(at_t.schema, risky))
+    kept, _ = _truth(at_t.schema, condition, every.columns, every.length)
+    at_risk = np.flatnonzero(~kept & _null_or_nan(every.columns, risky))
+    return Judged(int(true.sum()),
+                  {name: column.take(at_risk) for name, column in every.columns.items()})
 
 
-# SQL (DuckDB) orders NaN above every number: the ops that hold for it against a number
-_NAN_TRUE = (ConditionOp.GT, ConditionOp.GE, ConditionOp.NE, ConditionOp.NOT_IN)
+def _truth(schema, condition: Node, columns: dict[str, Column], n: int):
+    fields = {f.name: f for f in (*schema.dimensions, *schema.attributes)}
+    values = {name: condition_input(columns[name], fields[name]) for name in columns}
+    validity = {name: c.validity for name, c in columns.items() if c.validity is not None}
+    datatypes = {name: int(fields[name].datatype) for name in columns}
+    return sql_truth(condition, values, validity, datatypes, num_cells=n)
 
 
-def _stored(column: pa.Array, field):
-    """A read column as the delete condition compares it: strings as they are, enumerated
-    attributes as their indices, anything else as the stored numbers (NULLs as zeros)."""
-    if pa.types.is_dictionary(column.type):
-        column = column.indices
-    if type_info(field.datatype).kind in ("string", "binary"):
-        return column
-    from .write_buffers import field_buffer
-
-    return field_buffer(column, field.name, field.datatype, field.cell_val_num, True).values
+def _risky_attributes(schema, tested: list[str]) -> list:
+    """The tested attributes that can be NULL or NaN."""
+    return [a for a in schema.attributes if a.name in tested and
+            (a.nullable or (type_info(a.datatype).kind == "float" and a.cell_val_num == 1))]
 
 
-def _fields_of(node: Node) -> set[str]:
-    if isinstance(node, (ValueNode, NullTest)):
-        return {node.field}
-    return set().union(*(_fields_of(c) for c in node.children))
+def _null_or_nan(columns: dict[str, Column], risky: list) -> np.ndarray:
+    n = len(columns[risky[0].name])
+    found = np.zeros(n, dtype=bool)
+    for attr in risky:
+        column = columns[attr.name]
+        if column.validity is not None:
+            found |= column.validity == 0
+        if type_info(attr.datatype).kind == "float" and attr.cell_val_num == 1:
+            found |= np.isnan(column.values.view(type_info(attr.datatype).numpy))
+    return found
 
 
-def write_back(array: Array, cells: pa.Table, t: int, where: str) -> None:
-    """Write ``cells`` as one fragment at ``t + 1`` (refused as the module docstring says)."""
-    from .writer import write
+def _risk_predicate(schema, risky: list) -> exp.Expression:
+    """``a IS NULL OR isnan(f) ...``: the scan's zone maps drop the tiles that cannot hold a
+    cell at risk where they can tell."""
+    tests = []
+    for attr in risky:
+        column = exp.column(attr.name, quoted=True)
+        if attr.nullable:
+            tests.append(exp.Is(this=column, expression=exp.Null()))
+        if type_info(attr.datatype).kind == "float" and attr.cell_val_num == 1:
+            tests.append(exp.Anonymous(this="isnan", expressions=[column.copy()]))
+    return exp.or_(*tests)
 
-    _refuse_unsound(array, cells.num_rows, t, where)
-    write(array.path, cells, timestamp=t + 1, key=array.key)
+
+def _fields_of(node: Node) -> list[str]:
+    if isinstance(node, ExprNode):
+        return list(dict.fromkeys(f for child in node.children for f in _fields_of(child)))
+    return [node.field]
+
+
+def write_back(array: Array, cells: dict[str, Column], t: int, where: str) -> None:
+    """Write ``cells`` (every field) as one fragment at ``t + 1`` (refused as the module
+    docstring says)."""
+    from .writer import write_cells
+
+    _refuse_unsound(array, len(next(iter(cells.values()))), t, where)
+    write_cells(array, cells, t + 1)
 
 
 def wait_past(t: int) -> None:
@@ -170,7 +179,3 @@ def _refuse_unsound(array: Array, n: int, t: int, where: str) -> None:
             f"DELETE ... WHERE {where}: the condition is NULL (a compared attribute is NULL) or "
             f"compares a NaN on {n:,} cell(s) SQL keeps but a TileDB delete commit removes; "
             f"{why}, so the delete is refused")
-
-
-def _quoted(name: str) -> str:
-    return exp.column(name, quoted=True).sql(dialect="duckdb")

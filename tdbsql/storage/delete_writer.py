@@ -53,7 +53,7 @@ from ..format.delete_condition import (
 from ..format.fragment_metadata import WRITE_VERSION
 from ..format.names import new_name
 from .array import Array, write_timestamp
-from .delete_write_back import cells_sql_keeps_at_risk, wait_past, write_back
+from .delete_write_back import judge, wait_past, write_back
 from .enumerated_comparisons import on_indices
 from .float_comparisons import EVERY_VALUE, NO_VALUE, float32_comparison, float32_members
 from .integer_comparisons import (
@@ -91,9 +91,9 @@ def write_delete(path: str, where: str | exp.Expression, *, timestamp: int | Non
     fields.update({d.name: d for d in array.schema.dimensions})
     condition = parse_condition(tree, fields, sql, _labelled(array))
     t = write_timestamp(timestamp)
-    kept = cells_sql_keeps_at_risk(array, condition, t)
-    if kept is not None and kept.num_rows:
-        write_back(array, kept, t, tree.sql(dialect="duckdb"))
+    judged = judge(array, condition, t)
+    if judged.kept_at_risk is not None:
+        write_back(array, judged.kept_at_risk, t, tree.sql(dialect="duckdb"))
         if timestamp is None:
             wait_past(t)  # a read that starts after the DELETE sees the cells written back
     name = new_name(t, t, WRITE_VERSION, ".del")

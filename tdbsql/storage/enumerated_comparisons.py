@@ -18,16 +18,19 @@ import numpy as np
 import pyarrow as pa
 
 from ..datatypes import type_info
-from ..format.delete_condition import Node, ValueNode
-from .delete_write_back import sql_truth
+from ..format.delete_condition import Node, ValueNode, sql_truth
 from .integer_comparisons import no_value
+from .write_buffers import field_buffer
 
 
 def on_indices(on_labels: Node, attribute, label_field, labels: pa.Array) -> Node:
     """``on_labels`` (a condition on the field ``label_field``, one of ``attribute``'s labels)
     as the condition on ``attribute``'s indices that holds for the same cells."""
-    true, _ = sql_truth(on_labels, pa.table({label_field.name: labels}),
-                        {label_field.name: label_field})
+    name, info = label_field.name, type_info(label_field.datatype)
+    values = labels if info.kind in ("string", "binary") else \
+        field_buffer(labels, name, label_field.datatype, label_field.cell_val_num, False).values
+    true, _ = sql_truth(on_labels, {name: values}, None, {name: int(label_field.datatype)},
+                        num_cells=len(labels))
     dtype = np.dtype(type_info(attribute.datatype).numpy)
     indices = np.flatnonzero(true)
     if not len(indices):

@@ -60,7 +60,7 @@ from .array import Array
 from .dense_writer import write_box
 from .directory import CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION, UINT64_MAX
 from .maintenance import ConsolidationReport, remove
-from .write_buffers import FieldBuffer
+from .write_buffers import FieldBuffer, column_buffer
 from .writer import sort_cells, write_sorted
 
 _NO_DELETE = np.uint64(UINT64_MAX)
@@ -272,17 +272,7 @@ def _write_cells(array, cells: _Cells, name: str, chosen, with_timestamps: bool,
 
 def _buffer(schema, name: str, column: Column):
     field = next((f for f in list(schema.attributes) + list(schema.dimensions) if f.name == name))
-    validity = None
-    if getattr(field, "nullable", False):
-        validity = column.validity if column.validity is not None else np.ones(len(column), np.uint8)
-        validity = np.ascontiguousarray(validity, dtype=np.uint8)
-    if column.offsets is not None:
-        start = int(column.offsets[0])
-        values = np.ascontiguousarray(column.values[start:int(column.offsets[-1])], dtype=np.uint8)
-        return FieldBuffer(values, np.ascontiguousarray(column.offsets - start, dtype=np.int64),
-                           validity)
-    values = np.ascontiguousarray(column.values).view(type_info(field.datatype).numpy)
-    return FieldBuffer(np.ascontiguousarray(values.reshape(-1)), None, validity)
+    return column_buffer(field, column)
 
 
 # -- dense --------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ the column and row); datetimes/times convert units exactly (numpy datetime64/tim
 Arrow timestamp/date/time/duration) or take integers as raw counts in the field's unit;
 strings are UTF-8 (UTF-16/32 for those types), fixed-size strings are NUL-padded to the cell
 size; multi-value cells come from fixed-size lists, lists or 2-D numpy arrays.
+``column_buffer`` takes cells read back (engine Columns) as they are stored.
 """
 
 from __future__ import annotations
@@ -57,6 +58,22 @@ class FieldBuffer:
         out = np.empty(total + WIDE, dtype=np.uint8)
         gather_bytes(self.values, self.offsets, order, new_offsets, out)
         return FieldBuffer(out[:total], new_offsets, validity)
+
+
+def column_buffer(field, column) -> FieldBuffer:
+    """The buffer of cells read back (an ``engine.column.Column`` of ``field``): its stored
+    values as they are, nothing converted (enumerated attributes keep their indices)."""
+    validity = None
+    if getattr(field, "nullable", False):
+        validity = column.validity if column.validity is not None else np.ones(len(column), np.uint8)
+        validity = np.ascontiguousarray(validity, dtype=np.uint8)
+    if column.offsets is not None:
+        start = int(column.offsets[0])
+        values = np.ascontiguousarray(column.values[start:int(column.offsets[-1])], dtype=np.uint8)
+        return FieldBuffer(values, np.ascontiguousarray(column.offsets - start, dtype=np.int64),
+                           validity)
+    values = np.ascontiguousarray(column.values).view(type_info(field.datatype).numpy)
+    return FieldBuffer(np.ascontiguousarray(values.reshape(-1)), None, validity)
 
 
 def to_arrow(column, name: str) -> pa.Array:

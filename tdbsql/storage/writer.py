@@ -35,7 +35,7 @@ from ..schema import Schema
 from . import tiling, vfs
 from .array import Array, normalize_key, write_timestamp
 from .fragment_writer import FragmentWriter
-from .write_buffers import FieldBuffer, field_buffer
+from .write_buffers import FieldBuffer, column_buffer, field_buffer
 from ..format.names import ARRAY_DIRS, META_DIR, SCHEMA_DIR
 
 
@@ -226,6 +226,15 @@ def _write_sparse(path, schema, buffers, timestamp_range, key, *, ordered=False,
     if commit:
         writer.commit()
     return writer.name
+
+
+def write_cells(array: Array, columns: Mapping[str, Any], timestamp: int) -> str | None:
+    """Cells read back (engine Columns of every field, enumerated attributes as their stored
+    indices) as one committed sparse fragment at ``timestamp``, their values as they are."""
+    schema = array.schema
+    fields = {f.name: f for f in (*schema.dimensions, *schema.attributes)}
+    buffers = {name: column_buffer(fields[name], column) for name, column in columns.items()}
+    return _write_sparse(array.path, schema, buffers, (timestamp, timestamp), array.key)
 
 
 def sort_cells(schema: ArraySchema, buffers: dict[str, FieldBuffer], coords: tiling.Coords):
