@@ -101,7 +101,9 @@ def write(path, data, *, timestamp=None, key=None, subarray=None):
 
 
 def delete(path, where, *, timestamp=None, key=None):
-    """Delete the cells matching ``where`` (SQL) with a delete commit TileDB honours."""
+    """Delete the cells matching ``where`` (SQL) with a delete commit TileDB honours; returns a
+    ``DeleteCommit``: ``.deleted`` the rows deleted (as DuckDB counts them), ``.name`` the
+    commit's file name."""
     from .storage.writer import delete as _delete
 
     return _delete(path, where, timestamp=timestamp, key=key)

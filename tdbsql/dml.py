@@ -3,8 +3,8 @@
 ``INSERT INTO t [(cols)] VALUES (...), ... | SELECT ...`` writes one fragment with the rows
 (columns by position, or by the listed names; dimensions and non-nullable attributes must be
 given, nullable attributes left out are NULL; enumerated attributes take their labels, as
-they read); ``DELETE FROM t WHERE ...`` writes a delete commit that TileDB honours.  Both return one
-row with the count of rows written / the delete commit's name, like DuckDB's ``Count``.
+they read); ``DELETE FROM t WHERE ...`` writes a delete commit that TileDB honours.  Both return
+DuckDB's one row ``Count``: the rows written / deleted.
 """
 
 from __future__ import annotations
@@ -63,7 +63,12 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
 
     if data.num_rows:
         write(source.path, data, key=source.key)
-    return pa.table({"Count": pa.array([data.num_rows], pa.int64())})
+    return _count(data.num_rows)
+
+
+def _count(rows: int) -> pa.Table:
+    """DuckDB's answer to INSERT and DELETE: one row, ``Count`` BIGINT."""
+    return pa.table({"Count": pa.array([rows], pa.int64())})
 
 
 def run_delete(connection, tree: exp.Delete, sql: str) -> pa.Table:
@@ -76,8 +81,8 @@ def run_delete(connection, tree: exp.Delete, sql: str) -> pa.Table:
     from .storage.delete_writer import write_delete
 
     # the condition as parsed, so an error in it underlines the culprit in the statement
-    name = write_delete(source.path, where.this, key=source.key, sql=sql)
-    return pa.table({"delete_commit": [name]})
+    commit = write_delete(source.path, where.this, key=source.key, sql=sql)
+    return _count(commit.deleted)
 
 
 def _array_source(connection, table: exp.Table, sql: str) -> ArraySource:

@@ -77,8 +77,9 @@ def _check_delete(path: str, source: pa.Table, where: str, t: int) -> None:
     """DELETE at ``t``; tiledb and tdbsql read DuckDB's rows from ``t + 1`` on, the rows
     before it until ``t - 1``, and agree with each other at ``t`` itself."""
     before = _tdbsql_rows(path)
-    delete(path, where, timestamp=t)
+    commit = delete(path, where, timestamp=t)
     want = _duckdb_after(source, where)
+    assert commit.deleted == len(before) - len(want), where  # DuckDB's Count
     assert _tiledb_rows(path) == want, where
     assert _tdbsql_rows(path) == want, where
     assert _tiledb_rows(path, t + 1) == _tdbsql_rows(path, t + 1) == want
@@ -112,13 +113,13 @@ def test_delete_through_sql_at_now(tmp_path):
     oracle = duckdb.connect()
     oracle.register("src", source)
     oracle.sql("CREATE TABLE t AS SELECT * FROM src")
-    for where in ("n > 4", "f < 2"):
-        con.sql(f"DELETE FROM t WHERE {where}")
-        oracle.sql(f"DELETE FROM t WHERE {where}")
+    for where in ("n > 4", "f < 2", "s IS NULL"):
+        got = con.sql(f"DELETE FROM t WHERE {where}").arrow()
+        assert got.equals(oracle.sql(f"DELETE FROM t WHERE {where}").to_arrow_table()), where
         want = _comparable(sorted_rows(oracle.sql("SELECT * FROM t").to_arrow_table(), ["x"]))
         assert _tiledb_rows(path) == _tdbsql_rows(path) == want
     with tiledb.open(path) as A:  # n NULL on 0, 3, 6, 9 (0, 3 gone by f < 2); f NaN on 1, 9
-        assert sorted(A.multi_index[0:999]["x"].tolist()) == [1, 6, 9]
+        assert sorted(A.multi_index[0:999]["x"].tolist()) == [1, 6, 9]  # s NULL on 0, 5, 10
 
 
 def test_the_write_back_alone_changes_nothing(tmp_path):

@@ -36,7 +36,7 @@ fixed-size string field (``_Builder._fixed_text``).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 import numpy as np
@@ -70,9 +70,19 @@ _FLIPPED = {ConditionOp.LT: ConditionOp.GT, ConditionOp.GT: ConditionOp.LT,
             ConditionOp.EQ: ConditionOp.EQ, ConditionOp.NE: ConditionOp.NE}
 
 
+@dataclass(frozen=True)
+class DeleteCommit:
+    """What a DELETE wrote and did: the delete commit's file name (in ``__commits``) and the
+    rows it deleted -- those visible at its timestamp on which the condition is TRUE, DuckDB's
+    ``Count``."""
+
+    name: str
+    deleted: int
+
+
 def write_delete(path: str, where: str | exp.Expression, *, timestamp: int | None = None,
-                 key=None, sql: str | None = None) -> str:
-    """Parse, negate and write the delete commit; returns its file name.
+                 key=None, sql: str | None = None) -> DeleteCommit:
+    """Parse, negate and write the delete commit.
 
     ``where`` is the condition as SQL text, or already parsed (the WHERE of a DELETE
     statement) with ``sql`` the statement it was parsed from, so that errors underline the
@@ -100,7 +110,7 @@ def write_delete(path: str, where: str | exp.Expression, *, timestamp: int | Non
     stored = flatten(without_null_tests(negate(condition), fields))
     data = encode_delete_condition(stored, key=array.key)
     vfs.atomic_write(array.path, f"{COMMITS_DIR}/{name}", data)
-    return name
+    return DeleteCommit(name, judged.deleted)
 
 
 def without_null_tests(node: Node, fields: dict) -> Node:

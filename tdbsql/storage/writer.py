@@ -319,8 +319,9 @@ def _write_metadata(path: str, entries, key, timestamp) -> None:
 # --- deletes -------------------------------------------------------------------------------------
 
 
-def delete(path: str, where: str, *, timestamp: int | None = None, key=None) -> str:
-    """Write a delete commit removing the cells matching the SQL condition ``where``."""
+def delete(path: str, where: str, *, timestamp: int | None = None, key=None):
+    """Write a delete commit removing the cells matching the SQL condition ``where``; returns
+    its ``DeleteCommit`` (the commit's name, the rows deleted)."""
     from .delete_writer import write_delete
 
     return write_delete(path, where, timestamp=timestamp, key=key)
