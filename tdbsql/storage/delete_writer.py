@@ -207,13 +207,10 @@ class _Builder:
             return self._compare(e)
         if isinstance(e, exp.In):
             return self._in(e, negated=False)
-        if isinstance(e, exp.Between):
-            column = self._column(e.this)
-            bounds = e.args["low"], e.args["high"]
-            widened = self._widened(column, *bounds)  # both bounds in DuckDB's one type
-            low = self._compare_parts(column, ConditionOp.GE, bounds[0], widened)
-            high = self._compare_parts(column, ConditionOp.LE, bounds[1], widened)
-            return ExprNode(CombinationOp.AND, (low, high))
+        if isinstance(e, exp.Between):  # both bounds in DuckDB's one type
+            bounds = self._constants(e.this, [e.args["low"], e.args["high"]])
+            return ExprNode(CombinationOp.AND, (bounds.compared(ConditionOp.GE, 0),
+                                                bounds.compared(ConditionOp.LE, 1)))
         if isinstance(e, exp.Is) and isinstance(e.expression, exp.Null):
             return self._null_test(e.this)
         raise UnsupportedSql(f"DELETE conditions do not support {e.key.upper()} "
@@ -233,71 +230,29 @@ class _Builder:
                                  "a list of numbers per cell is not supported")
         return NullTest(self._column(e), is_null=True)
 
-    def _compare(self, e) -> ValueNode:
+    def _compare(self, e) -> Node:
         op = _OPS[type(e)]
         left, right = e.this, e.expression
         if isinstance(left, exp.Column):
-            return self._compare_parts(self._column(left), op, right)
+            return self._constants(left, [right]).compared(op)
         if isinstance(right, exp.Column):
-            return self._compare_parts(self._column(right), _FLIPPED[op], left)
+            return self._constants(right, [left]).compared(_FLIPPED[op])
         raise UnsupportedSql(f"DELETE comparison {e.sql()!r} needs a column on one side")
 
-    def _compare_parts(self, column: str, op: ConditionOp, literal,
-                       widened: bool | None = None) -> ValueNode:
-        if isinstance(literal, exp.Null):
-            self._refuse_null()
-        self._refuse_numbers_as_instants(column, literal)
-        size = self._fixed_text_size(column)
-        if size is not None:
-            return self._fixed_text(column, op, [self._value(column, literal)], size)
-        if widened is None:
-            widened = self._widened(column, literal)
-        if widened:
-            op, number = float32_comparison(op, _literal(literal))
-            return ValueNode(column, op, number.tobytes())
-        dtype = self._integers(column, literal)
-        if dtype is not None:
-            value = _literal(literal)
-        elif self._dated(column, literal):
-            value, dtype = self._instant(column, literal), np.dtype(np.int64)
-        else:
-            return ValueNode(column, op, self._value(column, literal))
-        op, number = integer_comparison(op, value, dtype)
-        return ValueNode(column, op, np.array([number], dtype=dtype).tobytes())
-
-    def _in(self, e: exp.In, negated: bool) -> ValueNode:
-        column = self._column(e.this)
+    def _in(self, e: exp.In, negated: bool) -> Node:
         if e.args.get("query") is not None:
             raise UnsupportedSql("DELETE ... IN (SELECT ...) is not supported")
-        items = e.expressions
-        self._refuse_numbers_as_instants(column, *items)
-        dtype = self._integers(column, *items)
-        if self._widened(column, *items):
-            found = float32_members([_literal(item) for item in items])
-            if not found:  # no member is a value of the field: IN holds for none
-                op, n = EVERY_VALUE if negated else NO_VALUE
-                return ValueNode(column, op, n.tobytes())
-            members = list(dict.fromkeys(n.tobytes() for n in found))
-            members += _other_zeros(members, self.fields[column])
-            return ValueNode.member_set(column, members, negated)
-        if dtype is not None:
-            values = [_literal(item) for item in items]
-        elif self._dated(column, *items):
-            values, dtype = [self._instant(column, item) for item in items], np.dtype(np.int64)
-        else:
-            members = [self._value(column, item) for item in items]
-            size = self._fixed_text_size(column)
-            if size is not None:
-                op = ConditionOp.NE if negated else ConditionOp.EQ
-                return self._fixed_text(column, op, members, size)
-            members += _other_zeros(members, self.fields[column])
-            return ValueNode.member_set(column, members, negated)
-        numbers = integer_members(values, dtype)
-        if not numbers:  # no member is a value of the field: IN holds for none
-            op, n = (every_value if negated else no_value)(dtype)
-            return ValueNode(column, op, np.array([n], dtype=dtype).tobytes())
-        members = [np.array([n], dtype=dtype).tobytes() for n in numbers]
-        return ValueNode.member_set(column, members, negated)
+        return self._constants(e.this, e.expressions).member_set(negated)
+
+    def _constants(self, column, items: list) -> "_Constants":
+        """The constants ``column`` is compared with, each read once (a NULL refused)."""
+        name = self._column(column)
+        values = []
+        for item in items:
+            if isinstance(item, exp.Null):
+                self._refuse_null()
+            values.append(_literal(item))
+        return _Constants(self, name, items, values)
 
     def _fixed_text_size(self, column: str) -> int | None:
         """The bytes of a cell of a fixed-size string field, else None."""
@@ -331,7 +286,7 @@ class _Builder:
         both = (ValueNode.member_set(column, filler), ValueNode.member_set(column, filler, True))
         return ExprNode(CombinationOp.OR if negated else CombinationOp.AND, both)
 
-    def _refuse_numbers_as_instants(self, column: str, *literals) -> None:
+    def _refuse_numbers_as_instants(self, column: str, values: list, items: list) -> None:
         """A number or boolean compared with a field SQL reads as a DATE, TIMESTAMP or TIME:
         DuckDB refuses it ("Cannot compare values of type DATE and type INTEGER_LITERAL - an
         explicit cast is required"), and so does DELETE, before anything is written."""
@@ -339,72 +294,31 @@ class _Builder:
         sql_type = arrow_value_type(field.datatype)
         if not pa.types.is_temporal(sql_type) or field.cell_val_num != 1:
             return
-        for literal in literals:
-            if not isinstance(_literal(literal), str):
+        for value, item in zip(values, items):
+            if not isinstance(value, str):
                 raise SqlError(f"column {column!r} is a {type_name(sql_type)}: it cannot be "
-                               f"compared with {literal.sql(dialect='duckdb')} without an "
+                               f"compared with {item.sql(dialect='duckdb')} without an "
                                "explicit cast; compare it with a date/time string",
-                               self.sql, _span(literal))
+                               self.sql, _span(item))
 
-    def _integers(self, column: str, *literals) -> np.dtype | None:
-        """The numpy type of an integer field, or of a datetime or time field's stored count,
-        compared with number constants (then compared as DuckDB compares them:
-        ``storage.integer_comparisons``; ``y < 2.5`` is ``y < 3``), else None."""
-        field = self.fields[column]
-        info = type_info(field.datatype)
-        if info.kind not in ("int", "datetime", "time") or field.cell_val_num != 1:
-            return None
-        if any(isinstance(_literal(item), str) for item in literals):
-            return None  # refused by _value, naming the string (a date's: _dated)
-        return np.dtype(info.numpy) if info.kind == "int" else np.dtype(np.int64)  # a count
-
-    def _widened(self, column: str, *literals) -> bool:
-        """A FLOAT field compared with constants one of which is a DOUBLE, so compared as
-        DOUBLEs (``storage.float_comparisons``)."""
-        field = self.fields[column]
-        values = [_literal(item) for item in literals]
-        return field.datatype == Datatype.FLOAT32 and field.cell_val_num == 1 and \
-            any(isinstance(v, float) for v in values) and \
-            not any(isinstance(v, str) for v in values)
-
-    def _dated(self, column: str, *literals) -> bool:
-        """A datetime field that SQL reads as a DATE or TIMESTAMP, compared with strings (cast
-        as DuckDB casts them: ``storage.temporal_comparisons``)."""
-        field = self.fields[column]
-        return field.datatype in SQL_UNITS and field.cell_val_num == 1 and \
-            all(isinstance(_literal(item), str) for item in literals)
-
-    def _instant(self, column: str, literal):
-        field = self.fields[column]
-        try:
-            return in_field_units(_literal(literal), field.datatype, type_info(field.datatype).unit)
-        except ValueError:
-            raise SqlError(f"column {column!r}: cannot read {_literal(literal)!r} as a "
-                           f"{field.datatype.name} value", self.sql, _span(literal)) from None
-
-    def _temporal_bytes(self, column: str, literal) -> bytes:
-        """A number, or a string among numbers in an IN list, compared with a datetime or time
-        field's stored count.  A string is cast as DuckDB casts it (``_instant``) for the
-        fields SQL reads as DATE or TIMESTAMP; a field SQL reads as a raw count (years, months,
-        ps, fs, as) is compared with numbers, and a TIME field is not compared with strings."""
-        field = self.fields[column]
-        value = _literal(literal)
-        if not isinstance(value, str):  # beside strings in an IN list (numbers alone: _integers)
-            if value != int(value):
-                raise UnsupportedSql(f"DELETE: {value!r} falls between two values of column "
-                                     f"{column!r}; compare it alone, not in a list of strings")
-            return np.array([int(value)], dtype=np.int64).tobytes()
-        if type_info(field.datatype).kind == "time":
+    def _refuse_text_as_count(self, column: str, value: str) -> None:
+        """A string compared with a time field, or with a datetime field SQL reads as a raw
+        count (years, months, ps, fs, as): not supported."""
+        if type_info(self.fields[column].datatype).kind == "time":
             raise UnsupportedSql(f"DELETE: comparing the TIME column {column!r} with the "
                                  f"string {value!r} is not supported")
-        if field.datatype not in SQL_UNITS:
-            raise UnsupportedSql(f"DELETE: column {column!r} reads as a raw count in SQL; "
-                                 f"compare it with numbers, not with the string {value!r}")
-        count = self._instant(column, literal)
-        if count.denominator != 1:
-            raise UnsupportedSql(f"DELETE: {value!r} falls between two values of column "
-                                 f"{column!r}; compare it alone, not in a list of numbers")
-        return np.array([int(count)], dtype=np.int64).tobytes()
+        raise UnsupportedSql(f"DELETE: column {column!r} reads as a raw count in SQL; "
+                             f"compare it with numbers, not with the string {value!r}")
+
+    def _instant(self, column: str, value: str, item):
+        """The string as DuckDB casts it to the field's SQL type, in stored units (a
+        fraction when it falls between two: ``storage.temporal_comparisons``)."""
+        field = self.fields[column]
+        try:
+            return in_field_units(value, field.datatype, type_info(field.datatype).unit)
+        except ValueError:
+            raise SqlError(f"column {column!r}: cannot read {value!r} as a "
+                           f"{field.datatype.name} value", self.sql, _span(item)) from None
 
     def _column(self, e) -> str:
         if not isinstance(e, exp.Column):
@@ -422,27 +336,108 @@ class _Builder:
                            self.sql, _span(e))
         return name
 
-    def _value(self, column: str, literal) -> bytes:
+    def _value(self, column: str, value, item) -> bytes:
+        """A constant as the field's stored bytes, for a field compared as stored (strings,
+        booleans, floats but FLOAT against a DOUBLE)."""
         field = self.fields[column]
         info = type_info(field.datatype)
-        value = _literal(literal)
-        span = _span(literal)
         if info.kind in ("string", "binary"):
             if not isinstance(value, str):
                 raise SqlError(f"column {column!r} is a string: compare it with a string literal",
-                               self.sql, span)
+                               self.sql, _span(item))
             return value.encode(string_codec(field.datatype))
-        if info.kind in ("datetime", "time"):
-            return self._temporal_bytes(column, literal)
         if isinstance(value, str):
             raise SqlError(f"column {column!r} is numeric: {value!r} is a string", self.sql,
-                           span)
+                           _span(item))
         if info.kind == "bool":
             if value != int(value):
                 raise SqlError(f"column {column!r} holds booleans: {value} is not one", self.sql,
-                               span)
+                               _span(item))
             return np.array([int(value)], dtype=info.numpy).tobytes()
         return np.array([value], dtype=info.numpy).tobytes()
+
+
+class _Constants:
+    """The constants one field is compared with -- one for a comparison, two for BETWEEN, the
+    IN list -- and the one way they all compare with it, as DuckDB gives them one type:
+
+    * a fixed-size string field: whole cells (``_Builder._fixed_text``);
+    * a FLOAT field beside a DOUBLE constant: as DOUBLEs (``storage.float_comparisons``);
+    * an integer field, or a datetime or time field's stored count, with numbers: as DuckDB
+      compares them (``storage.integer_comparisons``; ``y < 2.5`` is ``y < 3``);
+    * a field SQL reads as a DATE or TIMESTAMP with strings: each cast as DuckDB casts it, in
+      stored units (``storage.temporal_comparisons``), then as a count;
+    * anything else as the stored bytes (``_Builder._value``)."""
+
+    def __init__(self, builder: _Builder, column: str, items: list, values: list):
+        builder._refuse_numbers_as_instants(column, values, items)
+        self.builder, self.column, self.field = builder, column, builder.fields[column]
+        info = type_info(self.field.datatype)
+        single = self.field.cell_val_num == 1
+        strings = [v for v in values if isinstance(v, str)]
+        self.text_size = builder._fixed_text_size(column)
+        self.numbers, self.dtype = None, None
+        if self.text_size is not None:
+            pass
+        elif self.field.datatype == Datatype.FLOAT32 and single and not strings and \
+                any(isinstance(v, float) for v in values):
+            self.numbers, self.dtype = values, np.dtype(np.float32)
+        elif info.kind in ("int", "datetime", "time") and single and not strings:
+            self.numbers = values  # a datetime or time field: its stored count
+            self.dtype = np.dtype(info.numpy) if info.kind == "int" else np.dtype(np.int64)
+        elif self.field.datatype in SQL_UNITS and single and len(strings) == len(values):
+            self.numbers = [builder._instant(column, v, i) for v, i in zip(values, items)]
+            self.dtype = np.dtype(np.int64)
+        elif info.kind in ("datetime", "time"):
+            builder._refuse_text_as_count(column, strings[0])
+        self.stored = None if self.numbers is not None else \
+            [builder._value(column, v, i) for v, i in zip(values, items)]
+
+    def compared(self, op: ConditionOp, index: int = 0) -> Node:
+        """``column op constant``, the constant at ``index``."""
+        if self.text_size is not None:
+            return self.builder._fixed_text(self.column, op, [self.stored[index]],
+                                            self.text_size)
+        if self.numbers is None:
+            return ValueNode(self.column, op, self.stored[index])
+        op, number = self._comparison(op, self.numbers[index])
+        return ValueNode(self.column, op, number.tobytes())
+
+    def member_set(self, negated: bool) -> Node:
+        """``column [NOT] IN (constants)``."""
+        if self.text_size is not None:
+            op = ConditionOp.NE if negated else ConditionOp.EQ
+            return self.builder._fixed_text(self.column, op, self.stored, self.text_size)
+        if self.numbers is None:
+            members = list(self.stored)
+        else:
+            found = self._members(self.numbers)
+            if not found:
+                return self._nowhere(negated)
+            members = list(dict.fromkeys(n.tobytes() for n in found))
+        members += _other_zeros(members, self.field)
+        return ValueNode.member_set(self.column, members, negated)
+
+    def _nowhere(self, negated: bool) -> ValueNode:
+        """IN when no member is a value of the field: a comparison no value satisfies (NOT
+        IN: one every value does)."""
+        if self.dtype == np.float32:
+            op, number = EVERY_VALUE if negated else NO_VALUE
+        else:
+            op, n = (every_value if negated else no_value)(self.dtype)
+            number = self.dtype.type(n)
+        return ValueNode(self.column, op, number.tobytes())
+
+    def _comparison(self, op: ConditionOp, value) -> tuple[ConditionOp, np.generic]:
+        if self.dtype == np.float32:
+            return float32_comparison(op, value)
+        op, number = integer_comparison(op, value, self.dtype)
+        return op, self.dtype.type(number)
+
+    def _members(self, values: list) -> list[np.generic]:
+        if self.dtype == np.float32:
+            return float32_members(values)
+        return [self.dtype.type(n) for n in integer_members(values, self.dtype)]
 
 
 def _compared_column(e) -> str | None:
