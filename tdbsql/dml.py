@@ -57,7 +57,7 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
         if rows.num_columns != len(names):
             raise SqlError(f"INSERT has {len(names)} target columns but {rows.num_columns} "
                            "values per row", sql)
-        rows = _typed(rows.rename_columns(names), array)
+        rows = _typed(rows.rename_columns(names), array, sql)
     data = _with_omitted(rows, array, sql)
     from .storage.writer import write
 
@@ -107,8 +107,8 @@ def _values_table(values: exp.Values, names: list[str], array, sql: str) -> pa.T
                            span_of(row))
         for column, item in zip(columns, items):
             column.append(item)
-    return pa.table({name: _typed_column([_scalar(item, sql) for item in items], name, array,
-                                         sql, items)
+    return pa.table({name: _typed_values([_scalar(item, sql) for item in items], items, name,
+                                         array, sql)
                      for name, items in zip(names, columns)})
 
 
@@ -119,42 +119,57 @@ def _scalar(node: exp.Expression, sql: str) -> pa.Scalar:
     return value if isinstance(value, pa.Scalar) else value[0]
 
 
-def _typed(table: pa.Table, array) -> pa.Table:
-    """Each column cast to the array field's type (see ``_typed_column``)."""
-    return pa.table({name: _typed_column(column, name, array)
+def _typed(table: pa.Table, array, sql: str) -> pa.Table:
+    """Each column of an ``INSERT ... SELECT`` cast to the array field's type (``_cast``)."""
+    return pa.table({name: _typed_column(column, name, array, sql)
                      for name, column in zip(table.column_names, table.columns)})
 
 
-def _typed_column(values, name: str, array, sql: str | None = None, nodes=None):
-    """``values`` (a column, or a list of scalars from ``nodes``) cast to the array field's
-    Arrow type with DuckDB's casts (``engine.value_types.cast_value``: floats to integers
-    rounding half to even, DECIMALs half away from zero); a value that does not fit is an
-    error naming the column (and underlining the value).  Scalars of one type are cast as one
-    column; of several, or when that fails (to find the culprit), one by one.  Enumerated
-    attributes become dictionary columns of their labels, which the writer turns into the
-    stored indices."""
+def _typed_column(column, name: str, array, sql: str):
+    target, value_type = _field_types(array, name)
+    try:
+        return _as_field(_cast(column, value_type), target)
+    except ValueError as err:
+        raise _cannot_store(name, value_type, err, sql) from None
+
+
+def _typed_values(scalars: list[pa.Scalar], nodes: list, name: str, array, sql: str):
+    """The scalars of a VALUES column (from ``nodes``) cast to the field's type: as one column
+    when they share a type; else, or when that fails (to find the culprit), one by one, an
+    error underlining the value that does not fit."""
+    target, value_type = _field_types(array, name)
+    column = _one_column(scalars)
+    if column is not None:
+        try:
+            return _as_field(_cast(column, value_type), target)
+        except ValueError:
+            pass
+    typed = []
+    for cell, node in zip(scalars, nodes):
+        try:
+            typed.append(_cast(cell, value_type))
+        except ValueError as err:
+            raise _cannot_store(name, value_type, err, sql, span_over(node)) from None
+    return _as_field(pa.array(typed, value_type), target)
+
+
+def _field_types(array, name: str) -> tuple[pa.DataType, pa.DataType]:
+    """The field's Arrow type and the type its values are cast to (an enumerated attribute's
+    labels)."""
     from .engine.fields import field_arrow_type
 
     target = field_arrow_type(array, name)
-    value_type = target.value_type if pa.types.is_dictionary(target) else target
-    column = values if nodes is None else _one_column(values)
-    try:
-        column = None if column is None else _cast(column, value_type)
-    except ValueError as err:
-        if nodes is None:
-            raise SqlError(f"INSERT: column {name!r} cannot be stored as {value_type}: {err}",
-                           sql) from None
-        column = None
-    if column is None:
-        typed = []
-        for cell, node in zip(values, nodes):
-            try:
-                typed.append(_cast(cell, value_type))
-            except ValueError as err:
-                raise SqlError(f"INSERT: column {name!r} cannot be stored as {value_type}: "
-                               f"{err}", sql, span_over(node)) from None
-        column = pa.array(typed, value_type)
+    return target, target.value_type if pa.types.is_dictionary(target) else target
+
+
+def _as_field(column, target: pa.DataType):
+    """Enumerated attributes become dictionary columns of their labels, which the writer
+    turns into the stored indices."""
     return column.dictionary_encode() if pa.types.is_dictionary(target) else column
+
+
+def _cannot_store(name: str, value_type, err, sql: str, span=None) -> SqlError:
+    return SqlError(f"INSERT: column {name!r} cannot be stored as {value_type}: {err}", sql, span)
 
 
 def _one_column(scalars: list[pa.Scalar]) -> pa.Array | None:
@@ -169,6 +184,9 @@ def _one_column(scalars: list[pa.Scalar]) -> pa.Array | None:
 
 
 def _cast(value, target: pa.DataType):
+    """``value`` (a column or a scalar) cast with DuckDB's casts (``engine.value_types.
+    cast_value``: floats to integers rounding half to even, DECIMALs half away from zero);
+    ``ValueError`` when it does not fit."""
     from .engine.value_types import cast_value
 
     try:
