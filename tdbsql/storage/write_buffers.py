@@ -128,39 +128,36 @@ _ARROW_UNIT_OF = {"M": {"Y": "D", "M": "D", "W": "D", "h": "s", "m": "s"},
                   "m": {"W": "s", "D": "s", "h": "s", "m": "s"}}
 
 
-def _numpy_temporal(column: np.ndarray, name: str) -> pa.Array:
-    """A numpy datetime64/timedelta64 column as Arrow, exactly (NaT -> NULL).  Units Arrow
-    lacks (years, months, weeks, days of durations, hours, minutes, and below nanoseconds)
-    convert to the coarsest Arrow unit that holds every value."""
+def _numpy_temporal(column: np.ndarray, name: str, info=None) -> pa.Array:
+    """A numpy datetime64/timedelta64 column as Arrow, exactly (NaT -> NULL).  For a temporal
+    field (``info``): its raw int64 counts in the field's unit, from any numpy unit (below
+    nanoseconds too).  Else in Arrow's own type, in the coarsest Arrow unit holding every
+    value: Arrow lacks numpy's years, months, weeks, days of durations, hours, minutes and
+    the units below nanoseconds."""
     kind = column.dtype.kind
     unit, count = np.datetime_data(column.dtype)
-    if count != 1:
-        raise DataError(f"column {name!r}: numpy {column.dtype} (a unit multiple) is not supported; "
-                        f"convert it to {kind}8[{unit}]")
-    target = _ARROW_UNIT_OF[kind].get(unit, "ns" if unit in ("ps", "fs", "as") else unit)
-    if target == unit:
-        return pa.array(column)
-    if unit in ("Y", "M") and kind == "m":
-        raise DataError(f"column {name!r}: numpy {column.dtype} durations have no fixed length; "
-                        "write them as integers (raw counts in the field's unit)")
-    return pa.array(_exactly(
-        column, f"{kind}8[{target}]", np.isnat(column), lambda row: DataError(
-            f"column {name!r}, row {row}: numpy {column.dtype} value {column[row]} has no "
-            f"exact {target!r} equivalent; write it as an integer (the raw count in the "
-            "field's unit)")))
-
-
-def _numpy_counts(column: np.ndarray, name: str, info) -> pa.Array:
-    """A numpy datetime64/timedelta64 column for a temporal field: its raw int64 counts in the
-    field's unit, converted exactly (any numpy unit, below nanoseconds too); NaT -> NULL."""
-    if (column.dtype.kind == "M") != (info.kind == "datetime"):
-        raise DataError(f"column {name!r}: {column.dtype} values cannot be stored as "
-                        f"{info.datatype.name}")
+    if info is not None:
+        if (kind == "M") != (info.kind == "datetime"):
+            raise DataError(f"column {name!r}: {column.dtype} values cannot be stored as "
+                            f"{info.datatype.name}")
+        target, exact = info.unit, f"unit {info.unit!r} of {info.datatype.name}"
+    else:
+        if count != 1:
+            raise DataError(f"column {name!r}: numpy {column.dtype} (a unit multiple) is not "
+                            f"supported; convert it to {kind}8[{unit}]")
+        target = _ARROW_UNIT_OF[kind].get(unit, "ns" if unit in ("ps", "fs", "as") else unit)
+        exact = f"Arrow unit {target!r}"
+        if unit in ("Y", "M") and kind == "m" and target != unit:
+            raise DataError(f"column {name!r}: numpy {column.dtype} durations have no fixed "
+                            "length; write them as integers (raw counts in the field's unit)")
     nat = np.isnat(column)
-    converted = _exactly(
-        column, f"{column.dtype.kind}8[{info.unit}]", nat, lambda row: DataError(
-            f"column {name!r}, row {row}: {column.dtype} value {column[row]} does not convert "
-            f"exactly to unit {info.unit!r} of {info.datatype.name}"))
+    converted = column if target == unit and count == 1 else _exactly(
+        column, f"{kind}8[{target}]", nat, lambda row: DataError(
+            f"column {name!r}, row {row}: {column.dtype} value {column[row]} does not "
+            f"convert exactly to {exact}; write it as an integer (the raw count in the "
+            "field's unit)"))
+    if info is None:
+        return pa.array(converted)
     return pa.array(converted.view(np.int64), mask=nat)
 
 
@@ -186,7 +183,7 @@ def field_buffer(column, name: str, datatype: int, cell_val_num: int, nullable: 
     info = type_info(datatype)
     if isinstance(column, np.ndarray) and column.dtype.kind in "Mm" and column.ndim == 1 \
             and info.kind in ("datetime", "time"):
-        column = _numpy_counts(column, name, info)
+        column = _numpy_temporal(column, name, info)
     arr = to_arrow(column, name)
     if labels is not None:
         arr = label_indices(arr, name, labels)
