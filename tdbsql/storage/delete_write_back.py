@@ -5,7 +5,10 @@ those on which it is NULL (a value node on a NULL cell is false, negated or not)
 NaN as IEEE floats do (every op but ``!=`` false) where SQL orders NaN above every number.  So
 ``DELETE ... WHERE n > 4`` on a cell whose ``n`` is NULL (or ``WHERE f < 1`` on a NaN ``f``)
 would lose a cell SQL keeps; so would ``DELETE ... WHERE x IS NOT NULL``, whose commit
-removes every cell (``storage.delete_writer``: a NULL test as value nodes).  The converse never
+removes every cell (``storage.delete_writer``: a NULL test as value nodes); and so would any
+DELETE testing an attribute added (schema evolution) after a fragment was written: TileDB's
+test of a field a fragment lacks removes every cell of it, where SQL reads the fill value --
+then every cell SQL keeps is at risk.  The converse never
 happens: TileDB's stored tree is the negated condition, AND/OR of value nodes only, and a NULL
 or NaN makes each of its nodes false where SQL might say true, never the other way, so the
 commit keeps no cell SQL deletes.
@@ -63,9 +66,10 @@ from sqlglot import exp
 
 from ..datatypes import type_info
 from ..engine.column import Column
+from ..engine.fill import all_names
 from ..engine.scan import scan
 from ..engine.sparse_scan import condition_input
-from ..errors import UnsupportedSql
+from ..errors import SqlError, UnsupportedSql
 from ..format.delete_condition import ExprNode, Node, sql_truth
 from ..format.names import now_ms
 from .array import Array
@@ -88,15 +92,19 @@ def judge(array: Array, condition: Node, t: int) -> Judged:
     read of the tiles that can hold them."""
     at_t = Array(array.path, t, array.key)
     tested = _fields_of(condition)
+    missing = sorted(set(tested) - all_names(at_t.schema))
+    if missing:  # DuckDB: the column does not exist
+        raise SqlError(f"DELETE at timestamp {t}: column {missing[0]!r} was added to the array "
+                       "later (the schema in force at that time has no such field)")
     cells = scan(at_t, tested, {})
     true, _ = _truth(at_t.schema, condition, cells.columns, cells.length)
-    risky = _risky_attributes(at_t.schema, tested)
-    if not risky or not (~true & _null_or_nan(cells.columns, risky)).any():
+    risk = _Risk(at_t, tested)
+    if not risk or not risk.among(cells.columns, true).any():
         return Judged(int(true.sum()), None)
     names = [f.name for f in (*at_t.schema.dimensions, *at_t.schema.attributes)]
-    every = scan(at_t, names, {}, _risk_predicate(at_t.schema, risky))
+    every = scan(at_t, names, {}, risk.predicate())
     kept, _ = _truth(at_t.schema, condition, every.columns, every.length)
-    at_risk = np.flatnonzero(~kept & _null_or_nan(every.columns, risky))
+    at_risk = np.flatnonzero(risk.among(every.columns, kept))
     return Judged(int(true.sum()),
                   {name: column.take(at_risk) for name, column in every.columns.items()})
 
@@ -109,35 +117,51 @@ def _truth(schema, condition: Node, columns: dict[str, Column], n: int):
     return sql_truth(condition, values, validity, datatypes, num_cells=n)
 
 
-def _risky_attributes(schema, tested: list[str]) -> list:
-    """The tested attributes that can be NULL or NaN."""
-    return [a for a in schema.attributes if a.name in tested and
-            (a.nullable or (type_info(a.datatype).kind == "float" and a.cell_val_num == 1))]
+class _Risk:
+    """Which of the cells SQL keeps the commit may remove: those on which a tested nullable
+    attribute is NULL or a tested float NaN -- or every one when a fragment visible at the
+    delete lacks a tested attribute (added after it was written): TileDB's test of a field a
+    fragment lacks removes the fragment's every cell (``engine.sparse_scan.survivors``), where
+    SQL reads its fill value."""
+
+    def __init__(self, at_t: Array, tested: list[str]):
+        self.attributes = [a for a in at_t.schema.attributes if a.name in tested and
+                           (a.nullable or _is_float(a))]
+        self.everything = any(not set(tested) <= all_names(f.schema) for f in at_t.fragments)
+
+    def __bool__(self) -> bool:
+        return self.everything or bool(self.attributes)
+
+    def among(self, columns: dict[str, Column], true: np.ndarray) -> np.ndarray:
+        """The cells at risk among ``columns``, on which the condition is ``true``."""
+        if self.everything:
+            return ~true
+        found = np.zeros(len(true), dtype=bool)
+        for attr in self.attributes:
+            column = columns[attr.name]
+            if column.validity is not None:
+                found |= column.validity == 0
+            if _is_float(attr):
+                found |= np.isnan(column.values.view(type_info(attr.datatype).numpy))
+        return ~true & found
+
+    def predicate(self) -> exp.Expression | None:
+        """``a IS NULL OR isnan(f) ...``: the scan's zone maps drop the tiles that cannot
+        hold a cell at risk where they can tell."""
+        if self.everything:
+            return None
+        tests = []
+        for attr in self.attributes:
+            column = exp.column(attr.name, quoted=True)
+            if attr.nullable:
+                tests.append(exp.Is(this=column, expression=exp.Null()))
+            if _is_float(attr):
+                tests.append(exp.Anonymous(this="isnan", expressions=[column.copy()]))
+        return exp.or_(*tests)
 
 
-def _null_or_nan(columns: dict[str, Column], risky: list) -> np.ndarray:
-    n = len(columns[risky[0].name])
-    found = np.zeros(n, dtype=bool)
-    for attr in risky:
-        column = columns[attr.name]
-        if column.validity is not None:
-            found |= column.validity == 0
-        if type_info(attr.datatype).kind == "float" and attr.cell_val_num == 1:
-            found |= np.isnan(column.values.view(type_info(attr.datatype).numpy))
-    return found
-
-
-def _risk_predicate(schema, risky: list) -> exp.Expression:
-    """``a IS NULL OR isnan(f) ...``: the scan's zone maps drop the tiles that cannot hold a
-    cell at risk where they can tell."""
-    tests = []
-    for attr in risky:
-        column = exp.column(attr.name, quoted=True)
-        if attr.nullable:
-            tests.append(exp.Is(this=column, expression=exp.Null()))
-        if type_info(attr.datatype).kind == "float" and attr.cell_val_num == 1:
-            tests.append(exp.Anonymous(this="isnan", expressions=[column.copy()]))
-    return exp.or_(*tests)
+def _is_float(attr) -> bool:
+    return type_info(attr.datatype).kind == "float" and attr.cell_val_num == 1
 
 
 def _fields_of(node: Node) -> list[str]:

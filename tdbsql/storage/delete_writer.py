@@ -90,7 +90,8 @@ def write_delete(path: str, where: str | exp.Expression, *, timestamp: int | Non
 
     Dense arrays are refused before anything is written: their reads never apply delete
     commits, and TileDB refuses them too ("Only supported for sparse arrays").  The cells SQL
-    keeps but the commit would remove (a NULL or NaN compared) are written back first
+    keeps but the commit would remove (a NULL or NaN compared, an attribute a fragment lacks)
+    are written back first; the rows deleted are counted in the same read
     (``storage.delete_write_back``)."""
     tree, sql = _condition_tree(where, sql)
     array = Array(path, None, key)
