@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from history_helpers import duckdb_after_delete, sorted_rows, tiledb
 import tdbsql
 from tdbsql import schema as S
-from tdbsql.errors import UnsupportedSql
+from tdbsql.errors import SqlError, UnsupportedSql
 from tdbsql.format.delete_condition import ConditionOp
 from tdbsql.storage.integer_comparisons import integer_comparison, integer_members
 from tdbsql.storage.writer import create, delete, write
@@ -109,3 +109,28 @@ def test_a_raw_count_datetime_field_compares_numbers_exactly(tmp_path, condition
     con.sql(f"DELETE FROM t WHERE {condition}")
     with tiledb.open(path) as array:
         assert sorted(array[:]["x"].tolist()) == kept
+
+
+@pytest.mark.parametrize("where, error", [("i = '1'", UnsupportedSql),
+                                          ("i < ' 2.5 '", UnsupportedSql),
+                                          ("i IN ('1', 2)", UnsupportedSql),
+                                          ("i = 'abc'", SqlError)])
+def test_a_number_written_as_a_string(tmp_path, where, error):
+    """DuckDB reads '1' as the INTEGER column's 1 (not supported here: UnsupportedSql) and
+    refuses 'abc' (an SqlError here too); nothing is written."""
+    import duckdb
+    import os
+
+    con = duckdb.connect()
+    con.sql("CREATE TABLE t AS SELECT 1::INT i")
+    if error is SqlError:
+        with pytest.raises(duckdb.ConversionException):
+            con.sql(f"DELETE FROM t WHERE {where}")
+    else:
+        con.sql(f"DELETE FROM t WHERE {where}")
+    path = str(tmp_path / "a")
+    create(path, S.Schema([S.Dim("x", "int64", (0, 9), 10)], [S.Attr("i", "int32")]))
+    write(path, {"x": [1], "i": np.array([1], np.int32)}, timestamp=1)
+    with pytest.raises(error):
+        delete(path, where)
+    assert not [f for f in os.listdir(os.path.join(path, "__commits")) if f.endswith(".del")]

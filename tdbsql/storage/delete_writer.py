@@ -348,6 +348,10 @@ class _Builder:
                                self.sql, _span(item))
             return value.encode(string_codec(field.datatype))
         if isinstance(value, str):
+            if _reads_as(value, info.kind):  # DuckDB casts it to the column's type
+                raise UnsupportedSql(f"DELETE: comparing the {info.kind} column {column!r} with "
+                                     f"the string {value!r} is not supported; write the value "
+                                     "without quotes")
             raise SqlError(f"column {column!r} is numeric: {value!r} is a string", self.sql,
                            _span(item))
         if info.kind == "bool":
@@ -439,6 +443,22 @@ class _Constants:
         if self.dtype == np.float32:
             return float32_members(values)
         return [self.dtype.type(n) for n in integer_members(values, self.dtype)]
+
+
+_BOOLEAN_TEXT = ("true", "false", "t", "f", "1", "0", "yes", "no", "y", "n")
+
+
+def _reads_as(text: str, kind: str) -> bool:
+    """Whether DuckDB could read the string as a value of a number (or boolean) column,
+    which it then compares with (else it refuses: "Could not convert string")."""
+    text = text.strip().lower()
+    if kind == "bool":
+        return text in _BOOLEAN_TEXT
+    try:
+        float(text.replace("_", "x"))  # Python reads 1_000, DuckDB does not
+    except ValueError:
+        return False
+    return True
 
 
 def _compared_column(e) -> str | None:
