@@ -325,13 +325,36 @@ class _Parser(type(_DIALECT.parser())):
         return call
 
     def _parse_interval(self, require_interval: bool = True, parse_function_unit: bool = True):
-        """DuckDB's grammar knows a closed set of unit words after ``INTERVAL x``; any
-        other word is an alias (``INTERVAL '3' yrs`` is ``INTERVAL '3' AS yrs``, three
-        seconds; ``INTERVAL 3 yrs`` casts 3 to INTERVAL, an error), where sqlglot takes
-        every word for a unit.  Such a word is given back to the parser."""
+        """An INTERVAL as DuckDB's grammar reads one: ``INTERVAL`` then a string, a number
+        or a parenthesised expression, then perhaps a unit.  Anything else after the word
+        makes it a column name (``INTERVAL -3 HOUR`` is ``interval - 3`` and a stray
+        ``HOUR``); nothing continues it (sqlglot's ``INTERVAL '2' DAY '3' HOUR`` and
+        ``INTERVAL 3 DAY + 1`` as a sum of intervals); a string before a unit is the
+        amount whatever it holds (``INTERVAL '1e2' DAY``, which sqlglot splits into ``1``
+        and a unit ``e2``).  DuckDB knows a closed set of unit words; any other word is an
+        alias (``INTERVAL '3' yrs`` is ``INTERVAL '3' AS yrs``, three seconds; ``INTERVAL 3
+        yrs`` casts 3 to INTERVAL, an error), where sqlglot takes every word for a unit.
+        Such a word is given back to the parser."""
         start = self._index
-        interval = super()._parse_interval(require_interval=require_interval,
-                                           parse_function_unit=parse_function_unit)
+        if not (require_interval and self._match(TokenType.INTERVAL)):
+            return None
+        if not self._match_set((TokenType.STRING, TokenType.NUMBER, TokenType.L_PAREN),
+                               advance=False):
+            self._retreat(start)
+            return None
+        if self._curr.token_type == TokenType.STRING:  # one string: sqlglot joins 'a' 'b'
+            self._advance()
+            this = exp.Literal.string(self._prev.text)
+        else:
+            this = self._parse_primary()
+        at_unit = self._curr is not None and _is_interval_unit(self._curr)
+        if isinstance(this, exp.Paren) and not at_unit:  # INTERVAL (x): CAST(x AS INTERVAL)
+            return exp.Cast(this=this.this, to=exp.DataType.build("INTERVAL"))
+        if this.is_string and at_unit and not self._follows_to(self._index + 1):
+            self._advance()
+            interval = exp.Interval(this=this, unit=exp.var(self._prev.text.upper()))
+        else:
+            interval = self._parse_interval_span(this, parse_function_unit=parse_function_unit)
         if isinstance(interval, exp.Interval):
             tokens = self._tokens[start:self._index]
             words = [token.text.upper() for token in tokens]
@@ -346,6 +369,9 @@ class _Parser(type(_DIALECT.parser())):
             _whole_interval_string(interval, tokens)
             _note_interval(interval, tokens)
         return interval
+
+    def _follows_to(self, index: int) -> bool:
+        return index < len(self._tokens) and self._tokens[index].text.upper() == "TO"
 
     def _parse_join(self, skip_join_token=False, parse_bracket=False, alias_tokens=None):
         start = self._index
@@ -400,7 +426,8 @@ _INTERVAL_UNITS = {
 
 
 def _is_interval_unit(token: Token) -> bool:
-    return token.token_type != TokenType.IDENTIFIER and token.text.upper() in _INTERVAL_UNITS
+    return token.token_type not in (TokenType.IDENTIFIER, TokenType.STRING) \
+        and token.text.upper() in _INTERVAL_UNITS
 
 
 def _whole_interval_string(interval: exp.Interval, tokens: list[Token]) -> None:
