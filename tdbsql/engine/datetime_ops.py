@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..errors import UnsupportedSql
 from .arrow_calendar import CYCLE_DAYS, CYCLE_YEARS, arrow_calendar, floor_div
 
 # DuckDB's spellings of date parts and interval units (its GetDatePartSpecifier), one table
@@ -76,6 +77,19 @@ def off_interval_range(months, days, micros):
         (micros < -2**63) | (micros >= 2**63)
 
 
+# the most microseconds of time an Arrow month_day_nano interval holds (in nanoseconds)
+_ARROW_MAX_MICROS = (2**63 - 1) // 1000
+
+
+def check_arrow_time(largest_micros: int) -> None:
+    """Refuse an INTERVAL whose time (``largest_micros``, the largest of its or a column's
+    absolute microseconds) Arrow cannot hold: DuckDB holds up to 2**63 microseconds, Arrow
+    2**63 nanoseconds."""
+    if largest_micros > _ARROW_MAX_MICROS:
+        raise UnsupportedSql("an INTERVAL of more than 292 years of time (hours, minutes, "
+                             "...) is not supported: Arrow holds it in nanoseconds")
+
+
 def is_least_part(months, days, micros):
     """Is a part (numbers, or numpy arrays of them) at its least value, whose negation
     DuckDB refuses: -2**31 months or days, -2**63 microseconds?"""
@@ -125,7 +139,8 @@ class Interval:
         return cls(months, days, nanos // 1000)
 
     def as_arrow(self) -> pa.Scalar:
-        """The interval as an Arrow month_day_nano scalar."""
+        """The interval as an Arrow month_day_nano scalar (``check_arrow_time``)."""
+        check_arrow_time(abs(self.micros))
         return pa.scalar(pa.MonthDayNano([self.months, self.days, self.micros * 1000]),
                          pa.month_day_nano_interval())
 
@@ -135,24 +150,34 @@ class Interval:
 
 
 def parse_interval(amount: str) -> Interval:
-    """An INTERVAL's text: ``'2 hours'``, ``'1 year 2 months'``, ``'1 day 10:30:00'``, a bare
-    number of seconds (``INTERVAL '3' DAY``, an amount and a unit, is ``interval_amounts``'s)."""
+    """An INTERVAL's text as DuckDB reads it: ``'2 hours'``, ``'1 year 2 months'``, ``'1 day
+    10:30:00'``, a bare number of seconds (``INTERVAL '3' DAY``, an amount and a unit, is
+    ``interval_amounts``'s), perhaps after an ``@`` (``'@ 1 day'``) and, without a time,
+    ending in ``ago``, which negates it (``'1 day ago'``).  A number starts with a digit
+    and has no ``+`` sign (``'+1 day'``, ``'.5'`` are no intervals)."""
     text = amount.strip()
-    if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)", text):  # a bare number counts seconds
-        return _interval_part(text, "second").checked()
-    clock = _INTERVAL_CLOCK.search(text)
-    head = text if clock is None else text[:clock.start()]
-    parts = re.findall(r"([+-]?\d+(?:\.\d+)?)\s*([A-Za-z]+)", head)
-    leftover = re.sub(r"([+-]?\d+(?:\.\d+)?)\s*([A-Za-z]+)", "", head).strip()
-    if not (parts or clock) or leftover:
+    body = text[1:].lstrip() if text.startswith("@") else text
+    if re.fullmatch(r"-?\d+(\.\d*)?", body):  # a bare number counts seconds
+        return _interval_part(body, "second").checked()
+    clock = _INTERVAL_CLOCK.search(body)
+    head = body if clock is None else body[:clock.start()]
+    ago = clock is None and re.search(r"[A-Za-z]\s+ago$", head, re.IGNORECASE) is not None
+    if ago:
+        head = head[:-3]
+    parts = _INTERVAL_PART.findall(head)
+    if not (parts or clock) or _INTERVAL_PART.sub("", head).strip():
         raise DatetimeError(f"cannot read INTERVAL {text!r}")
     total = Interval()
     for number, word in parts:
         total = total + _interval_part(number, word)
     if clock is not None:
-        micros = _clock_micros(clock.group(2), text[clock.end():], text)
+        micros = _clock_micros(clock.group(2), body[clock.end():], text)
         total = total + Interval(micros=-micros if clock.group(1) else micros)
-    return total.checked()
+    return -total.checked() if ago else total.checked()
+
+
+# an amount and a unit in an interval's text ('2 hours', '-1.5days', '5. days')
+_INTERVAL_PART = re.compile(r"(-?\d+(?:\.\d*)?)\s*([A-Za-z]+)")
 
 
 # a time of day in an interval's text ('1 day 10:30:00', '-23:59:59.999999'): its sign, hours

@@ -12,12 +12,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import datetime_ops as dto
-from ..errors import UnsupportedSql
 from .frame import broadcast
 from .value_types import kind, plain, valid_rows
 
 _INT32 = 2**31
-_MAX_MICROS = (2**63 - 1) // 1000  # an Arrow month_day_nano interval's time, in nanoseconds
 
 
 def is_rows(value) -> bool:
@@ -79,9 +77,7 @@ def built(months, days, micros, valid, error) -> pa.Array:
     ``valid``; ``error(text)`` when a part does not fit."""
     if (dto.off_interval_range(months, days, micros) & valid).any():
         raise error(dto.INTERVAL_RANGE)
-    if (np.abs(micros[valid]) > _MAX_MICROS).any():
-        raise UnsupportedSql("an INTERVAL per row of more than 292 years of time (hours, "
-                             "minutes, ...) is not supported: Arrow holds it in nanoseconds")
+    dto.check_arrow_time(int(np.abs(micros[valid]).max(initial=0)))
     cells = np.zeros(len(months), _CELL)
     cells["months"], cells["days"] = np.where(valid, months, 0), np.where(valid, days, 0)
     cells["nanos"] = np.where(valid, micros, 0) * 1000
