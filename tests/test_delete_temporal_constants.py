@@ -41,7 +41,8 @@ WHERES = ["s < '1970-01-01 00:00:01.5'", "s <= '1970-01-01 00:00:01.5'",
           "s < '1970-1-1 00:00:02'", "d < '1970-1-2'", "s < '1969-12-31 24:00:00'",
           "d = '1969-12-31 24:00:00'", "d > '0044-03-15 (BC)'", "s = 'epoch'", "d >= 'epoch'",
           "ns < 'epoch'", "s < 'infinity'", "s > '-infinity'", "ms = 'infinity'",
-          "d < 'infinity'", "w > '-infinity'", "h < 'infinity'", "m IN ('epoch', 'infinity')"]
+          "d < 'infinity'", "w > '-infinity'", "h < 'infinity'", "m IN ('epoch', 'infinity')",
+          "s < ' INF'", "d > '-inf'", "ms >= ' Epoch '"]
 
 
 @pytest.mark.parametrize("where", WHERES)

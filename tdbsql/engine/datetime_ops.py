@@ -240,10 +240,34 @@ _FIRST_MICROS, _LAST_MICROS = -9_223_372_022_400_000_000, 2**63 - 2
 _EPOCH = dt.datetime(1970, 1, 1)
 
 
+# DuckDB's special DATE / TIMESTAMP strings (any case, spaces around) and what each names
+_SPECIAL_STAMPS = {"epoch": "epoch", "infinity": "infinity", "inf": "infinity",
+                   "-infinity": "-infinity", "-inf": "-infinity"}
+
+
+def special_stamp(text: str) -> str | None:
+    """``'epoch'``, ``'infinity'`` or ``'-infinity'`` if ``text`` is one of DuckDB's special
+    DATE / TIMESTAMP strings (``'Epoch'``, ``' inf'``, ``'-INFINITY'``), else None."""
+    return _SPECIAL_STAMPS.get(text.strip().lower())
+
+
+def _is_epoch(text: str, type_name: str) -> bool:
+    """Is ``text`` DuckDB's ``'epoch'`` (1970-01-01)?  Its infinite DATEs and TIMESTAMPs
+    are refused: the engine has no value after (before) every other one, which every date
+    function would have to respect (DuckDB's ``year('infinity'::DATE)`` is NULL)."""
+    special = special_stamp(text)
+    if special in ("infinity", "-infinity"):
+        raise UnsupportedSql(f"the {special} {type_name} ({text.strip()!r}) is not "
+                             "supported: tdbsql has no infinite dates or timestamps")
+    return special == "epoch"
+
+
 def parse_date(text: str) -> int:
     """A DATE literal as days since 1970-01-01; like DuckDB, a time part is allowed and
-    dropped, a year may have more than four digits, be negative or be followed by ``(BC)``.
-    Errors are worded as DuckDB's."""
+    dropped, a year may have more than four digits, be negative or be followed by ``(BC)``;
+    ``'epoch'`` is 1970-01-01 (``_is_epoch``).  Errors are worded as DuckDB's."""
+    if _is_epoch(text, "DATE"):
+        return 0
     try:
         stamp, days = _parse_datetime(text, date_only=True)
         days += (stamp.date() - _EPOCH.date()).days
@@ -262,7 +286,10 @@ def parse_timestamp(text: str, zone: bool = False) -> int:
     year as ``parse_date`` reads it, and after the time a UTC offset (``+02``, ``-05:30``,
     ``+0530``, ``Z``) or a space and a time zone name (``UTC``, ``Europe/Berlin``) may
     follow.  A TIMESTAMP ignores it (``'10:00+02'`` is 10:00); with ``zone`` (TIMESTAMP WITH
-    TIME ZONE) it applies, and the result is UTC's."""
+    TIME ZONE) it applies, and the result is UTC's.  ``'epoch'`` is 1970-01-01
+    (``_is_epoch``)."""
+    if _is_epoch(text, "TIMESTAMP"):
+        return 0
     try:
         stamp, days = _parse_datetime(text, zone)
         micros = (stamp - _EPOCH) // dt.timedelta(microseconds=1) + days * US_PER_DAY
@@ -378,8 +405,10 @@ _TIME = re.compile(r"(?:\d{4}-\d{1,2}-\d{1,2}[ T])?(\d{1,2}):(\d{2})(?::(\d{2})(
 def parse_time(text: str) -> dt.time:
     """A TIME as DuckDB reads one: ``HH:MM[:SS[.ffffff]]``, also after a date or before a UTC
     offset (both ignored: ``'2024-01-31 10:30'`` is 10:30; a date alone is midnight);
-    digits past microseconds are cut."""
+    digits past microseconds are cut; ``'epoch'`` is midnight."""
     cleaned = text.strip()
+    if cleaned.lower() == "epoch":
+        return dt.time()
     match = _TIME.fullmatch(cleaned)
     try:
         if match is None and re.fullmatch(r"\d{4}-\d{1,2}-\d{1,2}", cleaned):

@@ -7,8 +7,10 @@ TIMESTAMP ignores it): to DATE by dropping the time of day (``DATETIME_DAY``, an
 ``DATETIME_WEEK``, which reads as the DATE of its first day); to TIMESTAMP_S / _MS /
 TIMESTAMP / _NS by rounding to that unit, half away from zero
 (``s <= '1970-01-01 00:00:01.5'`` is ``s <= 2 s``).  ``epoch`` is 1970-01-01 and
-``infinity`` / ``-infinity`` are DuckDB's infinite values, stored as the type's extreme
-counts, after / before every other value.  ``DATETIME_HR`` and ``DATETIME_MIN`` read
+``infinity`` / ``-infinity`` (``inf`` ...: ``datetime_ops.special_stamp``) are DuckDB's
+infinite values, stored as the type's extreme counts, after / before every other value
+(which the engine's CAST refuses, having no date functions that respect them; a DELETE
+only compares).  ``DATETIME_HR`` and ``DATETIME_MIN`` read
 as TIMESTAMP_S, so the string is rounded to seconds and then compared exactly with hours or
 minutes: ``h < '1970-01-01 00:30'`` holds for ``h < 1 h`` (``in_field_units`` gives the
 fraction, ``storage.integer_comparisons`` the integer comparison).  Other units (years,
@@ -44,9 +46,10 @@ def in_field_units(text: str, datatype: Datatype, unit: str) -> Fraction:
 
 def _sql_count(text: str, sql_unit: str) -> int:
     """The string as DuckDB casts it to the SQL type (a count of ``sql_unit``)."""
+    from ..engine import datetime_ops as dto
     from ..engine.value_types import cast_string_scalar
 
-    special = text.strip().lower()
+    special = dto.special_stamp(text)
     if special in ("infinity", "-infinity"):
         return -_INFINITE[sql_unit] if special[0] == "-" else _INFINITE[sql_unit]
     if special == "epoch":
