@@ -321,10 +321,13 @@ class _UnknownZone(ValueError):
     """A time zone name that is not in the tz database."""
 
 
-_DATE = re.compile(r"(-?\d+)-(\d{1,2})-(\d{1,2})(?i:( \(bc\)))?")
-# the clock after a date ('T' or whitespace between), then an offset or `` ZONE``
+# a date: year, month and day apart by one of DuckDB's separators, the same twice
+# ('2024-01-31', '2024/1/31', '2024\\01\\31', '2024 01 31'), perhaps then `` (BC)``
+_DATE = re.compile(r"(-?\d+)([-/\\ ])(\d{1,2})\2(\d{1,2})(?i:( \(bc\)))?")
+# the clock after a date ('T' or whitespace between), then an offset or `` ZONE`` (a name of
+# the characters DuckDB allows in one: ' (BC)' after a time is no zone)
 _CLOCK = re.compile(r"(?:T\s*|\s+)(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?"
-                    r"(?:(Z|[+-]\d\d(?::?\d\d(?::?\d\d)?)?)| (\S+))?")
+                    r"(?:(Z|[+-]\d\d(?::?\d\d(?::?\d\d)?)?)| ([\w/+:-]+))?", re.ASCII)
 
 
 def _parse_datetime(text: str, zone: bool = False,
@@ -334,11 +337,13 @@ def _parse_datetime(text: str, zone: bool = False,
     year otherwise -- and the days it was moved back by)."""
     cleaned = text.strip()
     day = _DATE.match(cleaned)
-    if not day or day.group(4) and int(day.group(1)) < 1:  # no year 0 BC
+    if not day or day.group(5) and int(day.group(1)) < 1:  # no year 0 BC
         raise _NotADate(text)
-    year = 1 - int(day.group(1)) if day.group(4) else int(day.group(1))
+    if not date_only and day.end() == len(cleaned) and text.rstrip() != text:
+        raise _NotADate(text)  # DuckDB's TIMESTAMP takes no spaces after a date alone
+    year = 1 - int(day.group(1)) if day.group(5) else int(day.group(1))
     cycles = 0 if 1 <= year <= 9999 else (year - 1970) // CYCLE_YEARS
-    base = dt.datetime(year - cycles * CYCLE_YEARS, int(day.group(2)), int(day.group(3)))
+    base = dt.datetime(year - cycles * CYCLE_YEARS, int(day.group(3)), int(day.group(4)))
     stamp = _clock(cleaned, day.end(), base, text, zone, date_only)
     return stamp, cycles * CYCLE_DAYS
 
@@ -398,26 +403,24 @@ def _zone_names() -> dict[str, str]:
     return {name.lower(): name for name in zoneinfo.available_timezones()}
 
 
-_TIME = re.compile(r"(?:\d{4}-\d{1,2}-\d{1,2}[ T])?(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?"
-                   r"(?:[+-]\d{1,2}(?::?\d{2})?)?")
+_TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(?:[+-]\d{1,2}(?::?\d{2})?)?")
 
 
 def parse_time(text: str) -> dt.time:
-    """A TIME as DuckDB reads one: ``HH:MM[:SS[.ffffff]]``, also after a date or before a UTC
-    offset (both ignored: ``'2024-01-31 10:30'`` is 10:30; a date alone is midnight);
-    digits past microseconds are cut; ``'epoch'`` is midnight."""
+    """A TIME as DuckDB reads one: ``HH:MM[:SS[.ffffff]]``, perhaps before a UTC offset
+    (ignored), digits past microseconds cut; else, as DuckDB's last chance, the time of day
+    of a TIMESTAMP's text (``'2024-01-31 10:30 UTC'`` is 10:30; a date alone, or
+    ``'epoch'``, is midnight)."""
     cleaned = text.strip()
-    if cleaned.lower() == "epoch":
-        return dt.time()
     match = _TIME.fullmatch(cleaned)
     try:
-        if match is None and re.fullmatch(r"\d{4}-\d{1,2}-\d{1,2}", cleaned):
-            return dt.datetime.strptime(cleaned, "%Y-%m-%d").time()
         if match is not None:
             hour, minute, second, fraction = match.groups()
             return dt.time(int(hour), int(minute), int(second or 0),
                            int((fraction or "")[:6].ljust(6, "0")))
-    except ValueError:
+        micros = parse_timestamp(text) % US_PER_DAY
+        return (dt.datetime.min + dt.timedelta(microseconds=micros)).time()
+    except (ValueError, UnsupportedSql):  # DatetimeError too; an infinity has no time
         pass
     raise DatetimeError(f'time field value out of range: "{text}", expected format is '
                         "([YYYY-MM-DD ]HH:MM:SS[.MS])")

@@ -389,8 +389,10 @@ def _strings_to_stamps(value, target: pa.DataType):
     return stamps
 
 
-# what Arrow's string cast reads as DuckDB does; other strings are read by datetime_ops
-_PLAIN_STAMP = r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?$"
+# what Arrow's string cast reads (spaces around trimmed) as DuckDB does; other strings are
+# read by datetime_ops (a TIMESTAMP's date alone takes no trailing space, a DATE's does)
+_PLAIN_STAMP = r"^\s*\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?\s*)?$"
+_PLAIN_DATE = r"^\s*\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?\s*$"
 
 
 def read_stamps(value, target: pa.DataType):
@@ -405,7 +407,8 @@ def read_stamps(value, target: pa.DataType):
         return pa.chunked_array([read_stamps(value, target)], target)
     value = plain(value)
     text = pc.utf8_trim_whitespace(value)
-    plain_shape = pc.fill_null(pc.match_substring_regex(text, _PLAIN_STAMP), False)
+    plain_shape = pc.fill_null(pc.match_substring_regex(
+        value, _PLAIN_DATE if pa.types.is_date(target) else _PLAIN_STAMP), False)
     try:
         stamps = pc.cast(pc.if_else(plain_shape, text, pa.scalar(None, text.type)), target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # e.g. '2024-02-30'
