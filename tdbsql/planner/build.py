@@ -50,7 +50,7 @@ from .grouping_sets import expand_grouping_sets
 from .inline_subqueries import unnest_subqueries_before_grouping
 from .named_windows import check_named_windows, own_windows
 from .natural_joins import expand_natural_joins
-from .number_casts import number_casts_kept
+from .kept_casts import casts_kept
 from .parse import span_of, span_over
 from .subquery_widths import check_subquery_widths
 from .shared_operands import share_operands
@@ -245,7 +245,7 @@ def _one_group(tree: exp.Expression) -> exp.Expression:
 # (``planner.correlated``).
 _RULES = tuple(unnest_subqueries_before_grouping if rule is unnest_subqueries else
                keep_correlated_derived_tables(rule) if rule is eliminate_subqueries else
-               extract_operands_kept(number_casts_kept(rule))
+               extract_operands_kept(casts_kept(rule))
                for rule in RULES if rule is not simplify)
 
 

@@ -1,7 +1,7 @@
 """An optimizer rule run with some nodes' inferred types swapped, then put back.
 
 sqlglot's rules read the types ``annotate_types`` inferred, and some of those are not DuckDB's
-(``number_casts``, ``extract_operands``).  Rather than copy a rule to change one decision, the
+(``kept_casts``, ``extract_operands``).  Rather than copy a rule to change one decision, the
 rule runs with the nodes that decision reads showing another type for that run only.
 """
 
