@@ -51,7 +51,7 @@ US_PER = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute":
 US_PER_DAY = 86_400_000_000  # microseconds
 _DAYS_PER = {"week": 7, "day": 1}
 _INTERVAL_UNITS = {*MONTHS_PER, *US_PER, "week", "day"}
-_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}  # timestamp unit -> ticks per second
+PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}  # timestamp unit -> ticks per second
 
 
 class DatetimeError(ValueError):
@@ -431,7 +431,7 @@ def parse_time(text: str) -> dt.time:
 
 def finest_unit(units) -> str:
     """The finest of some timestamp units ("s" < "ms" < "us" < "ns")."""
-    return max(units, key=_PER_SECOND.__getitem__)
+    return max(units, key=PER_SECOND.__getitem__)
 
 
 def to_timestamp(value, unit: str = "us"):
@@ -448,7 +448,7 @@ def to_timestamp(value, unit: str = "us"):
 def to_coarser_unit(stamps, target: pa.DataType):
     """TIMESTAMP -> a coarser TIMESTAMP_S / _MS / _US, rounding half away from zero as DuckDB
     (Arrow's safe cast refuses any fraction)."""
-    digits = round(math.log10(_PER_SECOND[stamps.type.unit] // _PER_SECOND[target.unit]))
+    digits = round(math.log10(PER_SECOND[stamps.type.unit] // PER_SECOND[target.unit]))
     ticks = pc.cast(stamps, pa.int64())
     rounded = pc.round(ticks, ndigits=-digits, round_mode="half_towards_infinity")
     return pc.cast(pc.divide(rounded, 10**digits), target)
@@ -480,7 +480,7 @@ def add_interval(value, interval: Interval):
     offset = interval.days * US_PER_DAY + interval.micros
     if offset:
         unit = stamps.type.unit
-        ticks = _PER_SECOND[unit]
+        ticks = PER_SECOND[unit]
         amount = offset * (ticks // 10**6) if ticks >= 10**6 else \
             _exact_div(offset, 10**6 // ticks, unit)
         try:
@@ -503,7 +503,7 @@ def add_months(stamps, months):
     if isinstance(stamps, pa.Scalar):
         return add_months(pa.repeat(stamps, 1), months)[0]
     stamp_type = stamps.type
-    per_day = 86_400 * _PER_SECOND[stamp_type.unit]
+    per_day = 86_400 * PER_SECOND[stamp_type.unit]
     ticks = pc.cast(stamps, pa.int64())
     time_of_day = pc.subtract(ticks, pc.multiply(floor_div(ticks, per_day), per_day))
     calendar = arrow_calendar(stamps)
@@ -648,7 +648,7 @@ def _epoch(value):
         return pc.multiply(days, 86400.0)
     if value.type.unit == "ns":  # DuckDB counts a TIMESTAMP_NS's rounded microseconds
         value = to_coarser_unit(value, pa.timestamp("us", tz=value.type.tz))
-    per_second = float(_PER_SECOND[value.type.unit])  # ticks past 2**53 round, as DuckDB's
+    per_second = float(PER_SECOND[value.type.unit])  # ticks past 2**53 round, as DuckDB's
     ticks = pc.cast(pc.cast(value, pa.int64()), pa.float64(), safe=False)
     return pc.divide(ticks, per_second)
 
@@ -742,7 +742,7 @@ def _first_of_years(stamps, multiple: int):
 
 def _iso_year_start(stamps):
     """The Monday of ISO week 1 of each value's ISO year."""
-    per_day = 86_400 * _PER_SECOND[stamps.type.unit]
+    per_day = 86_400 * PER_SECOND[stamps.type.unit]
     days_back = pc.add(pc.multiply(pc.subtract(pc.cast(pc.iso_week(stamps), pa.int64()), 1), 7),
                        pc.cast(pc.day_of_week(stamps), pa.int64()))  # Monday is 0
     midnight = pc.cast(pc.floor_temporal(stamps, unit="day"), pa.int64())

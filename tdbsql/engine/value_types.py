@@ -219,11 +219,14 @@ def has_cast(source: pa.DataType, target: pa.DataType) -> bool:
     """Does DuckDB have a cast from ``source`` to ``target`` at all?  ``CAST(1 AS DATE)``,
     ``CAST(DATE '2024-01-31' AS INTEGER)`` and ``CAST(TIME '10:00' AS TIMESTAMP)`` have none
     (an error; NULL under TRY_CAST), nor has TIMESTAMP WITH TIME ZONE to TIME (DuckDB's
-    needs its ICU extension)."""
+    needs its ICU extension), nor TIMESTAMP_NS to TIMESTAMP_S."""
     allowed = _CASTS.get(kind(source))
     if allowed is None:
         return True
     if pa.types.is_timestamp(source) and source.tz is not None and pa.types.is_time(target):
+        return False
+    if pa.types.is_timestamp(source) and pa.types.is_timestamp(target) and \
+            (source.unit, target.unit) == ("ns", "s"):
         return False
     return kind(target) in allowed
 
@@ -440,6 +443,8 @@ def _to_time(value, target: pa.DataType):
         if bad is not None:
             dto.parse_time(bad)  # raises DuckDB's words for the first that does not read
         return times
+    if source == "timestamp" and value.type.tz is None and value.type.unit == "ns":
+        value = dto.to_coarser_unit(value, pa.timestamp("us"))  # rounded, as DuckDB's
     if source == "time" or (source == "timestamp" and value.type.tz is None):
         return pc.cast(value, target, safe=False)  # nanoseconds are cut, as DuckDB does
     raise ValueError(f"there is no cast from {type_name(value.type)}")
@@ -679,6 +684,8 @@ def null_unconvertible(value, target: pa.DataType):
     if source == "float" and kind(target) in ("int", "uint"):
         as_float = pc.round(pc.cast(value, pa.float64()), round_mode="half_to_even")
         return _null_out_of_range(value, as_float, target)
+    if source in ("date", "timestamp") and pa.types.is_timestamp(target):
+        return _null_past_finer_unit(value, target)
     return value
 
 
@@ -692,6 +699,20 @@ def _null_out_of_int_range(value, target):
     ok = pc.and_(pc.greater_equal(value, pa.scalar(max(info.min, bounds.min), wide)),
                  pc.less_equal(value, pa.scalar(min(info.max, bounds.max), wide)))
     return pc.if_else(pc.fill_null(ok, False), value, pa.scalar(None, wide))
+
+
+def _null_past_finer_unit(value, target):
+    """DATEs / TIMESTAMPs a finer TIMESTAMP unit cannot hold (TIMESTAMP_NS's years 1677 to
+    2262) made NULL."""
+    per_second = dto.PER_SECOND[target.unit]
+    factor = per_second * 86_400 if kind(value.type) == "date" else \
+        per_second // dto.PER_SECOND[value.type.unit]
+    if factor <= 1:
+        return value
+    ticks = pc.cast(value, pa.int32() if kind(value.type) == "date" else pa.int64())
+    bound = (2**63 - 1) // factor
+    ok = pc.and_(pc.greater_equal(ticks, -bound), pc.less_equal(ticks, bound))
+    return pc.if_else(pc.fill_null(ok, False), value, pa.scalar(None, value.type))
 
 
 def _null_out_of_range(value, as_float, target):
