@@ -320,6 +320,8 @@ def _decimal_cast(value, target: pa.DataType):
 def _conversion_error(value, target: pa.DataType) -> str | None:
     """DuckDB's message for the first value of ``value`` that does not convert to ``target``
     (a string that does not read, a number out of the target's range), or None."""
+    if kind(value.type) in ("date", "timestamp"):
+        return None  # past a finer unit's range: Arrow's words name the count (no value does)
     name = _STORAGE_NAMES.get(target, type_name(target))
     bad = first_unconvertible(value, target)
     if bad is None:
