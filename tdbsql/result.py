@@ -275,6 +275,7 @@ def _timedeltas(array: pa.Array) -> list:
     """INTERVALs as DuckDB's fetchall gives them: timedeltas, a month counting 30 days.  One
     past a timedelta's 999,999,999 days, which DuckDB cannot give (its OverflowError), as its
     text."""
+    from .engine.datetime_ops import interval_micros
     from .engine.interval_rows import parts
     from .engine.interval_text import interval_text
 
@@ -282,8 +283,8 @@ def _timedeltas(array: pa.Array) -> list:
     out: list = []
     for n, ok in enumerate(valid.tolist()):
         try:
-            out.append(dt.timedelta(days=int(months[n]) * 30 + int(days[n]),
-                                    microseconds=int(micros[n])) if ok else None)
+            out.append(dt.timedelta(microseconds=interval_micros(
+                int(months[n]), int(days[n]), int(micros[n]))) if ok else None)
         except OverflowError:
             out.append(interval_text(array[n]).as_py())
     return out
@@ -320,15 +321,15 @@ def _as_durations(array: pa.Array) -> pa.Array:
 
 
 def _interval_durations(array: pa.Array) -> pa.Array:
-    from .engine.datetime_ops import US_PER_DAY
+    from .engine.datetime_ops import interval_micros
     from .engine.interval_rows import parts
     from .engine.interval_text import interval_text
 
     months, days, micros, valid = parts(array)
-    total = (months * 30 + days).astype(np.float64) * US_PER_DAY + micros
+    total = interval_micros(months.astype(np.float64), days, micros)
     if (np.abs(total[valid]) >= 2.0**63).any():
         return interval_text(array)
-    exact = (months * 30 + days) * US_PER_DAY + micros
+    exact = interval_micros(months, days, micros)
     return pa.array(np.where(valid, exact, 0), pa.int64(), mask=~valid).cast(pa.duration("us"))
 
 

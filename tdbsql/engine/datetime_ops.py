@@ -49,6 +49,7 @@ MONTHS_PER = {"millennium": 12_000, "century": 1_200, "decade": 120, "year": 12,
 US_PER = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute": 60_000_000,
            "hour": 3_600_000_000}
 US_PER_DAY = 86_400_000_000  # microseconds
+DAYS_PER_MONTH = 30  # where DuckDB measures an INTERVAL by one number (interval_micros)
 _DAYS_PER = {"week": 7, "day": 1}
 _INTERVAL_UNITS = {*MONTHS_PER, *US_PER, "week", "day"}
 PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}  # timestamp unit -> ticks per second
@@ -94,6 +95,14 @@ def is_least_part(months, days, micros):
     """Is a part (numbers, or numpy arrays of them) at its least value, whose negation
     DuckDB refuses: -2**31 months or days, -2**63 microseconds?"""
     return (months == -2**31) | (days == -2**31) | (micros == -2**63)
+
+
+def interval_micros(months, days, micros):
+    """An INTERVAL's length in microseconds, as DuckDB measures one where it needs a single
+    number (fetchall's timedelta, ``df()``, ``median``, ``epoch_us``, a series' direction):
+    a month 30 days, a day 24 hours.  Numbers or numpy arrays (int64 ones may overflow: pass
+    Python ints, floats or object arrays where the result can pass 2**63)."""
+    return (months * DAYS_PER_MONTH + days) * US_PER_DAY + micros
 
 
 @dataclass(frozen=True)
@@ -146,7 +155,7 @@ class Interval:
 
     def as_timedelta(self) -> dt.timedelta:
         """The interval as a timedelta (months count 30 days, as DuckDB prints them)."""
-        return dt.timedelta(days=self.months * 30 + self.days, microseconds=self.micros)
+        return dt.timedelta(microseconds=interval_micros(self.months, self.days, self.micros))
 
 
 def parse_interval(amount: str) -> Interval:
@@ -223,7 +232,7 @@ def _interval_part(number: str, word: str) -> Interval:
         return Interval(int((amount * MONTHS_PER[unit]).to_integral_value(
             decimal.ROUND_HALF_UP)))
     months = amount * MONTHS_PER.get(unit, 0)
-    days = (months - int(months)) * 30 + amount * _DAYS_PER.get(unit, 0)
+    days = (months - int(months)) * DAYS_PER_MONTH + amount * _DAYS_PER.get(unit, 0)
     micros = ((days - int(days)) * US_PER_DAY).to_integral_value(decimal.ROUND_HALF_UP)
     return Interval(int(months), int(days), int(micros))
 

@@ -44,7 +44,7 @@ from ..errors import SqlError
 from .decimal_values import from_units, units_of
 from .grouping import Groups, aggregate, group_ids
 from .hash_table import as_array, valid_mask
-from .datetime_ops import US_PER_DAY
+from .datetime_ops import US_PER_DAY, interval_micros
 from .interval_compare import dense_ranks
 from .interval_rows import built, durations_as_intervals, parts
 from .value_types import type_name
@@ -271,8 +271,7 @@ def _interval_interpolated(lo: pa.Array, hi: pa.Array, d: np.ndarray, mask: np.n
     rounded half up, back as days and microseconds."""
     def micros(values: pa.Array) -> list[int]:
         months, days, rest, _ = parts(values)
-        return [(int(m) * 30 + int(n)) * US_PER_DAY + int(u)
-                for m, n, u in zip(months, days, rest)]
+        return [interval_micros(int(m), int(n), int(u)) for m, n, u in zip(months, days, rest)]
     totals = [low + math.floor(float(high - low) * step + 0.5)
               for low, high, step in zip(micros(lo), micros(hi), d.tolist())]
     days = [abs(total) // US_PER_DAY * (-1 if total < 0 else 1) for total in totals]

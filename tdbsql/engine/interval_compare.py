@@ -90,7 +90,8 @@ def _normalised(value):
         months, days, micros, valid = parts(value)
     whole_days = micros // dto.US_PER_DAY  # rounding down: every part but the months >= 0
     days = days + whole_days
-    return months + days // 30, days % 30, micros - whole_days * dto.US_PER_DAY, valid
+    whole_months, days = np.divmod(days, dto.DAYS_PER_MONTH)
+    return months + whole_months, days, micros - whole_days * dto.US_PER_DAY, valid
 
 
 def group_extremes(values: pa.Array, group_ids: np.ndarray, groups: int,

@@ -15,11 +15,11 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from . import datetime_ops as dto
 from .frame import broadcast
 from .interval_rows import built, kind_of, parts, scaled, as_rows
 from .value_types import cast_value, plain, valid_rows
 
-_DAYS_PER_MONTH = 30
 _SECONDS_PER_DAY = 86_400
 _INT32 = 2**31
 
@@ -59,7 +59,7 @@ def _times_fractions(intervals, factors: np.ndarray, valid: np.ndarray, overflow
         month_product, day_product = months * factors, days * factors
         bad = _off_int32(month_product) | _off_int32(day_product)
         whole_months, whole_days = np.trunc(month_product), np.trunc(day_product)
-        month_rest = _to_micro((month_product - whole_months) * _DAYS_PER_MONTH)
+        month_rest = _to_micro((month_product - whole_months) * dto.DAYS_PER_MONTH)
         day_rest = np.trunc(month_rest)
         seconds = _to_micro((day_product - whole_days + month_rest - day_rest) *
                             _SECONDS_PER_DAY)

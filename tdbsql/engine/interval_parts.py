@@ -71,7 +71,8 @@ def epoch_ticks(value, per_second: int):
             time = _toward_zero(micros, 1_000_000 // per_second)
         else:
             time = micros.astype(object) * (per_second // 1_000_000)
-        whole = (months.astype(object) * 30 + days) * (_SECONDS_PER_DAY * per_second) + time
+        whole = dto.interval_micros(months.astype(object), days, 0) * per_second // 1_000_000 \
+            + time
         if any(not -2**63 <= tick < 2**63 for tick in whole):
             raise dto.DatetimeError(f"Could not convert Interval to {_TICKS[per_second]}")
         return whole.astype(np.int64)
@@ -104,8 +105,8 @@ def _remainder(numbers: np.ndarray, by: int) -> np.ndarray:
 
 def _epoch(months, days, micros):
     years = _toward_zero(months, 12)
-    return (years * 365.25 + _remainder(months, 12) * 30.0 + days) * _SECONDS_PER_DAY + \
-        micros / 1e6
+    whole_days = years * 365.25 + _remainder(months, 12) * dto.DAYS_PER_MONTH + days
+    return whole_days * _SECONDS_PER_DAY + micros / 1e6
 
 
 _PARTS = {

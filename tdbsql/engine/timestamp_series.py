@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from .datetime_ops import US_PER_DAY, month_lengths
+from .datetime_ops import US_PER_DAY, interval_micros, month_lengths
 from .integer_series import series_counts, series_values
 
 _INT64_MAX = 2**63 - 1
@@ -54,7 +54,7 @@ def series_steps(start: np.ndarray, stop: np.ndarray, months: np.ndarray, days: 
 def _walk(start: int, stop: int, months: int, days: int, micros: int, inclusive: bool,
           before: int, check) -> list[int]:
     """One series whose step has months, value by value (``before`` values made already)."""
-    forward = months * 30 * US_PER_DAY + days * US_PER_DAY + micros > 0
+    forward = interval_micros(months, days, micros) > 0
     values = []
     current = start
     while (current < stop or (inclusive and current == stop)) if forward else \
