@@ -24,6 +24,8 @@ import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
 from .arrow_calendar import CYCLE_DAYS, CYCLE_YEARS, arrow_calendar, floor_div
+from .interval_units import (DAYS_PER, DAYS_PER_MONTH, MONTHS_PER, UNITS, US_PER, US_PER_DAY,
+                             outside)
 
 # DuckDB's spellings of date parts and interval units (its GetDatePartSpecifier), one table
 # for INTERVAL units, extract / date_part and date_trunc; each checks the names it allows
@@ -44,14 +46,6 @@ SPELLINGS = {
     **dict.fromkeys(("centuries", "cent", "c"), "century"),
     **dict.fromkeys(("millenniums", "millennia", "mil", "mils", "millenium"), "millennium"),
 }
-MONTHS_PER = {"millennium": 12_000, "century": 1_200, "decade": 120, "year": 12, "quarter": 3,
-           "month": 1}
-US_PER = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute": 60_000_000,
-           "hour": 3_600_000_000}
-US_PER_DAY = 86_400_000_000  # microseconds
-DAYS_PER_MONTH = 30  # where DuckDB measures an INTERVAL by one number (interval_micros)
-_DAYS_PER = {"week": 7, "day": 1}
-_INTERVAL_UNITS = {*MONTHS_PER, *US_PER, "week", "day"}
 PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}  # timestamp unit -> ticks per second
 
 
@@ -74,8 +68,7 @@ def off_interval_range(months, days, micros):
     """Which intervals DuckDB cannot hold (numbers, or numpy arrays of them): months or days
     outside -2**31 .. 2**31 - 1, microseconds outside BIGINT.  Constants (``Interval``) and
     columns (``interval_rows.built``) both ask it."""
-    return (months < -2**31) | (months >= 2**31) | (days < -2**31) | (days >= 2**31) | \
-        (micros < -2**63) | (micros >= 2**63)
+    return outside(months, 32) | outside(days, 32) | outside(micros, 64)
 
 
 # the most microseconds of time an Arrow month_day_nano interval holds (in nanoseconds)
@@ -129,7 +122,7 @@ class Interval:
     def times(self, count: int) -> Interval:
         """The interval ``count`` times, as DuckDB's INTERVAL * INTEGER: the count an
         INTEGER, the months and days 32-bit and the microseconds 64-bit, else an error."""
-        if not -2**31 <= count < 2**31:
+        if outside(count, 32):
             raise DatetimeError(count_past_integer(count))
         return Interval(self.months * count, self.days * count, self.micros * count).checked()
 
@@ -221,7 +214,7 @@ def _interval_part(number: str, word: str) -> Interval:
     days, a day 86,400 seconds: ``'1.5 months'`` is 1 month 15 days); the microseconds rounded
     half away from zero, but a fraction of a microsecond dropped."""
     unit = spelled(word)
-    if unit not in _INTERVAL_UNITS:
+    if unit not in UNITS:
         raise DatetimeError(f"unknown INTERVAL unit {word!r}")
     amount = decimal.Decimal(number)
     if unit in US_PER:
@@ -232,7 +225,7 @@ def _interval_part(number: str, word: str) -> Interval:
         return Interval(int((amount * MONTHS_PER[unit]).to_integral_value(
             decimal.ROUND_HALF_UP)))
     months = amount * MONTHS_PER.get(unit, 0)
-    days = (months - int(months)) * DAYS_PER_MONTH + amount * _DAYS_PER.get(unit, 0)
+    days = (months - int(months)) * DAYS_PER_MONTH + amount * DAYS_PER.get(unit, 0)
     micros = ((days - int(days)) * US_PER_DAY).to_integral_value(decimal.ROUND_HALF_UP)
     return Interval(int(months), int(days), int(micros))
 

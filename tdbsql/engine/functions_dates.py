@@ -20,6 +20,7 @@ from . import datetime_ops as dto
 from .frame import broadcast
 from .functions import per_distinct, python_map, register
 from .interval_parts import epoch_ticks, is_interval_value
+from .interval_units import outside
 from .time_format import compile_format
 from .time_parse import DateError, ParseError, time_parser
 from .functions_age import stamps_us, whole_months  # registers age, time_bucket, to_days ...
@@ -205,7 +206,7 @@ def _make_date(ctx, year, month=None, day=None):
 def _dates_of_parts(ctx, years, months, days, valid) -> np.ndarray:
     """Days since 1970 of each (year, month, day) (int64 arrays), DuckDB's errors for a
     part out of range where ``valid``; ignored elsewhere."""
-    wide = valid & ((years < -2**31) | (years >= 2**31))
+    wide = valid & outside(years, 32)
     if wide.any():
         raise ctx.error(f"Type INT64 with value {years[wide][0]} can't be cast because the "
                         "value is out of range for the destination type INT32", 0)

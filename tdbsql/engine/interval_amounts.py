@@ -18,18 +18,12 @@ import pyarrow as pa
 
 from . import datetime_ops as dto
 from .interval_rows import built
+from .interval_units import UNITS, outside
 from .value_types import cast_value, kind, valid_rows
 
-# unit -> (months, days, microseconds) of one of it
-_UNITS = {"millennium": (12_000, 0, 0), "century": (1_200, 0, 0), "decade": (120, 0, 0),
-          "year": (12, 0, 0), "quarter": (3, 0, 0), "month": (1, 0, 0), "week": (0, 7, 0),
-          "day": (0, 1, 0), "hour": (0, 0, 3_600_000_000), "minute": (0, 0, 60_000_000),
-          "second": (0, 0, 1_000_000), "millisecond": (0, 0, 1_000),
-          "microsecond": (0, 0, 1)}
 _FRACTIONAL = ("second", "millisecond")  # their to_* take a DOUBLE
 _BIGINT_COUNTS = ("hour", "minute", "microsecond")  # their to_* take a BIGINT, others INTEGER
 _PLURALS = {"century": "centuries", "millennium": "millennia"}
-_INT32, _INT64 = 2**31, 2**63
 
 
 def of_counts(counts, unit: str, error, name: str) -> pa.Array:
@@ -58,7 +52,7 @@ def of_counts(counts, unit: str, error, name: str) -> pa.Array:
 def amount_parts(amounts, unit: str, error):
     """(months, days, microseconds, valid) of ``INTERVAL (amounts) unit`` (an array): each
     amount read as a DOUBLE, cut toward zero unless the unit is seconds or milliseconds."""
-    if dto.spelled(unit) not in _UNITS:
+    if dto.spelled(unit) not in UNITS:
         raise error(f"unknown INTERVAL unit {unit!r}")
     unit = dto.spelled(unit)
     doubles = _doubles(amounts, error)
@@ -88,19 +82,19 @@ def _doubles(values, error) -> tuple[np.ndarray, np.ndarray]:
 def _check_argument(numbers: np.ndarray, valid: np.ndarray, unit: str, source: str,
                     error) -> None:
     """DuckDB's conversion error for a count past the INTEGER (BIGINT) its to_* takes."""
-    limit = _INT64 if unit in _BIGINT_COUNTS else _INT32
-    bad = valid & ~((numbers >= -limit) & (numbers < limit))
+    bits = 64 if unit in _BIGINT_COUNTS else 32
+    bad = valid & outside(numbers, bits)
     if bad.any():
         value = numbers[bad][0]
         shown = repr(float(value)) if source == "DOUBLE" else str(int(value))
         raise error(f"Type {source} with value {shown} can't be cast because the value is "
-                    f"out of range for the destination type INT{32 if limit == _INT32 else 64}")
+                    f"out of range for the destination type INT{bits}")
 
 
 def _count_parts(counts: np.ndarray, valid: np.ndarray, unit: str, error):
     """(months, days, microseconds, valid) of whole ``counts`` of ``unit``."""
-    months, days, micros = _UNITS[unit]
-    per, limit = (months or days, _INT32) if months or days else (micros, _INT64)
+    months, days, micros = UNITS[unit]
+    per, limit = (months or days, 2**31) if months or days else (micros, 2**63)
     counts = np.where(valid, counts, 0)
     bad = (counts < -(limit // per)) | (counts > (limit - 1) // per)
     if bad.any():
@@ -113,8 +107,8 @@ def _fraction_parts(doubles, unit: str, error):
     the microseconds rounded half to even, as DuckDB's cast of a DOUBLE to BIGINT."""
     numbers, valid = doubles
     with np.errstate(invalid="ignore", over="ignore"):
-        micros = numbers * _UNITS[unit][2]
-        bad = valid & ~((micros >= -2.0**63) & (micros < 2.0**63))
+        micros = numbers * UNITS[unit][2]
+        bad = valid & outside(micros, 64)
     if bad.any():
         raise error(f"Interval value {numbers[bad][0]:f} {_plural(unit)} out of range")
     zeros = np.zeros(len(numbers), np.int64)

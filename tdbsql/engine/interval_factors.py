@@ -18,10 +18,9 @@ import pyarrow as pa
 from . import datetime_ops as dto
 from .frame import broadcast
 from .interval_rows import built, kind_of, parts, scaled, as_rows
+from .interval_units import SECONDS_PER_DAY, outside
 from .value_types import cast_value, plain, valid_rows
 
-_SECONDS_PER_DAY = 86_400
-_INT32 = 2**31
 
 
 def arithmetic(op: str, left, right, rows: int, error):
@@ -57,27 +56,23 @@ def _times_fractions(intervals, factors: np.ndarray, valid: np.ndarray, overflow
     valid = valid & valid_intervals
     with np.errstate(invalid="ignore", over="ignore"):
         month_product, day_product = months * factors, days * factors
-        bad = _off_int32(month_product) | _off_int32(day_product)
+        bad = outside(month_product, 32) | outside(day_product, 32)
         whole_months, whole_days = np.trunc(month_product), np.trunc(day_product)
         month_rest = _to_micro((month_product - whole_months) * dto.DAYS_PER_MONTH)
         day_rest = np.trunc(month_rest)
         seconds = _to_micro((day_product - whole_days + month_rest - day_rest) *
-                            _SECONDS_PER_DAY)
-        carried = np.where(np.abs(seconds) >= _SECONDS_PER_DAY,
-                           np.trunc(seconds / _SECONDS_PER_DAY), 0.0)
-        seconds -= carried * _SECONDS_PER_DAY
+                            SECONDS_PER_DAY)
+        carried = np.where(np.abs(seconds) >= SECONDS_PER_DAY,
+                           np.trunc(seconds / SECONDS_PER_DAY), 0.0)
+        seconds -= carried * SECONDS_PER_DAY
         total_micros = np.rint(micros.astype(np.float64) * factors + seconds * 1e6)
-        bad |= np.isnan(total_micros) | (np.abs(total_micros) >= 2.0**63)
+        bad |= outside(total_micros, 64)
     if (bad & valid).any():
         raise overflow()
     keep = valid & ~bad
     return built(np.where(keep, whole_months, 0).astype(np.int64),
                  np.where(keep, whole_days + carried + day_rest, 0).astype(np.int64),
                  np.where(keep, total_micros, 0).astype(np.int64), valid, error)
-
-
-def _off_int32(products: np.ndarray) -> np.ndarray:
-    return np.isnan(products) | (products < -_INT32) | (products > _INT32 - 1)
 
 
 def _to_micro(seconds: np.ndarray) -> np.ndarray:

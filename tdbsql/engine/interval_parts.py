@@ -15,9 +15,9 @@ import pyarrow as pa
 
 from . import datetime_ops as dto
 from .interval_rows import built, fields
+from .interval_units import SECONDS_PER_DAY, UNITS, US_PER, field_of
 
-_US_PER_MINUTE, _US_PER_HOUR = 60_000_000, 3_600_000_000
-_SECONDS_PER_DAY = 86_400
+_US_PER_MINUTE, _US_PER_HOUR = US_PER["minute"], US_PER["hour"]
 
 
 def is_interval_value(value) -> bool:
@@ -54,13 +54,12 @@ def interval_trunc(name: str, value):
     return built(*cut, _no_error)
 
 
-# unit -> (the field it cuts: 0 months, 1 days, 2 microseconds; the size of one unit in it)
-_TRUNC = {"millennium": (0, 12_000), "century": (0, 1_200), "decade": (0, 120),
-          "year": (0, 12), "isoyear": (0, 12), "quarter": (0, 3), "month": (0, 1),
-          "week": (1, 7), "yearweek": (1, 7), "day": (1, 1), "dow": (1, 1), "isodow": (1, 1),
-          "doy": (1, 1), "julian": (1, 1), "hour": (2, _US_PER_HOUR),
-          "minute": (2, _US_PER_MINUTE), "second": (2, 1_000_000), "epoch": (2, 1_000_000),
-          "millisecond": (2, 1_000), "microsecond": (2, 1)}
+# unit -> (the field it cuts: 0 months, 1 days, 2 microseconds; the size of one unit in it);
+# the parts that are no unit cut as the unit they count in
+_TRUNC = {unit: field_of(unit) for unit in UNITS} | {
+    part: field_of(unit) for part, unit in (
+        ("isoyear", "year"), ("yearweek", "week"), ("dow", "day"), ("isodow", "day"),
+        ("doy", "day"), ("julian", "day"), ("epoch", "second"))}
 
 
 def epoch_ticks(value, per_second: int):
@@ -106,7 +105,7 @@ def _remainder(numbers: np.ndarray, by: int) -> np.ndarray:
 def _epoch(months, days, micros):
     years = _toward_zero(months, 12)
     whole_days = years * 365.25 + _remainder(months, 12) * dto.DAYS_PER_MONTH + days
-    return whole_days * _SECONDS_PER_DAY + micros / 1e6
+    return whole_days * SECONDS_PER_DAY + micros / 1e6
 
 
 _PARTS = {

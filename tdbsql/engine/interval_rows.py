@@ -13,9 +13,9 @@ import pyarrow.compute as pc
 
 from . import datetime_ops as dto
 from .frame import broadcast
+from .interval_units import outside
 from .value_types import kind, plain, valid_rows
 
-_INT32 = 2**31
 
 
 def is_rows(value) -> bool:
@@ -36,7 +36,7 @@ def scaled(counts, intervals, error) -> pa.Array:
             zero_copy_only=False), np.int64), 0)
     except pa.ArrowInvalid:  # a UBIGINT past BIGINT
         raise error(dto.count_past_integer(pc.max(counts).as_py())) from None
-    past = (n < -_INT32) | (n >= _INT32)
+    past = outside(n, 32)
     if past.any():
         raise error(dto.count_past_integer(int(n[past][0])))
     try:

@@ -11,8 +11,8 @@ import pyarrow as pa
 
 from . import datetime_ops as dto
 from . import interval_rows
+from .interval_units import US_PER
 
-_US_PER_HOUR, _US_PER_MINUTE, _US_PER_SECOND = 3_600_000_000, 60_000_000, 1_000_000
 
 
 def interval_text(value):
@@ -48,8 +48,8 @@ def _counted(amount: int, unit: str) -> str:
 def _clock(micros: int) -> str:
     """The time part: ``-04:05:06.007``, hours past 99 in as many digits as they need."""
     sign = "-" if micros < 0 else ""
-    hours, rest = divmod(abs(micros), _US_PER_HOUR)
-    minutes, rest = divmod(rest, _US_PER_MINUTE)
-    seconds, fraction = divmod(rest, _US_PER_SECOND)
+    hours, rest = divmod(abs(micros), US_PER["hour"])
+    minutes, rest = divmod(rest, US_PER["minute"])
+    seconds, fraction = divmod(rest, US_PER["second"])
     text = f"{sign}{hours:02d}:{minutes:02d}:{seconds:02d}"
     return f"{text}.{fraction:06d}".rstrip("0") if fraction else text
