@@ -231,10 +231,16 @@ def _distinct(parts) -> tuple[pa.Array, np.ndarray]:
     elements = elements.take(order)
     parents = parents[np.asarray(order)]
     fresh = np.ones(len(parents), dtype=bool)
-    if len(parents) > 1:  # equal key codes: equal values (NaN = NaN, lists too)
+    if len(parents) > 1 and pa.types.is_interval(elements.type):
+        # sorted as they compare, '1 month' beside '30 days': the same by fields, hashed
         ids = group_rows([parents, *_element_codes(elements)], len(parents)).ids
         fresh[:] = False
         fresh[np.unique(ids, return_index=True)[1]] = True
+    elif len(parents) > 1:  # sorted, equal elements are neighbours: equal codes (NaN = NaN)
+        same = np.ones(len(parents) - 1, dtype=bool)
+        for column in (parents, *key_codes(elements)):
+            same &= column[1:] == column[:-1]
+        fresh[1:] = ~same
     return elements.filter(pa.array(fresh)), parents[fresh]
 
 
