@@ -326,7 +326,7 @@ def negate(ev, node):
     constant = _folded(ev, node)
     if constant is not None:
         return constant
-    whole = _signed_literal(node)
+    whole = integer_literal(node)
     if whole is not None and -2**63 <= whole < 2**63:
         return pa.scalar(whole, integer_literal_arrow_type(whole))
     value = _interval_constant(ev(node.this))
@@ -342,25 +342,15 @@ def negate(ev, node):
     if kind(value.type) in ("null", "decimal"):
         return value if kind(value.type) == "null" else pc.negate(value)
     if kind(value.type) == "uint":
-        if not isinstance(node.this, exp.Literal):  # DuckDB refuses -x of any unsigned x
-            raise ev.error("overflow in negation of an unsigned value (cast it to a signed "
-                           "type first)", node)
-        return _negate_unsigned(ev, node, value)
+        if isinstance(node.this, exp.Literal):  # past BIGINT's least (one in it is above)
+            raise UnsupportedSql(f"{node.sql(dialect='duckdb')}: an integer literal below "
+                                 "BIGINT's range (DuckDB's HUGEINT) is not supported")
+        raise ev.error("overflow in negation of an unsigned value (cast it to a signed "
+                       "type first)", node)  # DuckDB refuses -x of any unsigned x
     try:
         return pc.negate_checked(value)
     except pa.ArrowInvalid:
         raise ev.error(f"integer overflow in {node.sql(dialect='duckdb')}", node) from None
-
-
-def _signed_literal(node) -> int | None:
-    """The value of an integer literal under minus signs (and parentheses), typed afresh by
-    its value as DuckDB types it: ``-2147483648`` is an INTEGER, ``-(-2147483648)`` a BIGINT."""
-    sign = 1
-    while isinstance(node, (exp.Neg, exp.Paren)):
-        sign = -sign if isinstance(node, exp.Neg) else sign
-        node = node.this
-    whole = integer_literal(node)
-    return None if whole is None else sign * whole
 
 
 def negated_interval(value, error):
@@ -372,19 +362,6 @@ def negated_interval(value, error):
         except dto.DatetimeError as err:
             raise error(str(err)) from None
     return interval_rows.negated(value, error)
-
-
-def _negate_unsigned(ev, node, value):
-    """``-n`` of a literal read as unsigned, as a BIGINT (``-9223372036854775808``, read as the literal
-    9223372036854775808 negated, is BIGINT's least value); past BIGINT an error (DuckDB goes
-    on in HUGEINT, which tdbsql lacks)."""
-    wide = pc.cast(value, pa.decimal128(20, 0))
-    negated = pc.negate(wide)
-    try:
-        return pc.cast(negated, pa.int64())
-    except pa.ArrowInvalid:
-        raise ev.error(f"integer overflow in {node.sql(dialect='duckdb')}: the result does "
-                       f"not fit BIGINT", node) from None
 
 
 def _null_temporal(op, left, right, lk, rk):

@@ -116,10 +116,15 @@ def _operand(node: exp.Expression) -> DecimalType | None:
 
 
 def integer_literal(node: exp.Expression) -> int | None:
-    """The value of an integer literal (negated or in parentheses), else None."""
-    inner = node.this if isinstance(node, (exp.Neg, exp.Paren)) else node
-    if isinstance(inner, exp.Literal) and not inner.is_string and inner.this.isdigit():
-        return -int(inner.this) if isinstance(node, exp.Neg) else int(inner.this)
+    """The value of an integer literal under any minus signs and parentheses, else None:
+    DuckDB types it afresh by that value (``-2147483648`` is an INTEGER, ``-(-2147483648)``
+    a BIGINT)."""
+    sign = 1
+    while isinstance(node, (exp.Neg, exp.Paren)):
+        sign = -sign if isinstance(node, exp.Neg) else sign
+        node = node.this
+    if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
+        return sign * int(node.this)
     return None
 
 
