@@ -46,7 +46,6 @@ _FRAME_STARTS = ("BETWEEN", "UNBOUNDED", "CURRENT")  # after ROWS / RANGE / GROU
 
 def parse(sql: str) -> exp.Expression:
     tokens = _tokens(sql, "SQL statement")
-    _check_colons(sql, tokens)
     parser = _Parser(dialect=_DIALECT)
     try:
         statements = [s for s in parser.parse(tokens, sql) if s is not None]
@@ -564,6 +563,10 @@ def syntax_error(sql: str, tokens: list[Token], err: ParseError, parser=None, *,
     misspelled = _misspelled_statement(sql, tokens) if whole == "statement" else None
     if misspelled is not None:
         return misspelled
+    colon = _named_parameter(tokens)
+    if colon is not None:
+        return _unexpected(sql, colon, False, "an expression",
+                           "DuckDB has no :name parameters: write $name or ?")
     index = _index_of(tokens, culprit)
     if not at_end and index >= 2 and tokens[index - 2].token_type == TokenType.ALIAS \
             and tokens[index - 1].token_type not in (TokenType.IDENTIFIER, *_STRINGS) \
@@ -825,19 +828,22 @@ def _second_statement(tokens: list[Token]) -> Token | None:
     return None
 
 
-# tokens after which an expression starts: a ':' there would begin a ``:name`` parameter,
-# which DuckDB does not have (a slice's ``[:m]``, ``{'k': v}`` and ``k: v`` follow others)
-_EXPRESSION_STARTS = (TokenType.SELECT, TokenType.COMMA, TokenType.L_PAREN, TokenType.WHERE,
-                      TokenType.HAVING, TokenType.AND, TokenType.OR, TokenType.EQ,
-                      TokenType.NOT)
+# tokens a ':' may follow in DuckDB's SQL: an operand's end (a slice's ``[a:b]``, a struct's
+# ``{'k': v}``) or a slice's open start (``[:b]``); after any other a ':' before a name
+# begins a ``:name`` parameter, which DuckDB does not have
+_BEFORE_COLON = {TokenType.VAR, TokenType.IDENTIFIER, TokenType.NUMBER, *_STRINGS,
+                 TokenType.R_PAREN, TokenType.R_BRACKET, TokenType.R_BRACE, TokenType.NULL,
+                 TokenType.TRUE, TokenType.FALSE, TokenType.L_BRACKET}
 
 
-def _check_colons(sql: str, tokens: list[Token]) -> None:
-    """``SELECT :m`` / ``WHERE k = :m``: DuckDB's syntax error at the ':'."""
-    for before, token in zip(tokens, tokens[1:]):
-        if token.token_type == TokenType.COLON and before.token_type in _EXPRESSION_STARTS:
-            raise _unexpected(sql, token, False, "an expression",
-                              "DuckDB has no :name parameters: write $name or ?")
+def _named_parameter(tokens: list[Token]) -> Token | None:
+    """The ':' of the first ``:name`` parameter (``SELECT :m``, ``WHERE k IN (:m)``), if
+    any: the parser refuses it, this names it."""
+    for before, colon, name in zip(tokens, tokens[1:], tokens[2:]):
+        if colon.token_type == TokenType.COLON and before.token_type not in _BEFORE_COLON \
+                and name.token_type in (TokenType.VAR, TokenType.IDENTIFIER):
+            return colon
+    return None
 
 
 def _check_tokens(sql: str, tokens: list[Token]) -> None:
