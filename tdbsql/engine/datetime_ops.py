@@ -405,16 +405,17 @@ def _zone_names() -> dict[str, str]:
     return {name.lower(): name for name in zoneinfo.available_timezones()}
 
 
-_TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(?:[+-]\d{1,2}(?::?\d{2})?)?")
+# a TIME's text as DuckDB reads it: H:M and nothing after, or H:M: and its seconds and
+# fraction (each may be left out) and then anything, unread (a UTC offset, a zone name)
+_TIME = re.compile(r"\s*(\d{1,2}):(\d{1,2})(?:\Z|:(?:\Z|(\d{1,2})(?:\.(\d*))?))", re.ASCII)
 
 
 def parse_time(text: str) -> dt.time:
-    """A TIME as DuckDB reads one: ``HH:MM[:SS[.ffffff]]``, perhaps before a UTC offset
-    (ignored), digits past microseconds cut; else, as DuckDB's last chance, the time of day
-    of a TIMESTAMP's text (``'2024-01-31 10:30 UTC'`` is 10:30; a date alone, or
-    ``'epoch'``, is midnight)."""
-    cleaned = text.strip()
-    match = _TIME.fullmatch(cleaned)
+    """A TIME as DuckDB reads one: ``H:M``, or ``H:M:S[.ffffff]`` before anything it does not
+    read (``'10:00:00+05'``, ``'10:00:00 UTC'``), digits past microseconds cut; else, as
+    DuckDB's last chance, the time of day of a TIMESTAMP's text (``'2024-01-31 10:30 UTC'``
+    is 10:30; a date alone, or ``'epoch'``, is midnight)."""
+    match = _TIME.match(text)
     try:
         if match is not None:
             hour, minute, second, fraction = match.groups()
