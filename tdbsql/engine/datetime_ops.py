@@ -334,9 +334,9 @@ _CLOCK = re.compile(r"(?:T\s*|\s+)(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?
 
 def _parse_datetime(text: str, zone: bool = False,
                     date_only: bool = False) -> tuple[dt.datetime, int]:
-    """(the datetime written -- a year outside Python's 1..9999 moved by whole 2,000-year
-    cycles into 1970..3969, where the calendar repeats; a zone's rules apply to the real
-    year otherwise -- and the days it was moved back by)."""
+    """(the datetime written -- a year outside Python's 1..9999, or one a UTC offset carries
+    past them, moved by whole 2,000-year cycles into 1970..3969, where the calendar repeats;
+    a zone's rules apply to the real year otherwise -- and the days it was moved back by)."""
     cleaned = text.strip()
     day = _DATE.match(cleaned)
     if not day or day.group(5) and int(day.group(1)) < 1:  # no year 0 BC
@@ -346,7 +346,12 @@ def _parse_datetime(text: str, zone: bool = False,
     year = 1 - int(day.group(1)) if day.group(5) else int(day.group(1))
     cycles = 0 if 1 <= year <= 9999 else (year - 1970) // CYCLE_YEARS
     base = dt.datetime(year - cycles * CYCLE_YEARS, int(day.group(3)), int(day.group(4)))
-    stamp = _clock(cleaned, day.end(), base, text, zone, date_only)
+    try:
+        stamp = _clock(cleaned, day.end(), base, text, zone, date_only)
+    except OverflowError:  # '0001-01-01 00:00+01' is in the year 0
+        cycles = (year - 1970) // CYCLE_YEARS
+        base = dt.datetime(year - cycles * CYCLE_YEARS, int(day.group(3)), int(day.group(4)))
+        stamp = _clock(cleaned, day.end(), base, text, zone, date_only)
     return stamp, cycles * CYCLE_DAYS
 
 
@@ -370,7 +375,11 @@ def _clock(cleaned: str, start: int, base: dt.datetime, text: str, zone: bool,
         return stamp  # DuckDB's TIMESTAMP keeps the wall-clock time and drops the zone
     if zone_name is not None:
         local = stamp.replace(tzinfo=_time_zone(zone_name))
-        return local.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        try:
+            return local.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        except OverflowError:  # moved a cycle, the zone's rules would be another year's
+            raise UnsupportedSql(f"the TIMESTAMP WITH TIME ZONE {text.strip()!r}: a time "
+                                 "zone name in the years 1 and 9999 is not supported") from None
     return stamp - _offset(offset)
 
 

@@ -378,7 +378,7 @@ def cast_string_scalar(value: pa.Scalar, target: pa.DataType):
 def _nanosecond_stamp(text: str, target: pa.DataType) -> pa.Scalar:
     """A string constant read as a TIMESTAMP_NS: nanoseconds kept, as DuckDB keeps them."""
     nanos = dto.parse_timestamp_ns(text, zone=target.tz is not None)
-    if not -2**63 <= nanos < 2**63:
+    if not -2**63 <= nanos < 2**63 or abs(nanos) == 2**63 - 1:  # DuckDB's infinities
         raise ValueError(f"Could not convert string '{text}' to INT64")  # DuckDB's words
     return pa.scalar(nanos, target)
 

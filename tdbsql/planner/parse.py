@@ -323,6 +323,28 @@ class _Parser(type(_DIALECT.parser())):
             call.meta[WITHIN_GROUP] = True
         return call
 
+    def _parse_type(self, parse_interval: bool = True, fallback_to_identifier: bool = False):
+        """A typed literal takes the ``::`` casts and ``[...]`` after it as DuckDB does:
+        ``DATE '2024-01-01'::VARCHAR`` is the DATE as text, where sqlglot casts the string
+        to VARCHAR and that to DATE (so the DATE came back)."""
+        typed = self._curr is not None and self._next is not None \
+            and self._curr.token_type in self.TYPE_TOKENS \
+            and self._curr.token_type != TokenType.INTERVAL \
+            and self._next.token_type in _STRINGS
+        self._literal_ops_deferred = typed
+        try:
+            this = super()._parse_type(parse_interval=parse_interval,
+                                       fallback_to_identifier=fallback_to_identifier)
+        finally:
+            self._literal_ops_deferred = False
+        return self._parse_column_ops(this) if typed and this is not None else this
+
+    def _parse_column_ops(self, this):
+        if getattr(self, "_literal_ops_deferred", False) and isinstance(this, exp.Literal):
+            self._literal_ops_deferred = False  # the typed literal's string: its type first
+            return this
+        return super()._parse_column_ops(this)
+
     def _parse_interval(self, require_interval: bool = True, parse_function_unit: bool = True):
         """An INTERVAL as DuckDB's grammar reads one: ``INTERVAL`` then a string, a number
         or a parenthesised expression, then perhaps a unit.  Anything else after the word
