@@ -577,3 +577,31 @@ def test_scaled_datetime_overflow_is_a_clear_error(tmp_path):
                            np.array([2**62], np.int64).view("M8[h]"))
     with pytest.raises(DataError, match="'a'"):
         tdbsql.query("SELECT a FROM array", str(path))
+
+
+def test_time_attributes_compare_with_time_constants(tmp_path):
+    """TIME_SEC / TIME_MIN / TIME_HR / TIME_MS read as time32 and compare with a TIME constant
+    (time64[us]) as DuckDB compares its one TIME type: =, <, BETWEEN, IN (they were errors)."""
+    import duckdb
+
+    units = {"sec": "s", "min": "m", "hr": "h", "ms": "ms"}
+    path = tmp_path / "times"
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 9), tile=3, dtype=np.int32))
+    tiledb.Array.create(str(path), tiledb.ArraySchema(domain=dom, sparse=True, capacity=3, attrs=[
+        tiledb.Attr(name, dtype=f"m8[{u}]", nullable=True) for name, u in units.items()]))
+    x = np.arange(10, dtype=np.int32)
+    with tiledb.open(str(path), "w") as A:
+        tiledb.sparse_array._setitem_impl_sparse(
+            A, x, {name: (x % 5).astype(f"m8[{u}]") for name, u in units.items()},
+            {name: (x != 7).astype(np.uint8) for name in units})
+    con = duckdb.connect()
+    con.register("t", tdbsql.query("SELECT * FROM array", str(path)))
+    for name, constant in [("sec", "TIME '00:00:02'"), ("min", "TIME '00:03:00'"),
+                           ("hr", "TIME '01:00:00'"), ("ms", "TIME '00:00:00.002'")]:
+        for where in [f"{name} = {constant}", f"{name} < {constant}",
+                      f"{name} BETWEEN {constant} AND TIME '04:00:00'",
+                      f"{name} IN ({constant}, TIME '00:00:04')"]:
+            got = tdbsql.query(f"SELECT x FROM array WHERE {where} ORDER BY x", str(path))
+            want = con.sql(f"SELECT x FROM t WHERE {where} ORDER BY x").fetchall()
+            assert [(v,) for v in got.column("x").to_pylist()] == want, where
+            assert want, where

@@ -131,6 +131,10 @@ def common_type(types: list[pa.DataType], literal_strings: bool = True) -> pa.Da
         floats = [t for t in real if kind(t) == "float"]
         single = all(pa.types.is_float32(t) for t in floats)  # a number with FLOAT: FLOAT
         return pa.float32() if single else pa.float64()
+    if kinds == {"time"} and all(t.unit != "ns" for t in real):
+        # DuckDB reads TIME_SEC / TIME_MS (time32) as its one TIME (microseconds); TIME_NS
+        # beside TIME needs an explicit cast there, as here
+        return pa.time64("us")
     if kinds == {"string"}:
         return pa.large_string() if any(pa.types.is_large_string(t) for t in real) else pa.string()
     if kinds <= {"date", "timestamp"}:
