@@ -115,6 +115,26 @@ def test_dense_evolution(tmp_path):
         assert_same(uri, B + t)
 
 
+def test_tdbsql_consolidates_dense_fragments_older_than_an_evolution(tmp_path):
+    """Every fragment merged predates the attribute added later: tdbsql's consolidation
+    reads them with the schema it writes (was a raw KeyError), as TileDB's does -- the
+    new attribute is its fill value in the merged fragment.  (Small timestamps: the
+    evolution's schema file sorts after the creation's, so it is in force now.)"""
+    uri = create(str(tmp_path / "d"), [int_dim(hi=19, tile=4)], [tiledb.Attr("a", dtype=np.int32)],
+                 sparse=False)
+    for t, lo in ((10, 0), (20, 5)):
+        with tiledb.open(uri, "w", timestamp=t) as A:
+            A[lo:lo + 7] = np.arange(7, dtype=np.int32) + t
+    evolve(uri, 30, add(tiledb.Attr("g", dtype=np.float32, fill=1.5)),
+           add(tiledb.Attr("s", dtype=str)))
+    before = {t: assert_same(uri, t) for t in (10, 20, None)}
+    tdbsql.consolidate(uri)
+    assert [f.timestamp_range for f in tdbsql.open(uri).fragments] == [(10, 20)]
+    for t, rows in before.items():
+        assert assert_same(uri, t) == rows
+    assert set(before[None]["g"]) == {1.5} and before[None]["a"][5] == 20
+
+
 def test_attribute_dropped_and_added_again_with_another_type(tmp_path):
     uri = create(str(tmp_path / "a"), [int_dim()], [tiledb.Attr("a", dtype=np.int32),
                                                    tiledb.Attr("b", dtype=np.int32)])

@@ -168,10 +168,13 @@ def _read_schema(entry, key: bytes | None) -> ArraySchema:
 class Array:
     """A TileDB array opened for reading at a timestamp window."""
 
-    def __init__(self, path: str, timestamp=None, key=None):
+    def __init__(self, path: str, timestamp=None, key=None, schema_time: int | None = None):
+        """``schema_time``: read with the schema in force then (default: the window's end) --
+        a consolidation reads older fragments with the schema it writes."""
         self.path = os.path.abspath(path)
         self.window = normalize_window(timestamp)
         self.key = normalize_key(key)
+        self.schema_time = self.window[1] if schema_time is None else schema_time
         # Only __schema is listed here (a clear error if this is no array): many callers need
         # just the schema; the full listing (``directory``) waits until something needs it.
         self.schema_entries: tuple[SchemaEntry, ...] = tuple(require_array(self.path))
@@ -199,8 +202,8 @@ class Array:
 
     @cached_property
     def schema(self) -> ArraySchema:
-        """The schema in force at the end of the window."""
-        return self.schemas[latest_schema(self.schema_entries, self.window[1]).name]
+        """The schema in force at the end of the window (or at ``schema_time``)."""
+        return self.schemas[latest_schema(self.schema_entries, self.schema_time).name]
 
     def schema_for_fragment(self, entry: FragmentEntry) -> ArraySchema:
         """The schema to parse a fragment's footer with.  Fragments of format 10+ name their

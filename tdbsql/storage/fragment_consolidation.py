@@ -328,8 +328,11 @@ def _overlap(a, b) -> bool:
 def _write_dense(array, chosen, name: str):
     schema = array.schema
     t1, t2 = chosen[0].timestamp_range[0], chosen[-1].timestamp_range[1]
-    # A dense read of [t1, t2] sees exactly the chosen fragments (whole-range overlap only).
-    window_array = Array(array.path, timestamp=(t1, t2), key=array.key)
+    # A dense read of [t1, t2] sees exactly the chosen fragments (whole-range overlap only);
+    # it reads them with the schema the new fragment is written with, as TileDB does (an
+    # attribute added by a later evolution is its fill value in the older fragments).
+    window_array = Array(array.path, timestamp=(t1, t2), key=array.key,
+                         schema_time=array.schema_time)
     scan = DenseScan(window_array, [a.name for a in schema.attributes], {})
     box_lo, box_hi = scan.box()
     box = tuple(zip(box_lo, box_hi))  # the union of the merged non-empty domains
