@@ -537,6 +537,23 @@ def test_dense_writes_near_the_type_limits(tmp_path, dtype, domain, tile):
                    {"x": hi - 1, "v": 2}, {"x": hi, "v": 3}]
 
 
+@pytest.mark.parametrize("dtype, domain, extent", [
+    ("int8", (-100, 100), 101), ("int8", (0, 127), 64), ("int16", (-30000, 30000), 30001),
+    ("int8", (3, 9), 7)])
+def test_sparse_dimension_without_tile_extent_gets_one_that_fits(tmp_path, dtype, domain, extent):
+    """No tile extent: the domain's width, as TileDB's -- halved until it fits the type when
+    it does not (was a raw OverflowError; TileDB itself stores the width wrapped around)."""
+    path = str(tmp_path / "a")
+    tdbsql.create(path, tdbsql.Schema([tdbsql.Dim("x", dtype, domain)], [tdbsql.Attr("v", "int32")]))
+    lo, hi = domain
+    write(path, {"x": np.array([hi, lo, 0 if lo < 0 else lo + 1], dtype),
+                 "v": np.array([1, 2, 3], np.int32)})
+    with tiledb.open(path) as A:
+        assert A.schema.domain.dim(0).tile == extent
+        assert sorted(A.multi_index[lo:hi]["v"].tolist()) == [1, 2, 3]
+    assert tdbsql.query("SELECT v FROM array WHERE x = " + str(hi), path).to_pylist() == [{"v": 1}]
+
+
 @pytest.mark.parametrize("dims", [
     [S.Dim("x", "int64", (0, 9), 2)], [S.Dim("s", "ascii")],
     [S.Dim("x", "int64", (0, 9), 2), S.Dim("y", "int32", (0, 9), 2)]])
