@@ -367,6 +367,24 @@ def test_failure_midway_removes_written_fragments(tmp_path):
     assert not os.path.exists(tmp_path / "b")
 
 
+def test_no_duplicates_ingest_refuses_a_coordinate_in_two_batches(tmp_path):
+    """The batches of one ingest share a timestamp, so a coordinate in two of them has no
+    newest write (tiledb and tdbsql read different cells): refused as within one batch, and
+    nothing is left; -0.0 and 0.0 are two coordinates, as in TileDB."""
+    table = pa.table({"k": [1, 2, 3, 1], "f": [0.0, 0.5, -0.0, 2.0], "v": [10, 20, 30, 40]})
+    for batch_rows in (4, 2):
+        with pytest.raises(tdbsql.DataError, match=r"duplicate coordinates \(1\)"):
+            ingest(table, tmp_path / f"k{batch_rows}", dims=["k"], allows_duplicates=False,
+                   batch_rows=batch_rows)
+        assert not os.path.exists(tmp_path / f"k{batch_rows}")
+    ingest(table, tmp_path / "f", dims=["f"], allows_duplicates=False, batch_rows=1)
+    with tiledb.open(str(tmp_path / "f")) as A:
+        assert sorted(A[:]["v"].tolist()) == [10, 20, 30, 40]
+    ingest(table, tmp_path / "dups", dims=["k"], batch_rows=2)  # duplicates allowed: kept
+    assert tdbsql.query("SELECT count(*) AS n FROM array", str(tmp_path / "dups")).to_pylist() \
+        == [{"n": 4}]
+
+
 def test_unsupported_column_type(tmp_path):
     table = pa.table({"k": [1, 2], "s": pa.array([{"a": 1}, {"a": 2}])})
     pq.write_table(table, tmp_path / "s.parquet")

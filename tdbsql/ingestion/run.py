@@ -35,6 +35,7 @@ from ..storage.array import write_timestamp
 from ..storage.fragment_writer import commit_fragment
 from . import infer
 from .infer import IngestError, Plan
+from .unique_keys import UniqueKeys
 from .sources import ColumnStats, Source, batch_stats, merge_stats, open_source
 
 if TYPE_CHECKING:
@@ -323,6 +324,7 @@ class _Group:
     rows: int
     table: pa.Table
     coords: Coords | None = None
+    keys: pa.Table | None = None  # the dimension columns, where they must be unique
 
 
 def _prepared(src: Source, plan: Plan, schema_fmt, batch_rows: int,
@@ -393,9 +395,10 @@ def _global_sorted(table: pa.Table, schema_fmt) -> _Group:
     tiling.check_in_domain(coords)
     order = tiling.global_order(coords)
     attrs = table.drop_columns(dim_names)
+    keys = None if schema_fmt.allows_duplicates else table.select(dim_names)
     if np.array_equal(order, np.arange(len(order))):
-        return _Group(table.num_rows, attrs, coords)
-    return _Group(table.num_rows, attrs.take(pa.array(order)), coords.take(order))
+        return _Group(table.num_rows, attrs, coords, keys)
+    return _Group(table.num_rows, attrs.take(pa.array(order)), coords.take(order), keys)
 
 
 def _write_all(src, path, plan, schema_fmt, stamp, key, batch_rows, row_start, fragments,
@@ -407,9 +410,13 @@ def _write_all(src, path, plan, schema_fmt, stamp, key, batch_rows, row_start, f
 
     rows = 0
     pending: list = []  # (rows, future) in source order
+    ledger = UniqueKeys([d.name for d in schema_fmt.dimensions]) \
+        if plan.sparse and not schema_fmt.allows_duplicates else None
     with ThreadPoolExecutor(max_workers=WRITE_THREADS, thread_name_prefix="tdbsql-ingest") as pool:
         try:
             for group in _prepared(src, plan, schema_fmt, batch_rows, row_start):
+                if ledger is not None:
+                    ledger.add(group.keys)
                 pending.append((group.rows, pool.submit(
                     _write_group, path, plan, schema_fmt, group, stamp, key)))
                 del group
@@ -419,6 +426,8 @@ def _write_all(src, path, plan, schema_fmt, stamp, key, batch_rows, row_start, f
             while pending:
                 rows += _finish(pending.pop(0), fragments)
                 progress(rows)
+            if ledger is not None:
+                ledger.check()
         except BaseException:
             for _, future in pending:  # let in-flight writes end, and record their names
                 try:
