@@ -554,6 +554,27 @@ def test_sparse_dimension_without_tile_extent_gets_one_that_fits(tmp_path, dtype
     assert tdbsql.query("SELECT v FROM array WHERE x = " + str(hi), path).to_pylist() == [{"v": 1}]
 
 
+def test_float_dimension_of_one_point_has_tile_extent_zero(tmp_path):
+    """A float domain [v, v] without a tile extent gets TileDB's null extent, 0: every cell is
+    in tile 0 (the write divided by it: ZeroDivisionError) -- an ingest of one row too."""
+    path = str(tmp_path / "a")
+    tdbsql.create(path, tdbsql.Schema([tdbsql.Dim("x", "float64", (1.5, 1.5)),
+                                       tdbsql.Dim("y", "int32", (0, 9), 3)],
+                                      [tdbsql.Attr("v", "int32")]))
+    for t, ys in ((1, [5, 0]), (2, [9, 5])):
+        write(path, {"x": [1.5, 1.5], "y": np.array(ys, np.int32),
+                     "v": np.array(ys, np.int32) * t}, timestamp=t)
+    tdbsql.consolidate(path)
+    with tiledb.open(path) as A:
+        assert A.schema.domain.dim(0).tile == 0.0
+        assert A[:]["v"].tolist() == [0, 10, 18]
+    assert tdbsql.query("SELECT y, v FROM array ORDER BY y", path).to_pylist() == \
+        [{"y": 0, "v": 0}, {"y": 5, "v": 10}, {"y": 9, "v": 18}]
+    tdbsql.ingest(pa.table({"k": [2.5], "v": [1]}), str(tmp_path / "b"), dims=["k"])
+    with tiledb.open(str(tmp_path / "b")) as A:
+        assert A[:]["v"].tolist() == [1]
+
+
 @pytest.mark.parametrize("dims", [
     [S.Dim("x", "int64", (0, 9), 2)], [S.Dim("s", "ascii")],
     [S.Dim("x", "int64", (0, 9), 2), S.Dim("y", "int32", (0, 9), 2)]])

@@ -126,6 +126,9 @@ def tile_indices(dim: Dimension, values: np.ndarray) -> np.ndarray:
     lo, _ = dim.domain
     if info.kind == "float":
         typ = info.numpy.type
+        if typ(dim.tile_extent) == 0:  # a one-point domain [v, v]: TileDB's null extent is 0
+            out[:] = 0
+            return out
         kernels.tile_index_float(np.ascontiguousarray(values, dtype=info.numpy), typ(lo),
                                  typ(dim.tile_extent), out)
         return out
