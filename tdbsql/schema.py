@@ -476,13 +476,13 @@ def _format_dim(d: Dim, coords: FilterPipeline, schema: Schema) -> Dimension:
     tile = d.tile
     if tile is None and schema.cell_order != "hilbert":
         # TileDB's set_null_tile_extents_to_range: the whole domain is one tile.
-        tile = hi - lo if info.kind == "float" else _whole_domain_tile(lo, hi, info.numpy)
+        tile = hi - lo if info.kind == "float" else whole_domain_tile(lo, hi, info.numpy)
     tile = None if tile is None else np.asarray(tile, dtype=info.numpy).item()
     return Dimension(d.name, dt, 1, coords if inherits else stored, (lo, hi), tile,
                      stored_filters=stored if inherits else None)
 
 
-def _whole_domain_tile(lo: int, hi: int, numpy_type) -> int:
+def whole_domain_tile(lo: int, hi: int, numpy_type) -> int:
     """The domain's width as the tile extent -- or, when the width does not fit the type
     (an INT8 domain of [-100, 100]), the fewest equal tiles whose extent fits it and whose
     expanded domain stays in range.  TileDB stores the width wrapped around (-55 there), a

@@ -554,6 +554,23 @@ def test_sparse_dimension_without_tile_extent_gets_one_that_fits(tmp_path, dtype
     assert tdbsql.query("SELECT v FROM array WHERE x = " + str(hi), path).to_pylist() == [{"v": 1}]
 
 
+def test_dense_int8_rectangle_wider_than_127(tmp_path):
+    """A dense INT8 dimension over [-100, 100]: cells given with their coordinates (the
+    offsets wrapped in INT8: ValueError) and an ingest, whose default tile extent is split
+    to fit INT8 (was a SchemaError), both as ``tiledb`` reads them."""
+    k = np.arange(-100, 101, dtype=np.int8)[::-1].copy()
+    path = str(tmp_path / "a")
+    tdbsql.create(path, tdbsql.Schema([tdbsql.Dim("k", "int8", (-100, 100), 101)],
+                                      [tdbsql.Attr("v", "int32")], sparse=False))
+    write(path, {"k": k, "v": k.astype(np.int32) * 2})
+    tdbsql.ingest(pa.table({"k": k, "v": k.astype(np.int32) * 3}), str(tmp_path / "b"),
+                  dims=["k"], sparse=False)
+    for name, factor in (("a", 2), ("b", 3)):
+        with tiledb.open(str(tmp_path / name)) as A:
+            assert A.schema.domain.dim(0).tile == 101
+            assert A.multi_index[-100:100]["v"].tolist() == list(range(-100 * factor, 101 * factor, factor))
+
+
 def test_float_dimension_of_one_point_has_tile_extent_zero(tmp_path):
     """A float domain [v, v] without a tile extent gets TileDB's null extent, 0: every cell is
     in tile 0 (the write divided by it: ZeroDivisionError) -- an ingest of one row too."""

@@ -296,7 +296,7 @@ def _dim_plan(field: pa.Field, stats: ColumnStats | None, domain, tile, sparse: 
         domain = (given_value(domain[0], column), given_value(domain[1], column))
     _check_domain(field.name, domain, kind)
     if tile is None and not sparse:
-        tile = _default_dense_tile(domain)
+        tile = _default_dense_tile(domain, column)
     return DimPlan(column, domain, tile)
 
 
@@ -312,9 +312,12 @@ def _check_domain(name: str, domain: tuple, kind: str) -> None:
         raise IngestError(f"dimension {name!r}: domain low {lo} is above high {hi}")
 
 
-def _default_dense_tile(domain) -> int:
+def _default_dense_tile(domain, column: ColumnPlan) -> int:
+    """The whole domain up to DEFAULT_DENSE_TILE cells, split to fit a narrow type (INT8)."""
     lo, hi = (int(np.asarray(v).astype(np.int64)) for v in domain)
-    return max(1, min(hi - lo + 1, DEFAULT_DENSE_TILE))
+    if hi - lo + 1 > DEFAULT_DENSE_TILE:
+        return DEFAULT_DENSE_TILE
+    return sch.whole_domain_tile(lo, hi, type_info(column.datatype).numpy)
 
 
 def storage_dtype(column: ColumnPlan) -> np.dtype:

@@ -88,8 +88,10 @@ def rectangle_of(schema: ArraySchema, columns: dict) -> tuple[dict, tuple]:
     volume = int(np.prod(shape, dtype=object))
     n = len(coords[0])
     order = "F" if schema.cell_order == Layout.COL_MAJOR else "C"
-    # offsets from the low corner, in the coordinates' own type (no overflow near its limits)
-    offsets = tuple((c - c.dtype.type(lo)).astype(np.int64) for c, lo in zip(coords, lows))
+    # offsets from the low corner, in the coordinates' own width read unsigned (no overflow
+    # near its limits; an INT8 span of 200 wraps to -56 signed)
+    offsets = tuple((c - c.dtype.type(lo)).view(f"u{c.dtype.itemsize}").astype(np.int64)
+                    for c, lo in zip(coords, lows))
     linear = np.ravel_multi_index(offsets, shape, order=order) if volume == n and n else None
     if linear is None or len(np.unique(linear)) != volume:
         spans = ", ".join(f"{d.name} {lo}..{hi}" for d, lo, hi in zip(dims, lows, highs))
