@@ -92,6 +92,11 @@ class ValueNode:
 
     @classmethod
     def member_set(cls, field: str, members: Sequence[bytes], negated: bool = False) -> "ValueNode":
+        """``field [NOT] IN (members)``; only empty members (``s IN ('')``) are the comparison
+        with an empty value, as TileDB refuses to read a set without data (the array would
+        be unreadable)."""
+        if members and not any(members):
+            return cls(field, ConditionOp.NE if negated else ConditionOp.EQ, b"")
         offsets, pos = [], 0
         for m in members:
             offsets.append(pos)

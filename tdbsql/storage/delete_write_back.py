@@ -66,7 +66,7 @@ from sqlglot import exp
 
 from ..datatypes import type_info
 from ..engine.column import Column
-from ..engine.fill import all_names
+from ..engine.fill import all_names, fill_column
 from ..engine.scan import scan
 from ..engine.sparse_scan import condition_input
 from ..errors import SqlError, UnsupportedSql
@@ -171,12 +171,23 @@ def _fields_of(node: Node) -> list[str]:
 
 
 def write_back(array: Array, cells: dict[str, Column], t: int, where: str) -> None:
-    """Write ``cells`` (every field) as one fragment at ``t + 1`` (refused as the module
-    docstring says)."""
+    """Write ``cells`` (every field of the schema at ``t``) as one fragment at ``t + 1``, in
+    the current schema (refused as the module docstring says): an attribute added after
+    ``t`` holds its fill value, as those cells read before the delete.  A field dropped
+    since ``t`` is refused: the copies could not keep its values for reads between ``t`` and
+    the drop."""
     from .writer import write_cells
 
-    _refuse_unsound(array, len(next(iter(cells.values()))), t, where)
-    write_cells(array, cells, t + 1)
+    n = len(next(iter(cells.values())))
+    _refuse_unsound(array, n, t, where)
+    dropped = sorted(set(cells) - all_names(array.schema))
+    if dropped:
+        raise UnsupportedSql(
+            f"{where}: cells the delete commit would remove but SQL keeps must be written "
+            f"back, and field {dropped[0]!r} of the schema at timestamp {t} was dropped since "
+            "(delete at the current time, or without NULL/NaN cells in the condition)")
+    added = {a.name: fill_column(a, n) for a in array.schema.attributes if a.name not in cells}
+    write_cells(array, {**cells, **added}, t + 1)
 
 
 def wait_past(t: int) -> None:
