@@ -111,7 +111,8 @@ def take_rows(table: pa.Table, indices) -> pa.Table:
 def broadcast(value, length: int) -> pa.Array:
     """An expression result as a column: scalars (constants) repeated ``length`` times."""
     if isinstance(value, pa.Scalar):  # not through Python: a date past year 9999 has no as_py
-        return pa.repeat(value, length)
+        # (Arrow repeats a list or struct scalar zero times only as an error)
+        return pa.repeat(value, length) if length else pa.array([], value.type)
     if isinstance(value, pa.ChunkedArray):
         return value.combine_chunks() if value.num_chunks != 1 else value.chunk(0)
     return value
