@@ -147,7 +147,7 @@ def _on_columns(pivot: exp.Pivot) -> list[exp.Expression]:
 
 def _grouped(source: exp.Expression, fields: list, aggregates: list, group, schema: dict
              ) -> exp.Select:
-    """``SELECT groups, aggregate FILTER (WHERE on = value [AND on2 = value2 ...]) ...
+    """``SELECT groups, aggregate FILTER (WHERE on IS NOT DISTINCT FROM value [AND ...]) ...
     FROM source GROUP BY groups``: a column for each combination of the ON columns' values
     (the first column's values outermost), each named by its values joined with ``_``."""
     if not fields or not all(isinstance(field, exp.In) for field in fields):
@@ -166,7 +166,8 @@ def _grouped(source: exp.Expression, fields: list, aggregates: list, group, sche
     for combination in itertools.product(*(field.expressions for field in fields)):
         label = "_".join(_label(value) for value in combination)
         values = [v.this if isinstance(v, exp.PivotAlias) else v for v in combination]
-        test = exp.and_(*(exp.EQ(this=on.copy(), expression=value.copy())
+        # IS NOT DISTINCT FROM: a NULL in the IN list gathers the NULL rows, as DuckDB's
+        test = exp.and_(*(exp.NullSafeEQ(this=on.copy(), expression=value.copy())
                           for on, value in zip(ons, values)))
         for aggregate in aggregates:
             call = aggregate.this if isinstance(aggregate, exp.Alias) else aggregate
@@ -256,7 +257,8 @@ def _source_columns(source: exp.Expression, schema: dict) -> list[str]:
         columns = schema.get(table_key(source))
         if columns is not None:
             return list(columns)
-    elif isinstance(source, exp.Subquery) and "*" not in source.this.named_selects:
+    elif isinstance(source, exp.Subquery) and isinstance(source.this, exp.Query) and \
+            "*" not in source.this.named_selects:  # (a PIVOT's own columns are not known here)
         return list(source.this.named_selects)
     raise UnsupportedSql(f"PIVOT over {source.sql(dialect='duckdb')!r}: its columns are not "
                          "known here (name them in a subquery, or write GROUP BY)")
