@@ -417,25 +417,32 @@ class _Window:
         order, or in the call's own (``ORDER BY`` in its arguments)."""
         if func == "string_agg" and separator is None:
             return pa.nulls(self.n, pa.string())
-        layout = self.layout
-        counted = np.ones(self.n, bool) if kept is None else kept
-        if func == "string_agg":
-            counted = counted & _valid(values)[layout.order]
-        before = np.concatenate([[0], np.cumsum(counted)])
-        ranges = [(before[start][layout.inverse], before[end][layout.inverse])
-                  for start, end in segments]
-        rows = layout.order[counted]
+        counted = self.counted(kept, values if func == "string_agg" else None)
+        rows, ranges, ranks = self.counted_frames(counted, segments)
         what = f"the window function {self.shown}()"
-        # ``f(x ORDER BY y)``: each frame's rows by their place in that order, numbered as
-        # ``rows`` number them
-        places = self.argument_places()
-        ranks = None if places is None else places[counted]
         if func == "array_agg":
             return window_lists.frame_lists(values, rows, ranges, self.ev.budget, what, ranks)
         texts = text_of(values.take(pa.array(rows)))
         return window_lists.frame_texts(texts, ranges, separator, self.ev.budget, what, ranks)
 
-    def grouped_frames(self, func: str, values: pa.Array | None, kept: np.ndarray | None,
+    def counted(self, kept: np.ndarray | None, values: pa.Array | None = None) -> np.ndarray:
+        """By window position, the rows a moving-frame aggregate counts: those FILTER keeps,
+        and (``values`` given) whose value is not NULL."""
+        counted = np.ones(self.n, bool) if kept is None else kept
+        return counted if values is None else counted & _valid(values)[self.layout.order]
+
+    def counted_frames(self, counted: np.ndarray, segments: fx.Segments):
+        """``(rows, ranges, ranks)``: the ``counted`` rows in window order; by input row, each
+        row's frame as ``[first, last)`` ranges of positions in ``rows``; and the call's own
+        ORDER BY (``f(x ORDER BY y)``) as a place per position in ``rows`` (None without)."""
+        layout = self.layout
+        before = np.concatenate([[0], np.cumsum(counted)])
+        ranges = [(before[start][layout.inverse], before[end][layout.inverse])
+                  for start, end in segments]
+        places = self.argument_places()
+        return layout.order[counted], ranges, None if places is None else places[counted]
+
+    def grouped_frames(self, func: str, values: pa.Array, kept: np.ndarray | None,
                        segments: fx.Segments, distinct: bool, other: pa.Array | None,
                        fractions) -> pa.Array:
         """Every other aggregate over moving frames (median, the quantiles, mode, stddev,
@@ -443,23 +450,15 @@ class _Window:
         in window order (or the call's own ORDER BY), are a group of their own, aggregated
         as GROUP BY aggregates (``group_value``).  A frame of k rows costs k: the frames are
         checked against the memory budget first (``window_lists``)."""
-        layout = self.layout
-        counted = np.ones(self.n, bool) if kept is None else kept
-        before = np.concatenate([[0], np.cumsum(counted)])
-        ranges = [(before[start][layout.inverse], before[end][layout.inverse])
-                  for start, end in segments]
-        places = self.argument_places()
-        ranks = None if places is None else places[counted]
-        sample = values if values is not None else pa.nulls(self.n)
-        taken, sizes = window_lists.frame_members(sample, layout.order[counted], ranges,
-                                                  self.ev.budget,
+        rows, ranges, ranks = self.counted_frames(self.counted(kept), segments)
+        taken, sizes = window_lists.frame_members(values, rows, ranges, self.ev.budget,
                                                   f"the window function {self.shown}()", ranks)
         starts = np.cumsum(sizes) - sizes
         groups = Groups(np.repeat(np.arange(self.n, dtype=np.int64), sizes), self.n,
                         np.where(sizes > 0, starts, -1))
         positions = pa.array(taken)
-        return group_value(func, None if values is None else values.take(positions), groups,
-                           distinct, other=None if other is None else other.take(positions),
+        return group_value(func, values.take(positions), groups, distinct,
+                           other=None if other is None else other.take(positions),
                            fractions=fractions, budget=self.ev.budget)
 
     def distinct_frames(self, func: str, values: pa.Array, kept: np.ndarray | None,
@@ -470,20 +469,11 @@ class _Window:
         values equal as GROUP BY finds them)."""
         if func == "string_agg" and separator is None:
             return pa.nulls(self.n, pa.string())
-        layout = self.layout
-        counted = np.ones(self.n, bool) if kept is None else kept
-        if func != "array_agg":
-            counted = counted & _valid(values)[layout.order]
-        before = np.concatenate([[0], np.cumsum(counted)])
-        ranges = [(before[start][layout.inverse], before[end][layout.inverse])
-                  for start, end in segments]
+        rows, ranges, ranks = self.counted_frames(
+            self.counted(kept, None if func == "array_agg" else values), segments)
         what = f"the window function {self.shown}()"
-        taken, sizes = window_lists.first_of_each(
-            values, group_ids([values]).ids, layout.order[counted], ranges, self.ev.budget, what)
-        places = self.argument_places()
-        if places is not None:  # each frame's values in the call's own order
-            owner = np.repeat(np.arange(self.n, dtype=np.int64), sizes)
-            taken = taken[np.lexsort((places[layout.inverse][taken], owner))]
+        taken, sizes = window_lists.first_of_each(values, group_ids([values]).ids, rows, ranges,
+                                                  self.ev.budget, what, ranks)
         if func == "count":
             return pa.array(sizes)
         if func in ("array_agg", "string_agg"):

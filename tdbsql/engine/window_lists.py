@@ -95,18 +95,21 @@ def frame_members(values: pa.Array, rows: np.ndarray, ranges: list, budget, what
 
 
 def first_of_each(values: pa.Array, ids: np.ndarray, rows: np.ndarray, ranges: list, budget,
-                  what: str) -> tuple[np.ndarray, np.ndarray]:
+                  what: str, ranks: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(taken, sizes)`` as ``frame_members`` gives them, but of each row's frame only the first
-    row of each value (``ids``: a group id per input row), in window order: DISTINCT."""
-    taken, sizes = frame_members(values, rows, ranges, budget, what)
+    row of each value (``ids``: a group id per input row), in window order or that of
+    ``ranks`` (per position of ``rows``): DISTINCT."""
+    at, sizes = frame_members(values, np.arange(len(rows), dtype=np.int64), ranges, budget, what,
+                              ranks)
     owner = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
-    ordered = np.lexsort((np.arange(len(taken)), ids[taken], owner))  # by row, value, place
-    first = np.ones(len(taken), bool)
+    value = ids[rows[at]]
+    ordered = np.lexsort((np.arange(len(at)), value, owner))  # by row, value, place
+    first = np.ones(len(at), bool)
     first[1:] = (owner[ordered][1:] != owner[ordered][:-1]) | \
-        (ids[taken][ordered][1:] != ids[taken][ordered][:-1])
-    keep = np.zeros(len(taken), bool)
+        (value[ordered][1:] != value[ordered][:-1])
+    keep = np.zeros(len(at), bool)
     keep[ordered[first]] = True
-    return taken[keep], np.bincount(owner[keep], minlength=len(sizes)).astype(np.int64)
+    return rows[at[keep]], np.bincount(owner[keep], minlength=len(sizes)).astype(np.int64)
 
 
 def _check_offsets(total: int, unit: str, what: str) -> None:
