@@ -44,6 +44,14 @@ def test_a_filter_query_loads_no_other_operator():
     assert 0 < found["made"] < found["kernels"] / 4
 
 
+def test_an_aggregate_over_a_filter_loads_no_join_operator():
+    found = _child("SELECT city, count(*) FROM array WHERE day BETWEEN 24 AND 26 GROUP BY city")
+    assert found["rows"] == 5
+    loaded = {m.rsplit(".", 1)[1] for m in found["modules"]}
+    assert loaded.isdisjoint({"join_step", "hash_join", "join_aggregate", "deferred_inputs",
+                              "eager_aggregate"}), loaded
+
+
 def test_each_step_kind_loads_its_operator():
     found = _child("SELECT a.city, count(*) FROM array a JOIN array b ON a.day = b.day "
                    "GROUP BY a.city ORDER BY 2 DESC LIMIT 2")

@@ -113,7 +113,8 @@ class Runner:
     def run_plan(self, plan: planner.Plan) -> dict:
         """Execute ``plan``'s DAG; returns the frame of every step still needed (the root)."""
         frames: dict[planner.Step, Frame] = {}
-        joins = any(isinstance(step, planner.Join) for step in plan.dag)
+        # joins between inputs (sqlglot plans a WHERE over one input as a Join step too)
+        joins = any(isinstance(step, planner.Join) and step.joins for step in plan.dag)
         if joins:
             from .deferred_inputs import deferred_inputs
             self.deferred.update(deferred_inputs(self, plan))
@@ -134,8 +135,11 @@ class Runner:
                 self.record(step, frames[step].length, time.perf_counter() - started)
                 self.budget.settle(frames.values(), step_label(step))
         # an aggregate fed its join's pairs block by block runs the join inside it
-        fused = {step: join for step, join in _fused_joins(self, plan, joins).items()
-                 if step not in frames and step not in skipped}
+        fused = {}
+        if joins:
+            from .join_aggregate import fused_joins
+            fused = {step: join for step, join in fused_joins(self, plan).items()
+                     if step not in frames and step not in skipped}
         self.fused.update(fused)  # (a subquery's plan runs inside a step of this one)
         skipped.update(fused.values())
         consumer = {join: step for step, join in fused.items()}
@@ -337,14 +341,6 @@ class Runner:
         if id(step) in self.scan_stats:
             entry["scan"] = self.scan_stats[id(step)]
         self.profile.append(entry)
-
-
-def _fused_joins(runner: Runner, plan: planner.Plan, joins: bool) -> dict:
-    """``join_aggregate.fused_joins`` of a plan with Join steps (``joins``); else none."""
-    if not joins:
-        return {}
-    from .join_aggregate import fused_joins
-    return fused_joins(runner, plan)
 
 
 def _merge(frames: list[Frame]) -> Frame:
