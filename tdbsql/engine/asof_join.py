@@ -92,9 +92,7 @@ def _parts(left, right, join: dict, name: str, sql: str):
     expression)) of the join's ON beyond its equality keys."""
     inequalities, left_terms, right_terms, not_distinct = [], [], [], []
     left_tables, right_tables = left.tables, set(right.tables)
-    for term in conjuncts(join.get("condition")):
-        if isinstance(term, exp.Boolean) and term.this:
-            continue  # TRUE, where the optimizer moved a condition away
+    for term in conjuncts(join.get("condition")):  # (without TRUE: conjuncts drops it)
         if term.find(exp.Column) is None:  # a constant beside columns: tested per left row
             left_terms.append(term)
             continue

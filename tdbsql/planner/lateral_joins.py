@@ -33,6 +33,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
 from ..errors import UnsupportedSql
+from .conjuncts import conjuncts
 from .correlated import KEY, OUTER, outer_columns
 from .decorrelate import dependent_query
 
@@ -103,7 +104,7 @@ def _rewrite(select: exp.Select, index: int, number: int, schema: dict) -> None:
     match = [_same(column.copy(), exp.column(f"__lc{i}", alias, quoted=True), sentinel)
              for i, (column, sentinel) in enumerate(zip(outer, sentinels))]
     on = join.args.get("on")
-    conditions = match + ([on] if on is not None and not _is_true(on) else [])
+    conditions = match + conjuncts(on)
     join.set("kind", None if join.kind and join.kind.upper() == "CROSS" else join.kind)
     join.set("on", exp.and_(*conditions) if conditions else exp.true())
 
@@ -214,7 +215,3 @@ def _add_cte(select: exp.Select, name: str, query: exp.Select) -> None:
         select.set("with_", exp.With(expressions=[cte]))
     else:
         with_.append("expressions", cte)
-
-
-def _is_true(node: exp.Expression) -> bool:
-    return isinstance(node, exp.Boolean) and node.this is True
