@@ -135,7 +135,7 @@ def test_the_write_back_alone_changes_nothing(tmp_path):
     assert judged.deleted == 2  # n < 4 on x = 1, 2
     cells = judged.kept_at_risk  # n NULL on 0, 3, 6, 9; NaN (not < 4 in SQL) on 4
     assert cells["x"].values.tolist() == [0, 3, 4, 6, 9]
-    write_back(array, cells, 20, "n < 4")
+    write_back(array, cells, 20)
     assert _tiledb_rows(path) == _tdbsql_rows(path) == before
     assert len(os.listdir(os.path.join(path, "__fragments"))) == 2
 

@@ -86,7 +86,7 @@ class Judged:
     kept_at_risk: dict[str, Column] | None
 
 
-def judge(array: Array, condition: Node, t: int) -> Judged:
+def judge(array: Array, condition: Node, t: int, where: str = "") -> Judged:
     """``condition`` (the user's, not negated) over the cells visible at ``t``: the tested
     fields are read once; the cells at risk, when there are any, with every field in a second
     read of the tiles that can hold them."""
@@ -99,8 +99,10 @@ def judge(array: Array, condition: Node, t: int) -> Judged:
     cells = scan(at_t, tested, {})
     true, _ = _truth(at_t.schema, condition, cells.columns, cells.length)
     risk = _Risk(at_t, tested)
-    if not risk or not risk.among(cells.columns, true).any():
+    at_risk = risk.among(cells.columns, true) if risk else None
+    if at_risk is None or not at_risk.any():
         return Judged(int(true.sum()), None)
+    _refuse_unsound(array, at_t, int(at_risk.sum()), t, where)  # before every field is read
     names = [f.name for f in (*at_t.schema.dimensions, *at_t.schema.attributes)]
     every = scan(at_t, names, {}, risk.predicate())
     kept, _ = _truth(at_t.schema, condition, every.columns, every.length)
@@ -170,22 +172,14 @@ def _fields_of(node: Node) -> list[str]:
     return [node.field]
 
 
-def write_back(array: Array, cells: dict[str, Column], t: int, where: str) -> None:
-    """Write ``cells`` (every field of the schema at ``t``) as one fragment at ``t + 1``, in
-    the current schema (refused as the module docstring says): an attribute added after
-    ``t`` holds its fill value, as those cells read before the delete.  A field dropped
-    since ``t`` is refused: the copies could not keep its values for reads between ``t`` and
-    the drop."""
+def write_back(array: Array, cells: dict[str, Column], t: int) -> None:
+    """Write ``cells`` (every field of the schema at ``t``, as ``judge`` found them: it
+    refuses what cannot be written back) as one fragment at ``t + 1``, in the current schema:
+    an attribute added after ``t`` holds its fill value, as those cells read before the
+    delete."""
     from .writer import write_cells
 
     n = len(next(iter(cells.values())))
-    _refuse_unsound(array, n, t, where)
-    dropped = sorted(set(cells) - all_names(array.schema))
-    if dropped:
-        raise UnsupportedSql(
-            f"{where}: cells the delete commit would remove but SQL keeps must be written "
-            f"back, and field {dropped[0]!r} of the schema at timestamp {t} was dropped since "
-            "(delete at the current time, or without NULL/NaN cells in the condition)")
     added = {a.name: fill_column(a, n) for a in array.schema.attributes if a.name not in cells}
     write_cells(array, {**cells, **added}, t + 1)
 
@@ -196,9 +190,16 @@ def wait_past(t: int) -> None:
         time.sleep(0.0002)
 
 
-def _refuse_unsound(array: Array, n: int, t: int, where: str) -> None:
+def _refuse_unsound(array: Array, at_t: Array, n: int, t: int, where: str) -> None:
+    """Refuse a delete whose ``n`` cells at risk cannot be written back soundly (the module
+    docstring), or past a field dropped since ``t``: the copies, written in the current
+    schema, could not keep its values for reads between ``t`` and the drop."""
     why = None
-    if array.schema.allows_duplicates:
+    dropped = sorted(all_names(at_t.schema) - all_names(array.schema))
+    if dropped:
+        why = (f"field {dropped[0]!r} of the schema at timestamp {t} was dropped since, so "
+               "the copies could not keep its values")
+    elif array.schema.allows_duplicates:
         why = ("the array allows duplicates, so they cannot be written back as newer versions "
                "of themselves")
     elif t >= UINT64_MAX:  # the last millisecond: no t + 1 to write the copies at

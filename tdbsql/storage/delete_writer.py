@@ -102,9 +102,9 @@ def write_delete(path: str, where: str | exp.Expression, *, timestamp: int | Non
     fields.update({d.name: d for d in array.schema.dimensions})
     condition = parse_condition(tree, fields, sql, _labelled(array))
     t = write_timestamp(timestamp)
-    judged = judge(array, condition, t)
+    judged = judge(array, condition, t, tree.sql(dialect="duckdb"))
     if judged.kept_at_risk is not None:
-        write_back(array, judged.kept_at_risk, t, tree.sql(dialect="duckdb"))
+        write_back(array, judged.kept_at_risk, t)
         if timestamp is None:
             wait_past(t)  # a read that starts after the DELETE sees the cells written back
     name = new_name(t, t, WRITE_VERSION, ".del")
