@@ -10,6 +10,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from ..datatypes import arrow_type, type_info
+from ..storage.by_identity import ByIdentity
 from .arrow_convert import to_arrow
 
 
@@ -67,21 +68,13 @@ def _dictionary(array, attr, indices: pa.Array) -> pa.Array:
     return pa.DictionaryArray.from_arrays(indices, labels, ordered=enumeration.ordered)
 
 
-_LABELS: dict[int, tuple] = {}  # id(enumeration) -> (enumeration, labels): built once
-_LABELS_KEPT = 64
+_LABELS = ByIdentity(64)  # enumeration -> its labels
 
 
 def enumeration_labels(enumeration) -> pa.Array:
     """The labels of an enumeration as an Arrow array (built once per loaded enumeration: a
     scan asks for them on every tile)."""
-    found = _LABELS.get(id(enumeration))
-    if found is not None and found[0] is enumeration:
-        return found[1]
-    labels = _build_labels(enumeration)
-    if len(_LABELS) >= _LABELS_KEPT:
-        _LABELS.clear()
-    _LABELS[id(enumeration)] = (enumeration, labels)
-    return labels
+    return _LABELS.get(enumeration, lambda: _build_labels(enumeration))
 
 
 def _build_labels(enumeration) -> pa.Array:
