@@ -49,7 +49,7 @@ _RANGE = st.tuples(st.integers(-600, 600), st.integers(0, 300)).map(
 @settings(max_examples=60, deadline=None)
 @given(name=st.sampled_from(["sorted", "tiled", "col"]),
        a_ranges=st.lists(st.tuples(st.integers(-5, 105), st.integers(0, 40)).map(
-           lambda r: (r[0], r[0] + r[1])), min_size=0, max_size=2),
+           lambda r: (r[0], r[0] + r[1])), min_size=0, max_size=4),
        b_ranges=st.lists(_RANGE, min_size=0, max_size=2))
 def test_cells_inside_the_ranges_are_the_ones_numpy_finds(arrays, name, a_ranges, b_ranges):
     uri, cells = arrays[name]
@@ -63,6 +63,22 @@ def test_cells_inside_the_ranges_are_the_ones_numpy_finds(arrays, name, a_ranges
                                           for lo, hi in ranges])
     where = " WHERE " + " AND ".join(terms) if terms else ""
     got = tdbsql.query(f"SELECT v FROM array{where}", uri).column("v").to_numpy()
+    assert sorted(got.tolist()) == sorted(cells["v"][want].tolist())
+
+
+@settings(max_examples=30, deadline=None)
+@given(name=st.sampled_from(["sorted", "tiled", "col"]),
+       members=st.lists(st.integers(-5, 105), min_size=1, max_size=80),
+       b_range=st.one_of(st.none(), _RANGE))
+def test_a_long_in_list_keeps_the_cells_numpy_finds(arrays, name, members, b_range):
+    """Past 32 ranges, a sorted dimension's pieces are marked by a running count."""
+    uri, cells = arrays[name]
+    where = f"a IN ({', '.join(map(str, members))})"
+    want = np.isin(cells["a"].astype(np.int64), members)
+    if b_range is not None:
+        where += f" AND b BETWEEN {b_range[0]} AND {b_range[1]}"
+        want &= (cells["b"] >= b_range[0]) & (cells["b"] <= b_range[1])
+    got = tdbsql.query(f"SELECT v FROM array WHERE {where}", uri).column("v").to_numpy()
     assert sorted(got.tolist()) == sorted(cells["v"][want].tolist())
 
 

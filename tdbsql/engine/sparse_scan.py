@@ -527,22 +527,27 @@ class SparseScan(TileScan):
 
     def _range_mask(self, cols, n: int) -> np.ndarray | None:
         """Per cell, whether it lies inside the query's ranges on every dimension (None:
-        no ranges).  A sorted coordinate with one range (the first dimension's, mostly:
-        ``Column.ascending``) bounds the cells inside by binary search; the other dimensions
-        are tested between those bounds only."""
+        no ranges).  A sorted coordinate (the first dimension's, mostly: ``Column.ascending``)
+        bounds the cells inside each of its ranges by binary search; the other dimensions
+        are tested only between the first and the last of those bounds."""
         if not self.ranges:
             return None
-        start, stop, rest = 0, n, []
+        start, stop, pieces, rest = 0, n, None, []
         for dim in self.schema.dimensions:
             if dim.name in self.ranges:
-                bounds = _sorted_bounds(cols[dim.name], dim, self.ranges[dim.name])
-                if bounds is None:
-                    rest.append(dim)
+                found = _sorted_pieces(cols[dim.name], dim, self.ranges[dim.name])
+                if found is not None and len(found[0]) == 1:
+                    start, stop = max(start, int(found[0][0])), min(stop, int(found[1][0]))
+                elif found is not None and pieces is None:
+                    pieces = found
                 else:
-                    start, stop = max(start, bounds[0]), min(stop, bounds[1])
+                    rest.append(dim)
         keep = np.zeros(n, dtype=bool)
-        if start < stop:
+        if pieces is not None:
+            start, stop = _mark_pieces(keep, *pieces, start, stop)
+        elif start < stop:
             keep[start:stop] = True
+        if start < stop:
             for dim in rest:
                 _keep_in_ranges(cols[dim.name], dim, self.ranges[dim.name], keep, start, stop)
         return keep
@@ -744,18 +749,39 @@ def zipped_coords(frag, tile_idx: int) -> dict[str, Column]:
     return {d.name: Column(np.ascontiguousarray(per_dim[i])) for i, d in enumerate(dims)}
 
 
-def _sorted_bounds(column: Column, dim, ranges) -> tuple[int, int] | None:
-    """[start, stop): the cells of an ascending coordinate inside its one range, or None (the
-    column is not sorted, or the dimension has several ranges or var-sized values)."""
-    if len(ranges) != 1 or column.is_var or not column.ascending:
+def _sorted_pieces(column: Column, dim, ranges) -> tuple[np.ndarray, np.ndarray] | None:
+    """The starts and stops (exclusive) of the cells of an ascending coordinate inside each
+    of its ranges, or None when the column is not sorted or holds var-sized values."""
+    if column.is_var or not column.ascending:
         return None
     dtype = np.dtype(dim.info.numpy)
-    bounds = _typed_bounds(*ranges[0], dtype)
-    if bounds is None:
-        return 0, 0
+    typed = [bounds for bounds in (_typed_bounds(lo, hi, dtype) for lo, hi in ranges)
+             if bounds is not None]
+    if not typed:
+        return np.zeros(1, np.int64), np.zeros(1, np.int64)
     values = column.values.view(dtype)
-    return (int(np.searchsorted(values, bounds[0], "left")),
-            int(np.searchsorted(values, bounds[1], "right")))
+    return (np.searchsorted(values, np.array([lo for lo, _ in typed], dtype), "left"),
+            np.searchsorted(values, np.array([hi for _, hi in typed], dtype), "right"))
+
+
+def _mark_pieces(keep: np.ndarray, starts: np.ndarray, stops: np.ndarray, start: int,
+                 stop: int) -> tuple[int, int]:
+    """Set ``keep`` over each piece ``[starts[i], stops[i])`` clipped to ``[start, stop)``;
+    return the span the marked cells lie in (empty: ``start >= stop``)."""
+    starts, stops = np.maximum(starts, start), np.minimum(stops, stop)
+    some = starts < stops
+    starts, stops = starts[some], stops[some]
+    if not len(starts):
+        return 0, 0
+    if len(starts) <= 32:
+        for a, b in zip(starts.tolist(), stops.tolist()):
+            keep[a:b] = True
+    else:  # many pieces (a long IN list): +1 where one opens, -1 where it closes
+        edges = np.zeros(len(keep) + 1, np.int32)
+        np.add.at(edges, starts, 1)
+        np.add.at(edges, stops, -1)
+        keep |= np.cumsum(edges[:-1]) > 0
+    return int(starts.min()), int(stops.max())
 
 
 def _keep_in_ranges(column: Column, dim, ranges, keep: np.ndarray, start: int,
