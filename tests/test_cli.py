@@ -199,3 +199,33 @@ def test_version():
     proc = run("--version")
     assert proc.returncode == 0
     assert proc.stdout.startswith("tdbsql ")
+
+
+def test_the_whole_output_is_written_before_the_process_ends():
+    """The command ends with ``os._exit`` (no interpreter teardown): stdout is flushed first,
+    so a long result piped out arrives whole."""
+    proc = run("query", "SELECT range AS i FROM range(200000)", "--format", "csv")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "\"i\"" and len(lines) == 200001 and lines[-1] == "199999"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_disk_on_stdout_is_an_error_naming_it():
+    for sql in ("SELECT 1 AS x", "SELECT range AS i FROM range(100000)"):
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run([sys.executable, "-m", "tdbsql", "query", sql], stdout=full,
+                                  stderr=subprocess.PIPE, text=True, timeout=120)
+        assert proc.returncode == 1
+        assert proc.stderr.strip() == ("tdbsql: error: cannot write the result to standard "
+                                       "output: No space left on device")
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly():
+    pipe = subprocess.Popen([sys.executable, "-m", "tdbsql", "query",
+                             "SELECT range AS i FROM range(2000000)", "--format", "csv"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert pipe.stdout.readline() == b"\"i\"\n"
+    pipe.stdout.close()
+    assert pipe.wait(timeout=120) == 0
+    assert pipe.stderr.read() == b""
