@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import tdbsql
 from sql_fixtures import assert_same_table, duckdb_over
-from tdbsql.engine import scan_step
+from tdbsql.engine import scan_step, scan_sums
 from tdbsql.kernels import expression_sums as K
 
 N = 3000
@@ -192,6 +192,49 @@ def test_kernel_sums_equal_exact_sums(n, groups, lanes, seed, runs):
             scale = math.fsum(np.abs(values[ids == group]))
             # exact to a block: 136 plain adds at most between two compensated ones
             assert abs(out[e, group] - exact) <= 1e-13 * scale + 1e-300
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.integers(1, 5000), st.floats(0.0, 1.0), st.integers(0, 2**32 - 1), st.booleans())
+def test_selected_sums_equal_the_gathered_rows_sums_to_the_bit(n, share, seed, coded):
+    """``fold_selected_sums`` over a tile's kept rows gives what ``fold_expression_sums``
+    gives over those rows copied out: the same blocks, added in the same order."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(n) * 10.0 ** rng.integers(-3, 12, n)
+    dictionary = np.round(rng.random(7), 2)
+    codes = rng.integers(0, 7, n).astype(np.uint8)
+    y = dictionary[codes]
+    selected = np.flatnonzero(rng.random(n) < share).astype(np.int64)
+    none, no_codes = np.empty(0), np.empty(0, np.uint8)
+    code, constants = np.array(CODE, np.int64), np.array([1.0, 3.5])
+    results, registers = np.array(RESULTS, np.int64), np.empty((K.COLUMNS + len(CODE), K.BLOCK))
+    columns = (x, none if coded else y) + (none,) * 4
+    code_columns = (no_codes, codes if coded else no_codes) + (no_codes,) * 4
+    dictionaries = (none, dictionary if coded else none) + (none,) * 4
+    sums, errors = np.zeros((len(RESULTS), 8)), np.zeros((len(RESULTS), 8))
+    K.fold_selected_sums(code, constants, results, columns, code_columns, dictionaries,
+                         selected, (none,) * 6, (no_codes,) * 6, sums, errors, registers)
+    want_sums, want_errors = np.zeros_like(sums), np.zeros_like(errors)
+    K.fold_expression_sums(code, constants, results, (x[selected], y[selected]) + (none,) * 4,
+                           (no_codes,) * 6, (none,) * 6, np.zeros(len(selected), np.int64),
+                           8, want_sums, want_errors, registers)
+    assert sums.tobytes() == want_sums.tobytes() and errors.tobytes() == want_errors.tobytes()
+
+
+def test_ungrouped_sums_read_kept_cells_in_place(table, oracle, monkeypatch):
+    """Without group keys or min / max, a filtered tile's kept cells are summed through their
+    indices; the partial is the one gathering them first gives, to the bit."""
+    sql = ("SELECT sum(x * (1 - y)) AS s, avg(z) AS a, count(*) AS c FROM t "
+           "WHERE y BETWEEN 0.02 AND 0.07 AND x < 5000 AND d BETWEEN 600 AND 8000")
+    selected = []
+    kernel = K.fold_selected_sums
+    monkeypatch.setattr(K, "fold_selected_sums",
+                        lambda *args: selected.append(len(args[6])) or kernel(*args))
+    got = tdbsql.connect().register("t", table).sql(sql).arrow()
+    assert selected and sum(selected) == got["c"][0].as_py()
+    _assert_equal(table, oracle, sql)
+    monkeypatch.setattr(scan_sums.ScanSums, "selects", property(lambda self: False))
+    assert tdbsql.connect().register("t", table).sql(sql).arrow().equals(got)
 
 
 def test_infinities_and_nan_as_duckdb(tmp_path):

@@ -139,9 +139,9 @@ def test_conjuncts_settled_by_zone_maps_are_not_tested_again(tiles, oracle, monk
         tested.append(tuple(sorted([t.column for t in result.tests] + residual)))
         return result
 
-    def spy_pieces(self, chunk, condition):
+    def spy_pieces(self, chunk, condition, **options):
         batches.extend(chunk)
-        return pieces(self, chunk, condition)
+        return pieces(self, chunk, condition, **options)
 
     monkeypatch.setattr(TileScan, "task_filter", spy_filter)
     monkeypatch.setattr(ArrayScan, "pieces", spy_pieces)

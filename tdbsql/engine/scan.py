@@ -164,7 +164,7 @@ class TileScan:
         return self._filters[key][1]
 
     def filtered(self, task, result: ScanResult, condition, wanted: set[str] | None = None,
-                 keys=None, keyed=None) -> tuple[dict[str, Column], int, StoredFilter]:
+                 keys=None, keyed=None, gather: bool = True) -> tuple:
         """(columns, length, the task's ``StoredFilter``) of a task's cells: the conjuncts
         the zone maps settled for its tile are dropped (all of them when the tile is ALWAYS
         for the whole predicate); of the rest, those on stored numbers and dates filter the
@@ -173,13 +173,15 @@ class TileScan:
         and the ones the residual reads are gathered after filtering.  ``keys`` (a stored
         integer column's name, a ``KeyFilter`` with a presence table) keeps only the cells
         whose value is a key (``engine.deferred_inputs``); ``keyed`` is that test's
-        ``(keep, kept)`` when ``key_mask`` made it already."""
+        ``(keep, kept)`` when ``key_mask`` made it already.  Without ``gather`` the kept
+        cells stay in the tile's columns and a fourth item gives their indices (None when
+        every cell was kept or none was): ``gathered`` copies them out later if need be."""
         columns, length = result.columns, result.length
         if condition is None or (result.always is not None and bool(result.always.all())):
             filtering = NOTHING_LEFT
         else:
             filtering = self.task_filter(task, condition)
-        keep, kept = None, length
+        keep, kept, selected = None, length, None
         if keyed is not None:
             keep, kept = keyed
         elif keys is not None:  # first: keys are tested only while few cells have them
@@ -191,9 +193,14 @@ class TileScan:
             if wanted is not None:
                 needed = wanted | filtering.residual_columns
                 columns = {n: c for n, c in columns.items() if n in needed}
-            columns = compress(columns, keep) if kept else self.no_rows(columns)
+            if not kept:
+                columns = self.no_rows(columns)
+            elif gather:
+                columns = compress(columns, keep)
+            else:
+                selected = keep.nonzero()[0]
             length = kept
-        return columns, length, filtering
+        return (columns, length, filtering) if gather else (columns, length, filtering, selected)
 
     @property
     def wants_always(self) -> bool:

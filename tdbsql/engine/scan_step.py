@@ -136,9 +136,12 @@ class ArrayScan:
         always = None if result.always is None else result.always[keep]
         return ScanResult(columns, kept, result.stats, always)
 
-    def pieces(self, chunk: list, condition: exp.Expression | None) -> tuple[int, list]:
+    def pieces(self, chunk: list, condition: exp.Expression | None,
+               gather: bool = True) -> tuple[int, list]:
         """(rows read, per task of the chunk its filtered columns, length and
-        ``StoredFilter``: ``TileScan.filtered``)."""
+        ``StoredFilter``: ``TileScan.filtered``; without ``gather``, the kept cells' indices
+        fourth)."""
+        no_indices = () if gather else (None,)
         rows, pieces = 0, []
         # the conjuncts in the order the scan was opened with (a sample's mark last), the
         # mark dropped once the tiles were drawn
@@ -150,19 +153,19 @@ class ArrayScan:
         nothing = self._sampled and not self.stats["tiles_after_sample"]  # none drawn
         for task in chunk:
             if nothing:
-                pieces.append((self.scan.no_rows(self.fields), 0, NOTHING_LEFT))
+                pieces.append((self.scan.no_rows(self.fields), 0, NOTHING_LEFT, *no_indices))
                 continue
             keyed = None if self.keys is None else self.scan.key_mask(task, *self.keys)
             if keyed is not None and not keyed[1]:  # no key in the tile: nothing more read
                 rows += len(keyed[0])
-                pieces.append((self.scan.no_rows(self.fields), 0, NOTHING_LEFT))
+                pieces.append((self.scan.no_rows(self.fields), 0, NOTHING_LEFT, *no_indices))
                 continue
             result = self.scan.read(task)
             rows += result.length
             if self._row_draws is not None:
                 result = self._rows_drawn(task, result)
             pieces.append(self.scan.filtered(task, result, condition, self._wanted, self.keys,
-                                             keyed))
+                                             keyed, gather))
         return rows, pieces
 
     def frames(self, pieces: list) -> list[tuple[Frame, exp.Expression | None]]:

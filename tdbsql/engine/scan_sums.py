@@ -31,6 +31,7 @@ a key, ``kernels.expression_sums.fold_slot_sums``) instead of being grouped one 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -54,6 +55,8 @@ _NAT = np.iinfo(np.int64).min
 _NO_COLUMN = np.empty(0, np.float64)
 _NO_CODES = np.empty(0, np.uint8)
 _NO_VALIDITY = np.empty(0, np.uint8)
+_NO_COLUMNS = (_NO_COLUMN,) * program.COLUMNS
+_NO_CODE_COLUMNS = (_NO_CODES,) * program.COLUMNS
 # accumulators per group and expression while the groups are few (TPC-H Q1's flags alternate
 # row by row: with one accumulator each row would wait for the previous one's add)
 _LANES = 8
@@ -143,15 +146,25 @@ class ScanSums:
             layout[text] = Accumulator(func, 1, self.dtypes[field])
         return layout
 
-    def partial(self, array, pieces: list[tuple[dict[str, Column], int]],
+    @property
+    def selects(self) -> bool:
+        """Whether chunks may come ungathered: with no group key and no min / max, a tile's
+        kept cells are summed through their indices (``kernels.expression_sums``'s
+        ``fold_selected_sums``) instead of being copied out of the tile first."""
+        return not self.keys and not self.extremes
+
+    def partial(self, array, selected_pieces: list[tuple[dict[str, Column], int, Any]],
                 tiles: list[int], dense: DenseGroups | None = None) -> Summed | None:
-        """The ``Summed`` partial of one chunk's tasks (``pieces``: each task's filtered
-        columns and length; ``tiles``: how many tiles each task read, a run several), or None
-        when the chunk must go the usual way (no rows, a string key longer than 7 bytes, a
-        NULL where none was expected, a NaT).  With ``dense`` (over ``layout()``) the chunk is
-        folded into its accumulators when its keys fit them: the partial is then None."""
-        tiles = [count for (_, length), count in zip(pieces, tiles) if length]
-        pieces = [(columns, length) for columns, length in pieces if length]
+        """The ``Summed`` partial of one chunk's tasks (``pieces``: each task's columns, the
+        number of its cells kept, and the indices of those cells -- None when the columns
+        hold only them, which they must unless ``selects``; ``tiles``: how many tiles each
+        task read, a run several), or None when the chunk must go the usual way (no rows, a
+        string key longer than 7 bytes, a NULL where none was expected, a NaT).  With
+        ``dense`` (over ``layout()``) the chunk is folded into its accumulators when its
+        keys fit them: the partial is then None."""
+        tiles = [count for (_, length, _), count in zip(selected_pieces, tiles) if length]
+        selected_pieces = [piece for piece in selected_pieces if piece[1]]
+        pieces = [(columns, length) for columns, length, _ in selected_pieces]
         total = sum(length for _, length in pieces)
         if total == 0 or any(columns[name].validity is not None for columns, _ in pieces
                              for name in self._read()) or self._has_nat(pieces):
@@ -177,7 +190,7 @@ class ScanSums:
         else:  # integer keys: their values are the codes (no gather from the tiles)
             keys = {name: self._key_values(array, field, code[first])
                     for (name, (field, _)), code in zip(self.keys.items(), values)}
-        states = self._states(sizes, self._sums(pieces, ids, count), extremes)
+        states = self._states(sizes, self._sums(selected_pieces, ids, count), extremes)
         return Summed(Partial(keys, states, count), sum(tiles), coded)
 
     def _states(self, sizes: np.ndarray, sums: np.ndarray, extremes: dict) -> dict:
@@ -320,32 +333,33 @@ class ScanSums:
         return ids, count, first[:count].copy(), sizes[:count].copy(), None
 
     def _sums(self, pieces, ids: np.ndarray, count: int) -> np.ndarray:
-        """(expressions, groups) compensated sums of every expression over the chunk."""
+        """(expressions, groups) compensated sums of every expression over the chunk
+        (``pieces``: as ``partial`` takes them)."""
         if not len(self.results):  # only counts, or only the keys (a semi join's input)
             return np.empty((0, count))
         lanes = _LANES if count <= _LANED_GROUPS else 1
         sums = np.zeros((len(self.results), lanes * count))
         errors = np.zeros_like(sums)
-        self._add_sums(pieces, ids, lanes, sums, errors)
+        registers = np.empty((program.COLUMNS + len(self.code), program.BLOCK))
+        for (inputs, rows), (_, _, selected) in zip(self._program_inputs(pieces, ids), pieces):
+            if selected is None:
+                program.fold_expression_sums(self.code, self.constants, self.results, *inputs,
+                                             rows, lanes, sums, errors, registers)
+            else:
+                program.fold_selected_sums(self.code, self.constants, self.results, *inputs,
+                                           selected, _NO_COLUMNS, _NO_CODE_COLUMNS, sums,
+                                           errors, registers)
         out = np.empty((len(self.results), count))
         program.finish_sums(sums, errors, lanes, out)
         return out
 
-    def _add_sums(self, pieces, ids: np.ndarray, lanes: int, sums: np.ndarray,
-                  errors: np.ndarray) -> None:
-        """Add every expression's value of each row into its group's ``lanes`` accumulators
-        (``kernels.expression_sums.fold_expression_sums``)."""
-        registers = np.empty((program.COLUMNS + len(self.code), program.BLOCK))
-        for inputs, rows in self._program_inputs(pieces, ids):
-            program.fold_expression_sums(self.code, self.constants, self.results, *inputs,
-                                         rows, lanes, sums, errors, registers)
-
     def _program_inputs(self, pieces, ids: np.ndarray):
-        """Per piece: (its columns' values, codes and dictionaries, as the kernels of
-        ``kernels.expression_sums`` take them) and its rows' part of ``ids``."""
+        """Per piece (its columns and length first): its columns' values, codes and
+        dictionaries, as the kernels of ``kernels.expression_sums`` take them, and its rows'
+        part of ``ids``."""
         unused = program.COLUMNS - len(self.columns)
         at = 0
-        for columns, length in pieces:
+        for columns, length, *_ in pieces:
             values, codes, dictionaries = [], [], []
             for name in self.columns:
                 column = columns[name]

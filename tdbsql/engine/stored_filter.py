@@ -333,3 +333,11 @@ def compress(columns: dict[str, Column], keep: np.ndarray) -> dict[str, Column]:
     """The rows of ``columns`` where ``keep`` is True."""
     indices = keep.nonzero()[0]  # np.flatnonzero costs twice as much a call
     return {name: column.take(indices) for name, column in columns.items()}
+
+
+def gathered(columns: dict[str, Column], length: int, filtering: StoredFilter,
+             selected: np.ndarray | None) -> tuple[dict[str, Column], int, StoredFilter]:
+    """A piece ``TileScan.filtered`` left ungathered, as it would have given it gathered."""
+    if selected is None:
+        return columns, length, filtering
+    return {name: column.take(selected) for name, column in columns.items()}, length, filtering

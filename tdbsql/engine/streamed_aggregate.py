@@ -30,6 +30,7 @@ from .pipeline import map_tasks, scan_done, scan_frame
 from .project import filter_project
 from .scan_step import ArrayScan, columns_read
 from .scan_sums import ScanSums
+from .stored_filter import gathered
 from .streamed_result import chain_to_table
 
 DENSE_MIN_SLOTS = 1 << 16
@@ -86,15 +87,21 @@ def try_streamed_aggregate(runner, step, keys=None) -> tuple[Frame, list] | None
     chunks = scanned.tasks()
     dense = _dense_groups(runner, sums, scanned.cells)
 
+    # an ungrouped sum takes a tile's kept cells where they are (``ScanSums.selects``)
+    selects = sums is not None and sums.selects
+
     def batch(task):
-        rows, pieces = scanned.pieces(task, condition)
-        if sums is not None and all(f.residual is None for _, _, f in pieces):
-            done = sums.partial(array, [(columns, length) for columns, length, _ in pieces],
+        rows, pieces = scanned.pieces(task, condition, gather=not selects)
+        if sums is not None and all(piece[2].residual is None for piece in pieces):
+            done = sums.partial(array, [(piece[0], piece[1], piece[3] if selects else None)
+                                        for piece in pieces],
                                 [scanned.scan.task_tiles(t) for t in task], dense)
             if done is not None:
                 summed.append((done.tiles, done.coded))  # list.append: thread-safe
-                kept = sum(length for _, length, _ in pieces)
+                kept = sum(piece[1] for piece in pieces)
                 return rows, [kept] * (len(filters) + 1), None, done.partial
+        if selects:
+            pieces = [gathered(*piece) for piece in pieces]
         frame = scan_frame(runner, scan, scanned, pieces)
         passed = [frame.length]
         for filter_step, residual in zip(filters, residuals):

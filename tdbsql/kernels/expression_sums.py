@@ -73,6 +73,39 @@ def fold_expression_sums(code, constants, results, columns, codes, dictionaries,
 
 
 @jit
+def fold_selected_sums(code, constants, results, columns, codes, dictionaries, selection,
+                       no_columns, no_codes, sums, errors, registers):
+    """``fold_expression_sums`` of one group over the rows ``selection`` (int64) of the
+    columns: a filtered tile's kept cells summed where they lie, each block's cells gathered
+    straight into their registers, not first copied out of the tile.  Adds into ``sums[e, 0]``
+    and ``errors[e, 0]``; the blocks and their order are those of ``fold_expression_sums``
+    over the gathered rows, so the sums are the same to the bit.  ``no_columns`` and
+    ``no_codes`` are ``COLUMNS`` empty arrays each (the instructions then read every column
+    from its register).  Returns the number of rows."""
+    n = selection.shape[0]
+    for start in range(0, n, BLOCK):
+        size = min(BLOCK, n - start)
+        rows = selection[start:start + size]
+        for c in range(COLUMNS):
+            target = registers[c]
+            if columns[c].shape[0] > 0:
+                values = columns[c]
+                for i in range(size):
+                    target[i] = values[rows[i]]
+            elif codes[c].shape[0] > 0:
+                cells = codes[c]
+                dictionary = dictionaries[c]
+                for i in range(size):
+                    target[i] = dictionary[cells[rows[i]]]
+        _run_block(code, constants, no_columns, no_codes, dictionaries, registers, 0, size)
+        for e in range(results.shape[0]):
+            total = _group_total(registers[results[e]][:size], rows, 0, False)
+            sums[e, 0], error = two_sum(sums[e, 0], total)
+            errors[e, 0] += error
+    return n
+
+
+@jit
 def fold_slot_sums(code, constants, results, columns, codes, dictionaries, slots, sums,
                    registers):
     """``fold_expression_sums`` into one record per group: row ``slots[row]`` of ``sums``
