@@ -58,3 +58,37 @@ def test_each_step_kind_loads_its_operator():
     assert found["rows"] == 2
     loaded = {m.rsplit(".", 1)[1] for m in found["modules"]}
     assert {"aggregate_step", "join_step", "sort_step"} <= loaded
+
+
+_NUMBA_CHILD = """
+import sys
+import tdbsql
+table = tdbsql.query(sys.argv[2], sys.argv[1] or None)
+print(table.num_rows, "numba" in sys.modules)
+"""
+
+
+def _imports_numba(path: str, sql: str) -> tuple[str, str]:
+    proc = subprocess.run([sys.executable, "-c", _NUMBA_CHILD, path, sql],
+                          capture_output=True, text=True, check=True)
+    return tuple(proc.stdout.split())
+
+
+def test_a_query_that_runs_no_kernel_never_imports_numba(tmp_path):
+    """Numba (0.15-0.2 s to import) comes with the first kernel a query runs: an aggregate
+    answered from fragment metadata, or a query over no array, runs none."""
+    import numpy as np
+    import tiledb
+
+    uri = str(tmp_path / "one_write")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 999), tile=100, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=50, attrs=[
+        tiledb.Attr("x", dtype=np.float64, filters=tiledb.FilterList([tiledb.ZstdFilter()]))]))
+    with tiledb.open(uri, "w") as A:
+        A[np.arange(0, 1000, 2)] = {"x": np.arange(500) * 0.5}
+    assert _imports_numba(uri, "SELECT count(*), sum(x), min(x), max(d) FROM array") == \
+        ("1", "False")
+    assert _imports_numba("", "SELECT 1 + 1 AS two") == ("1", "False")
+    # a kernel's first call brings numba in, and kernels called from kernels work
+    assert _imports_numba(uri, "SELECT d, x FROM array WHERE x > 100 AND d < 600") == \
+        ("99", "True")

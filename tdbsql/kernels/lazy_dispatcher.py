@@ -6,8 +6,13 @@ runs.  Made eagerly at import, they were 40-50 ms of every process's start; a ``
 its dispatcher at its first call (or the first look at a dispatcher attribute such as
 ``signatures``), once, under a lock, so threads scanning tiles share one.
 
-Inside another kernel a ``Kernel`` types as its dispatcher (the ``typeof`` registration below),
-so kernels call kernels, inlined or not, as they call numba dispatchers.
+Numba itself is imported with the first dispatcher: importing it costs 0.15-0.2 s, and a
+query that runs no kernel (answered from fragment metadata, or over no array at all) never
+pays it.
+
+Inside another kernel a ``Kernel`` types as its dispatcher (the ``typeof`` registration made
+with the first dispatcher, before anything is compiled or loaded), so kernels call kernels,
+inlined or not, as they call numba dispatchers.
 """
 
 from __future__ import annotations
@@ -15,14 +20,9 @@ from __future__ import annotations
 import importlib
 import threading
 
-import numba
-from numba.core import types
-from numba.core.typing.typeof import typeof_impl
-
-from .cache_loading import quick_loading
-
 _MAKING = threading.Lock()
 _OWN = frozenset({"_func", "_options", "_dispatcher"})
+_NJIT = []  # numba.njit once numba is imported (``_njit``), and the cache loader with it
 
 
 class Kernel:
@@ -45,7 +45,8 @@ class Kernel:
         if dispatcher is None:
             with _MAKING:
                 if self._dispatcher is None:
-                    self._dispatcher = quick_loading(numba.njit(
+                    njit, quick_loading = _NJIT or _import_numba()
+                    self._dispatcher = quick_loading(njit(
                         self._func, cache=True, nogil=True, **self._options))
                 dispatcher = self._dispatcher
         return dispatcher
@@ -73,6 +74,18 @@ def _kernel_named(module: str, qualname: str) -> Kernel:
     return found
 
 
-@typeof_impl.register(Kernel)
-def _typeof_kernel(kernel: Kernel, context) -> types.Dispatcher:
-    return types.Dispatcher(kernel.dispatcher)
+def _import_numba() -> list:
+    """Import numba and the cache loader, and have numba type a ``Kernel`` inside another
+    kernel as its dispatcher (under ``_MAKING``, once)."""
+    import numba
+    from numba.core import types
+    from numba.core.typing.typeof import typeof_impl
+
+    from .cache_loading import quick_loading
+
+    @typeof_impl.register(Kernel)
+    def _typeof_kernel(kernel: Kernel, context) -> types.Dispatcher:
+        return types.Dispatcher(kernel.dispatcher)
+
+    _NJIT[:] = [numba.njit, quick_loading]
+    return _NJIT
