@@ -149,7 +149,10 @@ def _leave(code: int) -> NoReturn:
     after a small query, a quarter of the whole run, and achieves nothing for a process that
     ends.  The command has returned, so every file it wrote is closed and its thread pools are
     idle; only stdout and stderr are still buffered, and a failure to flush them (a full disk)
-    is reported as an error instead of being lost."""
+    is reported as an error instead of being lost.  Under a tracer or profiler (coverage, a
+    debugger, cProfile) the interpreter ends as usual, so their exit handlers write out."""
+    if sys.gettrace() is not None or sys.getprofile() is not None:
+        sys.exit(code)
     try:
         sys.stdout.flush()
     except BrokenPipeError:  # the reader left: nothing more to say to it

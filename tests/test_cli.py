@@ -229,3 +229,14 @@ def test_a_reader_that_leaves_early_ends_the_command_quietly():
     pipe.stdout.close()
     assert pipe.wait(timeout=120) == 0
     assert pipe.stderr.read() == b""
+
+
+def test_under_a_profiler_the_process_ends_as_usual(tmp_path):
+    """A profiler's (or coverage's) exit handler still writes its file: the quick exit is
+    skipped while a tracer or profiler is set."""
+    out = tmp_path / "run.prof"
+    proc = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "tdbsql",
+                           "query", "SELECT count(*) AS n FROM array", SAMPLE],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "225" in proc.stdout and out.stat().st_size > 0
