@@ -592,10 +592,13 @@ def _regexp_replace(ctx, s, pattern, replacement, options=None):
 
 def compiled_regex(ctx, regex: str, index: int = 1):
     """``regex`` compiled by Python's ``re`` (for the groups RE2 in Arrow does not give),
-    once RE2 -- DuckDB's engine -- reads it: a pattern RE2 refuses (a lookaround, a
-    backreference) is the SQL error naming argument ``index``, as DuckDB's, though ``re``
-    reads it; one RE2 reads and ``re`` does not (``\\pL``) is UnsupportedSql."""
+    once RE2 -- DuckDB's engine -- reads it, and rewritten to match what RE2 matches
+    (``re2_patterns``): a pattern RE2 refuses (a lookaround, a backreference) is the SQL
+    error naming argument ``index``, as DuckDB's, though ``re`` reads it; one RE2 reads and
+    ``re`` cannot (``\\pL``) is UnsupportedSql."""
     import re
+
+    from .re2_patterns import python_pattern
 
     try:
         pc.match_substring_regex(pa.array([""]), regex)
@@ -603,7 +606,7 @@ def compiled_regex(ctx, regex: str, index: int = 1):
         raise ctx.error(f"invalid regular expression: {str(err).split(': ', 1)[-1]}",
                         index) from None
     try:
-        return re.compile(regex)
+        return re.compile(python_pattern(regex))
     except re.error as err:
         raise UnsupportedSql(f"{ctx.name}() of a pattern Python's re cannot read "
                              f"({err}): {regex!r}") from None
