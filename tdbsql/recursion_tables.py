@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from .engine.nested_types import holds
 from .errors import SqlError, UnsupportedSql
 
 _NAN = object()  # NaN in a row tuple: equal to itself there, as UNION has it
@@ -142,6 +143,9 @@ def _plain(value):
 
 
 def has_interval(arrow_type: pa.DataType) -> bool:
-    if pa.types.is_interval(arrow_type) or pa.types.is_duration(arrow_type):
-        return True
-    return any(has_interval(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
+    """Does the type hold an INTERVAL (an Arrow interval or duration) at any depth?"""
+    return holds(arrow_type, _is_interval)
+
+
+def _is_interval(arrow_type: pa.DataType) -> bool:
+    return pa.types.is_interval(arrow_type) or pa.types.is_duration(arrow_type)

@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .engine.nested_types import holds
 from .errors import DataError, MissingExtraError
 
 
@@ -101,7 +102,7 @@ class Result:
         where pandas was imported after tdbsql (``pandas_deferral``)."""
         table = self._table
         for n, field in enumerate(table.schema):
-            if _holds_intervals(field.type):
+            if holds(field.type, pa.types.is_interval):
                 column = table.column(n)
                 chunks = [_as_durations(chunk) for chunk in column.chunks] or \
                     [_as_durations(pa.array([], column.type))]
@@ -209,16 +210,17 @@ def _rows(table: pa.Table) -> list[tuple]:
 
 
 def _python_values(column: pa.ChunkedArray) -> list:
-    """A column's Python values as DuckDB's fetchall gives them, also inside a list or a
-    struct: a DATE or TIMESTAMP outside the years 1-9999 (DuckDB's run from 290308 BC,
-    Python's from year 1 to 9999) as its text, ``'10000-01-01'``, ``'0001-12-31 (BC)
-    10:00:00'``; an INTERVAL as a timedelta (``_timedeltas``)."""
-    if _holds(column.type, pa.types.is_interval):
+    """A column's Python values as DuckDB's fetchall gives them, also inside a list, a struct
+    or a map (its entries as (key, value) pairs): a DATE or TIMESTAMP outside the years
+    1-9999 (DuckDB's run from 290308 BC, Python's from year 1 to 9999) as its text,
+    ``'10000-01-01'``, ``'0001-12-31 (BC) 10:00:00'``; an INTERVAL as a timedelta
+    (``_timedeltas``)."""
+    if holds(column.type, pa.types.is_interval):
         return _values(column.combine_chunks())
     try:
         return column.to_pylist()
     except (OverflowError, ValueError):
-        if not _holds(column.type, _is_calendar):
+        if not holds(column.type, _is_calendar):
             raise
     return _values(column.combine_chunks())
 
@@ -232,15 +234,6 @@ def _needs_care(type_: pa.DataType) -> bool:
     return _is_calendar(type_) or pa.types.is_interval(type_)
 
 
-def _holds(type_: pa.DataType, test: Callable[[pa.DataType], bool]) -> bool:
-    """Does ``test`` hold for ``type_``, or for a type a list or struct of it holds?"""
-    if test(type_):
-        return True
-    if _is_list(type_):
-        return _holds(type_.value_type, test)
-    return pa.types.is_struct(type_) and any(_holds(field.type, test) for field in type_)
-
-
 def _is_list(type_: pa.DataType) -> bool:
     return pa.types.is_list(type_) or pa.types.is_large_list(type_) or \
         pa.types.is_fixed_size_list(type_)
@@ -249,6 +242,8 @@ def _is_list(type_: pa.DataType) -> bool:
 def _values(array: pa.Array) -> list:
     """``array``'s Python values, its out-of-range dates and timestamps as their text, its
     intervals as timedeltas."""
+    if pa.types.is_dictionary(array.type):
+        return _values(array.dictionary_decode())
     if _is_calendar(array.type):
         from .engine.functions_text import text_of
 
@@ -258,16 +253,20 @@ def _values(array: pa.Array) -> list:
         return [value if text is None else text for value, text in zip(values, texts)]
     if pa.types.is_interval(array.type):
         return _timedeltas(array)
-    if _is_list(array.type) and _holds(array.type, _needs_care):
+    if _is_list(array.type) and holds(array.type, _needs_care):
         items = iter(_values(array.flatten()))
         lengths = pc.list_value_length(array).to_pylist()
         return [None if length is None else [next(items) for _ in range(length)]
                 for length in lengths]
-    if pa.types.is_struct(array.type) and _holds(array.type, _needs_care):
+    if pa.types.is_struct(array.type) and holds(array.type, _needs_care):
         names = [field.name for field in array.type]
         fields = zip(*(_values(child) for child in array.flatten()))
         return [dict(zip(names, row)) if valid else None
                 for row, valid in zip(fields, array.is_valid().to_pylist())]
+    if pa.types.is_map(array.type) and holds(array.type, _needs_care):
+        entries = _values(array.cast(pa.list_(array.type.field(0))))  # a list of structs
+        return [None if row is None else [tuple(entry.values()) for entry in row]
+                for row in entries]
     return array.to_pylist()
 
 
@@ -288,12 +287,6 @@ def _timedeltas(array: pa.Array) -> list:
         except OverflowError:
             out.append(interval_text(array[n]).as_py())
     return out
-
-
-def _holds_intervals(arrow_type: pa.DataType) -> bool:
-    if pa.types.is_interval(arrow_type):
-        return True
-    return any(_holds_intervals(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
 
 
 def _as_durations(array: pa.Array) -> pa.Array:

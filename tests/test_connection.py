@@ -125,6 +125,27 @@ def test_intervals_as_timedeltas():
         [("1000000000 days", "-2777777 years -10 months")]
 
 
+def test_intervals_in_maps_as_timedeltas():
+    """INTERVALs inside a MAP (of a registered Arrow table) are timedeltas too, as DuckDB's
+    fetchall gives them: they were Arrow's MonthDayNano tuples, the map not looked into.  A
+    map's entries stay (key, value) pairs, in a slice of the rows as in all of them."""
+    entries = [[("a", (1, 2, 3000)), ("b", None)], None, [], [("c", (0, 0, -1000))]]
+    table = pa.table({"i": [1, 2, 3, 4], "m": pa.array(
+        entries, pa.map_(pa.string(), pa.month_day_nano_interval()))})
+    con, oracle = tdbsql.connect(), duckdb.connect()
+    con.register_arrow("t", table)
+    oracle.register("t", table)
+    def as_dict(pairs):
+        return None if pairs is None else dict(pairs)
+
+    for sql in ["SELECT i, m FROM t ORDER BY i", "SELECT i, m FROM t ORDER BY i LIMIT 2 OFFSET 2"]:
+        got = [(i, as_dict(m)) for i, m in con.sql(sql).fetchall()]
+        assert got == oracle.sql(sql).fetchall(), sql
+    sql = "SELECT i, [m, NULL] FROM t ORDER BY i"
+    got = [(i, [as_dict(m) for m in ms]) for i, ms in con.sql(sql).fetchall()]
+    assert got == oracle.sql(sql).fetchall()
+
+
 def test_intervals_in_data_frames():
     """df() gives INTERVAL columns as DuckDB's does, timedelta64[us] with 30-day months (it
     gave pandas DateOffset objects); NULL is NaT."""
@@ -243,9 +264,10 @@ def test_aggregates_answered_from_tile_metadata(tmp_path):
                                  "v": rng.integers(-10**6, 10**6, n),
                                  "f": pa.array(rng.normal(size=n), mask=rng.random(n) < 0.1)}))
     sql = "SELECT count(*), count(f), sum(v), min(v), max(f) FROM array WHERE x BETWEEN 1000 AND 80500"
+    oracle = duckdb.connect()
     with tiledb.open(path) as arr:
-        rows = arr.query(return_arrow=True).df[:]
-    expected = duckdb.sql(sql.replace("array", "rows")).fetchall()
+        oracle.register("rows", arr.query(return_arrow=True).df[:])
+    expected = oracle.sql(sql.replace("array", "rows")).fetchall()
     assert tdbsql.query(sql, path).to_pylist()[0] == dict(zip(
         ["count_star()", "count(f)", "sum(v)", "min(v)", "max(f)"], expected[0]))
     text = tdbsql.explain(sql, path, analyze=True)
