@@ -163,22 +163,26 @@ class LoopMatches:
 
 def ordered_numbers(values):
     """(numpy values, valid mask, family) of a number / date / timestamp / time column, or
-    None (strings, decimals, a float column holding NaN: those take the block loop).  Two
-    columns compare as numpy values only within one family."""
+    None (strings, decimals, a float column holding NaN, nanoseconds that microseconds cannot
+    hold: those take the block loop).  Two columns compare as numpy values only within one
+    family."""
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     kind = values.type
-    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
-        family, plain = "number", values
-    elif pa.types.is_timestamp(kind):
-        values = values.cast(pa.timestamp("us", kind.tz))  # one unit for both sides
-        family, plain = str(values.type), values.view(pa.int64())
-    elif pa.types.is_date32(kind):
-        family, plain = "date", values.view(pa.int32())
-    elif pa.types.is_time64(kind):
-        values = values.cast(pa.time64("us"))
-        family, plain = "time", values.view(pa.int64())
-    else:
+    try:
+        if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+            family, plain = "number", values
+        elif pa.types.is_timestamp(kind):
+            values = values.cast(pa.timestamp("us", kind.tz))  # one unit for both sides
+            family, plain = str(values.type), values.view(pa.int64())
+        elif pa.types.is_date32(kind):
+            family, plain = "date", values.view(pa.int32())
+        elif pa.types.is_time64(kind):
+            values = values.cast(pa.time64("us"))
+            family, plain = "time", values.view(pa.int64())
+        else:
+            return None
+    except pa.ArrowInvalid:  # a TIMESTAMP_NS / TIME_NS value between two microseconds
         return None
     valid = valid_rows(plain)
     numbers = np.asarray(pc.fill_null(plain, 0).to_numpy(zero_copy_only=False))
