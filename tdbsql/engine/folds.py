@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 
 from ..errors import SqlError
 from ..kernels import statistics as kernels
-from . import interval_compare
+from .dense_ranks import dense_ranks
 from .grouping import Groups, aggregate, kernel_valid
 from .hash_table import as_array, float64_values, int64_values
 from .statistics import numbers
@@ -167,20 +167,8 @@ def _best_rows(func: str, values: pa.Array, keys: pa.Array, groups: Groups) -> n
             and not pa.types.is_interval(keys.type):
         numbers_ = int64_values(keys, copy=False)
     else:  # strings, decimals, UBIGINTs, intervals ...: their rank in SQL order
-        numbers_ = dense_ranks(keys)
+        numbers_ = dense_ranks(keys, func)
     best = np.zeros(groups.count, numbers_.dtype)
     kernels.arg_extreme(numbers_, kernel_valid(values, keys), groups.ids, func == "arg_max",
                         best, rows)
     return rows
-
-
-def dense_ranks(keys: pa.Array) -> np.ndarray:
-    """Dense ranks of ``keys`` in ascending SQL order (ties equal -- intervals as they
-    compare; NULLs, masked by the caller, rank anywhere)."""
-    if pa.types.is_interval(keys.type):
-        return interval_compare.dense_ranks(keys)
-    try:
-        ranks = pc.rank(keys, sort_keys="ascending", tiebreaker="dense")
-    except pa.ArrowNotImplementedError as err:
-        raise SqlError(f"cannot order by a {type_name(keys.type)} value") from err
-    return np.require(ranks.to_numpy().astype(np.int64), np.int64, ["C", "W"])

@@ -45,7 +45,7 @@ from .decimal_values import from_units, units_of
 from .grouping import Groups, aggregate, group_ids
 from .hash_table import as_array, valid_mask
 from .datetime_ops import US_PER_DAY, interval_micros
-from .interval_compare import dense_ranks
+from .dense_ranks import dense_ranks
 from .interval_rows import built, durations_as_intervals, parts
 from .value_types import type_name
 
@@ -194,7 +194,7 @@ class _Sorted:
         rows, ids = _valid_rows(values, groups)
         picked = values.take(pa.array(rows))
         if pa.types.is_interval(values.type):  # as they compare: a month is 30 days
-            picked = pa.array(dense_ranks(picked))
+            picked = pa.array(dense_ranks(picked, "quantile"))
         table = pa.table({"g": pa.array(ids), "v": picked})
         order = pc.sort_indices(table, sort_keys=[("g", "ascending"), ("v", "ascending")])
         counts = np.bincount(ids, minlength=groups.count).astype(np.int64)

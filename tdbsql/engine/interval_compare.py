@@ -122,18 +122,10 @@ def frame_ranks(values: pa.Array, largest: bool) -> np.ndarray:
     return ranks
 
 
-def dense_ranks(values: pa.Array) -> np.ndarray:
-    """Dense ranks (int64, from 0) of interval ``values`` in the order above; equal intervals
-    rank alike (``1 month`` and ``30 days``), NULLs (masked by the caller) anywhere."""
-    months, days, micros, _ = _normalised(values)
-    order = np.lexsort((micros, days, months))
-    steps = np.zeros(len(order), np.int64)
-    if len(order) > 1:
-        ordered = [part[order] for part in (months, days, micros)]
-        steps[1:] = np.any([np.diff(part) != 0 for part in ordered], axis=0)
-    ranks = np.empty(len(order), np.int64)
-    ranks[order] = np.cumsum(steps)
-    return ranks
+def normalised_parts(values: pa.Array) -> list[np.ndarray]:
+    """Interval ``values``' normalised months, days and microseconds (int64 numpy, 0 where
+    NULL): sorted by them in turn, they sort as they compare."""
+    return list(_normalised(values)[:3])
 
 
 def field_extreme(values: list, greatest: bool, error):

@@ -69,7 +69,7 @@ from . import datetime_ops as dto
 from . import decimal_values, window_lists
 from . import frame_exclusion as fx
 from .frame_minimum import NO_KEY, SparseMinimum
-from .folds import dense_ranks
+from .dense_ranks import dense_ranks
 from .frame import broadcast, null_padded
 from .interval_compare import frame_ranks
 from .functions_text import text_of
@@ -1022,7 +1022,7 @@ def _extremes(values: pa.Array, order: np.ndarray, segments: fx.Segments, larges
     if pa.types.is_interval(values.type):  # equal intervals differ: the last one wins
         ranks = frame_ranks(values.take(pa.array(order)), largest)
     else:
-        ranks = dense_ranks(values)[order]
+        ranks = dense_ranks(values, what)[order]
     valid = _valid(values)[order]
     keys = np.where(valid, -ranks if largest else ranks, NO_KEY)  # the smallest key wins
     table = None if all(_slides(start, end) for start, end in segments) else \
