@@ -50,8 +50,7 @@ def stored_field(steps: list, name: str, array) -> str | None:
             if len(found) != 1 or not isinstance(found[0], exp.Column):
                 return None
             name = found[0].name
-    fields = {f.name for f in (*array.schema.dimensions, *array.schema.attributes)}
-    return name if name in fields else None
+    return name if name in array.schema.fields_by_name() else None
 
 
 def _dictionary(array, attr, indices: pa.Array) -> pa.Array:

@@ -15,20 +15,9 @@ def fill_column(attr, n: int) -> Column:
 
 
 def empty_column(schema, name: str) -> Column:
-    f = field(schema, name)
+    f = schema.fields_by_name()[name]
     if f.is_var:
         return Column(np.zeros(0, np.uint8), np.zeros(1, np.int64),
                       np.zeros(0, np.uint8) if getattr(f, "nullable", False) else None, f.cell_val_num)
     return Column(np.zeros(0, f.info.numpy), None,
                   np.zeros(0, np.uint8) if getattr(f, "nullable", False) else None, f.cell_val_num)
-
-
-def field(schema, name):
-    for f in list(schema.attributes) + list(schema.dimensions):
-        if f.name == name:
-            return f
-    raise KeyError(name)
-
-
-def all_names(schema) -> set[str]:
-    return {f.name for f in list(schema.attributes) + list(schema.dimensions)}

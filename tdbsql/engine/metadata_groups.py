@@ -20,7 +20,6 @@ from ..planner.zonemap import field_kinds
 from .aggregate_step import call_spec, star_operands
 from .column import Column
 from .fields import column_to_arrow, field_arrow_type
-from .fill import field
 from .grouping import Groups, aggregate
 from .partial_aggregate import Partial
 
@@ -94,6 +93,6 @@ def metadata_calls(step, calls: dict) -> list[tuple[str, str | None]] | None:
 
 def _typed(array, name: str, raw: np.ndarray, valid: np.ndarray | None = None) -> pa.Array:
     """Raw storage values of field ``name`` as its Arrow column (NULL where not ``valid``)."""
-    values = np.ascontiguousarray(raw, dtype=field(array.schema, name).info.numpy)
+    values = np.ascontiguousarray(raw, dtype=array.schema.fields_by_name()[name].info.numpy)
     validity = None if valid is None or valid.all() else valid.astype(np.uint8)
     return column_to_arrow(array, name, Column(values, None, validity))

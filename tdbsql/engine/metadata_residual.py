@@ -26,7 +26,6 @@ from ..planner.pruning import Ranges
 from .column import Column
 from .evaluate import where_mask
 from .fields import column_to_arrow, field_arrow_type
-from .fill import field
 from .frame import rows_only
 from .grouping import Groups, aggregate
 from .parallel import map_ordered
@@ -53,8 +52,8 @@ def _residual(array, ranges, predicate, aggregates, plan: MetadataPlan, stats, b
     if predicate is not None:
         wanted |= {c.name for c in predicate.find_all(exp.Column)}
     schema = array.schema
-    fields = [f.name for f in list(schema.dimensions) + list(schema.attributes)
-              if f.name in wanted] or [schema.dimensions[0].name]
+    fields = [name for name in schema.fields_by_name() if name in wanted] or \
+        [schema.dimensions[0].name]
     started = time.perf_counter()
     reader = open_scan(array, fields, ranges, predicate, skip_tiles=plan.answered, budget=budget)
     rows = 0
@@ -105,7 +104,7 @@ def _to_python(array, column: str, raw):
         col = Column(np.frombuffer(raw, dtype=np.uint8).copy(),
                      np.array([0, len(raw)], dtype=np.int64))
     else:
-        col = Column(np.array([raw]).astype(field(array.schema, column).info.numpy))
+        col = Column(np.array([raw]).astype(array.schema.fields_by_name()[column].info.numpy))
     return counts(column_to_arrow(array, column, col))[0].as_py()
 
 

@@ -94,7 +94,7 @@ class ScanSums:
     def of(cls, step, calls: dict, scan_name: str, schema) -> "ScanSums | None":
         """The folding of ``step``'s ``calls`` (``partial_aggregate.step_calls``) over the
         scan ``scan_name`` of an array with ``schema``, or None when it does not apply."""
-        fields = _fields(schema)
+        fields = schema.fields_by_name()
         operands = {op.alias_or_name: op.unalias() for op in step.operands}
         keys = {}
         for name, node in step.group.items():
@@ -496,10 +496,6 @@ def _exact_float(node: exp.Literal) -> float | None:
         return float(int(node.this)) if abs(int(node.this)) <= 2**53 else None
     except ValueError:  # a decimal or exponent literal
         return float(node.this)
-
-
-def _fields(schema) -> dict:
-    return {f.name: f for f in [*schema.dimensions, *schema.attributes]}
 
 
 def _stored(node, scan_name: str, fields: dict, operands: dict) -> str | None:

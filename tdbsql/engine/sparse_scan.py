@@ -53,7 +53,7 @@ from ..storage.tiles import RUN_TILES, FieldSpec
 from .column import Column, concat
 from .merge_slabs import plan_slabs
 from .parallel import map_ordered
-from .fill import all_names, empty_column, field, fill_column
+from .fill import empty_column, fill_column
 from .key_filter import stored_keep
 from .scan import ScanResult, TileScan
 from .stored_filter import NO_VALIDITY
@@ -384,7 +384,7 @@ class SparseScan(TileScan):
     def _check_delete_fields(self) -> None:
         """TileDB refuses to read when a delete in the window tests a field the schema in force
         lacks (e.g. an attribute dropped after the delete)."""
-        known = all_names(self.schema)
+        known = self.schema.fields_by_name().keys()
         for cond, entry in self.deletes:
             for name in condition_fields(cond):
                 if name not in known:
@@ -633,7 +633,7 @@ class LeafEvaluator:
 
     def __init__(self, schema, frag, columns, idx, cell_ts, t_del):
         self.schema, self.columns, self.idx = schema, columns, idx
-        self.present = all_names(frag.schema)
+        self.present = frag.schema.fields_by_name().keys()
         self.cell_ts, self.t_del = cell_ts, t_del
 
     def has_field(self, node: ValueNode) -> bool:
@@ -642,7 +642,7 @@ class LeafEvaluator:
     def __call__(self, node: ValueNode) -> np.ndarray:
         if node is AFTER_DELETE:
             return self.cell_ts > np.uint64(self.t_del)
-        f = field(self.schema, node.field)
+        f = self.schema.fields_by_name()[node.field]
         column = self.columns[node.field]
         if len(self.idx) != len(column):  # the cells of one fragment among others
             column = column.take(self.idx)

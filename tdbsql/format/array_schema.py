@@ -185,6 +185,10 @@ class ArraySchema:
     def dense(self) -> bool:
         return self.array_type == ArrayType.DENSE
 
+    def fields_by_name(self) -> dict[str, Dimension | Attribute]:
+        """Every dimension, then every attribute, by its name (unique across both)."""
+        return {f.name: f for f in (*self.dimensions, *self.attributes)}
+
     def attribute(self, name: str) -> Attribute:
         for attr in self.attributes:
             if attr.name == name:

@@ -66,7 +66,7 @@ from sqlglot import exp
 
 from ..datatypes import type_info
 from ..engine.column import Column
-from ..engine.fill import all_names, fill_column
+from ..engine.fill import fill_column
 from ..engine.scan import scan
 from ..engine.sparse_scan import condition_input
 from ..errors import SqlError, UnsupportedSql
@@ -92,7 +92,7 @@ def judge(array: Array, condition: Node, t: int, where: str = "") -> Judged:
     read of the tiles that can hold them."""
     at_t = Array(array.path, t, array.key)
     tested = _fields_of(condition)
-    missing = sorted(set(tested) - all_names(at_t.schema))
+    missing = sorted(set(tested) - at_t.schema.fields_by_name().keys())
     if missing:  # DuckDB: the column does not exist
         raise SqlError(f"DELETE at timestamp {t}: column {missing[0]!r} was added to the array "
                        "later (the schema in force at that time has no such field)")
@@ -103,7 +103,7 @@ def judge(array: Array, condition: Node, t: int, where: str = "") -> Judged:
     if at_risk is None or not at_risk.any():
         return Judged(int(true.sum()), None)
     _refuse_unsound(array, at_t, int(at_risk.sum()), t, where)  # before every field is read
-    names = [f.name for f in (*at_t.schema.dimensions, *at_t.schema.attributes)]
+    names = list(at_t.schema.fields_by_name())
     every = scan(at_t, names, {}, risk.predicate())
     kept, _ = _truth(at_t.schema, condition, every.columns, every.length)
     at_risk = np.flatnonzero(risk.among(every.columns, kept))
@@ -112,7 +112,7 @@ def judge(array: Array, condition: Node, t: int, where: str = "") -> Judged:
 
 
 def _truth(schema, condition: Node, columns: dict[str, Column], n: int):
-    fields = {f.name: f for f in (*schema.dimensions, *schema.attributes)}
+    fields = schema.fields_by_name()
     values = {name: condition_input(columns[name], fields[name]) for name in columns}
     validity = {name: c.validity for name, c in columns.items() if c.validity is not None}
     datatypes = {name: int(fields[name].datatype) for name in columns}
@@ -129,7 +129,8 @@ class _Risk:
     def __init__(self, at_t: Array, tested: list[str]):
         self.attributes = [a for a in at_t.schema.attributes if a.name in tested and
                            (a.nullable or _is_float(a))]
-        self.everything = any(not set(tested) <= all_names(f.schema) for f in at_t.fragments)
+        self.everything = any(not set(tested) <= f.schema.fields_by_name().keys()
+                              for f in at_t.fragments)
 
     def __bool__(self) -> bool:
         return self.everything or bool(self.attributes)
@@ -195,7 +196,7 @@ def _refuse_unsound(array: Array, at_t: Array, n: int, t: int, where: str) -> No
     docstring), or past a field dropped since ``t``: the copies, written in the current
     schema, could not keep its values for reads between ``t`` and the drop."""
     why = None
-    dropped = sorted(all_names(at_t.schema) - all_names(array.schema))
+    dropped = sorted(at_t.schema.fields_by_name().keys() - array.schema.fields_by_name().keys())
     if dropped:
         why = (f"field {dropped[0]!r} of the schema at timestamp {t} was dropped since, so "
                "the copies could not keep its values")

@@ -271,8 +271,7 @@ def _write_cells(array, cells: _Cells, name: str, chosen, with_timestamps: bool,
 
 
 def _buffer(schema, name: str, column: Column):
-    field = next((f for f in list(schema.attributes) + list(schema.dimensions) if f.name == name))
-    return column_buffer(field, column)
+    return column_buffer(schema.fields_by_name()[name], column)
 
 
 # -- dense --------------------------------------------------------------------------------------

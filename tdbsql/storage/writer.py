@@ -232,7 +232,7 @@ def write_cells(array: Array, columns: Mapping[str, Any], timestamp: int) -> str
     """Cells read back (engine Columns of every field, enumerated attributes as their stored
     indices) as one committed sparse fragment at ``timestamp``, their values as they are."""
     schema = array.schema
-    fields = {f.name: f for f in (*schema.dimensions, *schema.attributes)}
+    fields = schema.fields_by_name()
     buffers = {name: column_buffer(fields[name], column) for name, column in columns.items()}
     return _write_sparse(array.path, schema, buffers, (timestamp, timestamp), array.key)
 
