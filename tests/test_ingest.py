@@ -380,6 +380,10 @@ def test_no_duplicates_ingest_refuses_a_coordinate_in_two_batches(tmp_path):
     ingest(table, tmp_path / "f", dims=["f"], allows_duplicates=False, batch_rows=1)
     with tiledb.open(str(tmp_path / "f")) as A:
         assert sorted(A[:]["v"].tolist()) == [10, 20, 30, 40]
+    # a float coordinate is named by its value (it was its bit pattern, 4602678819172646912)
+    floats = pa.table({"k": [1, 2, 1], "f": [0.5, 1.5, 0.5], "v": [1, 2, 3]})
+    with pytest.raises(tdbsql.DataError, match=r"duplicate coordinates \(1, 0\.5\)"):
+        ingest(floats, tmp_path / "kf", dims=["k", "f"], allows_duplicates=False, batch_rows=1)
     ingest(table, tmp_path / "dups", dims=["k"], batch_rows=2)  # duplicates allowed: kept
     assert tdbsql.query("SELECT count(*) AS n FROM array", str(tmp_path / "dups")).to_pylist() \
         == [{"n": 4}]

@@ -182,15 +182,16 @@ def duplicate_rows(coords: Coords) -> np.ndarray:
         if dim.is_var:
             cols.append(coords.rank(dim_idx))
         else:
-            # bytewise, as TileDB's memcmp (so 0.0 and -0.0 are different coordinates)
-            cols.append(_bits(buf.values))
+            cols.append(coordinate_bits(buf.values))
     keys = np.ascontiguousarray(np.stack(cols, axis=1))
     flags = np.empty(n, dtype=np.uint8)
     kernels.adjacent_equal_rows(keys, flags)
     return np.flatnonzero(flags)
 
 
-def _bits(values: np.ndarray) -> np.ndarray:
+def coordinate_bits(values: np.ndarray) -> np.ndarray:
+    """Fixed-size coordinates as TileDB compares them, bytewise (its memcmp): their bit
+    patterns, as uint64 -- 0.0 and -0.0 are different coordinates."""
     size = values.dtype.itemsize
     unsigned = values.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[size])
     return unsigned.astype(np.uint64)
@@ -241,5 +242,5 @@ def check_in_domain(coords: Coords) -> None:
                             f"outside the domain [{lo}, {hi}]")
 
 
-__all__ = ["Coords", "check_in_domain", "duplicate_rows", "first_out_of_order", "global_order",
-           "hilbert_values", "mbrs", "string_ranks", "tile_indices"]
+__all__ = ["Coords", "check_in_domain", "coordinate_bits", "duplicate_rows", "first_out_of_order",
+           "global_order", "hilbert_values", "mbrs", "string_ranks", "tile_indices"]
