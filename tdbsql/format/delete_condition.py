@@ -342,11 +342,14 @@ class _EvalContext:
         if node.op in (ConditionOp.ALWAYS_TRUE, ConditionOp.ALWAYS_FALSE):
             result = np.full(self.n, node.op == ConditionOp.ALWAYS_TRUE)
         else:
-            result = _compare(node, self.columns[node.field], self.datatypes.get(node.field))
+            result = _compare(node, *self.normalised(node.field))
         return result if valid is None else result & valid
 
     def valid(self, field: str) -> np.ndarray | None:
         return _validity(self.columns[field], self.validity.get(field), self.n)
+
+    def normalised(self, field: str) -> tuple[str, Any]:
+        return _normalise(self.columns[field], self.datatypes.get(field), field)
 
     def truth(self, node: Node) -> tuple[np.ndarray, np.ndarray]:
         """(TRUE, FALSE) of ``sql_truth``."""
@@ -361,9 +364,8 @@ class _EvalContext:
         valid = np.ones(self.n, dtype=bool) if valid is None else valid
         if isinstance(node, NullTest):
             return (~valid, valid) if node.is_null else (valid, ~valid)
-        column, datatype = self.columns[node.field], self.datatypes.get(node.field)
-        result = _compare(node, column, datatype)
-        kind, values = _normalise(column, datatype, node.field)
+        kind, values = self.normalised(node.field)
+        result = _compare(node, kind, values)
         if kind == "fixed" and values.dtype.kind == "f":
             result = np.where(np.isnan(values), node.op in _NAN_TRUE, result)
         return valid & result, valid & ~result
@@ -382,8 +384,8 @@ def _validity(column, explicit, n: int) -> np.ndarray | None:
     return valid
 
 
-def _compare(node: ValueNode, column, datatype: int | None) -> np.ndarray:
-    kind, values = _normalise(column, datatype, node.field)
+def _compare(node: ValueNode, kind: str, values) -> np.ndarray:
+    """The stored comparison over a column as ``_normalise`` gives it."""
     if kind == "fixed":
         return _compare_fixed(node, values)
     if kind == "char":
