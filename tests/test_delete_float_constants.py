@@ -17,7 +17,7 @@ from history_helpers import duckdb_after_delete, sorted_rows, tiledb
 import tdbsql
 from tdbsql import schema as S
 from tdbsql.format.delete_condition import ConditionOp
-from tdbsql.storage.float_comparisons import float32_comparison, float32_members
+from tdbsql.storage.float_comparisons import comparison, members
 from tdbsql.storage.writer import create, write
 
 _PYTHON_OPS = {ConditionOp.LT: lambda a, b: a < b, ConditionOp.LE: lambda a, b: a <= b,
@@ -41,14 +41,14 @@ def test_same_cells_as_the_exact_comparison(op, value):
         near = np.float32(value)
         cells = _CELLS + [float(v) for v in (near, np.nextafter(near, np.float32(np.inf)),
                                              np.nextafter(near, np.float32(-np.inf)))]
-    new_op, n = float32_comparison(op, value)
+    new_op, n = comparison(op, value, np.dtype(np.float32))
     assert isinstance(n, np.float32)
     want = [c for c in cells if _PYTHON_OPS[op](c, value)]
     assert [c for c in cells if _PYTHON_OPS[new_op](np.float32(c), n)] == want
 
 
 def test_members_that_are_float32_values():
-    assert float32_members([0.1, 0.5, 1e39, -math.inf, 16777217, 2]) == \
+    assert members([0.1, 0.5, 1e39, -math.inf, 16777217, 2], np.dtype(np.float32)) == \
         [np.float32(0.5), np.float32(-np.inf), np.float32(2)]
 
 

@@ -18,7 +18,7 @@ import tdbsql
 from tdbsql import schema as S
 from tdbsql.errors import SqlError, UnsupportedSql
 from tdbsql.format.delete_condition import ConditionOp
-from tdbsql.storage.integer_comparisons import integer_comparison, integer_members
+from tdbsql.storage.integer_comparisons import comparison, members
 from tdbsql.storage.writer import create, delete, write
 
 _PYTHON_OPS = {ConditionOp.LT: lambda a, b: a < b, ConditionOp.LE: lambda a, b: a <= b,
@@ -35,24 +35,24 @@ _INT8 = range(-128, 128)
                        st.sampled_from([math.inf, -math.inf])))
 def test_same_cells_as_the_exact_comparison(op, value):
     """Over every int8 value, the rewritten comparison holds exactly where the original does."""
-    new_op, n = integer_comparison(op, value, np.dtype(np.int8))
+    new_op, n = comparison(op, value, np.dtype(np.int8))
     assert -128 <= n <= 127
     want = [i for i in _INT8 if _PYTHON_OPS[op](i, value)]
     assert [i for i in _INT8 if _PYTHON_OPS[new_op](i, n)] == want
 
 
 def test_members_that_are_values_of_the_type():
-    assert integer_members([1, Decimal("2.5"), 3.0, 300, -math.inf, Decimal("-4")],
-                           np.dtype(np.int8)) == [1, 3, -4]
+    assert members([1, Decimal("2.5"), 3.0, 300, -math.inf, Decimal("-4")],
+                   np.dtype(np.int8)) == [1, 3, -4]
 
 
 def test_doubles_that_round_64_bit_integers_are_refused():
     with pytest.raises(UnsupportedSql, match="DOUBLE"):
-        integer_comparison(ConditionOp.EQ, 9007199254740993e0, np.dtype(np.int64))
-    assert integer_comparison(ConditionOp.EQ, 9007199254740992.5e0, np.dtype(np.int32)) == \
+        comparison(ConditionOp.EQ, 9007199254740993e0, np.dtype(np.int64))
+    assert comparison(ConditionOp.EQ, 9007199254740992.5e0, np.dtype(np.int32)) == \
         (ConditionOp.LT, -2**31)  # past int32: no value, whatever the rounding
-    assert integer_comparison(ConditionOp.LE, Decimal("9007199254740992.5"),
-                              np.dtype(np.int64)) == (ConditionOp.LE, 9007199254740992)
+    assert comparison(ConditionOp.LE, Decimal("9007199254740992.5"),
+                      np.dtype(np.int64)) == (ConditionOp.LE, 9007199254740992)
 
 
 WHERES = ["i < 2.5", "i <= 2.5", "i > -1.5", "i >= 2.5", "i = 2.0", "i = 2.5", "i <> 2.5",

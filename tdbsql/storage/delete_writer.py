@@ -55,12 +55,8 @@ from ..format.names import new_name
 from .array import Array, write_timestamp
 from .delete_write_back import judge, wait_past, write_back
 from .enumerated_comparisons import on_indices
-from .float_comparisons import EVERY_VALUE, NO_VALUE, float32_comparison, float32_members
-from .integer_comparisons import (
-    every_value, integer_comparison, integer_members, no_value,
-)
 from .temporal_comparisons import SQL_UNITS, in_field_units
-from . import vfs
+from . import float_comparisons, integer_comparisons, vfs
 from ..format.names import COMMITS_DIR
 
 _OPS = {exp.EQ: ConditionOp.EQ, exp.NEQ: ConditionOp.NE, exp.LT: ConditionOp.LT,
@@ -405,7 +401,7 @@ class _Constants:
                                             self.text_size)
         if self.numbers is None:
             return ValueNode(self.column, op, self.stored[index])
-        op, number = self._comparison(op, self.numbers[index])
+        op, number = self._rules.comparison(op, self.numbers[index], self.dtype)
         return ValueNode(self.column, op, number.tobytes())
 
     def member_set(self, negated: bool) -> Node:
@@ -416,33 +412,24 @@ class _Constants:
         if self.numbers is None:
             members = list(self.stored)
         else:
-            found = self._members(self.numbers)
+            found = self._rules.members(self.numbers, self.dtype)
             if not found:
                 return self._nowhere(negated)
             members = list(dict.fromkeys(n.tobytes() for n in found))
         members += _other_zeros(members, self.field)
         return ValueNode.member_set(self.column, members, negated)
 
+    @property
+    def _rules(self):
+        """How the numbers compare with the field's ``dtype``: ``float_comparisons`` (a
+        FLOAT field) or ``integer_comparisons``."""
+        return float_comparisons if self.dtype.kind == "f" else integer_comparisons
+
     def _nowhere(self, negated: bool) -> ValueNode:
         """IN when no member is a value of the field: a comparison no value satisfies (NOT
         IN: one every value does)."""
-        if self.dtype == np.float32:
-            op, number = EVERY_VALUE if negated else NO_VALUE
-        else:
-            op, n = (every_value if negated else no_value)(self.dtype)
-            number = self.dtype.type(n)
+        op, number = (self._rules.every_value if negated else self._rules.no_value)(self.dtype)
         return ValueNode(self.column, op, number.tobytes())
-
-    def _comparison(self, op: ConditionOp, value) -> tuple[ConditionOp, np.generic]:
-        if self.dtype == np.float32:
-            return float32_comparison(op, value)
-        op, number = integer_comparison(op, value, self.dtype)
-        return op, self.dtype.type(number)
-
-    def _members(self, values: list) -> list[np.generic]:
-        if self.dtype == np.float32:
-            return float32_members(values)
-        return [self.dtype.type(n) for n in integer_members(values, self.dtype)]
 
 
 _BOOLEAN_TEXT = ("true", "false", "t", "f", "1", "0", "yes", "no", "y", "n")

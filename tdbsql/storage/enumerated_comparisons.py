@@ -35,6 +35,6 @@ def on_indices(on_labels: Node, attribute, label_field, labels: pa.Array) -> Nod
     indices = np.flatnonzero(true)
     if not len(indices):
         op, n = no_value(dtype)
-        return ValueNode(attribute.name, op, np.array([n], dtype=dtype).tobytes())
+        return ValueNode(attribute.name, op, n.tobytes())
     return ValueNode.member_set(attribute.name,
                                 [np.array([i], dtype=dtype).tobytes() for i in indices])

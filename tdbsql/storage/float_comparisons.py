@@ -13,6 +13,9 @@ SQL orders it above every number), ``f < c`` / ``f <= c`` ``f <=`` the largest f
 constants past float32's range work too); IN-list members that are no float32 value match
 nothing and are dropped.  NaN cells are judged by ``storage.delete_write_back`` from the
 rewritten comparison, which holds for NaN exactly where the original does.
+
+The API is ``storage.integer_comparisons``'s: ``comparison``, ``members``, ``no_value`` and
+``every_value`` of the field's numpy dtype (float32; a float64 field compares exactly).
 """
 
 from __future__ import annotations
@@ -21,21 +24,19 @@ import numpy as np
 
 from ..format.delete_condition import ConditionOp
 
-NO_VALUE = (ConditionOp.LT, np.float32(-np.inf))  # false for every cell, NaN too
-EVERY_VALUE = (ConditionOp.GE, np.float32(-np.inf))  # true for every number, and NaN in SQL
 
 
-def float32_comparison(op: ConditionOp, value) -> tuple[ConditionOp, np.float32]:
-    """``field op value`` on float32 cells widened to DOUBLE, as ``field op' f`` on float32
-    (``value`` a DOUBLE, or an integer or DECIMAL that DuckDB casts to one)."""
+def comparison(op: ConditionOp, value, dtype: np.dtype) -> tuple[ConditionOp, np.floating]:
+    """``field op value`` on float cells widened to DOUBLE, as ``field op' f`` on cells of
+    ``dtype`` (``value`` a DOUBLE, or an integer or DECIMAL that DuckDB casts to one)."""
     value = float(value)
-    rounded = _rounded(value)
+    rounded = _rounded(value, dtype)
     if float(rounded) == value:
         return op, rounded
     if op == ConditionOp.EQ:
-        return NO_VALUE
+        return no_value(dtype)
     if op == ConditionOp.NE:
-        return EVERY_VALUE
+        return every_value(dtype)
     if op in (ConditionOp.LT, ConditionOp.LE):
         below = rounded if float(rounded) < value else _next(rounded, -np.inf)
         return ConditionOp.LE, below
@@ -43,16 +44,27 @@ def float32_comparison(op: ConditionOp, value) -> tuple[ConditionOp, np.float32]
     return ConditionOp.GE, above
 
 
-def float32_members(values) -> list[np.float32]:
-    """The IN-list constants (as DOUBLEs) that are float32 values (the others match none)."""
-    return [_rounded(v) for v in values if float(_rounded(v)) == float(v)]
+def members(values, dtype: np.dtype) -> list[np.floating]:
+    """The IN-list constants (as DOUBLEs) that are values of ``dtype`` (the others match
+    none)."""
+    return [_rounded(v, dtype) for v in values if float(_rounded(v, dtype)) == float(v)]
 
 
-def _rounded(value) -> np.float32:
-    with np.errstate(over="ignore"):  # past float32's range: an infinity
-        return np.float32(float(value))
+def no_value(dtype: np.dtype) -> tuple[ConditionOp, np.floating]:
+    """A comparison no cell satisfies, NaN neither: ``f < -inf``."""
+    return ConditionOp.LT, dtype.type(-np.inf)
 
 
-def _next(value: np.float32, toward: float) -> np.float32:
-    with np.errstate(over="ignore"):  # from the largest float32: an infinity
-        return np.nextafter(value, np.float32(toward))
+def every_value(dtype: np.dtype) -> tuple[ConditionOp, np.floating]:
+    """A comparison every number satisfies (and NaN in SQL): ``f >= -inf``."""
+    return ConditionOp.GE, dtype.type(-np.inf)
+
+
+def _rounded(value, dtype: np.dtype) -> np.floating:
+    with np.errstate(over="ignore"):  # past the type's range: an infinity
+        return dtype.type(float(value))
+
+
+def _next(value: np.floating, toward: float) -> np.floating:
+    with np.errstate(over="ignore"):  # from the largest value: an infinity
+        return np.nextafter(value, value.dtype.type(toward))

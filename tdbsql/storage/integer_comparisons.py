@@ -11,6 +11,9 @@ way to DOUBLE and the comparison is refused.  On integers ``i < 2.5`` is ``i < 3
 holds for no value and ``i <> 2.5`` for every one, as do comparisons past the type's range:
 those become ``i < min`` (no value) and ``i >= min`` (every value).  On NULL cells the
 condition stays NULL, which ``storage.delete_write_back`` takes care of.
+
+The API is ``storage.float_comparisons``'s: ``comparison``, ``members``, ``no_value`` and
+``every_value`` of the field's numpy dtype, the numbers given as values of that dtype.
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ from ..format.delete_condition import ConditionOp
 DOUBLE_EXACT = 2**53
 
 
-def integer_comparison(op: ConditionOp, value: int | Decimal | float,
-                       dtype: np.dtype) -> tuple[ConditionOp, int]:
+def comparison(op: ConditionOp, value: int | Decimal | float,
+               dtype: np.dtype) -> tuple[ConditionOp, np.integer]:
     """``field op value`` on integers of ``dtype`` as ``field op' n`` with ``n`` in range."""
     limits = np.iinfo(dtype)
     lo, hi = int(limits.min), int(limits.max)
@@ -40,7 +43,7 @@ def integer_comparison(op: ConditionOp, value: int | Decimal | float,
     if op == ConditionOp.EQ or op == ConditionOp.NE:
         if exact.denominator != 1 or not lo <= exact <= hi:
             return never if op == ConditionOp.EQ else always
-        return op, int(exact)
+        return op, dtype.type(int(exact))
     # i < v is i < ceil(v), i >= v is i >= ceil(v); i <= v is i <= floor(v), i > v is i > floor(v)
     n = math.ceil(exact) if op in (ConditionOp.LT, ConditionOp.GE) else math.floor(exact)
     upward = op in (ConditionOp.LT, ConditionOp.LE)  # holds below a bound, not above one
@@ -50,24 +53,24 @@ def integer_comparison(op: ConditionOp, value: int | Decimal | float,
         return never if upward else always
     if strict_high:
         return always if upward else never
-    return op, n
+    return op, dtype.type(n)
 
 
-def no_value(dtype: np.dtype) -> tuple[ConditionOp, int]:
+def no_value(dtype: np.dtype) -> tuple[ConditionOp, np.integer]:
     """A comparison no value of the integer type satisfies: ``i < min``."""
-    return ConditionOp.LT, int(np.iinfo(dtype).min)
+    return ConditionOp.LT, dtype.type(np.iinfo(dtype).min)
 
 
-def every_value(dtype: np.dtype) -> tuple[ConditionOp, int]:
+def every_value(dtype: np.dtype) -> tuple[ConditionOp, np.integer]:
     """A comparison every value of the integer type satisfies: ``i >= min``."""
-    return ConditionOp.GE, int(np.iinfo(dtype).min)
+    return ConditionOp.GE, dtype.type(np.iinfo(dtype).min)
 
 
-def integer_members(values, dtype: np.dtype) -> list[int]:
+def members(values, dtype: np.dtype) -> list[np.integer]:
     """The IN-list constants that are values of the integer type (the others match none):
-    those whose equality ``integer_comparison`` does not turn into ``no_value``."""
+    those whose equality ``comparison`` does not turn into ``no_value``."""
     never = no_value(dtype)
-    return [n for op, n in (integer_comparison(ConditionOp.EQ, value, dtype) for value in values)
+    return [n for op, n in (comparison(ConditionOp.EQ, value, dtype) for value in values)
             if (op, n) != never]
 
 
