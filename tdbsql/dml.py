@@ -126,6 +126,8 @@ def _typed(table: pa.Table, array, sql: str) -> pa.Table:
 
 
 def _typed_column(column, name: str, array, sql: str):
+    """``column`` cast to the array field's type; a value that does not fit is an error
+    naming the column."""
     target, value_type = _field_types(array, name)
     try:
         return _as_field(_cast(column, value_type), target)
@@ -135,22 +137,22 @@ def _typed_column(column, name: str, array, sql: str):
 
 def _typed_values(scalars: list[pa.Scalar], nodes: list, name: str, array, sql: str):
     """The scalars of a VALUES column (from ``nodes``) cast to the field's type: as one column
-    when they share a type; else, or when that fails (to find the culprit), one by one, an
-    error underlining the value that does not fit."""
-    target, value_type = _field_types(array, name)
+    (``_typed_column``) when they share a type; else, or when that fails (to find the
+    culprit), one by one, an error underlining the value that does not fit."""
     column = _one_column(scalars)
     if column is not None:
         try:
-            return _as_field(_cast(column, value_type), target)
-        except ValueError:
+            return _typed_column(column, name, array, sql)
+        except SqlError:
             pass
+    _, value_type = _field_types(array, name)
     typed = []
     for cell, node in zip(scalars, nodes):
         try:
             typed.append(_cast(cell, value_type))
         except ValueError as err:
             raise _cannot_store(name, value_type, err, sql, span_over(node)) from None
-    return _as_field(pa.array(typed, value_type), target)
+    return _typed_column(pa.array(typed, value_type), name, array, sql)
 
 
 def _field_types(array, name: str) -> tuple[pa.DataType, pa.DataType]:
