@@ -46,16 +46,17 @@ class AllRows:
 
 
 class DistinctRows(AllRows):
-    """UNION: the distinct rows, each kept once.  ``excepted(rows, kept or None)`` gives the
-    distinct ``rows`` that ``kept`` does not hold, for rows holding an INTERVAL."""
+    """UNION: the distinct rows (of ``schema``, every round's), each kept once.
+    ``excepted(rows, kept or None)`` gives the distinct ``rows`` that ``kept`` does not hold,
+    for rows holding an INTERVAL."""
 
-    def __init__(self, excepted):
+    def __init__(self, schema: pa.Schema, excepted):
         super().__init__()
         self.seen: set[tuple] = set()
-        self.excepted = excepted
+        self.excepted = excepted if any(has_interval(field.type) for field in schema) else None
 
     def add(self, rows: pa.Table) -> pa.Table:
-        if any(has_interval(field.type) for field in rows.schema):
+        if self.excepted is not None:
             new = self.excepted(rows, self.table() if self.parts else None)
         else:
             keep = []

@@ -147,7 +147,7 @@ def _fixpoint(child, name: str, columns, anchor, step, distinct: bool, keys: lis
     if keys:
         kept = KeyedRows(rows.schema, keys, distinct, name, sql)
     elif distinct:
-        kept = DistinctRows(lambda new, seen: _unseen(child, new, seen, sql))
+        kept = DistinctRows(rows.schema, lambda new, seen: _unseen(child, new, seen, sql))
     else:
         kept = AllRows()
     working = kept.add(rows)
