@@ -63,8 +63,24 @@ LEGACY_SCHEMA_NAME = "__array_schema.tdb"
 GENERIC_TILE_PIPELINE = FilterPipeline((GzipFilter(level=1),))
 
 
+class Field:
+    """What a dimension and an attribute share: ``datatype`` and ``cell_val_num`` read as
+    the datatype's facts and var-sizedness."""
+
+    datatype: Datatype
+    cell_val_num: int
+
+    @property
+    def is_var(self) -> bool:
+        return self.cell_val_num == VAR_NUM
+
+    @property
+    def info(self) -> TypeInfo:
+        return type_info(self.datatype)
+
+
 @dataclass(frozen=True)
-class Dimension:
+class Dimension(Field):
     name: str
     datatype: Datatype
     cell_val_num: int  # 1, or VAR_NUM for var-sized (string) dimensions
@@ -75,17 +91,9 @@ class Dimension:
     # means "use the coords filters" (and before v5 dimensions stored none).
     stored_filters: FilterPipeline | None = None
 
-    @property
-    def is_var(self) -> bool:
-        return self.cell_val_num == VAR_NUM
-
-    @property
-    def info(self) -> TypeInfo:
-        return type_info(self.datatype)
-
 
 @dataclass(frozen=True)
-class Attribute:
+class Attribute(Field):
     name: str
     datatype: Datatype
     cell_val_num: int  # values per cell, or VAR_NUM
@@ -95,14 +103,6 @@ class Attribute:
     fill_value_validity: bool = False
     order: DataOrder = DataOrder.UNORDERED
     enumeration_name: str | None = None
-
-    @property
-    def is_var(self) -> bool:
-        return self.cell_val_num == VAR_NUM
-
-    @property
-    def info(self) -> TypeInfo:
-        return type_info(self.datatype)
 
     @property
     def cell_size(self) -> int:
@@ -185,7 +185,7 @@ class ArraySchema:
     def dense(self) -> bool:
         return self.array_type == ArrayType.DENSE
 
-    def fields_by_name(self) -> dict[str, Dimension | Attribute]:
+    def fields_by_name(self) -> dict[str, Field]:
         """Every dimension, then every attribute, by its name (unique across both)."""
         return {f.name: f for f in (*self.dimensions, *self.attributes)}
 
