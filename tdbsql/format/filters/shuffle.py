@@ -30,12 +30,8 @@ class ByteshuffleFilter(Filter):
     name: ClassVar[str] = "BYTESHUFFLE"
 
     def decode(self, metadata, data, ctx: ChunkContext):
-        r = Reader(metadata, ctx.where)
-        sizes = read_part_sizes(r, self.name)
-        typesize = datatype_size(ctx.datatype)
-        out = [_run(kernels.byteunshuffle, part, typesize)
-               for part in split_parts(data, sizes, ctx.where, self.name)]
-        return rest(r), _join(out)
+        return _unshuffled(self.name, metadata, data, ctx,
+                           lambda part, typesize: _run(kernels.byteunshuffle, part, typesize))
 
     def encode(self, metadata, data, ctx: ChunkContext):
         src = as_uint8(data)
@@ -50,12 +46,8 @@ class BitshuffleFilter(Filter):
     name: ClassVar[str] = "BITSHUFFLE"
 
     def decode(self, metadata, data, ctx: ChunkContext):
-        r = Reader(metadata, ctx.where)
-        sizes = read_part_sizes(r, self.name)
-        typesize = datatype_size(ctx.datatype)
-        out = [_bitshuffle(part, typesize, True)
-               for part in split_parts(data, sizes, ctx.where, self.name)]
-        return rest(r), _join(out)
+        return _unshuffled(self.name, metadata, data, ctx,
+                           lambda part, typesize: _bitshuffle(part, typesize, True))
 
     def encode(self, metadata, data, ctx: ChunkContext):
         src = as_uint8(data)
@@ -64,6 +56,16 @@ class BitshuffleFilter(Filter):
         typesize = datatype_size(ctx.datatype)
         out = [_bitshuffle(part, typesize, False) for part in parts]
         return part_sizes_header([p.nbytes for p in parts]) + bytes(metadata), _join(out)
+
+
+def _unshuffled(name: str, metadata, data, ctx: ChunkContext, unshuffle):
+    """(the metadata after the part sizes, the parts it lists each restored by
+    ``unshuffle(part, element size)``, joined)."""
+    r = Reader(metadata, ctx.where)
+    sizes = read_part_sizes(r, name)
+    typesize = datatype_size(ctx.datatype)
+    out = [unshuffle(part, typesize) for part in split_parts(data, sizes, ctx.where, name)]
+    return rest(r), _join(out)
 
 
 def _bitshuffle(part: np.ndarray, typesize: int, invert: bool) -> np.ndarray:
