@@ -33,6 +33,7 @@ from .hash_table import (
     NO_ROWS, as_array, float64_values, group_rows, int64_values, is_integer_like, key_codes,
     valid_mask,
 )
+from .value_types import storage_integers
 
 AGGREGATES = ("count_star", "count", "sum", "avg", "min", "max", "stddev_samp", "stddev_pop",
               "var_samp", "var_pop", "bool_and", "bool_or")
@@ -326,8 +327,7 @@ def restore_type(result: pa.Array, arrow_type: pa.DataType) -> pa.Array:
     """int64 / float64 min/max results back to the input type (temporal types through their
     width)."""
     if pa.types.is_temporal(arrow_type):
-        width = pa.int64() if arrow_type.bit_width == 64 else pa.int32()
-        return pc.cast(result, width).view(arrow_type)
+        return pc.cast(result, storage_integers(arrow_type)).view(arrow_type)
     return pc.cast(result, arrow_type)
 
 

@@ -31,6 +31,7 @@ from ..errors import UnsupportedSql
 from ..kernels import hashing
 from . import pooled
 from .decimal_values import to_double
+from .value_types import storage_integers
 
 NO_ROWS = np.empty(0, np.uint8)  # "no mask" for the kernels' skip/valid arguments
 # The largest direct-lookup box (slots, 8 bytes each; at most 8 slots per row): one
@@ -134,7 +135,7 @@ def int64_values(array: pa.Array, *, copy: bool = True) -> np.ndarray:
     if pa.types.is_boolean(arrow_type):
         return _bits(array.buffers()[1], array.offset, len(array)).astype(np.int64)
     if pa.types.is_temporal(arrow_type):
-        array = array.view(pa.int64() if arrow_type.bit_width == 64 else pa.int32())
+        array = array.view(storage_integers(arrow_type))
     values = _data(array)
     if values.dtype == np.uint64:
         values = values.view(np.int64)

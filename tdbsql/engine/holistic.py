@@ -47,7 +47,7 @@ from .hash_table import as_array, valid_mask
 from .datetime_ops import US_PER_DAY, interval_micros
 from .dense_ranks import dense_ranks
 from .interval_rows import built, durations_as_intervals, parts
-from .value_types import type_name
+from .value_types import storage_integers, type_name
 
 HOLISTIC = ("median", "quantile_cont", "quantile_disc", "mode", "entropy",
             "approx_count_distinct")
@@ -255,8 +255,7 @@ def _interpolated(lo: pa.Array, hi: pa.Array, d: np.ndarray, present: np.ndarray
     if pa.types.is_time(kind):
         low, high = _ints(lo), _ints(hi)
         out = np.rint(low * (1.0 - d) + high * d).astype(np.int64)
-        width = pa.int64() if kind.bit_width == 64 else pa.int32()
-        return pc.cast(pa.array(out, pa.int64(), mask=mask), width).view(kind)
+        return pc.cast(pa.array(out, pa.int64(), mask=mask), storage_integers(kind)).view(kind)
     # DATE / TIMESTAMP -> TIMESTAMP in microseconds, rounded
     target = pa.timestamp("us", getattr(kind, "tz", None))
     low, high = _ints(pc.cast(lo, target)), _ints(pc.cast(hi, target))
@@ -327,8 +326,7 @@ def _halves(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _ints(values: pa.Array) -> np.ndarray:
-    width = pa.int64() if values.type.bit_width == 64 else pa.int32()
-    return values.view(width).fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64)
+    return values.view(storage_integers(values.type)).fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64)
 
 
 def _lists(picked: list[pa.Array], counts: np.ndarray, item_type: pa.DataType) -> pa.Array:

@@ -30,6 +30,7 @@ from .frame import rows_only
 from .grouping import Groups, aggregate
 from .parallel import map_ordered
 from .scan import open_scan
+from .value_types import storage_integers
 
 
 def answer_from_metadata(array, ranges: Ranges, predicate, aggregates: list[tuple[str, str | None]],
@@ -113,7 +114,7 @@ def counts(values):
     nanoseconds: min / max fold them as counts); other values as they are."""
     if not pa.types.is_temporal(values.type):
         return values
-    return values.cast(pa.int32() if values.type.bit_width == 32 else pa.int64())
+    return values.cast(storage_integers(values.type))
 
 
 def _temporal_back(array, column: str | None, value):

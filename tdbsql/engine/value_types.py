@@ -67,6 +67,12 @@ _TYPE_NAMES = (
 )
 
 
+def storage_integers(t: pa.DataType) -> pa.DataType:
+    """The integer type a DATE / TIME / TIMESTAMP / INTERVAL (duration) type stores its counts
+    in: int32 for the 32-bit ones (date32, time32), else int64."""
+    return pa.int32() if t.bit_width == 32 else pa.int64()
+
+
 def type_name(t: pa.DataType) -> str:
     """DuckDB's name of the SQL type an Arrow type stands for (``typeof``, ``DESCRIBE``):
     ``INTEGER``, ``TIMESTAMP_MS``, ``DECIMAL(12,3)``, ``DOUBLE[]``, ``DOUBLE[3]`` (a fixed-size
