@@ -12,6 +12,7 @@ import os
 import threading
 import time
 import uuid
+from contextlib import contextmanager
 
 from ..errors import ArrayNotFoundError, CorruptArrayError
 
@@ -80,27 +81,28 @@ def file_identity(path: str) -> tuple[int, int, int, int] | None:
 
 
 def read_file(path: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except FileNotFoundError:
-        raise CorruptArrayError("file is missing", path) from None
-    except OSError as exc:
-        raise CorruptArrayError(f"cannot read ({exc.strerror})", path) from None
+    with _reading(path), open(path, "rb") as f:
+        return f.read()
 
 
 def read_range(path: str, offset: int, size: int) -> bytes:
     """``size`` bytes at ``offset``; a range past the end of the file is a CorruptArrayError."""
+    with _reading(path), open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        end = f.tell()
+        if offset < 0 or size < 0 or offset + size > end:
+            raise CorruptArrayError(
+                f"byte range {offset}..{offset + size} lies outside the file ({end} bytes)", path
+            )
+        f.seek(offset)
+        return f.read(size)
+
+
+@contextmanager
+def _reading(path: str):
+    """A read of ``path`` whose OS errors become CorruptArrayErrors naming it."""
     try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            end = f.tell()
-            if offset < 0 or size < 0 or offset + size > end:
-                raise CorruptArrayError(
-                    f"byte range {offset}..{offset + size} lies outside the file ({end} bytes)", path
-                )
-            f.seek(offset)
-            return f.read(size)
+        yield
     except FileNotFoundError:
         raise CorruptArrayError("file is missing", path) from None
     except IsADirectoryError:
