@@ -3,6 +3,12 @@ in row-major order, starting as fill values and overwritten fragment by fragment
 by the space tiles that meet the box (padding cells outside a fragment's non-empty domain are
 never copied).
 
+A box of more than ``SLAB_CELLS`` cells is read in slabs (``tasks``): cuts of its first
+dimension at the edges of the space tiles, each a whole number of tile rows and about
+``SLAB_CELLS`` cells, so every tile is read by one slab only and the slabs, read in order,
+give the box's cells in its row-major order.  A scan streams through them as through a sparse
+array's tiles, holding a few slabs at a time (at least one row of tiles each), never the box.
+
 Box arithmetic uses Python ints (any integer dimension type, uint64 near 2**64 included); the
 kernels see coordinates relative to the box's lower corner.  Fixed-size attributes are scattered
 straight into their result arrays; var-sized ones collect the winning tiles' cells in a pool and
@@ -12,6 +18,7 @@ gather once at the end.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,6 +32,7 @@ from .fill import empty_column, fill_column
 from .scan import ScanResult, TileScan
 
 MAX_CELLS = 2**40  # a box past this cannot be materialised (TileDB could not either)
+SLAB_CELLS = 1 << 19  # a box past this is read in slabs of about this many cells
 
 
 class DenseScan(TileScan):
@@ -48,11 +56,45 @@ class DenseScan(TileScan):
             hi.append(d_hi)
         return lo, hi
 
+    def tasks(self) -> list:
+        """The box whole (``None``) when it holds at most ``SLAB_CELLS`` cells, else its
+        slabs, in order."""
+        box = self.box()
+        if box is None:
+            return [None]
+        lo, hi = box
+        row_cells = math.prod(h - l + 1 for l, h in zip(lo[1:], hi[1:]))
+        if (hi[0] - lo[0] + 1) * row_cells <= SLAB_CELLS:
+            return [None]
+        dim = self.schema.dimensions[0]
+        origin, extent = int(dim.domain[0]), int(dim.tile_extent)
+        step = extent * max(1, SLAB_CELLS // (extent * row_cells))  # whole tile rows
+        slabs, start = [], lo[0]
+        while start <= hi[0]:
+            stop = min(hi[0], origin + ((start - origin) // step + 1) * step - 1)
+            slabs.append(DenseSlab((start, *lo[1:]), (stop, *hi[1:])))
+            start = stop + 1
+        self._count_fragments(lo, hi)
+        return slabs
+
+    def read(self, task) -> ScanResult:
+        if task is None:
+            return self.run()
+        return self._read_box(list(task.lo), list(task.hi), counted=True)
+
+    def task_cells(self, task) -> int | None:
+        return None if task is None else math.prod(h - l + 1 for l, h in zip(task.lo, task.hi))
+
     def run(self) -> ScanResult:
         box = self.box()
         if box is None:
             return ScanResult({f: empty_column(self.schema, f) for f in self.fields}, 0, self.stats)
-        box_lo, box_hi = box
+        return self._read_box(*box, counted=False)
+
+    def _read_box(self, box_lo: list[int], box_hi: list[int], counted: bool) -> ScanResult:
+        """The cells of the box ``box_lo .. box_hi``.  A slab's (``counted``: its fragments
+        were counted by ``tasks``) decodes its tiles on this thread: slabs are read on the
+        pool's threads already."""
         shape = np.array([h - l + 1 for l, h in zip(box_lo, box_hi)], dtype=np.int64)
         n = math.prod(int(x) for x in shape)
         if n > MAX_CELLS:
@@ -60,27 +102,33 @@ class DenseScan(TileScan):
                             "restrict the dimensions in WHERE")
         attrs = [f for f in self.fields if f not in self.dim_names]
         self.check_budget(n * self._cell_bytes(attrs), f"the {n:,}-cell result box")
-        outs = {a: _output(self.schema.attribute(a), n) for a in attrs}
-        # Per result cell, set by the newest fragment writing it: left out (its tile was
-        # NEVER, or answered from metadata) / its tile ALWAYS satisfies the predicate.
-        self.dropped: np.ndarray | None = None
-        self.always = np.zeros(n, dtype=bool) if self.wants_always else None
+        box = _Box(box_lo, box_hi, shape, n, {a: _output(self.schema.attribute(a), n)
+                                               for a in attrs},
+                   np.zeros(n, dtype=bool) if self.wants_always else None)
         for frag_idx, frag in enumerate(self.fragments):
-            self._overlay(frag_idx, frag, box_lo, box_hi, shape, outs)
-        columns = {a: out.finish() for a, out in outs.items()}
+            self._overlay(frag_idx, frag, box, counted)
+        columns = {a: out.finish() for a, out in box.outs.items()}
         for dim_idx, dim in enumerate(self.schema.dimensions):
             if dim.name in self.fields:
                 columns[dim.name] = Column(_coordinates(shape, dim_idx, box_lo[dim_idx],
                                                         dim.info.numpy, n))
-        always = self.always
-        if self.dropped is not None and self.dropped.any():
-            keep = np.flatnonzero(~self.dropped)
+        always = box.always
+        if box.dropped is not None and box.dropped.any():
+            keep = np.flatnonzero(~box.dropped)
             columns = {name: col.take(keep) for name, col in columns.items()}
             always = None if always is None else always[keep]
             n = len(keep)
         if always is not None and not always.any():
             always = None
         return ScanResult({f: columns[f] for f in self.fields}, n, self.stats, always)
+
+    def _count_fragments(self, box_lo: list[int], box_hi: list[int]) -> None:
+        """The fragments meeting the box and their tiles, counted once for all its slabs."""
+        for frag in self.fragments:
+            if self._kept_part(frag, box_lo, box_hi) is not None:
+                self.stats["fragments_after_domain"] += 1
+                self.stats["tiles_after_domain"] += DenseTileGrid(
+                    self.schema, *self._frag_bounds(frag)).count
 
     def _cell_bytes(self, attrs: list[str]) -> int:
         """Bytes per result cell before var-sized values: fixed values or offsets, validity,
@@ -92,26 +140,42 @@ class DenseScan(TileScan):
             size += 1 if attr.nullable else 0
         return size + 8 * sum(1 for f in self.fields if f in self.dim_names)
 
-    def _overlay(self, frag_idx, frag, box_lo, box_hi, shape, outs):
+    def _frag_bounds(self, frag) -> tuple[list[int], list[int]]:
+        ned = frag.metadata.non_empty_domain
+        return [int(r[0]) for r in ned], [int(r[1]) for r in ned]
+
+    def _kept_part(self, frag, box_lo, box_hi) -> tuple[list[int], list[int]] | None:
+        """The part of ``frag``'s non-empty domain inside the box and the ranges' reach, or
+        None when it has none."""
         ned = frag.metadata.non_empty_domain
         if ned is None or not fragment_overlaps(ned, self.dim_names, self.ranges):
-            return
-        frag_lo = [int(r[0]) for r in ned]
-        frag_hi = [int(r[1]) for r in ned]
+            return None
+        frag_lo, frag_hi = self._frag_bounds(frag)
         keep_lo = [max(f, b) for f, b in zip(frag_lo, box_lo)]
         keep_hi = [min(f, b) for f, b in zip(frag_hi, box_hi)]
         if any(l > h for l, h in zip(keep_lo, keep_hi)):
+            return None
+        return keep_lo, keep_hi
+
+    def _overlay(self, frag_idx, frag, box: "_Box", counted: bool):
+        kept = self._kept_part(frag, box.lo, box.hi)
+        if kept is None:
             return
-        self.stats["fragments_after_domain"] += 1
+        keep_lo, keep_hi = kept
+        frag_lo, frag_hi = self._frag_bounds(frag)
         grid = DenseTileGrid(self.schema, frag_lo, frag_hi)
-        self.stats["tiles_after_domain"] += grid.count
+        if not counted:
+            self.stats["fragments_after_domain"] += 1
+            self.stats["tiles_after_domain"] += grid.count
+        box_lo, shape = box.lo, box.shape
         keep_lo_rel = np.array([k - b for k, b in zip(keep_lo, box_lo)], np.int64)
         keep_hi_rel = np.array([k - b for k, b in zip(keep_hi, box_lo)], np.int64)
         positions = np.empty(grid.cells_per_tile, dtype=np.int64)
         col_major_cells = self.schema.cell_order == 1
         wanted = [self.ranges.get(name) for name in self.dim_names]
         tiles = list(grid.tiles_meeting(keep_lo, keep_hi, wanted))
-        self.stats["tiles_after_mbr"] += len(tiles)
+        with self._stats_lock:  # slabs are read on several threads
+            self.stats["tiles_after_mbr"] += len(tiles)
         read, left_out, always = self._zone_prune(frag_idx, frag, tiles, grid, frag_lo, frag_hi)
 
         def place(tile_lo):
@@ -129,27 +193,31 @@ class DenseScan(TileScan):
         for tile_idx, tile_lo in left_out:
             placed = place(tile_lo)
             if placed is not None:
-                if self.dropped is None:
-                    self.dropped = np.zeros(int(np.prod(shape)), dtype=bool)
-                self.dropped[placed[1]] = True
+                if box.dropped is None:
+                    box.dropped = np.zeros(box.n, dtype=bool)
+                box.dropped[placed[1]] = True
         # others (added later, or dropped and added again with another type) stay fill
-        names = [name for name in outs if self.same_field(frag.fields.get(name))]
-        decoded = map_ordered(
-            lambda tile: {n: self._tile(frag, n, tile[0], len(positions)) for n in names}, read)
+        names = [name for name in box.outs if self.same_field(frag.fields.get(name))]
+
+        def decode(tile):
+            return {n: self._tile(frag, n, tile[0], len(positions)) for n in names}
+
+        decoded = map(decode, read) if counted else map_ordered(decode, read)
         for (tile_idx, tile_lo), tile_always, cols in zip(read, always, decoded):
             placed = place(tile_lo)
             if placed is None:
                 continue
             cells, targets = placed
-            self.stats["tiles_after_zonemap"] += 1
-            self.stats["tiles_always"] += int(tile_always)
-            if self.dropped is not None:
-                self.dropped[targets] = False
-            if self.always is not None:
-                self.always[targets] = tile_always
+            with self._stats_lock:
+                self.stats["tiles_after_zonemap"] += 1
+                self.stats["tiles_always"] += int(tile_always)
+            if box.dropped is not None:
+                box.dropped[targets] = False
+            if box.always is not None:
+                box.always[targets] = tile_always
             self.count_tiles_bytes(frag, range(tile_idx, tile_idx + 1), cols, ())
             for name, tile in cols.items():
-                outs[name].write(tile, cells, targets)
+                box.outs[name].write(tile, cells, targets)
 
     def _zone_prune(self, frag_idx, frag, tiles, grid, frag_lo, frag_hi):
         """Split ``tiles`` into (tiles to read, tiles left out, ALWAYS flag per tile read).
@@ -160,7 +228,8 @@ class DenseScan(TileScan):
         idx = np.array([t[0] for t in tiles], dtype=np.int64)
         skip = self.skip_tiles.get(frag_idx)
         out_mask = np.zeros(len(tiles), dtype=bool) if skip is None else skip[idx]
-        self.stats["tiles_from_metadata"] += int(out_mask.sum())
+        with self._stats_lock:
+            self.stats["tiles_from_metadata"] += int(out_mask.sum())
         always = np.zeros(len(tiles), dtype=bool)
         if tiles and self.predicate is not None and self.predicate.tests:
             bounds = {}
@@ -182,6 +251,29 @@ class DenseScan(TileScan):
             raise CorruptArrayError(f"dense tile holds {len(tile)} cells, its space tile has "
                                     f"{cells}", f"{frag.name} (field {name!r}), tile {tile_idx}")
         return tile
+
+
+@dataclass(frozen=True)
+class DenseSlab:
+    """A task of a dense scan: the part ``lo .. hi`` (inclusive corners) of its box."""
+
+    lo: tuple[int, ...]
+    hi: tuple[int, ...]
+
+
+@dataclass
+class _Box:
+    """A box being read: its corners and shape, each attribute's output, and per cell
+    whether a tile left it out (``dropped``, made at the first such tile) and whether its
+    tile satisfies the whole predicate (``always``)."""
+
+    lo: list[int]
+    hi: list[int]
+    shape: np.ndarray
+    n: int
+    outs: dict
+    always: np.ndarray | None
+    dropped: np.ndarray | None = None
 
 
 class _FixedOut:
