@@ -252,6 +252,12 @@ def _isfinite(ctx, x):
     return pc.is_finite(ctx.double(x, 0))
 
 
+@register("signbit", 1)
+def _signbit(ctx, x):
+    """Whether the sign bit is set: true for -0.0 (and -NaN) as for any negative number."""
+    return _numpy_unary(ctx.double(x, 0), np.signbit, pa.bool_())
+
+
 @register("even", 1)
 def _even(ctx, x):
     """Away from zero to the nearest even integer, as a DOUBLE (DuckDB's even)."""
