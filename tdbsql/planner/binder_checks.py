@@ -69,10 +69,10 @@ def _inside(node: exp.Expression):
 
 
 def _error(message: str, sql: str, node: exp.Expression) -> SqlError:
-    return SqlError(message, sql, _span(node, sql))
+    return SqlError(message, sql, call_span(node, sql))
 
 
-def _span(node: exp.Expression, sql: str) -> tuple[int, int] | None:
+def call_span(node: exp.Expression, sql: str) -> tuple[int, int] | None:
     """From the first to the last place ``node``'s parts recorded, through the parentheses
     that closes (sqlglot records names and constants, not parentheses): ``count(*)``."""
     spans = [s for s in map(span_of, node.walk()) if s is not None]

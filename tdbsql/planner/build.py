@@ -147,7 +147,7 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     tree = asof_joins.before_optimizer(tree)
     try:
         optimized = asof_joins.after_optimizer(
-            exists_from_bounds(_optimize(lateral_subqueries(tree, schema), schema)))
+            exists_from_bounds(_optimize(lateral_subqueries(tree, schema, sql), schema)))
         optimized = bind_using_columns(_having_aliases(optimized))
         optimized = asof_joins.using_inequalities(optimized)
         check_grouped_columns(optimized, sql)

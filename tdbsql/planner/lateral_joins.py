@@ -19,7 +19,10 @@ inside another's subquery is rewritten before that one is decorrelated):
 - the join matches each outer row to its values with ``IS NOT DISTINCT FROM`` -- for an
   integer, string, boolean, date or timestamp written as hash-join keys, ``(x IS NULL) =
   (v IS NULL) AND coalesce(x, c) = coalesce(v, c)`` -- beside the ON condition written (a
-  LEFT JOIN keeps the rows without any).
+  LEFT JOIN keeps the rows without any);
+- a float value (a list of them) is distinct by its sign bits too (``signbit(x)``, in
+  ``__lateralN`` and in the match): -0.0 equals 0.0, yet ``1 / x`` of each differs, and
+  DuckDB runs a LATERAL without FROM per row.
 
 A LATERAL subquery reading columns of a query further out than the sources before it in its
 own SELECT, or first in its FROM, is ``UnsupportedSql``.
@@ -32,7 +35,8 @@ from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
-from ..errors import UnsupportedSql
+from ..errors import SqlError, UnsupportedSql
+from .binder_checks import call_span
 from .conjuncts import conjuncts
 from .correlated import KEY, OUTER, outer_columns
 from .decorrelate import dependent_query
@@ -40,7 +44,7 @@ from .decorrelate import dependent_query
 _ROWS = "__dq"  # the decorrelated subquery's rows beside their outer values
 
 
-def lateral_subqueries(tree: exp.Expression, schema: dict) -> exp.Expression:
+def lateral_subqueries(tree: exp.Expression, schema: dict, sql: str) -> exp.Expression:
     if not _owners(tree):
         return tree
     tree = qualify(tree, schema=MappingSchema(schema, dialect="duckdb", normalize=False),
@@ -50,7 +54,7 @@ def lateral_subqueries(tree: exp.Expression, schema: dict) -> exp.Expression:
         positions = [index for index, join in enumerate(select.args.get("joins") or [])
                      if isinstance(join.this, exp.Lateral)]
         for index in positions:
-            _rewrite(select, index, number, schema)
+            _rewrite(select, index, number, schema, sql)
             number += 1
     return tree
 
@@ -79,7 +83,7 @@ def _depth(node: exp.Expression) -> int:
     return depth
 
 
-def _rewrite(select: exp.Select, index: int, number: int, schema: dict) -> None:
+def _rewrite(select: exp.Select, index: int, number: int, schema: dict, sql: str) -> None:
     join = select.args["joins"][index]
     lateral = join.this
     query = lateral.this.this
@@ -93,48 +97,90 @@ def _rewrite(select: exp.Select, index: int, number: int, schema: dict) -> None:
                              "not a source before it, is not supported")
     if join.side and join.side.upper() != "LEFT":
         raise UnsupportedSql(f"{join.side.upper()} JOIN LATERAL is not supported")
+    _refuse_outer_aggregates(query, outer, sql)
     _rename_outputs(query, lateral.args.get("alias"))
     table = f"__lateral{number}"
-    values = _outer_values(select, index, outer)
-    sentinels = _sentinels(values, schema)
-    _add_cte(select, table, values)
+    kinds = _outer_types(select, index, outer, schema)
+    signs = {i: key for i, (column, kind) in enumerate(zip(outer, kinds))
+             if (key := _sign_key(column.copy(), kind)) is not None}
+    _add_cte(select, table, _outer_values(select, index, outer, signs))
     select.args["joins"][index].set("this", exp.Subquery(
-        this=_with_outer_values(_dependent(query, outer, table), table, len(outer), query),
+        this=_with_outer_values(_dependent(query, outer, table), table, len(outer), signs,
+                                query),
         alias=exp.TableAlias(this=exp.to_identifier(alias))))
-    match = [_same(column.copy(), exp.column(f"__lc{i}", alias, quoted=True), sentinel)
-             for i, (column, sentinel) in enumerate(zip(outer, sentinels))]
+    match = [_same(column.copy(), exp.column(f"__lc{i}", alias, quoted=True), _sentinel(kind))
+             for i, (column, kind) in enumerate(zip(outer, kinds))]
+    match += [exp.NullSafeEQ(this=key.copy(),
+                             expression=exp.column(f"__ls{i}", alias, quoted=True))
+              for i, key in signs.items()]
     on = join.args.get("on")
     conditions = match + conjuncts(on)
     join.set("kind", None if join.kind and join.kind.upper() == "CROSS" else join.kind)
     join.set("on", exp.and_(*conditions) if conditions else exp.true())
 
 
-def _sentinels(values: exp.Select, schema: dict) -> list[exp.Expression | None]:
-    """Per outer value, a constant of its type that stands for NULL in a hashed join key, or
-    None (a float, whose NaN / -0.0 a key would have to match as ``IS NOT DISTINCT FROM``
-    does, or a type not known here): ``values`` is ``_outer_values``' query."""
-    typed = annotate_types(values.args["from_"].this.this.copy(),
-                           schema=MappingSchema(schema, dialect="duckdb", normalize=False))
-    found = []
-    for item in typed.selects:
-        kind = item.type
-        constant = None
-        if kind is not None and kind.is_type(*exp.DataType.INTEGER_TYPES):
-            constant = exp.Literal.number(0)
-        elif kind is not None and kind.is_type(*exp.DataType.TEXT_TYPES):
-            constant = exp.Literal.string("")
-        elif kind is not None and kind.is_type(exp.DataType.Type.BOOLEAN):
-            constant = exp.false()
-        elif kind is not None and kind.is_type(exp.DataType.Type.DATE,
-                                               exp.DataType.Type.TIMESTAMP):
-            constant = exp.cast(exp.Literal.string("1970-01-01"), kind.copy())
-        found.append(constant)
-    return found
+def _outer_types(select: exp.Select, index: int, outer: list, schema: dict
+                 ) -> list[exp.DataType | None]:
+    """The types of the outer columns the lateral reads (None: not known here)."""
+    values = exp.Select(expressions=[c.copy() for c in outer])
+    values.set("from_", select.args["from_"].copy())
+    values.set("joins", [j.copy() for j in select.args["joins"][:index]])
+    typed = annotate_types(values, schema=MappingSchema(schema, dialect="duckdb",
+                                                        normalize=False))
+    return [item.type for item in typed.selects]
+
+
+def _refuse_outer_aggregates(query: exp.Expression, outer: list[exp.Column], sql: str
+                             ) -> None:
+    """DuckDB's binder error for an aggregate (not a window) that reads outer columns only
+    (its FILTER and ORDER BY too): it is the outer query's aggregate, in a LATERAL."""
+    keys = {(c.table, c.name) for c in outer}
+    for aggregate in query.find_all(exp.AggFunc):
+        call = aggregate.parent if isinstance(aggregate.parent, exp.Filter) else aggregate
+        if isinstance(call.parent, exp.Window):
+            continue
+        columns = [(c.table, c.name) for c in call.find_all(exp.Column)]
+        if columns and all(key in keys for key in columns):
+            raise SqlError("LATERAL join cannot contain aggregates!", sql, call_span(call, sql))
+
+
+def _sign_key(value: exp.Expression, kind: exp.DataType | None) -> exp.Expression | None:
+    """The sign bits of a FLOAT / DOUBLE value (of a list of them, of a list of lists...), or
+    None for a type without floats: -0.0 equals 0.0, so the lateral is run for each sign as
+    DuckDB's runs it per row (``1 / x`` is -inf for -0.0, inf for 0.0)."""
+    if kind is None:
+        return None
+    if kind.is_type(exp.DataType.Type.FLOAT, exp.DataType.Type.DOUBLE):
+        return exp.Anonymous(this="signbit", expressions=[value])
+    if kind.is_type(exp.DataType.Type.ARRAY, exp.DataType.Type.LIST) and kind.expressions:
+        element = exp.to_identifier("__v")
+        inner = _sign_key(element.copy(), kind.expressions[0])
+        if inner is not None:
+            return exp.Transform(this=value, expression=exp.Lambda(this=inner,
+                                                                   expressions=[element]))
+    return None
+
+
+def _sentinel(kind: exp.DataType | None) -> exp.Expression | None:
+    """A constant of the outer value's type that stands for NULL in a hashed join key, or
+    None (a float, whose NaN a key would have to match as ``IS NOT DISTINCT FROM`` does, or
+    a type not known here)."""
+    if kind is None:
+        return None
+    if kind.is_type(*exp.DataType.INTEGER_TYPES):
+        return exp.Literal.number(0)
+    if kind.is_type(*exp.DataType.TEXT_TYPES):
+        return exp.Literal.string("")
+    if kind.is_type(exp.DataType.Type.BOOLEAN):
+        return exp.false()
+    if kind.is_type(exp.DataType.Type.DATE, exp.DataType.Type.TIMESTAMP):
+        return exp.cast(exp.Literal.string("1970-01-01"), kind.copy())
+    return None
 
 
 def _same(column: exp.Expression, value: exp.Expression, sentinel) -> exp.Expression:
     """``column IS NOT DISTINCT FROM value``, written as two equalities a hash join keys on
-    when there is a ``sentinel`` (``_sentinels``)."""
+    when there is a ``sentinel`` (``_sentinel``)."""
     if sentinel is None:
         return exp.NullSafeEQ(this=column, expression=value)
     nulls = exp.EQ(this=exp.paren(exp.Is(this=column.copy(), expression=exp.Null())),
@@ -158,11 +204,13 @@ def _rename_outputs(query: exp.Expression, alias: exp.TableAlias | None) -> None
     alias.set("columns", None)
 
 
-def _outer_values(select: exp.Select, index: int, outer: list) -> exp.Select:
-    """``SELECT row_number() OVER () AS __k, * FROM (SELECT DISTINCT <outer columns> FROM
-    <the sources before the lateral>)``."""
+def _outer_values(select: exp.Select, index: int, outer: list, signs: dict) -> exp.Select:
+    """``SELECT row_number() OVER () AS __k, * FROM (SELECT DISTINCT <outer columns>,
+    <the sign keys of the float ones> FROM <the sources before the lateral>)``."""
     values = exp.Select(expressions=[exp.alias_(c.copy(), f"c{i}", quoted=True)
                                      for i, c in enumerate(outer)] or [exp.Literal.number(1)])
+    for i, key in signs.items():
+        values.append("expressions", exp.alias_(key.copy(), f"s{i}", quoted=True))
     values.set("distinct", exp.Distinct())
     values.set("from_", select.args["from_"].copy())
     values.set("joins", [j.copy() for j in select.args["joins"][:index]])
@@ -194,13 +242,16 @@ def _dependent(query: exp.Expression, outer: list, table: str) -> exp.Expression
     return dependent
 
 
-def _with_outer_values(dependent: exp.Expression, table: str, count: int,
+def _with_outer_values(dependent: exp.Expression, table: str, count: int, signs: dict,
                        query: exp.Expression) -> exp.Select:
-    """The decorrelated rows with the outer values they were made for, as ``__lc0``, ..."""
+    """The decorrelated rows with the outer values they were made for, as ``__lc0``, ...,
+    and the float ones' signs, as ``__ls0``, ..."""
     values = exp.Table(this=exp.to_identifier(table, quoted=True),
                        alias=exp.TableAlias(this=exp.to_identifier("__lo")))
     outputs = [exp.alias_(exp.column(f"c{i}", "__lo", quoted=True), f"__lc{i}", quoted=True)
                for i in range(count)]
+    outputs += [exp.alias_(exp.column(f"s{i}", "__lo", quoted=True), f"__ls{i}", quoted=True)
+                for i in signs]
     outputs += [exp.column(name, _ROWS, quoted=True) for name in query.named_selects]
     return exp.Select(expressions=outputs).from_(values, copy=False).join(
         exp.Subquery(this=dependent, alias=exp.TableAlias(this=exp.to_identifier(_ROWS))),
