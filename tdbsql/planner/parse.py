@@ -291,6 +291,20 @@ class _Parser(type(_DIALECT.parser())):
             self.raise_error("GROUP BY ALL takes no grouping keys")
         return group
 
+    def _parse_simplified_pivot(self, is_unpivot: bool | None = None):
+        """``PIVOT t ON ... [ORDER BY ...] [LIMIT n] [OFFSET m]`` (UNPIVOT too), as DuckDB
+        reads it: ``SELECT * FROM (PIVOT t ON ...) ORDER BY ... LIMIT n OFFSET m`` (sqlglot
+        stops at ORDER BY)."""
+        pivot = super()._parse_simplified_pivot(is_unpivot)
+        modifiers = {"order": self._parse_order(), "limit": self._parse_limit(),
+                     "offset": self._parse_offset()}
+        if not any(modifiers.values()):
+            return pivot
+        query = exp.select("*").from_(exp.Subquery(this=pivot), copy=False)
+        for key, value in modifiers.items():
+            query.set(key, value)
+        return query
+
     def _parse_cube_or_rollup(self, with_prefix: bool = False):
         """``CUBE (a, b IS NULL)`` / ``ROLLUP (a = 1)``: DuckDB takes any expression as an
         element; sqlglot reads only up to a comparison (``_parse_bitwise``)."""

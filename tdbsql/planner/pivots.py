@@ -5,18 +5,22 @@ Both of DuckDB's spellings::
     SELECT * FROM t PIVOT (sum(x) [AS s], ... FOR c IN (v1 [AS n1], v2, ...) [d IN (...)]
                            [GROUP BY g, ...]) [AS p]
     PIVOT t ON c [IN (v1, v2, ...)] [, d [IN (...)]] USING sum(x) [AS s], ... [GROUP BY g, ...]
+          [ORDER BY ...] [LIMIT n] [OFFSET m]
 
-become ``SELECT g..., sum(x) FILTER (WHERE c = v1) AS "v1[_s]", ... FROM t GROUP BY g...``:
-one column per value and aggregate, named by the value (its IN alias) and, when there are
-several aggregates or the one has an alias, ``_`` and the aggregate's alias.  Over several ON
-columns, one column per combination of their values (the first column's outermost), tested
-by ``c = v1 AND d = w1`` and named ``v1_w1``.  The rows are grouped by ``GROUP BY`` where
-written, else by every column of ``t`` that no ON column nor aggregate reads, in ``t``'s
-order.  A value no row of a group has gives what the aggregate gives over no rows (NULL; 0 for
-count), as DuckDB's.
+become ``SELECT g..., sum(x) FILTER (WHERE c::VARCHAR = 'v1') AS "v1[_s]", ... FROM t GROUP
+BY g...``: one column per value and aggregate, named by the value (its IN alias) and, when
+there are several aggregates or the one has an alias, ``_`` and the aggregate's alias.  DuckDB
+matches a value as text, the ON column's beside the value's (a DOUBLE column has no ``1`` of
+``IN (1)``, only ``1.0``; -0.0 and 0.0 are two values), and names it by that text (``''`` for
+the empty string).  Over several ON columns, one column per combination of their values (the
+first column's outermost), tested by ``c = v1 AND d = w1`` and named ``v1_w1``.  The rows are
+grouped by ``GROUP BY`` where written, else by every column of ``t`` that no ON column nor
+aggregate reads, in ``t``'s order.  A value no row of a group has gives what the aggregate
+gives over no rows (NULL; 0 for count), as DuckDB's.  ORDER BY / LIMIT / OFFSET after the
+statement are the parser's (``SELECT * FROM (PIVOT ...) ORDER BY ...``).
 
-``PIVOT t ON c`` without IN takes ``c``'s distinct values that are not NULL, in order: they
-are read by a query run before the statement is planned (``with_values``, from the
+``PIVOT t ON c`` without IN takes ``c``'s distinct texts that are not NULL, in text order:
+they are read by a query run before the statement is planned (``with_values``, from the
 connection), then the statement is planned as with an IN list.
 
 ``UNPIVOT t ON a [AS x], b [INTO NAME k VALUE v]`` and ``FROM t UNPIVOT [INCLUDE NULLS] (v
@@ -24,26 +28,26 @@ FOR k IN (a, b))`` become a UNION ALL of one SELECT per column (``_unpivoted``);
 ``COLUMNS(*)`` [EXCLUDE (...)] and ``COLUMNS('regex')`` among the columns stand for the source
 columns they name (``_expanded``); the columns must have a type in common as DuckDB's
 UNPIVOT requires (``unpivot_types``: a UNION ALL alone would make text of a number beside a
-text).
+text).  A PIVOT inside another's source (``UNPIVOT (PIVOT ...)``, a CTE it reads, one
+before it on the same table: ``FROM t UNPIVOT (...) PIVOT (...)``) is rewritten first, so
+its columns are known.
 
 Refused by name (UnsupportedSql): UNPIVOT ON an expression, ``* REPLACE / RENAME``, PIVOT ON a
 row ``(a, b)``, several aggregates without aliases, an aggregate with FILTER (DuckDB's PIVOT
-ignores it), a source whose columns are not known (``SELECT *`` of a subquery, a CTE without
-GROUP BY).  ``ON`` an expression (``ON x > 6``) does not parse (sqlglot's grammar), an
-SqlError.
+ignores it), a source whose columns are not known (a ``*`` over a join, ``t.*``).  ``ON`` an
+expression (``ON x > 6``) does not parse (sqlglot's grammar), an SqlError.
 """
 
 from __future__ import annotations
 
-import datetime
-import decimal
 import itertools
 import re
 
 from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
-from .table_refs import table_key
+from .table_aliases import unique_names
+from .table_refs import cte_of, table_key
 from .unpivot_types import check_unpivot_types
 
 
@@ -77,57 +81,97 @@ def with_values(con, tree: exp.Expression) -> exp.Expression:
 
 def _values_of(con, tree: exp.Expression, source: exp.Expression, on: exp.Expression
                ) -> exp.In:
-    """``on IN (its distinct values in ``source``, not NULL, ascending)``."""
-    query = exp.select(exp.alias_(on.copy(), "v")).distinct().from_(source.copy()) \
+    """``on IN (its distinct texts in ``source``, not NULL, in text order)``: DuckDB's PIVOT
+    reads its values as text (``-0.0`` and ``0.0`` are two, 10 comes before 2)."""
+    query = exp.select(exp.alias_(_as_text(on), "v")).distinct().from_(source.copy()) \
         .where(exp.Not(this=exp.Is(this=on.copy(), expression=exp.Null()))) \
         .order_by(exp.column("v"))
-    with_ = tree.args.get("with_")
-    if isinstance(with_, exp.With):
-        query.set("with_", with_.copy())
+    ctes = _ctes_before(tree, on)
+    if ctes:
+        query.set("with_", exp.With(expressions=ctes))
     values = [row[0] for row in con.sql(query.sql(dialect="duckdb")).fetchall()]
-    return exp.In(this=on, expressions=[_literal(v) for v in values])
+    return exp.In(this=on, expressions=[exp.Literal.string(v) for v in values])
+
+
+def _ctes_before(tree: exp.Expression, node: exp.Expression) -> list[exp.CTE]:
+    """Copies of the statement's CTEs ``node`` may read: all of them, or those before the
+    CTE it is in (``WITH q AS (PIVOT t ON c ...)``: not q itself)."""
+    with_ = tree.args.get("with_")
+    ctes = []
+    for cte in with_.expressions if isinstance(with_, exp.With) else []:
+        if any(ancestor is cte for ancestor in _ancestors(node)):
+            break
+        ctes.append(cte.copy())
+    return ctes
+
+
+def _ancestors(node: exp.Expression):
+    while node is not None:
+        yield node
+        node = node.parent
 
 
 def pivots_as_aggregates(tree: exp.Expression, schema: dict) -> exp.Expression:
     """Every PIVOT in ``tree`` rewritten as a grouped SELECT (``schema``: the tables'
-    columns, {table: {column: type}})."""
-    for pivot in list(tree.find_all(exp.Pivot)):
-        if _bare(pivot):  # PIVOT t ON ... USING ...: a statement, or a subquery's body
-            if pivot.args.get("unpivot"):
-                into = pivot.args.get("into")
-                select = _unpivoted(pivot.this, pivot.expressions,
-                                    into.this if into else None,
-                                    into.expressions[0] if into else None, True, schema)
-            else:
-                select = _grouped(pivot.this, _on_columns(pivot),
-                                  pivot.args.get("using") or [], pivot.args.get("group"),
-                                  schema)
-            if pivot.args.get("with_") is not None:  # WITH ... PIVOT w ON ...
-                select.set("with_", pivot.args["with_"])
-            if pivot is tree:
-                tree = select
-            else:
-                pivot.replace(select)
-            continue
-        holder = pivot.parent  # FROM t PIVOT (...): a table or subquery carrying it
-        if len(holder.args.get("pivots") or []) != 1:
-            raise UnsupportedSql("more than one PIVOT on one table is not supported")
-        source = holder.copy()
-        source.set("pivots", None)
-        alias = pivot.args.get("alias") or holder.args.get("alias") or \
-            exp.TableAlias(this=exp.to_identifier(holder.name or "pivot"))
-        if isinstance(source, exp.Table):
-            source.set("alias", None)
-        if pivot.args.get("unpivot"):  # FROM t UNPIVOT [INCLUDE NULLS] (v FOR k IN (a, b))
-            (field,) = pivot.args.get("fields") or [None]
-            if not isinstance(field, exp.In) or len(pivot.expressions) != 1:
-                raise UnsupportedSql("UNPIVOT into several value columns is not supported")
-            select = _unpivoted(source, field.expressions, field.this, pivot.expressions[0],
-                                not pivot.args.get("include_nulls"), schema)
+    columns, {table: {column: type}}), each after those in its source (``_waits``)."""
+    pending = list(tree.find_all(exp.Pivot))
+    while pending:
+        pivot = next((p for p in pending if not _waits(p)), pending[0])
+        pending.remove(pivot)
+        tree = _rewritten(tree, pivot, schema)
+    return tree
+
+
+def _waits(pivot: exp.Pivot) -> bool:
+    """Whether ``pivot``'s source holds another PIVOT, in it or in a CTE it reads: that one
+    is rewritten first, so this one knows its columns (``UNPIVOT (PIVOT ...)``)."""
+    source, own = pivot.this, [pivot]
+    if not _bare(pivot):  # FROM t UNPIVOT (...) PIVOT (...): after those before it on t
+        source = pivot.parent
+        chain = source.args["pivots"]
+        own = chain[next(i for i, p in enumerate(chain) if p is pivot):]
+    scopes = [source] + [cte_of(table) for table in source.find_all(exp.Table)]
+    return any(all(other is not p for p in own) for scope in scopes if scope is not None
+               for other in scope.find_all(exp.Pivot))
+
+
+def _rewritten(tree: exp.Expression, pivot: exp.Pivot, schema: dict) -> exp.Expression:
+    """``tree`` with ``pivot`` rewritten as a grouped SELECT (an UNPIVOT: a UNION ALL)."""
+    if _bare(pivot):  # PIVOT t ON ... USING ...: a statement, or a subquery's body
+        if pivot.args.get("unpivot"):
+            into = pivot.args.get("into")
+            select = _unpivoted(pivot.this, pivot.expressions, into.this if into else None,
+                                into.expressions[0] if into else None, True, schema)
         else:
-            select = _grouped(source, pivot.args.get("fields") or [], pivot.expressions,
+            select = _grouped(pivot.this, _on_columns(pivot), pivot.args.get("using") or [],
                               pivot.args.get("group"), schema)
-        holder.replace(exp.Subquery(this=select, alias=alias.copy()))
+        if pivot.args.get("with_") is not None:  # WITH ... PIVOT w ON ...
+            select.set("with_", pivot.args["with_"])
+        if pivot is tree:
+            return select
+        pivot.replace(select)
+        return tree
+    holder = pivot.parent  # FROM t PIVOT (...): a table or subquery carrying it (the first)
+    later = [p.pop() for p in holder.args["pivots"][1:]]  # on the result of this one
+    source = holder.copy()
+    source.set("pivots", None)
+    alias = pivot.args.get("alias") or holder.args.get("alias") or \
+        exp.TableAlias(this=exp.to_identifier(holder.name or "pivot"))
+    if isinstance(source, exp.Table):
+        source.set("alias", None)
+        cte = cte_of(holder)
+        if cte is not None:  # its body, whose columns are known (a copy of the name is not)
+            source = exp.Subquery(this=cte.this.copy())
+    if pivot.args.get("unpivot"):  # FROM t UNPIVOT [INCLUDE NULLS] (v FOR k IN (a, b))
+        (field,) = pivot.args.get("fields") or [None]
+        if not isinstance(field, exp.In) or len(pivot.expressions) != 1:
+            raise UnsupportedSql("UNPIVOT into several value columns is not supported")
+        select = _unpivoted(source, field.expressions, field.this, pivot.expressions[0],
+                            not pivot.args.get("include_nulls"), schema)
+    else:
+        select = _grouped(source, pivot.args.get("fields") or [], pivot.expressions,
+                          pivot.args.get("group"), schema)
+    holder.replace(exp.Subquery(this=select, alias=alias.copy(), pivots=later or None))
     return tree
 
 
@@ -162,12 +206,13 @@ def _grouped(source: exp.Expression, fields: list, aggregates: list, group, sche
         read = {c.name.lower() for node in [*ons, *aggregates] for c in node.find_all(exp.Column)}
         groups = [exp.column(name) for name in _source_columns(source, schema)
                   if name.lower() not in read]
-    columns = list(groups)
+    pivoted = []
     for combination in itertools.product(*(field.expressions for field in fields)):
         label = "_".join(_label(value) for value in combination)
         values = [v.this if isinstance(v, exp.PivotAlias) else v for v in combination]
-        # IS NOT DISTINCT FROM: a NULL in the IN list gathers the NULL rows, as DuckDB's
-        test = exp.and_(*(exp.NullSafeEQ(this=on.copy(), expression=value.copy())
+        # as text, as DuckDB matches them (a DOUBLE's 1.0 is not the 1 of IN (1)); IS NOT
+        # DISTINCT FROM: a NULL in the IN list gathers the NULL rows, as DuckDB's
+        test = exp.and_(*(exp.NullSafeEQ(this=_as_text(on), expression=_text(value))
                           for on, value in zip(ons, values)))
         for aggregate in aggregates:
             call = aggregate.this if isinstance(aggregate, exp.Alias) else aggregate
@@ -175,8 +220,12 @@ def _grouped(source: exp.Expression, fields: list, aggregates: list, group, sche
                 else f"{label}_{aggregate.alias}"
             if isinstance(call, exp.Filter):  # DuckDB's PIVOT drops it: refused, not guessed
                 raise UnsupportedSql("an aggregate with FILTER in PIVOT is not supported")
-            filtered = exp.Filter(this=call.copy(), expression=exp.Where(this=test.copy()))
-            columns.append(exp.alias_(filtered, name, quoted=True))
+            pivoted.append((exp.Filter(this=call.copy(), expression=exp.Where(this=test.copy())),
+                            name))
+    # a repeated name gets _1, _2, ... as in DuckDB (IN ('1', 1): 1 and 1_1)
+    names = unique_names([g.alias_or_name for g in groups] + [name for _, name in pivoted])
+    columns = list(groups) + [exp.alias_(filtered, name, quoted=True)
+                              for (filtered, _), name in zip(pivoted, names[len(groups):])]
     select = exp.select(*columns).from_(source)
     return select.group_by(*[g.copy() for g in groups]) if groups else select
 
@@ -253,43 +302,72 @@ def _chosen(column: exp.Expression, source: exp.Expression, schema: dict) -> lis
 
 
 def _source_columns(source: exp.Expression, schema: dict) -> list[str]:
+    columns = _columns_of(source, schema)
+    if columns is None:
+        raise UnsupportedSql(f"PIVOT over {source.sql(dialect='duckdb')!r}: its columns are "
+                             "not known here (name them in a subquery, or write GROUP BY)")
+    return columns
+
+
+def _columns_of(source: exp.Expression, schema: dict) -> list[str] | None:
+    """The column names of a table, a CTE, a subquery or a set operation (its first
+    branch's), a lone ``*`` over one source written out as that source's; None when they
+    are not known here."""
     if isinstance(source, exp.Table):
+        cte = cte_of(source)
+        if cte is not None:
+            return _columns_of(cte.this, schema)
         columns = schema.get(table_key(source))
-        if columns is not None:
-            return list(columns)
-    elif isinstance(source, exp.Subquery) and isinstance(source.this, exp.Query) and \
-            "*" not in source.this.named_selects:  # (a PIVOT's own columns are not known here)
-        return list(source.this.named_selects)
-    raise UnsupportedSql(f"PIVOT over {source.sql(dialect='duckdb')!r}: its columns are not "
-                         "known here (name them in a subquery, or write GROUP BY)")
+        return None if columns is None else list(columns)
+    if isinstance(source, exp.Subquery) and not source.alias_column_names:
+        return _columns_of(source.this, schema)
+    if isinstance(source, exp.SetOperation):
+        return _columns_of(source.this, schema)
+    if not isinstance(source, exp.Select):
+        return None
+    columns = []
+    for item in source.expressions:
+        if not item.is_star:
+            columns.append(item.alias_or_name)
+            continue
+        star = source.args.get("from_")
+        if not isinstance(item, exp.Star) or any(item.args.values()) or star is None or \
+                source.args.get("joins"):
+            return None  # t.*, * EXCLUDE (...), a star over a join
+        inner = _columns_of(star.this, schema)
+        if inner is None:
+            return None
+        columns += inner
+    return columns
 
 
 def _label(value: exp.Expression) -> str:
-    """A pivot value's column name: its alias, a literal's text, TRUE / FALSE as DuckDB
-    prints them, else the SQL."""
+    """A pivot value's column name: its alias, else its text as DuckDB prints it (``''`` for
+    the empty string)."""
     if isinstance(value, exp.PivotAlias):
         return value.alias
-    if isinstance(value, exp.Literal):
-        return value.this
-    if isinstance(value, exp.Boolean):
-        return "true" if value.this else "false"
-    if isinstance(value, exp.Cast) and isinstance(value.this, exp.Literal):
-        return value.this.this  # DATE '2024-01-01' (a value read for ON without IN)
+    text = _text(value)
+    if isinstance(text, exp.Literal):
+        return text.this or "''"
     return value.sql(dialect="duckdb")
 
 
-def _literal(value) -> exp.Expression:
-    """A distinct ON value read from the data, as a SQL constant of its type."""
-    if isinstance(value, bool):
-        return exp.Boolean(this=value)
-    if isinstance(value, (int, float, decimal.Decimal)):
-        return exp.Literal.number(value)
-    if isinstance(value, datetime.datetime):
-        return exp.Cast(this=exp.Literal.string(str(value)), to=exp.DataType.build("TIMESTAMP"))
-    if isinstance(value, datetime.date):
-        return exp.Cast(this=exp.Literal.string(value.isoformat()),
-                        to=exp.DataType.build("DATE"))
-    if isinstance(value, str):
-        return exp.Literal.string(value)
-    raise UnsupportedSql(f"PIVOT ON a column of {type(value).__name__} values is not "
-                         "supported")
+def _as_text(value: exp.Expression) -> exp.Expression:
+    return exp.cast(value.copy(), exp.DataType.build("VARCHAR"))
+
+
+def _text(value: exp.Expression) -> exp.Expression:
+    """A pivot value as the text DuckDB compares the ON column's text with: a constant's
+    text (a DOUBLE's as DuckDB prints it), NULL, else the value cast to VARCHAR."""
+    if isinstance(value, exp.Literal) and not value.is_string and \
+            any(c in value.this for c in "eE"):
+        return exp.Literal.string(repr(float(value.this)))  # 1e0: the DOUBLE 1.0
+    if isinstance(value, exp.Literal):
+        return exp.Literal.string(value.this)
+    if isinstance(value, exp.Boolean):
+        return exp.Literal.string("true" if value.this else "false")
+    if isinstance(value, exp.Cast) and isinstance(value.this, exp.Literal):
+        return exp.Literal.string(value.this.this)  # DATE '2024-01-01'
+    if isinstance(value, exp.Null):
+        return value.copy()
+    return _as_text(value)
