@@ -130,6 +130,9 @@ def _tokens(text: str, what: str) -> list:
         tokens = _DIALECT.tokenize(text)
     except TokenError:
         raise _unreadable(text) from None
+    for token in tokens:  # DuckDB's other name for UNPIVOT (sqlglot knows PIVOT_WIDER's)
+        if token.token_type == TokenType.VAR and token.text.upper() == "PIVOT_LONGER":
+            token.token_type = TokenType.UNPIVOT
     if not tokens:
         raise SqlError(f"empty {what}: it holds only a comment", text, (0, len(text)))
     return tokens
@@ -291,11 +294,42 @@ class _Parser(type(_DIALECT.parser())):
             self.raise_error("GROUP BY ALL takes no grouping keys")
         return group
 
+    def _parse_pivot_aggregation(self):
+        """``PIVOT (<aggregate or an expression of one> [AS s], ... FOR ...)``: sqlglot reads
+        a call only (``sum(x) + 1`` was a syntax error)."""
+        if self._curr is not None and self._curr.token_type == TokenType.COMMA:
+            return None
+        value = self._parse_bitwise()
+        if value is None:
+            self.raise_error("Expecting an aggregation function in PIVOT")
+        return self._parse_alias(value)
+
     def _parse_simplified_pivot(self, is_unpivot: bool | None = None):
-        """``PIVOT t ON ... [ORDER BY ...] [LIMIT n] [OFFSET m]`` (UNPIVOT too), as DuckDB
-        reads it: ``SELECT * FROM (PIVOT t ON ...) ORDER BY ... LIMIT n OFFSET m`` (sqlglot
-        stops at ORDER BY)."""
-        pivot = super()._parse_simplified_pivot(is_unpivot)
+        """DuckDB's ``PIVOT t ON c [IN (v [AS n], ...)] USING <aggregate or an expression of
+        one> [AS s], ... [GROUP BY ...] [ORDER BY ...] [LIMIT n] [OFFSET m]`` (UNPIVOT too):
+        sqlglot's reading, which takes no alias in the IN list, a column or call only after
+        USING and stops before ORDER BY; with those, ``SELECT * FROM (PIVOT ...) ORDER BY
+        ... LIMIT n OFFSET m``."""
+        def on():
+            this = self._parse_bitwise()
+            if self._match(TokenType.IN):
+                listed = self._parse_in(this, alias=True)
+                listed.set("expressions", [
+                    exp.PivotAlias(this=v.this, alias=v.args["alias"])
+                    if isinstance(v, exp.Alias) else v for v in listed.expressions])
+                return listed
+            if self._match(TokenType.ALIAS, advance=False):  # UNPIVOT ON (a, b) AS x
+                return self._parse_alias(this)
+            return this
+
+        source = self._parse_table()
+        expressions = self._match(TokenType.ON) and self._parse_csv(on)
+        into = self._parse_unpivot_columns()
+        using = self._match(TokenType.USING) and self._parse_csv(
+            lambda: self._parse_alias(self._parse_assignment()))
+        pivot = self.expression(exp.Pivot(this=source, expressions=expressions, using=using,
+                                          group=self._parse_group(), unpivot=is_unpivot,
+                                          into=into))
         modifiers = {"order": self._parse_order(), "limit": self._parse_limit(),
                      "offset": self._parse_offset()}
         if not any(modifiers.values()):

@@ -32,6 +32,10 @@ text).  A PIVOT inside another's source (``UNPIVOT (PIVOT ...)``, a CTE it reads
 before it on the same table: ``FROM t UNPIVOT (...) PIVOT (...)``) is rewritten first, so
 its columns are known.
 
+An aggregate may sit in an expression (``count(*) + 1``): its FILTER goes on the aggregate,
+so a value no row of a group has gives what the expression gives over no rows, as DuckDB's;
+an expression of no or of two aggregates is DuckDB's SqlError.
+
 Refused by name (UnsupportedSql): UNPIVOT ON an expression, ``* REPLACE / RENAME``, PIVOT ON a
 row ``(a, b)``, several aggregates without aliases, an aggregate with FILTER (DuckDB's PIVOT
 ignores it), a source whose columns are not known (a ``*`` over a join, ``t.*``).  ``ON`` an
@@ -218,16 +222,37 @@ def _grouped(source: exp.Expression, fields: list, aggregates: list, group, sche
             call = aggregate.this if isinstance(aggregate, exp.Alias) else aggregate
             name = label if len(aggregates) == 1 and not isinstance(aggregate, exp.Alias) \
                 else f"{label}_{aggregate.alias}"
-            if isinstance(call, exp.Filter):  # DuckDB's PIVOT drops it: refused, not guessed
-                raise UnsupportedSql("an aggregate with FILTER in PIVOT is not supported")
-            pivoted.append((exp.Filter(this=call.copy(), expression=exp.Where(this=test.copy())),
-                            name))
+            pivoted.append((_filtered(call, test), name))
     # a repeated name gets _1, _2, ... as in DuckDB (IN ('1', 1): 1 and 1_1)
     names = unique_names([g.alias_or_name for g in groups] + [name for _, name in pivoted])
     columns = list(groups) + [exp.alias_(filtered, name, quoted=True)
                               for (filtered, _), name in zip(pivoted, names[len(groups):])]
     select = exp.select(*columns).from_(source)
     return select.group_by(*[g.copy() for g in groups]) if groups else select
+
+
+def _filtered(call: exp.Expression, test: exp.Expression) -> exp.Expression:
+    """``call`` -- an aggregate, or an expression of one (``count(*) + 1``) -- with ``FILTER
+    (WHERE test)`` on its aggregate: over no rows, it is what the expression gives then."""
+    aggregates = [a for a in call.find_all(exp.AggFunc)
+                  if not isinstance(a.parent, (exp.Filter, exp.Window))]
+    if any(isinstance(f.this, exp.AggFunc) for f in call.find_all(exp.Filter)):
+        # DuckDB's PIVOT drops it: refused, not guessed
+        raise UnsupportedSql("an aggregate with FILTER in PIVOT is not supported")
+    if not aggregates and call.find(exp.Column) is not None:
+        raise SqlError("Columns can only be referenced within the aggregate of a PIVOT "
+                       "expression")
+    if len(aggregates) != 1:
+        found = len(aggregates) if aggregates else "no aggregates"
+        raise SqlError(f"Pivot expression must contain exactly one aggregate, but {found} "
+                       "were found")
+    if aggregates[0] is call:
+        return exp.Filter(this=call.copy(), expression=exp.Where(this=test.copy()))
+    call = call.copy()
+    (aggregate,) = [a for a in call.find_all(exp.AggFunc)
+                    if not isinstance(a.parent, (exp.Filter, exp.Window))]
+    aggregate.replace(exp.Filter(this=aggregate.copy(), expression=exp.Where(this=test.copy())))
+    return call
 
 
 def _unpivoted(source: exp.Expression, columns: list, name, value, skip_nulls: bool,
