@@ -170,6 +170,8 @@ THROUGH_SUBQUERIES = [
     "SELECT * FROM (SELECT s, count(*) FROM t GROUP BY ALL) q ORDER BY \"count_star()\"",
     "SELECT * FROM (SELECT (SELECT max(x) FROM t), day FROM t) q",
     "SELECT * FROM (SELECT sum(x) FILTER (WHERE x > 1), count(DISTINCT s) FROM t) q",
+    # a LATERAL's quoted names keep their case (sqlglot's DuckDB strategy lowered them)
+    "SELECT l.* FROM t, LATERAL (SELECT max(t.x) OVER (), t.x + 1 AS \"Big\") l",
 ]
 
 

@@ -78,8 +78,9 @@ def _limited_outputs(query: exp.Expression, order, limit, offset, items: dict
         name = key.name if isinstance(key, exp.Column) and not key.table else next(
             (alias for alias, item in items.items() if item == key), None)
         if name is None:
-            raise UnsupportedSql(f"ORDER BY {key.sql(dialect='duckdb')!r} beside DISTINCT or "
-                                 "a set operation in a correlated subquery is not supported")
+            raise UnsupportedSql(f"ORDER BY {key.sql(dialect='duckdb')!r}, not an output, "
+                                 "beside DISTINCT, a window function or a set operation in a "
+                                 "correlated subquery is not supported")
         term = ordered.copy()
         term.set("this", exp.column(name, "__l", quoted=True))
         terms.append(term)
@@ -104,8 +105,9 @@ def _select(select: exp.Select) -> exp.Expression:
                                  f"{_text(select)!r}")
         group.set("expressions", [_key()] + _outer_values(select) + list(group.expressions))
     _partition_windows(select)
-    if select.args.get("distinct") is not None and (select.args.get("limit") or
-                                                     select.args.get("offset")):
+    if (select.args.get("distinct") is not None or _orders_by_window(select)) and \
+            (select.args.get("limit") or select.args.get("offset")):
+        # numbered in a query around it: a window (DISTINCT) numbered inside would be wrong
         order, limit, offset = (select.args.get(k) for k in ("order", "limit", "offset"))
         for key in ("order", "limit", "offset"):
             select.set(key, None)
@@ -116,6 +118,17 @@ def _select(select: exp.Select) -> exp.Expression:
     _limit_as_qualify(select)
     select.set("expressions", [exp.alias_(_key(), KEY, quoted=True)] + list(select.expressions))
     return select
+
+
+def _orders_by_window(select: exp.Select) -> bool:
+    """Whether ``select``'s ORDER BY reads a window function, itself or by its alias."""
+    order = select.args.get("order")
+    windows = {e.alias for e in select.expressions
+               if isinstance(e, exp.Alias) and e.find(exp.Window) is not None}
+    return order is not None and any(
+        o.this.find(exp.Window) is not None or
+        (isinstance(o.this, exp.Column) and not o.this.table and o.this.name in windows)
+        for o in order.expressions)
 
 
 def _join_outer(select: exp.Select) -> None:
@@ -153,11 +166,11 @@ def _join_outer(select: exp.Select) -> None:
 
 
 def _ungrouped_aggregate(select: exp.Select) -> exp.Expression:
-    """An aggregate without GROUP BY: one row for every ``__outer`` row, matched or not."""
-    if select.args.get("qualify") is not None or any(
-            is_window_function(w) for part in _after(select) for w in part.find_all(exp.Window)):
-        raise UnsupportedSql(f"a window function in an aggregating correlated subquery is "
-                             f"not supported: {_text(select)!r}")
+    """An aggregate without GROUP BY: one row for every ``__outer`` row, matched or not (a
+    window over its aggregates sees that row alone: partitioned by ``__k``)."""
+    if select.args.get("qualify") is not None:
+        raise UnsupportedSql(f"QUALIFY in an aggregating correlated subquery is not "
+                             f"supported: {_text(select)!r}")
     calls = []  # the aggregate calls (with their FILTER ...) read after grouping
     for part in _after(select):
         for agg in list(part.find_all(exp.AggFunc)):
@@ -193,6 +206,7 @@ def _ungrouped_aggregate(select: exp.Select) -> exp.Expression:
     for arg in ("distinct", "order", "limit", "offset"):
         if select.args.get(arg) is not None:
             result.set(arg, select.args[arg])
+    _partition_windows(result)
     _limit_as_qualify(result)
     result.set("expressions", [exp.alias_(_key(), KEY, quoted=True)] + list(result.expressions))
     return result

@@ -42,13 +42,16 @@ from .correlated import KEY, OUTER, outer_columns
 from .decorrelate import dependent_query
 
 _ROWS = "__dq"  # the decorrelated subquery's rows beside their outer values
+_DIALECT = "duckdb, normalization_strategy = case_sensitive"
 
 
 def lateral_subqueries(tree: exp.Expression, schema: dict, sql: str) -> exp.Expression:
     if not _owners(tree):
         return tree
-    tree = qualify(tree, schema=MappingSchema(schema, dialect="duckdb", normalize=False),
-                   dialect="duckdb", quote_identifiers=False, validate_qualify_columns=False)
+    # case-sensitive, as the optimizer reads names: DuckDB's strategy would lower the quoted
+    # names of the subquery's columns (``max(x) OVER ()``) too
+    tree = qualify(tree, schema=MappingSchema(schema, dialect=_DIALECT, normalize=False),
+                   dialect=_DIALECT, quote_identifiers=False, validate_qualify_columns=False)
     number = 0
     for select in _owners(tree):
         positions = [index for index, join in enumerate(select.args.get("joins") or [])
