@@ -1,5 +1,6 @@
-"""PIVOT's column names: DuckDB's, the text of each value (``-0.0`` apart from ``0.0``, ``''``
-for the empty string, a repeated name with ``_1``), in the order DuckDB gives them."""
+"""PIVOT's and UNPIVOT's column names: DuckDB's, the text of each value (``-0.0`` apart from
+``0.0``, ``''`` for the empty string, a repeated name with ``_1``), in the order DuckDB gives
+them, through chains and nesting."""
 
 from __future__ import annotations
 
@@ -25,6 +26,10 @@ PIVOTS = [
     "PIVOT t ON s, n IN (2, 10) USING max(x) GROUP BY g",
     "WITH q AS (PIVOT t ON s USING count(*) GROUP BY g) SELECT * FROM q",
     "PIVOT t ON s USING count(*) GROUP BY g ORDER BY g DESC LIMIT 2",
+    "PIVOT t ON s IN ('a' AS first, 'b') USING count(*) + 1 AS c GROUP BY g",
+    "SELECT * FROM t UNPIVOT INCLUDE NULLS ((v) FOR k IN (g, n))",
+    "SELECT * FROM t UNPIVOT (v FOR k IN (g, n)) PIVOT (sum(v) FOR k IN ('g', 'n'))",
+    "UNPIVOT (PIVOT t ON s USING max(n) GROUP BY g) ON COLUMNS(* EXCLUDE (g))",
 ]
 
 

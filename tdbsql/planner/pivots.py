@@ -144,6 +144,8 @@ def _rewritten(tree: exp.Expression, pivot: exp.Pivot, schema: dict) -> exp.Expr
     if _bare(pivot):  # PIVOT t ON ... USING ...: a statement, or a subquery's body
         if pivot.args.get("unpivot"):
             into = pivot.args.get("into")
+            if into is not None and len(into.expressions) > 1:
+                raise UnsupportedSql("UNPIVOT into several value columns is not supported")
             select = _unpivoted(pivot.this, pivot.expressions, into.this if into else None,
                                 into.expressions[0] if into else None, True, schema)
         else:
@@ -262,9 +264,15 @@ def _unpivoted(source: exp.Expression, columns: list, name, value, skip_nulls: b
     the source's other columns, in its order.  DuckDB's UNPIVOT leaves NULL values out
     unless INCLUDE NULLS."""
     name = "name" if name is None else name.name
-    value = "value" if value is None else value.name
+    value = "value" if value is None else value.unnest()  # FOR (v) IN ...: v
+    if isinstance(value, exp.Tuple):
+        raise UnsupportedSql("UNPIVOT into several value columns is not supported")
+    value = value if isinstance(value, str) else value.name
     columns = _expanded(columns, source, schema)
     unpivoted = [(c.this if isinstance(c, (exp.PivotAlias, exp.Alias)) else c) for c in columns]
+    if any(isinstance(c.unnest(), exp.Tuple) for c in unpivoted):
+        raise UnsupportedSql("UNPIVOT of several columns at once (ON (a, b) AS ab) is not "
+                             "supported")
     if not all(isinstance(c, exp.Column) for c in unpivoted):
         raise UnsupportedSql("UNPIVOT ON an expression is not supported: name the columns "
                              "(or COLUMNS(*) / COLUMNS('regex'))")
