@@ -219,7 +219,7 @@ class Connection:
                 child, tree = run_recursive_ctes(self, tree, sql, max_rows)
                 return child._plan(sql, tree, cached=False)
             if reads_values(tree):  # PIVOT t ON c: c's values read first, for its columns
-                tree, cached = with_values(self, tree.copy()), False
+                tree, cached = with_values(self, tree.copy(), sql), False
             elif not has_pivot(tree):  # a PIVOT statement is a SELECT once planned
                 check_statement(tree)
             tables = referenced_tables(tree)

@@ -19,9 +19,11 @@ aggregate reads, in ``t``'s order.  A value no row of a group has gives what the
 gives over no rows (NULL; 0 for count), as DuckDB's.  ORDER BY / LIMIT / OFFSET after the
 statement are the parser's (``SELECT * FROM (PIVOT ...) ORDER BY ...``).
 
-``PIVOT t ON c`` without IN takes ``c``'s distinct texts that are not NULL, in text order:
-they are read by a query run before the statement is planned (``with_values``, from the
-connection), then the statement is planned as with an IN list.
+``PIVOT t ON c`` without IN takes ``c``'s distinct texts that are not NULL, in text order,
+``c IN (SELECT ...)`` the query's, in its order: they are read by a query run before the
+statement is planned (``with_values``, from the connection), then the statement is planned
+as with an IN list.  Without USING, DuckDB counts (``count(*)``); without ON, the aggregates
+are a plain query grouped by the GROUP BY written.
 
 ``UNPIVOT t ON a [AS x], b [INTO NAME k VALUE v]`` and ``FROM t UNPIVOT [INCLUDE NULLS] (v
 FOR k IN (a, b))`` become a UNION ALL of one SELECT per column (``_unpivoted``); ``*`` /
@@ -50,6 +52,7 @@ import re
 from sqlglot import exp
 
 from ..errors import SqlError, UnsupportedSql
+from .parse import span_over
 from .table_aliases import unique_names
 from .table_refs import cte_of, table_key
 from .unpivot_types import check_unpivot_types
@@ -67,24 +70,49 @@ def reads_values(tree: exp.Expression) -> bool:
 
 def _unlisted(pivot: exp.Pivot) -> bool:
     return _bare(pivot) and not pivot.args.get("unpivot") and \
-        not all(isinstance(on, exp.In) for on in _on_columns(pivot))
+        not all(_listed(on) for on in _on_columns(pivot))
 
 
-def with_values(con, tree: exp.Expression) -> exp.Expression:
+def _listed(on: exp.Expression) -> bool:
+    """``c IN (v1, v2)``: values written out, not read (``c``, ``c IN (SELECT ...)``)."""
+    return isinstance(on, exp.In) and on.args.get("query") is None
+
+
+def with_values(con, tree: exp.Expression, sql: str) -> exp.Expression:
     """``tree`` with each ON column of a ``PIVOT t ON c`` lacking an IN list given ``c``'s
-    distinct values that are not NULL, ascending, read by ``con`` (the statement's CTEs
-    beside)."""
+    distinct values that are not NULL, in text order, and of a ``c IN (SELECT ...)`` the
+    query's, read by ``con`` (the statement's CTEs beside; an error in them is shown in the
+    statement ``sql``, at the ON column)."""
     for pivot in list(tree.find_all(exp.Pivot)):
         if not _unlisted(pivot):
             continue
-        listed = [on if isinstance(on, exp.In) else _values_of(con, tree, pivot.this, on)
+        listed = [on if _listed(on) else _queried_values(con, tree, on, sql)
+                  if isinstance(on, exp.In) else _values_of(con, tree, pivot.this, on, sql)
                   for on in _on_columns(pivot)]
         pivot.set("expressions", listed)
     return tree
 
 
-def _values_of(con, tree: exp.Expression, source: exp.Expression, on: exp.Expression
-               ) -> exp.In:
+def _queried_values(con, tree: exp.Expression, on: exp.In, sql: str) -> exp.In:
+    """``c IN (SELECT ...)``: the query's distinct values that are not NULL, as text, in the
+    order it gives them (DuckDB's); it must give one column."""
+    query = on.args["query"].unnest()
+    ctes = _ctes_before(tree, on)
+    if ctes:
+        query = query.copy()
+        query.set("with_", exp.With(expressions=ctes + list(
+            query.args["with_"].expressions if query.args.get("with_") else [])))
+    if len(_run(con, query, sql, on).columns) != 1:
+        raise SqlError("The query must return a single column", sql, span_over(query))
+    texts = _run(con, exp.select(_as_text(exp.column("v", "__q"))).from_(exp.Subquery(
+        this=query.copy(), alias=exp.TableAlias(this=exp.to_identifier("__q"),
+                                                columns=[exp.to_identifier("v")]))), sql, on)
+    values = dict.fromkeys(row[0] for row in texts.fetchall() if row[0] is not None)
+    return exp.In(this=on.this, expressions=[exp.Literal.string(v) for v in values])
+
+
+def _values_of(con, tree: exp.Expression, source: exp.Expression, on: exp.Expression,
+               sql: str) -> exp.In:
     """``on IN (its distinct texts in ``source``, not NULL, in text order)``: DuckDB's PIVOT
     reads its values as text (``-0.0`` and ``0.0`` are two, 10 comes before 2)."""
     query = exp.select(exp.alias_(_as_text(on), "v")).distinct().from_(source.copy()) \
@@ -93,8 +121,19 @@ def _values_of(con, tree: exp.Expression, source: exp.Expression, on: exp.Expres
     ctes = _ctes_before(tree, on)
     if ctes:
         query.set("with_", exp.With(expressions=ctes))
-    values = [row[0] for row in con.sql(query.sql(dialect="duckdb")).fetchall()]
+    values = [row[0] for row in _run(con, query, sql, on).fetchall()]
     return exp.In(this=on, expressions=[exp.Literal.string(v) for v in values])
+
+
+def _run(con, query: exp.Expression, sql: str, at: exp.Expression):
+    """``query``'s result from ``con``; its SqlError shown in the statement ``sql`` at
+    ``at`` (the ON column), not in the query made here."""
+    try:
+        return con.sql(query.sql(dialect="duckdb"))
+    except SqlError as err:
+        if type(err) is not SqlError:
+            raise
+        raise SqlError(err.plain_message, sql, span_over(at)) from None
 
 
 def _ctes_before(tree: exp.Expression, node: exp.Expression) -> list[exp.CTE]:
@@ -149,8 +188,9 @@ def _rewritten(tree: exp.Expression, pivot: exp.Pivot, schema: dict) -> exp.Expr
             select = _unpivoted(pivot.this, pivot.expressions, into.this if into else None,
                                 into.expressions[0] if into else None, True, schema)
         else:
-            select = _grouped(pivot.this, _on_columns(pivot), pivot.args.get("using") or [],
-                              pivot.args.get("group"), schema)
+            using = pivot.args.get("using") or [exp.Count(this=exp.Star())]  # DuckDB's
+            select = _grouped(pivot.this, _on_columns(pivot), using, pivot.args.get("group"),
+                              schema)
         if pivot.args.get("with_") is not None:  # WITH ... PIVOT w ON ...
             select.set("with_", pivot.args["with_"])
         if pivot is tree:
@@ -200,8 +240,12 @@ def _grouped(source: exp.Expression, fields: list, aggregates: list, group, sche
     """``SELECT groups, aggregate FILTER (WHERE on IS NOT DISTINCT FROM value [AND ...]) ...
     FROM source GROUP BY groups``: a column for each combination of the ON columns' values
     (the first column's values outermost), each named by its values joined with ``_``."""
-    if not fields or not all(isinstance(field, exp.In) for field in fields):
+    if not all(_listed(field) for field in fields):
         raise UnsupportedSql("PIVOT FOR a column without an IN list is not supported")
+    if not fields:  # PIVOT t USING sum(x) [GROUP BY g]: the aggregates, grouped as written
+        groups = [g.copy() for g in group.expressions] if group is not None else []
+        select = exp.select(*groups, *[a.copy() for a in aggregates]).from_(source)
+        return select.group_by(*[g.copy() for g in groups]) if groups else select
     ons = [field.this for field in fields]
     if len(aggregates) > 1 and any(not isinstance(a, exp.Alias) for a in aggregates):
         raise UnsupportedSql("PIVOT with several aggregates needs an alias on each "
