@@ -176,6 +176,12 @@ def written_indexes(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
+# what may follow an ON column of ``PIVOT t ON c`` (else it is a condition, ``ON x > 6``)
+_AFTER_PIVOT_ON = {TokenType.IN, TokenType.ALIAS, TokenType.COMMA, TokenType.USING,
+                   TokenType.GROUP_BY, TokenType.ORDER_BY, TokenType.LIMIT, TokenType.OFFSET,
+                   TokenType.INTO, TokenType.R_PAREN, TokenType.SEMICOLON}
+
+
 class _Parser(type(_DIALECT.parser())):
     """sqlglot's DuckDB parser, noting on each JOIN it read what DuckDB would refuse about its
     condition (``_check_joins`` raises it if the JOIN is in the final tree: a JOIN parsed on a
@@ -311,7 +317,11 @@ class _Parser(type(_DIALECT.parser())):
         USING and stops before ORDER BY; with those, ``SELECT * FROM (PIVOT ...) ORDER BY
         ... LIMIT n OFFSET m``."""
         def on():
+            start = self._index
             this = self._parse_bitwise()
+            if self._curr is not None and self._curr.token_type not in _AFTER_PIVOT_ON:
+                self._retreat(start)  # ON x > 6, ON x IS NULL: a condition's values
+                this = self._parse_disjunction()
             if self._match(TokenType.IN):
                 listed = self._parse_in(this, alias=True)
                 listed.set("expressions", [

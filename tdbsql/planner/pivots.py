@@ -40,8 +40,9 @@ an expression of no or of two aggregates is DuckDB's SqlError.
 
 Refused by name (UnsupportedSql): UNPIVOT ON an expression, ``* REPLACE / RENAME``, PIVOT ON a
 row ``(a, b)``, several aggregates without aliases, an aggregate with FILTER (DuckDB's PIVOT
-ignores it), a source whose columns are not known (a ``*`` over a join, ``t.*``).  ``ON`` an
-expression (``ON x > 6``) does not parse (sqlglot's grammar), an SqlError.
+ignores it), a source whose columns are not known (a ``*`` over a join, ``t.*``), several
+UNPIVOT value columns.  ``ON`` a condition (``ON x > 6``, ``ON x IS NULL``) pivots on its
+values (``false``, ``true``), as DuckDB's.
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def _values_of(con, tree: exp.Expression, source: exp.Expression, on: exp.Expres
     """``on IN (its distinct texts in ``source``, not NULL, in text order)``: DuckDB's PIVOT
     reads its values as text (``-0.0`` and ``0.0`` are two, 10 comes before 2)."""
     query = exp.select(exp.alias_(_as_text(on), "v")).distinct().from_(source.copy()) \
-        .where(exp.Not(this=exp.Is(this=on.copy(), expression=exp.Null()))) \
+        .where(exp.Not(this=exp.Is(this=exp.paren(on.copy()), expression=exp.Null()))) \
         .order_by(exp.column("v"))
     ctes = _ctes_before(tree, on)
     if ctes:
