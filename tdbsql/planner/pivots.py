@@ -8,7 +8,7 @@ Both of DuckDB's spellings::
           [ORDER BY ...] [LIMIT n] [OFFSET m]
 
 become ``SELECT g..., sum(x) FILTER (WHERE c::VARCHAR = 'v1') AS "v1[_s]", ... FROM t GROUP
-BY g...``: one column per value and aggregate, named by the value (its IN alias) and, when
+BY g...`` (``c = 'v1'`` / ``c = 1`` for a text column / an integer one, ``_matches``): one column per value and aggregate, named by the value (its IN alias) and, when
 there are several aggregates or the one has an alias, ``_`` and the aggregate's alias.  DuckDB
 matches a value as text, the ON column's beside the value's (a DOUBLE column has no ``1`` of
 ``IN (1)``, only ``1.0``; -0.0 and 0.0 are two values), and names it by that text (``''`` for
@@ -51,6 +51,10 @@ import itertools
 import re
 
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.annotate_types import annotate_types
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.schema import MappingSchema
 
 from ..errors import SqlError, UnsupportedSql
 from .parse import span_over
@@ -258,13 +262,12 @@ def _grouped(source: exp.Expression, fields: list, aggregates: list, group, sche
         groups = [exp.column(name) for name in _source_columns(source, schema)
                   if name.lower() not in read]
     pivoted = []
+    kinds = _types(source, ons, schema)
     for combination in itertools.product(*(field.expressions for field in fields)):
         label = "_".join(_label(value) for value in combination)
         values = [v.this if isinstance(v, exp.PivotAlias) else v for v in combination]
-        # as text, as DuckDB matches them (a DOUBLE's 1.0 is not the 1 of IN (1)); IS NOT
-        # DISTINCT FROM: a NULL in the IN list gathers the NULL rows, as DuckDB's
-        test = exp.and_(*(exp.NullSafeEQ(this=_as_text(on), expression=_text(value))
-                          for on, value in zip(ons, values)))
+        test = exp.and_(*(_matches(on, kind, value)
+                          for on, kind, value in zip(ons, kinds, values)))
         for aggregate in aggregates:
             call = aggregate.this if isinstance(aggregate, exp.Alias) else aggregate
             name = label if len(aggregates) == 1 and not isinstance(aggregate, exp.Alias) \
@@ -276,6 +279,39 @@ def _grouped(source: exp.Expression, fields: list, aggregates: list, group, sche
                               for (filtered, _), name in zip(pivoted, names[len(groups):])]
     select = exp.select(*columns).from_(source)
     return select.group_by(*[g.copy() for g in groups]) if groups else select
+
+
+def _types(source: exp.Expression, ons: list, schema: dict) -> list[exp.DataType | None]:
+    """The types of the ON columns (None: not known here)."""
+    known = MappingSchema(schema, dialect=_DIALECT, normalize=False)
+    query = exp.select(*[on.copy() for on in ons]).from_(source.copy())
+    try:
+        typed = annotate_types(qualify(query, schema=known, dialect=_DIALECT,
+                                       validate_qualify_columns=False), schema=known)
+    except SqlglotError:  # (an unknown name: the planner says so)
+        return [None] * len(ons)
+    return [item.type for item in typed.selects]
+
+
+def _matches(on: exp.Expression, kind: exp.DataType | None, value: exp.Expression
+             ) -> exp.Expression:
+    """Whether ``on`` is the pivot value ``value`` as DuckDB tests it: its text is the value's
+    (a DOUBLE's 1.0 is not the 1 of ``IN (1)``), NULL gathering the NULL rows.  A text
+    column, or an integer one beside an integer written as DuckDB prints it, is compared as
+    it is (no text made of every row)."""
+    text = _text(value)
+    if isinstance(text, exp.Null):
+        return exp.Is(this=exp.paren(on.copy()), expression=exp.Null())
+    if isinstance(text, exp.Literal) and kind is not None:
+        if kind.is_type(*exp.DataType.TEXT_TYPES):
+            return exp.EQ(this=on.copy(), expression=text)
+        if kind.is_type(*exp.DataType.INTEGER_TYPES) and _INTEGER.fullmatch(text.this):
+            return exp.EQ(this=on.copy(), expression=exp.Literal.number(text.this))
+    return exp.NullSafeEQ(this=_as_text(on), expression=text)
+
+
+_INTEGER = re.compile(r"-?(0|[1-9][0-9]*)")
+_DIALECT = "duckdb, normalization_strategy = case_sensitive"  # as the optimizer reads names
 
 
 def _filtered(call: exp.Expression, test: exp.Expression) -> exp.Expression:
