@@ -71,8 +71,10 @@ def _unnest_table(node: exp.Unnest, sql: str) -> exp.Subquery:
     values = node.expressions[0]
     if isinstance(values, exp.Null):
         raise SqlError("UNNEST requires a single list or array as input", sql, span_of(node))
+    beside = _sources_beside(node)
     outer = [c for c in values.find_all(exp.Column)
-             if c.find_ancestor(exp.Query) is node.find_ancestor(exp.Query)]
+             if c.find_ancestor(exp.Query) is node.find_ancestor(exp.Query) and
+             (not c.table and beside or c.table.lower() in beside)]
     if outer:
         raise UnsupportedSql(f"unnest() in FROM reading a column ({outer[0].sql('duckdb')}) "
                              "is a lateral join, which is not supported; unnest in the select "
@@ -82,6 +84,18 @@ def _unnest_table(node: exp.Unnest, sql: str) -> exp.Subquery:
         exp.to_identifier("unnest")
     select = unnest_select(values, unnest_names(node))
     return exp.Subquery(this=subqueries_in_unnest(select), alias=exp.TableAlias(this=name))
+
+
+def _sources_beside(node: exp.Unnest) -> set[str]:
+    """The names of the other sources of the SELECT whose FROM holds ``node``: a column of
+    one of them makes the unnest a lateral join; of none (``FROM unnest(t.l)`` in a subquery
+    reading ``t`` further out), a correlated derived table, run as a correlated subquery."""
+    select = node.find_ancestor(exp.Select)
+    if select is None:
+        return set()
+    sources = [select.args["from_"].this] if select.args.get("from_") else []
+    sources += [join.this for join in select.args.get("joins") or []]
+    return {source.alias_or_name.lower() for source in sources if source is not node}
 
 
 def unnest_names(node: exp.Expression) -> list[str]:
