@@ -8,8 +8,9 @@ Both of DuckDB's spellings::
           [ORDER BY ...] [LIMIT n] [OFFSET m]
 
 become ``SELECT g..., sum(x) FILTER (WHERE c::VARCHAR = 'v1') AS "v1[_s]", ... FROM t GROUP
-BY g...`` (``c = 'v1'`` / ``c = 1`` for a text column / an integer one, ``_matches``): one column per value and aggregate, named by the value (its IN alias) and, when
-there are several aggregates or the one has an alias, ``_`` and the aggregate's alias.  DuckDB
+BY g...`` (``c = 'v1'`` / ``c = 1`` for a text / an integer column, ``_matches``): one
+column per value and aggregate, named by the value (its IN alias) and, when there are
+several aggregates or the one has an alias, ``_`` and the aggregate's alias.  DuckDB
 matches a value as text, the ON column's beside the value's (a DOUBLE column has no ``1`` of
 ``IN (1)``, only ``1.0``; -0.0 and 0.0 are two values), and names it by that text (``''`` for
 the empty string).  Over several ON columns, one column per combination of their values (the
@@ -61,6 +62,9 @@ from .parse import span_over
 from .table_aliases import unique_names
 from .table_refs import cte_of, table_key
 from .unpivot_types import check_unpivot_types
+
+_DIALECT = "duckdb, normalization_strategy = case_sensitive"  # as the optimizer reads names
+_INTEGER = re.compile(r"-?(0|[1-9][0-9]*)")  # an integer as DuckDB prints it
 
 
 def has_pivot(tree: exp.Expression) -> bool:
@@ -242,8 +246,8 @@ def _on_columns(pivot: exp.Pivot) -> list[exp.Expression]:
 
 def _grouped(source: exp.Expression, fields: list, aggregates: list, group, schema: dict
              ) -> exp.Select:
-    """``SELECT groups, aggregate FILTER (WHERE on IS NOT DISTINCT FROM value [AND ...]) ...
-    FROM source GROUP BY groups``: a column for each combination of the ON columns' values
+    """``SELECT groups, aggregate FILTER (WHERE on matches value [AND ...]) ... FROM source
+    GROUP BY groups`` (``_matches``): a column for each combination of the ON columns' values
     (the first column's values outermost), each named by its values joined with ``_``."""
     if not all(_listed(field) for field in fields):
         raise UnsupportedSql("PIVOT FOR a column without an IN list is not supported")
@@ -310,18 +314,14 @@ def _matches(on: exp.Expression, kind: exp.DataType | None, value: exp.Expressio
     return exp.NullSafeEQ(this=_as_text(on), expression=text)
 
 
-_INTEGER = re.compile(r"-?(0|[1-9][0-9]*)")
-_DIALECT = "duckdb, normalization_strategy = case_sensitive"  # as the optimizer reads names
-
-
 def _filtered(call: exp.Expression, test: exp.Expression) -> exp.Expression:
     """``call`` -- an aggregate, or an expression of one (``count(*) + 1``) -- with ``FILTER
     (WHERE test)`` on its aggregate: over no rows, it is what the expression gives then."""
-    aggregates = [a for a in call.find_all(exp.AggFunc)
-                  if not isinstance(a.parent, (exp.Filter, exp.Window))]
     if any(isinstance(f.this, exp.AggFunc) for f in call.find_all(exp.Filter)):
         # DuckDB's PIVOT drops it: refused, not guessed
         raise UnsupportedSql("an aggregate with FILTER in PIVOT is not supported")
+    call = call.copy()
+    aggregates = [a for a in call.find_all(exp.AggFunc) if not isinstance(a.parent, exp.Window)]
     if not aggregates and call.find(exp.Column) is not None:
         raise SqlError("Columns can only be referenced within the aggregate of a PIVOT "
                        "expression")
@@ -329,12 +329,10 @@ def _filtered(call: exp.Expression, test: exp.Expression) -> exp.Expression:
         found = len(aggregates) if aggregates else "no aggregates"
         raise SqlError(f"Pivot expression must contain exactly one aggregate, but {found} "
                        "were found")
+    filtered = exp.Filter(this=aggregates[0].copy(), expression=exp.Where(this=test.copy()))
     if aggregates[0] is call:
-        return exp.Filter(this=call.copy(), expression=exp.Where(this=test.copy()))
-    call = call.copy()
-    (aggregate,) = [a for a in call.find_all(exp.AggFunc)
-                    if not isinstance(a.parent, (exp.Filter, exp.Window))]
-    aggregate.replace(exp.Filter(this=aggregate.copy(), expression=exp.Where(this=test.copy())))
+        return filtered
+    aggregates[0].replace(filtered)
     return call
 
 
