@@ -314,8 +314,8 @@ class _Parser(type(_DIALECT.parser())):
         """DuckDB's ``PIVOT t ON c [IN (v [AS n], ...)] USING <aggregate or an expression of
         one> [AS s], ... [GROUP BY ...] [ORDER BY ...] [LIMIT n] [OFFSET m]`` (UNPIVOT too):
         sqlglot's reading, which takes no alias in the IN list, a column or call only after
-        USING and stops before ORDER BY; with those, ``SELECT * FROM (PIVOT ...) ORDER BY
-        ... LIMIT n OFFSET m``."""
+        USING and stops before ORDER BY or UNION; with those, ``SELECT * FROM (PIVOT ...)
+        ORDER BY ... LIMIT n OFFSET m``, ``PIVOT ... UNION ALL SELECT ...``."""
         def on():
             start = self._index
             this = self._parse_bitwise()
@@ -343,7 +343,7 @@ class _Parser(type(_DIALECT.parser())):
         modifiers = {"order": self._parse_order(), "limit": self._parse_limit(),
                      "offset": self._parse_offset()}
         if not any(modifiers.values()):
-            return pivot
+            return self._parse_set_operations(pivot)  # PIVOT ... UNION ALL SELECT ...
         query = exp.select("*").from_(exp.Subquery(this=pivot), copy=False)
         for key, value in modifiers.items():
             query.set(key, value)
