@@ -30,6 +30,9 @@ PIVOTS = [
     "SELECT * FROM t UNPIVOT INCLUDE NULLS ((v) FOR k IN (g, n))",
     "SELECT * FROM t UNPIVOT (v FOR k IN (g, n)) PIVOT (sum(v) FOR k IN ('g', 'n'))",
     "UNPIVOT (PIVOT t ON s USING max(n) GROUP BY g) ON COLUMNS(* EXCLUDE (g))",
+    "PIVOT t ON s IN (a, b, B, g) USING count(*) GROUP BY g",
+    "PIVOT t ON n IN (1 + 1, 5 * 2 AS ten, -1) USING count(*) GROUP BY g",
+    "PIVOT t ON n USING count(*) GROUP BY g UNION ALL SELECT 0, 0, 0, 0",
 ]
 
 

@@ -83,8 +83,21 @@ def _unlisted(pivot: exp.Pivot) -> bool:
 
 
 def _listed(on: exp.Expression) -> bool:
-    """``c IN (v1, v2)``: values written out, not read (``c``, ``c IN (SELECT ...)``)."""
-    return isinstance(on, exp.In) and on.args.get("query") is None
+    """``c IN (v1, v2)``: constants written out, not read (``c``, ``c IN (SELECT ...)``) nor
+    computed (``c IN (1 + 1)``, which DuckDB names ``2``)."""
+    return isinstance(on, exp.In) and on.args.get("query") is None and \
+        all(_constant(_unaliased(v)) for v in on.expressions)
+
+
+def _constant(value: exp.Expression) -> bool:
+    if isinstance(value, (exp.Neg, exp.Cast)):
+        value = value.this
+    # a name, IN (a, b), stands for its text ('a', 'b')
+    return isinstance(value, (exp.Literal, exp.Boolean, exp.Null, exp.Placeholder, exp.Column))
+
+
+def _unaliased(value: exp.Expression) -> exp.Expression:
+    return value.this if isinstance(value, exp.PivotAlias) else value
 
 
 def with_values(con, tree: exp.Expression, sql: str) -> exp.Expression:
@@ -95,11 +108,27 @@ def with_values(con, tree: exp.Expression, sql: str) -> exp.Expression:
     for pivot in list(tree.find_all(exp.Pivot)):
         if not _unlisted(pivot):
             continue
-        listed = [on if _listed(on) else _queried_values(con, tree, on, sql)
+        listed = [on if _listed(on) else _computed_values(con, on, sql)
+                  if isinstance(on, exp.In) and on.args.get("query") is None
+                  else _queried_values(con, tree, on, sql)
                   if isinstance(on, exp.In) else _values_of(con, tree, pivot.this, on, sql)
                   for on in _on_columns(pivot)]
         pivot.set("expressions", listed)
     return tree
+
+
+def _computed_values(con, on: exp.In, sql: str) -> exp.In:
+    """``c IN (1 + 1, 3 AS n)``: each value that is not a constant as its text, computed by
+    ``con`` (DuckDB names its column so, ``2``), its alias kept."""
+    values = [_unaliased(v) for v in on.expressions]
+    texts = _run(con, exp.select(*[_as_text(v) for v in values]), sql, on).fetchone()
+    listed = []
+    for written, value, text in zip(on.expressions, values, texts):
+        if not _constant(value):
+            value = exp.Null() if text is None else exp.Literal.string(text)
+        listed.append(exp.PivotAlias(this=value, alias=written.args["alias"].copy())
+                      if isinstance(written, exp.PivotAlias) else value)
+    return exp.In(this=on.this, expressions=listed)
 
 
 def _queried_values(con, tree: exp.Expression, on: exp.In, sql: str) -> exp.In:
@@ -470,12 +499,17 @@ def _as_text(value: exp.Expression) -> exp.Expression:
 
 def _text(value: exp.Expression) -> exp.Expression:
     """A pivot value as the text DuckDB compares the ON column's text with: a constant's
-    text (a DOUBLE's as DuckDB prints it), NULL, else the value cast to VARCHAR."""
+    text (a DOUBLE's as DuckDB prints it; a name's, ``IN (a, b)``), NULL, else the value cast
+    to VARCHAR."""
     if isinstance(value, exp.Literal) and not value.is_string and \
             any(c in value.this for c in "eE"):
         return exp.Literal.string(repr(float(value.this)))  # 1e0: the DOUBLE 1.0
     if isinstance(value, exp.Literal):
         return exp.Literal.string(value.this)
+    if isinstance(value, exp.Column):  # DuckDB: a name in the IN list is that text
+        if value.table:
+            raise SqlError("PIVOT IN list cannot contain qualified column references")
+        return exp.Literal.string(value.name)
     if isinstance(value, exp.Boolean):
         return exp.Literal.string("true" if value.this else "false")
     if isinstance(value, exp.Cast) and isinstance(value.this, exp.Literal):
