@@ -13,7 +13,8 @@ column per value and aggregate, named by the value (its IN alias) and, when ther
 several aggregates or the one has an alias, ``_`` and the aggregate's alias.  DuckDB
 matches a value as text, the ON column's beside the value's (a DOUBLE column has no ``1`` of
 ``IN (1)``, only ``1.0``; -0.0 and 0.0 are two values), and names it by that text (``''`` for
-the empty string).  Over several ON columns, one column per combination of their values (the
+the empty string); a name in the IN list is its text (``IN (a, b)``: 'a', 'b'), a computed
+value (``1 + 1``) is read first (``with_values``), named ``2``.  Over several ON columns, one column per combination of their values (the
 first column's outermost), tested by ``c = v1 AND d = w1`` and named ``v1_w1``.  The rows are
 grouped by ``GROUP BY`` where written, else by every column of ``t`` that no ON column nor
 aggregate reads, in ``t``'s order.  A value no row of a group has gives what the aggregate
