@@ -172,6 +172,11 @@ THROUGH_SUBQUERIES = [
     "SELECT * FROM (SELECT sum(x) FILTER (WHERE x > 1), count(DISTINCT s) FROM t) q",
     # a LATERAL's quoted names keep their case (sqlglot's DuckDB strategy lowered them)
     "SELECT l.* FROM t, LATERAL (SELECT max(t.x) OVER (), t.x + 1 AS \"Big\") l",
+    # an unquoted alias keeps its spelling too, read in any case (it was lower-cased)
+    "SELECT q.Big FROM (SELECT x AS Big FROM t) q", "SELECT big FROM (SELECT x AS Big FROM t) q",
+    "WITH c AS (SELECT x AS Big, s AS Name FROM t) SELECT BIG, name FROM c ORDER BY big",
+    "SELECT col, count(*) FROM (SELECT x FROM t) q(Col) GROUP BY COL",
+    "SELECT * FROM (SELECT x AS Big, day AS Big2 FROM t) q WHERE big > 1",
 ]
 
 

@@ -438,7 +438,7 @@ def _exact_names(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp
     for name in fields:
         folded.setdefault(name.lower(), set()).add(name)
     tree = tree.copy()
-    named = _quoted_aliases(tree)  # a derived table's "Oslo", read as oslo or Oslo too
+    named = _alias_spellings(tree)  # a derived table's Oslo, read as oslo or OSLO too
     for ident in tree.find_all(exp.Identifier):
         if ident.quoted and ident.name in fields:
             continue
@@ -447,7 +447,8 @@ def _exact_names(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp
         elif len(folded.get(ident.name.lower(), ())) == 1:
             ident.set("this", next(iter(folded[ident.name.lower()])))
             ident.set("quoted", True)
-        elif not ident.quoted and isinstance(ident.parent, exp.Column) and \
+        elif not ident.quoted and (isinstance(ident.parent, exp.Column)
+                                   or _names_a_column(ident)) and \
                 len(named.get(ident.name.lower(), ())) == 1:
             ident.set("this", next(iter(named[ident.name.lower()])))
             ident.set("quoted", True)
@@ -456,16 +457,23 @@ def _exact_names(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp
     return tree
 
 
-def _quoted_aliases(tree: exp.Expression) -> dict[str, set[str]]:
-    """Quoted names a query gives its columns (``AS "Oslo"``, ``t("Oslo")``, a PIVOT's), by
-    their lower case: a column reference in another case reads them, as DuckDB's names are
-    case-insensitive.  (Unquoted aliases are lower-cased with every other name.)"""
+def _alias_spellings(tree: exp.Expression) -> dict[str, set[str]]:
+    """The spellings of the names a query gives its columns (``AS Oslo``, ``t("Oslo")``, a
+    PIVOT's), by their lower case, when one is not all lower case: DuckDB names a result
+    column as its source spells it, and a reference in another case reads it (names are
+    case-insensitive).  A name spelled two ways is left to fold to lower case."""
     named: dict[str, set[str]] = {}
     for ident in tree.find_all(exp.Identifier):
-        if ident.quoted and isinstance(ident.parent, (exp.Alias, exp.TableAlias)) and \
-                ident.arg_key in ("alias", "columns") and ident.name != ident.name.lower():
+        if _names_a_column(ident):
             named.setdefault(ident.name.lower(), set()).add(ident.name)
-    return named
+    return {lower: spellings for lower, spellings in named.items()
+            if any(name != lower for name in spellings)}
+
+
+def _names_a_column(ident: exp.Identifier) -> bool:
+    """Is ``ident`` a column alias (``AS x``) or a derived table's column name (``t(x)``)?"""
+    return isinstance(ident.parent, (exp.Alias, exp.TableAlias)) and \
+        ident.arg_key in ("alias", "columns")
 
 
 def _null_options(tree: exp.Expression) -> exp.Expression:
@@ -596,8 +604,8 @@ def output_names(tree: exp.Expression) -> list[str | None] | None:
 
 def _source_spelled(names: list | None, tree: exp.Expression, schema: dict) -> list | None:
     """``names`` with each bare column's (``SELECT day``) spelled as its source spells it,
-    as DuckDB names it (an array's field ``Day``, a derived table's ``"Foo"``, an unquoted
-    alias in lower case); expressions keep the text written."""
+    as DuckDB names it (an array's field ``Day``, a derived table's ``Foo`` or ``"Foo"``);
+    expressions keep the text written."""
     spelled = output_names(_exact_names(tree, schema)) if names else None
     if spelled is None or len(spelled) != len(names):
         return names
