@@ -91,3 +91,23 @@ def test_an_aggregate_streams_through_a_box_past_the_budget(tmp_path):
                                                   1_999_499)]
     with pytest.raises(tdbsql.MemoryLimitError):  # the rows themselves are the caller's
         con.sql("SELECT r, v FROM t").fetchall()
+
+
+def test_a_box_past_max_cells_is_refused_whole(tmp_path):
+    """Two writes at far corners make a box of 2**60 cells: refused at once, naming it, not
+    cut into billions of slabs."""
+    uri = str(tmp_path / "corners")
+    dom = tiledb.Domain(tiledb.Dim("a", domain=(0, 2**30 - 1), tile=1024, dtype=np.int64),
+                        tiledb.Dim("b", domain=(0, 2**30 - 1), tile=1024, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=False,
+                                                attrs=[tiledb.Attr("v", dtype=np.int8)]))
+    for corner in (0, 2**30 - 1):
+        with tiledb.open(uri, "w") as A:
+            A[corner:corner + 1, corner:corner + 1] = np.ones((1, 1), np.int8)
+    with pytest.raises(tdbsql.DataError, match="holds 1152921504606846976 cells"):
+        tdbsql.query("SELECT sum(v) FROM array", uri)
+    with tiledb.open(uri) as A:  # one cell written, 24 at the fill value (-128)
+        want = int(A.multi_index[0:4, 0:4]["v"].astype(np.int64).sum())
+    assert want == 1 - 24 * 128
+    assert tdbsql.query("SELECT sum(v) AS s FROM array WHERE a < 5 AND b < 5", uri) \
+        .column("s").to_pylist() == [want]

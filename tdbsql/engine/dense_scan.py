@@ -66,6 +66,7 @@ class DenseScan(TileScan):
         row_cells = math.prod(h - l + 1 for l, h in zip(lo[1:], hi[1:]))
         if (hi[0] - lo[0] + 1) * row_cells <= SLAB_CELLS:
             return [None]
+        _check_cells(lo, hi)
         dim = self.schema.dimensions[0]
         origin, extent = int(dim.domain[0]), int(dim.tile_extent)
         step = extent * max(1, SLAB_CELLS // (extent * row_cells))  # whole tile rows
@@ -95,11 +96,8 @@ class DenseScan(TileScan):
         """The cells of the box ``box_lo .. box_hi``.  A slab's (``counted``: its fragments
         were counted by ``tasks``) decodes its tiles on this thread: slabs are read on the
         pool's threads already."""
+        n = _check_cells(box_lo, box_hi)
         shape = np.array([h - l + 1 for l, h in zip(box_lo, box_hi)], dtype=np.int64)
-        n = math.prod(int(x) for x in shape)
-        if n > MAX_CELLS:
-            raise DataError(f"the dense result box {list(zip(box_lo, box_hi))} holds {n} cells; "
-                            "restrict the dimensions in WHERE")
         attrs = [f for f in self.fields if f not in self.dim_names]
         self.check_budget(n * self._cell_bytes(attrs), f"the {n:,}-cell result box")
         box = _Box(box_lo, box_hi, shape, n, {a: _output(self.schema.attribute(a), n)
@@ -314,6 +312,16 @@ class _VarOut:
 
     def finish(self) -> Column:
         return concat(self.pool).take(self.source)
+
+
+def _check_cells(box_lo: list[int], box_hi: list[int]) -> int:
+    """The cells of a box, refused past ``MAX_CELLS`` (slabs of it or not: millions of
+    slabs would be no better)."""
+    n = math.prod(h - l + 1 for l, h in zip(box_lo, box_hi))
+    if n > MAX_CELLS:
+        raise DataError(f"the dense result box {list(zip(box_lo, box_hi))} holds {n} cells; "
+                        "restrict the dimensions in WHERE")
+    return n
 
 
 def _writable(arr: np.ndarray) -> np.ndarray:
