@@ -1,7 +1,7 @@
 """A dense box past ``SLAB_CELLS`` cells is read in slabs of whole tile rows
 (``engine.dense_scan``): the cells, their order and every overwrite equal what ``tiledb``
-reads, each tile is decoded by one slab only, and an aggregate streams through a box larger
-than the memory budget."""
+reads, each tile is decoded by one slab only (an aggregate streaming through a box larger than the
+memory budget: ``test_memory_budget``)."""
 
 from __future__ import annotations
 
@@ -76,21 +76,6 @@ def test_each_tile_is_decoded_by_one_slab(layered, monkeypatch):
                           analyze=True)
     assert decoded and max(decoded.values()) == 1
     assert "Fragments: 3 -> 3 (timestamps) -> 3 (non-empty domain)" in text
-
-
-def test_an_aggregate_streams_through_a_box_past_the_budget(tmp_path):
-    uri = str(tmp_path / "big")
-    dom = tiledb.Domain(tiledb.Dim("r", domain=(0, 1_999_999), tile=50_000, dtype=np.int64))
-    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=False,
-                                                attrs=[tiledb.Attr("v", dtype=np.int64)]))
-    with tiledb.open(uri, "w") as A:
-        A[0:2_000_000] = np.arange(2_000_000, dtype=np.int64) % 1000
-    con = tdbsql.connect(memory_mb=12).register("t", uri)  # the box: 36 MB with coordinates
-    assert con.sql("SELECT sum(v) AS s, count(*) AS n, max(r) AS m FROM t WHERE v >= 10 "
-                   "AND v < 500").fetchall() == [(sum(range(10, 500)) * 2000, 490 * 2000,
-                                                  1_999_499)]
-    with pytest.raises(tdbsql.MemoryLimitError):  # the rows themselves are the caller's
-        con.sql("SELECT r, v FROM t").fetchall()
 
 
 def test_a_box_past_max_cells_is_refused_whole(tmp_path):

@@ -107,18 +107,36 @@ def test_merging_overlapping_fragments_counts_the_cells_it_holds(overlapping):
     assert got == [(float(sum(i * 2.0 for i in range(100_000) if i * 2.0 > 5)),)]
 
 
-def test_dense_result_box_past_the_budget_is_refused_before_allocation(tmp_path):
-    uri = str(tmp_path / "dense")
-    dom = tiledb.Domain(tiledb.Dim("r", domain=(0, 999_999), tile=100_000, dtype=np.int64))
+def _dense_column(uri: str, values: np.ndarray, tile: int) -> str:
+    """A 1-D dense array ``r`` of int64 ``v``, one cell per value."""
+    dom = tiledb.Domain(tiledb.Dim("r", domain=(0, len(values) - 1), tile=tile, dtype=np.int64))
     tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=False,
                                                 attrs=[tiledb.Attr("v", dtype=np.int64)]))
     with tiledb.open(uri, "w") as A:
-        A[0:1_000_000] = np.arange(1_000_000, dtype=np.int64)
+        A[0:len(values)] = values
+    return uri
+
+
+def test_dense_result_box_past_the_budget_is_refused_before_allocation(tmp_path):
+    uri = _dense_column(str(tmp_path / "dense"), np.arange(1_000_000, dtype=np.int64), 100_000)
     # read in slabs of five tile rows: a slab is the most the scan holds
     with pytest.raises(tdbsql.MemoryLimitError, match="500,000-cell result box"):
         _con(uri, 2).sql("SELECT r, v FROM t WHERE v % 2 = 0").fetchall()
     assert _con(uri, 2).sql("SELECT r, v FROM t WHERE r < 1000 AND v % 2 = 0").arrow() \
         .num_rows == 500
+
+
+def test_an_aggregate_streams_through_a_dense_box_past_the_budget(tmp_path):
+    """A dense box is read in slabs (``engine.dense_scan``): the scan holds a few, never the
+    box (36 MB with its coordinates, under a 12 MB budget)."""
+    uri = _dense_column(str(tmp_path / "big"), np.arange(2_000_000, dtype=np.int64) % 1000,
+                        50_000)
+    con = _con(uri, 12)
+    assert con.sql("SELECT sum(v) AS s, count(*) AS n, max(r) AS m FROM t WHERE v >= 10 "
+                   "AND v < 500").fetchall() == [(sum(range(10, 500)) * 2000, 490 * 2000,
+                                                  1_999_499)]
+    with pytest.raises(tdbsql.MemoryLimitError):  # the rows themselves are the caller's
+        con.sql("SELECT r, v FROM t").fetchall()
 
 
 def test_registered_arrow_tables_are_the_callers_memory():
