@@ -222,7 +222,7 @@ def test_an_empty_condition(path):
 
 @pytest.mark.parametrize("where,message,culprit", [
     ("nope > 1", "unknown column 'nope' in the DELETE condition (fields: v, s, k)", "nope"),
-    ("v > 'x'", "column 'v' is numeric: 'x' is a string", "'x'"),
+    ("v > 'x'", "column 'v': Could not convert string 'x' to INT64", "'x'"),
     ("s = 1", "column 's' is a string: compare it with a string literal", "1"),
 ])
 def test_condition_errors_underline_the_culprit_in_the_statement(path, con, where, message,

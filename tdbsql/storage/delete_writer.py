@@ -7,9 +7,11 @@ cells that survive), so the parsed tree is negated before it is written, exactly
 ``Query::set_condition`` does for deletes.
 
 Supported: comparisons (``= != <> < <= > >=``, either side a column), ``AND``/``OR``/``NOT``,
-``IN``/``NOT IN``, ``BETWEEN``; literals are numbers, strings (dates and timestamps as DuckDB
-reads them for datetime fields), TRUE/FALSE.  Anything else raises ``UnsupportedSql`` naming
-the construct.
+``IN``/``NOT IN``, ``BETWEEN``, a BOOLEAN column alone (``WHERE b`` is ``b = TRUE``); literals
+are numbers, strings (dates and timestamps as DuckDB reads them for datetime fields, numbers
+and booleans as it casts them to a number or BOOLEAN field: ``storage.text_constants``; NaN as
+SQL orders it: ``storage.nan_comparisons``), TRUE/FALSE.  Anything else raises
+``UnsupportedSql`` naming the construct.
 ``x IS [NOT] NULL`` (and ``ISNULL`` / ``NOTNULL``) is written without TileDB's own NULL
 test, an empty value its readers refuse on fixed-size fields and take for ``''`` on strings:
 a value node is false on a NULL cell, so the commit keeps the cells where ``x`` is not NULL
@@ -56,6 +58,8 @@ from .array import Array, write_timestamp
 from .delete_write_back import judge, wait_past, write_back
 from .enumerated_comparisons import on_indices
 from .temporal_comparisons import SQL_UNITS, in_field_units
+from .nan_comparisons import is_nan, nan_comparison
+from .text_constants import read_strings
 from . import float_comparisons, integer_comparisons, vfs
 from ..format.names import COMMITS_DIR
 
@@ -210,8 +214,18 @@ class _Builder:
                                                 bounds.compared(ConditionOp.LE, 1)))
         if isinstance(e, exp.Is) and isinstance(e.expression, exp.Null):
             return self._null_test(e.this)
+        if isinstance(e, exp.Column):
+            return self._truth_of(e)
         raise UnsupportedSql(f"DELETE conditions do not support {e.key.upper()} "
                              f"({e.sql()!r}); use comparisons, AND/OR/NOT, IN and BETWEEN")
+
+    def _truth_of(self, e: exp.Column) -> Node:
+        """A bare BOOLEAN column (``WHERE b``, ``WHERE NOT b``): ``b = TRUE``."""
+        name = self._column(e)
+        if type_info(self.fields[name].datatype).kind != "bool":
+            raise UnsupportedSql(f"DELETE ... WHERE {name}: a column alone as the condition "
+                                 "is supported for BOOLEAN columns; compare it instead")
+        return self._constants(e, [exp.true()]).compared(ConditionOp.EQ)
 
     def _refuse_null(self):
         raise UnsupportedSql("DELETE: a comparison with NULL is NULL on every row; "
@@ -249,7 +263,13 @@ class _Builder:
             if isinstance(item, exp.Null):
                 self._refuse_null()
             values.append(_literal(item))
+        values = read_strings(self.fields[name], values, items, self._unreadable(name))
         return _Constants(self, name, items, values)
+
+    def _unreadable(self, column: str):
+        def refuse(item, message: str):
+            raise SqlError(f"column {column!r}: {message}", self.sql, _span(item))
+        return refuse
 
     def _fixed_text_size(self, column: str) -> int | None:
         """The bytes of a cell of a fixed-size string field, else None."""
@@ -343,13 +363,6 @@ class _Builder:
                 raise SqlError(f"column {column!r} is a string: compare it with a string literal",
                                self.sql, _span(item))
             return value.encode(string_codec(field.datatype))
-        if isinstance(value, str):
-            if _reads_as(value, info.kind):  # DuckDB casts it to the column's type
-                raise UnsupportedSql(f"DELETE: comparing the {info.kind} column {column!r} with "
-                                     f"the string {value!r} is not supported; write the value "
-                                     "without quotes")
-            raise SqlError(f"column {column!r} is numeric: {value!r} is a string", self.sql,
-                           _span(item))
         if info.kind == "bool":
             if value != int(value):
                 raise SqlError(f"column {column!r} holds booleans: {value} is not one", self.sql,
@@ -373,6 +386,7 @@ class _Constants:
     def __init__(self, builder: _Builder, column: str, items: list, values: list):
         builder._refuse_numbers_as_instants(column, values, items)
         self.builder, self.column, self.field = builder, column, builder.fields[column]
+        self.items = items
         info = type_info(self.field.datatype)
         single = self.field.cell_val_num == 1
         strings = [v for v in values if isinstance(v, str)]
@@ -392,10 +406,13 @@ class _Constants:
         elif info.kind in ("datetime", "time"):
             builder._refuse_text_as_count(column, strings[0])
         self.stored = None if self.numbers is not None else \
-            [builder._value(column, v, i) for v, i in zip(values, items)]
+            [None if is_nan(v) else builder._value(column, v, i) for v, i in zip(values, items)]
+        self.values = values
 
     def compared(self, op: ConditionOp, index: int = 0) -> Node:
         """``column op constant``, the constant at ``index``."""
+        if is_nan(self.values[index]):
+            return nan_comparison(self.column, op, type_info(self.field.datatype).numpy)
         if self.text_size is not None:
             return self.builder._fixed_text(self.column, op, [self.stored[index]],
                                             self.text_size)
@@ -406,6 +423,15 @@ class _Constants:
 
     def member_set(self, negated: bool) -> Node:
         """``column [NOT] IN (constants)``."""
+        nan = next((i for i, v in enumerate(self.values) if is_nan(v)), None)
+        if nan is not None:  # column = NaN OR column IN (the others)
+            found = self.compared(ConditionOp.EQ, nan)
+            others = [i for i, v in enumerate(self.values) if not is_nan(v)]
+            if others:
+                rest = _Constants(self.builder, self.column, [self.items[i] for i in others],
+                                  [self.values[i] for i in others])
+                found = ExprNode(CombinationOp.OR, (found, rest.member_set(False)))
+            return negate(found) if negated else found
         if self.text_size is not None:
             op = ConditionOp.NE if negated else ConditionOp.EQ
             return self.builder._fixed_text(self.column, op, self.stored, self.text_size)
@@ -430,22 +456,6 @@ class _Constants:
         IN: one every value does)."""
         op, number = (self._rules.every_value if negated else self._rules.no_value)(self.dtype)
         return ValueNode(self.column, op, number.tobytes())
-
-
-_BOOLEAN_TEXT = ("true", "false", "t", "f", "1", "0", "yes", "no", "y", "n")
-
-
-def _reads_as(text: str, kind: str) -> bool:
-    """Whether DuckDB could read the string as a value of a number (or boolean) column,
-    which it then compares with (else it refuses: "Could not convert string")."""
-    text = text.strip().lower()
-    if kind == "bool":
-        return text in _BOOLEAN_TEXT
-    try:
-        float(text.replace("_", "x"))  # Python reads 1_000, DuckDB does not
-    except ValueError:
-        return False
-    return True
 
 
 def _compared_column(e) -> str | None:
