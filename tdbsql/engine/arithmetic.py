@@ -14,6 +14,8 @@ computes them; other operators on a TIME are refused, as in DuckDB (``TIME - TIM
 
 from __future__ import annotations
 
+import decimal
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -342,9 +344,9 @@ def negate(ev, node):
     if kind(value.type) in ("null", "decimal"):
         return value if kind(value.type) == "null" else pc.negate(value)
     if kind(value.type) == "uint":
-        if isinstance(node.this, exp.Literal):  # past BIGINT's least (one in it is above)
-            raise UnsupportedSql(f"{node.sql(dialect='duckdb')}: an integer literal below "
-                                 "BIGINT's range (DuckDB's HUGEINT) is not supported")
+        if isinstance(node.this, exp.Literal):  # past BIGINT's least (one in it is above):
+            # DuckDB's HUGEINT, here the DECIMAL(38,0) that stands for it
+            return pa.scalar(-decimal.Decimal(value.as_py()), pa.decimal128(38, 0))
         raise ev.error("overflow in negation of an unsigned value (cast it to a signed "
                        "type first)", node)  # DuckDB refuses -x of any unsigned x
     try:

@@ -113,7 +113,8 @@ class Evaluator:
                 return pa.scalar(value, pa.uint64())
             if value < 10**38:  # DuckDB's HUGEINT: exact, as a DECIMAL(38,0)
                 return pa.scalar(decimal.Decimal(value), pa.decimal128(38, 0))
-            return pa.scalar(float(value))
+            raise UnsupportedSql(f"the integer literal {text}: past 38 digits (DuckDB's exact "
+                                 "HUGEINT, UHUGEINT or BIGNUM) is not supported")
         return pa.scalar(value, integer_literal_arrow_type(value))
 
     def _null(self, node):
