@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
 from .arrow_calendar import CYCLE_DAYS, CYCLE_YEARS, arrow_calendar, floor_div
+from .zone_offsets import fixed_zone
 from .interval_units import (DAYS_PER, DAYS_PER_MONTH, MONTHS_PER, UNITS, US_PER, US_PER_DAY,
                              outside)
 
@@ -394,9 +395,13 @@ def _offset(text: str | None) -> dt.timedelta:
 
 
 def _time_zone(name: str) -> dt.tzinfo:
-    """The tz database zone ``name`` (any case: ``america/new_york``)."""
+    """The tz database zone ``name`` (any case: ``america/new_york``), or one of the fixed
+    offsets DuckDB reads besides (``GMT+1``, ``UTC-05``: ``zone_offsets``)."""
     import zoneinfo
 
+    fixed = fixed_zone(name)
+    if fixed is not None:
+        return fixed
     try:
         return zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
