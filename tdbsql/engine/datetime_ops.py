@@ -375,7 +375,7 @@ def _clock(cleaned: str, start: int, base: dt.datetime, text: str, zone: bool,
     if not zone:
         return stamp  # DuckDB's TIMESTAMP keeps the wall-clock time and drops the zone
     if zone_name is not None:
-        local = stamp.replace(tzinfo=_time_zone(zone_name))
+        local = stamp.replace(tzinfo=time_zone(zone_name))
         try:
             return local.astimezone(dt.timezone.utc).replace(tzinfo=None)
         except OverflowError:  # moved a cycle, the zone's rules would be another year's
@@ -394,7 +394,7 @@ def _offset(text: str | None) -> dt.timedelta:
     return -amount if text[0] == "-" else amount
 
 
-def _time_zone(name: str) -> dt.tzinfo:
+def time_zone(name: str) -> dt.tzinfo:
     """The tz database zone ``name`` (any case: ``america/new_york``), or one of the fixed
     offsets DuckDB reads besides (``GMT+1``, ``UTC-05``: ``zone_offsets``)."""
     import zoneinfo

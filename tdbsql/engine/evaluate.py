@@ -32,7 +32,7 @@ from ..errors import SqlError, UnsupportedSql
 from ..planner.column_names import type_sql, written_interval
 from ..planner.function_names import unknown_function
 from . import arithmetic, decimals, glob_match, interval_amounts, interval_rows, like_match
-from . import list_lambdas, list_ops
+from . import functions_zones, list_lambdas, list_ops  # functions_zones: timezone()
 from . import datetime_ops as dto
 from .column_refs import resolve_column
 from .frame import broadcast
@@ -636,6 +636,10 @@ class Evaluator:
         name, args = call_shape(node)
         return self._call(name, node, args)
 
+    def _at_time_zone(self, node: exp.AtTimeZone):
+        """``value AT TIME ZONE zone``: DuckDB's ``timezone(zone, value)``."""
+        return self._call(functions_zones.TIMEZONE, node, [node.args["zone"], node.this])
+
     def _like_call(self, name: str, value, pattern, escape):
         """like_escape(s, p, e) is ``s LIKE p ESCAPE e`` (ilike_escape, not_like_escape,
         not_ilike_escape likewise)."""
@@ -761,7 +765,7 @@ _HANDLERS = {
     exp.Between: Evaluator._between, exp.In: Evaluator._in, exp.Like: Evaluator._like,
     exp.ILike: Evaluator._ilike, exp.Escape: Evaluator._escape, exp.Case: Evaluator._case,
     exp.Glob: Evaluator._glob, exp.SimilarTo: Evaluator._similar_to,
-    exp.DateAdd: Evaluator._date_add,
+    exp.DateAdd: Evaluator._date_add, exp.AtTimeZone: Evaluator._at_time_zone,
     exp.If: Evaluator._if, exp.Add: arithmetic.add, exp.Sub: arithmetic.subtract,
     exp.Mul: arithmetic.multiply, exp.Div: arithmetic.divide,
     exp.IntDiv: arithmetic.integer_divide, exp.Mod: arithmetic.modulo,
