@@ -214,9 +214,16 @@ def _python_values(column: pa.ChunkedArray) -> list:
     or a map (its entries as (key, value) pairs): a DATE or TIMESTAMP outside the years
     1-9999 (DuckDB's run from 290308 BC, Python's from year 1 to 9999) as its text,
     ``'10000-01-01'``, ``'0001-12-31 (BC) 10:00:00'``; an INTERVAL as a timedelta
-    (``_timedeltas``)."""
+    (``_timedeltas``); a TIME of 24:00:00 (DuckDB's end of the day, no Python time) as its
+    text, ``'24:00:00'``."""
     if holds(column.type, pa.types.is_interval):
         return _values(column.combine_chunks())
+    if pa.types.is_time(column.type):
+        from .engine.datetime_ops import end_of_day
+
+        ends = end_of_day(column).to_pylist()
+        if any(ends):
+            return ["24:00:00" if end else value for value, end in zip(column.to_pylist(), ends)]
     try:
         return column.to_pylist()
     except (OverflowError, ValueError):

@@ -424,19 +424,23 @@ def _zone_names() -> dict[str, str]:
 _TIME = re.compile(r"\s*(\d{1,2}):(\d{1,2})(?:\Z|:(?:\Z|(\d{1,2})(?:\.(\d*))?))", re.ASCII)
 
 
-def parse_time(text: str) -> dt.time:
-    """A TIME as DuckDB reads one: ``H:M``, or ``H:M:S[.ffffff]`` before anything it does not
-    read (``'10:00:00+05'``, ``'10:00:00 UTC'``), digits past microseconds cut; else, as
-    DuckDB's last chance, the time of day of a TIMESTAMP's text (``'2024-01-31 10:30 UTC'``
-    is 10:30; a date alone, or ``'epoch'``, is midnight)."""
+def parse_time(text: str) -> int:
+    """A TIME as DuckDB reads one, in microseconds since midnight: ``H:M``, or
+    ``H:M:S[.ffffff]`` before anything it does not read (``'10:00:00+05'``, ``'10:00:00
+    UTC'``), digits past microseconds cut; ``24:00:00`` (no fraction) is the end of the day,
+    a whole day's microseconds, which DuckDB keeps apart from midnight; else, as DuckDB's last
+    chance, the time of day of a TIMESTAMP's text (``'2024-01-31 10:30 UTC'`` is 10:30; a
+    date alone, or ``'epoch'``, is midnight)."""
     match = _TIME.match(text)
     try:
         if match is not None:
             hour, minute, second, fraction = match.groups()
-            return dt.time(int(hour), int(minute), int(second or 0),
-                           int((fraction or "")[:6].ljust(6, "0")))
-        micros = parse_timestamp(text) % US_PER_DAY
-        return (dt.datetime.min + dt.timedelta(microseconds=micros)).time()
+            micros = int((fraction or "")[:6].ljust(6, "0"))
+            if int(hour) == 24 and int(minute) == int(second or 0) == micros == 0:
+                return US_PER_DAY
+            clock = dt.time(int(hour), int(minute), int(second or 0), micros)
+            return ((clock.hour * 60 + clock.minute) * 60 + clock.second) * 1_000_000 + micros
+        return parse_timestamp(text) % US_PER_DAY
     except (ValueError, UnsupportedSql):  # DatetimeError too; an infinity has no time
         pass
     raise DatetimeError(f'time field value out of range: "{text}", expected format is '
@@ -565,6 +569,30 @@ def month_lengths(months: np.ndarray) -> np.ndarray:
         .astype(np.int64)
 
 
+def micros_as_times(micros, target: pa.DataType = pa.time64("us")):
+    """int64 microseconds since midnight as TIMEs of ``target``'s unit (a whole day is
+    24:00:00, kept as DuckDB keeps it: Arrow's value one past its last time of day)."""
+    return pc.cast(pc.cast(micros, pa.time64("us")), target, safe=False)
+
+
+def end_of_day(times):
+    """Where TIMEs (any unit) are 24:00:00, DuckDB's end of the day."""
+    return pc.equal(_micros_of_day(times), US_PER_DAY)
+
+
+def _time_part(part: str, times):
+    """A part of the clock of TIMEs, counted from their microseconds (24:00:00 is hour 24)."""
+    micros = _micros_of_day(times)
+    if part == "hour":
+        return pc.divide(micros, 3_600_000_000)
+    of_minute = pc.subtract(micros, pc.multiply(pc.divide(micros, 60_000_000), 60_000_000))
+    if part == "minute":
+        return pc.subtract(pc.divide(micros, 60_000_000),
+                           pc.multiply(pc.divide(micros, 3_600_000_000), 60))
+    return pc.divide(of_minute, {"second": 1_000_000, "millisecond": 1000,
+                                 "microsecond": 1}[part])
+
+
 def _micros_of_day(times):
     """TIME values (any Arrow time unit) as int64 microseconds since midnight (nanoseconds
     cut, as DuckDB's TIME holds microseconds)."""
@@ -651,6 +679,8 @@ def extract(part: str, value):
         return pc.add(pc.divide(_epoch(value), 86400.0), float(_JULIAN_EPOCH))
     if pa.types.is_date(value.type) and part in TIME_PARTS:  # a DATE is at midnight
         return _zeros(value)
+    if pa.types.is_time(value.type):
+        return _time_part(part, value)
     return pc.cast(_PART_FUNCS[part](arrow_calendar(value)), pa.int64())
 
 

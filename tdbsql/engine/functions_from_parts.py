@@ -78,7 +78,5 @@ def _make_timestamp(ctx, year, month, day, hour, minute, seconds):
 @register("time_from_parts", 3, aliases=("make_time",))
 def _make_time(ctx, hour, minute, seconds):
     (hour, minute, seconds), valid, constant = _columns(ctx, (hour, minute), seconds)
-    micros = _time_micros(ctx, hour, minute, seconds, valid)
-    if (valid & (micros >= 86_400 * _US_PER_SECOND)).any():
-        raise ctx.error("a TIME of 24:00:00 (DuckDB's end of the day) is not supported")
+    micros = _time_micros(ctx, hour, minute, seconds, valid)  # 24:00:00 is DuckDB's too
     return _answer(micros, valid, pa.time64("us"), constant)

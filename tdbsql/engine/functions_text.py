@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from ..errors import UnsupportedSql
 from . import graphemes, like_match, text_search
 from .arrow_calendar import arrow_calendar
-from .datetime_ops import Interval
+from .datetime_ops import Interval, end_of_day
 from .functions import per_distinct, python_map, register
 from .interval_text import interval_text
 from .frame import broadcast
@@ -204,6 +204,8 @@ def text_of(value):
     if value_kind == "time" or value_kind == "timestamp":
         text = pc.replace_substring_regex(text, r"\.0+$", "")
         text = pc.replace_substring_regex(text, r"(\.\d*[1-9])0+$", r"\1")
+    if value_kind == "time":  # Arrow has no text for DuckDB's end of the day
+        text = pc.if_else(end_of_day(value), "24:00:00", text)
     return text
 
 

@@ -466,13 +466,14 @@ def read_times(value, target: pa.DataType):
     """Strings read as TIMEs (``dto.parse_time``), once per distinct string; NULL where one
     does not read."""
     if isinstance(value, pa.Scalar):
-        return pa.scalar(_read_time(value.as_py()) if value.is_valid else None, target)
+        return read_times(pa.array([value.as_py()], value.type), target)[0]
     if isinstance(value, pa.ChunkedArray):
         value = value.combine_chunks() if value.num_chunks != 1 else value.chunk(0)
         return pa.chunked_array([read_times(value, target)], target)
     distinct = pc.unique(value)
-    times = pa.array([None if text is None else _read_time(text)
-                      for text in distinct.to_pylist()], target)
+    micros = pa.array([None if text is None else _read_time(text)
+                       for text in distinct.to_pylist()], pa.int64())
+    times = dto.micros_as_times(micros, target)
     return pc.take(times, pc.index_in(value, value_set=distinct))
 
 
