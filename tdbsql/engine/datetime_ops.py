@@ -447,6 +447,18 @@ def parse_time(text: str) -> int:
                         "([YYYY-MM-DD ]HH:MM:SS[.MS])")
 
 
+def parse_time_ns(text: str) -> int:
+    """``parse_time``'s TIME in nanoseconds, with the 7th to 9th digits of the seconds'
+    fraction (DuckDB's TIME_NS; later digits dropped)."""
+    micros = parse_time(text)
+    match = _TIME.match(text)
+    extra = int((match.group(4) or "")[6:9].ljust(3, "0")) if match else 0
+    if micros == US_PER_DAY and extra:
+        raise DatetimeError(f'time field value out of range: "{text}", expected format is '
+                            "([YYYY-MM-DD ]HH:MM:SS[.MS])")
+    return micros * 1000 + extra
+
+
 # --- arithmetic -----------------------------------------------------------------------------
 
 
@@ -569,10 +581,17 @@ def month_lengths(months: np.ndarray) -> np.ndarray:
         .astype(np.int64)
 
 
-def micros_as_times(micros, target: pa.DataType = pa.time64("us")):
-    """int64 microseconds since midnight as TIMEs of ``target``'s unit (a whole day is
-    24:00:00, kept as DuckDB keeps it: Arrow's value one past its last time of day)."""
-    return pc.cast(pc.cast(micros, pa.time64("us")), target, safe=False)
+def micros_as_times(micros, target: pa.DataType = pa.time64("us"), unit: str = "us"):
+    """int64 microseconds (or ``unit``s) since midnight as TIMEs of ``target``'s unit (a whole
+    day is 24:00:00, kept as DuckDB keeps it: Arrow's value one past its last time of day)."""
+    return pc.cast(pc.cast(micros, pa.time64(unit)), target, safe=False)
+
+
+def rounded_to_micros(times, target: pa.DataType):
+    """TIME_NS values as TIMEs of ``target``, rounded to the microsecond half up, as DuckDB's
+    cast rounds them (23:59:59.9999995 becomes 24:00:00, the end of the day)."""
+    nanos = pc.cast(times, pa.int64())
+    return micros_as_times(pc.divide(pc.add(nanos, 500), 1000), target)
 
 
 def end_of_day(times):
@@ -599,10 +618,18 @@ def _micros_of_day(times):
     return pc.cast(pc.cast(times, pa.time64("us"), safe=False), pa.int64())
 
 
+def _arithmetic_micros(times):
+    """``_micros_of_day`` of the TIMEs an arithmetic operator takes: DuckDB has none for a
+    TIME_NS (no ``TIME_NS + INTERVAL``, no ``DATE + TIME_NS``), nor do we."""
+    if times.type == pa.time64("ns"):
+        raise DatetimeError("no arithmetic on a TIME_NS (DuckDB has none): cast it to TIME")
+    return _micros_of_day(times)
+
+
 def add_time_interval(times, interval: Interval):
     """``TIME + INTERVAL`` -> TIME, as DuckDB: only the interval's time part counts (its days
     and months are dropped) and the clock wraps around midnight (23:00 + 2 hours = 01:00)."""
-    micros = pc.add(_micros_of_day(times), interval.micros % US_PER_DAY)
+    micros = pc.add(_arithmetic_micros(times), interval.micros % US_PER_DAY)
     wrapped = pc.if_else(pc.greater_equal(micros, US_PER_DAY),
                          pc.subtract(micros, US_PER_DAY), micros)
     return pc.cast(wrapped, pa.time64("us"))
@@ -611,7 +638,7 @@ def add_time_interval(times, interval: Interval):
 def add_time_micros(times, micros):
     """``TIME + INTERVAL`` for an INTERVAL computed from timestamps (BIGINT microseconds, a
     value per row): the clock wraps around midnight, as ``add_time_interval``."""
-    total = pc.add_checked(_micros_of_day(times), micros)
+    total = pc.add_checked(_arithmetic_micros(times), micros)
     rest = pc.subtract(total, pc.multiply(pc.divide(total, US_PER_DAY), US_PER_DAY))
     wrapped = pc.if_else(pc.less(rest, 0), pc.add(rest, US_PER_DAY), rest)
     return pc.cast(wrapped, pa.time64("us"))
@@ -619,7 +646,7 @@ def add_time_micros(times, micros):
 
 def date_at_time(dates, times):
     """``DATE + TIME`` -> the TIMESTAMP at that time of that day."""
-    offsets = pc.cast(_micros_of_day(times), pa.duration("us"))
+    offsets = pc.cast(_arithmetic_micros(times), pa.duration("us"))
     return pc.add_checked(to_timestamp(dates), offsets)
 
 
@@ -693,6 +720,8 @@ def _epoch(value):
     if pa.types.is_date(value.type):
         days = pc.cast(pc.cast(value, pa.int32()), pa.float64())
         return pc.multiply(days, 86400.0)
+    if pa.types.is_time(value.type):  # a TIME_NS's nanoseconds cut, as DuckDB's
+        return pc.divide(pc.cast(_micros_of_day(value), pa.float64()), 1e6)
     if value.type.unit == "ns":  # DuckDB counts a TIMESTAMP_NS's rounded microseconds
         value = to_coarser_unit(value, pa.timestamp("us", tz=value.type.tz))
     per_second = float(PER_SECOND[value.type.unit])  # ticks past 2**53 round, as DuckDB's

@@ -41,7 +41,7 @@ from .functions_text import as_text
 from .interval_compare import both_intervals, compare_intervals, is_interval
 from .list_compare import compare_lists
 from .list_values import is_list
-from .value_types import (unsigned_zeros, cast_value, common_type, comparable_pair, numbered_bool,
+from .value_types import (unsigned_zeros, cast_value, common_type, comparable_pair, numbered_bool, nanosecond_time,
                           compare_plain, fit_literals, has_cast, integer_literal_arrow_type,
                           is_dictionary, join_strings, kind, nan_members, null_like, null_unconvertible, on_values, plain,
                           type_name)
@@ -61,6 +61,7 @@ _CAST_TYPES = {
     T.DATETIME: pa.timestamp("us"), T.TIMESTAMP_S: pa.timestamp("s"),
     T.TIMESTAMP_MS: pa.timestamp("ms"), T.TIMESTAMP_NS: pa.timestamp("ns"),
     T.TIME: pa.time64("us"),  # (TIME WITH TIME ZONE has no Arrow type: no CAST to it)
+    T.TIME_NS: pa.time64("ns"),
     T.BLOB: pa.binary(), T.VARBINARY: pa.binary(), T.BINARY: pa.binary(),
 }
 
@@ -585,6 +586,7 @@ class Evaluator:
             return self.compare(flipped, right, left, node)
         if op in ("equal", "not_equal"):
             left, right = numbered_bool(left, right.type), numbered_bool(right, left.type)
+            left, right = nanosecond_time(left, right.type), nanosecond_time(right, left.type)
         left, right = self.coerce_pair(left, right, node, f"compare ({op.replace('_', ' ')})")
         return compare_plain(op, left, right)
 

@@ -57,7 +57,8 @@ _TYPE_NAMES = (
     (lambda t: pa.types.is_string(t) or pa.types.is_large_string(t), "VARCHAR"),
     (lambda t: pa.types.is_binary(t) or pa.types.is_large_binary(t)
      or pa.types.is_fixed_size_binary(t), "BLOB"),
-    (pa.types.is_date, "DATE"), (pa.types.is_time, "TIME"),
+    (pa.types.is_date, "DATE"), (lambda t: pa.types.is_time64(t) and t.unit == "ns", "TIME_NS"),
+    (pa.types.is_time, "TIME"),
     (lambda t: pa.types.is_timestamp(t) and t.tz is not None, "TIMESTAMP WITH TIME ZONE"),
     (lambda t: pa.types.is_timestamp(t) and t.unit == "s", "TIMESTAMP_S"),
     (lambda t: pa.types.is_timestamp(t) and t.unit == "ms", "TIMESTAMP_MS"),
@@ -452,11 +453,13 @@ def _to_time(value, target: pa.DataType):
     if source == "string":
         times = read_times(value, target)
         bad = _first_null_made(value, times)
-        if bad is not None:
-            dto.parse_time(bad)  # raises DuckDB's words for the first that does not read
+        if bad is not None:  # raises DuckDB's words for the first that does not read
+            dto.parse_time_ns(bad) if target.unit == "ns" else dto.parse_time(bad)
         return times
     if source == "timestamp" and value.type.tz is None and value.type.unit == "ns":
         value = dto.to_coarser_unit(value, pa.timestamp("us"))  # rounded, as DuckDB's
+    if source == "time" and value.type.unit == "ns" and target.unit != "ns":
+        return dto.rounded_to_micros(value, target)  # 23:59:59.9999995 is 24:00:00
     if source == "time" or (source == "timestamp" and value.type.tz is None):
         return pc.cast(value, target, safe=False)  # nanoseconds are cut, as DuckDB does
     raise ValueError(f"there is no cast from {type_name(value.type)}")
@@ -471,15 +474,16 @@ def read_times(value, target: pa.DataType):
         value = value.combine_chunks() if value.num_chunks != 1 else value.chunk(0)
         return pa.chunked_array([read_times(value, target)], target)
     distinct = pc.unique(value)
-    micros = pa.array([None if text is None else _read_time(text)
-                       for text in distinct.to_pylist()], pa.int64())
-    times = dto.micros_as_times(micros, target)
+    unit = "ns" if target.unit == "ns" else "us"  # a TIME_NS keeps its nanoseconds
+    ticks = pa.array([None if text is None else _read_time(text, unit)
+                      for text in distinct.to_pylist()], pa.int64())
+    times = dto.micros_as_times(ticks, target, unit)
     return pc.take(times, pc.index_in(value, value_set=distinct))
 
 
-def _read_time(text: str):
+def _read_time(text: str, unit: str):
     try:
-        return dto.parse_time(text)
+        return dto.parse_time_ns(text) if unit == "ns" else dto.parse_time(text)
     except dto.DatetimeError:
         return None
 
@@ -812,6 +816,16 @@ def numbered_bool(value, other: pa.DataType):
     if kind(other) == "decimal":  # a digit before the point for the 1
         other = pa.decimal128(max(other.precision, other.scale + 1), other.scale)
     return cast_value(cast_value(value, pa.int64()), other)
+
+
+def nanosecond_time(value, other: pa.DataType):
+    """A TIME tested for equality (``=``, ``<>``) with a TIME_NS: as a TIME_NS, exactly, as
+    DuckDB compares them (ordering the two is DuckDB's error, and ours); other values as
+    they are."""
+    if not (pa.types.is_time(value.type) and pa.types.is_time64(other) and other.unit == "ns"
+            and value.type != other):
+        return value
+    return pc.cast(value, other)
 
 
 def float32_literal(left, right):
