@@ -286,13 +286,30 @@ def divide(ev, node):
 
 
 def integer_divide(ev, node):
-    left, right = _numbers(ev, node, ev(node.this), ev(node.expression))
+    left, right = plain(ev(node.this)), plain(ev(node.expression))
+    if {kind(left.type), kind(right.type)} == {"int", "uint"} and pa.types.is_decimal(
+            integer_arithmetic_type((left.type, right.type), (
+                integer_literal(node.this), integer_literal(node.expression)))):
+        return _huge_quotient(ev, node, left, right)  # DuckDB's HUGEINT //: exact
+    left, right = _numbers(ev, node, left, right)
     if kind(left.type) == "decimal":  # DuckDB: // of DECIMALs is a DOUBLE division
         left, right = cast_value(left, pa.float64()), cast_value(right, pa.float64())
     if kind(left.type) == "float":  # DuckDB: // on DOUBLE is plain division
         _no_zero_divisor(ev, node, right, left)
         return pc.divide(left, right)
     return _checked(ev, node, "divide_checked", left, right)
+
+
+def _huge_quotient(ev, node, left, right):
+    """``left // right`` of a UBIGINT and a signed integer (DuckDB computes it as HUGEINT),
+    truncated toward zero, exact: the magnitudes' quotient in uint64, its sign put back, as
+    the DECIMAL(20,0) that stands for HUGEINT beside a UBIGINT (``common_type``)."""
+    magnitudes = [pc.cast(pc.abs(v) if kind(v.type) == "int" else v, pa.uint64(), safe=False)
+                  for v in (left, right)]  # abs(-2**63) wraps to 2**63 as a uint64
+    _no_zero_divisor(ev, node, magnitudes[1], left)
+    quotient = pc.cast(pc.divide(*magnitudes), pa.decimal128(20, 0))
+    negative = [pc.less(v, 0) if kind(v.type) == "int" else pa.scalar(False) for v in (left, right)]
+    return pc.if_else(pc.xor(*negative), pc.negate(quotient), quotient)
 
 
 def modulo(ev, node):
@@ -309,7 +326,8 @@ def modulo(ev, node):
 
 def _no_zero_divisor(ev, node, divisor, dividend):
     """DuckDB's error for a zero divisor -- beside a NULL dividend the result is NULL."""
-    zero = pc.and_(pc.equal(divisor, 0), pc.is_valid(dividend))
+    nought = pa.scalar(0, divisor.type) if kind(divisor.type) in ("int", "uint", "float") else 0
+    zero = pc.and_(pc.equal(divisor, nought), pc.is_valid(dividend))  # (a UBIGINT past 2**63)
     if pc.any(zero).as_py() if not isinstance(zero, pa.Scalar) else zero.as_py():
         raise ev.error("division by zero", node)
 
