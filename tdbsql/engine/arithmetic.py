@@ -291,6 +291,10 @@ def integer_divide(ev, node):
             integer_arithmetic_type((left.type, right.type), (
                 integer_literal(node.this), integer_literal(node.expression)))):
         return _huge_quotient(ev, node, left, right)  # DuckDB's HUGEINT //: exact
+    sides = ((left, node.this), (right, node.expression))
+    if any(_huge_literal(v, n) for v, n in sides) and \
+            all(kind(v.type) in ("int", "uint") or _huge_literal(v, n) for v, n in sides):
+        return _literal_quotient(ev, node, left, right)
     left, right = _numbers(ev, node, left, right)
     if kind(left.type) == "decimal":  # DuckDB: // of DECIMALs is a DOUBLE division
         left, right = cast_value(left, pa.float64()), cast_value(right, pa.float64())
@@ -310,6 +314,35 @@ def _huge_quotient(ev, node, left, right):
     quotient = pc.cast(pc.divide(*magnitudes), pa.decimal128(20, 0))
     negative = [pc.less(v, 0) if kind(v.type) == "int" else pa.scalar(False) for v in (left, right)]
     return pc.if_else(pc.xor(*negative), pc.negate(quotient), quotient)
+
+
+def _huge_literal(value, node) -> bool:
+    """An integer literal past BIGINT and UBIGINT: DuckDB's HUGEINT, the DECIMAL(38,0) that
+    stands for it here (not a DECIMAL(38,0) of the query's own, which // divides as a
+    DOUBLE, as DuckDB)."""
+    return kind(value.type) == "decimal" and integer_literal(node) is not None
+
+
+def _literal_quotient(ev, node, left, right):
+    """``left // right`` with a HUGEINT literal and integers: truncated toward zero, exact,
+    in Python's integers (one value a row: such a literal beside a column is rare)."""
+    rows = max((len(v) for v in (left, right) if not isinstance(v, pa.Scalar)), default=None)
+    pairs = zip(*(_python_ints(v, rows) for v in (left, right)))
+    quotients = []
+    for a, b in pairs:
+        if b == 0 and a is not None:
+            raise ev.error("division by zero", node)
+        quotients.append(None if a is None or b is None else
+                         (abs(a) // abs(b)) * (-1 if (a < 0) != (b < 0) else 1))
+    result = pa.array([None if q is None else decimal.Decimal(q) for q in quotients],
+                      pa.decimal128(38, 0))
+    return result[0] if rows is None else result
+
+
+def _python_ints(value, rows: int | None) -> list:
+    if isinstance(value, pa.Scalar):
+        return [value.as_py() if value.is_valid else None] * (rows or 1)
+    return [None if v is None else int(v) for v in value.to_pylist()]
 
 
 def modulo(ev, node):
