@@ -63,15 +63,51 @@ def test_a_string_that_is_no_date_is_an_error(tmp_path):
 
 
 def test_strings_are_not_compared_with_raw_counts(tmp_path):
-    """SQL reads years as a raw count (DuckDB: "Could not convert string '2020-01-01' to
-    INT64"), and TIME fields are not compared with strings."""
+    """SQL reads years (and TIME_PS) as a raw count (DuckDB: "Could not convert string
+    '2020-01-01' to INT64")."""
     path = str(tmp_path / "a")
     create(path, S.Schema([S.Dim("x", "int64", (0, 99), 10)],
-                          [S.Attr("y", "datetime64[Y]"), S.Attr("t", "timedelta64[ms]")]))
+                          [S.Attr("y", "datetime64[Y]"), S.Attr("p", "timedelta64[ps]")]))
     with pytest.raises(UnsupportedSql, match="raw count"):
         delete(path, "y = '2020-01-01'")
-    with pytest.raises(UnsupportedSql, match="TIME column 't'"):
-        delete(path, "t IN ('01:00:00', '02:00:00')")
+    with pytest.raises(UnsupportedSql, match="raw count"):
+        delete(path, "p IN ('01:00:00', '02:00:00')")
+
+
+TIME_UNITS = {"th": "h", "tm": "m", "ts": "s", "tms": "ms", "tus": "us", "tns": "ns"}
+TIME_COUNTS = [0, 1, 2, 23, 5, 7]
+TIME_WHERES = [
+    "tms IN ('00:00:00.001', '00:00:00.0065')", "tms < '00:00:00.0015'", "tms = '00:00:00'",
+    "tus > '00:00:00.000001'", "tus <= '00:00:00.000005'", "ts < '00:00:01.5'",
+    "ts >= '00:00:02.0000001'", "ts = '00:00:23'", "tm < '00:01:30'", "tm > '00:00:59.999'",
+    "th <= '02:00'", "th = '01:00:00.5'", "th < '24:00:00'", "tns = '00:00:00.000000005'",
+    "tns < '00:00:00.0000000015'", "tns BETWEEN '00:00:00.000000001' AND '00:00:00.000000007'",
+    "tns > '00:00:00'", "NOT (ts IN ('00:00:01', '00:00:05'))", "ts < '1970-01-01 00:00:02'",
+    "tms <> '00:00:00.007'", "ts = 'epoch'",
+]
+
+
+@pytest.mark.parametrize("where", TIME_WHERES)
+def test_a_time_column_compares_with_strings_as_duckdb(tmp_path, where):
+    """A time field's string is DuckDB's CAST to TIME (microseconds; TIME_NS: nanoseconds),
+    compared exactly with the stored counts (was UnsupportedSql)."""
+    path = str(tmp_path / "a")
+    create(path, S.Schema([S.Dim("x", "int64", (0, 99), 10)],
+                          [S.Attr(name, f"timedelta64[{unit}]")
+                           for name, unit in TIME_UNITS.items()]))
+    write(path, {"x": np.arange(len(TIME_COUNTS)),
+                 **{name: np.array(TIME_COUNTS, dtype=f"m8[{unit}]")
+                    for name, unit in TIME_UNITS.items()}}, timestamp=10)
+    source = tdbsql.query("SELECT * FROM array", path)  # the SQL types DuckDB compares
+    delete(path, where, timestamp=20)
+    assert_deleted_as_duckdb(path, source, where)
+
+
+def test_a_time_string_that_does_not_read_is_an_error(tmp_path):
+    path = str(tmp_path / "a")
+    create(path, S.Schema([S.Dim("x", "int64", (0, 99), 10)], [S.Attr("t", "timedelta64[ms]")]))
+    with pytest.raises(SqlError, match="cannot read '25:00' as a TIME_MS value"):
+        delete(path, "t < '25:00'")
 
 
 NUMBERS = ["d < 5", "5 > d", "s = 3", "ms <> 0", "ns > -1", "h <= 2.5", "m >= 1e0", "w = TRUE",

@@ -319,11 +319,8 @@ class _Builder:
                                self.sql, _span(item))
 
     def _refuse_text_as_count(self, column: str, value: str) -> None:
-        """A string compared with a time field, or with a datetime field SQL reads as a raw
-        count (years, months, ps, fs, as): not supported."""
-        if type_info(self.fields[column].datatype).kind == "time":
-            raise UnsupportedSql(f"DELETE: comparing the TIME column {column!r} with the "
-                                 f"string {value!r} is not supported")
+        """A string compared with a datetime or time field SQL reads as a raw count (years,
+        months, ps, fs, as): not supported."""
         raise UnsupportedSql(f"DELETE: column {column!r} reads as a raw count in SQL; "
                              f"compare it with numbers, not with the string {value!r}")
 
