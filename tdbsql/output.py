@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 MAX_CELL = 60
 
@@ -36,11 +37,28 @@ def write_table(table: pa.Table | pa.RecordBatchReader, fmt: str, output: str | 
                     writer.write_table(part)
         return
     render = {"table": render_table, "csv": render_csv, "json": render_json}[fmt]
+    parts = (_end_of_day_as_text(part) for part in parts)
     if output is None:
         _write_parts(sys.stdout, render, parts)
     else:
         with open(output, "w", encoding="utf-8") as f:
             _write_parts(f, render, parts)
+
+
+def _end_of_day_as_text(table: pa.Table) -> pa.Table:
+    """A TIME column holding DuckDB's 24:00:00 (no Python time, no Arrow text) as its text,
+    as DuckDB prints it; other columns as they are."""
+    for i, column_type in enumerate(table.schema.types):
+        if pa.types.is_time(column_type):
+            from .engine.datetime_ops import end_of_day
+
+            column = table.column(i)
+            if pc.any(end_of_day(column)).as_py():
+                from .engine import functions  # noqa: F401 (its function modules in order)
+                from .engine.functions_text import text_of
+
+                table = table.set_column(i, table.field(i).name, text_of(column))
+    return table
 
 
 def _write_parts(out, render, parts) -> None:

@@ -51,6 +51,17 @@ def test_float_values_print_as_duckdb_prints_them():
         [12.7, 1e20, None]
 
 
+@pytest.mark.parametrize("fmt, want", [("table", "24:00:00 | 10:00:00.500000"),
+                                       ("csv", '"24:00:00",10:00:00.500000'),
+                                       ("json", '{"t": "24:00:00", "u": "10:00:00.500000"}')])
+def test_the_end_of_the_day_prints_as_duckdb_prints_it(fmt, want):
+    """TIME '24:00:00' (DuckDB's end of the day, Arrow's one past its last time of day) has no
+    Python time and no Arrow text: it printed as 00:00:00 or Arrow's '<value out of range>'."""
+    proc = run("query", "SELECT TIME '24:00:00' AS t, TIME '10:00:00.5' AS u", "--format", fmt)
+    assert proc.returncode == 0, proc.stderr
+    assert want in proc.stdout
+
+
 def test_query_sql_from_stdin_and_csv():
     proc = run("query", "-", SAMPLE, "--format", "csv",
                stdin="SELECT day, station FROM array WHERE day = 0 ORDER BY station")
