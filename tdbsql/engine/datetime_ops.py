@@ -594,6 +594,18 @@ def rounded_to_micros(times, target: pa.DataType):
     return micros_as_times(pc.divide(pc.add(nanos, 500), 1000), target)
 
 
+def time_ticks(times, per_second: int):
+    """TIMEs (any unit) as whole ``per_second`` ticks since midnight, the rest cut, as
+    DuckDB's epoch_ms / epoch_us / epoch_ns count them (a TIME_NS its own nanoseconds)."""
+    if times.type == pa.time64("ns"):
+        nanos = pc.cast(times, pa.int64())
+        return nanos if per_second == 10**9 else pc.divide(nanos, 10**9 // per_second)
+    micros = _micros_of_day(times)
+    if per_second >= 10**6:
+        return pc.multiply(micros, per_second // 10**6)
+    return pc.divide(micros, 10**6 // per_second)
+
+
 def end_of_day(times):
     """Where TIMEs (any unit) are 24:00:00, DuckDB's end of the day."""
     return pc.equal(_micros_of_day(times), US_PER_DAY)

@@ -363,7 +363,10 @@ class Evaluator:
             raise self.error(f"IN list: {err}", node) from None
         has_null = any(not item.is_valid for item in cast_items)
         valid_items = [item for item in cast_items if item.is_valid]
-        candidates = unsigned_zeros(pa.array([item.as_py() for item in valid_items], target))
+        # (the scalars themselves: a TIME of 24:00:00 has no Python value, midnight would
+        # stand for it)
+        candidates = unsigned_zeros(pa.array(valid_items, target) if pa.types.is_time(target)
+                                    else pa.array([item.as_py() for item in valid_items], target))
 
         def member(values):
             try:

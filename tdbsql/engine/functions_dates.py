@@ -228,7 +228,7 @@ def _dates_of_parts(ctx, years, months, days, valid) -> np.ndarray:
 def _unix_to_time(ctx, value, scale=None):
     """to_timestamp(seconds) (scale None), epoch_ms(n) (scale 3) and make_timestamp(n)
     (microseconds, scale 6) as sqlglot names them; epoch_ms of a DATE / TIMESTAMP is its
-    milliseconds since the epoch instead."""
+    milliseconds since the epoch instead, of a TIME since midnight."""
     value = plain(value)
     if scale is None:
         seconds = ctx.double(value, 0)
@@ -239,6 +239,10 @@ def _unix_to_time(ctx, value, scale=None):
         return pc.cast(micros, pa.timestamp("us", tz="UTC"))
     if scale.as_py() == 3 and is_interval_value(value):  # its milliseconds, a month 30 days
         return _interval_ticks(ctx, value, 1_000)
+    if scale.as_py() == 3 and pa.types.is_time(value.type):  # milliseconds since midnight
+        if value.type == pa.time64("ns"):  # DuckDB's conversion error
+            raise ctx.error("there is no epoch_ms() of a TIME_NS (cast it to TIME)", 0)
+        return dto.time_ticks(value, 1_000)
     if pa.types.is_date(value.type):
         return dto.epoch_micros(value, 1000)
     if kind(value.type) == "timestamp":  # microseconds to milliseconds as DuckDB casts them
@@ -262,6 +266,8 @@ def _epoch_ms(ctx, value):
 
 @register("epoch_us", 1)
 def _epoch_us(ctx, value):
+    if pa.types.is_time(plain(value).type):
+        return dto.time_ticks(plain(value), 10**6)
     if is_interval_value(plain(value)):
         return _interval_ticks(ctx, plain(value), 1_000_000)
     return dto.epoch_micros(ctx.temporal(value, 0))
@@ -276,6 +282,8 @@ def _interval_ticks(ctx, value, per_second: int):
 
 @register("epoch_ns", 1)
 def _epoch_ns(ctx, value):
+    if pa.types.is_time(plain(value).type):
+        return dto.time_ticks(plain(value), 10**9)
     if is_interval_value(plain(value)):
         return _interval_ticks(ctx, plain(value), 1_000_000_000)
     value = ctx.temporal(value, 0)
