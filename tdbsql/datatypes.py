@@ -9,7 +9,9 @@ TileDB                                 Arrow
 =====================================  ===========================================
 INT8..UINT64, FLOAT32/64               the same numeric type
 BOOL                                   bool
-CHAR, STRING_ASCII, STRING_UTF8        string (raw bytes kept; invalid UTF-8 -> binary)
+CHAR                                   binary (bytes, as ``tiledb`` reads CHAR: the type of
+                                       the column, never of the bytes it holds)
+STRING_ASCII, STRING_UTF8              string (raw bytes kept; invalid UTF-8 -> binary)
 STRING_UTF16/UCS2, UTF32/UCS4          string (transcoded from UTF-16-LE / UTF-32-LE; binary if
                                        a cell is not valid: raw bytes are never altered)
 BLOB, GEOM_WKB, ANY                    binary
@@ -247,6 +249,8 @@ def arrow_value_type(datatype: int):
     info = type_info(datatype)
     if info.kind == "bool":
         return pa.bool_()
+    if datatype == Datatype.CHAR:  # bytes, as ``tiledb`` reads it, whatever they hold
+        return pa.binary()
     if info.kind == "string":
         return pa.string()
     if info.kind == "binary":

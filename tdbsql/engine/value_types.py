@@ -609,11 +609,11 @@ def _string_to_blob(value, target: pa.DataType):
     special = pc.or_(pc.match_substring(value, "\\"), pc.invert(pc.string_is_ascii(value)))
     if not pc.any(special).as_py():
         return pc.cast(value, target)
-    return pa.array([None if text is None else _blob_of(text) for text in value.to_pylist()],
+    return pa.array([None if text is None else blob_of(text) for text in value.to_pylist()],
                     target)
 
 
-def _blob_of(text: str) -> bytes:
+def blob_of(text: str) -> bytes:
     if not text.isascii():
         raise ValueError(f"Invalid byte encountered in STRING -> BLOB conversion of string "
                          f"{text!r}: all non-ascii characters must be escaped with hex codes "

@@ -99,7 +99,9 @@ def _kind(name, datatype, cvn, is_dim, nullable) -> FieldKind:
         domain = "float"
     elif cvn == 1 and info.kind == "datetime" and info.unit in _UNIT_NS:
         domain, unit_ns = "datetime", _UNIT_NS[info.unit]
-    text = cvn == VAR_NUM and info.kind == "string" and info.size == 1
+    # (CHAR is a BLOB in SQL: no LIKE, and a string constant is read as a BLOB's bytes)
+    text = cvn == VAR_NUM and info.kind == "string" and info.size == 1 and \
+        datatype != Datatype.CHAR
     return FieldKind(name, int(datatype), is_dim, nullable, domain, unit_ns, text)
 
 
@@ -291,12 +293,26 @@ def _make(kind: FieldKind, test_kind: str, bounds) -> Test | None:
     return Test(kind.name, test_kind, tuple(intervals), empty=not intervals)
 
 
+def _stored_bytes(kind: FieldKind, text: str) -> bytes | None:
+    """A string constant as the bytes SQL compares a string field's cells with: its UTF-8,
+    or for CHAR (a BLOB in SQL) the BLOB DuckDB reads it as (``\\xAA`` a byte); None when it
+    reads as none (the evaluator raises DuckDB's error)."""
+    if kind.datatype != Datatype.CHAR:
+        return text.encode("utf-8")
+    from ..engine.value_types import blob_of
+
+    try:
+        return blob_of(text)
+    except ValueError:
+        return None
+
+
 def _domain_value(kind: FieldKind, value):
     """A literal as a number (int/float/Fraction) or bytes comparable with the stored values."""
     if value is None:
         return None
     if kind.domain == "bytes":
-        return value.encode("utf-8") if isinstance(value, str) else None
+        return _stored_bytes(kind, value) if isinstance(value, str) else None
     if isinstance(value, str) or isinstance(value, bool):
         return None
     if kind.domain == "datetime":

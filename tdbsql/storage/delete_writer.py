@@ -46,7 +46,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from ..datatypes import VAR_NUM, Datatype, arrow_value_type, string_codec, type_info
-from ..engine.value_types import type_name
+from ..engine.value_types import blob_of, type_name
 from ..errors import NotSupportedError, SqlError, UnsupportedSql
 from ..format.delete_condition import (
     CombinationOp, ConditionOp, ExprNode, Node, NullTest, ValueNode, encode_delete_condition,
@@ -359,6 +359,11 @@ class _Builder:
             if not isinstance(value, str):
                 raise SqlError(f"column {column!r} is a string: compare it with a string literal",
                                self.sql, _span(item))
+            if field.datatype == Datatype.CHAR:  # a BLOB in SQL: the string read as one
+                try:
+                    return blob_of(value)
+                except ValueError as err:
+                    raise SqlError(f"column {column!r}: {err}", self.sql, _span(item)) from None
             return value.encode(string_codec(field.datatype))
         if info.kind == "bool":
             if value != int(value):
