@@ -40,14 +40,15 @@ input's row order, with DuckDB's semantics:
   read them as NULLs.  As in DuckDB, FILTER on ranking and navigation functions is an error.
 * ``ORDER BY`` in an aggregate's arguments (``list(x ORDER BY y) OVER (...)``) orders the
   rows of a whole-partition aggregate instead of the window order; the order-blind
-  aggregates ignore it over any frame.
+  aggregates ignore it over any frame.  In a navigation function's arguments
+  (``first_value(x ORDER BY y)``, ``lead(x ORDER BY y)``) it orders each frame's rows
+  (``engine.window_argument_order``).
 
 The frame clause is checked (DuckDB's parser and binder errors) for every function, those that
-ignore the frame too.  Not supported (``UnsupportedSql``): DISTINCT aggregates and
-aggregates other than count/sum/avg/min/max/array_agg/string_agg over a moving frame (DuckDB
-orders the values of a DISTINCT array_agg / string_agg over a frame by its hash table: no
-order to match), array_agg / string_agg with an ORDER BY of their own over a moving frame,
-RANGE offsets over DECIMAL, TIME or INTERVAL keys, or written as strings.
+ignore the frame too.  Not supported (``UnsupportedSql``): ORDER BY in a ranking function's
+arguments, lead / lag with one over a frame that leaves out the current row, sum / avg
+(DISTINCT ...) of other than numbers over a moving frame, RANGE offsets over DECIMAL, TIME or
+INTERVAL keys, or written as strings.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ from ..errors import SqlError, UnsupportedSql
 from ..kernels import window as kernels
 from ..planner.column_names import written_call
 from . import datetime_ops as dto
-from . import decimal_values, window_lists
+from . import decimal_values, window_argument_order, window_lists
 from . import frame_exclusion as fx
 from .frame_minimum import NO_KEY, SparseMinimum
 from .dense_ranks import dense_ranks
@@ -113,8 +114,12 @@ def window_value(ev, node: exp.Window) -> pa.Array:
         ranks = ranking(window)
         return window.in_row_order(ranks if isinstance(ranks, pa.Array) else pa.array(ranks))
     if name in ("lag", "lead"):
+        if window.argument_order:
+            return window_argument_order.shifted(window, -1 if name == "lag" else 1)
         return window.shifted(-1 if name == "lag" else 1)
     if name in ("first_value", "last_value", "nth_value"):
+        if window.argument_order:
+            return window_argument_order.frame_value(window, name)
         return window.frame_value(name)
     func = FUNCTIONS_BY_NAME.get(name)
     if func == "count" and window.args and isinstance(window.args[0], exp.Star):
@@ -197,11 +202,12 @@ class _Window:
         self.name = _AS_WINDOW_FUNCTION.get(name, name)
         written = written_call(call)  # planner.windows notes the name the SQL used
         self.shown = name if written is None else written[0].lower()  # for messages
-        self.argument_order = ()  # the Ordered keys of ``f(x ORDER BY y)``
-        if self.args and isinstance(self.args[0], exp.Order):
-            self.argument_order = tuple(self.args[0].expressions)
-            self.args[0] = self.args[0].this
-            if self.name in _RANKING or self.name in _NAVIGATION:
+        self.argument_order = ()  # the keys of ``f(x ORDER BY y)`` (``f(x, n ORDER BY y)``)
+        ordered = [i for i, arg in enumerate(self.args) if isinstance(arg, exp.Order)]
+        if ordered:  # on the last argument, or the first (string_agg's, as sqlglot reads it)
+            self.argument_order = tuple(self.args[ordered[0]].expressions)
+            self.args[ordered[0]] = self.args[ordered[0]].this
+            if self.name in _RANKING:
                 raise UnsupportedSql(f"ORDER BY in the arguments of {self.shown}() over a "
                                      "window is not supported (the window's own ORDER BY is)")
         self.ignore_nulls = ignore_nulls
@@ -265,34 +271,39 @@ class _Window:
 
     # -- lag / lead ----------------------------------------------------------------------------
 
-    def shifted(self, direction: int) -> pa.Array:
+    def shifted(self, direction: int, bounds: tuple | None = None) -> pa.Array:
+        """lag (``direction`` -1) / lead (1) within each row's partition, or within the
+        ``(start, end)`` window positions given (a frame)."""
         values = self.argument(0)
         shift, known = self.integers(1, default=1)  # an offset per row; NULL: a NULL answer
         shift = np.clip(shift, -2**62, 2**62) * direction
         layout = self.layout
+        low, high = (layout.part_start, layout.part_end) if bounds is None else bounds
         target = self.position + shift
-        found = known & (target >= layout.part_start) & (target < layout.part_end)
+        found = known & (target >= low) & (target < high)
         if self.ignore_nulls:  # count only the rows whose value is not NULL
             before, valid_positions = _valid_counts(values, layout.order)
             # back: the |shift|-th valid row before this one; ahead: the shift-th after it
             k = np.where(shift < 0, before[self.position] + shift,
                          before[self.position + 1] + shift - 1)
-            within = np.where(shift < 0, k >= before[layout.part_start],
-                              k < before[layout.part_end])
+            within = np.where(shift < 0, k >= before[low], k < before[high])
             moved = valid_positions[np.where(within, k, 0)] if len(valid_positions) else k
             target = np.where(shift == 0, target, moved)  # offset 0: the row itself
             found = np.where(shift == 0, found, known & within)
         shifted = values.take(self.rows_at(target, found))
         if len(self.args) < 3:
             return shifted
-        defaulted = self._defaulted(shifted, found)
-        if known.all():
-            return defaulted
-        unknown = pa.array(~known[layout.inverse])  # a NULL offset: NULL, not the default
-        return pc.if_else(unknown, pa.scalar(None, shifted.type), defaulted)
+        return self.defaulted(shifted, known & ~found)  # a NULL offset: NULL, not the default
 
-    def _defaulted(self, shifted: pa.Array, found: np.ndarray) -> pa.Array:
-        """lag / lead's default (its third argument) where no row was found."""
+    def shares_order(self) -> bool:
+        """Does the call's own ORDER BY begin the window's (same keys, same directions)?"""
+        window = (self.node.args.get("order") or exp.Order()).expressions
+        return len(self.argument_order) <= len(window) and all(
+            _ordering(a) == _ordering(b) for a, b in zip(self.argument_order, window))
+
+    def defaulted(self, shifted: pa.Array, missing: np.ndarray) -> pa.Array:
+        """lag / lead's default (its third argument) where ``missing`` (by window
+        position)."""
         layout = self.layout
         default = self.ev.value(self.args[2])
         if isinstance(default, pa.Scalar) and not default.is_valid:
@@ -305,7 +316,7 @@ class _Window:
         except (ValueError, pa.ArrowNotImplementedError):  # ArrowInvalid is a ValueError
             raise self.error(f"the default of {self.shown}() does not match its value's type "
                              f"{shifted.type}") from None
-        return pc.if_else(pa.array(found[layout.inverse]), shifted, default)
+        return pc.if_else(pa.array(missing[layout.inverse]), default, shifted)
 
     # -- first_value / last_value / nth_value --------------------------------------------------
 
@@ -945,6 +956,11 @@ def _valid_counts(values: pa.Array, order: np.ndarray) -> tuple[np.ndarray, np.n
     entries) and the positions holding one."""
     valid = _valid(values)[order]
     return np.concatenate([[0], np.cumsum(valid)]), np.flatnonzero(valid)
+
+
+def _ordering(key: exp.Ordered) -> tuple:
+    """An ORDER BY key as its expression and directions, to compare keys."""
+    return key.this.sql(), bool(key.args.get("desc")), bool(key.args.get("nulls_first"))
 
 
 def _starts(ids: np.ndarray) -> np.ndarray:

@@ -155,7 +155,8 @@ class _Split:
         if isinstance(node, exp.Star):
             return _STAR
         if isinstance(node, exp.Order):  # array_agg(x ORDER BY y) OVER (...): keys lifted too
-            return exp.Order(this=self._argument(node.this), expressions=[
+            this = None if node.this is None else self._argument(node.this)  # rank(ORDER BY y)
+            return exp.Order(this=this, expressions=[
                 exp.Ordered(this=self._column(o.this), desc=o.args.get("desc"),
                             nulls_first=o.args.get("nulls_first")) for o in node.expressions])
         if isinstance(node, exp.Distinct):  # count(DISTINCT x) OVER (...)

@@ -1,0 +1,115 @@
+"""first_value / last_value / nth_value / lead / lag with an ORDER BY of their own
+(``first_value(x ORDER BY y) OVER (...)``): the frame is the window's, the rows of each frame
+are read in the call's order, as DuckDB has them.
+
+Each row's frame (less what EXCLUDE leaves out; with IGNORE NULLS, less the rows whose value is
+NULL) is sorted by the call's ORDER BY, rows equal on it in window order.  first_value takes the
+first of these rows, last_value the last, nth_value the n-th (``first`` / ``last`` are those
+over a window).  A whole-partition frame sorts each partition once; other frames copy each
+frame's rows out (``window_lists.frame_members``, checked against the memory budget).
+
+lead / lag count from the row's own place in its frame: ``lead(x, k ORDER BY y)`` is the row
+``k`` places after it in the frame sorted by ``y``, ``lag`` ``k`` before (a negative ``k``
+turning one into the other), the default (or NULL) past the frame's rows.  With IGNORE NULLS
+the place is still counted among all the frame's rows but the value is read from the rows
+that are not NULL (NULL, not the default, past those): DuckDB's reading.  When the call's ORDER
+BY begins the window's own, DuckDB shifts in window order within the frame instead.  DuckDB
+places a row outside its own frame (``ROWS BETWEEN 1 FOLLOWING AND 2 FOLLOWING``) in a way
+not worked out here: ``UnsupportedSql``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import UnsupportedSql
+from . import frame_exclusion as fx
+from . import window_lists
+from .frame import null_padded
+
+
+def frame_value(w, name: str) -> pa.Array:
+    """first_value / last_value / nth_value (``name``) of every row's frame in the call's
+    order (``w``: the window call, ``engine.window_functions._Window``)."""
+    values = w.argument(0)
+    counted = w.counted(None, values if w.ignore_nulls else None)
+    members, start, size = sorted_frames(w, counted, w.segments())
+    if name == "first_value":
+        nth, known = np.ones(w.n, np.int64), np.ones(w.n, bool)
+    elif name == "last_value":
+        nth, known = size, np.ones(w.n, bool)
+    else:  # nth_value's n by window position, as a row's
+        nth, known = w.integers(1)
+        nth, known = nth[w.layout.inverse], known[w.layout.inverse]
+    found = known & (nth >= 1) & (nth <= size)
+    return values.take(_picked(members, start + nth - 1, found))
+
+
+def shifted(w, direction: int) -> pa.Array:
+    """lead (``direction`` 1) / lag (-1) counted in the call's order within each frame."""
+    if fx.exclusion(w.node.args.get("spec")) != "NO OTHERS":
+        raise w.error(f'EXCLUDE is not supported for the window function "{w.name}" with '
+                      "ORDER BY in its arguments")
+    start, end = w.frame()
+    if (w.position < start).any() or (w.position >= end).any():
+        raise UnsupportedSql(f"{w.shown}() with ORDER BY in its arguments over a frame that "
+                             "leaves out the current row is not supported")
+    if w.shares_order():  # DuckDB: plain lead / lag within the frame
+        return w.shifted(direction, (start, end))
+    values = w.argument(0)
+    offset, known = w.integers(1, default=1)
+    offset = np.clip(offset, -2**62, 2**62) * direction
+    inverse = w.layout.inverse
+    segments = [(start, end)]
+    members, first, size = sorted_frames(w, np.ones(w.n, bool), segments)
+    if fx.is_whole(segments, w.layout.part_start, w.layout.part_end):  # one list a partition
+        where = np.empty(w.n, np.int64)
+        where[members] = np.arange(w.n)
+        before = where - first
+    else:
+        places = w.argument_places()[inverse]
+        before = _places_before(members, size, places, places[members])
+    target = before + offset[inverse]  # the place sought in the frame, by input row
+    within = known[inverse] & (target >= 0) & (target < size)
+    if w.ignore_nulls:  # the place is read among the frame's rows that are not NULL
+        members, first, size = sorted_frames(w, w.counted(None, values), segments)
+    found = within & (target < size)
+    result = values.take(_picked(members, first + target, found))
+    if len(w.args) < 3:
+        return result
+    return w.defaulted(result, (known[inverse] & ~within)[w.layout.order])
+
+
+def sorted_frames(w, counted: np.ndarray, segments: fx.Segments):
+    """``(members, start, size)``: the ``counted`` rows (by window position) of every row's
+    frame sorted by the call's ORDER BY, as input rows; row ``r``'s are
+    ``members[start[r]:start[r] + size[r]]``."""
+    layout = w.layout
+    places = w.argument_places()
+    if fx.is_whole(segments, layout.part_start, layout.part_end):
+        positions = np.flatnonzero(counted)
+        partition = np.cumsum(layout.part_start == w.position)[positions]
+        positions = positions[np.lexsort((places[positions], partition))]
+        before = np.concatenate([[0], np.cumsum(counted)])
+        start = before[layout.part_start][layout.inverse]
+        return layout.order[positions], start, before[layout.part_end][layout.inverse] - start
+    rows, ranges, ranks = w.counted_frames(counted, segments)
+    members, size = window_lists.frame_members(
+        w.argument(0), rows, ranges, w.ev.budget, f"the window function {w.shown}()", ranks)
+    return members, np.cumsum(size) - size, size
+
+
+def _places_before(members, size, own, member_places) -> np.ndarray:
+    """Per input row, how many of its frame's ``members`` come before it in the call's order
+    (``own``: its place by input row; ``member_places``: those of ``members``)."""
+    owner = np.repeat(np.arange(len(size), dtype=np.int64), size)
+    return np.bincount(owner, weights=member_places < own[owner],
+                       minlength=len(size)).astype(np.int64)
+
+
+def _picked(members: np.ndarray, at: np.ndarray, found: np.ndarray) -> pa.Array:
+    """Take indices: ``members[at]`` where ``found``, NULL elsewhere."""
+    if not len(members):
+        return null_padded(np.full(len(at), -1, np.int64))
+    return null_padded(np.where(found, members[np.where(found, at, 0)], -1))
