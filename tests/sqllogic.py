@@ -16,11 +16,12 @@ blank lines; ``#`` starts a comment line.  Records:
         <types> has one letter per output column and is checked against the Arrow type:
         I integer (DuckDB's HUGEINT/DECIMAL(p,0) counts), R float or decimal, T string,
         B boolean, D date/time/timestamp/interval, L list (rendered as DuckDB prints one,
-        ``[1, NULL, a]``, compared exactly).  A value renders as NULL for null,
-        (empty) for '', strings with \\t \\n \\\\ escaped, booleans true/false, dates ISO
-        (2024-01-31), timestamps '2024-01-31 10:00:00[.ffffff]', floats as Python's repr
-        (compared with rel/abs tolerance 1e-9).  nosort (the default) compares rows in order
-        (use it with ORDER BY); rowsort sorts the rows; valuesort sorts all values.
+        ``[1, NULL, a]``, compared exactly; a MAP is T, rendered ``{a=1, b=2}``).  A value
+        renders as NULL for null, (empty) for '', strings with \\t \\n \\\\ escaped, booleans
+        true/false, dates ISO (2024-01-31), timestamps '2024-01-31 10:00:00[.ffffff]', floats
+        as Python's repr (compared with rel/abs tolerance 1e-9).  nosort (the default)
+        compares rows in order (use it with ORDER BY); rowsort sorts the rows; valuesort
+        sorts all values.
 
     statement ok | statement error [message substring]
     SQL
@@ -238,7 +239,7 @@ def _type_fits(letter: str, t: pa.DataType) -> bool:
         return _is_list(t)
     if letter == "T":
         return pa.types.is_string(t) or pa.types.is_large_string(t) or \
-            pa.types.is_binary(t) or pa.types.is_large_binary(t) or \
+            pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_map(t) or \
             getattr(pa.types, "is_string_view", lambda _: False)(t)
     return type_letter(t) == letter
 
@@ -259,6 +260,8 @@ def render(value, letter: str) -> str:
         return str(int(value))
     if letter == "L":  # DuckDB's text of a list: [1, NULL, a b], compared exactly
         return "[" + ", ".join(_element(v) for v in value) + "]"
+    if isinstance(value, list):  # a MAP, as (key, value) pairs: DuckDB's text {a=1, b=2}
+        return "{" + ", ".join(f"{_element(k)}={_element(v)}" for k, v in value) + "}"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (dt.datetime, dt.date, dt.time)):

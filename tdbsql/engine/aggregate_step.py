@@ -25,6 +25,7 @@ from .folds import FOLDS, fold
 from .frame import Frame, null_padded, rows_only
 from .functions import REGISTRY
 from .grouping import AGGREGATES, Groups, aggregate, first_rows, group_ids
+from .histogram import check_arguments, histogram
 from .holistic import HOLISTIC, Fractions, holistic
 from .list_lambdas import LAMBDA_CALLS
 from .ordered_aggregates import ORDER_SENSITIVE, OrderedArgument, ordered_rows
@@ -49,6 +50,7 @@ FUNCTIONS = {  # sqlglot aggregate -> engine.grouping function, or one of group_
     exp.ApproxDistinct: "approx_count_distinct", exp.BitwiseAndAgg: "bit_and",
     exp.BitwiseOrAgg: "bit_or", exp.BitwiseXorAgg: "bit_xor", names.Product: "product",
     names.KahanSum: "kahan_sum", names.Favg: "favg", names.Geomean: "geomean",
+    names.Histogram: "histogram",
 }
 # functions of two columns: (y, x) of the statistics, (value, key) of arg_max / arg_min
 PAIRED = frozenset(statistics.PAIRS) | {"arg_max", "arg_min"}
@@ -137,6 +139,8 @@ def call_spec(call: exp.AggFunc, stars: set[str]) -> tuple[str, exp.Expression |
     func = FUNCTIONS.get(type(call))
     if func is None:
         raise UnsupportedSql(f"aggregate function {call.sql()!r} is not supported")
+    if func == "histogram":
+        check_arguments(1 + (call.expression is not None))
     return func, argument, distinct
 
 
@@ -309,6 +313,8 @@ def group_value(func: str, values: pa.Array | None, groups: Groups,
         distinct = False
     if func in HOLISTIC:
         return holistic(func, values, groups, fractions, budget)
+    if func == "histogram":
+        return histogram(values, groups, budget)
     if func in FOLDS:
         return fold(func, values, groups, other)
     if func in statistics.MOMENTS or func in statistics.PAIRS:

@@ -573,6 +573,9 @@ class Evaluator:
             return compare_intervals(op, left, right)
         if isinstance(left, dto.Interval) or isinstance(right, dto.Interval):
             raise self.error(arithmetic.INTERVAL_ALONE, node)
+        if any(pa.types.is_map(v.type) for v in (left, right)):
+            raise UnsupportedSql(f"comparing MAP values (a histogram's) is not supported: "
+                                 f"{node.sql(dialect='duckdb')!r}")
         if list_ops.any_list((left, right)):  # element by element (engine/list_compare.py)
             if not all(is_list(v) or pa.types.is_null(v.type) for v in (left, right)):
                 raise self.error(f"cannot compare {left.type} and {right.type}", node)

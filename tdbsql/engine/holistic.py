@@ -353,7 +353,7 @@ def _valid_rows(values: pa.Array, groups: Groups) -> tuple[np.ndarray, np.ndarra
     return rows, groups.ids[rows]
 
 
-def _value_pairs(values: pa.Array, groups: Groups) -> tuple[np.ndarray, np.ndarray, Groups]:
+def value_pairs(values: pa.Array, groups: Groups) -> tuple[np.ndarray, np.ndarray, Groups]:
     """The non-NULL rows, and the distinct (group, value) pairs among them."""
     rows, ids = _valid_rows(values, groups)
     pairs = group_ids([pa.array(ids), values.take(pa.array(rows))]) if len(rows) else \
@@ -362,7 +362,7 @@ def _value_pairs(values: pa.Array, groups: Groups) -> tuple[np.ndarray, np.ndarr
 
 
 def _mode(values: pa.Array, groups: Groups) -> pa.Array:
-    rows, ids, pairs = _value_pairs(values, groups)
+    rows, ids, pairs = value_pairs(values, groups)
     best = np.full(groups.count, -1, np.int64)
     if pairs.count:
         frequency = np.bincount(pairs.ids, minlength=pairs.count)
@@ -375,7 +375,7 @@ def _mode(values: pa.Array, groups: Groups) -> pa.Array:
 
 
 def _entropy(values: pa.Array, groups: Groups) -> pa.Array:
-    _, ids, pairs = _value_pairs(values, groups)
+    _, ids, pairs = value_pairs(values, groups)
     result = np.zeros(groups.count)
     if pairs.count:
         frequency = np.bincount(pairs.ids, minlength=pairs.count).astype(np.float64)

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from ..errors import SqlError
+from ..errors import SqlError, UnsupportedSql
 from ..planner.limit_percent import limit_rows
 
 from .frame import Frame
@@ -103,6 +103,8 @@ def sort_columns(name: str, values, desc: bool, nulls_first: bool) -> tuple[dict
     FIRST or DESC NULLS LAST, is sorted first by an is-NaN flag (NULL for NULLs)."""
     if is_list(values):  # lexicographic, as lists compare (engine/list_compare.py)
         return list_sort_columns(name, values, desc, nulls_first, sort_columns)
+    if pa.types.is_map(values.type):
+        raise UnsupportedSql("ordering by a MAP value (a histogram's) is not supported")
     direction = "descending" if desc else "ascending"
     placement = "at_start" if nulls_first else "at_end"
     columns, keys = {}, []

@@ -86,6 +86,8 @@ def type_name(t: pa.DataType) -> str:
         return type_name(t.value_type) + "[]"
     if pa.types.is_decimal(t):
         return f"DECIMAL({t.precision},{t.scale})"
+    if pa.types.is_map(t):
+        return f"MAP({type_name(t.key_type)}, {type_name(t.item_type)})"
     if pa.types.is_struct(t):
         return "STRUCT(" + ", ".join(f"{_field_name(f.name)} {type_name(f.type)}"
                                      for f in t) + ")"

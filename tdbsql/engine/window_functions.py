@@ -78,6 +78,7 @@ from .aggregate_step import FUNCTIONS_BY_NAME, PAIRED, group_value
 from .grouping import Groups, exact_integers, group_ids
 from .holistic import Fractions
 from .hash_table import float64_values, int64_values
+from .histogram import check_arguments
 from .sort_step import sort_columns
 from .string_agg import DEFAULT_SEPARATOR, TOO_MANY, scalar_separator
 from .value_types import cast_value, has_cast, kind, plain
@@ -124,6 +125,8 @@ def window_value(ev, node: exp.Window) -> pa.Array:
     func = FUNCTIONS_BY_NAME.get(name)
     if func == "count" and window.args and isinstance(window.args[0], exp.Star):
         func = "count_star"
+    if func == "histogram":
+        check_arguments(len(window.args))
     if func is not None:
         return window.aggregate(func)
     raise UnsupportedSql(f"{window.shown}() is not a window function tdbsql supports")

@@ -2,7 +2,8 @@
 (``percentile_cont(q) WITHIN GROUP (ORDER BY x)``) as the plain calls DuckDB binds them to.
 
 sqlglot reads ``product(x)``, ``kurtosis_pop(x)``, ``entropy(x)``, ``kahan_sum(x)`` (also
-``fsum`` / ``sumkahan``), ``favg(x)`` and ``geomean(x)`` (also ``geometric_mean``) as
+``fsum`` / ``sumkahan``), ``favg(x)``, ``geomean(x)`` (also ``geometric_mean``) and
+``histogram(x)`` as
 ``exp.Anonymous`` calls: to its planner and to the grouping checks they would be scalar
 functions reading ungrouped columns.  ``AGGREGATE_PARSERS`` makes the parser build the
 aggregate nodes below instead (``planner.parse``), which plan like ``sum``.
@@ -39,6 +40,10 @@ class KahanSum(exp.Expression, exp.AggFunc):
     _sql_names = ["KAHAN_SUM", "FSUM", "SUMKAHAN"]
 
 
+class Histogram(exp.Expression, exp.AggFunc):
+    arg_types = {"this": True, "expression": False}  # DuckDB's bins: refused by the engine
+
+
 class Favg(exp.Expression, exp.AggFunc):
     arg_types = {"this": True}
 
@@ -51,7 +56,8 @@ class Geomean(exp.Expression, exp.AggFunc):
 
 
 AGGREGATE_PARSERS = {name: cls.from_arg_list
-                     for cls in (Product, KurtosisPop, Entropy, KahanSum, Favg, Geomean)
+                     for cls in (Product, KurtosisPop, Entropy, KahanSum, Favg, Geomean,
+                                 Histogram)
                      for name in cls.sql_names()}
 _MACRO_ERROR = ('Function "{}" is a Macro Function. "DISTINCT", "FILTER", and "ORDER BY" are '
                 "only applicable to window and aggregate functions.")
