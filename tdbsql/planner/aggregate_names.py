@@ -49,7 +49,8 @@ class Favg(exp.Expression, exp.AggFunc):
 
 
 class Geomean(exp.Expression, exp.AggFunc):
-    """DuckDB's macro ``exp(avg(ln(x)))``: no DISTINCT, FILTER or ORDER BY on it."""
+    """DuckDB's macro ``exp(avg(ln(x)))``: no DISTINCT, FILTER or ORDER BY on it, but over a
+    window, where DuckDB takes all three."""
 
     arg_types = {"this": True}
     _sql_names = ["GEOMEAN", "GEOMETRIC_MEAN"]
@@ -70,6 +71,9 @@ def within_group_calls(tree: exp.Expression, sql: str) -> exp.Expression:
 
     for call in list(tree.find_all(Geomean)):
         parent = call.parent
+        if isinstance(parent, exp.Window) or (isinstance(parent, exp.Filter)
+                                              and isinstance(parent.parent, exp.Window)):
+            continue  # over a window DuckDB runs it as an aggregate: all three apply
         if isinstance(call.this, (exp.Distinct, exp.Order)) or (
                 isinstance(parent, exp.Filter) and parent.this is call):
             name = call.sql_name().lower()
