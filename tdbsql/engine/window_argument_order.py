@@ -20,6 +20,8 @@ not worked out here: ``UnsupportedSql``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
 
@@ -34,20 +36,43 @@ def frame_value(w, name: str) -> pa.Array:
     order (``w``: the window call, ``engine.window_functions._Window``)."""
     values = w.argument(0)
     counted = w.counted(None, values if w.ignore_nulls else None)
-    members, start, size = sorted_frames(w, counted, w.segments())
+    frames = SortedFrames.of(w, counted, w.segments())
     if name == "first_value":
         nth, known = np.ones(w.n, np.int64), np.ones(w.n, bool)
     elif name == "last_value":
-        nth, known = size, np.ones(w.n, bool)
+        nth, known = frames.size, np.ones(w.n, bool)
     else:  # nth_value's n by window position, as a row's
         nth, known = w.integers(1)
         nth, known = nth[w.layout.inverse], known[w.layout.inverse]
-    found = known & (nth >= 1) & (nth <= size)
-    return values.take(_picked(members, start + nth - 1, found))
+    found = known & (nth >= 1) & (nth <= frames.size)
+    return values.take(_picked(frames.members, frames.start + nth - 1, found))
 
 
 def shifted(w, direction: int) -> pa.Array:
     """lead (``direction`` 1) / lag (-1) counted in the call's order within each frame."""
+    start, end = frame_with_row(w)
+    if w.shares_order():  # DuckDB: plain lead / lag within the frame
+        return w.shifted(direction, (start, end))
+    values = w.argument(0)
+    offset, known = w.integers(1, default=1)
+    inverse = w.layout.inverse
+    offset, known = np.clip(offset, -2**62, 2**62)[inverse] * direction, known[inverse]
+    frames = SortedFrames.of(w, np.ones(w.n, bool), [(start, end)])
+    target = frames.below(w.argument_places()[inverse]) + offset  # the place sought
+    within = known & (target >= 0) & (target < frames.size)
+    if w.ignore_nulls:  # the place is read among the frame's rows that are not NULL
+        frames = SortedFrames.of(w, w.counted(None, values), [(start, end)])
+    found = within & (target < frames.size)
+    result = values.take(_picked(frames.members, frames.start + target, found))
+    if len(w.args) < 3:
+        return result
+    return w.defaulted(result, (known & ~within)[w.layout.order])
+
+
+def frame_with_row(w) -> tuple[np.ndarray, np.ndarray]:
+    """The frame ``[start, end)`` of every window position, for the functions that count
+    from the row's own place in it: DuckDB's error for EXCLUDE, ``UnsupportedSql`` for a
+    frame that leaves out the current row."""
     if fx.exclusion(w.node.args.get("spec")) != "NO OTHERS":
         raise w.error(f'EXCLUDE is not supported for the window function "{w.name}" with '
                       "ORDER BY in its arguments")
@@ -55,57 +80,53 @@ def shifted(w, direction: int) -> pa.Array:
     if (w.position < start).any() or (w.position >= end).any():
         raise UnsupportedSql(f"{w.shown}() with ORDER BY in its arguments over a frame that "
                              "leaves out the current row is not supported")
-    if w.shares_order():  # DuckDB: plain lead / lag within the frame
-        return w.shifted(direction, (start, end))
-    values = w.argument(0)
-    offset, known = w.integers(1, default=1)
-    offset = np.clip(offset, -2**62, 2**62) * direction
-    inverse = w.layout.inverse
-    segments = [(start, end)]
-    members, first, size = sorted_frames(w, np.ones(w.n, bool), segments)
-    if fx.is_whole(segments, w.layout.part_start, w.layout.part_end):  # one list a partition
-        where = np.empty(w.n, np.int64)
-        where[members] = np.arange(w.n)
-        before = where - first
-    else:
-        places = w.argument_places()[inverse]
-        before = _places_before(members, size, places, places[members])
-    target = before + offset[inverse]  # the place sought in the frame, by input row
-    within = known[inverse] & (target >= 0) & (target < size)
-    if w.ignore_nulls:  # the place is read among the frame's rows that are not NULL
-        members, first, size = sorted_frames(w, w.counted(None, values), segments)
-    found = within & (target < size)
-    result = values.take(_picked(members, first + target, found))
-    if len(w.args) < 3:
-        return result
-    return w.defaulted(result, (known[inverse] & ~within)[w.layout.order])
+    return start, end
 
 
-def sorted_frames(w, counted: np.ndarray, segments: fx.Segments):
-    """``(members, start, size)``: the ``counted`` rows (by window position) of every row's
-    frame sorted by the call's ORDER BY, as input rows; row ``r``'s are
-    ``members[start[r]:start[r] + size[r]]``."""
-    layout = w.layout
-    places = w.argument_places()
-    if fx.is_whole(segments, layout.part_start, layout.part_end):
-        positions = np.flatnonzero(counted)
-        partition = np.cumsum(layout.part_start == w.position)[positions]
-        positions = positions[np.lexsort((places[positions], partition))]
-        before = np.concatenate([[0], np.cumsum(counted)])
-        start = before[layout.part_start][layout.inverse]
-        return layout.order[positions], start, before[layout.part_end][layout.inverse] - start
-    rows, ranges, ranks = w.counted_frames(counted, segments)
-    members, size = window_lists.frame_members(
-        w.argument(0), rows, ranges, w.ev.budget, f"the window function {w.shown}()", ranks)
-    return members, np.cumsum(size) - size, size
+@dataclass(frozen=True)
+class SortedFrames:
+    """Every row's frame rows (those counted) sorted by the call's ORDER BY, as input rows:
+    row ``r``'s are ``members[start[r]:start[r] + size[r]]``; ``places`` are the members'
+    places in the call's order.  A whole-partition frame is one run a partition (``runs``:
+    each member's partition, ``run`` each row's), shared by its rows."""
 
+    members: np.ndarray
+    start: np.ndarray
+    size: np.ndarray
+    places: np.ndarray
+    runs: np.ndarray | None = None
+    run: np.ndarray | None = None
 
-def _places_before(members, size, own, member_places) -> np.ndarray:
-    """Per input row, how many of its frame's ``members`` come before it in the call's order
-    (``own``: its place by input row; ``member_places``: those of ``members``)."""
-    owner = np.repeat(np.arange(len(size), dtype=np.int64), size)
-    return np.bincount(owner, weights=member_places < own[owner],
-                       minlength=len(size)).astype(np.int64)
+    @classmethod
+    def of(cls, w, counted: np.ndarray, segments: fx.Segments) -> SortedFrames:
+        """The ``counted`` rows (by window position) of the frames ``segments``."""
+        layout = w.layout
+        places = w.argument_places()
+        if fx.is_whole(segments, layout.part_start, layout.part_end):
+            partition = np.cumsum(layout.part_start == w.position) - 1
+            positions = np.flatnonzero(counted)
+            positions = positions[np.lexsort((places[positions], partition[positions]))]
+            before = np.concatenate([[0], np.cumsum(counted)])
+            start = before[layout.part_start][layout.inverse]
+            size = before[layout.part_end][layout.inverse] - start
+            return cls(layout.order[positions], start, size, places[positions],
+                       partition[positions], partition[layout.inverse])
+        rows, ranges, ranks = w.counted_frames(counted, segments)
+        members, size = window_lists.frame_members(
+            pa.array(rows), rows, ranges, w.ev.budget, f"the window function {w.shown}()",
+            ranks)
+        return cls(members, np.cumsum(size) - size, size, places[layout.inverse][members])
+
+    def below(self, thresholds: np.ndarray) -> np.ndarray:
+        """Per input row, how many of its frame's members have a place below
+        ``thresholds[row]``."""
+        if self.run is not None:  # a partition's run is sorted by place: a binary search
+            span = len(self.run) + 1
+            keys = self.runs * span + self.places
+            return np.searchsorted(keys, self.run * span + thresholds) - self.start
+        owner = np.repeat(np.arange(len(self.size), dtype=np.int64), self.size)
+        return np.bincount(owner, weights=self.places < thresholds[owner],
+                           minlength=len(self.size)).astype(np.int64)
 
 
 def _picked(members: np.ndarray, at: np.ndarray, found: np.ndarray) -> pa.Array:

@@ -8,8 +8,9 @@ input's row order, with DuckDB's semantics:
   form a partition and strings cost no comparisons), then ORDER BY with its directions and
   NULLS FIRST/LAST; rows equal on the ORDER BY keys are *peers*;
 * ranking (row_number, rank, dense_rank, percent_rank, cume_dist, ntile) and lag/lead ignore
-  the frame; first_value/last_value/nth_value (``first`` / ``last`` are those, as DuckDB
-  reads them over a window) and the aggregates read it.  The default frame
+  the frame (but with an ORDER BY of their own, below); first_value/last_value/nth_value
+  (``first`` / ``last`` are those, as DuckDB reads them over a window) and the aggregates
+  read it.  The default frame
   is RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW (the row and its peers) with ORDER BY,
   the whole partition without;
 * a RANGE frame with an offset (``RANGE BETWEEN 2 PRECEDING AND 1 FOLLOWING``) needs exactly
@@ -42,13 +43,14 @@ input's row order, with DuckDB's semantics:
   rows of a whole-partition aggregate instead of the window order; the order-blind
   aggregates ignore it over any frame.  In a navigation function's arguments
   (``first_value(x ORDER BY y)``, ``lead(x ORDER BY y)``) it orders each frame's rows
-  (``engine.window_argument_order``).
+  (``engine.window_argument_order``), in a ranking function's it ranks the row among its
+  frame's rows (``engine.window_ranks``).
 
 The frame clause is checked (DuckDB's parser and binder errors) for every function, those that
-ignore the frame too.  Not supported (``UnsupportedSql``): ORDER BY in a ranking function's
-arguments, lead / lag with one over a frame that leaves out the current row, sum / avg
-(DISTINCT ...) of other than numbers over a moving frame, RANGE offsets over DECIMAL, TIME or
-INTERVAL keys, or written as strings.
+ignore the frame too.  Not supported (``UnsupportedSql``): lead / lag and the ranking
+functions with ORDER BY in their arguments over a frame that leaves out the current row,
+sum / avg (DISTINCT ...) of other than numbers over a moving frame, RANGE offsets over
+DECIMAL, TIME or INTERVAL keys, or written as strings.
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ from .histogram import check_arguments
 from .sort_step import sort_columns
 from .string_agg import DEFAULT_SEPARATOR, TOO_MANY, scalar_separator
 from .value_types import cast_value, has_cast, kind, plain
+from .window_ranks import ntile_buckets, ordered_rank
 
 _MOVING = ("count_star", "count", "sum", "avg", "min", "max")
 _NAVIGATION = ("lag", "lead", "first_value", "last_value", "nth_value")
@@ -111,6 +114,12 @@ def window_value(ev, node: exp.Window) -> pa.Array:
     if condition is not None:
         window.check_filtered()
     ranking = _RANKING.get(name)
+    if ranking is not None and len(window.args) != (name == "ntile"):
+        takes = "one argument" if name == "ntile" else "no arguments"
+        raise window.error(f"No function matches the given name and argument types: "
+                           f"{window.shown}() takes {takes}")
+    if ranking is not None and window.argument_order:
+        return ordered_rank(window, name)
     if ranking is not None:
         ranks = ranking(window)
         return window.in_row_order(ranks if isinstance(ranks, pa.Array) else pa.array(ranks))
@@ -210,9 +219,8 @@ class _Window:
         if ordered:  # on the last argument, or the first (string_agg's, as sqlglot reads it)
             self.argument_order = tuple(self.args[ordered[0]].expressions)
             self.args[ordered[0]] = self.args[ordered[0]].this
-            if self.name in _RANKING:
-                raise UnsupportedSql(f"ORDER BY in the arguments of {self.shown}() over a "
-                                     "window is not supported (the window's own ORDER BY is)")
+            if self.args[ordered[0]] is None:  # rank(ORDER BY y): no argument
+                del self.args[ordered[0]]
         self.ignore_nulls = ignore_nulls
         self.condition = condition  # FILTER (WHERE ...), None without
         self.n = len(layout.order)
@@ -838,18 +846,9 @@ def _ntile(w: _Window) -> pa.Array:
     """Buckets 1..n as equal as can be, the first ``size % n`` one row larger; ``n`` a
     constant or a column (each row its own count, as in DuckDB), NULL for a NULL count."""
     buckets, known = w.integers(0)
-    if (buckets[known] < 1).any():
-        raise w.error("ntile() needs a bucket count greater than zero")
-    buckets = np.maximum(buckets, 1)
-    size = w.layout.part_end - w.layout.part_start
-    row = w.position - w.layout.part_start
-    buckets = np.minimum(buckets, size)
-    small = size // buckets  # rows in a small bucket
-    large = size - buckets * small  # buckets with one row more
-    in_large = large * (small + 1)  # rows in the large buckets
-    bucket = np.where(row < in_large, 1 + row // (small + 1),
-                      1 + large + (row - in_large) // np.maximum(small, 1))
-    return pa.array(bucket, mask=None if known.all() else ~known)
+    layout = w.layout
+    return ntile_buckets(w, buckets, known, w.position - layout.part_start,
+                         layout.part_end - layout.part_start)
 
 
 _RANKING = {"row_number": _row_number, "rank": _rank, "dense_rank": _dense_rank,

@@ -32,6 +32,7 @@ _GROUPING = (exp.Grouping, exp.GroupingId)  # no aggregates: refused apart (grou
 _NAVIGATION = (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue, exp.First,
                exp.Last)
 _NULL_OPTIONS = (exp.IgnoreNulls, exp.RespectNulls)
+_RANKING = (exp.RowNumber, exp.Rank, exp.DenseRank, exp.PercentRank, exp.CumeDist, exp.Ntile)
 
 
 def check_calls(tree: exp.Expression, sql: str) -> None:
@@ -140,6 +141,9 @@ def _check_null_option(option: exp.Expression, sql: str) -> None:
         return
     if isinstance(call, exp.AnyValue) and option.this is call:
         return
+    if isinstance(call, _RANKING) and window is not None:  # DuckDB ignores it, or reads it oddly
+        raise UnsupportedSql(f"RESPECT/IGNORE NULLS on the ranking function "
+                             f"{call.sql_name().lower()}() is not supported")
     where = "windowed aggregates" if window is not None else "non-window functions"
     raise _error(f"RESPECT/IGNORE NULLS is not supported for {where}", sql, call)
 
