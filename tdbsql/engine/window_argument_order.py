@@ -36,7 +36,11 @@ def frame_value(w, name: str) -> pa.Array:
     order (``w``: the window call, ``engine.window_functions._Window``)."""
     values = w.argument(0)
     counted = w.counted(None, values if w.ignore_nulls else None)
-    frames = SortedFrames.of(w, counted, w.segments())
+    segments = w.segments()
+    if name != "nth_value" and len(segments) == 1 and \
+            np.array_equal(segments[0][0], w.layout.part_start):
+        return values.take(_running_extreme(w, counted, segments[0][1], name == "last_value"))
+    frames = SortedFrames.of(w, counted, segments)
     if name == "first_value":
         nth, known = np.ones(w.n, np.int64), np.ones(w.n, bool)
     elif name == "last_value":
@@ -127,6 +131,28 @@ class SortedFrames:
         owner = np.repeat(np.arange(len(self.size), dtype=np.int64), self.size)
         return np.bincount(owner, weights=self.places < thresholds[owner],
                            minlength=len(self.size)).astype(np.int64)
+
+
+def _running_extreme(w, counted: np.ndarray, end: np.ndarray, largest: bool) -> pa.Array:
+    """first_value / last_value (``largest``) over frames starting at the partition's first
+    row and ending at ``end`` (exclusive, by window position): the counted row with the
+    smallest / largest place among those up to ``end``, by a running minimum / maximum --
+    no frame is copied.  Take indices by input row, NULL for a frame without such a row."""
+    layout, n = w.layout, w.n
+    if n == 0:
+        return null_padded(np.zeros(0, np.int64))
+    places = w.argument_places()
+    partition = np.cumsum(layout.part_start == w.position) - 1
+    # a band of keys per partition, each out of reach of the running minimum (maximum) of
+    # the partitions after it; rows not counted hold a place past every row's
+    band = (n + 1) * (partition if largest else partition[-1] - partition)
+    keys = band + np.where(counted, places, -1 if largest else n)
+    running = (np.maximum if largest else np.minimum).accumulate(keys)
+    place = running[np.maximum(end - 1, 0)] - band
+    found = (end > layout.part_start) & (place >= 0) & (place < n)
+    at_place = np.empty(n, np.int64)
+    at_place[places] = layout.order  # the input row at each place
+    return null_padded(np.where(found, at_place[np.where(found, place, 0)], -1)[layout.inverse])
 
 
 def _picked(members: np.ndarray, at: np.ndarray, found: np.ndarray) -> pa.Array:
