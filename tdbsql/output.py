@@ -91,7 +91,9 @@ def _is_single(data_type: pa.DataType) -> bool:
 
 
 def render_table(table: pa.Table) -> str:
-    """An aligned text table with a row count, numbers right-aligned."""
+    """An aligned text table with a row count, numbers right-aligned; a MAP in DuckDB's
+    text (``{a=1, b=2}``)."""
+    table = _nested_as_text(table, pa.types.is_map)
     names = table.column_names
     single = [_is_single(t) for t in table.schema.types]
     columns = [column.to_pylist() for column in table.columns]  # by position: names may repeat
@@ -112,23 +114,17 @@ def render_table(table: pa.Table) -> str:
 
 
 def render_csv(table: pa.Table, header: bool = True) -> str:
-    """CSV with a header; a list column as DuckDB writes one, in its text (``[1.5, 2.0]``,
-    quoted): Arrow's CSV writer has no list type (a quantile list was an internal error).
-    A DECIMAL of more than 6 digits of scale is written as its text too (quoted), every digit
-    of the scale: Arrow would write its values under 10**-6 with an exponent (``1.500E-9``)."""
+    """CSV with a header; a list or MAP column as DuckDB writes one, in its text (``[1.5,
+    2.0]``, ``{a=1}``, quoted): Arrow's CSV writer has no such types (a quantile list was an
+    internal error).  A DECIMAL of more than 6 digits of scale is written as its text too
+    (quoted), every digit of the scale: Arrow would write its values under 10**-6 with an
+    exponent (``1.500E-9``)."""
     import io
 
     import pyarrow.csv as pcsv
 
-    lists = [i for i, t in enumerate(table.schema.types) if pa.types.is_list(t)
-             or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)]
-    if lists:  # the engine, only for a list column (its function modules in their order)
-        from .engine import functions  # noqa: F401
-        from .engine.functions_text import text_of
-
-        for i in lists:
-            table = table.set_column(i, table.field(i).name,
-                                     text_of(table.column(i).combine_chunks()))
+    table = _nested_as_text(table, lambda t: pa.types.is_list(t) or pa.types.is_large_list(t)
+                            or pa.types.is_fixed_size_list(t) or pa.types.is_map(t))
     for i, column_type in enumerate(table.schema.types):
         if pa.types.is_decimal(column_type) and column_type.scale > 6:
             from .engine.decimal_values import to_text
@@ -137,6 +133,19 @@ def render_csv(table: pa.Table, header: bool = True) -> str:
     buf = io.BytesIO()
     pcsv.write_csv(table, buf, pcsv.WriteOptions(include_header=header))
     return buf.getvalue().decode("utf-8")
+
+
+def _nested_as_text(table: pa.Table, nested) -> pa.Table:
+    """``table`` with the columns whose type ``nested`` picks as DuckDB's text of them."""
+    picked = [i for i, t in enumerate(table.schema.types) if nested(t)]
+    if picked:  # the engine, only for such a column (its function modules in their order)
+        from .engine import functions  # noqa: F401
+        from .engine.functions_text import text_of
+
+        for i in picked:
+            table = table.set_column(i, table.field(i).name,
+                                     text_of(table.column(i).combine_chunks()))
+    return table
 
 
 def render_json(table: pa.Table) -> str:
@@ -148,8 +157,13 @@ def render_json(table: pa.Table) -> str:
     singles = [name for name, t in zip(table.column_names, table.schema.types) if _is_single(t)]
     decimals = [name for name, t in zip(table.column_names, table.schema.types)
                 if pa.types.is_decimal(t)]
+    maps = [name for name, t in zip(table.column_names, table.schema.types)
+            if pa.types.is_map(t)]
     rows = table.to_pylist()
     for row in rows:
+        for name in maps:  # a JSON object, as DuckDB writes a MAP: keys as text
+            if row[name] is not None:
+                row[name] = {str(key): value for key, value in row[name]}
         for name in singles:
             value = row[name]
             if value is not None and np.isfinite(value):

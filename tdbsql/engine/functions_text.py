@@ -193,6 +193,10 @@ def text_of(value):
         return pc.binary_join_element_wise(text_of(utc), "+00", "")
     if pa.types.is_interval(value.type) or pa.types.is_duration(value.type):
         return interval_text(value)
+    if pa.types.is_map(value.type):
+        from .list_values import map_text
+
+        return map_text(value, text_of)
     if pa.types.is_list(value.type) or pa.types.is_large_list(value.type):
         from .list_values import list_text  # lists print their elements' text
 

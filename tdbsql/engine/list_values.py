@@ -161,7 +161,7 @@ def _quoted(text: pa.Array) -> pa.Array:
     """Elements' text inside a printed list (strings, times, ...: not nested lists), quoted
     as DuckDB quotes them: when empty, 'NULL' in any
     case, with a character that reads as list syntax or an edge space; ' and \\ escaped."""
-    special = pc.or_(pc.match_substring_regex(text, r"[,\[\]'\\:{}\"()]|^\s|\s$|^$"),
+    special = pc.or_(pc.match_substring_regex(text, r"[,\[\]'\\:{}\"()=]|^\s|\s$|^$"),
                      pc.equal(pc.utf8_lower(text), "null"))
     escaped = pc.replace_substring(pc.replace_substring(text, "\\", "\\\\"), "'", "\\'")
     quoted = pc.binary_join_element_wise("'", escaped, "'", "")
@@ -173,11 +173,31 @@ def list_text(value, element_text):
     the elements' text: strings unquoted, nested lists the same way); NULL stays NULL."""
     rows = 1 if isinstance(value, pa.Scalar) else len(value)
     parts = list_parts(as_lists(value, rows))
-    text = element_text(parts.elements) if not pa.types.is_null(parts.elements.type) else \
-        pa.nulls(len(parts.elements), pa.string())
-    if not pa.types.is_nested(parts.elements.type):  # a TIMESTAMP's ':' is quoted too
-        text = _quoted(text.cast(pa.string()))
-    text = pc.fill_null(text.cast(pa.string()), "NULL")
+    text = _element_text(parts.elements, element_text)
     joined = pc.binary_join(rebuild(parts.valid, parts.lengths, text), ", ")
     result = pc.binary_join_element_wise("[", joined, "]", "")
     return scalar_if_constant(result, value)
+
+
+def map_text(value, element_text):
+    """MAPs as DuckDB's VARCHAR cast prints them: ``{a=1, 'x=y'=2}``, keys and values as a
+    list's elements; NULL stays NULL."""
+    rows = 1 if isinstance(value, pa.Scalar) else len(value)
+    value_type = value.type
+    entries = pa.list_(pa.struct([("key", value_type.key_type),
+                                  ("value", value_type.item_type)]))
+    parts = list_parts(broadcast(value, rows).cast(entries))  # a list of (key, value) pairs
+    pairs = pc.binary_join_element_wise(
+        *(_element_text(parts.elements.field(i), element_text) for i in (0, 1)), "=")
+    joined = pc.binary_join(rebuild(parts.valid, parts.lengths, pairs), ", ")
+    result = pc.binary_join_element_wise("{", joined, "}", "")
+    return scalar_if_constant(result, value)
+
+
+def _element_text(elements: pa.Array, element_text) -> pa.Array:
+    """The text of a list's elements (a MAP's keys or values) inside its printed form."""
+    text = element_text(elements) if not pa.types.is_null(elements.type) else \
+        pa.nulls(len(elements), pa.string())
+    if not pa.types.is_nested(elements.type):  # a TIMESTAMP's ':' is quoted too
+        text = _quoted(text.cast(pa.string()))
+    return pc.fill_null(text.cast(pa.string()), "NULL")
