@@ -5,8 +5,10 @@ are read in the call's order, as DuckDB has them.
 Each row's frame (less what EXCLUDE leaves out; with IGNORE NULLS, less the rows whose value is
 NULL) is sorted by the call's ORDER BY, rows equal on it in window order.  first_value takes the
 first of these rows, last_value the last, nth_value the n-th (``first`` / ``last`` are those
-over a window).  A whole-partition frame sorts each partition once; other frames copy each
-frame's rows out (``window_lists.frame_members``, checked against the memory budget).
+over a window).  A whole-partition frame sorts each partition once; first / last over frames
+from the partition's first row are a running minimum / maximum of the rows' places; other
+frames copy each frame's rows out (``window_lists.frame_members``, checked against the
+memory budget: a frame of k rows costs k).
 
 lead / lag count from the row's own place in its frame: ``lead(x, k ORDER BY y)`` is the row
 ``k`` places after it in the frame sorted by ``y``, ``lag`` ``k`` before (a negative ``k``

@@ -226,6 +226,7 @@ class _Window:
         self.n = len(layout.order)
         self.position = np.arange(self.n, dtype=np.int64)
         self._range_key: _RangeKey | None = None
+        self._moved: np.ndarray | None = None  # by_argument_order's positions
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -415,7 +416,13 @@ class _Window:
         return places
 
     def by_argument_order(self) -> np.ndarray:
-        """The window positions sorted (stably) by the ORDER BY in the call's arguments."""
+        """The window positions sorted (stably) by the ORDER BY in the call's arguments
+        (sorted once a call)."""
+        if self._moved is None:
+            self._moved = self._sorted_by_argument_order()
+        return self._moved
+
+    def _sorted_by_argument_order(self) -> np.ndarray:
         columns, sort_keys = {}, []
         order = pa.array(self.layout.order)
         for i, key in enumerate(self.argument_order):
