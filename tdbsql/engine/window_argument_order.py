@@ -12,12 +12,13 @@ memory budget: a frame of k rows costs k).
 
 lead / lag count from the row's own place in its frame: ``lead(x, k ORDER BY y)`` is the row
 ``k`` places after it in the frame sorted by ``y``, ``lag`` ``k`` before (a negative ``k``
-turning one into the other), the default (or NULL) past the frame's rows.  With IGNORE NULLS
-the place is still counted among all the frame's rows but the value is read from the rows
-that are not NULL (NULL, not the default, past those): DuckDB's reading.  When the call's ORDER
-BY begins the window's own, DuckDB shifts in window order within the frame instead.  DuckDB
-places a row outside its own frame (``ROWS BETWEEN 1 FOLLOWING AND 2 FOLLOWING``) in a way
-not worked out here: ``UnsupportedSql``.
+turning one into the other), the default (or NULL) past the frame's rows.  A row outside its
+own frame (``ROWS BETWEEN 1 FOLLOWING AND 2 FOLLOWING``) counts from the place it would take
+there, and offset 0 gives its own value.  With IGNORE NULLS the place is still counted among
+all the frame's rows but the value is read from the rows that are not NULL (NULL, not the
+default, past those): DuckDB's reading.  When the call's ORDER BY begins the window's own,
+DuckDB shifts in window order within the frame instead (a row outside its frame:
+``UnsupportedSql``).
 """
 
 from __future__ import annotations
@@ -56,36 +57,44 @@ def frame_value(w, name: str) -> pa.Array:
 
 def shifted(w, direction: int) -> pa.Array:
     """lead (``direction`` 1) / lag (-1) counted in the call's order within each frame."""
-    start, end = frame_with_row(w)
+    start, end = whole_frame(w)
     if w.shares_order():  # DuckDB: plain lead / lag within the frame
         return w.shifted(direction, (start, end))
     values = w.argument(0)
     offset, known = w.integers(1, default=1)
-    inverse = w.layout.inverse
+    layout = w.layout
+    inverse = layout.inverse
     offset, known = np.clip(offset, -2**62, 2**62)[inverse] * direction, known[inverse]
     frames = SortedFrames.of(w, np.ones(w.n, bool), [(start, end)])
-    target = frames.below(w.argument_places()[inverse]) + offset  # the place sought
+    before = frames.below(w.argument_places()[inverse])  # the frame's rows before the row
+    inside = ((w.position >= start) & (w.position < end))[inverse]  # the row in its frame
+    # the place sought: ahead, from the row's own (or, outside the frame, the place it would
+    # take); back, from the rows before it
+    target = np.where(offset > 0, before + inside + offset - 1, before + offset)
+    own = (offset == 0) & ~inside  # offset 0 outside the frame: the row's own value
     within = known & (target >= 0) & (target < frames.size)
     if w.ignore_nulls:  # the place is read among the frame's rows that are not NULL
         frames = SortedFrames.of(w, w.counted(None, values), [(start, end)])
     found = within & (target < frames.size)
-    result = values.take(_picked(frames.members, frames.start + target, found))
+    picked = np.where(own, np.arange(w.n), _at(frames.members, frames.start + target, found))
+    result = values.take(null_padded(np.where(known, picked, -1)))
     if len(w.args) < 3:
         return result
-    return w.defaulted(result, (known & ~within)[w.layout.order])
+    return w.defaulted(result, (known & ~within & ~own)[layout.order])
 
 
-def frame_with_row(w) -> tuple[np.ndarray, np.ndarray]:
+def whole_frame(w) -> tuple[np.ndarray, np.ndarray]:
     """The frame ``[start, end)`` of every window position, for the functions that count
-    from the row's own place in it: DuckDB's error for EXCLUDE, ``UnsupportedSql`` for a
-    frame that leaves out the current row."""
+    from the row's own place in it: EXCLUDE is DuckDB's error there.  When the call's ORDER
+    BY begins the window's, DuckDB counts by window positions, in a way not worked out here
+    for a row outside its frame: ``UnsupportedSql``."""
     if fx.exclusion(w.node.args.get("spec")) != "NO OTHERS":
         raise w.error(f'EXCLUDE is not supported for the window function "{w.name}" with '
                       "ORDER BY in its arguments")
     start, end = w.frame()
-    if (w.position < start).any() or (w.position >= end).any():
-        raise UnsupportedSql(f"{w.shown}() with ORDER BY in its arguments over a frame that "
-                             "leaves out the current row is not supported")
+    if w.shares_order() and ((w.position < start) | (w.position >= end)).any():
+        raise UnsupportedSql(f"{w.shown}() with an ORDER BY that begins the window's, over a "
+                             "frame that leaves out the current row, is not supported")
     return start, end
 
 
@@ -159,6 +168,11 @@ def _running_extreme(w, counted: np.ndarray, end: np.ndarray, largest: bool) -> 
 
 def _picked(members: np.ndarray, at: np.ndarray, found: np.ndarray) -> pa.Array:
     """Take indices: ``members[at]`` where ``found``, NULL elsewhere."""
+    return null_padded(_at(members, at, found))
+
+
+def _at(members: np.ndarray, at: np.ndarray, found: np.ndarray) -> np.ndarray:
+    """``members[at]`` where ``found``, -1 elsewhere."""
     if not len(members):
-        return null_padded(np.full(len(at), -1, np.int64))
-    return null_padded(np.where(found, members[np.where(found, at, 0)], -1))
+        return np.full(len(at), -1, np.int64)
+    return np.where(found, members[np.where(found, at, 0)], -1)

@@ -48,7 +48,8 @@ input's row order, with DuckDB's semantics:
 
 The frame clause is checked (DuckDB's parser and binder errors) for every function, those that
 ignore the frame too.  Not supported (``UnsupportedSql``): lead / lag and the ranking
-functions with ORDER BY in their arguments over a frame that leaves out the current row,
+functions with an ORDER BY of their own that begins the window's over a frame that leaves
+out the current row,
 sum / avg (DISTINCT ...) of other than numbers over a moving frame, RANGE offsets over
 DECIMAL, TIME or INTERVAL keys, or written as strings.
 """
@@ -285,7 +286,7 @@ class _Window:
 
     def shifted(self, direction: int, bounds: tuple | None = None) -> pa.Array:
         """lag (``direction`` -1) / lead (1) within each row's partition, or within the
-        ``(start, end)`` window positions given (a frame)."""
+        ``(start, end)`` window positions given (a frame holding the row)."""
         values = self.argument(0)
         shift, known = self.integers(1, default=1)  # an offset per row; NULL: a NULL answer
         shift = np.clip(shift, -2**62, 2**62) * direction
