@@ -1,6 +1,7 @@
 """Every aggregate tdbsql has, as a window function over the frame kinds it reads, against
 DuckDB: a whole ordered partition, the running default frame, a moving ROWS frame (with and
-without FILTER), frames empty at the start, RANGE and GROUPS frames with EXCLUDE.
+without FILTER), frames empty at the start, RANGE and GROUPS frames with EXCLUDE; and the
+navigation and ranking functions with an ORDER BY of their own.
 
 Over ``dx`` (tests/sql_fixtures.py: NaN, +-inf, -0.0, NULLs, ties).  The window orders end
 with the unique ``id`` wherever the aggregate depends on the order of its rows, so every
@@ -49,6 +50,28 @@ def _queries():
         yield f"SELECT id, {call} FILTER (WHERE id % 3 <> 0) OVER ({FRAMES[2]}) FROM dx"
 
 
+# navigation and ranking functions with an ORDER BY of their own (unique keys: DuckDB orders
+# rows equal on them its own way), over frames holding the row and frames leaving it out
+ORDERED_CALLS = [
+    "first_value(s ORDER BY f DESC, id)", "last_value(v ORDER BY d, id IGNORE NULLS)",
+    "nth_value(f, 2 ORDER BY ts, id)", "lead(s, 1, '-' ORDER BY r, id)",
+    "lag(v, 2 ORDER BY id DESC IGNORE NULLS)", "row_number(ORDER BY s, id)",
+    "rank(ORDER BY g)", "cume_dist(ORDER BY f)", "percent_rank(ORDER BY d DESC)",
+    "ntile(3 ORDER BY ts DESC, id)",
+]
+ORDERED_FRAMES = [
+    "PARTITION BY g", "PARTITION BY g ORDER BY id",
+    "ORDER BY v, id ROWS BETWEEN 2 PRECEDING AND 2 FOLLOWING",
+    "ORDER BY id ROWS BETWEEN 1 FOLLOWING AND 3 FOLLOWING",
+]
+
+
+def _ordered_queries():
+    for call in ORDERED_CALLS:
+        for frame in ORDERED_FRAMES:
+            yield f"SELECT id, {call} OVER ({frame}) FROM dx"
+
+
 @pytest.fixture(scope="module")
 def engines(sql_arrays):
     return sqllogic.differential_engines(sql_arrays, "dx")
@@ -56,4 +79,9 @@ def engines(sql_arrays):
 
 @pytest.mark.parametrize("query", list(_queries()))
 def test_aggregate_over_window(engines, query):
+    sqllogic.differential_check(engines, query, False)
+
+
+@pytest.mark.parametrize("query", list(_ordered_queries()))
+def test_ordered_navigation_and_ranking(engines, query):
     sqllogic.differential_check(engines, query, False)
