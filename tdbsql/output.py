@@ -139,7 +139,9 @@ def _nested_as_text(table: pa.Table, nested) -> pa.Table:
     """``table`` with the columns whose type ``nested`` picks as DuckDB's text of them."""
     picked = [i for i, t in enumerate(table.schema.types) if nested(t)]
     if picked:  # the engine, only for such a column (its function modules in their order)
-        from .engine import functions  # noqa: F401
+        from importlib import import_module
+
+        import_module(".engine.functions", __package__)
         from .engine.functions_text import text_of
 
         for i in picked:
