@@ -247,7 +247,7 @@ def test_errors_are_sql_errors(versions):
     with pytest.raises(tdbsql.SqlError, match="did you mean 'v'"):
         con.sql("SELECT vv FROM a")
     with pytest.raises(tdbsql.UnsupportedSql, match="not a window function"):
-        con.sql("SELECT k, histogram(v) OVER (ORDER BY k ROWS BETWEEN 1 PRECEDING AND "
+        con.sql("SELECT k, fill(v) OVER (ORDER BY k ROWS BETWEEN 1 PRECEDING AND "
                 "CURRENT ROW) FROM a")
     with pytest.raises(tdbsql.ArrayNotFoundError):
         con.register("x", "/no/such/array")
