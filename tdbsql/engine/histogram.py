@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import UnsupportedSql
-from .folds import dense_ranks
+from .dense_ranks import dense_ranks
 from .grouping import Groups
 from .hash_table import as_array
 from .holistic import value_pairs
@@ -27,7 +27,7 @@ def histogram(values: pa.Array, groups: Groups, budget=None) -> pa.Array:
     keys = values.take(pa.array(rows[pairs.first]))  # each (group, value) pair's value
     counts = np.bincount(pairs.ids, minlength=pairs.count)
     group_of = ids[pairs.first]
-    order = np.lexsort((dense_ranks(keys), group_of))  # by group, then value
+    order = np.lexsort((dense_ranks(keys, "histogram"), group_of))  # by group, then value
     sizes = np.bincount(group_of, minlength=groups.count)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
     empty = sizes == 0
