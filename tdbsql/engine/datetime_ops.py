@@ -160,11 +160,11 @@ def parse_interval(amount: str) -> Interval:
     and has no ``+`` sign (``'+1 day'``, ``'.5'`` are no intervals)."""
     text = amount.strip()
     body = text[1:].lstrip() if text.startswith("@") else text
-    if re.fullmatch(r"-?\d+(\.\d*)?", body):  # a bare number counts seconds
+    if re.fullmatch(r"-?\d+(\.\d*)?", body, re.ASCII):  # a bare number counts seconds
         return _interval_part(body, "second").checked()
     clock = _INTERVAL_CLOCK.search(body)
     head = body if clock is None else body[:clock.start()]
-    ago = clock is None and re.search(r"[A-Za-z]\s+ago$", head, re.IGNORECASE) is not None
+    ago = clock is None and re.search(r"[A-Za-z]\s+ago$", head, re.IGNORECASE | re.ASCII) is not None
     if ago:
         head = head[:-3]
     parts = _INTERVAL_PART.findall(head)
@@ -180,14 +180,14 @@ def parse_interval(amount: str) -> Interval:
 
 
 # an amount and a unit in an interval's text ('2 hours', '-1.5days', '5. days')
-_INTERVAL_PART = re.compile(r"(-?\d+(?:\.\d*)?)\s*([A-Za-z]+)")
+_INTERVAL_PART = re.compile(r"(-?\d+(?:\.\d*)?)\s*([A-Za-z]+)", re.ASCII)
 
 
 # a time of day in an interval's text ('1 day 10:30:00', '-23:59:59.999999'): its sign, hours
-_INTERVAL_CLOCK = re.compile(r"(-?)(\d+):")
+_INTERVAL_CLOCK = re.compile(r"(-?)(\d+):", re.ASCII)
 # after the hours' colon: nothing, minutes, minutes and a colon, or minutes and seconds with
 # any fraction -- and then DuckDB reads no further ('01:00:00 2 hours' is one hour)
-_INTERVAL_CLOCK_REST = re.compile(r"(?:(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?|:)?)?")
+_INTERVAL_CLOCK_REST = re.compile(r"(?:(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?|:)?)?", re.ASCII)
 
 
 def _clock_micros(hours: str, rest: str, text: str) -> int:
@@ -317,7 +317,7 @@ def parse_timestamp_ns(text: str, zone: bool = False) -> int:
     return micros * 1000 + int(extra)
 
 
-_FRACTION = re.compile(r":\d{1,2}\.(\d*)")  # the seconds' fraction (no offset has one)
+_FRACTION = re.compile(r":\d{1,2}\.(\d*)", re.ASCII)  # the seconds' fraction (no offset has one)
 
 
 class _UnknownZone(ValueError):
@@ -326,7 +326,7 @@ class _UnknownZone(ValueError):
 
 # a date: year, month and day apart by one of DuckDB's separators, the same twice
 # ('2024-01-31', '2024/1/31', '2024\\01\\31', '2024 01 31'), perhaps then `` (BC)``
-_DATE = re.compile(r"(-?\d+)([-/\\ ])(\d{1,2})\2(\d{1,2})(?i:( \(bc\)))?")
+_DATE = re.compile(r"(-?\d+)([-/\\ ])(\d{1,2})\2(\d{1,2})(?i:( \(bc\)))?", re.ASCII)
 # the clock after a date ('T' or whitespace between), then an offset or `` ZONE`` (a name of
 # the characters DuckDB allows in one: ' (BC)' after a time is no zone)
 _CLOCK = re.compile(r"(?:T\s*|\s+)(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?"

@@ -16,8 +16,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-_GMT = re.compile(r"GMT([+-])(?:(\d{1,2}):(\d\d)(?::(\d\d))?|(\d{1,6}))", re.IGNORECASE)
-_UTC = re.compile(r"UTC([+-])(\d+)(?::[\d:]*)?")
+_GMT = re.compile(r"GMT([+-])(?:(\d{1,2}):(\d\d)(?::(\d\d))?|(\d{1,6}))",
+                  re.IGNORECASE | re.ASCII)
+_UTC = re.compile(r"UTC([+-])(\d+)(?::[\d:]*)?", re.ASCII)
 
 
 def fixed_zone(name: str) -> dt.timezone | None:
