@@ -23,6 +23,7 @@ from ..planner.function_names import FUNCTION_NAMES
 from . import statistics
 from .folds import FOLDS, fold
 from .frame import Frame, null_padded, rows_only
+from .evaluate import OPERATOR_CALLS
 from .functions import REGISTRY
 from .grouping import AGGREGATES, Groups, aggregate, first_rows, group_ids
 from .histogram import check_arguments, histogram
@@ -62,7 +63,7 @@ FUNCTIONS_BY_NAME = {name.lower(): func for cls, func in FUNCTIONS.items()
                                                      "bit_and": "bit_and", "bit_or": "bit_or",
                                                      "bit_xor": "bit_xor"}
 # the planner's messages know the engine's functions (planner.function_names)
-FUNCTION_NAMES.update(FUNCTIONS_BY_NAME, REGISTRY, LAMBDA_CALLS)
+FUNCTION_NAMES.update(FUNCTIONS_BY_NAME, REGISTRY, LAMBDA_CALLS, OPERATOR_CALLS)
 
 
 def run_aggregate(step, inputs: Frame, runner) -> Frame:

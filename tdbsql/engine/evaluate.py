@@ -640,6 +640,8 @@ class Evaluator:
                 return list_lambdas.LAMBDA_CALLS[name](self, node)
             if name in _LIKE_CALLS and len(node.expressions) == 3:
                 return self._like_call(name, *node.expressions)
+            if name in OPERATOR_CALLS:
+                return self._operator_call(name, node)
             return self._call(name, node, list(node.expressions))
         name, args = call_shape(node)
         return self._call(name, node, args)
@@ -655,6 +657,21 @@ class Evaluator:
         found = self._escape(exp.Escape(this=like(this=value, expression=pattern),
                                         expression=escape))
         return pc.invert(found) if negated else found
+
+    def _operator_call(self, name: str, node: exp.Anonymous):
+        """add(a, b) is ``a + b``, subtract(a, b) ``a - b``, multiply(a, b) ``a * b`` and
+        divide(a, b) ``a // b`` (DuckDB's functions behind the operators); add(a) is a and
+        subtract(a) ``-a``, of a number."""
+        args = [arg.copy() for arg in node.expressions]
+        if len(args) == 2:
+            return self(OPERATOR_CALLS[name](this=args[0], expression=args[1]))
+        if len(args) != 1 or name not in ("add", "subtract"):
+            counts = "1 or 2" if name in ("add", "subtract") else "2"
+            raise self.error(f"{name}() takes {counts} argument(s), got {len(args)}", node)
+        value = plain(self.value(args[0]))
+        if kind(value.type) not in ("null", "int", "uint", "float", "decimal"):
+            raise self.error(f"{name}() takes a number, got {type_name(value.type)}", node)
+        return self(exp.Neg(this=args[0])) if name == "subtract" else value
 
     def _call(self, name: str, node, args: list):
         function = REGISTRY.get(name)
@@ -675,6 +692,8 @@ class Evaluator:
         return result
 
 
+# DuckDB's functions behind the arithmetic operators
+OPERATOR_CALLS = {"add": exp.Add, "subtract": exp.Sub, "multiply": exp.Mul, "divide": exp.IntDiv}
 _LIKE_CALLS = {"like_escape": (exp.Like, False), "ilike_escape": (exp.ILike, False),
                "not_like_escape": (exp.Like, True), "not_ilike_escape": (exp.ILike, True)}
 

@@ -28,6 +28,9 @@ _DOUBLE_FUNCTIONS = (
     ("sqrt", (), pc.sqrt), ("exp", (), pc.exp), ("ln", (), pc.ln), ("log10", (), pc.log10),
     ("log2", (), pc.log2), ("sin", (), pc.sin), ("cos", (), pc.cos), ("tan", (), pc.tan),
     ("asin", (), pc.asin), ("acos", (), pc.acos), ("atan", (), pc.atan),
+    ("cot", (), lambda x: pc.divide(1.0, pc.tan(x))), ("sinh", (), pc.sinh),
+    ("cosh", (), pc.cosh), ("tanh", (), pc.tanh), ("asinh", (), pc.asinh),
+    ("acosh", (), pc.acosh), ("atanh", (), pc.atanh),
     ("degrees", (), lambda x: pc.multiply(x, 180.0 / math.pi)),
     ("radians", (), lambda x: pc.multiply(x, math.pi / 180.0)),
 )
@@ -37,7 +40,7 @@ def _on_double(kernel, decimal_mode: str | None = None):
     def impl(ctx, x):
         x = plain(x)
         if decimal_mode is not None and kind(x.type) == "decimal":
-            return _decimal_round(ctx, x, 0, decimal_mode)
+            return decimal_round(ctx, x, 0, decimal_mode)
         if decimal_mode is not None and pa.types.is_float32(x.type):  # a FLOAT stays one
             return kernel(x)
         if decimal_mode == "towards_zero" and kind(x.type) in ("int", "uint"):  # trunc
@@ -52,7 +55,7 @@ for _name, _aliases, _kernel in _DOUBLE_FUNCTIONS:
     register(_name, 1, aliases=_aliases)(_on_double(_kernel, _DECIMAL_MODES.get(_name)))
 
 
-def _decimal_round(ctx, x, places: int, mode: str):
+def decimal_round(ctx, x, places: int, mode: str):
     """A DECIMAL(p, s) rounded to ``places`` digits (``mode``: Arrow's round mode) as
     DECIMAL(p, max(places, 0)) -- DECIMAL(p, s) as it is when places >= s; below 0 places a
     DECIMAL(p, 0) gets one more digit for the carry (DuckDB: round(9999::DECIMAL(4,0), -1)
@@ -129,7 +132,7 @@ def _round(ctx, x, digits=None):
     if not isinstance(places, int):
         raise ctx.error("the number of digits must be an integer", 1)
     if kind(x.type) == "decimal":
-        return _decimal_round(ctx, x, places, "half_towards_infinity")
+        return decimal_round(ctx, x, places, "half_towards_infinity")
     if kind(x.type) != "float" and places >= 0:
         return x
     if kind(x.type) == "float":
@@ -222,7 +225,7 @@ def _extreme(ctx, values, greatest: bool):
 # --- more numeric functions: numpy where Arrow has no kernel ---------------------------------
 
 
-def _numpy_unary(x, fn, out_type):
+def numpy_unary(x, fn, out_type):
     """``fn`` over a numeric Arrow value's numpy values, NULLs kept."""
     if isinstance(x, pa.Scalar):
         return pa.scalar(fn(np.asarray([x.as_py()]))[0].item() if x.is_valid else None, out_type)
@@ -234,7 +237,7 @@ def _numpy_unary(x, fn, out_type):
 
 @register("cbrt", 1)
 def _cbrt(ctx, x):
-    return _numpy_unary(ctx.double(x, 0), np.cbrt, pa.float64())
+    return numpy_unary(ctx.double(x, 0), np.cbrt, pa.float64())
 
 
 @register("isnan", 1, aliases=("is_nan",))
@@ -264,7 +267,7 @@ def _even(ctx, x):
     def even(values):
         away = np.where(values >= 0, np.ceil(values), np.floor(values))
         return away + np.where(away % 2 != 0, np.sign(away), 0)
-    return _numpy_unary(ctx.double(x, 0), even, pa.float64())
+    return numpy_unary(ctx.double(x, 0), even, pa.float64())
 
 
 @register("gcd", 2, aliases=("greatest_common_divisor",))
@@ -304,7 +307,7 @@ def _bit_count(ctx, x):
     if kind(x.type) not in ("int", "uint"):
         raise ctx.error(f"expects an integer, got {x.type}", 0)
     unsigned = np.dtype(f"uint{x.type.bit_width}")
-    return _numpy_unary(x, lambda v: np.bitwise_count(v.astype(unsigned)), pa.int8())
+    return numpy_unary(x, lambda v: np.bitwise_count(v.astype(unsigned)), pa.int8())
 
 
 # --- bitwise operators -----------------------------------------------------------------------
