@@ -21,9 +21,9 @@ from ..errors import SqlError, UnsupportedSql
 from ..planner import aggregate_names as names
 from ..planner.function_names import FUNCTION_NAMES
 from . import statistics
+from .arithmetic import OPERATOR_CALLS
 from .folds import FOLDS, fold
 from .frame import Frame, null_padded, rows_only
-from .evaluate import OPERATOR_CALLS
 from .functions import REGISTRY
 from .grouping import AGGREGATES, Groups, aggregate, first_rows, group_ids
 from .histogram import check_arguments, histogram

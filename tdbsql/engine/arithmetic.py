@@ -30,6 +30,8 @@ from .frame import broadcast
 from .value_types import (cast_value, common_type, integer_arithmetic_type,
                           integer_literal_arrow_type, kind, plain, type_name)
 
+# DuckDB's functions behind the operators: add(a, b) is a + b, divide(a, b) is a // b
+OPERATOR_CALLS = {"add": exp.Add, "subtract": exp.Sub, "multiply": exp.Mul, "divide": exp.IntDiv}
 INTERVAL_ALONE = ("an INTERVAL can only be added to or subtracted from a date, timestamp "
                   "or time")
 

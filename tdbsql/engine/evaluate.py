@@ -640,7 +640,7 @@ class Evaluator:
                 return list_lambdas.LAMBDA_CALLS[name](self, node)
             if name in _LIKE_CALLS and len(node.expressions) == 3:
                 return self._like_call(name, *node.expressions)
-            if name in OPERATOR_CALLS:
+            if name in arithmetic.OPERATOR_CALLS:
                 return self._operator_call(name, node)
             return self._call(name, node, list(node.expressions))
         name, args = call_shape(node)
@@ -664,7 +664,7 @@ class Evaluator:
         subtract(a) ``-a``, of a number."""
         args = [arg.copy() for arg in node.expressions]
         if len(args) == 2:
-            return self(OPERATOR_CALLS[name](this=args[0], expression=args[1]))
+            return self(arithmetic.OPERATOR_CALLS[name](this=args[0], expression=args[1]))
         if len(args) != 1 or name not in ("add", "subtract"):
             counts = "1 or 2" if name in ("add", "subtract") else "2"
             raise self.error(f"{name}() takes {counts} argument(s), got {len(args)}", node)
@@ -692,8 +692,6 @@ class Evaluator:
         return result
 
 
-# DuckDB's functions behind the arithmetic operators
-OPERATOR_CALLS = {"add": exp.Add, "subtract": exp.Sub, "multiply": exp.Mul, "divide": exp.IntDiv}
 _LIKE_CALLS = {"like_escape": (exp.Like, False), "ilike_escape": (exp.ILike, False),
                "not_like_escape": (exp.Like, True), "not_ilike_escape": (exp.ILike, True)}
 

@@ -3,7 +3,8 @@
 ``list_has_all`` / ``list_has_any`` (``@>`` / ``&&``), ``string_split`` (``str_split``,
 ``string_to_array``), ``list_sort`` / ``list_reverse_sort``, ``list_distinct``,
 ``list_unique``, ``list_concat``, ``list_append`` / ``list_prepend``, ``list_reverse``,
-``flatten``, ``list_sum`` / ``min`` / ``max`` / ``avg`` / ``product``, ``list_aggregate``,
+``flatten``, ``list_sum`` / ``min`` / ``max`` / ``avg`` / ``product`` / ``string_agg``,
+``list_aggregate`` (the other aggregates: ``list_aggregates``),
 ``array_to_string``, ``range`` / ``generate_series`` as lists, and ``length`` and ``concat``
 of lists and strings alike.
 
@@ -19,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import datetime_ops as dto
-from . import interval_rows
+from . import interval_rows, list_aggregates
 from .frame import broadcast
 from .functions import per_distinct, register, unify
 from .functions_text import as_text, character_at, string_slice, text_concat, text_length
@@ -400,10 +401,14 @@ _AGGREGATES = {"sum": "sum", "min": "min", "max": "max", "avg": "mean", "mean": 
 def aggregated(ctx, lists, name: str, separator=None):
     """One aggregate over each list's elements; NULL for a NULL or empty list (``count``: 0,
     NULL for a NULL list)."""
+    if name in list_aggregates.ENGINE_NAMES:
+        return list_aggregates.over_elements(ctx, lists, name)
     if name not in _AGGREGATES:
         raise ctx.error(f"unknown or unsupported list aggregate {name!r}", 1)
-    if name == "string_agg":
-        return joined(ctx, lists, pa.scalar(",") if separator is None else separator)
+    if name == "string_agg":  # as the aggregate: NULL without an element that is not NULL
+        text = joined(ctx, lists, pa.scalar(",") if separator is None else separator)
+        return pc.if_else(pc.equal(aggregated(ctx, lists, "count"), 0),
+                          pa.scalar(None, pa.string()), text)
     rows, parts = _rows_and_parts(ctx, lists)
     elements = parts.elements
     if name in ("sum", "avg", "mean", "product") and not pa.types.is_null(elements.type) \
@@ -436,7 +441,7 @@ def aggregated(ctx, lists, name: str, separator=None):
     return scalar_if_constant(result, lists)
 
 
-for _name in ("sum", "min", "max", "avg", "product", "count"):
+for _name in ("sum", "min", "max", "avg", "product", "count", "string_agg"):
     register(f"list_{_name}", 1, aliases=(f"array_{_name}",))(null_in_null_out(
         lambda ctx, lists, _name=_name: aggregated(ctx, lists, _name)))
 

@@ -60,6 +60,8 @@ AGGREGATE_PARSERS = {name: cls.from_arg_list
                      for cls in (Product, KurtosisPop, Entropy, KahanSum, Favg, Geomean,
                                  Histogram)
                      for name in cls.sql_names()}
+# DuckDB's other names of aggregates sqlglot has nodes for: mean is avg, arbitrary is first
+AGGREGATE_PARSERS.update({"MEAN": exp.Avg.from_arg_list, "ARBITRARY": exp.First.from_arg_list})
 _MACRO_ERROR = ('Function "{}" is a Macro Function. "DISTINCT", "FILTER", and "ORDER BY" are '
                 "only applicable to window and aggregate functions.")
 
