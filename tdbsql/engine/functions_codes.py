@@ -43,6 +43,47 @@ def _length_grapheme(ctx, s):
     return python_map(lambda text: len(graphemes.clusters(text)), pa.int64(), ctx.string(s, 0))
 
 
+def _on_clusters(ctx, s, numbers, pick):
+    """``pick(clusters, *numbers)`` of each string's grapheme clusters, joined back."""
+    numbers = [ctx.integer(number, 1 + i) for i, number in enumerate(numbers)]
+    return python_map(lambda text, *n: "".join(pick(graphemes.clusters(text), *n)),
+                      pa.string(), ctx.string(s, 0), *numbers)
+
+
+@register("left_grapheme", 2)
+def _left_grapheme(ctx, s, count):
+    """As ``left`` counts characters: a negative count drops that many from the end."""
+    return _on_clusters(ctx, s, [count], lambda clusters, n: clusters[:n])
+
+
+@register("right_grapheme", 2)
+def _right_grapheme(ctx, s, count):
+    """As ``right``: a negative count drops that many from the start."""
+    return _on_clusters(ctx, s, [count],
+                        lambda clusters, n: clusters[max(len(clusters) - n, 0):] if n >= 0
+                        else clusters[-n:])
+
+
+@register("substring_grapheme", 2, 3)
+def _substring_grapheme(ctx, s, start, length=None):
+    """As ``substring`` (1-based start, negative from the end, a negative length the
+    clusters before start, start 0 eating one of length)."""
+    length = pa.scalar(2**32 - 1) if length is None else length
+    return _on_clusters(ctx, s, [start, length], _cluster_range)
+
+
+def _cluster_range(clusters: list, begin: int, count: int) -> list:
+    total = len(clusters)
+    if begin == 0:
+        return clusters[:max(count - 1, 0)]
+    first = begin - 1 if begin > 0 else begin
+    lo, hi = (first, first + count) if count >= 0 else (first + count, first)
+    if begin > 0:
+        return clusters[max(lo, 0):max(hi, 0)]
+    hi = total if hi >= 0 else total + hi  # from the end: a stop at or past it is the end
+    return clusters[max(total + lo, 0):max(hi, 0)]
+
+
 def _digits(ctx, value, base: int):
     """A string's or BLOB's bytes, or an integer, in hex (``base`` 16) or bits (2)."""
     value = plain(value)

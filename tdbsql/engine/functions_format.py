@@ -47,7 +47,8 @@ def _translate(ctx, s, source, target):
                       ctx.string(target, 2))
 
 
-def _digest(algorithm: str):
+def _digest(algorithm: str, spelled=lambda digest: digest.hexdigest(), out_type=pa.string()):
+    """A digest of a string's UTF-8 bytes or a BLOB's, ``spelled`` from hashlib's object."""
     def impl(ctx, value):
         value = plain(value)
         if kind(value.type) != "binary":
@@ -55,14 +56,19 @@ def _digest(algorithm: str):
 
         def digest(data):
             data = data.encode() if isinstance(data, str) else data
-            return hashlib.new(algorithm, data).hexdigest()
-        return python_map(digest, pa.string(), value)
+            return spelled(hashlib.new(algorithm, data))
+        return python_map(digest, out_type, value)
     return impl
 
 
 register("md5", 1)(_digest("md5"))
 register("sha256", 1)(_digest("sha256"))
 register("sha1", 1, aliases=("sha",))(_digest("sha1"))
+# DuckDB's md5_number_upper / _lower: the digest's first / last 8 bytes, little-endian
+register("md5_number_upper", 1)(_digest(
+    "md5", lambda digest: int.from_bytes(digest.digest()[:8], "little"), pa.uint64()))
+register("md5_number_lower", 1)(_digest(
+    "md5", lambda digest: int.from_bytes(digest.digest()[8:], "little"), pa.uint64()))
 
 _BYTE_UNITS = {1024: ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"),
                1000: ("bytes", "kB", "MB", "GB", "TB", "PB")}

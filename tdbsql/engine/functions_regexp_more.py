@@ -1,7 +1,7 @@
 """More of DuckDB's regular expression functions, registered into ``functions.REGISTRY``:
 ``regexp_full_match`` (the whole string matches), ``string_split_regex`` /
 ``regexp_split_to_array`` (the pieces between matches) and ``regexp_extract_all`` (every
-match's group, NULL where the group took no part).  RE2 patterns as DuckDB's (Python's ``re``
+match's group, NULL where the group took no part), ``regexp_escape`` (RE2's QuoteMeta).  RE2 patterns as DuckDB's (Python's ``re``
 for ``regexp_extract_all``, as for ``regexp_extract``), option ``i`` (``regexp_extract_all``:
 ``c`` or ``i``, its fourth argument); the pattern a constant or a column (once per distinct
 pattern).  NULL string or pattern: NULL
@@ -77,3 +77,16 @@ def _regexp_extract_all(ctx, s, pattern, group=None, options=None):
                         f"{number!r}", 2)
     return python_map(lambda text: [m.group(number) for m in compiled.finditer(text)],
                       pa.list_(pa.string()), s)
+
+
+def _escaped(text: str) -> str:
+    """RE2's QuoteMeta: every ASCII character but letters, digits and ``_`` after a
+    backslash, NUL as ``\\x00``, other characters as they are."""
+    return "".join("\\x00" if char == "\0" else
+                   "\\" + char if char.isascii() and not (char.isalnum() or char == "_")
+                   else char for char in text)
+
+
+@register("regexp_escape", 1)
+def _regexp_escape(ctx, s):
+    return python_map(_escaped, pa.string(), ctx.string(s, 0))
