@@ -12,7 +12,6 @@ not follow: UnsupportedSql.
 
 from __future__ import annotations
 
-import re
 
 import pyarrow as pa
 import pyarrow.compute as pc
