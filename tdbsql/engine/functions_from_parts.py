@@ -7,12 +7,19 @@ day the calendar does not have is ``Date out of range``, an hour past 24, a minu
 or seconds outside 0..60 ``Time out of range`` (24:00:00 and a 60th second roll over into
 the next day or minute); years outside 1 .. 9999 (DuckDB's BC years) are UnsupportedSql.
 NULL in any part: NULL.
+
+``make_timestamptz`` (a TIMESTAMP WITH TIME ZONE; tdbsql's session is UTC, so a zone other
+than UTC is UnsupportedSql) is ICU's, lenient: each part is added to the one before (month 13
+is January of the next year, -1 hours the day before's 23:00), the seconds truncated to an
+INTEGER and their fraction rounded to the microsecond; ``make_timestamptz(n)`` is n
+microseconds since the epoch.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
 from .frame import broadcast
@@ -80,3 +87,37 @@ def _make_time(ctx, hour, minute, seconds):
     (hour, minute, seconds), valid, constant = _columns(ctx, (hour, minute), seconds)
     micros = _time_micros(ctx, hour, minute, seconds, valid)  # 24:00:00 is DuckDB's too
     return _answer(micros, valid, pa.time64("us"), constant)
+
+
+@register("make_timestamptz", 1, 7)
+def _make_timestamptz(ctx, *parts):
+    utc = pa.timestamp("us", tz="UTC")
+    if len(parts) == 1:
+        return pc.cast(ctx.integer(parts[0], 0), pa.timestamp("us")).cast(utc)
+    if len(parts) not in (6, 7):
+        raise ctx.error(f"takes 1, 6 or 7 argument(s), got {len(parts)}")
+    if len(parts) == 7:
+        zone = ctx.constant(ctx.string(parts[6], 6), 6, "time zone")
+        if zone is None:
+            return pa.scalar(None, utc)
+        if zone.upper() not in ("UTC", "ETC/UTC", "GMT"):
+            raise UnsupportedSql(f"make_timestamptz() in time zone {zone!r} is not supported "
+                                 "(tdbsql's session is UTC)")
+    (year, month, day, hour, minute, seconds), valid, constant = _columns(ctx, parts[:5],
+                                                                          parts[5])
+    whole = np.trunc(seconds)
+    bad = valid & ~(np.abs(whole) < 2**31)  # NaN too
+    if bad.any():
+        raise ctx.error(f"Type DOUBLE with value {seconds[int(np.argmax(bad))]} can't be cast "
+                        "because the value is out of range for the destination type INT32", 5)
+    whole = np.where(valid, whole, 0)
+    fraction = (np.where(valid, seconds, 0) - whole) * _US_PER_SECOND
+    months = (year - 1970) * 12 + month - 1
+    days = np.where(valid, months, 0).astype("datetime64[M]").astype("datetime64[D]") \
+        .astype(np.int64) + day - 1
+    micros = (((days * 24 + hour) * 60 + minute) * 60 + whole.astype(np.int64)) * \
+        _US_PER_SECOND + (np.sign(fraction) * np.floor(np.abs(fraction) + 0.5)).astype(np.int64)
+    years = micros.astype("datetime64[us]").astype("datetime64[Y]").astype(np.int64) + 1970
+    if (valid & ((years < 1) | (years > 9999))).any():
+        raise UnsupportedSql("make_timestamptz() of a year outside 1 .. 9999 is not supported")
+    return _answer(micros, valid, utc, constant)
