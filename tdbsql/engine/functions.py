@@ -38,7 +38,8 @@ _FLAG_ARGS = {"binary", "encoding", "zero_start", "negative_length_returns_empty
 _NAME_ALIASES = {"time_to_unix": "epoch", "str_position": "strpos", "signum": "sign",
                  "nvl": "coalesce", "array_contains_all": "list_has_all",  # a @> b
                  "array_overlaps": "list_has_any",  # a && b
-                 "jarowinkler_similarity": "jaro_winkler_similarity"}
+                 "jarowinkler_similarity": "jaro_winkler_similarity",
+                 "euclidean_distance": "list_distance", "cosine_distance": "list_cosine_distance"}
 
 
 def node_span(node: exp.Expression) -> tuple[int, int] | None:
@@ -423,3 +424,4 @@ from . import functions_codes, functions_from_parts  # noqa: E402,F401 - hex, ma
 from . import functions_math_more  # noqa: E402,F401 - gamma, fmod, round_even, to_base ...
 from . import functions_blobs, functions_paths  # noqa: E402,F401 - unhex, parse_path ...
 from . import functions_nanos  # noqa: E402,F401 - nanosecond, make_timestamp_ns ...
+from . import functions_list_more, functions_list_vectors  # noqa: E402,F401 - list_where ...

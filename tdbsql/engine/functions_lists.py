@@ -208,12 +208,12 @@ def _list_sort(ctx, lists, order=None, nulls=None):
     rows, parts = _rows_and_parts(ctx, lists)
     descending = order is not None and str(order.as_py()).upper() == "DESC"
     nulls_first = nulls is not None and str(nulls.as_py()).upper() == "NULLS FIRST"
-    order_index = _element_order(parts.parents, parts.elements, descending, nulls_first)
+    order_index = element_order(parts.parents, parts.elements, descending, nulls_first)
     result = rebuild(parts.valid, parts.lengths, parts.elements.take(order_index))
     return scalar_if_constant(result, lists)
 
 
-def _element_order(parents: np.ndarray, elements: pa.Array, descending: bool,
+def element_order(parents: np.ndarray, elements: pa.Array, descending: bool,
                    nulls_first: bool) -> pa.Array:
     """The order of the elements by row, then by value as ORDER BY sorts (lists too)."""
     from .sort_step import sort_columns  # the Sort step imports this family's modules
@@ -223,12 +223,12 @@ def _element_order(parents: np.ndarray, elements: pa.Array, descending: bool,
     return pc.sort_indices(pa.table(columns), sort_keys=[("p", "ascending"), *keys])
 
 
-def _distinct(parts) -> tuple[pa.Array, np.ndarray]:
+def distinct_elements(parts) -> tuple[pa.Array, np.ndarray]:
     """Each row's distinct non-NULL elements in ascending order, and their row."""
     keep = valid_rows(parts.elements)
     parents = parts.parents[keep]
     elements = parts.elements.filter(pa.array(keep))
-    order = _element_order(parents, elements, False, False)
+    order = element_order(parents, elements, False, False)
     elements = elements.take(order)
     parents = parents[np.asarray(order)]
     fresh = np.ones(len(parents), dtype=bool)
@@ -259,7 +259,7 @@ def _element_codes(elements: pa.Array) -> list[np.ndarray]:
 def _list_distinct(ctx, lists):
     """The distinct elements, NULLs left out (sorted: DuckDB promises no order)."""
     rows, parts = _rows_and_parts(ctx, lists)
-    elements, parents = _distinct(parts)
+    elements, parents = distinct_elements(parts)
     counts = np.bincount(parents, minlength=rows)
     return scalar_if_constant(rebuild(parts.valid, counts, elements), lists)
 
@@ -268,7 +268,7 @@ def _list_distinct(ctx, lists):
 def _list_unique(ctx, lists):
     """How many distinct non-NULL elements (UBIGINT); 0 for a NULL list, as DuckDB."""
     rows, parts = _rows_and_parts(ctx, lists)
-    _, parents = _distinct(parts)
+    _, parents = distinct_elements(parts)
     counts = np.bincount(parents, minlength=rows).astype(np.uint64)
     return scalar_if_constant(pa.array(counts, pa.uint64()), lists)
 
