@@ -15,6 +15,8 @@ geomean (geometric_mean)   ``exp(avg(ln(x)))``, DuckDB's macro: a value     sum 
 last(x)                    the value of the group's last row, NULL too      last value
 arg_max / max_by (x, y),   x of the first row with the largest / smallest   (x, y) there
 arg_min / min_by           y, among the rows where neither is NULL
+weighted_avg / wavg (x, w) DOUBLE sum(x * w) / sum(w) over the rows where     sum x*w, sum w
+                           neither is NULL (weights summing to 0: NaN or inf)
 =========================  ===============================================  ================
 
 A state folds like the function itself (the product of the batches' products, ...), the
@@ -37,7 +39,7 @@ from .statistics import numbers
 from .value_types import cast_value, type_name
 
 FOLDS = ("product", "bit_and", "bit_or", "bit_xor", "kahan_sum", "favg", "geomean", "last",
-         "arg_max", "arg_min")
+         "arg_max", "arg_min", "weighted_avg")
 _BIT_OPERATIONS = {"bit_and": 0, "bit_or": 1, "bit_xor": 2}
 
 
@@ -52,6 +54,8 @@ def fold(func: str, values: pa.Array, groups: Groups, other: pa.Array | None = N
         return aggregate("sum", _doubles(func, values), groups)
     if func in ("favg", "geomean"):
         return _mean(func, *state(func, values, groups))
+    if func == "weighted_avg":
+        return _weighted(*state(func, values, groups, other))
     if func == "last":
         rows = _last_rows(groups)
         return values.take(pa.array(rows, mask=rows < 0))
@@ -66,6 +70,12 @@ def state(func: str, values: pa.Array, groups: Groups, other: pa.Array | None = 
     if func == "geomean":
         logs = _logarithms(numbers(func, values))
         return [aggregate("sum", logs, groups), aggregate("count", logs, groups)]
+    if func == "weighted_avg":
+        x, w = (_doubles(func, as_array(v)) for v in (values, other))
+        both = pc.and_(x.is_valid(), w.is_valid())
+        products = pc.if_else(both, pc.multiply(x, w), None)
+        return [aggregate("sum", products, groups), aggregate("sum", pc.if_else(both, w, None),
+                                                              groups)]
     if func in ("arg_max", "arg_min"):
         rows = _best_rows(func, as_array(values), as_array(other), groups)
         taken = pa.array(rows, mask=rows < 0)
@@ -80,6 +90,8 @@ def fold_states(func: str, columns: list[pa.Array], groups: Groups) -> pa.Array:
                      pc.fill_null(aggregate("sum", columns[1], groups), 0))
     if func in ("arg_max", "arg_min"):
         return fold(func, columns[0], groups, columns[1])
+    if func == "weighted_avg":
+        return _weighted(aggregate("sum", columns[0], groups), aggregate("sum", columns[1], groups))
     return fold(func, columns[0], groups)  # the function of the batches' values
 
 
@@ -139,6 +151,12 @@ def _mean(func: str, sums: pa.Array, counts: pa.Array) -> pa.Array:
             # its error term becomes inf - inf, and the mean NaN
             means = np.where(np.isinf(totals), np.nan, means)
     return pa.array(means, pa.float64(), mask=n == 0)
+
+
+def _weighted(products: pa.Array, weights: pa.Array) -> pa.Array:
+    """sum(x * w) / sum(w) per group, NULL for a group without a row holding both."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return pc.divide(pc.cast(products, pa.float64()), pc.cast(weights, pa.float64()))
 
 
 def _last_rows(groups: Groups) -> np.ndarray:

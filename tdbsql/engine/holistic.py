@@ -23,6 +23,8 @@ ORDER BY when it has one (``mode(x ORDER BY y)``, ``mode() WITHIN GROUP (ORDER B
 DuckDB, whose ties are otherwise decided by its hash table's order).  ``entropy(x)``: base-2
 entropy of the non-NULL values' frequencies, 0 without values.  ``approx_count_distinct(x)``
 is answered exactly -- the number of distinct non-NULL values, within any estimate's bounds.
+``mad(x)``: the median of the absolute deviations from the median, of numbers (a DECIMAL or
+FLOAT keeps its type; DuckDB's INTERVAL of dates and times is UnsupportedSql).
 
 The sort copies the values' row numbers and groups; that copy is counted against the memory
 budget (``budget``) besides the input rows the ordinary aggregate path already holds.
@@ -40,7 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from ..errors import SqlError
+from ..errors import SqlError, UnsupportedSql
 from .decimal_values import from_units, units_of
 from .grouping import Groups, aggregate, group_ids
 from .hash_table import as_array, valid_mask
@@ -49,7 +51,7 @@ from .dense_ranks import dense_ranks
 from .interval_rows import built, durations_as_intervals, parts
 from .value_types import storage_integers, type_name
 
-HOLISTIC = ("median", "quantile_cont", "quantile_disc", "mode", "entropy",
+HOLISTIC = ("median", "quantile_cont", "quantile_disc", "mode", "entropy", "mad",
             "approx_count_distinct")
 
 
@@ -143,6 +145,8 @@ def holistic(func: str, values: pa.Array, groups: Groups, fractions: Fractions |
         return _mode(values, groups)
     if func == "entropy":
         return _entropy(values, groups)
+    if func == "mad":
+        return _mad(values, groups)
     if func == "median" and pa.types.is_duration(values.type):  # ts - ts: as an INTERVAL
         values = durations_as_intervals(values, _out_of_range)
     if func == "median":
@@ -161,6 +165,21 @@ def holistic(func: str, values: pa.Array, groups: Groups, fractions: Fractions |
         return picked[0]
     return _lists(picked, ordered.counts, _result_type(values.type, continuous,
                                                        func == "median"))
+
+
+def _mad(values: pa.Array, groups: Groups) -> pa.Array:
+    """median(|x - median(x)|) per group."""
+    kind = values.type
+    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)
+            or pa.types.is_decimal(kind)):
+        if _interpolable(kind):
+            raise UnsupportedSql(f"mad() of {type_name(kind)} (DuckDB's INTERVAL) is not "
+                                 "supported")
+        raise SqlError(f"No function matches the given name and argument types "
+                       f"'mad({type_name(kind)})': mad() takes numbers")
+    centres = holistic("median", values, groups)
+    deviations = pc.abs(pc.subtract(values, centres.take(pa.array(groups.ids))))
+    return holistic("median", deviations.cast(centres.type), groups)
 
 
 def _interpolable(kind: pa.DataType) -> bool:

@@ -30,14 +30,15 @@ ENGINE_NAMES = {
     "bool_and": "bool_and", "bool_or": "bool_or",
     "bit_and": "bit_and", "bit_or": "bit_or", "bit_xor": "bit_xor",
     "first": "first", "arbitrary": "first", "last": "last", "any_value": "any_value",
+    "mad": "mad", "sem": "sem",
 }
 # list_<name> shortcuts (also array_<name>) of the names above
 _SHORTCUTS = ("median", "mode", "entropy", "approx_count_distinct", "stddev_samp",
               "stddev_pop", "var_samp", "var_pop", "skewness", "kurtosis", "kurtosis_pop",
               "bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "first", "last",
-              "any_value")
+              "any_value", "mad", "sem")
 _NUMERIC = ("stddev_samp", "stddev_pop", "var_samp", "var_pop", "skewness", "kurtosis",
-            "kurtosis_pop", "median")
+            "kurtosis_pop", "median", "mad", "sem")
 
 
 def over_elements(ctx, lists, name: str):

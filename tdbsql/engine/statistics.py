@@ -1,7 +1,7 @@
 """Statistical aggregates with small per-group states, in DuckDB's arithmetic.
 
-Moments -- ``skewness(x)``, ``kurtosis(x)`` (bias corrected), ``kurtosis_pop(x)``: plain sums
-of x, x^2, x^3, x^4 per group (``kernels.statistics.power_sums``) and DuckDB's formulas over
+Moments -- ``skewness(x)``, ``kurtosis(x)`` (bias corrected), ``kurtosis_pop(x)``, ``sem(x)``
+(the standard error of the mean, sqrt(var_pop(x) / n)): plain sums of x, x^2, x^3, x^4 per group (``kernels.statistics.power_sums``) and DuckDB's formulas over
 them, NULL where DuckDB gives NULL (too few values, no spread) and DuckDB's "out of range"
 error for an infinite result.
 
@@ -28,7 +28,7 @@ from .grouping import kernel_valid
 from .hash_table import float64_values
 from .value_types import type_name
 
-MOMENTS = ("skewness", "kurtosis", "kurtosis_pop")
+MOMENTS = ("skewness", "kurtosis", "kurtosis_pop", "sem")
 PAIRS = ("corr", "covar_pop", "covar_samp", "regr_slope", "regr_intercept", "regr_r2",
          "regr_count", "regr_avgx", "regr_avgy", "regr_sxx", "regr_syy", "regr_sxy")
 _EPSILON = np.finfo(np.float64).eps
@@ -98,7 +98,7 @@ def result(func: str, columns: list[np.ndarray]) -> pa.Array:
             values, null = _pair(func, *columns)
     if func == "regr_count":
         return pa.array(values.astype(np.uint32), pa.uint32())
-    if func in MOMENTS and not np.isfinite(values[~null]).all():
+    if func in MOMENTS and func != "sem" and not np.isfinite(values[~null]).all():
         raise DataError("SKEW is out of range!" if func == "skewness"
                         else "Kurtosis is out of range!")
     return pa.array(values, pa.float64(), mask=null if null.any() else None)
@@ -108,6 +108,8 @@ def _moment(func, counts, s1, s2, s3, s4):
     n = counts.astype(np.float64)
     temp = 1 / n
     raw_m2 = s2 - s1 * s1 * temp
+    if func == "sem":  # a rounding below 0 is no spread
+        return np.sqrt(np.maximum(raw_m2, 0.0) * temp * temp), counts == 0
     if func == "skewness":
         flat = np.isfinite(raw_m2) & np.isfinite(s2) & \
             (np.abs(raw_m2) <= _EPSILON * np.maximum(1.0, np.abs(s2)))

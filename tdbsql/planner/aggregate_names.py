@@ -2,8 +2,8 @@
 (``percentile_cont(q) WITHIN GROUP (ORDER BY x)``) as the plain calls DuckDB binds them to.
 
 sqlglot reads ``product(x)``, ``kurtosis_pop(x)``, ``entropy(x)``, ``kahan_sum(x)`` (also
-``fsum`` / ``sumkahan``), ``favg(x)``, ``geomean(x)`` (also ``geometric_mean``) and
-``histogram(x)`` as
+``fsum`` / ``sumkahan``), ``favg(x)``, ``geomean(x)`` (also ``geometric_mean``),
+``histogram(x)``, ``mad(x)``, ``sem(x)`` and ``weighted_avg(x, w)`` (also ``wavg``) as
 ``exp.Anonymous`` calls: to its planner and to the grouping checks they would be scalar
 functions reading ungrouped columns.  ``AGGREGATE_PARSERS`` makes the parser build the
 aggregate nodes below instead (``planner.parse``), which plan like ``sum``.
@@ -56,9 +56,29 @@ class Geomean(exp.Expression, exp.AggFunc):
     _sql_names = ["GEOMEAN", "GEOMETRIC_MEAN"]
 
 
+class Mad(exp.Expression, exp.AggFunc):
+    """The median absolute deviation."""
+
+    arg_types = {"this": True}
+
+
+class Sem(exp.Expression, exp.AggFunc):
+    """The standard error of the mean."""
+
+    arg_types = {"this": True}
+
+
+class WeightedAvg(exp.Expression, exp.AggFunc):
+    """DuckDB's macro ``sum(x * w) / sum(CASE WHEN x IS NOT NULL THEN w ELSE 0 END)``: no
+    DISTINCT, FILTER or ORDER BY on it, and no window (two aggregates)."""
+
+    arg_types = {"this": True, "expression": True}
+    _sql_names = ["WEIGHTED_AVG", "WAVG"]
+
+
 AGGREGATE_PARSERS = {name: cls.from_arg_list
                      for cls in (Product, KurtosisPop, Entropy, KahanSum, Favg, Geomean,
-                                 Histogram)
+                                 Histogram, Mad, Sem, WeightedAvg)
                      for name in cls.sql_names()}
 # DuckDB's other names of aggregates sqlglot has nodes for: mean is avg, arbitrary is first
 AGGREGATE_PARSERS.update({"MEAN": exp.Avg.from_arg_list, "ARBITRARY": exp.First.from_arg_list})
@@ -68,18 +88,21 @@ _MACRO_ERROR = ('Function "{}" is a Macro Function. "DISTINCT", "FILTER", and "O
 
 def within_group_calls(tree: exp.Expression, sql: str) -> exp.Expression:
     """``tree`` with its ordered-set calls rewritten (see the module docstring), and
-    DuckDB's error for DISTINCT, FILTER or ORDER BY on geomean."""
+    DuckDB's error for DISTINCT, FILTER or ORDER BY on geomean and weighted_avg (macros)."""
     from .parse import span_of  # parse reads AGGREGATE_PARSERS from here
 
-    for call in list(tree.find_all(Geomean)):
+    for call in list(tree.find_all(Geomean, WeightedAvg)):
         parent = call.parent
-        if isinstance(parent, exp.Window) or (isinstance(parent, exp.Filter)
-                                              and isinstance(parent.parent, exp.Window)):
+        if isinstance(call, Geomean) and (isinstance(parent, exp.Window) or (
+                isinstance(parent, exp.Filter) and isinstance(parent.parent, exp.Window))):
             continue  # over a window DuckDB runs it as an aggregate: all three apply
+        name = call.sql_name().lower()
         if isinstance(call.this, (exp.Distinct, exp.Order)) or (
                 isinstance(parent, exp.Filter) and parent.this is call):
-            name = call.sql_name().lower()
             raise SqlError(_MACRO_ERROR.format(name), sql, span_of(call))
+        if isinstance(call, WeightedAvg) and isinstance(parent, exp.Window):
+            raise SqlError("Window function macro bodies must contain exactly one aggregate "
+                           "function", sql, span_of(call))
     for node in list(tree.find_all(exp.WithinGroup)):
         rewritten = _plain_call(node)
         if rewritten is not None:
