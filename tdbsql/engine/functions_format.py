@@ -22,6 +22,7 @@ NULL, as DuckDB:
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 
 import pyarrow as pa
@@ -236,3 +237,31 @@ def _converted(ctx, spec: str, conversion: str, value, text, value_kind) -> str:
         raise ctx.error(f'Invalid type specifier "{conversion}" for formatting a value of '
                         "type string")
     return (spec + conversion) % float(value)
+
+
+_FULL_BLOCK = "\u2588"
+_EIGHTHS = " \u258f\u258e\u258d\u258c\u258b\u258a\u2589"  # 0/8 (none) .. 7/8 of a block
+
+
+@register("bar", 3, 4)
+def _bar(ctx, x, low, high, width=None):
+    """A bar of ``width`` (80) cells filled (x - low) / (high - low) of the way, in eighths
+    of a block, padded with spaces: empty at or below low (or for a NaN), full at or past
+    high; DuckDB's errors for a width outside 1 .. 1000."""
+    def drawn(value: float, least: float, most: float, cells: float) -> str:
+        if not math.isfinite(cells):
+            raise ctx.error("Max bar width must not be NaN or infinity", 3)
+        if not 1 <= cells <= 1000:
+            raise ctx.error(f"Max bar width must be {'>= 1' if cells < 1 else '<= 1000'}", 3)
+        if math.isnan(value) or math.isnan(least) or math.isnan(most) or value <= least:
+            length = 0.0
+        else:
+            length = cells if value >= most else cells * (value - least) / (most - least)
+        if not math.isfinite(length):
+            raise ctx.error("Bar width must not be NaN or infinity")
+        eighths = int(length * 8)
+        text = _FULL_BLOCK * (eighths // 8) + (_EIGHTHS[eighths % 8] if eighths % 8 else "")
+        return text.ljust(int(cells))
+    cells = pa.scalar(80.0) if width is None else ctx.double(width, 3)
+    return python_map(drawn, pa.string(), ctx.double(x, 0), ctx.double(low, 1),
+                      ctx.double(high, 2), cells)
