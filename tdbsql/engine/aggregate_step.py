@@ -53,10 +53,12 @@ FUNCTIONS = {  # sqlglot aggregate -> engine.grouping function, or one of group_
     names.KahanSum: "kahan_sum", names.Favg: "favg", names.Geomean: "geomean",
     names.Histogram: "histogram",
     names.Mad: "mad", names.Sem: "sem", names.WeightedAvg: "weighted_avg",
+    names.ArgMaxNull: "arg_max_null", names.ArgMinNull: "arg_min_null",
 }
 # functions of two columns: (y, x) of the statistics, (value, key) of arg_max / arg_min,
 # (value, weight) of weighted_avg
-PAIRED = frozenset(statistics.PAIRS) | {"arg_max", "arg_min", "weighted_avg"}
+PAIRED = frozenset(statistics.PAIRS) | {"arg_max", "arg_min", "arg_max_null", "arg_min_null",
+                                        "weighted_avg"}
 _FRACTION_TAKING = ("quantile_cont", "quantile_disc")
 # the same by SQL name (window calls reach the engine by name: ``planner.windows``)
 FUNCTIONS_BY_NAME = {name.lower(): func for cls, func in FUNCTIONS.items()

@@ -15,6 +15,8 @@ geomean (geometric_mean)   ``exp(avg(ln(x)))``, DuckDB's macro: a value     sum 
 last(x)                    the value of the group's last row, NULL too      last value
 arg_max / max_by (x, y),   x of the first row with the largest / smallest   (x, y) there
 arg_min / min_by           y, among the rows where neither is NULL
+arg_max_null, arg_min_null the same among the rows where y is not NULL       (x, y) there
+                           (a NULL x can be the answer)
 weighted_avg / wavg (x, w) DOUBLE sum(x * w) / sum(w) over the rows where     sum x*w, sum w
                            neither is NULL (weights summing to 0: NaN or inf)
 =========================  ===============================================  ================
@@ -38,8 +40,9 @@ from .hash_table import as_array, float64_values, int64_values
 from .statistics import numbers
 from .value_types import cast_value, type_name
 
+_ARG_EXTREMES = ("arg_max", "arg_min", "arg_max_null", "arg_min_null")
 FOLDS = ("product", "bit_and", "bit_or", "bit_xor", "kahan_sum", "favg", "geomean", "last",
-         "arg_max", "arg_min", "weighted_avg")
+         "weighted_avg", *_ARG_EXTREMES)
 _BIT_OPERATIONS = {"bit_and": 0, "bit_or": 1, "bit_xor": 2}
 
 
@@ -76,7 +79,7 @@ def state(func: str, values: pa.Array, groups: Groups, other: pa.Array | None = 
         products = pc.if_else(both, pc.multiply(x, w), None)
         return [aggregate("sum", products, groups), aggregate("sum", pc.if_else(both, w, None),
                                                               groups)]
-    if func in ("arg_max", "arg_min"):
+    if func in _ARG_EXTREMES:
         rows = _best_rows(func, as_array(values), as_array(other), groups)
         taken = pa.array(rows, mask=rows < 0)
         return [as_array(values).take(taken), as_array(other).take(taken)]
@@ -88,7 +91,7 @@ def fold_states(func: str, columns: list[pa.Array], groups: Groups) -> pa.Array:
     if func in ("favg", "geomean"):
         return _mean(func, aggregate("sum", columns[0], groups),
                      pc.fill_null(aggregate("sum", columns[1], groups), 0))
-    if func in ("arg_max", "arg_min"):
+    if func in _ARG_EXTREMES:
         return fold(func, columns[0], groups, columns[1])
     if func == "weighted_avg":
         return _weighted(aggregate("sum", columns[0], groups), aggregate("sum", columns[1], groups))
@@ -174,9 +177,10 @@ def _arg_extreme(func: str, values: pa.Array, other: pa.Array, groups: Groups) -
 
 def _best_rows(func: str, values: pa.Array, keys: pa.Array, groups: Groups) -> np.ndarray:
     """Per group the first row with the largest (arg_max) / smallest key among the rows where
-    value and key are not NULL; -1 for none."""
+    value and key are not NULL (the key alone, for the ``_null`` forms); -1 for none."""
     rows = np.full(groups.count, -1, np.int64)
-    if pa.types.is_null(values.type) or pa.types.is_null(keys.type):
+    if pa.types.is_null(keys.type) or (pa.types.is_null(values.type)
+                                       and not func.endswith("_null")):
         return rows
     if pa.types.is_floating(keys.type):
         numbers_ = float64_values(keys, copy=False)
@@ -187,6 +191,6 @@ def _best_rows(func: str, values: pa.Array, keys: pa.Array, groups: Groups) -> n
     else:  # strings, decimals, UBIGINTs, intervals ...: their rank in SQL order
         numbers_ = dense_ranks(keys, func)
     best = np.zeros(groups.count, numbers_.dtype)
-    kernels.arg_extreme(numbers_, kernel_valid(values, keys), groups.ids, func == "arg_max",
-                        best, rows)
+    valid = kernel_valid(keys) if func.endswith("_null") else kernel_valid(values, keys)
+    kernels.arg_extreme(numbers_, valid, groups.ids, func.startswith("arg_max"), best, rows)
     return rows

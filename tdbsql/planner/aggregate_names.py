@@ -76,10 +76,23 @@ class WeightedAvg(exp.Expression, exp.AggFunc):
     _sql_names = ["WEIGHTED_AVG", "WAVG"]
 
 
+class ArgMaxNull(exp.Expression, exp.AggFunc):
+    """arg_max over the rows whose key is not NULL, a NULL value included."""
+
+    arg_types = {"this": True, "expression": True}
+
+
+class ArgMinNull(exp.Expression, exp.AggFunc):
+    arg_types = {"this": True, "expression": True}
+
+
 AGGREGATE_PARSERS = {name: cls.from_arg_list
                      for cls in (Product, KurtosisPop, Entropy, KahanSum, Favg, Geomean,
-                                 Histogram, Mad, Sem, WeightedAvg)
+                                 Histogram, Mad, Sem, WeightedAvg, ArgMaxNull, ArgMinNull)
                      for name in cls.sql_names()}
+# count_star() is count(*)
+AGGREGATE_PARSERS["COUNT_STAR"] = lambda args: exp.Count(this=exp.Star(), big_int=True) \
+    if not args else exp.Anonymous(this="count_star", expressions=args)
 # DuckDB's other names of aggregates sqlglot has nodes for: mean is avg, arbitrary is first
 AGGREGATE_PARSERS.update({"MEAN": exp.Avg.from_arg_list, "ARBITRARY": exp.First.from_arg_list})
 _MACRO_ERROR = ('Function "{}" is a Macro Function. "DISTINCT", "FILTER", and "ORDER BY" are '
