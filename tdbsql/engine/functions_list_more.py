@@ -5,7 +5,7 @@
   1-based positions (NULL for one outside the list).  A NULL in the mask or the positions is
   DuckDB's error.
 - ``list_resize(l, n[, fill])`` / ``array_resize``: the first n elements, padded with fill
-  (NULL by default); a NULL n gives [].
+  (NULL by default); a NULL n gives [] (past 2**31 - 1 elements in all: an error).
 - ``array_push_back`` / ``array_push_front``: ``list_append`` / ``list_prepend``;
   ``array_pop_back`` / ``array_pop_front``: the list without its last / first element.
 - ``list_grade_up(l[, order[, nulls]])`` / ``grade_up`` / ``array_grade_up``: the 1-based
@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 
 from .functions import REGISTRY, register
 from .hash_table import group_rows, key_codes
-from .functions_lists import lists_argument, null_in_null_out, row_count
+from .functions_lists import check_elements, lists_argument, null_in_null_out, row_count
 from .list_values import list_parts, ordinals, rebuild, scalar_if_constant
 from .value_types import cast_value, kind, plain, valid_rows
 
@@ -101,6 +101,7 @@ def _list_resize(ctx, lists, size, fill=None):
         raise ctx.error(f"Type INT64 with value {int(wanted.min())} can't be cast because the "
                         "value is out of range for the destination type UINT64", 1)
     wanted = np.where(source.valid, wanted, 0)
+    check_elements(ctx, int(wanted.sum()))
     parents = np.repeat(np.arange(rows), wanted)
     position = ordinals(wanted)
     inside = position < source.lengths[parents]

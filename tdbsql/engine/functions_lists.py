@@ -489,7 +489,7 @@ def _series(ctx, values, inclusive: bool):
                                               .to_numpy(zero_copy_only=False), dtype=bool)
                                    for v in values])
     counts = np.where(valid, series_counts(start, end, step, inclusive), 0)
-    _check_elements(ctx, int(counts.sum()))
+    check_elements(ctx, int(counts.sum()))
     elements = series_values(start, step, counts)
     return scalar_if_constant(rebuild(valid, counts, pa.array(elements, pa.int64())), *values)
 
@@ -526,12 +526,12 @@ def _timestamp_series(ctx, values, inclusive: bool, rows: int) -> pa.Array:
                    for e in ends)
     keep = [np.where(valid, part, 0) for part in (months, days, micros)]
     counts, elements = series_steps(start, stop, *keep, inclusive,
-                                    lambda count: _check_elements(ctx, count))
+                                    lambda count: check_elements(ctx, count))
     lists = rebuild(valid, counts, pa.array(elements, pa.timestamp("us", zone)))
     return scalar_if_constant(lists, *(v for v in values if not isinstance(v, dto.Interval)))
 
 
-def _check_elements(ctx, total: int) -> None:
+def check_elements(ctx, total: int) -> None:
     if total > MAX_ELEMENTS:
         raise ctx.error(f"the lists would hold {total:,} elements, more than "
                         f"{MAX_ELEMENTS:,}")
