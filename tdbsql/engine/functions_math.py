@@ -258,7 +258,7 @@ def _isfinite(ctx, x):
 @register("signbit", 1)
 def _signbit(ctx, x):
     """Whether the sign bit is set: true for -0.0 (and -NaN) as for any negative number."""
-    return _numpy_unary(ctx.double(x, 0), np.signbit, pa.bool_())
+    return numpy_unary(ctx.double(x, 0), np.signbit, pa.bool_())
 
 
 @register("even", 1)

@@ -8,7 +8,6 @@ out, as DuckDB:
   infinite); ``fdiv(x, y)``: floor(x / y) as a DOUBLE (inf / NaN for y = 0).
 - ``nextafter(x, y)``: the next DOUBLE after x towards y -- a FLOAT when neither argument is
   a DOUBLE and one is a FLOAT.
-- ``signbit(x)``: whether the sign bit of x as a DOUBLE is set (-0.0 and -NaN too).
 - ``round_even(x, n)`` / ``roundbankers``: ``round`` with ties to the even digit; the type of
   x kept (a DECIMAL as ``round``'s).
 - ``to_base(n, radix[, min_length])``: a non-negative integer's digits (0-9 A-Z) in radix 2 to
@@ -97,11 +96,6 @@ def _nextafter(ctx, x, y):
     target, numpy_type = (pa.float32(), np.float32) if single else (pa.float64(), np.float64)
     return _binary_numpy(lambda a, b: np.nextafter(a.astype(numpy_type), b.astype(numpy_type)),
                          target, ctx.double(x, 0), ctx.double(y, 1))
-
-
-@register("signbit", 1)
-def _signbit(ctx, x):
-    return numpy_unary(ctx.double(x, 0), np.signbit, pa.bool_())
 
 
 @register("round_even", 2, aliases=("roundbankers",))
