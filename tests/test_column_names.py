@@ -177,6 +177,9 @@ THROUGH_SUBQUERIES = [
     "WITH c AS (SELECT x AS Big, s AS Name FROM t) SELECT BIG, name FROM c ORDER BY big",
     "SELECT col, count(*) FROM (SELECT x FROM t) q(Col) GROUP BY COL",
     "SELECT * FROM (SELECT x AS Big, day AS Big2 FROM t) q WHERE big > 1",
+    # an alias spelled as a table alias in another case names the column, not the table
+    "SELECT q.x AS Q FROM t q", "SELECT s.x AS S, count(*) FROM t s GROUP BY s.x",
+    "WITH c AS (SELECT x FROM t) SELECT c.x AS C FROM c",
 ]
 
 

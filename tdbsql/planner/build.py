@@ -447,8 +447,8 @@ def _exact_names(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp
         elif len(folded.get(ident.name.lower(), ())) == 1:
             ident.set("this", next(iter(folded[ident.name.lower()])))
             ident.set("quoted", True)
-        elif not ident.quoted and (isinstance(ident.parent, exp.Column)
-                                   or _names_a_column(ident)) and \
+        elif not ident.quoted and ((isinstance(ident.parent, exp.Column)
+                                    and ident.arg_key == "this") or _names_a_column(ident)) and \
                 len(named.get(ident.name.lower(), ())) == 1:
             ident.set("this", next(iter(named[ident.name.lower()])))
             ident.set("quoted", True)
