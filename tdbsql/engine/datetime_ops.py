@@ -158,8 +158,8 @@ def parse_interval(amount: str) -> Interval:
     ``interval_amounts``'s), perhaps after an ``@`` (``'@ 1 day'``) and, without a time,
     ending in ``ago``, which negates it (``'1 day ago'``).  A number starts with a digit
     and has no ``+`` sign (``'+1 day'``, ``'.5'`` are no intervals)."""
-    text = amount.strip()
-    body = text[1:].lstrip() if text.startswith("@") else text
+    text = amount.strip(SPACES)
+    body = text[1:].lstrip(SPACES) if text.startswith("@") else text
     if re.fullmatch(r"-?\d+(\.\d*)?", body, re.ASCII):  # a bare number counts seconds
         return _interval_part(body, "second").checked()
     clock = _INTERVAL_CLOCK.search(body)
@@ -168,7 +168,7 @@ def parse_interval(amount: str) -> Interval:
     if ago:
         head = head[:-3]
     parts = _INTERVAL_PART.findall(head)
-    if not (parts or clock) or _INTERVAL_PART.sub("", head).strip():
+    if not (parts or clock) or _INTERVAL_PART.sub("", head).strip(SPACES):
         raise DatetimeError(f"cannot read INTERVAL {text!r}")
     total = Interval()
     for number, word in parts:
@@ -251,7 +251,7 @@ _SPECIAL_STAMPS = {"epoch": "epoch", "infinity": "infinity", "inf": "infinity",
 def special_stamp(text: str) -> str | None:
     """``'epoch'``, ``'infinity'`` or ``'-infinity'`` if ``text`` is one of DuckDB's special
     DATE / TIMESTAMP strings (``'Epoch'``, ``' inf'``, ``'-INFINITY'``), else None."""
-    return _SPECIAL_STAMPS.get(text.strip().lower())
+    return _SPECIAL_STAMPS.get(text.strip(SPACES).lower())
 
 
 def _is_epoch(text: str, type_name: str) -> bool:
@@ -317,6 +317,7 @@ def parse_timestamp_ns(text: str, zone: bool = False) -> int:
     return micros * 1000 + int(extra)
 
 
+SPACES = " \t\n\v\f\r"  # the white space DuckDB skips around a value (ASCII only)
 _FRACTION = re.compile(r":\d{1,2}\.(\d*)", re.ASCII)  # the seconds' fraction (no offset has one)
 
 
@@ -338,11 +339,11 @@ def _parse_datetime(text: str, zone: bool = False,
     """(the datetime written -- a year outside Python's 1..9999, or one a UTC offset carries
     past them, moved by whole 2,000-year cycles into 1970..3969, where the calendar repeats;
     a zone's rules apply to the real year otherwise -- and the days it was moved back by)."""
-    cleaned = text.strip()
+    cleaned = text.strip(SPACES)
     day = _DATE.match(cleaned)
     if not day or day.group(5) and int(day.group(1)) < 1:  # no year 0 BC
         raise _NotADate(text)
-    if not date_only and day.end() == len(cleaned) and text.rstrip() != text:
+    if not date_only and day.end() == len(cleaned) and text.rstrip(SPACES) != text:
         raise _NotADate(text)  # DuckDB's TIMESTAMP takes no spaces after a date alone
     year = 1 - int(day.group(1)) if day.group(5) else int(day.group(1))
     cycles = 0 if 1 <= year <= 9999 else (year - 1970) // CYCLE_YEARS

@@ -5,8 +5,12 @@ Arrow's compute functions run RE2 themselves; Python's ``re`` serves where they 
 (a match's groups: ``regexp_extract``, ``regexp_extract_all``).  The two read most patterns
 alike.  Where they differ, ``python_pattern`` rewrites the pattern:
 
-- ``\\d \\w \\s \\b`` and their negations are ASCII in RE2 and Unicode in ``re``: each goes in
-  an ASCII group, ``(?a:\\d)``; a bracket class holding one becomes ``(?a:[...])``.
+- ``\\d \\w \\s \\b`` and their negations are ASCII in RE2 and Unicode in ``re``: each is
+  written as its ASCII class (``[0-9]``; ``\\s`` is ``[\\t\\n\\f\\r ]``, without ``re``'s
+  ``\\v``; ``\\b`` as lookarounds of ``\\w``), inside brackets too (a negated one there as a
+  union or intersection of classes).  Not ``re``'s ASCII flag: it also limits case folding
+  to ASCII, and a pattern starting with a scoped ``(?a:\\W)`` never matches a non-ASCII
+  character (CPython's start-of-pattern check ignores the scoped flag).
 - Outside multi-line mode, ``$`` is the end of the text in RE2, where ``re`` also matches
   before a final newline: it becomes ``\\Z`` (RE2's ``\\z`` too).
 - Flags set inside a pattern, ``a(?i)b``, hold to the end of the enclosing group in RE2;
@@ -26,7 +30,13 @@ import re
 
 from ..errors import UnsupportedSql
 
-_ASCII_ESCAPES = frozenset("dDwWsSbB")
+_WORD = "0-9A-Za-z_"
+_CLASSES = {"d": "0-9", "w": _WORD, "s": "\\t\\n\\f\\r "}  # RE2's, inside brackets
+_ESCAPES = {**{c: f"[{ranges}]" for c, ranges in _CLASSES.items()},
+            **{c.upper(): f"[^{ranges}]" for c, ranges in _CLASSES.items()},
+            # a word boundary is not case-folded in RE2: (?i) must not make ſ a word letter
+            "b": f"(?-i:(?<=[{_WORD}])(?![{_WORD}])|(?<![{_WORD}])(?=[{_WORD}]))",
+            "B": f"(?-i:(?<=[{_WORD}])(?=[{_WORD}])|(?<![{_WORD}])(?![{_WORD}]))"}
 _POSIX = {"alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": "\\x00-\\x7f", "blank": "\\t ",
           "cntrl": "\\x00-\\x1f\\x7f", "digit": "0-9", "graph": "!-~", "lower": "a-z",
           "print": " -~", "punct": "!-/:-@\\[-`{-~", "space": "\\t\\n\\v\\f\\r ",
@@ -93,8 +103,8 @@ class _Translation:
             self.out.append("\\")
             return at + 1
         char = pattern[at + 1]
-        if char in _ASCII_ESCAPES:
-            self.out.append(f"(?a:\\{char})")
+        if char in _ESCAPES:
+            self.out.append(_ESCAPES[char])
         elif char == "z":
             self.out.append(r"\Z")
         elif char == "Q":
@@ -116,11 +126,10 @@ class _Translation:
 
     def _bracket(self, at: int) -> int:
         """A bracket class ``[...]``; returns the position after its ``]``."""
-        pattern, parts, ascii_only = self.pattern, ["["], False
+        pattern, parts, complements = self.pattern, [], []
         at += 1
-        if pattern.startswith("^", at):
-            parts.append("^")
-            at += 1
+        negated = pattern.startswith("^", at)
+        at += negated
         if pattern.startswith("]", at):  # a leading ] is itself
             parts.append(r"\]")
             at += 1
@@ -143,15 +152,17 @@ class _Translation:
                     parts.append(re.escape(chr(int(pattern[at + 3:end], 16))))
                     at = end + 1
                     continue
-                ascii_only |= escaped in _ASCII_ESCAPES
-                parts.append(pattern[at:at + 2])
+                if escaped in _CLASSES:
+                    parts.append(_CLASSES[escaped])
+                elif escaped.lower() in _CLASSES:  # \D \W \S: everything but a class
+                    complements.append(_CLASSES[escaped.lower()])
+                else:
+                    parts.append(pattern[at:at + 2])
                 at += 2
             else:  # [ & ~ | are plain in RE2; re warns of set operations ahead
                 parts.append("\\" + char if char in "[&~|" else char)
                 at += 1
-        parts.append("]")
-        text = "".join(parts)
-        self.out.append(f"(?a:{text})" if ascii_only else text)
+        self.out.append(_bracket_class("".join(parts), complements, negated))
         return at + 1
 
     def _open(self, at: int) -> int:
@@ -181,3 +192,18 @@ class _Translation:
     def _close(self) -> None:
         group = self.groups.pop() if len(self.groups) > 1 else self.groups[0]
         self.out.append(")" * len(group.flag_groups) + ")")
+
+
+def _bracket_class(listed: str, complements: list[str], negated: bool) -> str:
+    """A bracket class of the ``listed`` characters and ranges and of everything outside
+    each of ``complements`` (the classes of ``\\D \\W \\S``), or of none of them when
+    ``negated``: a union of classes, or an intersection by lookaheads."""
+    if not complements:
+        return f"[^{listed}]" if negated else f"[{listed}]"
+    if not negated:  # a character listed, or outside one of the complements' classes
+        options = ([f"[{listed}]"] if listed else []) + [f"[^{c}]" for c in complements]
+        return "(?:" + "|".join(options) + ")"
+    # none of those: not listed, and inside every complement's class
+    guard = f"(?![{listed}])" if listed else ""
+    return "(?:" + guard + "".join(f"(?=[{c}])" for c in complements[1:]) + \
+        f"[{complements[0]}])"
