@@ -96,18 +96,36 @@ class Result:
         return self._table
 
     def df(self):
-        """A pandas DataFrame; INTERVALs as DuckDB's df() gives them, timedelta64[us] with a
-        month counting 30 days (``_as_durations``), in lists and structs too.  No interval
-        reaches pyarrow's pandas conversion, which makes DateOffsets of them and crashes
-        where pandas was imported after tdbsql (``pandas_deferral``)."""
-        table = self._table
+        """A pandas DataFrame as DuckDB's df() gives it: INTERVALs as timedelta64[us] with a
+        month counting 30 days (``_as_durations``), in lists and structs too; MAPs as dicts;
+        a TIME column holding 24:00:00 as objects, that one as its text; a repeated column
+        name (any case) made unique with ``_1``, ``_2``, as DuckDB makes it, where pandas
+        would drop all but one of the columns.  No interval reaches pyarrow's pandas conversion, which
+        makes DateOffsets of them and crashes where pandas was imported after tdbsql
+        (``pandas_deferral``)."""
+        table = self._table.rename_columns(_unique_names(self._table.column_names))
         for n, field in enumerate(table.schema):
             if holds(field.type, pa.types.is_interval):
                 column = table.column(n)
                 chunks = [_as_durations(chunk) for chunk in column.chunks] or \
                     [_as_durations(pa.array([], column.type))]
                 table = table.set_column(n, field.name, pa.chunked_array(chunks))
-        return table.to_pandas()
+        objects = {n for n, f in enumerate(table.schema) if holds(f.type, pa.types.is_map)}
+        try:
+            frame = _pandas(table, objects)
+        except ValueError:  # a TIME of 24:00:00 (DuckDB's end of the day) is no Python time
+            timed = {n for n, f in enumerate(table.schema) if holds(f.type, pa.types.is_time)}
+            if not timed:
+                raise
+            objects |= timed
+            frame = _pandas(table, objects)
+        if objects:
+            import pandas as pd
+
+            for n in sorted(objects):  # as objects: DuckDB's Python values
+                frame.insert(n, table.schema[n].name,
+                             pd.Series(_python_values(table.column(n)), dtype=object))
+        return frame
 
     def pl(self):
         try:
@@ -205,25 +223,37 @@ def _conformed(part: pa.Table, schema: pa.Schema) -> pa.Table:
             f"types") from None
 
 
+def _pandas(table: pa.Table, left_out: set[int]):
+    return table.select([n for n in range(table.num_columns) if n not in left_out]).to_pandas()
+
+
+def _unique_names(names: list[str]) -> list[str]:
+    """Column names as DuckDB's df() makes them unique: a name already taken, in any case,
+    gets the first of ``_1``, ``_2`` ... not taken."""
+    taken, out = set(), []
+    for name in names:
+        if name.lower() in taken:
+            number = 1
+            while f"{name}_{number}".lower() in taken:
+                number += 1
+            name = f"{name}_{number}"
+        taken.add(name.lower())
+        out.append(name)
+    return out
+
+
 def _rows(table: pa.Table) -> list[tuple]:
     return list(zip(*(_python_values(c) for c in table.columns)))
 
 
 def _python_values(column: pa.ChunkedArray) -> list:
     """A column's Python values as DuckDB's fetchall gives them, also inside a list, a struct
-    or a map (its entries as (key, value) pairs): a DATE or TIMESTAMP outside the years
-    1-9999 (DuckDB's run from 290308 BC, Python's from year 1 to 9999) as its text,
-    ``'10000-01-01'``, ``'0001-12-31 (BC) 10:00:00'``; an INTERVAL as a timedelta
-    (``_timedeltas``); a TIME of 24:00:00 (DuckDB's end of the day, no Python time) as its
-    text, ``'24:00:00'``."""
-    if holds(column.type, pa.types.is_interval):
+    or a map: a DATE or TIMESTAMP outside the years 1-9999 (DuckDB's run from 290308 BC,
+    Python's from year 1 to 9999) as its text, ``'10000-01-01'``, ``'0001-12-31 (BC)
+    10:00:00'``; an INTERVAL as a timedelta (``_timedeltas``); a TIME of 24:00:00 (DuckDB's
+    end of the day, no Python time) as its text, ``'24:00:00'``; a MAP as a dict."""
+    if holds(column.type, _not_as_arrow):
         return _values(column.combine_chunks())
-    if pa.types.is_time(column.type):
-        from .engine.datetime_ops import end_of_day
-
-        ends = end_of_day(column).to_pylist()
-        if any(ends):
-            return ["24:00:00" if end else value for value, end in zip(column.to_pylist(), ends)]
     try:
         return column.to_pylist()
     except (OverflowError, ValueError):
@@ -232,13 +262,18 @@ def _python_values(column: pa.ChunkedArray) -> list:
     return _values(column.combine_chunks())
 
 
+def _not_as_arrow(type_: pa.DataType) -> bool:
+    """A type whose values DuckDB gives otherwise than Arrow's ``to_pylist`` always does."""
+    return pa.types.is_interval(type_) or pa.types.is_time(type_) or pa.types.is_map(type_)
+
+
 def _is_calendar(type_: pa.DataType) -> bool:
     return pa.types.is_date(type_) or pa.types.is_timestamp(type_)
 
 
 def _needs_care(type_: pa.DataType) -> bool:
-    """A type whose Arrow Python values are not DuckDB's: dates and intervals."""
-    return _is_calendar(type_) or pa.types.is_interval(type_)
+    """A type whose Arrow Python values may not be DuckDB's: dates, intervals, times, maps."""
+    return _is_calendar(type_) or _not_as_arrow(type_)
 
 
 def _is_list(type_: pa.DataType) -> bool:
@@ -260,6 +295,12 @@ def _values(array: pa.Array) -> list:
         return [value if text is None else text for value, text in zip(values, texts)]
     if pa.types.is_interval(array.type):
         return _timedeltas(array)
+    if pa.types.is_time(array.type):
+        from .engine.datetime_ops import end_of_day
+
+        ends = end_of_day(array).to_pylist()
+        if any(ends):
+            return ["24:00:00" if end else value for value, end in zip(array.to_pylist(), ends)]
     if _is_list(array.type) and holds(array.type, _needs_care):
         items = iter(_values(array.flatten()))
         lengths = pc.list_value_length(array).to_pylist()
@@ -270,11 +311,20 @@ def _values(array: pa.Array) -> list:
         fields = zip(*(_values(child) for child in array.flatten()))
         return [dict(zip(names, row)) if valid else None
                 for row, valid in zip(fields, array.is_valid().to_pylist())]
-    if pa.types.is_map(array.type) and holds(array.type, _needs_care):
+    if pa.types.is_map(array.type):
         entries = _values(array.cast(pa.list_(array.type.field(0))))  # a list of structs
-        return [None if row is None else [tuple(entry.values()) for entry in row]
+        return [None if row is None else _as_dict([tuple(entry.values()) for entry in row])
                 for row in entries]
     return array.to_pylist()
+
+
+def _as_dict(pairs: list[tuple]):
+    """A MAP's entries as DuckDB's fetchall gives them, a dict; as the (key, value) pairs
+    when a key cannot be a dict's (a list)."""
+    try:
+        return dict(pairs)
+    except TypeError:
+        return pairs
 
 
 def _timedeltas(array: pa.Array) -> list:

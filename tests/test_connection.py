@@ -128,22 +128,35 @@ def test_intervals_as_timedeltas():
 def test_intervals_in_maps_as_timedeltas():
     """INTERVALs inside a MAP (of a registered Arrow table) are timedeltas too, as DuckDB's
     fetchall gives them: they were Arrow's MonthDayNano tuples, the map not looked into.  A
-    map's entries stay (key, value) pairs, in a slice of the rows as in all of them."""
+    map is a dict, in a slice of the rows as in all of them."""
     entries = [[("a", (1, 2, 3000)), ("b", None)], None, [], [("c", (0, 0, -1000))]]
     table = pa.table({"i": [1, 2, 3, 4], "m": pa.array(
         entries, pa.map_(pa.string(), pa.month_day_nano_interval()))})
     con, oracle = tdbsql.connect(), duckdb.connect()
     con.register_arrow("t", table)
     oracle.register("t", table)
-    def as_dict(pairs):
-        return None if pairs is None else dict(pairs)
+    for sql in ["SELECT i, m FROM t ORDER BY i", "SELECT i, m FROM t ORDER BY i LIMIT 2 OFFSET 2",
+                "SELECT i, [m, NULL] FROM t ORDER BY i"]:
+        assert con.sql(sql).fetchall() == oracle.sql(sql).fetchall(), sql
 
-    for sql in ["SELECT i, m FROM t ORDER BY i", "SELECT i, m FROM t ORDER BY i LIMIT 2 OFFSET 2"]:
-        got = [(i, as_dict(m)) for i, m in con.sql(sql).fetchall()]
-        assert got == oracle.sql(sql).fetchall(), sql
-    sql = "SELECT i, [m, NULL] FROM t ORDER BY i"
-    got = [(i, [as_dict(m) for m in ms]) for i, ms in con.sql(sql).fetchall()]
-    assert got == oracle.sql(sql).fetchall()
+
+@pytest.mark.parametrize("sql", [
+    "SELECT histogram(x) AS h, 1 AS h FROM (VALUES (1), (1), (2), (NULL)) t(x)",
+    "SELECT [TIME '24:00:00', TIME '10:00:00'] AS l, TIME '24:00:00' AS t, TIME '10:00:00' AS u",
+    "SELECT 1 AS t, 2 AS T, 3 AS t, 4 AS t_1",
+])
+def test_maps_end_of_day_and_repeated_names_as_duckdb_gives_them(sql):
+    """fetchall and df(): a MAP is a dict (it was (key, value) pairs); TIME '24:00:00' is
+    its text, in a list too (df() raised 'hour must be in 0..23'); df()'s repeated names get
+    DuckDB's _1 (pandas kept one of the columns)."""
+    got, want = tdbsql.connect().sql(sql), duckdb.sql(sql)
+    assert got.fetchall() == want.fetchall()
+    frame, oracle = got.df(), want.df()
+    assert list(frame.columns) == list(oracle.columns)
+    assert [[list(v) if hasattr(v, "tolist") and not isinstance(v, str) else v for v in row]
+            for row in frame.itertuples(index=False)] == \
+        [[list(v) if hasattr(v, "tolist") and not isinstance(v, str) else v for v in row]
+         for row in oracle.itertuples(index=False)]
 
 
 def test_intervals_in_data_frames():
