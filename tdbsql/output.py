@@ -54,10 +54,7 @@ def _end_of_day_as_text(table: pa.Table) -> pa.Table:
 
             column = table.column(i)
             if pc.any(end_of_day(column)).as_py():
-                from .engine import functions  # noqa: F401 (its function modules in order)
-                from .engine.functions_text import text_of
-
-                table = table.set_column(i, table.field(i).name, text_of(column))
+                table = table.set_column(i, table.field(i).name, _text_of()(column))
     return table
 
 
@@ -138,16 +135,19 @@ def render_csv(table: pa.Table, header: bool = True) -> str:
 def _nested_as_text(table: pa.Table, nested) -> pa.Table:
     """``table`` with the columns whose type ``nested`` picks as DuckDB's text of them."""
     picked = [i for i, t in enumerate(table.schema.types) if nested(t)]
-    if picked:  # the engine, only for such a column (its function modules in their order)
-        from importlib import import_module
-
-        import_module(".engine.functions", __package__)
-        from .engine.functions_text import text_of
-
-        for i in picked:
-            table = table.set_column(i, table.field(i).name,
-                                     text_of(table.column(i).combine_chunks()))
+    for i in picked:  # the engine's functions, only for such a column
+        table = table.set_column(i, table.field(i).name,
+                                 _text_of()(table.column(i).combine_chunks()))
     return table
+
+
+def _text_of():
+    """The engine's ``text_of`` (CAST to VARCHAR), every function family registered."""
+    from .engine.functions import registry
+    from .engine.functions_text import text_of
+
+    registry()
+    return text_of
 
 
 def render_json(table: pa.Table) -> str:

@@ -92,3 +92,24 @@ def test_a_query_that_runs_no_kernel_never_imports_numba(tmp_path):
     # a kernel's first call brings numba in, and kernels called from kernels work
     assert _imports_numba(uri, "SELECT d, x FROM array WHERE x > 100 AND d < 600") == \
         ("99", "True")
+
+
+def test_a_filter_query_imports_no_function_family():
+    """The scalar functions' modules register at the first call looked up by name
+    (``engine.functions.registry``): a filter on stored columns imports none of them."""
+    code = ("import sys, tdbsql; tdbsql.query(sys.argv[2], sys.argv[1]); "
+            "print(sorted(m for m in sys.modules if m.startswith('tdbsql.engine.functions_')))")
+    proc = subprocess.run([sys.executable, "-c", code, str(SAMPLE),
+                           "SELECT day, city FROM array WHERE day BETWEEN 24 AND 26"],
+                          capture_output=True, text=True, check=True)
+    loaded = proc.stdout.strip()
+    for family in ("functions_math", "functions_dates", "functions_lists", "functions_blobs"):
+        assert f"tdbsql.engine.{family}'" not in loaded, loaded
+
+
+def test_an_unknown_function_suggests_a_close_name_in_a_fresh_process():
+    code = ("import sys, tdbsql\ntry:\n    tdbsql.query('SELECT lenght(city) FROM array', "
+            "sys.argv[1])\nexcept tdbsql.SqlError as err:\n    print(str(err).splitlines()[0])")
+    proc = subprocess.run([sys.executable, "-c", code, str(SAMPLE)], capture_output=True,
+                          text=True, check=True)
+    assert proc.stdout.strip() == "unknown function lenght(); did you mean length()?"

@@ -24,7 +24,7 @@ from . import statistics
 from .arithmetic import OPERATOR_CALLS
 from .folds import FOLDS, fold
 from .frame import Frame, null_padded, rows_only
-from .functions import REGISTRY
+from .functions import registry
 from .grouping import AGGREGATES, Groups, aggregate, first_rows, group_ids
 from .histogram import check_arguments, histogram
 from .holistic import HOLISTIC, Fractions, holistic
@@ -67,7 +67,7 @@ FUNCTIONS_BY_NAME = {name.lower(): func for cls, func in FUNCTIONS.items()
                                                      "bit_and": "bit_and", "bit_or": "bit_or",
                                                      "bit_xor": "bit_xor"}
 # the planner's messages know the engine's functions (planner.function_names)
-FUNCTION_NAMES.update(FUNCTIONS_BY_NAME, REGISTRY, LAMBDA_CALLS, OPERATOR_CALLS)
+FUNCTION_NAMES.update(FUNCTIONS_BY_NAME, registry(), LAMBDA_CALLS, OPERATOR_CALLS)
 
 
 def run_aggregate(step, inputs: Frame, runner) -> Frame:

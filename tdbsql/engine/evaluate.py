@@ -22,6 +22,7 @@ NaN-aware comparisons in ``value_types.py``, list operators in ``list_ops.py`` a
 from __future__ import annotations
 
 import decimal
+import importlib
 
 import numpy as np
 import pyarrow as pa
@@ -36,7 +37,7 @@ from . import functions_zones, list_lambdas, list_ops  # functions_zones: timezo
 from . import datetime_ops as dto
 from .column_refs import resolve_column
 from .frame import broadcast
-from .functions import REGISTRY, Call, call, call_shape, node_span
+from .functions import Call, call, call_shape, node_span, registry
 from .functions_text import as_text
 from .interval_compare import both_intervals, compare_intervals, is_interval
 from .list_compare import compare_lists
@@ -674,8 +675,9 @@ class Evaluator:
         return self(exp.Neg(this=args[0])) if name == "subtract" else value
 
     def _call(self, name: str, node, args: list):
-        function = REGISTRY.get(name)
+        function = registry().get(name)
         if function is None and isinstance(node, exp.Anonymous):  # the planner's decision
+            importlib.import_module(".aggregate_step", __package__)  # every name, to suggest
             raise unknown_function(name, self.sql, node_span(node))
         if function is None:  # a function sqlglot knows (DuckDB's) tdbsql does not evaluate
             raise UnsupportedSql(f"unsupported SQL function {_written_name(node, name)}()")
