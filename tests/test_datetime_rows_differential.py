@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+import tdbsql
 from sql_fixtures import arrow_engines
 
 duckdb = pytest.importorskip("duckdb")
@@ -82,3 +83,28 @@ def test_intervals_per_row_same_as_duckdb(engines, expression):
     ours, oracle = engines
     sql = f"SELECT id, {expression} FROM t ORDER BY id"
     assert ours.execute(sql).fetchall() == oracle.execute(sql).fetchall()
+
+
+_STAMPS = ["2024-01-01 10:00:00", "2024-01-01", "2024-01-01 10:00:00+01", "2024-01-01 10:00",
+           "2024-01-01T10:00:00.5", "2024-01-01 10:00:00 Europe/Berlin", "10:00:00"]
+
+
+@pytest.mark.parametrize("type_", ["TIMESTAMP", "DATE", "TIMESTAMPTZ", "TIMESTAMP_MS", "TIME"])
+def test_white_space_around_a_date_or_time_as_duckdb_reads_it(type_):
+    """Only ASCII white space is skipped around a value; after a clock without a zone
+    DuckDB reads on only when a space comes first ('10:00:00\\t' is no TIMESTAMP,
+    '10:00:00 \\t' is)."""
+    con = tdbsql.connect()
+    for text in _STAMPS:
+        for before, after in [("", ""), (" ", " "), ("\t", "\t"), ("", "\n"), ("", " \t"),
+                              ("", "\t "), ("", "\v"), ("", "\u00a0"), ("\u2003", "")]:
+            value = before + text + after
+            try:
+                want = duckdb.execute(f"SELECT CAST(? AS {type_})", [value]).fetchall()
+            except duckdb.Error:
+                want = None
+            try:
+                got = con.sql(f"SELECT CAST(? AS {type_}) AS v", [value]).fetchall()
+            except tdbsql.Error:
+                got = None
+            assert (got is None) == (want is None), (type_, value, got, want)

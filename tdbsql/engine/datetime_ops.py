@@ -366,6 +366,9 @@ def _clock(cleaned: str, start: int, base: dt.datetime, text: str, zone: bool,
     if not clock:
         raise _NotADate(text)
     hour, minute, second, fraction, offset, zone_name = clock.groups()
+    if offset is None and zone_name is None and \
+            text[len(text.rstrip(SPACES)):][:1] not in ("", " "):
+        raise _NotADate(text)  # as DuckDB: a clock without a zone ends, or a space follows it
     hour, minute, second = int(hour), int(minute), int(second or 0)
     if hour == 24 and minute == second == 0 and not (fraction or "").strip("0"):
         if date_only:  # a DATE keeps its day
