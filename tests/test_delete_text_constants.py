@@ -29,6 +29,8 @@ WHERES = [
     "f IN ('NaN', 1.5)", "f IN ('NaN')", "f NOT IN ('NaN', '-inf')", "f BETWEEN 1 AND 'NaN'",
     "f BETWEEN 'NaN' AND 'NaN'", "NOT (f = 'NaN')", "'nan' = f", "f = 'NaN' OR i = 1",
     "r = '0.1'", "r = 'NaN'", "r <> 'nan'", "r < '0.2'", "r IN ('NaN', '0.1')", "r > '-inf'",
+    # a string beside a number on a FLOAT column: all compared as FLOATs (0.1 is 0.1f)
+    "r IN ('1', 0.1)", "r BETWEEN '0' AND 0.1", "r IN ('NaN', '0.25', 0.1)",
     # booleans: the column alone, and strings DuckDB reads as booleans
     "b", "NOT b", "b AND i = 1", "NOT b OR f = 'NaN'", "b = 'true'", "b = 'yes'", "b = 'T'",
     "b <> '0'", "b IN ('f')", "NOT (NOT b)",

@@ -373,6 +373,13 @@ class _Builder:
         return np.array([value], dtype=info.numpy).tobytes()
 
 
+def _written_as_text(item) -> bool:
+    """Was the constant ``item`` written as a string literal (``'1'``, ``-'1'``)?"""
+    while isinstance(item, (exp.Paren, exp.Neg)):
+        item = item.this
+    return isinstance(item, exp.Literal) and item.is_string
+
+
 class _Constants:
     """The constants one field is compared with -- one for a comparison, two for BETWEEN, the
     IN list -- and the one way they all compare with it, as DuckDB gives them one type:
@@ -397,7 +404,9 @@ class _Constants:
         if self.text_size is not None:
             pass
         elif self.field.datatype == Datatype.FLOAT32 and single and not strings and \
-                any(isinstance(v, float) for v in values):
+                any(isinstance(v, float) and not _written_as_text(i) for v, i in zip(values, items)):
+            # a DOUBLE constant: compared as DOUBLEs (a string read as the FLOAT column's
+            # value is no DOUBLE: '1' beside 16777217 compares as FLOATs, as in DuckDB)
             self.numbers, self.dtype = values, np.dtype(np.float32)
         elif info.kind in ("int", "datetime", "time") and single and not strings:
             self.numbers = values  # a datetime or time field: its stored count
