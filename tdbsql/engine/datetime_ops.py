@@ -379,7 +379,11 @@ def _clock(cleaned: str, start: int, base: dt.datetime, text: str, zone: bool,
     if not zone:
         return stamp  # DuckDB's TIMESTAMP keeps the wall-clock time and drops the zone
     if zone_name is not None:
-        local = stamp.replace(tzinfo=time_zone(zone_name))
+        # a wall-clock time a zone's change skips or repeats takes the smaller UTC offset, as
+        # DuckDB (ICU) reads it: the offset before a skip, the later one of a repeat
+        zone_info = time_zone(zone_name)
+        local = min((stamp.replace(tzinfo=zone_info, fold=fold) for fold in (0, 1)),
+                    key=lambda moment: moment.utcoffset())
         try:
             return local.astimezone(dt.timezone.utc).replace(tzinfo=None)
         except OverflowError:  # moved a cycle, the zone's rules would be another year's
