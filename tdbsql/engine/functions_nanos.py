@@ -31,6 +31,9 @@ def _nanosecond(ctx, value):
     if pa.types.is_timestamp(value.type) and value.type.unit == "ns":
         ticks = pc.cast(value.cast(pa.timestamp("ns")), pa.int64())
         return numpy_unary(ticks, lambda v: np.mod(v, _NS_PER_MINUTE), pa.int64())
+    if pa.types.is_time(value.type) and value.type.unit == "ns":  # TIME_NS: every digit
+        return numpy_unary(pc.cast(value, pa.int64()), lambda v: np.mod(v, _NS_PER_MINUTE),
+                           pa.int64())
     return pc.multiply(dto.extract("microsecond", value), 1000)
 
 
