@@ -264,7 +264,21 @@ def _python_values(column: pa.ChunkedArray) -> list:
 
 def _not_as_arrow(type_: pa.DataType) -> bool:
     """A type whose values DuckDB gives otherwise than Arrow's ``to_pylist`` always does."""
-    return pa.types.is_interval(type_) or pa.types.is_time(type_) or pa.types.is_map(type_)
+    return pa.types.is_interval(type_) or pa.types.is_time(type_) or pa.types.is_map(type_) \
+        or _is_nanos(type_)
+
+
+def _is_nanos(type_: pa.DataType) -> bool:
+    """A TIMESTAMP_NS or TIME_NS type, whose values Python's datetime cannot hold whole."""
+    return (pa.types.is_timestamp(type_) or pa.types.is_time(type_)) and type_.unit == "ns"
+
+
+def _as_micros(array: pa.Array) -> pa.Array:
+    """Nanosecond TIMESTAMPs or TIMEs cut to microseconds toward zero, as DuckDB's fetchall
+    gives them."""
+    target = pa.timestamp("us", array.type.tz) if pa.types.is_timestamp(array.type) else \
+        pa.time64("us")
+    return pc.cast(array, target, safe=False)
 
 
 def _is_calendar(type_: pa.DataType) -> bool:
@@ -286,6 +300,8 @@ def _values(array: pa.Array) -> list:
     intervals as timedeltas."""
     if pa.types.is_dictionary(array.type):
         return _values(array.dictionary_decode())
+    if _is_nanos(array.type):
+        array = _as_micros(array)
     if _is_calendar(array.type):
         from .engine.functions_text import text_of
 

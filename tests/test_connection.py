@@ -144,6 +144,10 @@ def test_intervals_in_maps_as_timedeltas():
     "SELECT histogram(x) AS h, 1 AS h FROM (VALUES (1), (1), (2), (NULL)) t(x)",
     "SELECT [TIME '24:00:00', TIME '10:00:00'] AS l, TIME '24:00:00' AS t, TIME '10:00:00' AS u",
     "SELECT 1 AS t, 2 AS T, 3 AS t, 4 AS t_1",
+    # nanoseconds below the microsecond: cut toward zero (pyarrow raised 'not safely
+    # convertible'), in a list too
+    "SELECT make_timestamp_ns(-1001) AS b, TIME_NS '12:00:00.123456789' AS d, "
+    "[TIMESTAMP_NS '2021-01-01 00:00:00.123456789'] AS e",
 ])
 def test_maps_end_of_day_and_repeated_names_as_duckdb_gives_them(sql):
     """fetchall and df(): a MAP is a dict (it was (key, value) pairs); TIME '24:00:00' is
