@@ -271,6 +271,10 @@ def call_shape(node: exp.Func) -> tuple[str, list]:
         nulls_first = node.args.get("nulls_first") is not None and node.args["nulls_first"].this
         return "array_sort", [node.this, exp.Literal.string("DESC" if descending else "ASC"),
                               exp.Literal.string("NULLS FIRST" if nulls_first else "NULLS LAST")]
+    if isinstance(node, exp.ToMap):  # MAP {k: v, ...}: map([k, ...], [v, ...])
+        pairs = node.this.expressions
+        return "map", [exp.Array(expressions=[pair.this.copy() for pair in pairs]),
+                       exp.Array(expressions=[pair.expression.copy() for pair in pairs])]
     if isinstance(node, exp.ArrayContainedBy):  # a <@ b: b holds all of a
         return "list_has_all", [node.expression, node.this]
     if isinstance(node, exp.GenerateSeries):  # range(3) / generate_series(1, 3) as lists
@@ -430,6 +434,7 @@ _FAMILIES = (
     "functions_blobs", "functions_paths",  # unhex, parse_path ...
     "functions_nanos",  # nanosecond, make_timestamp_ns ...
     "functions_list_more", "functions_list_vectors",  # list_where, list_dot_product ...
+    "functions_maps",  # map, map_keys, map_concat ...
 )
 _LOADING = threading.Lock()
 _LOADED: list[bool] = []

@@ -12,7 +12,7 @@
   positions that sort the list (``list_sort``'s order; ties keep their order).
 - ``list_intersect(a, b)`` / ``array_intersect``: the distinct elements of a also in b,
   NULLs left out (in ascending order: DuckDB promises none).
-- ``cardinality(l)``: the length, UBIGINT.
+- ``cardinality(l)``: the length, UBIGINT (of a MAP: its entries).
 
 NULL list in, NULL out.
 """
@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from .functions import REGISTRY, register
 from .hash_table import group_rows, key_codes
 from .functions_lists import check_elements, lists_argument, null_in_null_out, row_count
-from .list_values import list_parts, ordinals, rebuild, scalar_if_constant
+from .list_values import list_parts, map_entries, ordinals, rebuild, scalar_if_constant
 from .value_types import cast_value, kind, plain, valid_rows
 
 
@@ -189,6 +189,8 @@ def _list_intersect(ctx, left, right):
 @register("cardinality", 1)
 def _cardinality(ctx, lists):
     rows = row_count((lists,))
+    if pa.types.is_map(lists.type):  # a MAP's entries
+        lists = scalar_if_constant(map_entries(lists, rows), lists)
     source = _parts(ctx, lists, 0, rows)
     answer = pa.array(source.lengths.astype(np.uint64), pa.uint64(), mask=~source.valid)
     return scalar_if_constant(answer, lists)

@@ -38,6 +38,8 @@ def bracket(evaluator, node: exp.Bracket):
     target = evaluator.value(node.this)
     if kind(target.type) == "string":
         return _string_bracket(evaluator, node, target)
+    if pa.types.is_map(target.type):
+        return _map_bracket(evaluator, node, target)
     if not list_values.is_list(target) and not pa.types.is_null(target.type):
         raise UnsupportedSql(f"indexing a {target.type} value (only lists): "
                              f"{node.sql(dialect='duckdb')!r}")
@@ -52,6 +54,18 @@ def bracket(evaluator, node: exp.Bracket):
     begin, end = (None if part is None else _index(evaluator, part)
                   for part in (key.this, key.expression))
     return list_values.slice_of(target, begin, end, rows)
+
+
+def _map_bracket(evaluator, node: exp.Bracket, maps):
+    """``m[k]``: the value under key k (``map_extract_value``); a slice is DuckDB's error."""
+    from .functions import Call, REGISTRY, call
+
+    key = node.expressions[0]
+    if isinstance(key, exp.Slice):
+        raise evaluator.error("a slice takes a list or a string, not a MAP", node)
+    ctx = Call("map_extract_value", node, (node.this, key), evaluator.sql, evaluator.budget,
+               evaluator.table.num_rows)
+    return call(REGISTRY["map_extract_value"], ctx, [maps, evaluator.value(key)])
 
 
 def _string_bracket(evaluator, node: exp.Bracket, text):

@@ -183,15 +183,20 @@ def map_text(value, element_text):
     """MAPs as DuckDB's VARCHAR cast prints them: ``{a=1, 'x=y'=2}``, keys and values as a
     list's elements; NULL stays NULL."""
     rows = 1 if isinstance(value, pa.Scalar) else len(value)
-    value_type = value.type
-    entries = pa.list_(pa.struct([("key", value_type.key_type),
-                                  ("value", value_type.item_type)]))
-    parts = list_parts(broadcast(value, rows).cast(entries))  # a list of (key, value) pairs
+    parts = list_parts(map_entries(value, rows))
     pairs = pc.binary_join_element_wise(
         *(_element_text(parts.elements.field(i), element_text) for i in (0, 1)), "=")
     joined = pc.binary_join(rebuild(parts.valid, parts.lengths, pairs), ", ")
     result = pc.binary_join_element_wise("{", joined, "}", "")
     return scalar_if_constant(result, value)
+
+
+def map_entries(value, rows: int) -> pa.ListArray:
+    """MAP values as ``rows`` lists of their (key, value) pairs, DuckDB's ``map_entries``:
+    STRUCT("key" K, "value" V)[]."""
+    entries = pa.list_(pa.struct([("key", value.type.key_type),
+                                  ("value", value.type.item_type)]))
+    return broadcast(value, rows).cast(entries)
 
 
 def _element_text(elements: pa.Array, element_text) -> pa.Array:

@@ -167,12 +167,30 @@ def written_indexes(tree: exp.Expression) -> exp.Expression:
     indexes it can type as integers to 0-based and leaves the others (``l[k]``) alone, so the
     shift is undone by the same rule and marked (``offset``: DuckDB SQL is generated as
     written)."""
+    tree = map_literal_subscripts(tree)
     for bracket in list(tree.find_all(exp.Bracket)):
         if bracket.args.get("json_access") or bracket.args.get("offset"):
             continue
         bracket.set("expressions", apply_index_offset(bracket.this, bracket.expressions, 1,
                                                       dialect=_DIALECT))
         bracket.set("offset", 1)
+    return tree
+
+
+def map_literal_subscripts(tree: exp.Expression) -> exp.Expression:
+    """``MAP {'a': 1}['a']``: sqlglot reads it as the MAP of ``{'a': 1}['a']``; the index
+    is the MAP's (``ToMap(Bracket(Struct))`` becomes ``Bracket(ToMap(Struct))``)."""
+    for to_map in list(tree.find_all(exp.ToMap)):
+        brackets = []
+        inner = to_map.this
+        while isinstance(inner, exp.Bracket) and isinstance(inner.this, (exp.Bracket,
+                                                                          exp.Struct)):
+            brackets.append(inner)
+            inner = inner.this
+        if not brackets or not isinstance(inner, exp.Struct):
+            continue
+        brackets[-1].set("this", exp.ToMap(this=inner.pop()))
+        to_map.replace(brackets[0])
     return tree
 
 
