@@ -42,6 +42,7 @@ from .functions_text import as_text
 from .interval_compare import both_intervals, compare_intervals, is_interval
 from .list_compare import compare_lists
 from .list_values import is_list
+from .map_values import any_map, compare_maps
 from .value_types import (unsigned_zeros, cast_value, common_type, comparable_pair, numbered_bool, nanosecond_time,
                           compare_plain, fit_literals, has_cast, integer_literal_arrow_type,
                           is_dictionary, join_strings, kind, nan_members, null_like, null_unconvertible, on_values, plain,
@@ -342,7 +343,8 @@ class Evaluator:
             none = pa.scalar(False)
             return none if isinstance(value, pa.Scalar) else broadcast(none, len(value))
         if all(isinstance(item, pa.Scalar) for item in items) and not is_interval(value) \
-                and not list_ops.any_list([value, *items]):  # lists: compared one by one
+                and not list_ops.any_list([value, *items]) \
+                and not any_map([value, *items]):  # lists and MAPs: compared one by one
             return self._in_constants(value, items, node)
         result = None
         for item in items:  # x IN (a, NULL) is NULL when nothing matches
@@ -574,9 +576,10 @@ class Evaluator:
             return compare_intervals(op, left, right)
         if isinstance(left, dto.Interval) or isinstance(right, dto.Interval):
             raise self.error(arithmetic.INTERVAL_ALONE, node)
-        if any(pa.types.is_map(v.type) for v in (left, right)):
-            raise UnsupportedSql(f"comparing MAP values (a histogram's) is not supported: "
-                                 f"{node.sql(dialect='duckdb')!r}")
+        if any_map((left, right)):  # as their lists of keys and of values
+            return compare_maps(op, left, right, self.table.num_rows,
+                                lambda list_op, a, b: self.compare(list_op, a, b, node),
+                                lambda message: self.error(message, node))
         if list_ops.any_list((left, right)):  # element by element (engine/list_compare.py)
             if not all(is_list(v) or pa.types.is_null(v.type) for v in (left, right)):
                 raise self.error(f"cannot compare {left.type} and {right.type}", node)

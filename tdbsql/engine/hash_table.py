@@ -177,6 +177,11 @@ def key_codes(values: pa.Array | pa.ChunkedArray) -> list[np.ndarray]:
         codes = float_codes(float64_values(array))
     elif pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
         return key_codes(list_code_bytes(array))
+    elif pa.types.is_map(arrow_type):  # as its lists of keys and of values, as DuckDB
+        from .map_values import field_lists  # groups MAPs: their (key, value) pairs in order
+
+        return [code for field in (0, 1)
+                for code in key_codes(field_lists(array, field, len(array)))]
     elif pa.types.is_interval(arrow_type):  # as INTERVALs compare: 1 day = 24 hours
         from .interval_compare import sort_parts  # it reads the evaluator's types
 

@@ -104,7 +104,7 @@ def sort_columns(name: str, values, desc: bool, nulls_first: bool) -> tuple[dict
     if is_list(values):  # lexicographic, as lists compare (engine/list_compare.py)
         return list_sort_columns(name, values, desc, nulls_first, sort_columns)
     if pa.types.is_map(values.type):
-        raise UnsupportedSql("ordering by a MAP value (a histogram's) is not supported")
+        raise UnsupportedSql("ordering by a MAP value is not supported")
     direction = "descending" if desc else "ascending"
     placement = "at_start" if nulls_first else "at_end"
     columns, keys = {}, []
