@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from ..errors import UnsupportedSql
 from .frame import broadcast
 from .grouping import group_ids
+from .hash_table import key_codes
 from .list_values import (ListParts, as_lists, list_parts, map_entries, rebuild,
                           repeated_rows, scalar_if_constant)
 from .value_types import cast_value, common_type, kind, plain, type_name, valid_rows
@@ -101,19 +102,21 @@ def found_at(parts: ListParts, field: int, wanted, rows: int, error) -> np.ndarr
 
 
 def equal(stored: pa.Array, wanted: pa.Array, error) -> np.ndarray:
-    """Where a MAP's keys (values) equal the ones looked for, row by row; NULL is no match."""
+    """Where a MAP's keys (values) equal the ones looked for, row by row, as GROUP BY finds
+    values equal (NaN = NaN, lists element by element: ``hash_table.key_codes``); NULL is no
+    match."""
     stored, wanted = plain(stored), plain(wanted)
     if pa.types.is_null(stored.type) or pa.types.is_null(wanted.type):
         return np.zeros(len(stored), dtype=bool)
     target = _common(stored.type, wanted.type, error)
     try:
-        hits = pc.equal(cast_value(stored, target), cast_value(wanted, target))
-    except pa.ArrowNotImplementedError:
-        raise UnsupportedSql(f"looking up a {type_name(stored.type)} in a MAP is not "
-                             "supported") from None
+        stored, wanted = cast_value(stored, target), cast_value(wanted, target)
     except ValueError as err:  # a string that does not read as the key type
         raise error(str(err)) from None
-    return np.asarray(pc.fill_null(hits, False).to_numpy(zero_copy_only=False), dtype=bool)
+    codes = key_codes(pa.concat_arrays([stored, wanted]))
+    count = len(stored)
+    same = np.logical_and.reduce([code[:count] == code[count:] for code in codes])
+    return same & valid_rows(stored) & valid_rows(wanted)
 
 
 def not_distinct(stored, wanted, rows: int, error) -> np.ndarray:
