@@ -201,6 +201,8 @@ class Evaluator:
         if node.to.this == T.ARRAY and len(node.to.expressions) == 1 and \
                 not node.to.args.get("values"):
             return list_ops.cast_list(self, node, safe)
+        if node.to.this == T.MAP and len(node.to.expressions) == 2:
+            return list_ops.cast_map(self, node, safe)
         target = _CAST_TYPES.get(node.to.this)
         if target is None:
             raise UnsupportedSql(f"CAST to {node.to.sql(dialect='duckdb')} is not supported")

@@ -110,11 +110,16 @@ def cast_list(evaluator, node, safe: bool):
     if not list_values.is_list(value) and not pa.types.is_null(value.type):
         raise evaluator.error(f"cannot CAST {value.type} to {node.to.sql(dialect='duckdb')}",
                               node)
+    return cast_elements(evaluator, node, value, node.to.expressions[0], safe)
+
+
+def cast_elements(evaluator, node, value, to: exp.DataType, safe: bool):
+    """The lists ``value`` with each element cast to ``to`` (for ``node``, a CAST)."""
     lists = list_values.as_lists(value, 1 if isinstance(value, pa.Scalar)
                                  else len(value))
     parts = list_values.list_parts(lists)
     element = exp.column("__element", quoted=True)
-    cast = (exp.TryCast if safe else exp.Cast)(this=element, to=node.to.expressions[0].copy())
+    cast = (exp.TryCast if safe else exp.Cast)(this=element, to=to.copy())
     scope = pa.table({"__element": parts.elements})
     try:
         cast_elements = broadcast(type(evaluator)(scope, evaluator.sql, evaluator.budget)(cast),
@@ -123,3 +128,21 @@ def cast_list(evaluator, node, safe: bool):
         raise evaluator.error(err.plain_message, node) from None
     result = list_values.rebuild(parts.valid, parts.lengths, cast_elements)
     return list_values.scalar_if_constant(result, value)
+
+
+def cast_map(evaluator, node, safe: bool):
+    """``CAST(m AS MAP(K, V))``: its keys cast to K and its values to V as a CAST of each
+    would, the MAP rebuilt (``map_values.build``: a key cast to NULL or to another key's
+    value is DuckDB's error); a NULL casts to a NULL MAP."""
+    from .map_values import build, field_lists
+
+    value = evaluator.value(node.this)
+    untyped = pa.types.is_null(value.type)
+    if not pa.types.is_map(value.type) and not untyped:
+        raise UnsupportedSql(f"CAST of a {value.type} to {node.to.sql(dialect='duckdb')} is "
+                             "not supported (only of a MAP)")
+    rows = 1 if isinstance(value, pa.Scalar) else len(value)
+    keys, values = (cast_elements(evaluator, node, value if untyped else
+                                  field_lists(value, field, rows), to, safe)
+                    for field, to in enumerate(node.to.expressions))
+    return build(keys, values, rows, lambda message: evaluator.error(message, node))
