@@ -166,10 +166,10 @@ def concat(maps: list, rows: int, error):
     order = pa.array(np.argsort(row_of, kind="stable"))  # by row, then MAP, then position
     entries, row_of = entries.take(order), row_of[order.to_numpy()]
     keys = entries.field(0)
-    groups = group_ids([pa.array(row_of), keys]) if len(keys) else None
-    first = groups.first if groups is not None else np.zeros(0, np.int64)
-    last = np.zeros(len(first), dtype=np.int64)
-    if groups is not None:
+    first = last = np.zeros(0, dtype=np.int64)  # each key's first and last entry
+    if len(keys):
+        groups = group_ids([pa.array(row_of), keys])
+        first, last = groups.first, np.zeros(groups.count, dtype=np.int64)
         np.maximum.at(last, groups.ids, np.arange(len(keys), dtype=np.int64))
     counts = np.bincount(row_of[first], minlength=rows)
     result = _from_entries(counts, keys.take(pa.array(first)),
