@@ -113,3 +113,16 @@ def test_an_unknown_function_suggests_a_close_name_in_a_fresh_process():
     proc = subprocess.run([sys.executable, "-c", code, str(SAMPLE)], capture_output=True,
                           text=True, check=True)
     assert proc.stdout.strip() == "unknown function lenght(); did you mean length()?"
+
+
+def test_a_map_read_by_key_in_a_fresh_process():
+    """``m[k]`` finds map_extract_value through the registry, loaded on demand: a process
+    whose first query reads a MAP column by key has looked up no function before."""
+    code = ("import pyarrow as pa, tdbsql\n"
+            "t = pa.table({'m': pa.array([[('a', 1)], [('b', 2)]], "
+            "pa.map_(pa.string(), pa.int64()))})\n"
+            "print(tdbsql.connect().register_arrow('t', t).sql(\"SELECT m['a'] AS v FROM t\")"
+            ".fetchall())")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert proc.stdout.strip() == "[(1,), (None,)]"

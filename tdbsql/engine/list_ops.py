@@ -58,14 +58,14 @@ def bracket(evaluator, node: exp.Bracket):
 
 def _map_bracket(evaluator, node: exp.Bracket, maps):
     """``m[k]``: the value under key k (``map_extract_value``); a slice is DuckDB's error."""
-    from .functions import Call, REGISTRY, call
+    from .functions import Call, call, registry
 
     key = node.expressions[0]
     if isinstance(key, exp.Slice):
         raise evaluator.error("a slice takes a list or a string, not a MAP", node)
     ctx = Call("map_extract_value", node, (node.this, key), evaluator.sql, evaluator.budget,
                evaluator.table.num_rows)
-    return call(REGISTRY["map_extract_value"], ctx, [maps, evaluator.value(key)])
+    return call(registry()["map_extract_value"], ctx, [maps, evaluator.value(key)])
 
 
 def _string_bracket(evaluator, node: exp.Bracket, text):
