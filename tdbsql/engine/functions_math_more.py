@@ -41,7 +41,10 @@ def _gamma(value: float) -> float:
 def _lgamma(value: float) -> float:
     if value <= 0 and value.is_integer() or math.isinf(value):
         return math.inf
-    return math.lgamma(value)
+    try:
+        return math.lgamma(value)
+    except OverflowError:  # past 2.5e305 the log of gamma is past the DOUBLEs too
+        return math.inf
 
 
 @register("gamma", 1)
@@ -129,7 +132,7 @@ def _nearest_even(values: np.ndarray, places: int) -> np.ndarray:
             rounded = np.rint(values * modifier) / modifier
         else:
             rounded = np.rint(values / modifier) * modifier
-    fallback = np.where(np.isnan(rounded) & (places < 0), 0.0, values)
+    fallback = np.where(np.isnan(rounded) & ~np.isnan(values) & (places < 0), 0.0, values)
     return np.where(np.isfinite(rounded), rounded, fallback)
 
 

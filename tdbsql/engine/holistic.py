@@ -178,6 +178,8 @@ def _mad(values: pa.Array, groups: Groups) -> pa.Array:
         raise SqlError(f"No function matches the given name and argument types "
                        f"'mad({type_name(kind)})': mad() takes numbers")
     centres = holistic("median", values, groups)
+    if pa.types.is_integer(kind) and pa.types.is_floating(centres.type):  # as DOUBLEs, past
+        values = values.cast(pa.float64(), safe=False)  # 2**53 too (Arrow's cast refuses)
     deviations = pc.abs(pc.subtract(values, centres.take(pa.array(groups.ids))))
     return holistic("median", deviations.cast(centres.type), groups)
 
