@@ -424,11 +424,12 @@ def aggregated(ctx, lists, name: str, separator=None):
         elements = elements.cast(pa.float64(), safe=False)  # integers past 2**53: rounded
     elif pa.types.is_null(elements.type) and name != "count":
         elements = elements.cast(pa.int64())
-    elif name == "sum" and kind(elements.type) in ("int", "uint"):
-        # the aggregate's exact sum: past int64 a DECIMAL(38,0) (DuckDB's HUGEINT), no wrap
+    elif (name == "sum" and kind(elements.type) in ("int", "uint")) or name in ("min", "max"):
+        # the aggregate's own: an exact integer sum (past int64 a DECIMAL(38,0), DuckDB's
+        # HUGEINT, no wrap); min / max in SQL's order (NaN above every number, lists too)
         ids = np.ascontiguousarray(parts.parents, dtype=np.int64)
-        sums = aggregate("sum", elements, Groups(ids, rows, first_rows(ids, rows)))
-        return scalar_if_constant(sums, lists)
+        found = aggregate(name, elements, Groups(ids, rows, first_rows(ids, rows)))
+        return scalar_if_constant(found, lists)
     grouped = pa.table({"p": pa.array(parts.parents), "e": elements}).group_by("p") \
         .aggregate([("e", _AGGREGATES[name])])
     where = np.full(rows, -1, dtype=np.int64)
