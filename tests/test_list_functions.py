@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tdbsql.engine.functions import register
+from tdbsql.engine.functions import register, registry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,5 +31,6 @@ def test_length_and_concat_of_lists_and_strings_in_a_fresh_interpreter():
 
 
 def test_a_name_is_registered_once():
+    registry()  # every function family registered (they load on demand)
     with pytest.raises(ValueError, match=r"length\(\) is registered twice"):
         register("length", 1)(lambda ctx, value: value)
