@@ -46,8 +46,11 @@ def _timezone(ctx, zone, value):
     if isinstance(value, pa.ChunkedArray):
         return pa.chunked_array([_timezone(ctx, zone, c) for c in value.chunks], result_type)
     if result_type.tz is None:
-        return pc.local_timestamp(pc.cast(value, pa.timestamp(value.type.unit, name)))
-    return instants(pc.cast(value, pa.timestamp(result_type.unit)), name)
+        stamps = pc.cast(value, pa.timestamp(value.type.unit))
+        walls = pc.local_timestamp(pc.cast(value, pa.timestamp(value.type.unit, name)))
+        return _past_2037(stamps, walls, name, to_walls=True)
+    walls = pc.cast(value, pa.timestamp(result_type.unit))
+    return _past_2037(walls, instants(walls, name), name, to_walls=False)
 
 
 def _result_type(ctx, t: pa.DataType) -> pa.DataType:
@@ -92,3 +95,40 @@ def instants(walls: pa.Array, zone: str) -> pa.Array:
     before = pc.cast(pc.subtract(at, pa.scalar(1, pa.duration(unit))), walls.type)
     offset = pc.subtract(pc.local_timestamp(pc.cast(before, pa.timestamp(unit, zone))), before)
     return pc.if_else(skipped, pc.cast(pc.subtract(walls, offset), at.type), at)
+
+
+_LAST_ARROW_YEAR = 2037  # Arrow's zone rules stop with the tz database's transition table
+
+
+def _past_2037(stamps: pa.Array, converted: pa.Array, zone: str, to_walls: bool) -> pa.Array:
+    """``converted`` (instants -> walls, or walls -> instants, of ``stamps``) with the values
+    after 2037 worked out from Python's zoneinfo: Arrow applies no daylight saving time
+    there, where the tz database's rules go on (and DuckDB applies them)."""
+    info = dto.time_zone(zone) if zone[:1] not in "+-" else None
+    if info is None or isinstance(info, dt.timezone):
+        return converted
+    unit = stamps.type.unit
+    per_second = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[unit]
+    first = (dt.datetime(_LAST_ARROW_YEAR + 1, 1, 1) - dt.datetime(1970, 1, 1)) // \
+        dt.timedelta(seconds=1) * per_second
+    ticks = stamps.cast(pa.int64())
+    late = pc.greater_equal(ticks, first)
+    if not pc.any(late).as_py():
+        return converted
+    offsets = [None if t is None or t < first else
+               _offset_ticks(t // per_second, info, to_walls) * per_second
+               for t in ticks.to_pylist()]
+    moved = pc.add(ticks, pa.array(offsets, pa.int64()) if to_walls else
+                   pc.negate(pa.array(offsets, pa.int64())))
+    return pc.if_else(late, moved.cast(converted.type), converted)
+
+
+def _offset_ticks(seconds: int, info: dt.tzinfo, at_wall: bool) -> int:
+    """The zone's UTC offset in seconds ``seconds`` after 1970: at that instant when
+    ``at_wall`` (an instant turned into a wall-clock time), else at that wall-clock time."""
+    moment = dt.datetime(1970, 1, 1) + dt.timedelta(seconds=seconds)
+    if at_wall:  # an instant: the offset in force then
+        offset = moment.replace(tzinfo=dt.timezone.utc).astimezone(info).utcoffset()
+    else:  # a wall-clock time: the smaller offset where the zone skips or repeats it
+        offset = min(moment.replace(tzinfo=info, fold=fold).utcoffset() for fold in (0, 1))
+    return int(offset.total_seconds())
