@@ -16,7 +16,8 @@ blank lines; ``#`` starts a comment line.  Records:
         <types> has one letter per output column and is checked against the Arrow type:
         I integer (DuckDB's HUGEINT/DECIMAL(p,0) counts), R float or decimal, T string,
         B boolean, D date/time/timestamp/interval, L list (rendered as DuckDB prints one,
-        ``[1, NULL, a]``, compared exactly; a MAP is T, rendered ``{a=1, b=2}``).  A value
+        ``[1, NULL, a]``, compared exactly; a MAP is T, rendered ``{a=1, b=2}``), S struct
+        (rendered as DuckDB prints one, ``{'a': 1, 'b': x}``, compared exactly).  A value
         renders as NULL for null, (empty) for '', strings with \\t \\n \\\\ escaped, booleans
         true/false, dates ISO (2024-01-31), timestamps '2024-01-31 10:00:00[.ffffff]', floats
         as Python's repr (compared with rel/abs tolerance 1e-9).  nosort (the default)
@@ -65,7 +66,7 @@ import pyarrow as pa
 
 SQL_DIR = Path(__file__).parent / "sql"
 SORTS = ("nosort", "rowsort", "valuesort")
-TYPE_LETTERS = set("ITRBDL")
+TYPE_LETTERS = set("ITRBDLS")
 TOLERANCE = 1e-9
 
 
@@ -223,6 +224,8 @@ def type_letter(t: pa.DataType) -> str:
         return "D"
     if _is_list(t):
         return "L"
+    if pa.types.is_struct(t):
+        return "S"
     return "T"
 
 
@@ -237,6 +240,8 @@ def _type_fits(letter: str, t: pa.DataType) -> bool:
         t = t.value_type
     if letter == "L":
         return _is_list(t)
+    if letter == "S":
+        return pa.types.is_struct(t)
     if letter == "T":
         return pa.types.is_string(t) or pa.types.is_large_string(t) or \
             pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_map(t) or \
@@ -260,6 +265,8 @@ def render(value, letter: str) -> str:
         return str(int(value))
     if letter == "L":  # DuckDB's text of a list: [1, NULL, a b], compared exactly
         return "[" + ", ".join(_element(v) for v in value) + "]"
+    if isinstance(value, dict):  # a STRUCT: DuckDB's text {'a': 1, 'b': x}
+        return "{" + ", ".join(f"'{k}': {_element(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):  # a MAP, as (key, value) pairs: DuckDB's text {a=1, b=2}
         return "{" + ", ".join(f"{_element(k)}={_element(v)}" for k, v in value) + "}"
     if isinstance(value, bool):
@@ -279,6 +286,8 @@ def render(value, letter: str) -> str:
 def _element(value) -> str:
     if isinstance(value, list):
         return render(value, "L")
+    if isinstance(value, dict):
+        return render(value, "S")
     if isinstance(value, float):
         return render(value, "R")
     return render(value, "T") if value is not None else "NULL"

@@ -33,7 +33,7 @@ from ..errors import SqlError, UnsupportedSql
 from ..planner.column_names import type_sql, written_interval
 from ..planner.function_names import unknown_function
 from . import arithmetic, decimals, glob_match, interval_amounts, interval_rows, like_match
-from . import functions_zones, list_lambdas, list_ops  # functions_zones: timezone()
+from . import functions_structs, functions_zones, list_lambdas, list_ops  # functions_zones: timezone()
 from . import datetime_ops as dto
 from .column_refs import resolve_column
 from .frame import broadcast
@@ -43,6 +43,7 @@ from .interval_compare import both_intervals, compare_intervals, is_interval
 from .list_compare import compare_lists
 from .list_values import is_list
 from .map_values import any_map, compare_maps
+from .struct_compare import compare_structs
 from .value_types import (unsigned_zeros, cast_value, common_type, comparable_pair, numbered_bool, nanosecond_time,
                           compare_plain, fit_literals, has_cast, integer_literal_arrow_type,
                           is_dictionary, join_strings, kind, nan_members, null_like, null_unconvertible, on_values, plain,
@@ -582,6 +583,9 @@ class Evaluator:
             return compare_maps(op, left, right, self.table.num_rows,
                                 lambda list_op, a, b: self.compare(list_op, a, b, node),
                                 lambda message: self.error(message, node))
+        if any(pa.types.is_struct(v.type) for v in (left, right)):  # field by field
+            return compare_structs(op, left, right, self.table.num_rows,
+                                   lambda field_op, a, b: self.compare(field_op, a, b, node))
         if list_ops.any_list((left, right)):  # element by element (engine/list_compare.py)
             if not all(is_list(v) or pa.types.is_null(v.type) for v in (left, right)):
                 raise self.error(f"cannot compare {left.type} and {right.type}", node)
@@ -642,6 +646,8 @@ class Evaluator:
     def _function(self, node: exp.Func):
         if isinstance(node, exp.Anonymous):
             name = node.name.lower()
+            if name in functions_structs.NAMED_CALLS:  # struct_insert(s, c := 1)
+                return functions_structs.NAMED_CALLS[name](self, node)
             if name in list_lambdas.LAMBDA_CALLS:  # list_reduce(l, lambda a, x: ...)
                 return list_lambdas.LAMBDA_CALLS[name](self, node)
             if name in _LIKE_CALLS and len(node.expressions) == 3:
@@ -809,6 +815,7 @@ _HANDLERS = {
     exp.ArraySize: list_ops.array_size, exp.ArrayFilter: list_lambdas.array_filter,
     exp.ArrayAny: list_lambdas.array_any, exp.Bracket: list_ops.bracket,
     exp.Transform: list_lambdas.transform,
+    exp.Struct: functions_structs.struct_literal, exp.Dot: functions_structs.dot,
     exp.Window: _window,
     **{cls: Evaluator._comparison for cls in _COMPARE},
 }

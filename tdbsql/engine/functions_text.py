@@ -197,6 +197,10 @@ def text_of(value):
         from .list_values import map_text
 
         return map_text(value, text_of)
+    if pa.types.is_struct(value.type):
+        from .struct_values import struct_text
+
+        return struct_text(value, text_of)
     if pa.types.is_list(value.type) or pa.types.is_large_list(value.type):
         from .list_values import list_text  # lists print their elements' text
 

@@ -32,7 +32,7 @@ def compare_lists(op: str, left, right, rows: int, compare):
     a = left_parts.elements.take(pa.array(left_parts.starts[row_of] + ordinal))
     b = right_parts.elements.take(pa.array(right_parts.starts[row_of] + ordinal))
     a_null, b_null = null_rows(a), null_rows(b)
-    equal = _true(compare("equal", a, b)) & ~a_null & ~b_null | (a_null & b_null)
+    equal = true_mask(compare("equal", a, b)) & ~a_null & ~b_null | (a_null & b_null)
     first = np.full(rows, np.iinfo(np.int64).max, dtype=np.int64)
     differs = np.flatnonzero(~equal)
     np.minimum.at(first, row_of[differs], differs)
@@ -47,7 +47,7 @@ def compare_lists(op: str, left, right, rows: int, compare):
             pick = pa.array(at[found])
             a_at, b_at = a.take(pick), b.take(pick)
             # a NULL element is above every value
-            below[found] = (_true(compare("less", a_at, b_at)) & ~null_rows(a_at)) | \
+            below[found] = (true_mask(compare("less", a_at, b_at)) & ~null_rows(a_at)) | \
                 (~null_rows(a_at) & null_rows(b_at))
         shorter = left_parts.lengths < right_parts.lengths
         same = ~found & (left_parts.lengths == right_parts.lengths)
@@ -59,7 +59,7 @@ def compare_lists(op: str, left, right, rows: int, compare):
 
 
 
-def _true(values) -> np.ndarray:
+def true_mask(values) -> np.ndarray:
     if isinstance(values, pa.Scalar):
         return np.full(1, bool(values.as_py()))
     if isinstance(values, pa.ChunkedArray):

@@ -40,6 +40,9 @@ def bracket(evaluator, node: exp.Bracket):
         return _string_bracket(evaluator, node, target)
     if pa.types.is_map(target.type):
         return _map_bracket(evaluator, node, target)
+    if pa.types.is_struct(target.type):  # s['a']
+        from .functions_structs import bracket as struct_bracket
+        return struct_bracket(evaluator, node, target)
     if not list_values.is_list(target) and not pa.types.is_null(target.type):
         raise UnsupportedSql(f"indexing a {target.type} value (only lists): "
                              f"{node.sql(dialect='duckdb')!r}")

@@ -173,7 +173,7 @@ def list_text(value, element_text):
     the elements' text: strings unquoted, nested lists the same way); NULL stays NULL."""
     rows = 1 if isinstance(value, pa.Scalar) else len(value)
     parts = list_parts(as_lists(value, rows))
-    text = _element_text(parts.elements, element_text)
+    text = item_text(parts.elements, element_text)
     joined = pc.binary_join(rebuild(parts.valid, parts.lengths, text), ", ")
     result = pc.binary_join_element_wise("[", joined, "]", "")
     return scalar_if_constant(result, value)
@@ -185,7 +185,7 @@ def map_text(value, element_text):
     rows = 1 if isinstance(value, pa.Scalar) else len(value)
     parts = list_parts(map_entries(value, rows))
     pairs = pc.binary_join_element_wise(
-        *(_element_text(parts.elements.field(i), element_text) for i in (0, 1)), "=")
+        *(item_text(parts.elements.field(i), element_text) for i in (0, 1)), "=")
     joined = pc.binary_join(rebuild(parts.valid, parts.lengths, pairs), ", ")
     result = pc.binary_join_element_wise("{", joined, "}", "")
     return scalar_if_constant(result, value)
@@ -199,7 +199,7 @@ def map_entries(value, rows: int) -> pa.ListArray:
     return broadcast(value, rows).cast(entries)
 
 
-def _element_text(elements: pa.Array, element_text) -> pa.Array:
+def item_text(elements: pa.Array, element_text) -> pa.Array:
     """The text of a list's elements (a MAP's keys or values) inside its printed form."""
     text = element_text(elements) if not pa.types.is_null(elements.type) else \
         pa.nulls(len(elements), pa.string())

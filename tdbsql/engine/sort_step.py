@@ -19,6 +19,7 @@ from .frame import Frame
 from .interval_compare import sort_parts
 from .list_compare import list_sort_columns
 from .list_values import is_list
+from .struct_compare import struct_sort_columns
 from .memory import frame_bytes, step_label
 from .project import project_rows
 from .unnest import repeat_rows
@@ -103,6 +104,8 @@ def sort_columns(name: str, values, desc: bool, nulls_first: bool) -> tuple[dict
     FIRST or DESC NULLS LAST, is sorted first by an is-NaN flag (NULL for NULLs)."""
     if is_list(values):  # lexicographic, as lists compare (engine/list_compare.py)
         return list_sort_columns(name, values, desc, nulls_first, sort_columns)
+    if pa.types.is_struct(values.type):  # field by field (engine/struct_compare.py)
+        return struct_sort_columns(name, values, desc, nulls_first, sort_columns)
     if pa.types.is_map(values.type):
         raise UnsupportedSql("ordering by a MAP value is not supported")
     direction = "descending" if desc else "ascending"

@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 from . import datetime_ops as dto
 from . import decimal_values
+from ..errors import UnsupportedSql
 
 
 # --- kinds and unification ------------------------------------------------------------------
@@ -107,6 +108,22 @@ def _is_binary(t) -> bool:
     return pa.types.is_binary(t) or pa.types.is_large_binary(t)
 
 
+def _common_struct(types: list[pa.DataType], literal_strings: bool) -> pa.DataType | None:
+    """Structs of the same field names unify field by field; DuckDB unifies others by name
+    (the union of the fields), which tdbsql does not."""
+    names = [tuple(f.name.lower() for f in t) for t in types]
+    if len(set(names)) != 1:
+        raise UnsupportedSql("combining STRUCTs of different fields is not supported: "
+                             + ", ".join(type_name(t) for t in types))
+    fields = []
+    for position, field in enumerate(types[0]):
+        member = common_type([t.field(position).type for t in types], literal_strings)
+        if member is None:
+            return None
+        fields.append(pa.field(field.name, member))
+    return pa.struct(fields)
+
+
 def is_numeric(value) -> bool:
     return kind(value.type) in ("int", "uint", "float", "decimal")
 
@@ -126,6 +143,8 @@ def common_type(types: list[pa.DataType], literal_strings: bool = True) -> pa.Da
     if all(pa.types.is_list(t) or pa.types.is_large_list(t) for t in real):  # [1] and []
         element = common_type([t.value_type for t in real], literal_strings)
         return None if element is None else pa.list_(element)
+    if all(pa.types.is_struct(t) for t in real):
+        return _common_struct(real, literal_strings)
     if kinds <= {"int", "uint", "bool"} and kinds != {"bool"}:  # DuckDB: true is 1
         if kinds <= {"uint", "bool"}:
             return pa.uint64()
@@ -252,6 +271,19 @@ _STORAGE_NAMES = {
 }
 
 
+def _struct_cast(value, target: pa.DataType):
+    """Structs cast field by field (by position: ``common_type`` unified same names)."""
+    if value.type.num_fields != target.num_fields:
+        raise ValueError(f"cannot cast {type_name(value.type)} to {type_name(target)}")
+    scalar = isinstance(value, pa.Scalar)
+    structs = pa.repeat(value, 1) if scalar else \
+        (value.combine_chunks() if isinstance(value, pa.ChunkedArray) else value)
+    fields = [cast_value(pc.struct_field(structs, [i]), field.type)
+              for i, field in enumerate(target)]
+    result = pa.StructArray.from_arrays(fields, fields=list(target), mask=structs.is_null())
+    return result[0] if scalar else result
+
+
 def cast_value(value, target: pa.DataType):
     """Cast with DuckDB's readings: ISO strings to DATE/TIMESTAMP, floats to ints rounding half
     to even, numeric strings to ints half away from zero, ``'yes'`` / ``'f'`` ... to
@@ -263,6 +295,8 @@ def cast_value(value, target: pa.DataType):
     if pa.types.is_null(value.type):
         return pa.scalar(None, target) if isinstance(value, pa.Scalar) else \
             pa.nulls(len(value), target)
+    if pa.types.is_struct(target) and pa.types.is_struct(value.type):
+        return _struct_cast(value, target)
     source = kind(value.type)
     if source == "decimal" or pa.types.is_decimal(target):
         return _decimal_cast(value, target)
