@@ -44,6 +44,7 @@ from .list_compare import compare_lists
 from .list_values import is_list
 from .map_values import any_map, compare_maps
 from .struct_compare import compare_structs
+from .struct_values import any_struct
 from .value_types import (unsigned_zeros, cast_value, common_type, comparable_pair, numbered_bool, nanosecond_time,
                           compare_plain, fit_literals, has_cast, integer_literal_arrow_type,
                           is_dictionary, join_strings, kind, nan_members, null_like, null_unconvertible, on_values, plain,
@@ -347,7 +348,8 @@ class Evaluator:
             return none if isinstance(value, pa.Scalar) else broadcast(none, len(value))
         if all(isinstance(item, pa.Scalar) for item in items) and not is_interval(value) \
                 and not list_ops.any_list([value, *items]) \
-                and not any_map([value, *items]):  # lists and MAPs: compared one by one
+                and not any_map([value, *items]) and not any_struct([value, *items]):
+            # (lists, MAPs and structs: compared one by one)
             return self._in_constants(value, items, node)
         result = None
         for item in items:  # x IN (a, NULL) is NULL when nothing matches
@@ -583,7 +585,7 @@ class Evaluator:
             return compare_maps(op, left, right, self.table.num_rows,
                                 lambda list_op, a, b: self.compare(list_op, a, b, node),
                                 lambda message: self.error(message, node))
-        if any(pa.types.is_struct(v.type) for v in (left, right)):  # field by field
+        if any_struct((left, right)):  # field by field (engine/struct_compare.py)
             return compare_structs(op, left, right, self.table.num_rows,
                                    lambda field_op, a, b: self.compare(field_op, a, b, node))
         if list_ops.any_list((left, right)):  # element by element (engine/list_compare.py)

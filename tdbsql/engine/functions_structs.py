@@ -5,7 +5,10 @@
 - ``s.a`` (sqlglot's ``exp.Dot`` once the planner resolved ``s`` to a column), ``s['a']``
   and ``struct_extract(s, 'a')``: the field by name, any case; a missing one is an error.
 - ``struct_extract_at(s, i)``: the field at 1-based position i.
-- ``struct_insert(s, c := v, ...)``: s with fields added at its end.
+- ``struct_insert(s, c := v, ...)``: s with fields added at its end; ``struct_update``
+  replaces fields of s (adding the others); ``struct_concat(s, t, ...)``: the fields of all;
+  a NULL struct there gives NULL fields, as DuckDB.
+- ``struct_keys(s)``: the field names.
 - ``row(...)`` (DuckDB's unnamed TUPLE) is not supported.
 
 A NULL struct has NULL fields; a NULL key or a bare NULL struct answers DuckDB's NULL-typed
@@ -107,28 +110,68 @@ def _struct_extract_at(ctx: Call, value, index):
 
 def struct_insert(evaluator, node: exp.Anonymous):
     """``struct_insert(s, c := v, ...)``: s's fields, then the new ones."""
-    if not node.expressions:
-        raise evaluator.error("struct_insert() takes a struct and named values", node)
+    value, names, values = _struct_and_named(evaluator, node, "insert")
+    if any(field_position(value.type, name) is not None for name in names):
+        raise evaluator.error("struct_insert(): Duplicate struct entry name", node)
+    return _updated(evaluator, value, names, values)
+
+
+def struct_update(evaluator, node: exp.Anonymous):
+    """``struct_update(s, c := v, ...)``: s with fields c replaced (their type too), new
+    ones added at its end."""
+    return _updated(evaluator, *_struct_and_named(evaluator, node, "update"))
+
+
+def _updated(evaluator, value, names: list[str], values: list):
+    """The struct ``value`` (a NULL one: NULL fields, as DuckDB) with fields ``names`` set
+    to ``values``: those it has replaced, the others added at its end."""
+    fields = {f.name.lower(): (f.name, field_at(value, i)) for i, f in enumerate(value.type)}
+    for name, item in zip(names, values):  # the name as the update spells it, as DuckDB
+        fields[name.lower()] = (name, item)
+    return struct_value([n for n, _ in fields.values()], [v for _, v in fields.values()],
+                        evaluator.table.num_rows)
+
+
+def _struct_and_named(evaluator, node: exp.Anonymous, verb: str):
+    """The struct and the ``name := value`` items of struct_insert / struct_update."""
+    name = f"struct_{verb}"
+    if len(node.expressions) < 2:
+        raise evaluator.error(f"{name}(): Can't {verb} nothing into a STRUCT", node)
     value = evaluator.value(node.expressions[0])
     if not is_struct(value):
-        raise evaluator.error(f"struct_insert(): expects a STRUCT, got {value.type}", node)
+        raise evaluator.error(f"{name}(): The first argument to {name} must be a STRUCT",
+                              node.expressions[0])
     names, values = _named_values(evaluator, node.expressions[1:], node)
-    if not names:
-        raise evaluator.error("struct_insert() needs at least one value to insert", node)
-    kept = [f.name for f in value.type]
-    if any(field_position(value.type, name) is not None for name in names):
-        raise evaluator.error("struct_insert(): a field to insert is already in the struct",
-                              node)
-    fields = [field_at(value, i) for i in range(len(kept))]
-    result = struct_value(kept + names, fields + values, evaluator.table.num_rows)
-    return _null_where_null(result, value)
+    return value, names, values
 
 
-def _null_where_null(result, value):
-    """``result`` NULL on the rows where the struct ``value`` is NULL."""
+@register("struct_concat", 1, None)
+def _struct_concat(ctx: Call, *values):
+    """The fields of every struct in order (a NULL struct's NULL); a repeated name is an
+    error."""
+    names, fields = [], []
+    for index, value in enumerate(values):
+        if not is_struct(value):
+            raise ctx.error(f'Argument at position "{index + 1}" is not a STRUCT', index)
+        for position, field in enumerate(value.type):
+            if field.name.lower() in (n.lower() for n in names):
+                raise ctx.error(f'Arguments contain duplicate STRUCT entry "{field.name}"',
+                                index)
+            names.append(field.name)
+            fields.append(field_at(value, position))
+    return struct_value(names, fields, ctx.rows)
+
+
+@register("struct_keys", 1)
+def _struct_keys(ctx: Call, value):
+    """The field names, a VARCHAR[] (NULL for a NULL struct)."""
+    if _bare_null(value):
+        return pa.scalar(None, pa.list_(pa.string()))
+    value = _struct_argument(ctx, value)
+    names = pa.scalar([f.name for f in value.type], pa.list_(pa.string()))
     if isinstance(value, pa.Scalar):
-        return result if value.is_valid else pa.scalar(None, result.type)
-    return pc.if_else(value.is_valid(), result, pa.scalar(None, result.type))
+        return names if value.is_valid else pa.scalar(None, names.type)
+    return pc.if_else(value.is_valid(), names, pa.scalar(None, names.type))
 
 
 @register("row", 0, None)
@@ -136,4 +179,5 @@ def _row(ctx: Call, *values):
     raise UnsupportedSql("row(): DuckDB's unnamed structs (TUPLE) are not supported")
 
 
-NAMED_CALLS = {"struct_insert": struct_insert}  # calls with name := value arguments
+# the calls with ``name := value`` arguments
+NAMED_CALLS = {"struct_insert": struct_insert, "struct_update": struct_update}

@@ -19,11 +19,14 @@ from .frame import broadcast
 from .list_compare import true_mask
 from .list_values import scalar_if_constant
 from .struct_values import field_at
-from .value_types import null_rows, type_name, valid_rows
+from .value_types import null_like, null_rows, type_name, valid_rows
 
 
 def compare_structs(op: str, left, right, rows: int, compare):
     """``left <op> right`` for structs; ``compare(op, a, b)`` compares field arrays."""
+    if any(pa.types.is_null(v.type) for v in (left, right)):  # s = NULL
+        shaped = next(v for v in (left, right) if pa.types.is_struct(v.type))
+        return null_like(shaped, pa.bool_())
     names = [[f.name.lower() for f in v.type] for v in (left, right)
              if pa.types.is_struct(v.type)]
     if len(names) != 2 or names[0] != names[1]:

@@ -22,6 +22,10 @@ def is_struct(value) -> bool:
     return pa.types.is_struct(value.type)
 
 
+def any_struct(values) -> bool:
+    return any(is_struct(value) for value in values)
+
+
 def struct_value(names: list[str], values: list, rows: int):
     """A struct per row whose fields ``names`` hold ``values`` (never NULL itself)."""
     values = [plain(v) for v in values]

@@ -440,6 +440,9 @@ def _exact_names(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp
     tree = tree.copy()
     named = _alias_spellings(tree)  # a derived table's Oslo, read as oslo or OSLO too
     for ident in tree.find_all(exp.Identifier):
+        if isinstance(ident.parent, exp.PropertyEQ) and ident.arg_key == "this":
+            ident.set("quoted", True)  # a struct's field name ({'B': 1}) keeps its spelling
+            continue
         if ident.quoted and ident.name in fields:
             continue
         if ident.name in fields:
