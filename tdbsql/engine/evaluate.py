@@ -205,6 +205,8 @@ class Evaluator:
             return list_ops.cast_list(self, node, safe)
         if node.to.this == T.MAP and len(node.to.expressions) == 2:
             return list_ops.cast_map(self, node, safe)
+        if node.to.this == T.STRUCT and node.to.expressions:
+            return functions_structs.cast_struct(self, node, safe)
         target = _CAST_TYPES.get(node.to.this)
         if target is None:
             raise UnsupportedSql(f"CAST to {node.to.sql(dialect='duckdb')} is not supported")

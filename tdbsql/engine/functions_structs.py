@@ -9,6 +9,7 @@
   replaces fields of s (adding the others); ``struct_concat(s, t, ...)``: the fields of all;
   a NULL struct there gives NULL fields, as DuckDB.
 - ``struct_keys(s)``: the field names.
+- ``CAST(s AS STRUCT(a T, ...))``: by field name, as DuckDB.
 - ``row(...)`` (DuckDB's unnamed TUPLE) is not supported.
 
 A NULL struct has NULL fields; a NULL key or a bare NULL struct answers DuckDB's NULL-typed
@@ -21,9 +22,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from ..errors import UnsupportedSql
+from ..errors import SqlError, UnsupportedSql
+from .frame import broadcast
 from .functions import Call, register
+from .list_values import scalar_if_constant
 from .struct_values import field_at, field_position, is_struct, struct_value
+from .value_types import kind, null_rows, type_name
 
 
 def struct_literal(evaluator, node: exp.Struct):
@@ -172,6 +176,41 @@ def _struct_keys(ctx: Call, value):
     if isinstance(value, pa.Scalar):
         return names if value.is_valid else pa.scalar(None, names.type)
     return pc.if_else(value.is_valid(), names, pa.scalar(None, names.type))
+
+
+def cast_struct(evaluator, node, safe: bool):
+    """``CAST(s AS STRUCT(a T, ...))``: each target field is s's field of that name (any
+    case) cast to T as a CAST of it would (TRY_CAST: NULL where one fails), NULL where s has
+    none; s's other fields are dropped; at least one must match.  A NULL casts to a NULL
+    struct; a string (DuckDB parses its text) is not supported."""
+    value = evaluator.value(node.this)
+    if kind(value.type) == "string":
+        raise UnsupportedSql(f"CAST of a string to a STRUCT: {node.sql(dialect='duckdb')!r}")
+    if not is_struct(value) and not pa.types.is_null(value.type):
+        raise evaluator.error(f"cannot CAST {type_name(value.type)} to "
+                              f"{node.to.sql(dialect='duckdb')}", node)
+    rows = 1 if isinstance(value, pa.Scalar) else len(value)
+    structs = broadcast(value, rows)
+    targets = [(column.name, column.args["kind"]) for column in node.to.expressions]
+    found = [None if pa.types.is_null(structs.type) else field_position(structs.type, name)
+             for name, _ in targets]
+    if is_struct(value) and all(position is None for position in found):
+        raise evaluator.error("STRUCT to STRUCT cast must have at least one matching member",
+                              node)
+    fields = []
+    for (name, to), position in zip(targets, found):
+        source = pa.nulls(rows) if position is None else field_at(structs, position)
+        cast = (exp.TryCast if safe else exp.Cast)(this=exp.column("__field", quoted=True),
+                                                   to=to.copy())
+        scope = pa.table({"__field": source})
+        try:
+            fields.append(broadcast(type(evaluator)(scope, evaluator.sql, evaluator.budget)(cast),
+                                    rows))
+        except SqlError as err:  # underline the CAST written, not the field's
+            raise evaluator.error(err.plain_message, node) from None
+    names = [name for name, _ in targets]
+    result = pa.StructArray.from_arrays(fields, names=names, mask=pa.array(null_rows(structs)))
+    return scalar_if_constant(result, value)
 
 
 @register("row", 0, None)

@@ -440,7 +440,7 @@ def _exact_names(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp
     tree = tree.copy()
     named = _alias_spellings(tree)  # a derived table's Oslo, read as oslo or OSLO too
     for ident in tree.find_all(exp.Identifier):
-        if isinstance(ident.parent, exp.PropertyEQ) and ident.arg_key == "this":
+        if _names_a_struct_field(ident):
             ident.set("quoted", True)  # a struct's field name ({'B': 1}) keeps its spelling
             continue
         if ident.quoted and ident.name in fields:
@@ -458,6 +458,15 @@ def _exact_names(tree: exp.Expression, schema: dict[str, dict[str, str]]) -> exp
         elif not ident.quoted:
             ident.set("this", ident.name.lower())  # aliases: case-insensitive, as in DuckDB
     return tree
+
+
+def _names_a_struct_field(ident: exp.Identifier) -> bool:
+    """Is ``ident`` a field name of a struct: ``{'B': 1}``, ``struct_pack(B := 1)``,
+    ``STRUCT(B INT)``?"""
+    parent = ident.parent
+    return ident.arg_key == "this" and (
+        isinstance(parent, exp.PropertyEQ)
+        or isinstance(parent, exp.ColumnDef) and isinstance(parent.parent, exp.DataType))
 
 
 def _alias_spellings(tree: exp.Expression) -> dict[str, set[str]]:
