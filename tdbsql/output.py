@@ -88,9 +88,9 @@ def _is_single(data_type: pa.DataType) -> bool:
 
 
 def render_table(table: pa.Table) -> str:
-    """An aligned text table with a row count, numbers right-aligned; a MAP in DuckDB's
-    text (``{a=1, b=2}``)."""
-    table = _nested_as_text(table, pa.types.is_map)
+    """An aligned text table with a row count, numbers right-aligned; a MAP or STRUCT in
+    DuckDB's text (``{a=1, b=2}``, ``{'a': 1, 'b': x}``)."""
+    table = _nested_as_text(table, lambda t: pa.types.is_map(t) or pa.types.is_struct(t))
     names = table.column_names
     single = [_is_single(t) for t in table.schema.types]
     columns = [column.to_pylist() for column in table.columns]  # by position: names may repeat
@@ -111,8 +111,8 @@ def render_table(table: pa.Table) -> str:
 
 
 def render_csv(table: pa.Table, header: bool = True) -> str:
-    """CSV with a header; a list or MAP column as DuckDB writes one, in its text (``[1.5,
-    2.0]``, ``{a=1}``, quoted): Arrow's CSV writer has no such types (a quantile list was an
+    """CSV with a header; a list, MAP or STRUCT column as DuckDB writes one, in its text
+    (``[1.5, 2.0]``, ``{a=1}``, ``{'a': 1}``, quoted): Arrow's CSV writer has no such types (a quantile list was an
     internal error).  A DECIMAL of more than 6 digits of scale is written as its text too
     (quoted), every digit of the scale: Arrow would write its values under 10**-6 with an
     exponent (``1.500E-9``)."""
@@ -121,7 +121,8 @@ def render_csv(table: pa.Table, header: bool = True) -> str:
     import pyarrow.csv as pcsv
 
     table = _nested_as_text(table, lambda t: pa.types.is_list(t) or pa.types.is_large_list(t)
-                            or pa.types.is_fixed_size_list(t) or pa.types.is_map(t))
+                            or pa.types.is_fixed_size_list(t) or pa.types.is_map(t)
+                            or pa.types.is_struct(t))
     for i, column_type in enumerate(table.schema.types):
         if pa.types.is_decimal(column_type) and column_type.scale > 6:
             from .engine.decimal_values import to_text

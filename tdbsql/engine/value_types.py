@@ -96,8 +96,12 @@ def type_name(t: pa.DataType) -> str:
 
 
 def _field_name(name: str) -> str:
-    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else \
-        '"' + name.replace('"', '""') + '"'
+    """A struct field's name in a type's text, quoted as DuckDB quotes it: unless ASCII
+    letters, digits and _ that are no keyword in any case (``"Label"``, ``B``)."""
+    from ..planner.duckdb_keywords import KEYWORDS
+
+    plain_name = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and name.lower() not in KEYWORDS
+    return name if plain_name else '"' + name.replace('"', '""') + '"'
 
 
 def _is_string(t) -> bool:

@@ -1,6 +1,7 @@
 """DuckDB's keywords (``SELECT keyword_name FROM duckdb_keywords()``, DuckDB 2.0): a name that
 is one of them is written in double quotes where DuckDB prints an expression -- the result
-column names of ``planner.column_names`` (``"year"(d)``, ``("day" + 1)``).
+column names of ``planner.column_names`` (``"year"(d)``, ``("day" + 1)``) and a struct's
+field names in its type's text (``STRUCT("key" INTEGER)``, ``engine.value_types``).
 ``tests/test_column_names.py`` checks the list against the installed DuckDB."""
 
 KEYWORDS = frozenset("""
