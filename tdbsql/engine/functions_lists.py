@@ -29,6 +29,7 @@ from .hash_table import group_rows, key_codes
 from .integer_series import series_counts, series_values
 from .interval_compare import group_extremes
 from .list_compare import compare_lists
+from .struct_compare import compare_structs
 from .timestamp_series import series_steps
 from .list_values import (as_lists, element_at, is_list, list_parts, list_value, ordinals,
                           rebuild, scalar_if_constant, slice_of)
@@ -102,14 +103,15 @@ def _matches(ctx, lists, needle, rows: int, nulls_match: bool):
 
 def _equal(ctx, left: pa.Array, right: pa.Array) -> np.ndarray:
     """Where the elements equal the values (NaN equal to NaN; lists element by element,
-    ``list_compare``)."""
+    ``list_compare``; structs field by field, ``struct_compare``)."""
     left, right = unify(ctx, (left, right))
     if pa.types.is_null(left.type):
         return np.zeros(len(left), dtype=bool)
-    if is_list(left):
+    if is_list(left) or pa.types.is_struct(left.type):
         def compare(op, a, b):
             return pa.array(_equal(ctx, a, b)) if op == "equal" else compare_plain(op, a, b)
-        found = compare_lists("equal", left, right, len(left), compare)
+        nested = compare_lists if is_list(left) else compare_structs
+        found = nested("equal", left, right, len(left), compare)
     else:
         found = compare_plain("equal", left, right)  # NaN = NaN, as DuckDB
     return np.asarray(pc.fill_null(found, False).to_numpy(zero_copy_only=False), dtype=bool)

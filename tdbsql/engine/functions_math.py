@@ -20,7 +20,7 @@ from ..errors import UnsupportedSql
 from .frame import broadcast
 from .functions import per_distinct, python_map, register, unify
 from .interval_compare import field_extreme
-from .value_types import kind, plain
+from .value_types import kind, plain, type_name
 
 # One DOUBLE argument in, a DOUBLE out: (name, aliases, Arrow kernel).
 _DOUBLE_FUNCTIONS = (
@@ -208,6 +208,9 @@ def _extreme(ctx, values, greatest: bool):
         return values[0]
     if pa.types.is_interval(target):  # by the fields, not DuckDB's INTERVAL order
         return field_extreme(values, greatest, ctx.error)
+    if pa.types.is_nested(target):
+        raise UnsupportedSql(f"{ctx.written_name}() of {type_name(target)} values is not "
+                             "supported")
     function = pc.max_element_wise if greatest else pc.min_element_wise
     if pa.types.is_boolean(target):  # Arrow has no boolean kernel: FALSE < TRUE as 0 < 1
         numbers = [pc.cast(value, pa.int8()) for value in values]

@@ -31,6 +31,8 @@ from .value_types import kind, null_rows, type_name
 
 
 def struct_literal(evaluator, node: exp.Struct):
+    if not node.expressions:
+        raise UnsupportedSql("the empty STRUCT {} is not supported")
     names, values = _named_values(evaluator, node.expressions, node)
     return struct_value(names, values, evaluator.table.num_rows)
 

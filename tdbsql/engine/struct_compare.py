@@ -42,14 +42,21 @@ def compare_structs(op: str, left, right, rows: int, compare):
     for position in reversed(range(left.type.num_fields)):
         a, b = field_at(left, position), field_at(right, position)
         a_null, b_null = null_rows(a), null_rows(b)
-        same = true_mask(compare("equal", a, b)) & ~a_null & ~b_null | (a_null & b_null)
-        below = true_mask(compare("less", a, b)) & ~a_null & ~b_null | (~a_null & b_null)
-        less = below | (same & less)
+        same = _both_and(compare, "equal", a, b) | (a_null & b_null)
+        if op != "equal" and op != "not_equal":
+            less = _both_and(compare, "less", a, b) | (~a_null & b_null) | (same & less)
         equal &= same
     result = {"equal": equal, "not_equal": ~equal, "less": less,
               "less_equal": less | equal}[op]
     valid = valid_rows(left) & valid_rows(right)
     return scalar_if_constant(pa.array(result, pa.bool_(), mask=~valid), *inputs)
+
+
+def _both_and(compare, op: str, a: pa.Array, b: pa.Array) -> np.ndarray:
+    """Where neither field is NULL and ``a <op> b`` (a NULL-typed field: nowhere)."""
+    if pa.types.is_null(a.type) or pa.types.is_null(b.type):
+        return np.zeros(len(a), dtype=bool)
+    return true_mask(compare(op, a, b)) & ~null_rows(a) & ~null_rows(b)
 
 
 def struct_sort_columns(name: str, values, desc: bool, nulls_first: bool, field_columns):

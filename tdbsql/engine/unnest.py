@@ -44,6 +44,9 @@ def expand(runner, frame: Frame, flat: pa.Table, projections, calls):
         if call.expressions:
             raise UnsupportedSql(f"unnest with options: {call.sql(dialect='duckdb')!r}")
         value = broadcast(runner.evaluate(frame, call.this, flat), frame.length)
+        if pa.types.is_struct(value.type):
+            raise UnsupportedSql(f"unnest() of a STRUCT (its fields as columns): "
+                                 f"{call.sql(dialect='duckdb')!r}")
         if not is_list(value) and not pa.types.is_null(value.type):
             raise SqlError(f"unnest() needs a list, got {value.type}", runner.sql,
                            node_span(call))
