@@ -84,3 +84,14 @@ def test_the_cli_prints_a_struct_as_duckdb():
                               capture_output=True, text=True, env=dict(os.environ), timeout=120)
         assert proc.returncode == 0, proc.stderr
         assert want in proc.stdout.splitlines(), proc.stdout
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT {'a': 1, 'B': 'x', 'key': [1]}, struct_pack(a := 1)",
+    "SELECT s.a, s['b'], struct_extract(s, 'a'), t.s.b, struct_insert(s, \"Y y\" := 2) FROM t",
+    "SELECT CAST(s AS STRUCT(a INT)), struct_update({'x': 1}, x := [2]) FROM t",
+])
+def test_result_columns_are_named_as_duckdb(sql):
+    table = pa.table({"s": pa.array([{"a": 1, "b": "x"}])})
+    ours, oracle = arrow_engines(table)
+    assert ours.sql(sql).arrow().column_names == oracle.sql(sql).columns

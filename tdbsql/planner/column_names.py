@@ -227,6 +227,9 @@ def type_sql(data_type: exp.DataType) -> str:
     if data_type.expressions and data_type.this == exp.DataType.Type.DECIMAL:
         return "DECIMAL(" + ", ".join(render(e.this) if isinstance(e, exp.DataTypeParam)
                                       else render(e) for e in data_type.expressions) + ")"
+    if data_type.this == exp.DataType.Type.STRUCT and data_type.expressions:
+        return "STRUCT(" + ", ".join(f"{quote(field.name)} {type_sql(field.args['kind'])}"
+                                     for field in data_type.expressions) + ")"
     if data_type.args.get("nested") or data_type.expressions:
         return data_type.sql(dialect="duckdb")
     name = data_type.this.value
@@ -565,7 +568,8 @@ _HANDLERS = {
     exp.Coalesce: _named_args("COALESCE"),
     exp.Grouping: _named_args("GROUPING"),
     exp.GroupingId: _named_args("GROUPING"),
-    exp.Array: _named_args("list_value"),
+    exp.Array: _named_args("list_value"), exp.Struct: _named_args("struct_pack"),
+    exp.PropertyEQ: lambda node: f"{quote(node.this.name)} := {render(node.expression)}",
     exp.Distinct: _distinct,
     exp.Subquery: _subquery,
     exp.Any: lambda node: "ANY" + render(node.this),
