@@ -46,6 +46,9 @@ QUERIES = [
     "ORDER BY w.id",
     "SELECT CAST(p AS STRUCT(label VARCHAR, x DOUBLE)) FROM t ORDER BY id",
     "SELECT list(p ORDER BY id) FROM t",
+    "SELECT p, count(*), min(id) FROM t GROUP BY p ORDER BY p",
+    "SELECT DISTINCT p.inner, l FROM t ORDER BY ALL",
+    "SELECT count(DISTINCT p) FROM t",
 ]
 
 
@@ -62,17 +65,12 @@ def test_typeof_names_the_fields_as_duckdb():
         [("STRUCT(x BIGINT, \"Label\" VARCHAR, \"inner\" STRUCT(d DOUBLE))", "STRUCT(k INTEGER)[]")]
 
 
-@pytest.mark.parametrize("sql, message", [
-    ("SELECT DISTINCT p FROM t", "grouping"),
-    ("SELECT p, count(*) FROM t GROUP BY p", "grouping"),
-    ("SELECT * FROM t a JOIN t b ON a.p = b.p", "joining"),
-])
-def test_grouping_on_a_struct_is_refused(sql, message):
+def test_joining_on_a_struct_is_refused():
     import tdbsql
 
     ours, _ = arrow_engines(_table())
-    with pytest.raises(tdbsql.UnsupportedSql, match=message):
-        ours.sql(sql).fetchall()
+    with pytest.raises(tdbsql.UnsupportedSql, match="joining"):
+        ours.sql("SELECT * FROM t a JOIN t b ON a.p = b.p").fetchall()
 
 
 def test_the_cli_prints_a_struct_as_duckdb():

@@ -182,6 +182,10 @@ def key_codes(values: pa.Array | pa.ChunkedArray) -> list[np.ndarray]:
 
         return [code for field in (0, 1)
                 for code in key_codes(field_lists(array, field, len(array)))]
+    elif pa.types.is_struct(arrow_type):  # field by field, NULL fields equal (DuckDB)
+        fields = [key_codes(pc.struct_field(array, [i])) for i in range(arrow_type.num_fields)]
+        return [array.is_null().to_numpy(zero_copy_only=False).astype(np.int64),
+                *(code for field in fields for code in field)]
     elif pa.types.is_interval(arrow_type):  # as INTERVALs compare: 1 day = 24 hours
         from .interval_compare import sort_parts  # it reads the evaluator's types
 
