@@ -653,18 +653,34 @@ def _used_columns(tree: exp.Expression) -> dict[str, frozenset[str]]:
     return {alias: frozenset(cols) for alias, cols in used.items()}
 
 
+def _qualified_stars(tree: exp.Expression) -> list[str]:
+    """The ``x.*`` items whose x is no table, subquery or CTE of the query."""
+    aliases = _source_names(tree)
+    return [column.sql(dialect="duckdb") for column in tree.find_all(exp.Column)
+            if isinstance(column.this, exp.Star) and column.table
+            and column.table not in aliases]
+
+
+def _source_names(tree: exp.Expression) -> set[str]:
+    """The names of the query's tables, aliased subqueries and CTEs."""
+    return {t.alias_or_name for t in tree.find_all(exp.Table)} | \
+        {s.alias for s in tree.find_all(exp.Subquery) if s.alias} | \
+        {c.alias for c in tree.find_all(exp.CTE)}
+
+
 def _name_error(err: OptimizeError, tree, schema, sql: str) -> SqlError | UnsupportedSql:
     """sqlglot says 'Column ... could not be resolved'; point at it and suggest a close name.
     A ``*`` it could not expand is a subquery whose ``*`` beside another item repeats a name
     (``SELECT * FROM (SELECT *, a FROM t)``: DuckDB names the second ``a_1``)."""
     text = str(err)
+    if "star-free" in text and _qualified_stars(tree):  # s.* of a STRUCT column s
+        return UnsupportedSql(f"{_qualified_stars(tree)[0]}: a qualified * that names no "
+                              "table (a STRUCT's fields as columns) is not supported")
     if "star-free" in text:
         return UnsupportedSql("a subquery whose * is beside an item of the same name (SELECT "
                               "*, a FROM t) is not supported: alias the item")
     columns = sorted({c for cols in schema.values() for c in cols})
-    aliases = {t.alias_or_name for t in tree.find_all(exp.Table)} | \
-        {s.alias for s in tree.find_all(exp.Subquery) if s.alias} | \
-        {c.alias for c in tree.find_all(exp.CTE)}
+    aliases = _source_names(tree)
     written = [node for node in tree.find_all(exp.Column) if not renames(node)]
     for node in written:
         if node.table and node.table not in aliases:
