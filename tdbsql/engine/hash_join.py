@@ -58,6 +58,7 @@ def key_groups(left_keys: list[pa.Array | pa.ChunkedArray],
     and each left row's group among them (-1: none has its keys, or one is NULL)."""
     left_rows, right_rows = _length(left_keys, "left"), _length(right_keys, "right")
     left_keys, right_keys = _interval_parts(left_keys, right_keys)
+    left_keys, right_keys = _struct_parts(left_keys, right_keys)
     left_codes, right_codes = [], []
     left_skip = np.zeros(left_rows, np.uint8)
     right_skip = np.zeros(right_rows, np.uint8)
@@ -92,6 +93,36 @@ def _interval_parts(left_keys: list, right_keys: list) -> tuple[list, list]:
             lefts.append(left)
             rights.append(right)
     return lefts, rights
+
+
+def _struct_parts(left_keys: list, right_keys: list) -> tuple[list, list]:
+    """The key pairs with each pair of STRUCTs as pairs of int64 codes, both sides coded
+    together (``hash_table.key_codes`` of the two stacked): equal as DuckDB compares
+    structs (NULL fields equal), NULL where the struct is -- a NULL struct never matches."""
+    if not any(pa.types.is_struct(key.type) for key in (*left_keys, *right_keys)):
+        return left_keys, right_keys
+    from .hash_table import key_codes
+    from .value_types import cast_value, common_type
+
+    lefts, rights = [], []
+    for left, right in zip(left_keys, right_keys):
+        if not (pa.types.is_struct(left.type) and pa.types.is_struct(right.type)):
+            lefts.append(left)
+            rights.append(right)
+            continue
+        target = common_type([left.type, right.type])
+        if target is None:
+            raise UnsupportedSql(f"joining {left.type} with {right.type}")
+        left, right = (as_array(cast_value(as_array(key), target)) for key in (left, right))
+        rows = len(left)
+        for code in key_codes(pa.concat_arrays([left, right])):
+            lefts.append(pa.array(code[:rows], mask=null_mask_of(left)))
+            rights.append(pa.array(code[rows:], mask=null_mask_of(right)))
+    return lefts, rights
+
+
+def null_mask_of(array: pa.Array) -> np.ndarray:
+    return array.is_null().to_numpy(zero_copy_only=False)
 
 
 def _packed(right: np.ndarray, right_skip: np.ndarray, left: np.ndarray,

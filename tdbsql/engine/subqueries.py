@@ -156,6 +156,8 @@ def _quantified(op, every: bool, probe: pa.Array, values: pa.Array) -> pa.Array:
     TRUE, NULL if none does but a candidate (or the probe) is NULL, else FALSE; ALL is the dual;
     over no candidates ANY is FALSE and ALL is TRUE."""
     n = len(probe)
+    if pa.types.is_struct(probe.type) or pa.types.is_struct(values.type):
+        raise UnsupportedSql("ANY / ALL over a subquery of STRUCT values is not supported")
     if len(values) == 0:
         return pa.array(np.full(n, every, dtype=bool))
     known = values.drop_null()
@@ -254,8 +256,9 @@ def _membership(values: pa.Array, candidates: pa.ChunkedArray) -> pa.Array:
 
 def _is_in(values: pa.Array, candidates: pa.Array) -> pa.Array:
     """Per value, whether it equals a (non-NULL) candidate: ``pc.is_in``, but INTERVALs
-    equal as they compare (1 day = 24 hours, by ``hash_join``'s normalised parts)."""
-    if not pa.types.is_interval(values.type):
+    equal as they compare (1 day = 24 hours, by ``hash_join``'s normalised parts) and
+    STRUCTs field by field (``hash_join``'s codes; Arrow has no is_in of them)."""
+    if not pa.types.is_interval(values.type) and not pa.types.is_struct(values.type):
         return pc.is_in(values, value_set=candidates)
     from .hash_join import hash_join
 
