@@ -261,8 +261,15 @@ def test_unsupported_inputs_name_the_problem():
         aggregate("sum", pa.array(["a"]), Groups.single(1))
     with pytest.raises(UnsupportedSql, match="median"):
         aggregate("median", pa.array([1]), Groups.single(1))
-    with pytest.raises(UnsupportedSql, match="struct"):  # lists are keys (list_code_bytes)
-        group_ids([pa.array([{"a": 1}, {"a": 2}])])
+    with pytest.raises(UnsupportedSql, match="map"):  # lists and structs are keys
+        group_ids([pa.array([[("a", 1)]], pa.map_(pa.string(), pa.int64()))])
+
+
+def test_structs_group_field_by_field():
+    """Equal structs share a group, NULL fields equal (DuckDB), a NULL struct its own."""
+    keys = pa.array([{"a": 1, "b": None}, {"a": 2, "b": "x"}, {"a": 1, "b": None}, None,
+                     {"a": None, "b": None}], pa.struct([("a", pa.int64()), ("b", pa.string())]))
+    assert group_ids([keys]).ids.tolist() == [0, 1, 0, 2, 3]
 
 
 # --- differential test against DuckDB ------------------------------------------------------
