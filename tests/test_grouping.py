@@ -261,8 +261,9 @@ def test_unsupported_inputs_name_the_problem():
         aggregate("sum", pa.array(["a"]), Groups.single(1))
     with pytest.raises(UnsupportedSql, match="median"):
         aggregate("median", pa.array([1]), Groups.single(1))
-    with pytest.raises(UnsupportedSql, match="map"):  # lists and structs are keys
-        group_ids([pa.array([[("a", 1)]], pa.map_(pa.string(), pa.int64()))])
+    with pytest.raises(UnsupportedSql, match="union"):  # lists, structs and maps are keys
+        group_ids([pa.UnionArray.from_sparse(pa.array([0], pa.int8()),
+                                             [pa.array([1]), pa.array(["a"])])])
 
 
 def test_structs_group_field_by_field():
