@@ -158,8 +158,7 @@ def _leave(code: int) -> NoReturn:
     except BrokenPipeError:  # the reader left: nothing more to say to it
         pass
     except OSError as err:
-        reason = os.strerror(err.errno) if err.errno else str(err)
-        print(f"tdbsql: error: cannot write the result to standard output: {reason}",
+        print(f"tdbsql: error: cannot write the result to standard output: {_reason(err)}",
               file=sys.stderr)
         code = code or 1
     try:
@@ -255,9 +254,13 @@ def _emit(table, fmt: str, output: str | None) -> None:
     except OSError as err:  # a full disk; for --output a missing folder, a directory, no permission
         from .errors import InterfaceError
 
-        reason = os.strerror(err.errno) if err.errno else str(err)
         where = "the result to standard output" if output is None else f"--output {output!r}"
-        raise InterfaceError(f"cannot write {where}: {reason}") from None
+        raise InterfaceError(f"cannot write {where}: {_reason(err)}") from None
+
+
+def _reason(err: OSError) -> str:
+    """An OS error as its system message (``No space left on device``)."""
+    return os.strerror(err.errno) if err.errno else str(err)
 
 if __name__ == "__main__":
     sys.exit(entry())

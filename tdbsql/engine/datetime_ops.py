@@ -379,17 +379,19 @@ def _clock(cleaned: str, start: int, base: dt.datetime, text: str, zone: bool,
     if not zone:
         return stamp  # DuckDB's TIMESTAMP keeps the wall-clock time and drops the zone
     if zone_name is not None:
-        # a wall-clock time a zone's change skips or repeats takes the smaller UTC offset, as
-        # DuckDB (ICU) reads it: the offset before a skip, the later one of a repeat
-        zone_info = time_zone(zone_name)
-        local = min((stamp.replace(tzinfo=zone_info, fold=fold) for fold in (0, 1)),
-                    key=lambda moment: moment.utcoffset())
         try:
-            return local.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            return stamp - wall_offset(stamp, time_zone(zone_name))
         except OverflowError:  # moved a cycle, the zone's rules would be another year's
             raise UnsupportedSql(f"the TIMESTAMP WITH TIME ZONE {text.strip()!r}: a time "
                                  "zone name in the years 1 and 9999 is not supported") from None
     return stamp - _offset(offset)
+
+
+def wall_offset(wall: dt.datetime, zone: dt.tzinfo) -> dt.timedelta:
+    """``zone``'s UTC offset at the wall-clock time ``wall`` (naive).  A time the zone's
+    change skips or repeats takes the smaller offset, as DuckDB (ICU) reads it: the offset
+    before a skip, the later one of a repeat."""
+    return min(wall.replace(tzinfo=zone, fold=fold).utcoffset() for fold in (0, 1))
 
 
 def _offset(text: str | None) -> dt.timedelta:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -107,28 +108,20 @@ def _past_2037(stamps: pa.Array, converted: pa.Array, zone: str, to_walls: bool)
     info = dto.time_zone(zone) if zone[:1] not in "+-" else None
     if info is None or isinstance(info, dt.timezone):
         return converted
-    unit = stamps.type.unit
-    per_second = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[unit]
+    per_second = dto.PER_SECOND[stamps.type.unit]
     first = (dt.datetime(_LAST_ARROW_YEAR + 1, 1, 1) - dt.datetime(1970, 1, 1)) // \
         dt.timedelta(seconds=1) * per_second
     ticks = stamps.cast(pa.int64())
-    late = pc.greater_equal(ticks, first)
-    if not pc.any(late).as_py():
+    late = pc.fill_null(pc.greater_equal(ticks, first), False)
+    at = np.flatnonzero(late.to_numpy(zero_copy_only=False))
+    if not len(at):
         return converted
-    offsets = [None if t is None or t < first else
-               _offset_ticks(t // per_second, info, to_walls) * per_second
-               for t in ticks.to_pylist()]
-    moved = pc.add(ticks, pa.array(offsets, pa.int64()) if to_walls else
-                   pc.negate(pa.array(offsets, pa.int64())))
-    return pc.if_else(late, moved.cast(converted.type), converted)
-
-
-def _offset_ticks(seconds: int, info: dt.tzinfo, at_wall: bool) -> int:
-    """The zone's UTC offset in seconds ``seconds`` after 1970: at that instant when
-    ``at_wall`` (an instant turned into a wall-clock time), else at that wall-clock time."""
-    moment = dt.datetime(1970, 1, 1) + dt.timedelta(seconds=seconds)
-    if at_wall:  # an instant: the offset in force then
-        offset = moment.replace(tzinfo=dt.timezone.utc).astimezone(info).utcoffset()
-    else:  # a wall-clock time: the smaller offset where the zone skips or repeats it
-        offset = min(moment.replace(tzinfo=info, fold=fold).utcoffset() for fold in (0, 1))
-    return int(offset.total_seconds())
+    moved = pc.fill_null(ticks, 0).to_numpy().copy()  # a NULL is not late: kept NULL
+    for i in at.tolist():  # only the late values go through Python
+        moment = dt.datetime(1970, 1, 1) + dt.timedelta(seconds=int(moved[i]) // per_second)
+        if to_walls:  # an instant: the offset in force then
+            offset = moment.replace(tzinfo=dt.timezone.utc).astimezone(info).utcoffset()
+        else:
+            offset = dto.wall_offset(moment, info)
+        moved[i] += int(offset.total_seconds()) * per_second * (1 if to_walls else -1)
+    return pc.if_else(late, pa.array(moved).cast(converted.type), converted)

@@ -113,9 +113,9 @@ class _Translation:
             self.out.append(re.escape(pattern[at + 2:stop]))
             return stop if end < 0 else end + 2
         elif char == "x" and pattern.startswith("{", at + 2):
-            end = pattern.index("}", at + 3)
-            self.out.append(re.escape(chr(int(pattern[at + 3:end], 16))))
-            return end + 1
+            text, after = _code_point(pattern, at)
+            self.out.append(text)
+            return after
         elif char in "pPC":
             raise UnsupportedSql(f"the regular expression class \\{char} (RE2) has no "
                                  f"equivalent in Python's re, which extracts groups: "
@@ -148,9 +148,8 @@ class _Translation:
                 if escaped in "pPC":
                     self._escape(at)  # the refusal
                 if escaped == "x" and pattern.startswith("{", at + 2):
-                    end = pattern.index("}", at + 3)
-                    parts.append(re.escape(chr(int(pattern[at + 3:end], 16))))
-                    at = end + 1
+                    text, at = _code_point(pattern, at)
+                    parts.append(text)
                     continue
                 if escaped in _CLASSES:
                     parts.append(_CLASSES[escaped])
@@ -192,6 +191,13 @@ class _Translation:
     def _close(self) -> None:
         group = self.groups.pop() if len(self.groups) > 1 else self.groups[0]
         self.out.append(")" * len(group.flag_groups) + ")")
+
+
+def _code_point(pattern: str, at: int) -> tuple[str, int]:
+    """``\\x{263a}`` at ``at``: the character, escaped for ``re``, and where the pattern
+    goes on."""
+    end = pattern.index("}", at + 3)
+    return re.escape(chr(int(pattern[at + 3:end], 16))), end + 1
 
 
 def _bracket_class(listed: str, complements: list[str], negated: bool) -> str:
