@@ -57,7 +57,9 @@ class DistinctRows(AllRows):
 
     def add(self, rows: pa.Table) -> pa.Table:
         if self.excepted is not None:
-            new = self.excepted(rows, self.table() if self.parts else None)
+            if len(self.parts) > 1:  # one kept table: a round concatenates two, not all
+                self.parts = [self.table()]
+            new = self.excepted(rows, self.parts[0] if self.parts else None)
         else:
             keep = []
             for i, row in enumerate(row_tuples(rows)):

@@ -27,13 +27,13 @@ from .functions import REGISTRY, register
 from .hash_table import group_rows, key_codes
 from .functions_lists import check_elements, lists_argument, null_in_null_out, row_count
 from .list_values import list_parts, map_entries, ordinals, rebuild, scalar_if_constant
-from .value_types import cast_value, kind, plain, valid_rows
+from .value_types import bare_null, cast_value, kind, plain, valid_rows
 
 
 def _bare_null_in_null_out(impl):
     """``impl`` answering a bare NULL list or chooser with DuckDB's NULL-typed NULL."""
     def call(ctx, lists, chooser):
-        if any(isinstance(v, pa.Scalar) and pa.types.is_null(v.type) for v in (lists, chooser)):
+        if bare_null(lists, chooser):
             return pa.scalar(None)
         return impl(ctx, lists, chooser)
     return call

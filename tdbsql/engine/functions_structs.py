@@ -27,7 +27,7 @@ from .frame import broadcast
 from .functions import Call, register
 from .list_values import scalar_if_constant
 from .struct_values import field_at, field_position, is_struct, struct_value
-from .value_types import kind, null_rows, type_name
+from .value_types import bare_null, kind, null_rows, type_name
 
 
 def struct_literal(evaluator, node: exp.Struct):
@@ -85,13 +85,9 @@ def _struct_argument(ctx: Call, value):
     return value
 
 
-def _bare_null(*values) -> bool:
-    return any(isinstance(v, pa.Scalar) and pa.types.is_null(v.type) for v in values)
-
-
 @register("struct_extract", 2)
 def _struct_extract(ctx: Call, value, key):
-    if _bare_null(value, key):
+    if bare_null(value, key):
         return pa.scalar(None)
     value = _struct_argument(ctx, value)
     name = ctx.constant(key, 1, "field name")
@@ -103,7 +99,7 @@ def _struct_extract(ctx: Call, value, key):
 
 @register("struct_extract_at", 2)
 def _struct_extract_at(ctx: Call, value, index):
-    if _bare_null(value, index):
+    if bare_null(value, index):
         return pa.scalar(None)
     value = _struct_argument(ctx, value)
     position = ctx.constant(ctx.integer(index, 1), 1, "field index")
@@ -171,7 +167,7 @@ def _struct_concat(ctx: Call, *values):
 @register("struct_keys", 1)
 def _struct_keys(ctx: Call, value):
     """The field names, a VARCHAR[] (NULL for a NULL struct)."""
-    if _bare_null(value):
+    if bare_null(value):
         return pa.scalar(None, pa.list_(pa.string()))
     value = _struct_argument(ctx, value)
     names = pa.scalar([f.name for f in value.type], pa.list_(pa.string()))

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from .functions import register
 from .grouping import Groups, first_rows
 from .list_values import as_lists, is_list, list_parts, scalar_if_constant
-from .value_types import plain
+from .value_types import bare_null, plain
 
 # the name list_aggregate takes -> the engine's aggregate (``aggregate_step.group_value``)
 ENGINE_NAMES = {
@@ -30,13 +30,10 @@ ENGINE_NAMES = {
     "bool_and": "bool_and", "bool_or": "bool_or",
     "bit_and": "bit_and", "bit_or": "bit_or", "bit_xor": "bit_xor",
     "first": "first", "arbitrary": "first", "last": "last", "any_value": "any_value",
-    "mad": "mad", "sem": "sem",
+    "mad": "mad", "sem": "sem", "histogram": "histogram",
 }
-# list_<name> shortcuts (also array_<name>) of the names above
-_SHORTCUTS = ("median", "mode", "entropy", "approx_count_distinct", "stddev_samp",
-              "stddev_pop", "var_samp", "var_pop", "skewness", "kurtosis", "kurtosis_pop",
-              "bool_and", "bool_or", "bit_and", "bit_or", "bit_xor", "first", "last",
-              "any_value", "mad", "sem")
+# list_<name> shortcuts (also array_<name>): the engine's names above
+_SHORTCUTS = tuple(dict.fromkeys(ENGINE_NAMES.values()))
 _NUMERIC = ("stddev_samp", "stddev_pop", "var_samp", "var_pop", "skewness", "kurtosis",
             "kurtosis_pop", "median", "mad", "sem")
 
@@ -51,6 +48,8 @@ def over_elements(ctx, lists, name: str):
         raise ctx.error(f"expects a list, got {lists.type}", 0)
     parts = list_parts(as_lists(lists, rows))
     elements = parts.elements
+    if func == "histogram" and pa.types.is_null(elements.type):  # [] or NULLs: no MAP type
+        return scalar_if_constant(pa.nulls(rows), lists)
     _check_elements(ctx, func, elements)
     ids = np.ascontiguousarray(parts.parents, dtype=np.int64)
     answer = group_value(func, elements, Groups(ids, rows, first_rows(ids, rows)),
@@ -82,7 +81,7 @@ def _ordered(elements: pa.Array) -> bool:
 
 def _shortcut(name: str):
     def impl(ctx, lists):
-        if isinstance(lists, pa.Scalar) and pa.types.is_null(lists.type):
+        if bare_null(lists):
             return pa.scalar(None)
         return over_elements(ctx, lists, name)
     return impl

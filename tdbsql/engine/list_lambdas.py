@@ -28,7 +28,7 @@ from . import list_values
 from .column_refs import check_repeats, columns_read
 from .frame import broadcast
 from .list_ops import list_array
-from .value_types import cast_value, common_type, kind
+from .value_types import bare_null, cast_value, common_type, kind
 
 _NUMBERS = ("int", "uint", "float", "decimal")
 
@@ -117,7 +117,7 @@ def transform(evaluator, node: exp.Transform):
 def _transformed(evaluator, target, function, node, name: str):
     """``f`` over every element, the lists keeping their shape."""
     value = evaluator.value(target)
-    if _bare_null(value):
+    if bare_null(value):
         return pa.scalar(None)
     lists = list_array(evaluator, target, value)
     bound = bind(evaluator, function, name, (1, 2), node)
@@ -127,14 +127,9 @@ def _transformed(evaluator, target, function, node, name: str):
 
 def array_filter(evaluator, node: exp.ArrayFilter):
     value = evaluator.value(node.this)
-    if _bare_null(value):
+    if bare_null(value):
         return pa.scalar(None)
     return filtered(evaluator, list_array(evaluator, node.this, value), node.expression, node)
-
-
-def _bare_null(value) -> bool:
-    """A NULL written as the list: DuckDB's answer is its NULL-typed NULL."""
-    return isinstance(value, pa.Scalar) and pa.types.is_null(value.type)
 
 
 def filtered(evaluator, lists: pa.ListArray, function: exp.Expression, node):
@@ -169,7 +164,7 @@ def _reduce_call(evaluator, node: exp.Anonymous):
     name = node.name.lower()
     target, function, *initial = _arguments(evaluator, node, name, 2, 3)
     value = evaluator.value(target)
-    if _bare_null(value):
+    if bare_null(value):
         return pa.scalar(None)
     lists = list_array(evaluator, target, value)
     bound = bind(evaluator, function, name, (2, 3), node)

@@ -32,6 +32,12 @@ def plain(value):
     return value
 
 
+def bare_null(*values) -> bool:
+    """Is one of ``values`` a NULL written as it is (``f(NULL)``, NULL-typed)?  DuckDB
+    answers its own NULL-typed NULL to most list, struct and lambda functions then."""
+    return any(isinstance(v, pa.Scalar) and pa.types.is_null(v.type) for v in values)
+
+
 @lru_cache(maxsize=1024)  # 12 type tests are 2.5 us; a query asks dozens of times
 def kind(t: pa.DataType) -> str:
     if pa.types.is_dictionary(t):

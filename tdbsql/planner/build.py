@@ -673,8 +673,9 @@ def _name_error(err: OptimizeError, tree, schema, sql: str) -> SqlError | Unsupp
     A ``*`` it could not expand is a subquery whose ``*`` beside another item repeats a name
     (``SELECT * FROM (SELECT *, a FROM t)``: DuckDB names the second ``a_1``)."""
     text = str(err)
-    if "star-free" in text and _qualified_stars(tree):  # s.* of a STRUCT column s
-        return UnsupportedSql(f"{_qualified_stars(tree)[0]}: a qualified * that names no "
+    stars = _qualified_stars(tree) if "star-free" in text else []
+    if stars:  # s.* of a STRUCT column s
+        return UnsupportedSql(f"{stars[0]}: a qualified * that names no "
                               "table (a STRUCT's fields as columns) is not supported")
     if "star-free" in text:
         return UnsupportedSql("a subquery whose * is beside an item of the same name (SELECT "

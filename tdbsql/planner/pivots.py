@@ -53,16 +53,12 @@ import itertools
 import re
 
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
-from sqlglot.optimizer.annotate_types import annotate_types
-from sqlglot.optimizer.qualify import qualify
-from sqlglot.schema import MappingSchema
 
 from ..errors import SqlError, UnsupportedSql
 from .parse import span_over
 from .table_aliases import unique_names
 from .table_refs import cte_of, table_key
-from .unpivot_types import check_unpivot_types
+from .unpivot_types import check_unpivot_types, column_types
 
 _DIALECT = "duckdb, normalization_strategy = case_sensitive"  # as the optimizer reads names
 _INTEGER = re.compile(r"-?(0|[1-9][0-9]*)")  # an integer as DuckDB prints it
@@ -296,7 +292,7 @@ def _grouped(source: exp.Expression, fields: list, aggregates: list, group, sche
         groups = [exp.column(name) for name in _source_columns(source, schema)
                   if name.lower() not in read]
     pivoted = []
-    kinds = _types(source, ons, schema)
+    kinds = column_types(source, ons, schema, _DIALECT)
     for combination in itertools.product(*(field.expressions for field in fields)):
         label = "_".join(_label(value) for value in combination)
         values = [v.this if isinstance(v, exp.PivotAlias) else v for v in combination]
@@ -313,18 +309,6 @@ def _grouped(source: exp.Expression, fields: list, aggregates: list, group, sche
                               for (filtered, _), name in zip(pivoted, names[len(groups):])]
     select = exp.select(*columns).from_(source)
     return select.group_by(*[g.copy() for g in groups]) if groups else select
-
-
-def _types(source: exp.Expression, ons: list, schema: dict) -> list[exp.DataType | None]:
-    """The types of the ON columns (None: not known here)."""
-    known = MappingSchema(schema, dialect=_DIALECT, normalize=False)
-    query = exp.select(*[on.copy() for on in ons]).from_(source.copy())
-    try:
-        typed = annotate_types(qualify(query, schema=known, dialect=_DIALECT,
-                                       validate_qualify_columns=False), schema=known)
-    except SqlglotError:  # (an unknown name: the planner says so)
-        return [None] * len(ons)
-    return [item.type for item in typed.selects]
 
 
 def _matches(on: exp.Expression, kind: exp.DataType | None, value: exp.Expression

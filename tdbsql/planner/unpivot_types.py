@@ -50,7 +50,7 @@ _FAMILIES = {"bool": "number", "int": "number", "float": "number", "decimal": "n
 def check_unpivot_types(source: exp.Expression, columns: list[exp.Expression],
                         schema: dict) -> None:
     """Raise DuckDB's error if ``columns`` of ``source`` have no common type to unpivot in."""
-    types = _types(source, columns, schema) or []
+    types = column_types(source, columns, schema)
     known = [(kind, t) for t in types if (kind := _kind(t)) is not None]
     if len(known) < len(types):  # one not known: only kinds of two families surely clash
         families: dict[str, exp.DataType] = {}
@@ -75,15 +75,17 @@ def _refuse(a: exp.DataType, b: exp.DataType) -> None:
                    f"{b.sql(dialect='duckdb')} - an explicit cast is required")
 
 
-def _types(source, columns, schema) -> list[exp.DataType] | None:
-    mapping = MappingSchema(schema, dialect="duckdb", normalize=False)
+def column_types(source, columns, schema, dialect: str = "duckdb") -> list[exp.DataType | None]:
+    """The types of ``columns`` (expressions) over ``source`` (None: not known here), names
+    read as ``dialect`` reads them."""
+    mapping = MappingSchema(schema, dialect=dialect, normalize=False)
     query = exp.select(*[column.copy() for column in columns]).from_(source.copy())
     try:
-        typed = annotate_types(qualify(query, schema=mapping, dialect="duckdb",
+        typed = annotate_types(qualify(query, schema=mapping, dialect=dialect,
                                        quote_identifiers=False,
                                        validate_qualify_columns=False), schema=mapping)
     except SqlglotError:  # the statement's own planning reports what is wrong
-        return None
+        return [None] * len(columns)
     return [item.type for item in typed.selects]
 
 
