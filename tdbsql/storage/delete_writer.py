@@ -59,7 +59,7 @@ from .delete_write_back import judge, wait_past, write_back
 from .enumerated_comparisons import on_indices
 from .temporal_comparisons import SQL_UNITS, in_field_units
 from .nan_comparisons import is_nan, nan_comparison
-from .text_constants import read_strings
+from .text_constants import read_strings, unwrapped
 from . import float_comparisons, integer_comparisons, vfs
 from ..format.names import COMMITS_DIR
 
@@ -123,11 +123,17 @@ def without_null_tests(node: Node, fields: dict) -> Node:
         return node
     field = fields[node.field]
     info = type_info(field.datatype)
-    member = b"\0" * (1 if field.cell_val_num == VAR_NUM else
-                      field.cell_val_num * np.dtype(info.numpy).itemsize)
-    both = (ValueNode.member_set(node.field, [member]),
-            ValueNode.member_set(node.field, [member], negated=True))
-    return ExprNode(CombinationOp.AND if node.is_null else CombinationOp.OR, both)
+    return _every_cell_or_none(node.field, 1 if field.cell_val_num == VAR_NUM else
+                               field.cell_val_num * np.dtype(info.numpy).itemsize,
+                               every=not node.is_null)
+
+
+def _every_cell_or_none(column: str, size: int, every: bool) -> ExprNode:
+    """A condition every cell of ``column`` satisfies (``every``) or none does, as TileDB
+    stores one: ``IN x OR NOT IN x`` / ``IN x AND NOT IN x`` of a ``size``-byte member."""
+    filler = [b"\0" * size]
+    both = (ValueNode.member_set(column, filler), ValueNode.member_set(column, filler, True))
+    return ExprNode(CombinationOp.OR if every else CombinationOp.AND, both)
 
 
 def flatten(node: Node) -> Node:
@@ -298,10 +304,7 @@ class _Builder:
         negated = op == ConditionOp.NE
         if fitting:
             return ValueNode.member_set(column, fitting, negated)
-        # no member fills a cell: IN holds for no cell; IN x AND NOT IN x says so in TileDB
-        filler = [b"\x00" * size]
-        both = (ValueNode.member_set(column, filler), ValueNode.member_set(column, filler, True))
-        return ExprNode(CombinationOp.OR if negated else CombinationOp.AND, both)
+        return _every_cell_or_none(column, size, every=negated)  # no member fills a cell
 
     def _refuse_numbers_as_instants(self, column: str, values: list, items: list) -> None:
         """A number or boolean compared with a field SQL reads as a DATE, TIMESTAMP or TIME:
@@ -374,9 +377,8 @@ class _Builder:
 
 
 def _written_as_text(item) -> bool:
-    """Was the constant ``item`` written as a string literal (``'1'``, ``-'1'``)?"""
-    while isinstance(item, (exp.Paren, exp.Neg)):
-        item = item.this
+    """Was the constant ``item`` written as a string literal (``'1'``, ``('1')``)?"""
+    item = unwrapped(item)
     return isinstance(item, exp.Literal) and item.is_string
 
 

@@ -56,7 +56,7 @@ def _refuse_other_types(field, values: list, items: list) -> None:
         if isinstance(value, str):
             continue
         if info.kind == "bool":
-            other = not isinstance(_unwrapped(item), exp.Boolean)
+            other = not isinstance(unwrapped(item), exp.Boolean)
         elif info.kind == "int":
             other = isinstance(value, (Decimal, float))
         else:  # a FLOAT column beside a DOUBLE constant compares as DOUBLEs
@@ -68,7 +68,8 @@ def _refuse_other_types(field, values: list, items: list) -> None:
                 "the column's; not supported (write the constants without quotes)")
 
 
-def _unwrapped(item):
+def unwrapped(item):
+    """A constant without the parentheses and minus signs around it."""
     while isinstance(item, (exp.Paren, exp.Neg)):
         item = item.this
     return item
