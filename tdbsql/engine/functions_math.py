@@ -238,6 +238,28 @@ def numpy_unary(x, fn, out_type):
     return pa.array(fn(filled), out_type, mask=x.is_null().to_numpy(zero_copy_only=False))
 
 
+def numpy_binary(fn, out_type, x, y):
+    """``fn`` over two numeric Arrow values' numpy values, the NULL of either kept."""
+    x, y = plain(x), plain(y)
+    if isinstance(x, pa.Scalar) and isinstance(y, pa.Scalar):
+        if not (x.is_valid and y.is_valid):
+            return pa.scalar(None, out_type)
+        with np.errstate(all="ignore"):
+            answer = fn(np.asarray([x.as_py()]), np.asarray([y.as_py()]))
+        return pa.scalar(answer[0].item(), out_type)
+    rows = len(x) if not isinstance(x, pa.Scalar) else len(y)
+    arrays = [broadcast(v, rows) for v in (x, y)]
+    arrays = [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
+    missing = np.zeros(rows, bool)
+    numbers = []
+    for array in arrays:
+        missing |= array.is_null().to_numpy(zero_copy_only=False)
+        numbers.append(array.fill_null(0).to_numpy(zero_copy_only=False))
+    with np.errstate(all="ignore"):
+        answer = fn(*numbers)
+    return pa.array(answer, out_type, mask=missing)
+
+
 @register("cbrt", 1)
 def _cbrt(ctx, x):
     return numpy_unary(ctx.double(x, 0), np.cbrt, pa.float64())

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .functions import per_distinct, python_map, register
-from .functions_math import decimal_round, numpy_unary
+from .functions_math import decimal_round, numpy_binary, numpy_unary
 from .value_types import kind, plain
 
 
@@ -57,37 +57,15 @@ def _lgamma_function(ctx, x):
     return python_map(_lgamma, pa.float64(), ctx.double(x, 0))
 
 
-def _binary_numpy(fn, out_type, x, y):
-    """``fn`` over two numeric Arrow values' numpy values (the NULL of either kept)."""
-    x, y = plain(x), plain(y)
-    if isinstance(x, pa.Scalar) and isinstance(y, pa.Scalar):
-        if not (x.is_valid and y.is_valid):
-            return pa.scalar(None, out_type)
-        with np.errstate(all="ignore"):
-            answer = fn(np.asarray([x.as_py()]), np.asarray([y.as_py()]))
-        return pa.scalar(answer[0].item(), out_type)
-    rows = len(x) if not isinstance(x, pa.Scalar) else len(y)
-    arrays = [pa.array([v.as_py()] * rows, v.type) if isinstance(v, pa.Scalar)
-              else (v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v) for v in (x, y)]
-    missing = np.zeros(rows, bool)
-    numbers = []
-    for array in arrays:
-        missing |= array.is_null().to_numpy(zero_copy_only=False)
-        numbers.append(array.fill_null(0).to_numpy(zero_copy_only=False))
-    with np.errstate(all="ignore"):
-        answer = fn(*numbers)
-    return pa.array(answer, out_type, mask=missing)
-
-
 @register("fmod", 2)
 def _fmod(ctx, x, y):
-    return _binary_numpy(lambda a, b: a - b * np.floor(a / b), pa.float64(), ctx.double(x, 0),
+    return numpy_binary(lambda a, b: a - b * np.floor(a / b), pa.float64(), ctx.double(x, 0),
                          ctx.double(y, 1))
 
 
 @register("fdiv", 2)
 def _fdiv(ctx, x, y):
-    return _binary_numpy(lambda a, b: np.floor(a / b), pa.float64(), ctx.double(x, 0),
+    return numpy_binary(lambda a, b: np.floor(a / b), pa.float64(), ctx.double(x, 0),
                          ctx.double(y, 1))
 
 
@@ -97,7 +75,7 @@ def _nextafter(ctx, x, y):
     types = (x.type, y.type)
     single = pa.float32() in types and pa.float64() not in types
     target, numpy_type = (pa.float32(), np.float32) if single else (pa.float64(), np.float64)
-    return _binary_numpy(lambda a, b: np.nextafter(a.astype(numpy_type), b.astype(numpy_type)),
+    return numpy_binary(lambda a, b: np.nextafter(a.astype(numpy_type), b.astype(numpy_type)),
                          target, ctx.double(x, 0), ctx.double(y, 1))
 
 
