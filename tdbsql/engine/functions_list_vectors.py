@@ -15,20 +15,19 @@ import numpy as np
 import pyarrow as pa
 
 from .functions import register
-from .list_values import as_lists, is_list, list_parts, scalar_if_constant
+from .functions_lists import lists_argument, row_count
+from .list_values import list_parts, scalar_if_constant
 from .value_types import kind, plain
 
 
 def _vectors(ctx, left, right):
     """(rows, the two lists' elements as float64 numpy arrays over the rows where both are
     valid, those elements' rows, where both are valid, the result type)."""
-    rows = max((len(v) for v in (left, right) if not isinstance(v, pa.Scalar)), default=1)
+    rows = row_count((left, right))
     parts = []
     for index, value in enumerate((left, right)):
         value = plain(value)
-        if not is_list(value) and not pa.types.is_null(value.type):
-            raise ctx.error(f"expects a list, got {value.type}", index)
-        part = list_parts(as_lists(value, rows))
+        part = list_parts(lists_argument(ctx, value, index, rows))
         element_kind = kind(part.elements.type)
         if element_kind not in ("int", "uint", "float", "decimal", "null"):
             raise ctx.error(f"expects a list of numbers, got {value.type}", index)

@@ -33,7 +33,7 @@ from .struct_compare import compare_structs
 from .timestamp_series import series_steps
 from .list_values import (as_lists, element_at, is_list, list_parts, list_value, ordinals,
                           rebuild, scalar_if_constant, slice_of)
-from .value_types import (common_type, compare_plain, kind, plain, string_buffers, type_name,
+from .value_types import (bare_null, common_type, compare_plain, kind, plain, string_buffers, type_name,
                           valid_rows)
 
 
@@ -45,8 +45,7 @@ def row_count(values) -> int:
 def null_in_null_out(impl):
     """``impl`` answering a bare NULL list with DuckDB's NULL-typed NULL (``flatten(NULL)``)."""
     def call(ctx, lists, *rest):
-        if isinstance(lists, pa.Scalar) and pa.types.is_null(lists.type) and \
-                all(isinstance(v, pa.Scalar) for v in rest):
+        if bare_null(lists) and all(isinstance(v, pa.Scalar) for v in rest):
             return pa.scalar(None)
         return impl(ctx, lists, *rest)
     return call

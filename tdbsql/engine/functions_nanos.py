@@ -28,12 +28,10 @@ def _nanosecond(ctx, value):
     if is_interval_value(value):
         return pc.multiply(interval_part("microsecond", value), 1000)
     value = ctx.temporal(value, 0, times=True)
-    if pa.types.is_timestamp(value.type) and value.type.unit == "ns":
-        ticks = pc.cast(value.cast(pa.timestamp("ns")), pa.int64())
+    if getattr(value.type, "unit", None) == "ns":  # TIMESTAMP_NS or TIME_NS: every digit
+        ticks = pc.cast(value.cast(pa.timestamp("ns")) if pa.types.is_timestamp(value.type)
+                        else value, pa.int64())
         return numpy_unary(ticks, lambda v: np.mod(v, _NS_PER_MINUTE), pa.int64())
-    if pa.types.is_time(value.type) and value.type.unit == "ns":  # TIME_NS: every digit
-        return numpy_unary(pc.cast(value, pa.int64()), lambda v: np.mod(v, _NS_PER_MINUTE),
-                           pa.int64())
     return pc.multiply(dto.extract("microsecond", value), 1000)
 
 

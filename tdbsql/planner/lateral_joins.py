@@ -76,14 +76,7 @@ def _owners(tree: exp.Expression) -> list[exp.Select]:
                                  f"{node.sql(dialect='duckdb')!r}")
         if not any(owner is seen for seen in owners):
             owners.append(owner)
-    return sorted(owners, key=_depth, reverse=True)
-
-
-def _depth(node: exp.Expression) -> int:
-    depth = 0
-    while node.parent is not None:
-        node, depth = node.parent, depth + 1
-    return depth
+    return sorted(owners, key=lambda node: node.depth, reverse=True)
 
 
 def _rewrite(select: exp.Select, index: int, number: int, schema: dict, sql: str) -> None:
