@@ -139,20 +139,20 @@ def _typed_values(scalars: list[pa.Scalar], nodes: list, name: str, array, sql: 
     """The scalars of a VALUES column (from ``nodes``) cast to the field's type: as one column
     (``_typed_column``) when they share a type; else, or when that fails (to find the
     culprit), one by one, an error underlining the value that does not fit."""
+    target, value_type = _field_types(array, name)
     column = _one_column(scalars)
     if column is not None:
         try:
-            return _typed_column(column, name, array, sql)
-        except SqlError:
+            return _as_field(_cast(column, value_type), target)
+        except ValueError:
             pass
-    _, value_type = _field_types(array, name)
     typed = []
     for cell, node in zip(scalars, nodes):
         try:
             typed.append(_cast(cell, value_type))
         except ValueError as err:
             raise _cannot_store(name, value_type, err, sql, span_over(node)) from None
-    return _typed_column(pa.array(typed, value_type), name, array, sql)
+    return _as_field(pa.array(typed, value_type), target)
 
 
 def _field_types(array, name: str) -> tuple[pa.DataType, pa.DataType]:
