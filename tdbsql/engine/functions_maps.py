@@ -26,7 +26,7 @@ from .functions_lists import lists_argument, row_count
 from .frame import broadcast
 from .list_values import list_parts, map_entries, rebuild, scalar_if_constant
 from .map_values import (build, concat, entry_parts, field_lists, found_at, is_map,
-                         not_distinct, value_at)
+                         not_distinct, value_at, values_under)
 from .value_types import null_like, plain, type_name, valid_rows
 
 
@@ -126,9 +126,10 @@ register("map_contains_value", 2)(_containing(1))
 @_on_maps(pa.bool_())
 def _map_contains_entry(ctx, maps, key, value, rows: int):
     parts = entry_parts(maps, rows)
-    found = found_at(parts, 0, key, rows, ctx.error) >= 0
-    same = not_distinct(value_at(maps, key, rows, ctx.error), value, rows, ctx.error)
-    return scalar_if_constant(pa.array(found & same, mask=~parts.valid), maps, key, value)
+    position = found_at(parts, 0, key, rows, ctx.error)  # the key looked up once
+    same = not_distinct(values_under(parts, position, rows), value, rows, ctx.error)
+    return scalar_if_constant(pa.array((position >= 0) & same, mask=~parts.valid), maps, key,
+                              value)
 
 
 @register("map_concat", 0, None)

@@ -141,11 +141,15 @@ def value_at(maps, key, rows: int, error):
     no such key (or is NULL, or k is)."""
     parts = entry_parts(maps, rows)
     position = found_at(parts, 0, key, rows, error)
+    return scalar_if_constant(values_under(parts, position, rows), maps, key)
+
+
+def values_under(parts, position: np.ndarray, rows: int) -> pa.Array:
+    """Per row the value of the entry at ``position`` (``found_at``'s), NULL where none is."""
     found = position >= 0
     items = parts.elements.field(1)
-    result = items.take(pa.array(np.where(found, position, 0), mask=~found)) \
+    return items.take(pa.array(np.where(found, position, 0), mask=~found)) \
         if len(items) else pa.nulls(rows, items.type)
-    return scalar_if_constant(result, maps, key)
 
 
 def concat(maps: list, rows: int, error):
