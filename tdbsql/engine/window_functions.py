@@ -228,6 +228,7 @@ class _Window:
         self.position = np.arange(self.n, dtype=np.int64)
         self._range_key: _RangeKey | None = None
         self._moved: np.ndarray | None = None  # by_argument_order's positions
+        self._keys: list[pa.Array] | None = None  # argument_keys' values
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -423,11 +424,19 @@ class _Window:
             self._moved = self._sorted_by_argument_order()
         return self._moved
 
+    def argument_keys(self) -> list[pa.Array]:
+        """The values of the keys of the ORDER BY in the call's arguments, by input row
+        (evaluated once a call)."""
+        if self._keys is None:
+            self._keys = [plain(broadcast(self.ev.value(key.this), self.n))
+                          for key in self.argument_order]
+        return self._keys
+
     def _sorted_by_argument_order(self) -> np.ndarray:
         columns, sort_keys = {}, []
         order = pa.array(self.layout.order)
-        for i, key in enumerate(self.argument_order):
-            values = plain(broadcast(self.ev.value(key.this), self.n)).take(order)
+        for i, (key, keys) in enumerate(zip(self.argument_order, self.argument_keys())):
+            values = keys.take(order)
             key_columns, key_sorts = sort_columns(f"k{i}", values, bool(key.args.get("desc")),
                                                   bool(key.args.get("nulls_first")))
             columns.update(key_columns)

@@ -17,8 +17,6 @@ import numpy as np
 import pyarrow as pa
 
 from .grouping import group_ids
-from .frame import broadcast
-from .value_types import plain
 from .window_argument_order import SortedFrames, whole_frame
 
 
@@ -64,8 +62,7 @@ def ntile_buckets(w, buckets: np.ndarray, known: np.ndarray, row: np.ndarray,
 def _peers(w) -> tuple[np.ndarray, np.ndarray]:
     """By window position, the first place of the row's peers in the call's order (the rows
     equal to it on the call's keys) and one past their last."""
-    keys = [plain(broadcast(w.ev.value(key.this), w.n)) for key in w.argument_order]
-    ids = group_ids(keys).ids[w.layout.order]
+    ids = group_ids(w.argument_keys()).ids[w.layout.order]
     moved = w.by_argument_order()
     new = np.ones(w.n, bool)
     new[1:] = ids[moved][1:] != ids[moved][:-1]
