@@ -461,8 +461,9 @@ def parse_time_ns(text: str) -> int:
     """``parse_time``'s TIME in nanoseconds, with the 7th to 9th digits of the seconds'
     fraction (DuckDB's TIME_NS; later digits dropped)."""
     micros = parse_time(text)
-    match = _TIME.match(text)
-    extra = int((match.group(4) or "")[6:9].ljust(3, "0")) if match else 0
+    match = _TIME.match(text) or _FRACTION.search(text)  # a TIMESTAMP's time of day too
+    fraction = (match.group(4) if match.re is _TIME else match.group(1)) if match else None
+    extra = int((fraction or "")[6:9].ljust(3, "0"))
     if micros == US_PER_DAY and extra:
         raise DatetimeError(f'time field value out of range: "{text}", expected format is '
                             "([YYYY-MM-DD ]HH:MM:SS[.MS])")
