@@ -3,6 +3,8 @@
 Public API only; see ``tdbsql.api`` for the pipeline.
 """
 
+import importlib
+
 from .errors import (
     ArrayLockedError,
     ArrayNotFoundError,
@@ -29,13 +31,21 @@ from .errors import (
 __version__ = "0.1.0"
 
 
+def _loaded(module: str, name: str):
+    """``name`` from the tdbsql module ``module``, imported on first use (so ``import tdbsql``
+    stays light) with the garbage collector paused (``collector_pause``)."""
+    from .collector_pause import imports_paused
+
+    with imports_paused():
+        return getattr(importlib.import_module(module, __name__), name)
+
+
 def query(sql, path=None, *, key=None, timestamp=None, memory_mb=None, params=None):
     """Run ``sql`` over the array at ``path`` (named ``array`` in the SQL); a pyarrow.Table.
     ``memory_mb``: the query's memory budget, as for ``connect``; ``params``: the values of
     its ``?`` / ``$1`` (a list) or ``$name`` (a dict) placeholders."""
-    from .api import query as _query
-
-    return _query(sql, path, key=key, timestamp=timestamp, memory_mb=memory_mb, params=params)
+    return _loaded(".api", "query")(sql, path, key=key, timestamp=timestamp,
+                                     memory_mb=memory_mb, params=params)
 
 
 def connect(memory_mb=None):
@@ -43,92 +53,72 @@ def connect(memory_mb=None):
     ``memory_mb``: the budget for a query's intermediate results (default
     ``$TDBSQL_MEMORY_MB``, else 75% of physical memory); past it a query stops with
     ``MemoryLimitError``."""
-    from .connection import connect as _connect
-
-    return _connect(memory_mb)
+    return _loaded(".connection", "connect")(memory_mb)
 
 
 def explain(sql, path=None, *, key=None, timestamp=None, analyze=False, memory_mb=None):
     """The plan of ``sql`` over the array at ``path`` as text (``analyze``: run and measure)."""
-    from .api import explain as _explain
-
-    return _explain(sql, path, key=key, timestamp=timestamp, analyze=analyze,
-                    memory_mb=memory_mb)
+    return _loaded(".api", "explain")(sql, path, key=key, timestamp=timestamp,
+                                       analyze=analyze, memory_mb=memory_mb)
 
 
 def open(path, *, timestamp=None, key=None):  # noqa: A001 - mirrors tiledb.open
     """Open an array for reading: schema, fragments, non-empty domain, metadata."""
-    from .api import open as _open
-
-    return _open(path, timestamp=timestamp, key=key)
+    return _loaded(".api", "open")(path, timestamp=timestamp, key=key)
 
 
 def metadata(path, key=None, timestamp=None):
     """Array metadata at ``timestamp`` as a dict (``key``: the encryption key, if any)."""
-    from .api import metadata as _metadata
-
-    return _metadata(path, key, timestamp)
+    return _loaded(".api", "metadata")(path, key, timestamp)
 
 
 def consolidate(path, *, mode="fragments", timestamp=None, key=None, dry_run=False,
                 purge_deleted_cells=False):
     """Merge fragments (or fragment metadata, commits, array metadata) as TileDB does."""
-    from .storage.consolidate import consolidate as _consolidate
-
-    return _consolidate(path, mode=mode, timestamp=timestamp, key=key, dry_run=dry_run,
+    consolidate_ = _loaded(".storage.consolidate", "consolidate")
+    return consolidate_(path, mode=mode, timestamp=timestamp, key=key, dry_run=dry_run,
                         purge_deleted_cells=purge_deleted_cells)
 
 
 def vacuum(path, *, mode="fragments", key=None, dry_run=False):
     """Remove what consolidation made obsolete, exactly as TileDB's vacuum would."""
-    from .storage.vacuum import vacuum as _vacuum
-
-    return _vacuum(path, mode=mode, key=key, dry_run=dry_run)
+    return _loaded(".storage.vacuum", "vacuum")(path, mode=mode, key=key, dry_run=dry_run)
 
 
 def create(path, schema, *, key=None, timestamp=None):
     """Create an empty array at ``path`` with ``schema`` (a ``tdbsql.Schema``)."""
-    from .storage.writer import create as _create
-
-    return _create(path, schema, key=key, timestamp=timestamp)
+    return _loaded(".storage.writer", "create")(path, schema, key=key, timestamp=timestamp)
 
 
 def write(path, data, *, timestamp=None, key=None, subarray=None):
     """Write ``data`` (Arrow table/reader, DataFrame or dict of arrays) as one new fragment."""
-    from .storage.writer import write as _write
-
-    return _write(path, data, timestamp=timestamp, key=key, subarray=subarray)
+    return _loaded(".storage.writer", "write")(path, data, timestamp=timestamp, key=key,
+                                               subarray=subarray)
 
 
 def delete(path, where, *, timestamp=None, key=None):
     """Delete the cells matching ``where`` (SQL) with a delete commit TileDB honours; returns a
     ``DeleteCommit``: ``.deleted`` the rows deleted (as DuckDB counts them), ``.name`` the
     commit's file name."""
-    from .storage.writer import delete as _delete
-
-    return _delete(path, where, timestamp=timestamp, key=key)
+    return _loaded(".storage.writer", "delete")(path, where, timestamp=timestamp, key=key)
 
 
 def put_metadata(path, name, value, *, key=None, timestamp=None):
     """Set array metadata ``name`` to ``value``."""
-    from .storage.writer import put_metadata as _put
-
-    return _put(path, name, value, key=key, timestamp=timestamp)
+    return _loaded(".storage.writer", "put_metadata")(path, name, value, key=key,
+                                                      timestamp=timestamp)
 
 
 def delete_metadata(path, name, *, key=None, timestamp=None):
     """Remove array metadata ``name``."""
-    from .storage.writer import delete_metadata as _delete_metadata
-
-    return _delete_metadata(path, name, key=key, timestamp=timestamp)
+    return _loaded(".storage.writer", "delete_metadata")(path, name, key=key,
+                                                         timestamp=timestamp)
 
 
 def ingest(source, array_path, **options):
     """Create (or append to) an array from a Parquet, CSV or Arrow IPC file; see
     ``tdbsql.ingestion.ingest`` for the options."""
-    from .ingestion import ingest as _ingest
-
-    return _ingest(source, array_path, **options)
+    return _loaded(".ingestion", "ingest")(source, array_path, **options)
 
 
 _SCHEMA_NAMES = (
@@ -141,9 +131,7 @@ _SCHEMA_NAMES = (
 def __getattr__(name):
     """The schema types load on first use, so ``import tdbsql`` stays light."""
     if name in _SCHEMA_NAMES:
-        from . import schema
-
-        return getattr(schema, name)
+        return _loaded(".schema", name)
     raise AttributeError(f"module 'tdbsql' has no attribute {name!r}")
 
 

@@ -181,7 +181,10 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "handler", None) is not None:  # ingest, consolidate, vacuum, demo
             args.handler(args, key)
         elif args.command in ("query", "explain"):
-            from .api import connection_for
+            from .collector_pause import imports_paused
+
+            with imports_paused():
+                from .api import connection_for
 
             if args.timestamp is not None and args.path is None:
                 raise tdbsql.ProgrammingError(
@@ -245,7 +248,10 @@ def _key(args) -> str | None:
 
 def _emit(table, fmt: str, output: str | None) -> None:
     """Write a result (a table, or a streamed result's batches) as ``--format`` says."""
-    from .output import write_table
+    from .collector_pause import imports_paused
+
+    with imports_paused():
+        from .output import write_table
 
     try:
         write_table(table, fmt, output)

@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from . import pandas_deferral as _pandas_deferral  # noqa: F401  (first: pyarrow looks for pandas)
 from .catalog import ArraySource, ArrowSource, Catalog, ShapeCatalog, sql_columns
+from .collector_pause import imports_paused
 from .errors import InterfaceError, SqlError
 from .result import Parts, Result
 from .settings import env_number
@@ -90,14 +91,15 @@ class Connection:
         if match:
             text = self.explain(sql[match.end():], analyze=bool(match.group(1)), params=params)
             return Result(pa.table({"explain": [text]}))
-        from sqlglot import exp
-
-        from .planner.parameters import bind_parameters
-        from .planner.parse import parse
-
         if params is None and sql in self._plans:  # planned before (never INSERT / DELETE)
             return _result(*self._plan(sql))
-        tree = parse(_SHOW_DESCRIBE.sub(r"\1DESC", sql, count=1))  # same length: same spans
+        with imports_paused():  # the first statement imports the parser (and sqlglot's)
+            from sqlglot import exp
+
+            from .planner.parameters import bind_parameters
+            from .planner.parse import parse
+
+            tree = parse(_SHOW_DESCRIBE.sub(r"\1DESC", sql, count=1))  # same length: spans
         tree = bind_parameters(tree, params, sql)
         if isinstance(tree, (exp.Describe, exp.Show, exp.Summarize)):
             return Result(self._describe(tree, sql))
@@ -203,13 +205,14 @@ class Connection:
         """(the LogicalQuery, a Runner) for ``sql`` (parsed: ``tree``), the plan kept per SQL
         text unless ``cached`` is False (a statement with parameters: its values are in
         ``tree``, not in the text)."""
-        from .engine.memory import MemoryBudget, budget_mb
-        from .engine.runner import Runner
-        from .planner.build import build, check_statement
-        from .planner.table_refs import referenced_tables, table_key
-        from .planner.parse import parse
-        from .planner.pivots import has_pivot, reads_values, with_values
-        from .recursive_ctes import is_recursive, run_recursive_ctes
+        with imports_paused():  # the planner and the engine, imported by the first query
+            from .engine.memory import MemoryBudget, budget_mb
+            from .engine.runner import Runner
+            from .planner.build import build, check_statement
+            from .planner.table_refs import referenced_tables, table_key
+            from .planner.parse import parse
+            from .planner.pivots import has_pivot, reads_values, with_values
+            from .recursive_ctes import is_recursive, run_recursive_ctes
 
         planned = self._plans.get(sql) if cached else None
         max_rows = env_number("TDBSQL_MAX_ROWS", DEFAULT_MAX_ROWS, minimum=1)
@@ -239,8 +242,7 @@ class Connection:
             query = planned.query
             self._plans.move_to_end(sql)
         else:
-            tree = parse(sql) if tree is None else tree
-            query = build(tree, schema, sql)
+            query = build(parse(sql) if tree is None else tree, schema, sql)
             if cached and not query.reads_clock:  # now(): read again on the next run
                 self._plans[sql] = _Planned(tables, frozen, query)
             while len(self._plans) > PLAN_CACHE:

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from ..collector_pause import imports_paused
 from ..errors import SqlError, UnsupportedSql
 from ..planner.parse import span_of
 from . import datetime_ops as dto
@@ -445,7 +446,8 @@ def registry() -> dict[str, Function]:
     if not _LOADED:
         with _LOADING:
             if not _LOADED:
-                for family in _FAMILIES:
-                    importlib.import_module(f"{__package__}.{family}")
+                with imports_paused():
+                    for family in _FAMILIES:
+                        importlib.import_module(f"{__package__}.{family}")
                 _LOADED.append(True)
     return REGISTRY

@@ -20,6 +20,8 @@ from __future__ import annotations
 import importlib
 import threading
 
+from ..collector_pause import imports_paused
+
 _MAKING = threading.Lock()
 _OWN = frozenset({"_func", "_options", "_dispatcher"})
 _NJIT = []  # numba.njit once numba is imported (``_njit``), and the cache loader with it
@@ -45,9 +47,10 @@ class Kernel:
         if dispatcher is None:
             with _MAKING:
                 if self._dispatcher is None:
-                    njit, quick_loading = _NJIT or _import_numba()
-                    self._dispatcher = quick_loading(njit(
-                        self._func, cache=True, nogil=True, **self._options))
+                    with imports_paused():  # numba's import and its cache's loads
+                        njit, quick_loading = _NJIT or _import_numba()
+                        self._dispatcher = quick_loading(njit(
+                            self._func, cache=True, nogil=True, **self._options))
                 dispatcher = self._dispatcher
         return dispatcher
 
