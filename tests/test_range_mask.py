@@ -121,3 +121,45 @@ def test_a_float_bound_rounded_past_uint64_keeps_the_cells_below_it(tmp_path):
     uri = _one_dim(tmp_path, "u64", np.uint64, (0, top), [5, top])
     got = tdbsql.query("SELECT v FROM array WHERE d >= 18446744073709551605.0", uri)
     assert got.column("v").to_pylist() == [2]  # the literal rounds to 2**64 as a float64
+
+
+@pytest.fixture(scope="module")
+def text_array(tmp_path_factory):
+    """A sorted first dimension over tiles of 40 cells, with a nullable var-sized text and a
+    nullable float attribute, written by ``tiledb`` at 10 and at 20, then consolidated."""
+    uri = str(tmp_path_factory.mktemp("runs") / "text")
+    dom = tiledb.Domain(tiledb.Dim("a", domain=(0, 999), tile=1000, dtype=np.int64),
+                        tiledb.Dim("b", domain=(0, 9), tile=10, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(
+        domain=dom, sparse=True, capacity=40, allows_duplicates=True,
+        attrs=[tiledb.Attr("s", dtype=str, nullable=True),
+               tiledb.Attr("f", dtype=np.float64, nullable=True)]))
+    rng = np.random.default_rng(7)
+    for stamp in (10, 20):
+        a = np.sort(rng.integers(0, 1000, 300))
+        s = np.array(["x" * int(k) for k in rng.integers(0, 6, 300)], dtype=object)
+        with tiledb.open(uri, "w", timestamp=stamp) as A:
+            A[a, rng.integers(0, 10, 300)] = {
+                "s": np.ma.masked_array(s, mask=rng.random(300) < 0.2),
+                "f": np.ma.masked_array(rng.random(300), mask=rng.random(300) < 0.3)}
+    tiledb.consolidate(uri)  # one fragment of both writes, each cell with its timestamp
+    return uri
+
+
+@settings(max_examples=40, deadline=None)
+@given(lo=st.integers(-5, 1000), width=st.integers(0, 400), as_of=st.sampled_from([None, 15]))
+def test_one_range_of_a_sorted_dimension_reads_a_run_of_each_tile(text_array, lo, width,
+                                                                     as_of):
+    """One range on the sorted dimension keeps a run of each tile it cuts: those cells are
+    read as views of the tile (text offsets rebased), or through a mask when the read is
+    as of a time inside the consolidated fragment's writes."""
+    hi = lo + width
+    travel = "" if as_of is None else f" FOR SYSTEM_TIME AS OF {as_of}"
+    got = tdbsql.query(f"SELECT a, b, s, f FROM array{travel} WHERE a BETWEEN {lo} AND {hi}",
+                       text_array)
+    want = []
+    if hi >= 0 and lo <= 999:
+        with tiledb.open(text_array, timestamp=as_of) as A:  # Arrow: NULLs kept
+            cells = A.query(attrs=["s", "f"], return_arrow=True).df[max(lo, 0):min(hi, 999), :]
+        want = sorted(zip(*(cells.column(c).to_pylist() for c in "absf")), key=repr)
+    assert sorted(zip(*(got.column(c).to_pylist() for c in "absf")), key=repr) == want

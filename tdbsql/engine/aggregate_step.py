@@ -101,16 +101,33 @@ def _output(expression: exp.Expression, per_group: dict, count: int, call_value,
             runner) -> pa.Array:
     """One output of the step: its aggregate calls per group, then the expression around them,
     evaluated over one row per group."""
-    body = expression.unalias().copy()
-    if isinstance(body, (exp.AggFunc, exp.Filter)):
-        return call_value(body)
-    values = {}
-    for i, call in enumerate(aggregate_calls(body)):
-        values[f"__agg{i}"] = call_value(call)
-        call.replace(exp.column(f"__agg{i}", quoted=True))
+    body, calls = runner.query.derived("aggregate output", lambda: _around(expression),
+                                       expression)
+    if body is None:
+        return call_value(calls[0])
+    values = {f"__agg{i}": call_value(call) for i, call in enumerate(calls)}
     columns = {**per_group, **values}
     table = pa.table(columns) if columns else rows_only(count)
     return runner.column(Frame({None: table}, count), body)
+
+
+def _around(expression: exp.Expression) -> tuple[exp.Expression | None, list]:
+    """(a copy of the output ``expression`` reading its aggregate calls as the columns
+    ``__agg<i>``, the calls themselves), or (None, [call]) when it is one bare call; worked
+    out once a plan, so the calls are the plan's own nodes (``call_text``)."""
+    body = expression.unalias()
+    if isinstance(body, (exp.AggFunc, exp.Filter)):
+        return None, [body]
+    calls, body = aggregate_calls(body), body.copy()
+    for i, call in enumerate(aggregate_calls(body)):
+        call.replace(exp.column(f"__agg{i}", quoted=True))
+    return body, calls
+
+
+def call_text(runner, call: exp.Expression) -> str:
+    """The SQL text of an aggregate call, the key of its states (``step_calls``), generated
+    once a plan (sqlglot takes 0.1-0.2 ms a call)."""
+    return runner.query.derived("call text", call.sql, call)
 
 
 def aggregate_calls(body: exp.Expression) -> list[exp.AggFunc | exp.Filter]:

@@ -15,7 +15,7 @@ from sqlglot import planner
 from ..catalog import ArraySource
 from ..planner.conjuncts import and_all, conjuncts, unqualified
 from ..planner.ranges import scan_ranges
-from .aggregate_step import finish_aggregate
+from .aggregate_step import call_text, finish_aggregate
 from .fields import field_arrow_type
 from .grouping import exact_integers
 from .frame import Frame
@@ -34,8 +34,7 @@ def try_metadata_answer(runner, step) -> tuple[Frame, list] | None:
     scan, filters = chain
     if scan.projections or any(f.projections for f in filters):
         return None
-    calls = step_calls(step)
-    aggregates = metadata_calls(step, calls)
+    calls, aggregates = runner.query.derived("metadata calls", lambda: _calls(step), step)
     if aggregates is None:
         return None
     source, window = runner.catalog.resolve(scan.source, runner.sql)
@@ -53,8 +52,14 @@ def try_metadata_answer(runner, step) -> tuple[Frame, list] | None:
     runner.scan_stats[id(step)] = stats
     by_text = {text: _column(value, _extreme_type(array, func, column))
                for text, value, (func, column) in zip(calls, values, aggregates)}
-    frame = finish_aggregate(step, runner, {}, 1, lambda call: by_text[call.sql()], [scan.name])
+    frame = finish_aggregate(step, runner, {}, 1, lambda call: by_text[call_text(runner, call)], [scan.name])
     return frame, [scan, *filters]
+
+
+def _calls(step) -> tuple[dict, list | None]:
+    """The step's calls by their text, and ``metadata_calls`` of them (worked out once a plan)."""
+    calls = step_calls(step)
+    return calls, metadata_calls(step, calls)
 
 
 def _extreme_type(array, func: str, column: str | None) -> pa.DataType | None:

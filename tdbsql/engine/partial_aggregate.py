@@ -44,7 +44,7 @@ from sqlglot import exp
 from ..errors import UnsupportedSql
 from . import folds, statistics
 from .aggregate_step import (
-    Grouped, aggregate_calls, call_spec, filter_of, finish_aggregate, group_value,
+    Grouped, aggregate_calls, call_spec, call_text, filter_of, finish_aggregate, group_value,
     star_operands,
 )
 from .frame import Frame, unified_type
@@ -164,7 +164,7 @@ def combine(step, partials: list[Partial], runner, input_names) -> Frame:
     finals: dict[str, pa.Array] = {}
 
     def call_value(call) -> pa.Array:
-        text = call.sql()
+        text = call_text(runner, call)
         if text not in finals:
             func, arg_type, _ = partials[0].states[text]
             columns = [concat_arrays([p.states[text][2][i] for p in partials])

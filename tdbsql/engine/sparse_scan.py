@@ -50,7 +50,7 @@ from ..planner.pruning import (
 from ..planner.zonemap import NEVER, cell_counts
 from ..kernels import predicate
 from ..storage.tiles import RUN_TILES, FieldSpec
-from .column import Column, concat
+from .column import Column, concat, rows_of
 from .merge_slabs import plan_slabs
 from .parallel import map_ordered
 from .fill import empty_column, fill_column
@@ -449,6 +449,16 @@ class SparseScan(TileScan):
         if dt is None and stamps:
             dt = np.full(n, UINT64_MAX, dtype=np.uint64)
         mask = None if task.inside else self._range_mask(cols, n)
+        if isinstance(mask, tuple) and not task.partial:  # one run of cells: their views
+            start, stop = mask
+            if stop - start < n:
+                cols = {k: rows_of(v, start, stop) for k, v in cols.items()}
+                ts = None if ts is None else ts[start:stop]
+                dt = None if dt is None else dt[start:stop]
+                n = stop - start
+            mask = None
+        elif isinstance(mask, tuple):
+            mask = _run_mask(n, *mask)
         if task.partial:
             lo, hi = self.array.window
             in_window = (ts >= lo) & (ts <= hi)
@@ -525,11 +535,12 @@ class SparseScan(TileScan):
                 cols[name] = fill_column(self.schema.attribute(name), n)
         return cols
 
-    def _range_mask(self, cols, n: int) -> np.ndarray | None:
+    def _range_mask(self, cols, n: int) -> np.ndarray | tuple[int, int] | None:
         """Per cell, whether it lies inside the query's ranges on every dimension (None:
-        no ranges).  A sorted coordinate (the first dimension's, mostly: ``Column.ascending``)
-        bounds the cells inside each of its ranges by binary search; the other dimensions
-        are tested only between the first and the last of those bounds."""
+        no ranges), or ``(start, stop)`` when those cells are one run.  A sorted coordinate
+        (the first dimension's, mostly: ``Column.ascending``) bounds the cells inside each of
+        its ranges by binary search; the other dimensions are tested only between the first
+        and the last of those bounds."""
         if not self.ranges:
             return None
         start, stop, pieces, rest = 0, n, None, []
@@ -542,6 +553,8 @@ class SparseScan(TileScan):
                     pieces = found
                 else:
                     rest.append(dim)
+        if pieces is None and not rest:  # one range of a sorted dimension, at most
+            return (start, stop) if start < stop else (0, 0)
         keep = np.zeros(n, dtype=bool)
         if pieces is not None:
             start, stop = _mark_pieces(keep, *pieces, start, stop)
@@ -762,6 +775,13 @@ def _sorted_pieces(column: Column, dim, ranges) -> tuple[np.ndarray, np.ndarray]
     values = column.values.view(dtype)
     return (np.searchsorted(values, np.array([lo for lo, _ in typed], dtype), "left"),
             np.searchsorted(values, np.array([hi for _, hi in typed], dtype), "right"))
+
+
+def _run_mask(n: int, start: int, stop: int) -> np.ndarray:
+    """Per cell of ``n``, whether it lies in ``start .. stop - 1``."""
+    keep = np.zeros(n, dtype=bool)
+    keep[start:stop] = True
+    return keep
 
 
 def _mark_pieces(keep: np.ndarray, starts: np.ndarray, stops: np.ndarray, start: int,
