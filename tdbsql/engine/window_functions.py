@@ -49,9 +49,8 @@ input's row order, with DuckDB's semantics:
 The frame clause is checked (DuckDB's parser and binder errors) for every function, those that
 ignore the frame too.  Not supported (``UnsupportedSql``): lead / lag and the ranking
 functions with an ORDER BY of their own that begins the window's over a frame that leaves
-out the current row,
-sum / avg (DISTINCT ...) of other than numbers over a moving frame, RANGE offsets over
-DECIMAL, TIME or INTERVAL keys, or written as strings.
+out the current row, and RANGE offsets over DECIMAL, TIME or INTERVAL keys, or written as
+strings.
 """
 
 from __future__ import annotations
@@ -515,33 +514,15 @@ class _Window:
                                                   self.ev.budget, what, ranks)
         if func == "count":
             return pa.array(sizes)
-        if func in ("array_agg", "string_agg"):
-            last = np.cumsum(sizes)
-            ranges = [(last - sizes, last)]
-            if func == "array_agg":
-                return window_lists.frame_lists(values, taken, ranges, self.ev.budget, what)
+        last = np.cumsum(sizes)
+        ranges = [(last - sizes, last)]  # each position's distinct values, one run of ``taken``
+        if func == "array_agg":
+            return window_lists.frame_lists(values, taken, ranges, self.ev.budget, what)
+        if func == "string_agg":
             return window_lists.frame_texts(text_of(values.take(pa.array(taken))), ranges,
                                             separator, self.ev.budget, what)
-        value_kind = kind(values.type)
-        if value_kind in ("int", "uint", "bool"):
-            ints = int64_values(values.take(pa.array(taken)), copy=False)
-            if pa.types.is_uint64(values.type):
-                ints = ints.view(np.uint64)
-            peak = max(-int(ints.min(initial=0)), int(ints.max(initial=0)))
-            exact = ints if ints.dtype == np.int64 and peak * max(len(ints), 1) <= _INT64_LIMIT \
-                else ints.astype(object)  # running sums past int64: Python ints
-            running = np.concatenate([np.zeros(1, exact.dtype), np.cumsum(exact)])
-            last = np.cumsum(sizes)
-            totals = running[last] - running[last - sizes]
-            totals = pa.array(totals) if totals.dtype == np.int64 else \
-                exact_integers(totals.tolist())
-        elif value_kind == "float":
-            owner = np.repeat(np.arange(self.n, dtype=np.int64), sizes)
-            totals = pa.array(np.bincount(owner, float64_values(values)[taken],
-                                          minlength=self.n))
-        else:
-            raise UnsupportedSql(f"{self.shown}(DISTINCT ...) over a moving window frame "
-                                 f"needs integers or floats, not {values.type}")
+        totals = _frame_sums(values, np.asarray(taken, np.int64), np.ones(len(taken), bool),
+                             ranges, func, self.error)
         if func == "avg":
             totals = pc.divide(cast_value(totals, pa.float64()), pa.array(sizes, pa.float64()))
         return pc.if_else(pa.array(sizes > 0), totals, pa.scalar(None, totals.type))
@@ -556,29 +537,8 @@ class _Window:
 
     def sums(self, values: pa.Array, valid: np.ndarray, segments: fx.Segments,
              func: str) -> pa.Array:
-        """Frame sums: integers (booleans, unsigned) exactly -- int64 running sums when no
-        partial sum can overflow, Python ints otherwise -- and floats compensated."""
-        value_kind = kind(values.type)
-        if value_kind in ("int", "uint", "bool") and not (func == "avg" and value_kind == "bool"):
-            ints = int64_values(values, copy=False)[self.layout.order]
-            ints[~valid] = 0
-            peak = max(-int(ints.min(initial=0)), int(ints.max(initial=0)))
-            if not pa.types.is_uint64(values.type) and peak * max(self.n, 1) <= _INT64_LIMIT:
-                return pa.array(fx.segment_sums(ints, segments))
-            exact = ints.view(np.uint64) if pa.types.is_uint64(values.type) else ints
-            return exact_integers(fx.segment_sums(exact.astype(object), segments).tolist())
-        if value_kind == "decimal":  # exact, DECIMAL(38, s) as DuckDB's sum
-            units = decimal_values.units_of(values)[self.layout.order]
-            units[~valid] = 0
-            if units.dtype != object and int(np.abs(units).max(initial=0)) * len(units) >= 2**62:
-                units = units.astype(object)  # running sums past int64: Python ints
-            total = pa.decimal128(38, values.type.scale)
-            return pa.array([Decimal(f"{v}E-{total.scale}")  # exact past 28 digits
-                             for v in fx.segment_sums(units, segments).tolist()], total)
-        if value_kind != "float":
-            raise self.error(f"{func}() needs numbers, not {values.type}")
-        return pa.array(_float_frame_sums(float64_values(values, copy=False)[self.layout.order],
-                                          valid, segments))
+        """Frame sums of the rows in window order (``_frame_sums``)."""
+        return _frame_sums(values, self.layout.order, valid, segments, func, self.error)
 
     # -- frames --------------------------------------------------------------------------------
 
@@ -1003,6 +963,35 @@ def _valid(values: pa.Array) -> np.ndarray:
     return values.is_valid().to_numpy(zero_copy_only=False)
 
 
+def _frame_sums(values: pa.Array, order: np.ndarray, valid: np.ndarray,
+                segments: fx.Segments, func: str, error) -> pa.Array:
+    """Per position the sum over its frame's ``segments`` of ``values`` taken in ``order``
+    (``valid``: per taken value whether it counts): integers (booleans, unsigned) exactly --
+    int64 running sums when no partial sum can overflow, Python ints otherwise -- DECIMALs
+    exactly, floats compensated.  ``error(message)``: the error to raise for other types."""
+    value_kind = kind(values.type)
+    if value_kind in ("int", "uint", "bool") and not (func == "avg" and value_kind == "bool"):
+        ints = int64_values(values, copy=False)[order]
+        ints[~valid] = 0
+        peak = max(-int(ints.min(initial=0)), int(ints.max(initial=0)))
+        if not pa.types.is_uint64(values.type) and peak * max(len(ints), 1) <= _INT64_LIMIT:
+            return pa.array(fx.segment_sums(ints, segments))
+        exact = ints.view(np.uint64) if pa.types.is_uint64(values.type) else ints
+        return exact_integers(fx.segment_sums(exact.astype(object), segments).tolist())
+    if value_kind == "decimal":  # exact, DECIMAL(38, s) as DuckDB's sum
+        units = decimal_values.units_of(values)[order]
+        units[~valid] = 0
+        if units.dtype != object and int(np.abs(units).max(initial=0)) * len(units) >= 2**62:
+            units = units.astype(object)  # running sums past int64: Python ints
+        total = pa.decimal128(38, values.type.scale)
+        return pa.array([Decimal(f"{v}E-{total.scale}")  # exact past 28 digits
+                         for v in fx.segment_sums(units, segments).tolist()], total)
+    if value_kind != "float":
+        raise error(f"{func}() needs numbers, not {values.type}")
+    return pa.array(_float_frame_sums(float64_values(values, copy=False)[order], valid,
+                                      segments))
+
+
 def _float_frame_sums(values: np.ndarray, valid: np.ndarray, segments: fx.Segments) -> np.ndarray:
     """Frame sums of floats: finite values through compensated running sums, or a segment
     tree of compensated sums where those may have lost a frame's digits; inf/NaN counted
@@ -1016,7 +1005,7 @@ def _float_frame_sums(values: np.ndarray, valid: np.ndarray, segments: fx.Segmen
         size = 1 << max(len(values) - 1, 0).bit_length()
         high, low = np.empty(2 * size), np.empty(2 * size)
         kernels.sum_tree(values, finite, high, low)
-        sums = np.zeros(len(values))
+        sums = np.zeros(len(segments[0][0]))
         for start, end in segments:
             part = np.empty(len(start))
             kernels.tree_frame_sums(high, low, start, end, part)
@@ -1039,8 +1028,8 @@ def _prefix_frame_sums(values, finite, segments: fx.Segments) -> np.ndarray | No
     high, low = np.empty(len(values) + 1), np.empty(len(values) + 1)
     kernels.compensated_prefix(values, finite, high, low)
     largest_low = np.maximum.accumulate(np.abs(low))
-    sums = np.zeros(len(values))
-    drift = np.zeros(len(values))
+    sums = np.zeros(len(segments[0][0]))  # one a position (as many as values, or fewer)
+    drift = np.zeros(len(sums))
     for start, end in segments:
         sums += (high[end] - high[start]) + (low[end] - low[start])
         drift += np.where(end > start, largest_low[end] * end * np.finfo(np.float64).eps, 0.0)
