@@ -1,7 +1,9 @@
-"""What a table name in SQL refers to: a TileDB array (path, timestamp, key) or an Arrow table.
+"""What a table name in SQL refers to: a TileDB array (path, timestamp, key), an Arrow table or
+Parquet files.
 
 A ``Catalog`` maps names to sources; a quoted path in FROM (``FROM './data/lineitem'``) that
-is an array directory opens it directly.  Each source describes its columns as SQL types for the
+is an array directory opens it directly, and one ending in ``.parquet`` reads those files
+(``parquet_source``).  Each source describes its columns as SQL types for the
 planner and produces an ``Array`` (or a table) at a timestamp window for the runner.
 """
 
@@ -15,6 +17,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from .errors import ArrayNotFoundError, SqlError
+from .parquet_source import ParquetSource, is_parquet_path
 from .planner.parse import span_of, timestamp_window
 from .storage.array import Array
 from .storage.by_identity import ByIdentity
@@ -72,21 +75,32 @@ class Catalog:
         """The source a FROM item names, and its FOR SYSTEM_TIME window (or None)."""
         from .planner.table_refs import table_key
 
-        name = table_key(table)
         window = timestamp_window(table.args.get("version"), sql)
         if window is not None and window[0] is None:
             window = window[1]
+        source = self._source(table, sql)
+        if window is not None and not isinstance(source, ArraySource):
+            raise SqlError(f"FOR SYSTEM_TIME reads an array's history; {table_key(table)!r} "
+                           "is not an array", sql, span_of(table))
+        return source, window
+
+    def _source(self, table: exp.Table, sql: str):
+        from .planner.table_refs import table_key
+
+        name = table_key(table)
         if name in self.sources:
-            return self.sources[name], window
+            return self.sources[name]
         folded = [key for key in self.sources if key.lower() == name.lower()]
         if len(folded) == 1:  # table names are case-insensitive, as in DuckDB
-            return self.sources[folded[0]], window
+            return self.sources[folded[0]]
         for source in self.sources.values():  # a quoted path naming a registered array
             if isinstance(source, ArraySource) and _same_path(source.path, name):
-                return source, window
+                return source
         # a path: quoted (FROM './data/a'), never a bare word that happens to name a folder
         if table.this.args.get("quoted") and os.path.isdir(name):
-            return ArraySource(name), window
+            return ArraySource(name)
+        if table.this.args.get("quoted") and is_parquet_path(name):
+            return ParquetSource.of(name)
         if table.this.args.get("quoted") and os.sep in name and name not in self.sources:
             raise ArrayNotFoundError(f"no such array: {name!r} does not exist")
         known = sorted(self.sources)

@@ -22,6 +22,7 @@ import pyarrow as pa
 from sqlglot import exp, planner
 
 from ..catalog import ArrowSource
+from ..parquet_source import ParquetSource
 from ..planner.conjuncts import and_all, conjuncts, unqualified
 from ..planner.ranges import scan_ranges
 from ..planner.table_samples import sample_drawn, sample_last
@@ -240,12 +241,17 @@ def _read_above(runner, scan: planner.Scan) -> list[exp.Expression] | None:
 
 
 def array_scan(runner, step, table: exp.Table, condition) -> ArrayScan | Frame:
-    """An ``ArrayScan`` for an array, or the frame of a registered Arrow table."""
+    """An ``ArrayScan`` for an array, or the frame of a registered Arrow table or of Parquet
+    files (the columns the query uses)."""
     source, window = runner.catalog.resolve(table, runner.sql)
-    if isinstance(source, ArrowSource):
+    if isinstance(source, (ArrowSource, ParquetSource)):
         used = runner.query.used_columns.get(step.name, frozenset())
+        names = [n for n in source.arrow_schema().names if n in used]
+        if isinstance(source, ParquetSource):  # read now: the query's memory
+            data = source.read(names, runner.budget, f"reading {source.pattern!r}") if names \
+                else rows_only(source.num_rows())
+            return Frame.single(step.name, data)
         runner.budget.borrow(source.table)  # the caller's memory, not the query's
-        names = [n for n in source.table.column_names if n in used]
         data = source.table.select(names) if names else rows_only(source.table.num_rows)
         return Frame.single(step.name, data)
     return ArrayScan(runner, step, runner.open_array(source, window), condition,

@@ -34,6 +34,7 @@ from .aggregate_names import AGGREGATE_PARSERS
 from .column_names import (note_call, note_extract, note_interval, note_nulls_last,
                            written_arguments)
 from .named_windows import note_bare_reference
+from .file_tables import file_tables
 from .table_refs import cte_names_as_written
 from .unnest_select import subqueries_in_unnest, unnest_after_grouping
 
@@ -65,9 +66,9 @@ def parse(sql: str) -> exp.Expression:
             raise misspelled
     _check_tokens(sql, tokens)
     _check_tree(sql, tokens, statements[0])
-    return unnest_after_grouping(subqueries_in_unnest(
+    return file_tables(unnest_after_grouping(subqueries_in_unnest(
         written_indexes(unit_columns(bucket_origins(quantified_lists(
-            cte_names_as_written(_unparenthesized(statements[0]))))))))
+            cte_names_as_written(_unparenthesized(statements[0])))))))))
 
 
 _QUANTIFIERS = {"ALL": exp.All, "ANY": exp.Any, "SOME": exp.Any}
