@@ -103,9 +103,14 @@ class Connection:
         tree = bind_parameters(tree, params, sql)
         if isinstance(tree, (exp.Describe, exp.Show, exp.Summarize)):
             return Result(self._describe(tree, sql))
-        if isinstance(tree, (exp.Insert, exp.Delete)):
+        if isinstance(tree, (exp.Insert, exp.Delete, exp.Copy)):
+            from .copy_statement import run_copy
             from .dml import run_delete, run_insert
 
+            if isinstance(tree, exp.Copy):
+                return Result(run_copy(
+                    tree, sql, lambda query: _result(*self._plan(sql, query, cached=False)),
+                    lambda insert: run_insert(self, insert, sql)))
             run = run_insert if isinstance(tree, exp.Insert) else run_delete
             return Result(run(self, tree, sql))
         return _result(*self._plan(sql, tree, cached=params is None))

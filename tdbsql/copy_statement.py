@@ -1,0 +1,314 @@
+"""``COPY`` statements, as DuckDB runs them.
+
+* ``COPY (query) TO 'file' [(options)]`` and ``COPY t TO 'file'`` write a result, streamed
+  batch by batch, as CSV, Parquet or newline-delimited JSON: ``FORMAT`` names it, else the
+  file's extension does (``.parquet``; ``.json``, ``.ndjson``, ``.jsonl``; anything else is
+  CSV).  CSV is DuckDB's: every value as its VARCHAR text (``engine.functions_text.text_of``),
+  quoted only where it holds the delimiter, the quote, a line break or is the NULL text, a
+  quote or escape inside escaped; a header of the column names (``HEADER false``: none);
+  ``DELIMITER`` / ``SEP``, ``QUOTE``, ``ESCAPE`` and ``NULLSTR`` / ``NULL`` change them.
+  JSON writes numbers, booleans, lists, structs and MAPs as JSON (NaN and infinities as
+  DuckDB writes them), every other value as its text.  Parquet takes ``COMPRESSION`` /
+  ``CODEC`` and ``ROW_GROUP_SIZE``.
+* ``COPY t FROM 'f.parquet'`` appends the file's rows to the array ``t``, as ``INSERT INTO t
+  SELECT * FROM 'f.parquet'`` does (columns by position).
+
+Each answers DuckDB's one row, ``Count``: the rows written.  Other options, other formats and
+``COPY ... FROM`` a CSV or JSON file are ``UnsupportedSql``.
+"""
+
+from __future__ import annotations
+
+import decimal
+import json
+import math
+import os
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from .errors import InterfaceError, SqlError, UnsupportedSql
+from .planner.parse import span_of
+
+_JSON_SUFFIXES = (".json", ".ndjson", ".jsonl")
+_CODECS = {"snappy": "snappy", "zstd": "zstd", "gzip": "gzip", "brotli": "brotli",
+           "lz4": "lz4", "lz4_raw": "lz4", "uncompressed": "none", "none": "none"}
+
+
+@dataclass
+class _Options:
+    format: str
+    header: bool = True
+    delimiter: str = ","
+    quote: str = '"'
+    escape: str = '"'
+    null: str = ""
+    compression: str = "snappy"
+    row_group_size: int | None = None
+
+
+def run_copy(tree: exp.Copy, sql: str, run_query, run_insert) -> pa.Table:
+    """Run a COPY statement: ``run_query(tree)`` gives a query tree's ``Result`` (planned
+    against ``sql``, for spans), ``run_insert(tree)`` runs an INSERT tree."""
+    files = tree.args.get("files") or []
+    if len(files) != 1 or not (isinstance(files[0], exp.Literal) and files[0].is_string):
+        raise UnsupportedSql("COPY takes one file name, written as a string")
+    path = files[0].this
+    if tree.args.get("kind"):
+        return _copy_from(tree, path, sql, run_insert)
+    options = _options(tree.args.get("params") or [], path, sql)
+    source = tree.this
+    query = exp.select("*").from_(source.copy()) if isinstance(source, exp.Table) else \
+        source.this if isinstance(source, exp.Subquery) else source
+    reader = run_query(query).fetch_record_batch()
+    try:
+        written = _WRITERS[options.format](reader, path, options)
+    except OSError as err:
+        raise InterfaceError(f"COPY cannot write {path!r}: {err.strerror or err}") from None
+    return pa.table({"Count": pa.array([written], pa.int64())})
+
+
+def _copy_from(tree: exp.Copy, path: str, sql: str, run_insert) -> pa.Table:
+    """``COPY t FROM 'f.parquet'``: ``INSERT INTO t SELECT * FROM 'f.parquet'``."""
+    from .parquet_source import is_parquet_path
+
+    if tree.args.get("params") or not is_parquet_path(path):
+        raise UnsupportedSql("COPY ... FROM reads Parquet files ('f.parquet'), without "
+                             "options")
+    if not isinstance(tree.this, exp.Table):
+        raise SqlError("COPY ... FROM copies into a table", sql, span_of(tree.this))
+    rows = exp.select("*").from_(exp.Table(this=exp.Identifier(this=path, quoted=True)))
+    return run_insert(exp.Insert(this=tree.this.copy(), expression=rows))
+
+
+def _options(params: list, path: str, sql: str) -> _Options:
+    """The COPY TO options, checked; the format by name or by the file's extension."""
+    given = {}
+    for param in params:
+        name = param.name.upper()
+        if name in given:
+            raise SqlError(f"COPY option {name} is given twice", sql, span_of(param))
+        given[name] = param
+    fmt = given.pop("FORMAT", None)
+    fmt = _word(fmt.expression, sql).lower() if fmt is not None else \
+        "parquet" if path.lower().endswith(".parquet") else \
+        "json" if path.lower().endswith(_JSON_SUFFIXES) else "csv"
+    if fmt not in _WRITERS:
+        raise UnsupportedSql(f"COPY TO writes csv, parquet or json, not {fmt!r}")
+    options = _Options(fmt)
+    for name, param in given.items():
+        value = param.expression
+        if fmt == "csv" and name == "HEADER":
+            options.header = _flag(value, name, sql)
+        elif fmt == "csv" and name in ("DELIMITER", "SEP", "QUOTE", "ESCAPE"):
+            text = _word(value, sql)
+            if len(text) != 1 or not text.isascii():
+                raise UnsupportedSql(f"COPY option {name} takes one ASCII character here, "
+                                     f"not {text!r}")
+            setattr(options, "delimiter" if name == "SEP" else name.lower(), text)
+        elif fmt == "csv" and name in ("NULLSTR", "NULL"):
+            options.null = _word(value, sql)
+        elif fmt == "parquet" and name in ("COMPRESSION", "CODEC"):
+            codec = _word(value, sql).lower()
+            if codec not in _CODECS:
+                raise SqlError(f"COPY option {name}: unknown compression {codec!r} "
+                               f"({', '.join(sorted(_CODECS))})", sql, span_of(param))
+            options.compression = _CODECS[codec]
+        elif fmt == "parquet" and name == "ROW_GROUP_SIZE":
+            if not (isinstance(value, exp.Literal) and not value.is_string and
+                    value.this.isdigit() and int(value.this) > 0):
+                raise SqlError("COPY option ROW_GROUP_SIZE takes a positive whole number",
+                               sql, span_of(param))
+            options.row_group_size = int(value.this)
+        else:
+            raise UnsupportedSql(f"COPY TO option {name} is not supported for {fmt}")
+    if options.delimiter == options.quote:
+        raise SqlError("COPY: the DELIMITER and the QUOTE must differ", sql, None)
+    return options
+
+
+def _word(node: exp.Expression, sql: str) -> str:
+    """An option's value written as a word or a string."""
+    if isinstance(node, (exp.Var, exp.Identifier)) or (
+            isinstance(node, exp.Literal) and node.is_string):
+        return node.name
+    if isinstance(node, exp.Column) and not node.table:
+        return node.name
+    raise SqlError(f"COPY option value {node.sql(dialect='duckdb')!r}: expected a word or a "
+                   "string", sql, span_of(node))
+
+
+def _flag(node: exp.Expression, name: str, sql: str) -> bool:
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    text = node.this if isinstance(node, exp.Literal) else _word(node, sql).lower()
+    if text in ("true", "1", "on"):
+        return True
+    if text in ("false", "0", "off"):
+        return False
+    raise SqlError(f"COPY option {name} takes true or false", sql, span_of(node))
+
+
+# -- CSV ------------------------------------------------------------------------------------
+
+
+def _write_csv(reader: pa.RecordBatchReader, path: str, options: _Options) -> int:
+    """DuckDB's CSV (see the module text); the rows written."""
+    text_of = _text_function()
+    rows = 0
+    with open(path, "w", encoding="utf-8", newline="") as out:
+        if options.header:
+            names = pa.array(reader.schema.names, pa.string())
+            out.write(options.delimiter.join(_csv_fields(names, options).to_pylist()) + "\n")
+        for batch in reader:
+            if not batch.num_rows:
+                continue
+            fields = [_csv_fields(text_of(column), options) for column in batch.columns]
+            lines = pc.binary_join_element_wise(*fields, options.delimiter) if fields else \
+                pa.array([""] * batch.num_rows)
+            out.write("\n".join(lines.to_pylist()) + "\n")
+            rows += batch.num_rows
+    return rows
+
+
+def _csv_fields(texts: pa.Array, options: _Options) -> pa.Array:
+    """Each text as a CSV field: quoted (its quotes and escapes escaped) where it holds the
+    delimiter, the quote or a line break, or is the NULL text; a NULL as the NULL text."""
+    texts = texts.cast(pa.string()) if texts.type != pa.string() else texts
+    needs = pc.equal(texts, options.null)
+    for char in {options.delimiter, options.quote, "\n", "\r"}:
+        needs = pc.or_(needs, pc.match_substring(texts, char))
+    escaped = pc.replace_substring(texts, options.escape, options.escape * 2)
+    if options.escape != options.quote:
+        escaped = pc.replace_substring(escaped, options.quote, options.escape + options.quote)
+    quoted = pc.binary_join_element_wise(options.quote, escaped, options.quote, "")
+    return pc.fill_null(pc.if_else(needs, quoted, texts), options.null)
+
+
+def _text_function():
+    """The engine's VARCHAR text of a column (every function family registered)."""
+    from .engine.functions import registry
+    from .engine.functions_text import text_of
+
+    registry()
+    return lambda column: text_of(column.combine_chunks() if isinstance(
+        column, pa.ChunkedArray) else column)
+
+
+# -- JSON -----------------------------------------------------------------------------------
+
+
+def _write_json(reader: pa.RecordBatchReader, path: str, options: _Options) -> int:
+    """One JSON object a row (see the module text); the rows written."""
+    text_of = _text_function()
+    names = reader.schema.names
+    rows = 0
+    with open(path, "w", encoding="utf-8", newline="") as out:
+        for batch in reader:
+            columns = [_json_values(column, text_of) for column in batch.columns]
+            for values in zip(*columns):
+                out.write(_json_text(dict(zip(names, values))) + "\n")
+            rows += batch.num_rows
+    return rows
+
+
+def _json_values(array: pa.Array, text_of) -> list:
+    """A column's values as JSON-ready Python values, one a row."""
+    data_type = array.type
+    if pa.types.is_dictionary(data_type):
+        return _json_values(array.dictionary_decode(), text_of)
+    if pa.types.is_map(data_type):
+        keys = text_of(array.keys).to_pylist()
+        items = _json_values(array.items, text_of)
+        return [None if not valid else dict(zip(keys[start:end], items[start:end]))
+                for valid, start, end in _spans(array)]
+    if pa.types.is_list(data_type) or pa.types.is_large_list(data_type) or \
+            pa.types.is_fixed_size_list(data_type):
+        values = _json_values(array.values, text_of)
+        return [None if not valid else values[start:end] for valid, start, end in
+                _spans(array)]
+    if pa.types.is_struct(data_type):
+        fields = [_json_values(array.field(i), text_of) for i in range(data_type.num_fields)]
+        names = [data_type.field(i).name for i in range(data_type.num_fields)]
+        rows = zip(*fields) if fields else ([] for _ in range(len(array)))
+        return [dict(zip(names, row)) if ok else None
+                for ok, row in zip(array.is_valid().to_pylist(), rows)]
+    if pa.types.is_integer(data_type) or pa.types.is_boolean(data_type) or \
+            pa.types.is_string(data_type) or pa.types.is_large_string(data_type) or \
+            pa.types.is_null(data_type):
+        return array.to_pylist()
+    if pa.types.is_floating(data_type) or pa.types.is_decimal(data_type):
+        # json writes NaN, Infinity, -Infinity as DuckDB does; a DECIMAL as its double
+        return [None if v is None else float(v) for v in array.to_pylist()]
+    return text_of(array).to_pylist()
+
+
+def _json_text(value) -> str:
+    """``value`` (None, bool, int, float, str, list, dict of them) as DuckDB writes JSON: no
+    spaces, text as UTF-8, numbers as ``_json_number``."""
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_json_text(str(k))}:{_json_text(v)}"
+                              for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(map(_json_text, value)) + "]"
+    if isinstance(value, float):
+        return _json_number(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _json_number(value: float) -> str:
+    """A double as DuckDB's JSON writer prints it: its shortest digits, plainly written when
+    the decimal point falls within 21 digits left or 6 right of them (``100000000000000000000.0``,
+    ``0.000001``; whole values end in ``.0``), else in scientific form (``1e21``, ``1e-7``);
+    ``NaN``, ``Infinity``, ``-Infinity``."""
+    if value != value:
+        return "NaN"
+    if value in (math.inf, -math.inf):
+        return "Infinity" if value > 0 else "-Infinity"
+    sign = "-" if math.copysign(1.0, value) < 0 else ""
+    if value == 0:
+        return sign + "0.0"
+    shortest = decimal.Decimal(repr(abs(value))).normalize().as_tuple()  # repr: shortest
+    digits = "".join(map(str, shortest.digits))
+    point = len(digits) + shortest.exponent  # the decimal point after this many digits
+    if 0 < point <= 21:
+        text = digits[:point] + "0" * (point - len(digits)) + "." + (digits[point:] or "0")
+    elif -6 < point <= 0:
+        text = "0." + "0" * -point + digits
+    else:
+        text = digits[0] + ("." + digits[1:] if len(digits) > 1 else "") + f"e{point - 1}"
+    return sign + text
+
+
+def _spans(array) -> list[tuple[bool, int, int]]:
+    """(valid, start, end) of each list (or MAP) row into its values."""
+    offsets = array.offsets.to_pylist() if hasattr(array, "offsets") else [
+        i * array.type.list_size for i in range(len(array) + 1)]
+    valid = array.is_valid().to_pylist()
+    base = offsets[0] if offsets else 0
+    return [(ok, offsets[i] - base, offsets[i + 1] - base) for i, ok in enumerate(valid)]
+
+
+# -- Parquet --------------------------------------------------------------------------------
+
+
+def _write_parquet(reader: pa.RecordBatchReader, path: str, options: _Options) -> int:
+    """The result as one Parquet file; the rows written."""
+    import pyarrow.parquet as pq
+
+    rows = 0
+    try:
+        with pq.ParquetWriter(path, reader.schema, compression=options.compression) as writer:
+            for batch in reader:
+                writer.write_batch(batch, row_group_size=options.row_group_size)
+                rows += batch.num_rows
+    except pa.ArrowNotImplementedError as err:
+        if os.path.exists(path):
+            os.remove(path)
+        raise UnsupportedSql(f"COPY TO Parquet of this result: {err}") from None
+    return rows
+
+
+_WRITERS = {"csv": _write_csv, "json": _write_json, "parquet": _write_parquet}
