@@ -13,7 +13,8 @@
 * ``COPY t FROM 'f.parquet'`` appends the file's rows to the array ``t``, as ``INSERT INTO t
   SELECT * FROM 'f.parquet'`` does (columns by position).
 
-Each answers DuckDB's one row, ``Count``: the rows written.  Other options, other formats and
+Each answers DuckDB's one row, ``Count``: the rows written.  A file is written beside its
+name and moved there once whole, so a COPY reading the file it writes reads it as it was.  Other options, other formats and
 ``COPY ... FROM`` a CSV or JSON file are ``UnsupportedSql``.
 """
 
@@ -23,6 +24,7 @@ import decimal
 import json
 import math
 import os
+import uuid
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -63,11 +65,24 @@ def run_copy(tree: exp.Copy, sql: str, run_query, run_insert) -> pa.Table:
     query = exp.select("*").from_(source.copy()) if isinstance(source, exp.Table) else \
         source.this if isinstance(source, exp.Subquery) else source
     reader = run_query(query).fetch_record_batch()
+    return pa.table({"Count": pa.array([_written(path, options, reader)], pa.int64())})
+
+
+def _written(path: str, options: _Options, reader: pa.RecordBatchReader) -> int:
+    """Write the result into a temporary file beside ``path``, then move it there (as
+    DuckDB's USE_TMP_FILE does): a query reading ``path`` itself reads it whole, and a
+    failure leaves ``path`` as it was.  The rows written."""
+    folder, name = os.path.split(os.path.abspath(path))
+    temporary = os.path.join(folder, f"tmp_{name}.{uuid.uuid4().hex}")  # made as ``path`` is
     try:
-        written = _WRITERS[options.format](reader, path, options)
+        written = _WRITERS[options.format](reader, temporary, options)
+        os.replace(temporary, path)
     except OSError as err:
         raise InterfaceError(f"COPY cannot write {path!r}: {err.strerror or err}") from None
-    return pa.table({"Count": pa.array([written], pa.int64())})
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+    return written
 
 
 def _copy_from(tree: exp.Copy, path: str, sql: str, run_insert) -> pa.Table:
@@ -305,8 +320,6 @@ def _write_parquet(reader: pa.RecordBatchReader, path: str, options: _Options) -
                 writer.write_batch(batch, row_group_size=options.row_group_size)
                 rows += batch.num_rows
     except pa.ArrowNotImplementedError as err:
-        if os.path.exists(path):
-            os.remove(path)
         raise UnsupportedSql(f"COPY TO Parquet of this result: {err}") from None
     return rows
 

@@ -156,3 +156,17 @@ def test_copy_errors(tmp_path, target, copy, error, message):
     with pytest.raises(error, match=message):
         con.sql(copy.format(d=tmp_path))
     assert not (tmp_path / "x.parquet").exists()
+
+
+def test_a_copy_may_read_the_file_it_writes(tmp_path):
+    """Written beside the name and moved there once whole (DuckDB's USE_TMP_FILE): a query
+    reading the file reads it as it was, and a failing COPY leaves it as it was."""
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"v": [1, 2, 3]}), path)
+    con = tdbsql.connect()
+    assert con.sql(f"COPY (SELECT v * 10 AS v FROM '{path}') TO '{path}'").fetchall() == [(3,)]
+    assert pq.read_table(path).column("v").to_pylist() == [10, 20, 30]
+    with pytest.raises(tdbsql.UnsupportedSql):
+        con.sql(f"COPY (SELECT v, INTERVAL 1 DAY AS i FROM '{path}') TO '{path}'")
+    assert pq.read_table(path).column("v").to_pylist() == [10, 20, 30]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.parquet"]
