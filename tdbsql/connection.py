@@ -28,6 +28,7 @@ from .collector_pause import imports_paused
 from .errors import InterfaceError, SqlError
 from .result import Parts, Result
 from .settings import env_number
+from .views import Views
 
 _EXPLAIN = re.compile(r"^\s*EXPLAIN(\s+ANALYZE)?\s+", re.IGNORECASE)
 _DESCRIBE = re.compile(r"^\s*(DESCRIBE|DESC|SHOW)\s+", re.IGNORECASE)
@@ -47,6 +48,7 @@ class _Planned:
 class Connection:
     def __init__(self, memory_mb: float | None = None):
         self.catalog = Catalog()
+        self.views = Views()
         self._plans: OrderedDict[str, _Planned] = OrderedDict()
         if memory_mb is not None:
             from .engine.memory import budget_mb
@@ -70,15 +72,22 @@ class Connection:
                                 f"table, not {type(path).__name__} ({err})") from None
         source = ArraySource(os.fspath(path), timestamp, key)
         source.open().schema  # fail here, naming the problem, not at the first query
-        self.catalog.register(name, source)
+        self._name_table(name, source)
         return self
 
     def register_arrow(self, name: str, table) -> "Connection":
         """Make an Arrow table (or anything ``pa.table`` accepts) the table ``name``."""
         if not isinstance(name, str) or not name:
             raise TypeError(f"a table name must be a non-empty str, not {name!r}")
-        self.catalog.register(name, ArrowSource(pa.table(table)))
+        self._name_table(name, ArrowSource(pa.table(table)))
         return self
+
+    def _name_table(self, name: str, source) -> None:
+        """Register ``source`` as ``name``, in place of a view of that name."""
+        if self.views.get(name) is not None:
+            self.views.forget(name)
+            self._plans.clear()
+        self.catalog.register(name, source)
 
     def tables(self) -> list[str]:
         return sorted(self.catalog.sources)
@@ -103,6 +112,14 @@ class Connection:
         tree = bind_parameters(tree, params, sql)
         if isinstance(tree, (exp.Describe, exp.Show, exp.Summarize)):
             return Result(self._describe(tree, sql))
+        if isinstance(tree, (exp.Create, exp.Drop)) and \
+                str(tree.args.get("kind") or "").upper() == "VIEW":
+            self._plans.clear()  # a plan may have read the view as it was
+            if isinstance(tree, exp.Drop):
+                return Result(self.views.drop(tree, sql))
+            tables = {name.lower() for name in self.catalog.sources}
+            return Result(self.views.create(
+                tree, sql, tables, lambda query: len(self._result_schema(sql, query))))
         if isinstance(tree, (exp.Insert, exp.Delete, exp.Copy)):
             from .copy_statement import run_copy
             from .dml import run_delete, run_insert
@@ -163,7 +180,6 @@ class Connection:
         from sqlglot import exp
 
         from .describe import describe_columns, describe_table, show_tables
-        from .engine.runner import Runner
         from .errors import UnsupportedSql
 
         if isinstance(tree, exp.Summarize):
@@ -175,7 +191,10 @@ class Connection:
                                                            if k != "this"):
                 raise UnsupportedSql(f"SHOW {what} is not supported (SHOW TABLES, SHOW ALL "
                                      "TABLES, SHOW t and DESCRIBE t / DESCRIBE SELECT ... are)")
-            return show_tables(self.catalog, all_tables=what == "ALL TABLES")
+            return show_tables(self.catalog, self.views,
+                               lambda name: self._result_schema(sql, exp.select("*").from_(
+                                   exp.Table(this=exp.to_identifier(name, quoted=True)))),
+                               all_tables=what == "ALL TABLES")
         extra = [arg for arg, value in tree.args.items()
                  if value and arg not in ("this", "as_json")
                  and not (arg == "kind" and str(value).upper() == "TABLE")]
@@ -190,21 +209,30 @@ class Connection:
                 and not any(v for k, v in target.args.items() if k != "this") \
                 and text.startswith("(") and text.endswith(")"):
             target, text = target.this, text[1:-1].strip()
+        if isinstance(target, exp.Table) and not target.args.get("db") and \
+                self.views.get(target.name) is not None:  # DESCRIBE v: its query's columns
+            return describe_columns(self._result_schema(sql, exp.select("*").from_(target)))
         if isinstance(target, exp.Table):
             source, window = self.catalog.resolve(target, sql)
             array = source.open(window) if isinstance(source, ArraySource) else None
             return describe_table(source, array)
         try:
-            query, runner = self._plan(text)
-            shapes = Runner(ShapeCatalog(self.catalog, runner.arrays), text, runner.memory_rows,
-                            {}, runner.budget)
-            return describe_columns(shapes.run(query).schema)
+            return describe_columns(self._result_schema(text))
         except SqlError as err:  # underline the culprit in the whole statement
             offset = sql.find(text)
             if type(err) is not SqlError or err.sql != text or err.span is None or offset < 0:
                 raise
             start, end = err.span
             raise SqlError(err.plain_message, sql, (start + offset, end + offset)) from None
+
+    def _result_schema(self, sql: str, tree=None) -> pa.Schema:
+        """The columns of the query ``sql`` (parsed: ``tree``), run over empty tables."""
+        from .engine.runner import Runner
+
+        query, runner = self._plan(sql, tree, cached=False)
+        shapes = Runner(ShapeCatalog(self.catalog, runner.arrays), sql, runner.memory_rows, {},
+                        runner.budget)
+        return shapes.run(query).schema
 
     def _plan(self, sql: str, tree=None, cached: bool = True):
         """(the LogicalQuery, a Runner) for ``sql`` (parsed: ``tree``), the plan kept per SQL
@@ -222,7 +250,7 @@ class Connection:
         planned = self._plans.get(sql) if cached else None
         max_rows = env_number("TDBSQL_MAX_ROWS", DEFAULT_MAX_ROWS, minimum=1)
         if planned is None:
-            tree = parse(sql) if tree is None else tree
+            tree = self.views.expanded(parse(sql) if tree is None else tree, sql)
             if is_recursive(tree):  # its CTEs run to their end, then a plain statement
                 child, tree = run_recursive_ctes(self, tree, sql, max_rows)
                 return child._plan(sql, tree, cached=False)
@@ -247,7 +275,8 @@ class Connection:
             query = planned.query
             self._plans.move_to_end(sql)
         else:
-            query = build(parse(sql) if tree is None else tree, schema, sql)
+            query = build(self.views.expanded(parse(sql), sql) if tree is None else tree, schema,
+                          sql)
             if cached and not query.reads_clock:  # now(): read again on the next run
                 self._plans[sql] = _Planned(tables, frozen, query)
             while len(self._plans) > PLAN_CACHE:

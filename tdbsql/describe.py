@@ -210,19 +210,24 @@ def sql_literal(value, type_name: str) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
-def show_tables(catalog, *, all_tables: bool = False) -> pa.Table:
+def show_tables(catalog, views, view_schema, *, all_tables: bool = False) -> pa.Table:
     """SHOW TABLES (``name``) or SHOW ALL TABLES (DuckDB's columns: a registered table is a
-    temporary view in DuckDB's ``temp.main``) over the connection's tables, sorted by name."""
-    names = sorted(catalog.sources)
+    temporary view in DuckDB's ``temp.main``, a view made by CREATE VIEW is in ``memory.main``
+    unless TEMP) over the connection's tables and views (``views.View``; ``view_schema(name)``
+    its columns), sorted by name (SHOW ALL TABLES: by database first)."""
     if not all_tables:
+        names = sorted([*catalog.sources, *(view.name for view in views)])
         return pa.table({"name": pa.array(names, pa.string())})
-    schemas = [catalog.sources[name].arrow_schema() for name in names]
+    rows = sorted([("temp", name, catalog.sources[name].arrow_schema(), True)
+                   for name in catalog.sources] +
+                  [("temp" if view.temporary else "memory", view.name, view_schema(view.name),
+                    view.temporary) for view in views], key=lambda row: (row[0], row[1]))
     return pa.table({
-        "database": pa.array(["temp"] * len(names), pa.string()),
-        "schema": pa.array(["main"] * len(names), pa.string()),
-        "name": pa.array(names, pa.string()),
-        "column_names": pa.array([s.names for s in schemas], pa.list_(pa.string())),
-        "column_types": pa.array([[column_type(f.type) for f in s] for s in schemas],
+        "database": pa.array([row[0] for row in rows], pa.string()),
+        "schema": pa.array(["main"] * len(rows), pa.string()),
+        "name": pa.array([row[1] for row in rows], pa.string()),
+        "column_names": pa.array([row[2].names for row in rows], pa.list_(pa.string())),
+        "column_types": pa.array([[column_type(f.type) for f in row[2]] for row in rows],
                                  pa.list_(pa.string())),
-        "temporary": pa.array([True] * len(names), pa.bool_()),
+        "temporary": pa.array([row[3] for row in rows], pa.bool_()),
     })
