@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -50,6 +51,7 @@ class Connection:
         self.catalog = Catalog()
         self.views = Views()
         self._plans: OrderedDict[str, _Planned] = OrderedDict()
+        self._plans_lock = threading.Lock()  # threads may query one connection at once
         if memory_mb is not None:
             from .engine.memory import budget_mb
 
@@ -273,14 +275,17 @@ class Connection:
         frozen = tuple((name, tuple(columns.items())) for name, columns in schema.items())
         if planned is not None and planned.schema == frozen:
             query = planned.query
-            self._plans.move_to_end(sql)
+            with self._plans_lock:
+                if sql in self._plans:  # another thread may have dropped it meanwhile
+                    self._plans.move_to_end(sql)
         else:
             query = build(self.views.expanded(parse(sql), sql) if tree is None else tree, schema,
                           sql)
             if cached and not query.reads_clock:  # now(): read again on the next run
-                self._plans[sql] = _Planned(tables, frozen, query)
-            while len(self._plans) > PLAN_CACHE:
-                self._plans.popitem(last=False)
+                with self._plans_lock:
+                    self._plans[sql] = _Planned(tables, frozen, query)
+                    while len(self._plans) > PLAN_CACHE:
+                        self._plans.popitem(last=False)
         budget = MemoryBudget(budget_mb(self.memory_mb))
         return query, Runner(self.catalog, sql, max_rows, arrays, budget)
 
