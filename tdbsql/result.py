@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .engine.nested_types import holds
+from .engine.struct_values import is_unnamed
 from .errors import DataError, MissingExtraError
 
 
@@ -97,9 +98,9 @@ class Result:
 
     def df(self):
         """A pandas DataFrame as DuckDB's df() gives it: INTERVALs as timedelta64[us] with a
-        month counting 30 days (``_as_durations``), in lists and structs too; MAPs as dicts;
-        a TIME column holding 24:00:00 as objects, that one as its text; a repeated column
-        name (any case) made unique with ``_1``, ``_2``, as DuckDB makes it, where pandas
+        month counting 30 days (``_as_durations``), in lists and structs too; MAPs as dicts,
+        TUPLEs as tuples; a TIME column holding 24:00:00 as objects, that one as its text; a
+        repeated column name (any case) made unique with ``_1``, ``_2``, as DuckDB makes it, where pandas
         would drop all but one of the columns.  No interval reaches pyarrow's pandas conversion, which
         makes DateOffsets of them and crashes where pandas was imported after tdbsql
         (``pandas_deferral``)."""
@@ -110,7 +111,7 @@ class Result:
                 chunks = [_as_durations(chunk) for chunk in column.chunks] or \
                     [_as_durations(pa.array([], column.type))]
                 table = table.set_column(n, field.name, pa.chunked_array(chunks))
-        objects = {n for n, f in enumerate(table.schema) if holds(f.type, pa.types.is_map)}
+        objects = {n for n, f in enumerate(table.schema) if holds(f.type, _as_objects)}
         try:
             frame = _pandas(table, objects)
         except ValueError:  # a TIME of 24:00:00 (DuckDB's end of the day) is no Python time
@@ -251,7 +252,8 @@ def _python_values(column: pa.ChunkedArray) -> list:
     or a map: a DATE or TIMESTAMP outside the years 1-9999 (DuckDB's run from 290308 BC,
     Python's from year 1 to 9999) as its text, ``'10000-01-01'``, ``'0001-12-31 (BC)
     10:00:00'``; an INTERVAL as a timedelta (``_timedeltas``); a TIME of 24:00:00 (DuckDB's
-    end of the day, no Python time) as its text, ``'24:00:00'``; a MAP as a dict."""
+    end of the day, no Python time) as its text, ``'24:00:00'``; a MAP as a dict; an unnamed
+    struct (TUPLE) as a tuple."""
     if holds(column.type, _not_as_arrow):
         return _values(column.combine_chunks())
     try:
@@ -265,7 +267,12 @@ def _python_values(column: pa.ChunkedArray) -> list:
 def _not_as_arrow(type_: pa.DataType) -> bool:
     """A type whose values DuckDB gives otherwise than Arrow's ``to_pylist`` always does."""
     return pa.types.is_interval(type_) or pa.types.is_time(type_) or pa.types.is_map(type_) \
-        or _is_nanos(type_)
+        or _is_nanos(type_) or _as_objects(type_)
+
+
+def _as_objects(type_: pa.DataType) -> bool:
+    """A type ``df()`` gives as DuckDB's Python values: a MAP (dicts), a TUPLE (tuples)."""
+    return pa.types.is_map(type_) or (pa.types.is_struct(type_) and is_unnamed(type_))
 
 
 def _is_nanos(type_: pa.DataType) -> bool:
@@ -325,6 +332,9 @@ def _values(array: pa.Array) -> list:
     if pa.types.is_struct(array.type) and holds(array.type, _needs_care):
         names = [field.name for field in array.type]
         fields = zip(*(_values(child) for child in array.flatten()))
+        if is_unnamed(array.type):
+            return [row if valid else None
+                    for row, valid in zip(fields, array.is_valid().to_pylist())]
         return [dict(zip(names, row)) if valid else None
                 for row, valid in zip(fields, array.is_valid().to_pylist())]
     if pa.types.is_map(array.type):

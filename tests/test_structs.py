@@ -87,3 +87,12 @@ def test_result_columns_are_named_as_duckdb(sql):
     table = pa.table({"s": pa.array([{"a": 1, "b": "x"}])})
     ours, oracle = arrow_engines(table)
     assert ours.sql(sql).arrow().column_names == oracle.sql(sql).columns
+
+
+def test_unnamed_structs_come_out_as_duckdb_tuples():
+    """fetchall() and df() give a TUPLE (row(...)) as tuples, also nested, as DuckDB does."""
+    ours, oracle = arrow_engines(_table())
+    sql = "SELECT row(id, 'a'), [row(1, row(2, NULL))], {'a': (id, 2)} FROM t ORDER BY id"
+    assert ours.sql(sql).fetchall() == oracle.sql(sql).fetchall()
+    sql = "SELECT (id, 'x') AS r FROM t ORDER BY id"
+    assert list(ours.sql(sql).df()["r"]) == list(oracle.sql(sql).df()["r"])

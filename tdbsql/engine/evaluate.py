@@ -820,6 +820,7 @@ _HANDLERS = {
     exp.ArrayAny: list_lambdas.array_any, exp.Bracket: list_ops.bracket,
     exp.Transform: list_lambdas.transform,
     exp.Struct: functions_structs.struct_literal, exp.Dot: functions_structs.dot,
+    exp.Tuple: functions_structs.row,
     exp.Window: _window,
     **{cls: Evaluator._comparison for cls in _COMPARE},
 }

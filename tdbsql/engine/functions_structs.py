@@ -10,7 +10,9 @@
   a NULL struct there gives NULL fields, as DuckDB.
 - ``struct_keys(s)``: the field names.
 - ``CAST(s AS STRUCT(a T, ...))``: by field name, as DuckDB.
-- ``row(...)`` (DuckDB's unnamed TUPLE) is not supported.
+- ``row(v, ...)`` / ``(v, w, ...)``: DuckDB's unnamed struct (TUPLE), its fields reached by
+  position (``struct_extract(s, 1)``, ``s[1]``, ``struct_extract_at``); a CAST to a
+  STRUCT(a T, ...) names them in order.  ``row()`` (no fields) is not supported.
 
 A NULL struct has NULL fields; a NULL key or a bare NULL struct answers DuckDB's NULL-typed
 NULL.
@@ -26,7 +28,8 @@ from ..errors import SqlError, UnsupportedSql
 from .frame import broadcast
 from .functions import Call, register
 from .list_values import scalar_if_constant
-from .struct_values import field_at, field_position, is_struct, struct_value
+from .struct_values import (field_at, field_position, is_struct, is_unnamed, struct_value,
+                            unnamed_struct)
 from .value_types import bare_null, kind, null_rows, type_name
 
 
@@ -51,10 +54,16 @@ def _named_values(evaluator, items, node) -> tuple[list[str], list]:
     return names, values
 
 
+def row(evaluator, node: exp.Tuple):
+    """``(v, w, ...)``: the unnamed struct of the values."""
+    return unnamed_struct([evaluator._argument(item) for item in node.expressions],
+                          evaluator.table.num_rows)
+
+
 def dot(evaluator, node: exp.Dot):
     """``s.a``: field a of the struct s."""
     value = evaluator.value(node.this)
-    if not is_struct(value):
+    if not is_struct(value) or is_unnamed(value.type):
         raise evaluator.error(f"cannot take field {node.expression.name!r} of a "
                               f"{value.type} value", node)
     return _named_field(value, node.expression.name,
@@ -64,6 +73,8 @@ def dot(evaluator, node: exp.Dot):
 def bracket(evaluator, node: exp.Bracket, value):
     """``s['a']``: a constant field name."""
     key = evaluator.value(node.expressions[0])
+    if isinstance(key, pa.Scalar) and is_unnamed(value.type) and kind(key.type) == "int":
+        return _field_number(value, key.as_py(), lambda message: evaluator.error(message, node))
     if not isinstance(key, pa.Scalar) or not pa.types.is_string(key.type):
         raise UnsupportedSql(f"a struct indexed by other than a constant field name: "
                              f"{node.sql(dialect='duckdb')!r}")
@@ -73,6 +84,9 @@ def bracket(evaluator, node: exp.Bracket, value):
 
 
 def _named_field(value, name: str, error):
+    if is_unnamed(value.type):
+        raise error("struct_extract with a string key cannot be used on an unnamed struct, "
+                    "use a numeric index instead")
     position = field_position(value.type, name)
     if position is None:
         raise error(f'Could not find key "{name}" in struct')
@@ -91,10 +105,23 @@ def _struct_extract(ctx: Call, value, key):
         return pa.scalar(None)
     value = _struct_argument(ctx, value)
     name = ctx.constant(key, 1, "field name")
+    if isinstance(name, int) and is_unnamed(value.type):
+        return _field_number(value, name, lambda message: ctx.error(message, 1))
     if not isinstance(name, str):
         raise ctx.error("an integer key can only be used on unnamed structs, use a string "
                         "key instead", 1)
     return _named_field(value, name, ctx.error)
+
+
+def _field_number(value, number: int | None, error):
+    """Field ``number`` (1-based) of the unnamed struct ``value``; NULL for a NULL one."""
+    width = value.type.num_fields
+    if number is None:
+        return pa.scalar(None)
+    if not 1 <= number <= width:
+        raise error(f"Key index {number} for struct_extract out of range - expected an "
+                    f"index between 1 and {width}")
+    return field_at(value, number - 1)
 
 
 @register("struct_extract_at", 2)
@@ -140,7 +167,7 @@ def _struct_and_named(evaluator, node: exp.Anonymous, verb: str):
     if len(node.expressions) < 2:
         raise evaluator.error(f"{name}(): Can't {verb} nothing into a STRUCT", node)
     value = evaluator.value(node.expressions[0])
-    if not is_struct(value):
+    if not is_struct(value) or is_unnamed(value.type):
         raise evaluator.error(f"{name}(): The first argument to {name} must be a STRUCT",
                               node.expressions[0])
     names, values = _named_values(evaluator, node.expressions[1:], node)
@@ -155,6 +182,8 @@ def _struct_concat(ctx: Call, *values):
     for index, value in enumerate(values):
         if not is_struct(value):
             raise ctx.error(f'Argument at position "{index + 1}" is not a STRUCT', index)
+        if is_unnamed(value.type):
+            raise UnsupportedSql("struct_concat() of unnamed structs (TUPLE) is not supported")
         for position, field in enumerate(value.type):
             if field.name.lower() in (n.lower() for n in names):
                 raise ctx.error(f'Arguments contain duplicate STRUCT entry "{field.name}"',
@@ -170,6 +199,8 @@ def _struct_keys(ctx: Call, value):
     if bare_null(value):
         return pa.scalar(None, pa.list_(pa.string()))
     value = _struct_argument(ctx, value)
+    if is_unnamed(value.type):
+        raise ctx.error("struct_keys() expects a STRUCT argument", 0)
     names = pa.scalar([f.name for f in value.type], pa.list_(pa.string()))
     if isinstance(value, pa.Scalar):
         return names if value.is_valid else pa.scalar(None, names.type)
@@ -190,8 +221,7 @@ def cast_struct(evaluator, node, safe: bool):
     rows = 1 if isinstance(value, pa.Scalar) else len(value)
     structs = broadcast(value, rows)
     targets = [(column.name, column.args["kind"]) for column in node.to.expressions]
-    found = [None if pa.types.is_null(structs.type) else field_position(structs.type, name)
-             for name, _ in targets]
+    found = _cast_sources(evaluator, node, structs.type, [name for name, _ in targets])
     if is_struct(value) and all(position is None for position in found):
         raise evaluator.error("STRUCT to STRUCT cast must have at least one matching member",
                               node)
@@ -211,9 +241,25 @@ def cast_struct(evaluator, node, safe: bool):
     return scalar_if_constant(result, value)
 
 
+def _cast_sources(evaluator, node, struct_type: pa.DataType, names: list[str]) -> list:
+    """The position of the field each target field of a STRUCT cast takes (None: none):
+    the field of its name, any case; an unnamed struct's field at its place, as DuckDB."""
+    if pa.types.is_null(struct_type):
+        return [None] * len(names)
+    if not is_unnamed(struct_type):
+        return [field_position(struct_type, name) for name in names]
+    if struct_type.num_fields != len(names):
+        raise evaluator.error(f"Type {type_name(struct_type)} does not match with "
+                              f"{node.to.sql(dialect='duckdb')}. Cannot cast STRUCTs of "
+                              "different size", node)
+    return list(range(len(names)))
+
+
 @register("row", 0, None)
 def _row(ctx: Call, *values):
-    raise UnsupportedSql("row(): DuckDB's unnamed structs (TUPLE) are not supported")
+    if not values:
+        raise UnsupportedSql("row() without values (DuckDB's empty TUPLE) is not supported")
+    return unnamed_struct(list(values), ctx.rows)
 
 
 # the calls with ``name := value`` arguments

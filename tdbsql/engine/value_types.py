@@ -96,6 +96,10 @@ def type_name(t: pa.DataType) -> str:
     if pa.types.is_map(t):
         return f"MAP({type_name(t.key_type)}, {type_name(t.item_type)})"
     if pa.types.is_struct(t):
+        from .struct_values import is_unnamed
+
+        if is_unnamed(t):
+            return "TUPLE(" + ", ".join(type_name(f.type) for f in t) + ")"
         return "STRUCT(" + ", ".join(f"{_field_name(f.name)} {type_name(f.type)}"
                                      for f in t) + ")"
     return next((name for check, name in _TYPE_NAMES if check(t)), str(t).upper())
@@ -130,7 +134,9 @@ def _common_struct(types: list[pa.DataType], literal_strings: bool) -> pa.DataTy
         member = common_type([t.field(position).type for t in types], literal_strings)
         if member is None:
             return None
-        fields.append(pa.field(field.name, member))
+        fields.append(field.with_type(member) if all(t.field(position).metadata == field.metadata
+                                                     for t in types)
+                      else pa.field(field.name, member))
     return pa.struct(fields)
 
 

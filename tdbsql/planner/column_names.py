@@ -569,6 +569,7 @@ _HANDLERS = {
     exp.Grouping: _named_args("GROUPING"),
     exp.GroupingId: _named_args("GROUPING"),
     exp.Array: _named_args("list_value"), exp.Struct: _named_args("struct_pack"),
+    exp.Tuple: _named_args('"row"'),
     exp.PropertyEQ: lambda node: f"{quote(node.this.name)} := {render(node.expression)}",
     exp.Distinct: _distinct,
     exp.Subquery: _subquery,
