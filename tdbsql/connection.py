@@ -247,6 +247,7 @@ class Connection:
             from .planner.table_refs import referenced_tables, table_key
             from .planner.parse import parse
             from .planner.pivots import has_pivot, reads_values, with_values
+            from .planner.struct_fields import expands_structs, with_struct_fields
             from .recursive_ctes import is_recursive, run_recursive_ctes
 
         planned = self._plans.get(sql) if cached else None
@@ -272,6 +273,8 @@ class Connection:
                     arrays[source, window] = source.open(window)
                 array = arrays[source, window]
             schema[table_key(table)] = sql_columns(source, array)
+        if planned is None and expands_structs(tree):  # s.*, unnest(s): s's fields, read first
+            tree, cached = with_struct_fields(self, tree.copy(), schema, sql), False
         frozen = tuple((name, tuple(columns.items())) for name, columns in schema.items())
         if planned is not None and planned.schema == frozen:
             query = planned.query

@@ -267,3 +267,15 @@ def test_date_part_functions(call):
     got, want = con.sql(sql).arrow(), oracle.sql(sql)
     assert got.column_names == want.columns
     assert got.column(0).to_pylist() == [row[0] for row in want.fetchall()]
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT row(x, s), (x, 1), (x,), count(DISTINCT (x, s)) FROM t GROUP BY x, s",
+    "SELECT r.* FROM (SELECT {'a': x, 'Q r': s} AS r FROM t)",
+    "SELECT unnest({'a': x, 'B': s}), unnest(row(x, d)), unnest([x]) FROM t",
+    "SELECT unnest({'a': x, 'B': s}) AS ignored, r.* EXCLUDE (a) "
+    "FROM (SELECT {'a': x, 'c': b} AS r, x, s FROM t)",
+])
+def test_struct_field_names(engines, sql):
+    """Unnamed structs print as "row"(...); s.* and unnest(s) give the fields' names."""
+    _same_names(engines, sql)

@@ -49,6 +49,9 @@ QUERIES = [
     "SELECT p, count(*), min(id) FROM t GROUP BY p ORDER BY p",
     "SELECT DISTINCT p.inner, l FROM t ORDER BY ALL",
     "SELECT count(DISTINCT p) FROM t",
+    "SELECT p.* FROM t ORDER BY id",
+    "SELECT id, unnest(p), unnest(l) FROM t ORDER BY id, 4",
+    "SELECT p.* EXCLUDE (\"Label\"), l FROM t WHERE id > 2 ORDER BY id",
     "SELECT a.id, b.id FROM t a JOIN t b ON a.p = b.p ORDER BY 1, 2",
     "SELECT id FROM t WHERE p.inner IN (SELECT p.inner FROM t WHERE id > 3) ORDER BY id",
 ]

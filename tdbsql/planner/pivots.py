@@ -132,7 +132,7 @@ def _queried_values(con, tree: exp.Expression, on: exp.In, sql: str) -> exp.In:
     """``c IN (SELECT ...)``: the query's distinct values that are not NULL, as text, in the
     order it gives them (DuckDB's); it must give one column."""
     query = on.args["query"].unnest()
-    ctes = _ctes_before(tree, on)
+    ctes = ctes_before(tree, on)
     if ctes:
         query = query.copy()
         query.set("with_", exp.With(expressions=ctes + list(
@@ -153,7 +153,7 @@ def _values_of(con, tree: exp.Expression, source: exp.Expression, on: exp.Expres
     query = exp.select(exp.alias_(_as_text(on), "v")).distinct().from_(source.copy()) \
         .where(exp.Not(this=exp.Is(this=exp.paren(on.copy()), expression=exp.Null()))) \
         .order_by(exp.column("v"))
-    ctes = _ctes_before(tree, on)
+    ctes = ctes_before(tree, on)
     if ctes:
         query.set("with_", exp.With(expressions=ctes))
     values = [row[0] for row in _run(con, query, sql, on).fetchall()]
@@ -171,7 +171,7 @@ def _run(con, query: exp.Expression, sql: str, at: exp.Expression):
         raise SqlError(err.plain_message, sql, span_over(at)) from None
 
 
-def _ctes_before(tree: exp.Expression, node: exp.Expression) -> list[exp.CTE]:
+def ctes_before(tree: exp.Expression, node: exp.Expression) -> list[exp.CTE]:
     """Copies of the statement's CTEs ``node`` may read: all of them, or those before the
     CTE it is in (``WITH q AS (PIVOT t ON c ...)``: not q itself)."""
     with_ = tree.args.get("with_")
