@@ -20,7 +20,6 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from ..errors import UnsupportedSql
 from .functions import register
 from .functions_lists import lists_argument, row_count
 from .frame import broadcast
@@ -32,9 +31,8 @@ from .value_types import null_like, plain, type_name, valid_rows
 
 @register("map", 0, 2)
 def _map(ctx, keys=None, values=None):
-    if keys is None:
-        raise UnsupportedSql("map() without entries (DuckDB's MAP(\"NULL\", \"NULL\")) is not "
-                             "supported")
+    if keys is None:  # map(): DuckDB's MAP("NULL", "NULL")
+        keys = values = pa.scalar([], pa.list_(pa.null()))
     if values is None:
         raise ctx.error("takes a list of keys and a list of values, got one argument")
     rows = row_count((keys, values))

@@ -29,6 +29,7 @@ from ..kernels import aggregate as agg_kernels
 from ..kernels import group_order
 from .decimal_values import unscaled_doubles
 from .interval_compare import group_extremes
+from .nested_extremes import is_nested, nested_extremes
 from .hash_table import (
     NO_ROWS, as_array, float64_values, group_rows, int64_values, is_integer_like, key_codes,
     valid_mask,
@@ -307,6 +308,8 @@ def _min_max(func, array, groups) -> pa.Array:
         return pa.nulls(groups.count, array.type)
     if pa.types.is_interval(array.type):  # compared with a month as 30 days, as DuckDB
         return group_extremes(array, groups.ids, groups.count, want_max)
+    if is_nested(array):  # lists, structs, MAPs: in ORDER BY's order
+        return nested_extremes(array, groups.ids, groups.count, want_max)
     if kind in ("int", "temporal", "float") and not pa.types.is_uint64(array.type):
         if kind == "float":
             values, result_type = float64_values(array, copy=False), pa.float64()

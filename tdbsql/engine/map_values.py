@@ -13,7 +13,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import UnsupportedSql
 from .frame import broadcast
 from .grouping import group_ids
 from .hash_table import key_codes
@@ -44,14 +43,16 @@ def field_lists(value, field: int, rows: int):
 
 
 def compare_maps(op: str, left, right, rows: int, compare, error):
-    """``m1 = m2`` / ``m1 <> m2``, as DuckDB compares MAPs: as their lists of (key, value)
-    pairs, so equal when the lists of keys are and the lists of values are (``compare``
-    compares two lists).  Ordering MAPs is not supported."""
-    if op not in ("equal", "not_equal"):
-        raise UnsupportedSql("ordering MAP values (<, >, BETWEEN) is not supported")
+    """``m1 <op> m2``, as DuckDB compares MAPs: as their lists of (key, value) pairs
+    (``compare`` compares two lists), so equal when the lists of keys are and the lists of
+    values are, ordered as lists of (key, value) structs."""
     for value in (left, right):
         if not is_map(value) and not pa.types.is_null(plain(value).type):
             raise error(f"cannot compare a MAP and {type_name(plain(value).type)}")
+    if op not in ("equal", "not_equal"):
+        return compare(op, *(value if pa.types.is_null(value.type)
+                             else scalar_if_constant(map_entries(value, rows), value)
+                             for value in (left, right)))
     halves = [compare("equal", *(value if pa.types.is_null(value.type)
                                  else field_lists(value, field, rows)
                                  for value in (left, right)))
@@ -73,9 +74,6 @@ def build(keys, values, rows: int, error):
                            for parts in (key_parts, value_parts))
     if key_elements.null_count:
         raise error("Map keys can not be NULL.")
-    if pa.types.is_null(key_elements.type):  # map([], []): no Arrow MAP has NULL keys
-        raise UnsupportedSql('a MAP without keys of a type (DuckDB\'s MAP("NULL", ...)) is '
-                             "not supported")
     if len(key_elements) and \
             group_ids([pa.array(repeated_rows(counts)), key_elements]).count < len(key_elements):
         raise error("Map keys must be unique.")
@@ -87,8 +85,17 @@ def _from_entries(counts: np.ndarray, keys: pa.Array, items: pa.Array, valid: np
     offsets = np.zeros(len(counts) + 1, dtype=np.int32)
     np.cumsum(counts, out=offsets[1:])
     return pa.MapArray.from_arrays(pa.array(offsets), keys, items,
-                                   type=pa.map_(keys.type, items.type),
+                                   type=map_type(keys.type, items.type),
                                    mask=pa.array(~valid))
+
+
+def map_type(key: pa.DataType, item: pa.DataType) -> pa.DataType:
+    """``pa.map_(key, item)``, also DuckDB's ``MAP("NULL", ...)`` of ``MAP {}`` / ``map()``
+    (keys of no type), which ``pa.map_`` refuses but Arrow holds (DuckDB's Arrow has it)."""
+    if not pa.types.is_null(key):
+        return pa.map_(key, item)
+    return pa.MapArray.from_arrays(pa.array([0], pa.int32()), pa.array([], key),
+                                   pa.array([], item)).type
 
 
 def found_at(parts: ListParts, field: int, wanted, rows: int, error) -> np.ndarray:
@@ -158,6 +165,9 @@ def concat(maps: list, rows: int, error):
     typed = [m for m in maps if not pa.types.is_null(m.type)]
     if not typed:
         return pa.scalar(None)
+    common = common_type([m.type for m in typed])  # MAP {} takes the others' type
+    if common is not None:
+        typed = [cast_value(m, common) for m in typed]
     for m in typed[1:]:
         if m.type != typed[0].type:
             part = "value" if m.type.item_type != typed[0].type.item_type else "key"

@@ -12,13 +12,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from ..errors import SqlError, UnsupportedSql
+from ..errors import SqlError
 from ..planner.limit_percent import limit_rows
 
 from .frame import Frame
 from .interval_compare import sort_parts
 from .list_compare import list_sort_columns
-from .list_values import is_list
+from .list_values import is_list, map_entries
 from .struct_compare import struct_sort_columns
 from .memory import frame_bytes, step_label
 from .project import project_rows
@@ -106,8 +106,9 @@ def sort_columns(name: str, values, desc: bool, nulls_first: bool) -> tuple[dict
         return list_sort_columns(name, values, desc, nulls_first, sort_columns)
     if pa.types.is_struct(values.type):  # field by field (engine/struct_compare.py)
         return struct_sort_columns(name, values, desc, nulls_first, sort_columns)
-    if pa.types.is_map(values.type):
-        raise UnsupportedSql("ordering by a MAP value is not supported")
+    if pa.types.is_map(values.type):  # as its list of (key, value) entries, as DuckDB
+        return list_sort_columns(name, map_entries(values, len(values)), desc, nulls_first,
+                                 sort_columns)
     direction = "descending" if desc else "ascending"
     placement = "at_start" if nulls_first else "at_end"
     columns, keys = {}, []

@@ -140,6 +140,22 @@ def _common_struct(types: list[pa.DataType], literal_strings: bool) -> pa.DataTy
     return pa.struct(fields)
 
 
+def _common_map(types: list[pa.DataType]) -> pa.DataType | None:
+    """Maps unify where their keys' and values' types do, a NULL type (``MAP {}``'s
+    ``MAP("NULL", "NULL")``, ``MAP {'a': NULL}``'s values) taking the others', as DuckDB;
+    maps of other different key or value types have none here."""
+    from .map_values import map_type
+
+    parts = []
+    for part in ("key_type", "item_type"):
+        typed = {str(getattr(t, part)): getattr(t, part) for t in types
+                 if not pa.types.is_null(getattr(t, part))}
+        if len(typed) > 1:
+            return None
+        parts.append(next(iter(typed.values()), pa.null()))
+    return map_type(*parts)
+
+
 def is_numeric(value) -> bool:
     return kind(value.type) in ("int", "uint", "float", "decimal")
 
@@ -161,6 +177,8 @@ def common_type(types: list[pa.DataType], literal_strings: bool = True) -> pa.Da
         return None if element is None else pa.list_(element)
     if all(pa.types.is_struct(t) for t in real):
         return _common_struct(real, literal_strings)
+    if all(pa.types.is_map(t) for t in real):
+        return _common_map(real)
     if kinds <= {"int", "uint", "bool"} and kinds != {"bool"}:  # DuckDB: true is 1
         if kinds <= {"uint", "bool"}:
             return pa.uint64()

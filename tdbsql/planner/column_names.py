@@ -570,6 +570,9 @@ _HANDLERS = {
     exp.GroupingId: _named_args("GROUPING"),
     exp.Array: _named_args("list_value"), exp.Struct: _named_args("struct_pack"),
     exp.Tuple: _named_args('"row"'),
+    exp.ToMap: lambda node: '"map"(' + ", ".join(
+        "list_value(" + ", ".join(render(getattr(e, side)) for e in node.this.expressions) + ")"
+        for side in ("this", "expression")) + ")",
     exp.PropertyEQ: lambda node: f"{quote(node.this.name)} := {render(node.expression)}",
     exp.Distinct: _distinct,
     exp.Subquery: _subquery,
