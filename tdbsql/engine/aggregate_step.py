@@ -26,7 +26,8 @@ from .folds import FOLDS, fold
 from .frame import Frame, null_padded, rows_only
 from .functions import registry
 from .grouping import AGGREGATES, Groups, aggregate, first_rows, group_ids
-from .histogram import check_arguments, histogram
+from .histogram import histogram
+from .histogram_bins import binned_histogram
 from .holistic import HOLISTIC, Fractions, holistic
 from .list_lambdas import LAMBDA_CALLS
 from .ordered_aggregates import ORDER_SENSITIVE, OrderedArgument, ordered_rows
@@ -161,8 +162,6 @@ def call_spec(call: exp.AggFunc, stars: set[str]) -> tuple[str, exp.Expression |
     func = FUNCTIONS.get(type(call))
     if func is None:
         raise UnsupportedSql(f"aggregate function {call.sql()!r} is not supported")
-    if func == "histogram":
-        check_arguments(1 + (call.expression is not None))
     return func, argument, distinct
 
 
@@ -227,7 +226,7 @@ class Grouped:
         inputs = self.inputs_of(call)
         return group_value(inputs.func, inputs.values, inputs.groups, inputs.distinct,
                            inputs.separator, other=inputs.other, fractions=inputs.fractions,
-                           budget=self.runner.budget)
+                           bins=inputs.bins, budget=self.runner.budget)
 
     def inputs_of(self, call: exp.AggFunc | exp.Filter) -> CallInputs:
         """What one aggregate call aggregates: with FILTER, only the rows where its condition
@@ -241,12 +240,13 @@ class Grouped:
         other_node, fraction_node = extra_arguments(func, agg)
         other = None if other_node is None else self.values(other_node)
         fractions = None if fraction_node is None else self._fractions(func, fraction_node)
+        bins = self._bins(agg.expression) if func == "histogram" and agg.expression else None
         ordered = self._ordered_argument(argument)
         distinct = distinct or (ordered is not None and ordered.distinct)
         in_order = ordered is not None and func in ORDER_SENSITIVE
         if condition is None and not in_order:
             return CallInputs(func, argument, values, self.groups, distinct, None, separator,
-                              other, fractions)
+                              other, fractions, bins)
         key, rows, groups = None, None, self.groups
         if condition is not None:
             key = condition.sql()
@@ -261,21 +261,35 @@ class Grouped:
         if other is not None:
             other = other.take(pa.array(rows))
         return CallInputs(func, argument, values, groups, distinct, key, separator, other,
-                          fractions)
+                          fractions, bins)
 
     def _fractions(self, func: str, node: exp.Expression) -> Fractions:
         """A quantile call's fractions: a constant, evaluated once (sqlglot plans it as an
         operand of the step)."""
-        from .evaluate import evaluate  # it reaches the window functions, which reach this
+        return Fractions.of(func, self._written(node), self._constant)
 
-        def inline(part):  # the step's operands, also inside a list (shared_operands)
+    def _bins(self, node: exp.Expression) -> pa.Scalar:
+        """A binned histogram's bounds: a constant list, evaluated once."""
+        node = self._written(node)
+        if any(isinstance(part, exp.Column) for part in node.walk()):
+            raise UnsupportedSql(f"histogram(x, bins) with bins that are not constant: "
+                                 f"{node.sql(dialect='duckdb')!r}")
+        return self._constant(node)
+
+    def _written(self, node: exp.Expression) -> exp.Expression:
+        """``node`` with the step's operands it reads put back as written, also inside a
+        list (``shared_operands``)."""
+        def inline(part):
             if isinstance(part, exp.Column) and not part.table and part.name in self.operands:
                 return self.operands[part.name].transform(inline)
             return part
 
-        node = node.transform(inline)
-        return Fractions.of(func, node, lambda item: evaluate(pa.table({}), item,
-                                                              self.runner.sql))
+        return node.transform(inline)
+
+    def _constant(self, node: exp.Expression) -> pa.Scalar:
+        from .evaluate import evaluate  # it reaches the window functions, which reach this
+
+        return evaluate(pa.table({}), node, self.runner.sql)
 
     def _ordered_argument(self, argument) -> OrderedArgument | None:
         """The ORDER BY an argument was written with (checked), None without one."""
@@ -315,16 +329,18 @@ class CallInputs:
     separator: str | None = None  # string_agg's
     other: pa.Array | None = None  # the second column of a PAIRED function
     fractions: Fractions | None = None  # a quantile's
+    bins: pa.Scalar | None = None  # a binned histogram's bounds (a list)
 
 
 def group_value(func: str, values: pa.Array | None, groups: Groups,
                 distinct: bool = False, separator: str | None = None, *,
                 other: pa.Array | None = None, fractions: Fractions | None = None,
-                budget=None) -> pa.Array:
+                bins: pa.Scalar | None = None, budget=None) -> pa.Array:
     """One value per group of ``func`` (a ``call_spec`` function) over ``values``, which come
     in the order the function takes them: for GROUP BY and for window aggregates over whole
     partitions.  ``separator``: string_agg's (None: NULL); ``other``: the second column of a
-    ``PAIRED`` function; ``fractions``: a quantile's; ``budget``: the query's memory budget
+    ``PAIRED`` function; ``fractions``: a quantile's; ``bins``: a binned histogram's bounds;
+    ``budget``: the query's memory budget
     (the holistic functions' sort is counted against it)."""
     if func == "count_star":
         return aggregate("count_star", None, groups)
@@ -336,7 +352,8 @@ def group_value(func: str, values: pa.Array | None, groups: Groups,
     if func in HOLISTIC:
         return holistic(func, values, groups, fractions, budget)
     if func == "histogram":
-        return histogram(values, groups, budget)
+        return histogram(values, groups, budget) if bins is None else \
+            binned_histogram(values, groups, bins)
     if func in FOLDS:
         return fold(func, values, groups, other)
     if func in statistics.MOMENTS or func in statistics.PAIRS:

@@ -1,7 +1,7 @@
 """``histogram(x)``: per group a MAP from each distinct non-NULL value of ``x`` to the number of
 rows holding it (UBIGINT), its keys in ascending order, as DuckDB builds it; NULL for a group
 without such a value.  Values are equal as GROUP BY finds them (``holistic.value_pairs``).
-DuckDB's two-argument form (``histogram(x, [bin bounds])``) is not supported.
+DuckDB's two-argument form (``histogram(x, [bin bounds])``) is ``histogram_bins``.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ def histogram(values: pa.Array, groups: Groups, budget=None) -> pa.Array:
 
 
 def check_arguments(count: int) -> None:
-    """histogram takes one argument here (DuckDB's bins form is not supported)."""
+    """A window's histogram takes one argument here (DuckDB's bins form is not supported
+    over a window)."""
     if count > 1:
-        raise UnsupportedSql("histogram(x, bins) is not supported: histogram takes one "
-                             "argument here")
+        raise UnsupportedSql("histogram(x, bins) is not supported over a window: histogram "
+                             "takes one argument there")
