@@ -28,7 +28,9 @@ as with an IN list.  Without USING, DuckDB counts (``count(*)``); without ON, th
 are a plain query grouped by the GROUP BY written.
 
 ``UNPIVOT t ON a [AS x], b [INTO NAME k VALUE v]`` and ``FROM t UNPIVOT [INCLUDE NULLS] (v
-FOR k IN (a, b))`` become a UNION ALL of one SELECT per column (``_unpivoted``); ``*`` /
+FOR k IN (a, b))`` become a UNION ALL of one SELECT per column (``_unpivoted``), also into
+several value columns at once (``ON (a, c) AS x, (b, d) AS y INTO NAME k VALUE v, w``,
+``((v, w) FOR k IN ((a, c) AS x, (b, d) AS y))``); ``*`` /
 ``COLUMNS(*)`` [EXCLUDE (...)] and ``COLUMNS('regex')`` among the columns stand for the source
 columns they name (``_expanded``); the columns must have a type in common as DuckDB's
 UNPIVOT requires (``unpivot_types``: a UNION ALL alone would make text of a number beside a
@@ -42,8 +44,7 @@ an expression of no or of two aggregates is DuckDB's SqlError.
 
 Refused by name (UnsupportedSql): UNPIVOT ON an expression, ``* REPLACE / RENAME``, PIVOT ON a
 row ``(a, b)``, several aggregates without aliases, an aggregate with FILTER (DuckDB's PIVOT
-ignores it), a source whose columns are not known (a ``*`` over a join, ``t.*``), several
-UNPIVOT value columns.  ``ON`` a condition (``ON x > 6``, ``ON x IS NULL``) pivots on its
+ignores it), a source whose columns are not known (a ``*`` over a join, ``t.*``).  ``ON`` a condition (``ON x > 6``, ``ON x IS NULL``) pivots on its
 values (``false``, ``true``), as DuckDB's.
 """
 
@@ -218,10 +219,9 @@ def _rewritten(tree: exp.Expression, pivot: exp.Pivot, schema: dict) -> exp.Expr
     if _bare(pivot):  # PIVOT t ON ... USING ...: a statement, or a subquery's body
         if pivot.args.get("unpivot"):
             into = pivot.args.get("into")
-            if into is not None and len(into.expressions) > 1:
-                raise UnsupportedSql("UNPIVOT into several value columns is not supported")
             select = _unpivoted(pivot.this, pivot.expressions, into.this if into else None,
-                                into.expressions[0] if into else None, True, schema)
+                                [v.name for v in into.expressions] if into else ["value"],
+                                True, schema)
         else:
             using = pivot.args.get("using") or [exp.Count(this=exp.Star())]  # DuckDB's
             select = _grouped(pivot.this, _on_columns(pivot), using, pivot.args.get("group"),
@@ -246,8 +246,11 @@ def _rewritten(tree: exp.Expression, pivot: exp.Pivot, schema: dict) -> exp.Expr
     if pivot.args.get("unpivot"):  # FROM t UNPIVOT [INCLUDE NULLS] (v FOR k IN (a, b))
         (field,) = pivot.args.get("fields") or [None]
         if not isinstance(field, exp.In) or len(pivot.expressions) != 1:
-            raise UnsupportedSql("UNPIVOT into several value columns is not supported")
-        select = _unpivoted(source, field.expressions, field.this, pivot.expressions[0],
+            raise UnsupportedSql("this UNPIVOT form is not supported: write (v FOR k IN "
+                                 "(a, b)) or ((v, w) FOR k IN ((a, b), (c, d)))")
+        values = pivot.expressions[0].unnest()  # FOR (v) IN ...: v
+        values = values.expressions if isinstance(values, exp.Tuple) else [values]
+        select = _unpivoted(source, field.expressions, field.this, [v.name for v in values],
                             not pivot.args.get("include_nulls"), schema)
     else:
         select = _grouped(source, pivot.args.get("fields") or [], pivot.expressions,
@@ -350,41 +353,57 @@ def _filtered(call: exp.Expression, test: exp.Expression) -> exp.Expression:
     return call
 
 
-def _unpivoted(source: exp.Expression, columns: list, name, value, skip_nulls: bool,
-               schema: dict) -> exp.Expression:
+def _unpivoted(source: exp.Expression, columns: list, name, values: list[str],
+               skip_nulls: bool, schema: dict) -> exp.Expression:
     """``SELECT kept..., 'a' AS name, a AS value FROM source [WHERE a IS NOT NULL] UNION ALL
     ...`` for each unpivoted column ``a`` (its label: its alias, else its name); ``kept``:
-    the source's other columns, in its order.  DuckDB's UNPIVOT leaves NULL values out
-    unless INCLUDE NULLS."""
+    the source's other columns, in its order.  With several value columns (``values``)
+    each entry is a row of as many columns, ``ON (a, c) AS x, (b, d) AS y INTO NAME k VALUE
+    v1, v2``: one branch per entry (an entry without alias labelled ``a_c``), as DuckDB.
+    DuckDB's UNPIVOT leaves out a row where a value is NULL unless INCLUDE NULLS."""
     name = "name" if name is None else name.name
-    value = "value" if value is None else value.unnest()  # FOR (v) IN ...: v
-    if isinstance(value, exp.Tuple):
-        raise UnsupportedSql("UNPIVOT into several value columns is not supported")
-    value = value if isinstance(value, str) else value.name
-    columns = _expanded(columns, source, schema)
-    unpivoted = [(c.this if isinstance(c, (exp.PivotAlias, exp.Alias)) else c) for c in columns]
-    if any(isinstance(c.unnest(), exp.Tuple) for c in unpivoted):
-        raise UnsupportedSql("UNPIVOT of several columns at once (ON (a, b) AS ab) is not "
-                             "supported")
-    if not all(isinstance(c, exp.Column) for c in unpivoted):
-        raise UnsupportedSql("UNPIVOT ON an expression is not supported: name the columns "
-                             "(or COLUMNS(*) / COLUMNS('regex'))")
-    check_unpivot_types(source, unpivoted, schema)
-    read = {c.name.lower() for c in unpivoted}
+    entries = [_unpivot_entry(c) for c in _expanded(columns, source, schema)]
+    width = len(entries[0][1])
+    for _, row in entries:
+        if len(row) != width:
+            raise SqlError(f"UNPIVOT value count mismatch - entry has {len(row)} values, but "
+                           f"expected all entries to have {width} values")
+    if len(values) != width:
+        raise SqlError(f"UNPIVOT name count mismatch - got {len(values)} names but {width} "
+                       "expressions")
+    if width > 1 and name.lower() in {v.lower() for v in values}:
+        raise UnsupportedSql(f"UNPIVOT VALUE columns named as the NAME column {name!r}")
+    for position in range(width):
+        check_unpivot_types(source, [row[position] for _, row in entries], schema)
+    read = {c.name.lower() for _, row in entries for c in row}
     kept = [exp.column(n) for n in _source_columns(source, schema) if n.lower() not in read]
     branches = []
-    for written, column in zip(columns, unpivoted):
-        label = written.alias if isinstance(written, (exp.PivotAlias, exp.Alias)) else column.name
+    for label, row in entries:
         branch = exp.select(*[k.copy() for k in kept],
                             exp.alias_(exp.Literal.string(label), name, quoted=True),
-                            exp.alias_(column.copy(), value, quoted=True)).from_(source.copy())
+                            *[exp.alias_(column.copy(), value, quoted=True)
+                              for column, value in zip(row, values)]).from_(source.copy())
         if skip_nulls:
-            branch = branch.where(exp.Not(this=exp.Is(this=column.copy(), expression=exp.Null())))
+            branch = branch.where(exp.and_(*[exp.Not(this=exp.Is(this=c.copy(),
+                                                                 expression=exp.Null()))
+                                             for c in row]))
         branches.append(branch)
     union = branches[0]
     for branch in branches[1:]:
         union = exp.union(union, branch, distinct=False)
     return union if len(branches) == 1 else exp.select("*").from_(union.subquery("__unpivot"))
+
+
+def _unpivot_entry(written: exp.Expression) -> tuple[str, list[exp.Column]]:
+    """(label, columns) of one UNPIVOT entry: ``a [AS x]`` or ``(a, c) [AS x]`` (unaliased:
+    ``a`` / ``a_c``)."""
+    aliased = isinstance(written, (exp.PivotAlias, exp.Alias))
+    inner = (written.this if aliased else written).unnest()
+    row = list(inner.expressions) if isinstance(inner, exp.Tuple) else [inner]
+    if not all(isinstance(c, exp.Column) for c in row):
+        raise UnsupportedSql("UNPIVOT ON an expression is not supported: name the columns "
+                             "(or COLUMNS(*) / COLUMNS('regex'))")
+    return (written.alias if aliased else "_".join(c.name for c in row)), row
 
 
 def _expanded(columns: list, source: exp.Expression, schema: dict) -> list:
