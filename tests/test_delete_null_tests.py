@@ -63,7 +63,13 @@ WHERES = ["c IS NULL", "c IS NOT NULL", "a IS NULL", "a IS NOT NULL", "b IS NULL
           "u ISNULL", "u IS NOT NULL", "x IS NULL", "x IS NOT NULL",
           "a IS NULL AND c IS NOT NULL", "a IS NULL OR g > 1", "g < 1 OR u IS NULL",
           "NOT (g IS NOT NULL OR d > '1970-01-01')", "u IS NOT NULL AND b = TRUE",
-          "(a IS NULL OR c IS NULL) AND NOT (u IS NULL)", "g IS NULL OR g <> 1.5"]
+          "(a IS NULL OR c IS NULL) AND NOT (u IS NULL)", "g IS NULL OR g <> 1.5",
+          # x IS [NOT] TRUE / FALSE: b = TRUE, u <> 0 ..., the NOT forms also where x is NULL
+          "b IS TRUE", "b IS FALSE", "b IS NOT TRUE", "b IS NOT FALSE", "g IS TRUE",
+          "g IS FALSE", "g IS NOT TRUE", "g IS NOT FALSE", "u IS TRUE", "u IS NOT FALSE",
+          "u IS NOT TRUE", "u IS FALSE", "x IS TRUE", "x IS NOT TRUE", "x IS FALSE",
+          "b IS NOT TRUE AND u IS NOT FALSE", "NOT (b IS TRUE) OR g IS FALSE",
+          "NOT (u IS NOT TRUE)"]
 
 
 @pytest.mark.parametrize("where", WHERES)
@@ -110,7 +116,7 @@ def test_a_string_dimension(tmp_path):
 
 
 def test_null_test_is_the_only_form_of_null(tmp_path):
-    """``x = NULL`` (NULL everywhere), ``IS TRUE`` and a list column's NULL test are refused
+    """``x = NULL`` (NULL everywhere), a list column's ``IS TRUE`` and NULL test are refused
     before anything is written; an unknown column is an SqlError."""
     path = str(tmp_path / "a")
     create(path, S.Schema([S.Dim("x", "int64", (0, 99), 10)],
@@ -120,7 +126,7 @@ def test_null_test_is_the_only_form_of_null(tmp_path):
           timestamp=10)
     commits = set(os.listdir(os.path.join(path, "__commits")))
     for where, error, match in (("n = NULL", UnsupportedSql, "comparison with NULL"),
-                                ("n IS TRUE", UnsupportedSql, "IS"),
+                                ("v IS TRUE", SqlError, "list of INT32"),
                                 ("v IS NULL", UnsupportedSql, "list of numbers"),
                                 ("n + 1 IS NULL", UnsupportedSql, "tests a column"),
                                 ("nope IS NULL", SqlError, "unknown column 'nope'")):
@@ -164,3 +170,15 @@ def test_reads_null_tests_written_by_tiledb(tmp_path, cond):
     assert rows["x"] == {"s == None": [0, 3, 5], "s != None": [2],
                          "s == None or n < 2": [5]}[cond]
     assert_same(uri, 15)
+
+
+def test_truth_tests_of_other_columns_are_refused(tmp_path):
+    """``IS TRUE`` of a date or a text (DuckDB casts text to BOOLEAN by its spelling) is
+    refused by name before anything is written."""
+    path = str(tmp_path / "a")
+    _array(path)
+    commits = set(os.listdir(os.path.join(path, "__commits")))
+    for where in ("d IS TRUE", "a IS NOT FALSE", "x + 1 IS TRUE"):
+        with pytest.raises(UnsupportedSql, match="IS"):
+            delete(path, where)
+    assert set(os.listdir(os.path.join(path, "__commits"))) == commits

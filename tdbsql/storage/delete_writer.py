@@ -7,7 +7,9 @@ cells that survive), so the parsed tree is negated before it is written, exactly
 ``Query::set_condition`` does for deletes.
 
 Supported: comparisons (``= != <> < <= > >=``, either side a column), ``AND``/``OR``/``NOT``,
-``IN``/``NOT IN``, ``BETWEEN``, a BOOLEAN column alone (``WHERE b`` is ``b = TRUE``); literals
+``IN``/``NOT IN``, ``BETWEEN``, a BOOLEAN column alone (``WHERE b`` is ``b = TRUE``),
+``x IS [NOT] TRUE / FALSE`` of a BOOLEAN or number column (``b = TRUE``, ``x <> 0``; the NOT
+forms also where x is NULL: ``b = FALSE OR b IS NULL``); literals
 are numbers, strings (dates and timestamps as DuckDB reads them for datetime fields, numbers
 and booleans as it casts them to a number or BOOLEAN field: ``storage.text_constants``; NaN as
 SQL orders it: ``storage.nan_comparisons``), TRUE/FALSE.  Anything else raises
@@ -209,6 +211,9 @@ class _Builder:
         if isinstance(e, exp.Not):
             if isinstance(e.this, exp.In):
                 return self._in(e.this, negated=True)
+            if _truth_test(e.this):  # x IS NOT TRUE: also where x is NULL
+                return ExprNode(CombinationOp.OR, (negate(self.node(e.this)),
+                                                   self._null_test(e.this.this)))
             return negate(self.node(e.this))
         if type(e) in _OPS:
             return self._compare(e)
@@ -220,6 +225,8 @@ class _Builder:
                                                 bounds.compared(ConditionOp.LE, 1)))
         if isinstance(e, exp.Is) and isinstance(e.expression, exp.Null):
             return self._null_test(e.this)
+        if _truth_test(e):
+            return self._is_truth(e.this, e.expression.this)
         if isinstance(e, exp.Column):
             return self._truth_of(e)
         raise UnsupportedSql(f"DELETE conditions do not support {e.key.upper()} "
@@ -232,6 +239,21 @@ class _Builder:
             raise UnsupportedSql(f"DELETE ... WHERE {name}: a column alone as the condition "
                                  "is supported for BOOLEAN columns; compare it instead")
         return self._constants(e, [exp.true()]).compared(ConditionOp.EQ)
+
+    def _is_truth(self, e, truth: bool) -> Node:
+        """``x IS TRUE`` / ``x IS FALSE``: ``x = TRUE`` / ``x = FALSE`` of a BOOLEAN column, of
+        a number ``x <> 0`` / ``x = 0`` (DuckDB casts it to BOOLEAN); false where x is NULL,
+        as those comparisons are."""
+        if not isinstance(e, exp.Column):
+            raise UnsupportedSql(f"DELETE ... IS TRUE / IS FALSE tests a column, not {e.sql()!r}")
+        kind = type_info(self.fields[self._column(e)].datatype).kind
+        if kind == "bool":
+            return self._constants(e, [exp.Boolean(this=truth)]).compared(ConditionOp.EQ)
+        if kind not in ("int", "uint", "float") or self.fields[e.name].cell_val_num != 1:
+            raise UnsupportedSql(f"DELETE ... WHERE {e.name} IS [NOT] TRUE / FALSE is supported "
+                                 "on BOOLEAN and number columns")
+        zero = self._constants(e, [exp.Literal.number(0)])
+        return zero.compared(ConditionOp.NE if truth else ConditionOp.EQ)
 
     def _refuse_null(self):
         raise UnsupportedSql("DELETE: a comparison with NULL is NULL on every row; "
@@ -469,6 +491,11 @@ class _Constants:
         IN: one every value does)."""
         op, number = (self._rules.every_value if negated else self._rules.no_value)(self.dtype)
         return ValueNode(self.column, op, number.tobytes())
+
+
+def _truth_test(e) -> bool:
+    """Is ``e`` ``x IS TRUE`` / ``x IS FALSE``?"""
+    return isinstance(e, exp.Is) and isinstance(e.expression, exp.Boolean)
 
 
 def _compared_column(e) -> str | None:
