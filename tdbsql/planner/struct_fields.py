@@ -24,6 +24,11 @@ from ..errors import SqlError, UnsupportedSql
 from .parse import span_over
 from .pivots import ctes_before
 
+# calls that give a list (sqlglot's nodes of them, and names it keeps as written)
+_LIST_CALLS = (exp.Split, exp.RegexpSplit, exp.MapKeys, exp.ArrayFilter, exp.Transform,
+               exp.ArraySort, exp.ArrayDistinct, exp.Flatten, exp.ArrayAgg, exp.Array)
+_LISTS = {"regexp_split_to_array", "map_values", "map_entries", "list_reverse", "list_slice",
+          "array_slice", "array_reverse", "list_zip"}
 _DROPPED = ("group", "having", "order", "qualify", "distinct", "windows", "limit", "offset")
 
 
@@ -62,7 +67,11 @@ def _candidates(select: exp.Select) -> list[tuple[exp.Expression, exp.Expression
 
 
 def _unless_lists(select: exp.Select, candidates, schema: dict) -> list:
-    """The candidates but the unnests whose operand sqlglot types as a list."""
+    """The candidates but the unnests whose operand is a list: a call that always gives one,
+    or one sqlglot types as a list."""
+    candidates = [(item, operand) for item, operand in candidates
+                  if not isinstance(operand, _LIST_CALLS) and
+                  not (isinstance(operand, exp.Anonymous) and operand.name.lower() in _LISTS)]
     unnests = [operand for item, operand in candidates if not isinstance(item, exp.Column)]
     if not unnests:
         return candidates
@@ -115,7 +124,7 @@ def _types(con, tree: exp.Expression, select: exp.Select, operands) -> list | No
         query.set("with_", exp.With(expressions=ctes + list(own)))
     try:
         return list(con.sql(query.sql(dialect="duckdb")).schema.types)
-    except (SqlError, UnsupportedSql):
+    except (SqlError, UnsupportedSql, SqlglotError, ValueError):  # sqlglot cannot print some
         return None
 
 
