@@ -150,5 +150,34 @@ def _expand(select: exp.Select, candidates, types, sql: str) -> None:
                 exp.to_identifier(field.name, quoted=True))
             for n, field in enumerate(type_, start=1) if field.name.lower() not in excluded]
     if replaced:
+        _from_columns_named(select, {new.alias.lower() for items in replaced.values()
+                                     for new in items},
+                            {item.alias.lower() for item, _ in candidates
+                             if id(item) in replaced and isinstance(item, exp.Alias)})
         select.set("expressions", [new for item in select.expressions
                                    for new in replaced.get(id(item), [item])])
+
+
+def _from_columns_named(select: exp.Select, fields: set[str], aliases: set[str]) -> None:
+    """DuckDB's ORDER BY (GROUP BY, HAVING, QUALIFY) does not see the field columns by their
+    names (``fields``): a name there is the FROM's column, so it is qualified with the
+    select's one source (named ``__fields`` if it is an unnamed subquery; beside a join:
+    refused, not read as the field).  An unnest's alias there (``aliases``, DuckDB's struct
+    itself) is refused."""
+    source = select.args.get("from_")
+    table = ""
+    if source is not None and not select.args.get("joins"):
+        if isinstance(source.this, exp.Subquery) and not source.this.alias:
+            source.this.set("alias", exp.TableAlias(this=exp.to_identifier("__fields")))
+        table = source.this.alias_or_name
+    for key in ("order", "group", "having", "qualify", "distinct"):
+        clause = select.args.get(key)
+        for column in list(clause.find_all(exp.Column)) if clause is not None else []:
+            name = column.name.lower()
+            if column.table or name not in fields | aliases:
+                continue
+            if name in aliases or not table:
+                raise UnsupportedSql(f"{key.upper()} naming {column.name!r} beside a STRUCT's "
+                                     "fields (s.*, unnest(s)) is not supported here: qualify "
+                                     "it or use its position")
+            column.set("table", exp.to_identifier(table))
