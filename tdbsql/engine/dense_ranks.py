@@ -18,19 +18,23 @@ import pyarrow.compute as pc
 
 from ..errors import UnsupportedSql
 from .interval_compare import normalised_parts
+from .nested_order import is_nested, nested_ranks
 from .range_join import ordered_numbers
 from .value_types import type_name
 
 
 def dense_ranks(values: pa.Array, what: str) -> np.ndarray:
-    """The dense ranks of ``values`` (see above); UnsupportedSql naming ``what`` (``"ASOF
-    JOIN"``, ``"arg_max"``) for values tdbsql cannot order (lists, structs)."""
+    """The dense ranks of ``values`` (see above; lists, structs and MAPs: ``nested_order``);
+    UnsupportedSql naming ``what`` (``"ASOF JOIN"``, ``"arg_max"``) for values tdbsql cannot
+    order."""
     if pa.types.is_interval(values.type):
         parts = normalised_parts(values)
         return ranks_in_order(np.lexsort(parts[::-1]), parts)
     numbers = ordered_numbers(values)
     if numbers is not None:
         return ranks_in_order(np.argsort(numbers[0]), [numbers[0]])
+    if is_nested(values):  # lists, structs, MAPs: as ORDER BY sorts them
+        return nested_ranks(values)
     try:
         ranked = pc.rank(values, sort_keys="ascending", tiebreaker="dense")
     except pa.ArrowNotImplementedError:

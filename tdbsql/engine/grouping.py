@@ -29,7 +29,7 @@ from ..kernels import aggregate as agg_kernels
 from ..kernels import group_order
 from .decimal_values import unscaled_doubles
 from .interval_compare import group_extremes
-from .nested_extremes import is_nested, nested_extremes
+from .nested_order import is_nested, nested_extremes
 from .hash_table import (
     NO_ROWS, as_array, float64_values, group_rows, int64_values, is_integer_like, key_codes,
     valid_mask,
