@@ -2,14 +2,16 @@
 upper bound to the number of non-NULL values ``x`` in it (UBIGINT): a value falls in the
 first bin whose bound it does not exceed; every bin is listed (0 when empty), then, when
 some value exceeds every bound, one more entry keyed by the largest value of x's type (an
-integer type's maximum, a float's ``inf``) counting those; a NaN counts in the first bin, as
-DuckDB's lower bound search puts it.  The bounds are cast to x's type
+integer type's maximum, a float's ``inf``, text's ``''``) counting those; a NaN counts in the
+first bin, as DuckDB's lower bound search puts it.  Text compares by code point (DuckDB's
+byte order of UTF-8).  The bounds are cast to x's type
 (as DuckDB casts them: ``1.5`` is ``2`` for an INTEGER x), sorted, repeats dropped.  A group
 without a non-NULL value gives NULL.
 
 The bounds must be a constant list without NULLs (DuckDB's binder errors otherwise).  x of
-integer, float and DECIMAL types (binned as DOUBLEs, as DuckDB) only: DuckDB's other key
-types (text, dates, ...) are ``UnsupportedSql``, as are DISTINCT and the window form.
+integer, float, DECIMAL (binned as DOUBLEs, as DuckDB) and text types only: DuckDB's other
+key types (dates, whose last key is its ``infinity``, booleans) are ``UnsupportedSql``, as
+are DISTINCT and the window form.
 """
 
 from __future__ import annotations
@@ -27,12 +29,17 @@ def binned_histogram(values: pa.Array, groups: Groups, bounds: pa.Scalar) -> pa.
     """One MAP per group of ``groups`` binning the non-NULL ``values`` of its rows by the
     constant list ``bounds``."""
     values = as_array(values)
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
     if pa.types.is_decimal(values.type):  # DuckDB bins DECIMALs as DOUBLEs
         values = values.cast(pa.float64())
+    if pa.types.is_large_string(values.type):
+        values = values.cast(pa.string())
     kind = values.type
-    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or
+            pa.types.is_string(kind)):
         raise UnsupportedSql(f"histogram(x, bins) of {type_name(kind)} values is not "
-                             "supported (numbers are)")
+                             "supported (numbers and text are)")
     edges = _edges(bounds, kind)
     valid = ~null_rows(values)
     numbers = values.to_numpy(zero_copy_only=False)[valid]
@@ -47,7 +54,7 @@ def binned_histogram(values: pa.Array, groups: Groups, bounds: pa.Scalar) -> pa.
     kept = np.zeros((groups.count, width), dtype=bool)
     kept[:, :-1] = has_values[:, None]
     kept[:, -1] = counts[:, -1] > 0
-    top = np.iinfo(kind.to_pandas_dtype()).max if pa.types.is_integer(kind) else np.inf
+    top = _largest(kind)
     keys = np.broadcast_to(np.append(edges, top).astype(kind.to_pandas_dtype()),
                            (groups.count, width))
     offsets = np.concatenate([[0], np.cumsum(kept.sum(axis=1))]).astype(np.int32)
@@ -55,6 +62,14 @@ def binned_histogram(values: pa.Array, groups: Groups, bounds: pa.Scalar) -> pa.
                                    pa.array(counts[kept], pa.uint64()),
                                    type=pa.map_(kind, pa.uint64()),
                                    mask=pa.array(~has_values) if not has_values.all() else None)
+
+
+def _largest(kind: pa.DataType):
+    """The key DuckDB gives the values above every bound: the type's largest value, a
+    float's ``inf``, text's ``''``."""
+    if pa.types.is_integer(kind):
+        return np.iinfo(kind.to_pandas_dtype()).max
+    return np.inf if pa.types.is_floating(kind) else ""
 
 
 def _edges(bounds: pa.Scalar, kind: pa.DataType) -> np.ndarray:
