@@ -400,6 +400,19 @@ class _Parser(type(_DIALECT.parser())):
             call.meta[WITHIN_GROUP] = True
         return call
 
+    def _parse_types(self, check_func: bool = False, schema: bool = False,
+                     allow_identifiers: bool = True, with_collation: bool = False):
+        """``row(1, 2)`` in an expression is DuckDB's call, never the type ROW(...) (sqlglot
+        reads ROW as STRUCT, and ``row(1, 2) < x`` then as a ``STRUCT(...)<...>`` type)."""
+        if check_func and self._curr is not None and self._next is not None \
+                and self._curr.token_type == TokenType.STRUCT \
+                and self._curr.text.upper() == "ROW" \
+                and self._next.token_type == TokenType.L_PAREN:
+            return None
+        return super()._parse_types(check_func=check_func, schema=schema,
+                                    allow_identifiers=allow_identifiers,
+                                    with_collation=with_collation)
+
     def _parse_type(self, parse_interval: bool = True, fallback_to_identifier: bool = False):
         """A typed literal takes the ``::`` casts and ``[...]`` after it as DuckDB does:
         ``DATE '2024-01-01'::VARCHAR`` is the DATE as text, where sqlglot casts the string
