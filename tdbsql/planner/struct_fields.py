@@ -5,8 +5,8 @@ struct's ``unnest`` gives ``element1``, ``element2``, ...).
 Which fields s has is only known from its type, so the select's own FROM is asked first: a
 query of the same FROM, WHERE and CTEs that selects the candidates (``LIMIT 0``) is run by the
 connection (not for an unnest whose operand sqlglot types as a list from the tables' column
-types: the common unnest costs no second run), and each candidate that is a STRUCT becomes ``struct_extract_at(s, i) AS "field"``
-items (``s.* EXCLUDE (a)`` leaves field a out).  A select whose typing query fails (a
+types: the common unnest costs no second run), and each candidate that is a STRUCT becomes
+``struct_extract_at(s, i) AS "field"`` items (``s.* EXCLUDE (a)`` leaves field a out).  A select whose typing query fails (a
 correlated subquery, an error the statement's own planning reports) is left as written; the
 engine refuses what is left (a qualified star that names no table, unnest of a STRUCT).
 """
@@ -153,17 +153,21 @@ def _expand(select: exp.Select, candidates, types, sql: str) -> None:
         _from_columns_named(select, {new.alias.lower() for items in replaced.values()
                                      for new in items},
                             {item.alias.lower() for item, _ in candidates
-                             if id(item) in replaced and isinstance(item, exp.Alias)})
+                             if id(item) in replaced and isinstance(item, exp.Alias)},
+                            {item.alias.lower(): item.this for item in select.expressions
+                             if isinstance(item, exp.Alias) and id(item) not in replaced})
         select.set("expressions", [new for item in select.expressions
                                    for new in replaced.get(id(item), [item])])
 
 
-def _from_columns_named(select: exp.Select, fields: set[str], aliases: set[str]) -> None:
+def _from_columns_named(select: exp.Select, fields: set[str], aliases: set[str],
+                        others: dict) -> None:
     """DuckDB's ORDER BY (GROUP BY, HAVING, QUALIFY) does not see the field columns by their
     names (``fields``): a name there is the FROM's column, so it is qualified with the
     select's one source (named ``__fields`` if it is an unnamed subquery; beside a join:
-    refused, not read as the field).  An unnest's alias there (``aliases``, DuckDB's struct
-    itself) is refused."""
+    refused, not read as the field) -- but a whole ORDER BY term naming another item's
+    alias (``others``: alias -> expression) is that item, as DuckDB binds it.  An unnest's
+    alias there (``aliases``, DuckDB's struct itself) is refused."""
     source = select.args.get("from_")
     table = ""
     if source is not None and not select.args.get("joins"):
@@ -175,6 +179,9 @@ def _from_columns_named(select: exp.Select, fields: set[str], aliases: set[str])
         for column in list(clause.find_all(exp.Column)) if clause is not None else []:
             name = column.name.lower()
             if column.table or name not in fields | aliases:
+                continue
+            if key == "order" and name in others and isinstance(column.parent, exp.Ordered):
+                column.replace(others[name].copy())  # a whole ORDER BY term: the alias
                 continue
             if name in aliases or not table:
                 raise UnsupportedSql(f"{key.upper()} naming {column.name!r} beside a STRUCT's "
