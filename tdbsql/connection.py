@@ -121,7 +121,7 @@ class Connection:
                 return Result(self.views.drop(tree, sql))
             tables = {name.lower() for name in self.catalog.sources}
             return Result(self.views.create(
-                tree, sql, tables, lambda query: len(self._result_schema(sql, query))))
+                tree, sql, tables, lambda query: len(self.result_schema(sql, query))))
         if isinstance(tree, (exp.Insert, exp.Delete, exp.Copy)):
             from .copy_statement import run_copy
             from .dml import run_delete, run_insert
@@ -194,7 +194,7 @@ class Connection:
                 raise UnsupportedSql(f"SHOW {what} is not supported (SHOW TABLES, SHOW ALL "
                                      "TABLES, SHOW t and DESCRIBE t / DESCRIBE SELECT ... are)")
             return show_tables(self.catalog, self.views,
-                               lambda name: self._result_schema(sql, exp.select("*").from_(
+                               lambda name: self.result_schema(sql, exp.select("*").from_(
                                    exp.Table(this=exp.to_identifier(name, quoted=True)))),
                                all_tables=what == "ALL TABLES")
         extra = [arg for arg, value in tree.args.items()
@@ -213,13 +213,13 @@ class Connection:
             target, text = target.this, text[1:-1].strip()
         if isinstance(target, exp.Table) and not target.args.get("db") and \
                 self.views.get(target.name) is not None:  # DESCRIBE v: its query's columns
-            return describe_columns(self._result_schema(sql, exp.select("*").from_(target)))
+            return describe_columns(self.result_schema(sql, exp.select("*").from_(target)))
         if isinstance(target, exp.Table):
             source, window = self.catalog.resolve(target, sql)
             array = source.open(window) if isinstance(source, ArraySource) else None
             return describe_table(source, array)
         try:
-            return describe_columns(self._result_schema(text))
+            return describe_columns(self.result_schema(text))
         except SqlError as err:  # underline the culprit in the whole statement
             offset = sql.find(text)
             if type(err) is not SqlError or err.sql != text or err.span is None or offset < 0:
@@ -227,8 +227,9 @@ class Connection:
             start, end = err.span
             raise SqlError(err.plain_message, sql, (start + offset, end + offset)) from None
 
-    def _result_schema(self, sql: str, tree=None) -> pa.Schema:
-        """The columns of the query ``sql`` (parsed: ``tree``), run over empty tables."""
+    def result_schema(self, sql: str, tree=None) -> pa.Schema:
+        """The columns of the query ``sql`` (parsed: ``tree``), run over empty tables: no
+        tile or file is read, however much the query would read."""
         from .engine.runner import Runner
 
         query, runner = self._plan(sql, tree, cached=False)

@@ -3,12 +3,13 @@
 struct's ``unnest`` gives ``element1``, ``element2``, ...).
 
 Which fields s has is only known from its type, so the select's own FROM is asked first: a
-query of the same FROM, WHERE and CTEs that selects the candidates (``LIMIT 0``) is run by the
-connection (not for an unnest whose operand sqlglot types as a list from the tables' column
-types: the common unnest costs no second run), and each candidate that is a STRUCT becomes
-``struct_extract_at(s, i) AS "field"`` items (``s.* EXCLUDE (a)`` leaves field a out).  A select whose typing query fails (a
-correlated subquery, an error the statement's own planning reports) is left as written; the
-engine refuses what is left (a qualified star that names no table, unnest of a STRUCT).
+query of the same FROM, WHERE and CTEs that selects the candidates is run by the connection
+over empty tables, reading nothing (``Connection.result_schema``; not for an unnest whose
+operand sqlglot types as a list from the tables' column types: the common unnest costs no
+second run), and each candidate that is a STRUCT becomes ``struct_extract_at(s, i) AS
+"field"`` items (``s.* EXCLUDE (a)`` leaves field a out).  A select whose typing query fails
+(a correlated subquery, an error the statement's own planning reports) is left as written;
+the engine refuses what is left (a qualified star that names no table, unnest of a STRUCT).
 """
 
 from __future__ import annotations
@@ -117,13 +118,13 @@ def _ancestry(node: exp.Expression):
 
 def _types(con, tree: exp.Expression, select: exp.Select, operands) -> list | None:
     """The Arrow types of ``operands`` over the select's rows (None: not known here)."""
-    query = _typing_query(select, operands).limit(0)
+    query = _typing_query(select, operands)
     ctes = ctes_before(tree, select) if select is not tree else []
     if ctes:
         own = query.args["with_"].expressions if query.args.get("with_") else []
         query.set("with_", exp.With(expressions=ctes + list(own)))
     try:
-        return list(con.sql(query.sql(dialect="duckdb")).schema.types)
+        return list(con.result_schema(query.sql(dialect="duckdb")).types)
     except (SqlError, UnsupportedSql, SqlglotError, ValueError):  # sqlglot cannot print some
         return None
 
