@@ -20,9 +20,6 @@ name and moved there once whole, so a COPY reading the file it writes reads it a
 
 from __future__ import annotations
 
-import decimal
-import json
-import math
 import os
 import uuid
 from dataclasses import dataclass
@@ -31,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
+from .duckdb_json import json_text, json_values
 from .errors import InterfaceError, SqlError, UnsupportedSql
 from .planner.parse import span_of
 
@@ -222,88 +220,11 @@ def _write_json(reader: pa.RecordBatchReader, path: str, options: _Options) -> i
     rows = 0
     with open(path, "w", encoding="utf-8", newline="") as out:
         for batch in reader:
-            columns = [_json_values(column, text_of) for column in batch.columns]
+            columns = [json_values(column, text_of) for column in batch.columns]
             for values in zip(*columns):
-                out.write(_json_text(dict(zip(names, values))) + "\n")
+                out.write(json_text(dict(zip(names, values))) + "\n")
             rows += batch.num_rows
     return rows
-
-
-def _json_values(array: pa.Array, text_of) -> list:
-    """A column's values as JSON-ready Python values, one a row."""
-    data_type = array.type
-    if pa.types.is_dictionary(data_type):
-        return _json_values(array.dictionary_decode(), text_of)
-    if pa.types.is_map(data_type):
-        keys = text_of(array.keys).to_pylist()
-        items = _json_values(array.items, text_of)
-        return [None if not valid else dict(zip(keys[start:end], items[start:end]))
-                for valid, start, end in _spans(array)]
-    if pa.types.is_list(data_type) or pa.types.is_large_list(data_type) or \
-            pa.types.is_fixed_size_list(data_type):
-        values = _json_values(array.values, text_of)
-        return [None if not valid else values[start:end] for valid, start, end in
-                _spans(array)]
-    if pa.types.is_struct(data_type):
-        fields = [_json_values(array.field(i), text_of) for i in range(data_type.num_fields)]
-        names = [data_type.field(i).name for i in range(data_type.num_fields)]
-        rows = zip(*fields) if fields else ([] for _ in range(len(array)))
-        return [dict(zip(names, row)) if ok else None
-                for ok, row in zip(array.is_valid().to_pylist(), rows)]
-    if pa.types.is_integer(data_type) or pa.types.is_boolean(data_type) or \
-            pa.types.is_string(data_type) or pa.types.is_large_string(data_type) or \
-            pa.types.is_null(data_type):
-        return array.to_pylist()
-    if pa.types.is_floating(data_type) or pa.types.is_decimal(data_type):
-        # json writes NaN, Infinity, -Infinity as DuckDB does; a DECIMAL as its double
-        return [None if v is None else float(v) for v in array.to_pylist()]
-    return text_of(array).to_pylist()
-
-
-def _json_text(value) -> str:
-    """``value`` (None, bool, int, float, str, list, dict of them) as DuckDB writes JSON: no
-    spaces, text as UTF-8, numbers as ``_json_number``."""
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{_json_text(str(k))}:{_json_text(v)}"
-                              for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(map(_json_text, value)) + "]"
-    if isinstance(value, float):
-        return _json_number(value)
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _json_number(value: float) -> str:
-    """A double as DuckDB's JSON writer prints it: its shortest digits, plainly written when
-    the decimal point falls within 21 digits left or 6 right of them (``100000000000000000000.0``,
-    ``0.000001``; whole values end in ``.0``), else in scientific form (``1e21``, ``1e-7``);
-    ``NaN``, ``Infinity``, ``-Infinity``."""
-    if value != value:
-        return "NaN"
-    if value in (math.inf, -math.inf):
-        return "Infinity" if value > 0 else "-Infinity"
-    sign = "-" if math.copysign(1.0, value) < 0 else ""
-    if value == 0:
-        return sign + "0.0"
-    shortest = decimal.Decimal(repr(abs(value))).normalize().as_tuple()  # repr: shortest
-    digits = "".join(map(str, shortest.digits))
-    point = len(digits) + shortest.exponent  # the decimal point after this many digits
-    if 0 < point <= 21:
-        text = digits[:point] + "0" * (point - len(digits)) + "." + (digits[point:] or "0")
-    elif -6 < point <= 0:
-        text = "0." + "0" * -point + digits
-    else:
-        text = digits[0] + ("." + digits[1:] if len(digits) > 1 else "") + f"e{point - 1}"
-    return sign + text
-
-
-def _spans(array) -> list[tuple[bool, int, int]]:
-    """(valid, start, end) of each list (or MAP) row into its values."""
-    offsets = array.offsets.to_pylist() if hasattr(array, "offsets") else [
-        i * array.type.list_size for i in range(len(array) + 1)]
-    valid = array.is_valid().to_pylist()
-    base = offsets[0] if offsets else 0
-    return [(ok, offsets[i] - base, offsets[i + 1] - base) for i, ok in enumerate(valid)]
 
 
 # -- Parquet --------------------------------------------------------------------------------

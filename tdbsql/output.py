@@ -88,9 +88,9 @@ def _is_single(data_type: pa.DataType) -> bool:
 
 
 def render_table(table: pa.Table) -> str:
-    """An aligned text table with a row count, numbers right-aligned; a MAP or STRUCT in
-    DuckDB's text (``{a=1, b=2}``, ``{'a': 1, 'b': x}``)."""
-    table = _nested_as_text(table, lambda t: pa.types.is_map(t) or pa.types.is_struct(t))
+    """An aligned text table with a row count, numbers right-aligned; a list, MAP or STRUCT
+    in DuckDB's text (``[a, NULL]``, ``{a=1, b=2}``, ``[{'a': 1, 'b': NULL}]``)."""
+    table = _nested_as_text(table, _is_nested)
     names = table.column_names
     single = [_is_single(t) for t in table.schema.types]
     columns = [column.to_pylist() for column in table.columns]  # by position: names may repeat
@@ -120,9 +120,7 @@ def render_csv(table: pa.Table, header: bool = True) -> str:
 
     import pyarrow.csv as pcsv
 
-    table = _nested_as_text(table, lambda t: pa.types.is_list(t) or pa.types.is_large_list(t)
-                            or pa.types.is_fixed_size_list(t) or pa.types.is_map(t)
-                            or pa.types.is_struct(t))
+    table = _nested_as_text(table, _is_nested)
     for i, column_type in enumerate(table.schema.types):
         if pa.types.is_decimal(column_type) and column_type.scale > 6:
             from .engine.decimal_values import to_text
@@ -131,6 +129,13 @@ def render_csv(table: pa.Table, header: bool = True) -> str:
     buf = io.BytesIO()
     pcsv.write_csv(table, buf, pcsv.WriteOptions(include_header=header))
     return buf.getvalue().decode("utf-8")
+
+
+def _is_nested(data_type: pa.DataType) -> bool:
+    """A list, MAP or STRUCT type (printed as DuckDB's text of it)."""
+    return pa.types.is_list(data_type) or pa.types.is_large_list(data_type) or \
+        pa.types.is_fixed_size_list(data_type) or pa.types.is_map(data_type) or \
+        pa.types.is_struct(data_type)
 
 
 def _nested_as_text(table: pa.Table, nested) -> pa.Table:
@@ -160,13 +165,15 @@ def render_json(table: pa.Table) -> str:
     singles = [name for name, t in zip(table.column_names, table.schema.types) if _is_single(t)]
     decimals = [name for name, t in zip(table.column_names, table.schema.types)
                 if pa.types.is_decimal(t)]
-    maps = [name for name, t in zip(table.column_names, table.schema.types)
-            if pa.types.is_map(t)]
     rows = table.to_pylist()
+    for name, column_type in zip(table.column_names, table.schema.types):
+        if _is_nested(column_type):  # as COPY TO json writes them: a MAP an object, a TUPLE
+            from .duckdb_json import json_values  # an array, other values their text
+
+            values = json_values(table.column(name).combine_chunks(), _text_of())
+            for row, value in zip(rows, values):
+                row[name] = value
     for row in rows:
-        for name in maps:  # a JSON object, as DuckDB writes a MAP: keys as text
-            if row[name] is not None:
-                row[name] = {str(key): value for key, value in row[name]}
         for name in singles:
             value = row[name]
             if value is not None and np.isfinite(value):

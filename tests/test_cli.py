@@ -251,3 +251,16 @@ def test_under_a_profiler_the_process_ends_as_usual(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "225" in proc.stdout and out.stat().st_size > 0
+
+
+def test_nested_values_print_as_duckdbs_text_in_the_table():
+    """A list of structs or MAPs, a list of text: DuckDB's VARCHAR text in the table, not
+    Python's (``None``, tuples, quoted strings)."""
+    import duckdb
+
+    items = ["[{'a': 1, 'b': NULL}, NULL]", "[MAP {'k': NULL}]", "['x', NULL]", "(1, 'a')"]
+    proc = run("query", "SELECT " + ", ".join(f"{item} AS c{i}" for i, item in
+                                               enumerate(items)))
+    cells = [cell.strip() for cell in proc.stdout.splitlines()[2].split("|")]
+    want = duckdb.sql("SELECT " + ", ".join(f"CAST({item} AS VARCHAR)" for item in items))
+    assert cells == list(want.fetchall()[0])

@@ -4,6 +4,7 @@ appends to an array as ``tiledb`` then reads it; and the errors."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -170,3 +171,19 @@ def test_a_copy_may_read_the_file_it_writes(tmp_path):
         con.sql(f"COPY (SELECT v, INTERVAL 1 DAY AS i FROM '{path}') TO '{path}'")
     assert pq.read_table(path).column("v").to_pylist() == [10, 20, 30]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.parquet"]
+
+
+def test_tuples_and_nested_maps_in_json(tmp_path):
+    """A TUPLE (unnamed struct) is a JSON array, as DuckDB writes it; the CLI's JSON lines
+    write nested values the same way."""
+    import duckdb
+
+    query = ("SELECT (1, 'a') AS t, [(2, 'b')] AS l, [MAP {'k': DATE '2024-01-01'}] AS m, "
+             "{'s': (3, NULL)} AS s")
+    tdbsql.connect().sql(f"COPY ({query}) TO '{tmp_path / 'ours.json'}'")
+    duckdb.execute(f"COPY ({query}) TO '{tmp_path / 'duck.json'}'")
+    assert (tmp_path / "ours.json").read_text() == (tmp_path / "duck.json").read_text()
+    from tdbsql.output import render_json
+
+    line = render_json(tdbsql.query(query)).strip()
+    assert json.loads(line) == json.loads((tmp_path / "duck.json").read_text())
