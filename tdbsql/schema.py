@@ -19,6 +19,7 @@ var-sized unless ``var=False`` or a ``cell_val_num`` is given.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -506,9 +507,18 @@ def _raw_domain(d: Dim, dt: Datatype) -> tuple:
 
 
 def raw_temporal(v, unit: str) -> int:
+    """A date/time value (numpy, Python ``datetime`` / ``date`` / ``timedelta``, pandas, or the
+    raw integer count) as the count of ``unit`` TileDB stores."""
+    if isinstance(v, datetime.datetime | datetime.date):
+        v = np.datetime64(v.replace(tzinfo=None) if isinstance(v, datetime.datetime) else v)
+    elif isinstance(v, datetime.timedelta):
+        v = np.timedelta64(v)
     if isinstance(v, (np.datetime64, np.timedelta64)):
         return int(v.astype(f"{'M' if isinstance(v, np.datetime64) else 'm'}8[{unit}]").astype(np.int64))
-    return int(v)
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        raise SchemaError(f"{v!r} is not a date, time or integer count of {unit}") from None
 
 
 def _format_attr(a: Attr) -> Attribute:

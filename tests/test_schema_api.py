@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
+import numpy as np
 import pytest
 
 from tdbsql import schema as S
@@ -40,6 +43,8 @@ from tdbsql.datatypes import VAR_NUM, Datatype, Layout
     (lambda: S.Schema([S.Dim("x", "int32", (0, 9), 5)], [], cell_order="diagonal"), "cell_order"),
     (lambda: S.Schema([S.Dim("x", "int32", (0, 9), 5)], [], tile_order="hilbert"), "tile_order"),
     (lambda: S.Schema([S.Dim("x", "int32", (0, 9), 5)], [S.Attr("a", "int16", fill=b"abc")]), "fill value"),
+    (lambda: S.Schema([S.Dim("x", "int32", (0, 9), 5)], [S.Attr("t", "timedelta64[ms]", fill=[1.5])]),
+     "not a date, time or integer count of ms"),
 ])
 def test_schemas_tiledb_refuses(build, message):
     with pytest.raises(S.SchemaError) as info:
@@ -66,6 +71,23 @@ def test_to_format_and_back():
     assert stored.enumerations[0].filename == "__f_0"
     back = S.Schema.from_format(stored, schema.format_enumerations())
     assert back.to_format("__1_1_abc", {"e": "__f_0"}, 1).to_bytes() == stored.to_bytes()
+
+
+@pytest.mark.parametrize("dtype, python, numpy_value", [
+    ("timedelta64[ms]", dt.timedelta(seconds=3, microseconds=4000), np.timedelta64(3004, "ms")),
+    ("datetime64[s]", dt.datetime(2020, 1, 2, 3, 4, 5), np.datetime64("2020-01-02T03:04:05")),
+    ("datetime64[D]", dt.date(2020, 1, 2), np.datetime64("2020-01-02")),
+])
+def test_python_date_and_time_fill_values(dtype, python, numpy_value):
+    """A fill value (or domain bound) given as a Python date, datetime or timedelta is stored
+    as the numpy value's count (it was a raw TypeError)."""
+    def stored(value):
+        schema = S.Schema([S.Dim("x", "int32", (0, 9), 5)], [S.Attr("a", dtype, fill=value)],
+                          sparse=False)
+        return schema.to_format().attributes[0].fill_value
+    assert stored(python) == stored(numpy_value)
+    dim = S.Schema([S.Dim("t", dtype, (python, python), 1)], [S.Attr("a", "int8")]).to_format()
+    assert np.int64(dim.dimensions[0].domain[0]).tobytes() == stored(numpy_value)
 
 
 def test_null_tile_extent_becomes_the_domain_range():
