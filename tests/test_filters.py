@@ -16,7 +16,7 @@ tiledb = pytest.importorskip("tiledb")
 
 from tdbsql.datatypes import Datatype as D  # noqa: E402
 from tdbsql.errors import (  # noqa: E402
-    ChecksumMismatchError, CorruptArrayError, EncryptionKeyError, UnsupportedFormatError,
+    ChecksumMismatchError, CorruptArrayError, DataError, EncryptionKeyError, UnsupportedFormatError,
 )
 from tdbsql.format.array_schema import read_array_schema  # noqa: E402
 from tdbsql.format.binary import Writer  # noqa: E402
@@ -775,7 +775,11 @@ def test_xor_and_float_scale_feed_later_filters_their_output_type():
 def test_round_trip_float_and_byte_tiles(tile, stack):
     datatype, values = tile
     pipeline = FilterPipeline(tuple(stack))
-    encoded = pipeline.encode_tile(values, datatype, VERSION, cell_size=values.itemsize)
+    try:
+        encoded = pipeline.encode_tile(values, datatype, VERSION, cell_size=values.itemsize)
+    except DataError as e:  # XOR after a filter leaving part values (TileDB cannot read it)
+        assert "XOR input" in str(e) and stack.index(XorFilter()) > 0
+        return
     assert pipeline.decode_tile(encoded, datatype, VERSION).tobytes() == values.tobytes()
 
 

@@ -2,8 +2,10 @@
 
 Metadata: ``num_parts u32`` and a ``u32`` size per part.  The element width is the size of the
 datatype the filter sees; the filter emits the signed integer type of that width (TileDB's
-``output_datatype``).  Bytes after the last whole element of a part (TileDB never writes such
-parts) are kept as they are.  The loops are ``tdbsql.kernels.xor``.
+``output_datatype``).  A part that is not whole elements (the XOR follows a compressor or
+DOUBLE_DELTA) is refused when writing: TileDB leaves its last bytes unwritten, so it cannot read
+such a tile back, from itself or from us.  Reading keeps those bytes as they are.  The loops are
+``tdbsql.kernels.xor``.
 """
 
 from __future__ import annotations
@@ -11,8 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
+
 from ...datatypes import Datatype, datatype_size
-from ...errors import UnsupportedFormatError
+from ...errors import DataError, UnsupportedFormatError
 from ...kernels import xor as kernels
 from ..binary import Reader
 from .base import (
@@ -51,9 +55,11 @@ class XorFilter(Filter):
     def encode(self, metadata, data, ctx: ChunkContext):
         src = as_uint8(data)
         width = _width(ctx.datatype)
-        out = src.copy()
-        whole = src.nbytes - src.nbytes % width
-        kernels.xor_encode(uint_view(src[:whole], width), uint_view(out[:whole], width))
+        if src.nbytes % width:
+            raise DataError(f"XOR input of {src.nbytes} bytes is not whole {width}-byte values "
+                            "(TileDB could not read the tile back)")
+        out = np.empty_like(src)
+        kernels.xor_encode(uint_view(src, width), uint_view(out, width))
         return part_sizes_header([src.nbytes]) + bytes(metadata), out
 
 
