@@ -522,7 +522,7 @@ def test_round_trip_integer_tiles(tile, stack, cuts):
     pipeline = FilterPipeline(tuple(stack))
     width = values.dtype.itemsize
     bounds = sorted({0, *(c * width for c in cuts if c < values.size)}) if values.size else None
-    if any(isinstance(f, (DeltaFilter, DoubleDeltaFilter, RleFilter)) for f in stack[1:]):
+    if any(isinstance(f, (DeltaFilter, DoubleDeltaFilter, RleFilter, XorFilter)) for f in stack[1:]):
         return  # coding earlier filters' metadata as typed values needs whole values; skip
     encoded = pipeline.encode_tile(values, datatype, VERSION, cell_size=width, chunk_bounds=bounds)
     decoded = pipeline.decode_tile(encoded, datatype, VERSION, cell_size=width, expected_size=values.nbytes)
@@ -778,7 +778,7 @@ def test_round_trip_float_and_byte_tiles(tile, stack):
     try:
         encoded = pipeline.encode_tile(values, datatype, VERSION, cell_size=values.itemsize)
     except DataError as e:  # XOR after a filter leaving part values (TileDB cannot read it)
-        assert "XOR input" in str(e) and stack.index(XorFilter()) > 0
+        assert "XOR input" in str(e) and XorFilter() in stack[1:]
         return
     assert pipeline.decode_tile(encoded, datatype, VERSION).tobytes() == values.tobytes()
 
