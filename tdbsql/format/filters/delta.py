@@ -107,8 +107,7 @@ class DeltaFilter(_DeltaBase):
         width, _ = self.value_type(ctx)
         r = Reader(data, ctx.where)
         count = r.u64("DELTA value count")
-        if count * width != size:
-            raise r.error("DELTA value count", f"{count} values do not make {size} bytes")
+        _check_count(r, self.name, count, width, size)
         values = r.array(f"<u{width}", count, "DELTA values")
         kernels.delta_decode(values)
         return values.tobytes()
@@ -143,14 +142,26 @@ class DoubleDeltaFilter(_DeltaBase):
         count = r.u64("DOUBLE_DELTA value count")
         if bitsize >= 8 * width - 1:
             return r.bytes(r.remaining, "DOUBLE_DELTA raw values")
-        if count * width != size:
-            raise r.error("DOUBLE_DELTA value count", f"{count} values do not make {size} bytes")
+        _check_count(r, self.name, count, width, size)
         out = np.zeros(count, dtype=np.uint64)
         out[: min(count, 2)] = r.array(f"<u{width}", min(count, 2), "DOUBLE_DELTA first values")
         needed = kernels.double_delta_words(count, bitsize)
         words = r.array("<u8", needed, "DOUBLE_DELTA bit stream")
         kernels.double_delta_unpack(words, bitsize, out)
         return out.astype(f"<u{width}").tobytes()
+
+
+def _check_count(r: Reader, name: str, count: int, width: int, size: int) -> None:
+    """A part of ``size`` bytes holds ``count`` values.  When a few bytes are missing, the
+    filter follows one whose output is not whole values (a compressor, say): TileDB codes the
+    whole values only and never stores the rest, and reads back whatever its buffer holds --
+    so the cells are lost, reported as corrupt rather than guessed."""
+    missing = size - count * width
+    if missing == 0:
+        return
+    why = (f"; TileDB did not store the last {missing} byte(s): {name} follows a filter "
+           "whose output is not whole values") if 0 < missing < width else ""
+    raise r.error(f"{name} value count", f"{count} values do not make {size} bytes{why}")
 
 
 def _whole_values(data, width: int, name: str) -> np.ndarray:
