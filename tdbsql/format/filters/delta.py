@@ -127,9 +127,11 @@ class DoubleDeltaFilter(_DeltaBase):
         wide, unsigned64 = _as_int64(values, signed)
         bitsize = kernels.double_delta_bitsize(wide, unsigned64)
         w = Writer()
-        if bitsize < 0 or bitsize >= 8 * width - 1:
+        if bitsize < 0 or bitsize >= 8 * width - 1 or values.size == 0:
             # Not worth it (or deltas leave int64, which TileDB refuses): store the values.
-            stored_bits = 8 * width - 1 if bitsize < 0 else bitsize
+            # An empty part (a var tile of empty cells) is stored so too: TileDB's own coding
+            # of it (bit size 0, then two values it does not have) its reader cannot read.
+            stored_bits = bitsize if bitsize >= 8 * width - 1 else 8 * width - 1
             return w.u8(stored_bits).u64(values.size).raw(values).getvalue()
         words = np.zeros(kernels.double_delta_words(values.size, bitsize), dtype="<u8")
         kernels.double_delta_pack(wide, bitsize, words)
