@@ -115,6 +115,28 @@ def test_a_string_dimension(tmp_path):
     assert tdbsql.query("SELECT x FROM array", path).column("x").to_pylist() == [0]
 
 
+@pytest.mark.parametrize("dtype", ["blob", "STRING_UTF16", "GEOM_WKB"])
+@pytest.mark.parametrize("where", ["b IS NULL", "b IS NOT NULL", "b = 'x'", "b IN ('x', 'yz')"])
+def test_a_delete_tiledb_cannot_evaluate_is_refused(tmp_path, dtype, where):
+    """A condition on a var-sized field TileDB's query conditions cannot compare (anything but
+    CHAR / ASCII / UTF-8 text) is UnsupportedSql and nothing is written: the commit made the
+    whole array unreadable to tiledb ("Value node non-empty attribute may only be var-sized
+    for ASCII strings")."""
+    path = str(tmp_path / "a")
+    create(path, S.Schema([S.Dim("x", "int64", (0, 9), 5)],
+                          [S.Attr("b", dtype, var=True, nullable=True), S.Attr("v", "int32")]))
+    cells = pa.array(["x", None, "yz"]) if dtype.startswith("STRING") else \
+        pa.array([b"x", None, b"yz"], pa.binary())
+    write(path, {"x": [1, 2, 3], "b": cells,
+                 "v": pa.array([1, 2, 3], pa.int32())}, timestamp=10)
+    commits = set(os.listdir(os.path.join(path, "__commits")))
+    with pytest.raises(UnsupportedSql, match="compare only CHAR, ASCII and UTF-8"):
+        delete(path, where, timestamp=20)
+    assert set(os.listdir(os.path.join(path, "__commits"))) == commits
+    with tiledb.open(path) as A:
+        assert sorted(A.query(attrs=["v"])[:]["v"].tolist()) == [1, 2, 3]
+
+
 def test_null_test_is_the_only_form_of_null(tmp_path):
     """``x = NULL`` (NULL everywhere), a list column's ``IS TRUE`` and NULL test are refused
     before anything is written; an unknown column is an SqlError."""

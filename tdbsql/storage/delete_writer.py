@@ -22,7 +22,9 @@ with ``x IN (m) OR x NOT IN (m)`` (any member ``m`` of a cell's size), and keeps
 condition is not TRUE, and they are written back as below (``DELETE ... WHERE x IS NOT NULL``
 writes back every cell where ``x`` is NULL).
 A number field with several values a cell (a list to SQL) is refused as an ``SqlError``, as
-DuckDB refuses ``DOUBLE[] > 1.5``; ``tiledb`` cannot even read a commit comparing one.
+DuckDB refuses ``DOUBLE[] > 1.5``; ``tiledb`` cannot even read a commit comparing one.  Nor
+one on any other field of several bytes a cell but CHAR / ASCII / UTF-8 text (a BLOB, WKB,
+UTF-16 text ...): such a condition is ``UnsupportedSql``.
 For the same reason a delete commit removes the cells on which the condition is NULL, which
 SQL keeps, and compares a NaN as IEEE floats do where SQL orders it above every number: such
 cells are written back in a fragment one millisecond after the commit, which it does not apply
@@ -65,6 +67,9 @@ from .text_constants import read_strings, unwrapped
 from . import float_comparisons, integer_comparisons, vfs
 from ..format.names import COMMITS_DIR
 
+# The types whose var-sized or multi-value cells TileDB's query conditions compare
+# (``supported_string_type`` in TileDB's query_ast.cc).
+_CONDITION_TEXT_TYPES = (Datatype.CHAR, Datatype.STRING_ASCII, Datatype.STRING_UTF8)
 _OPS = {exp.EQ: ConditionOp.EQ, exp.NEQ: ConditionOp.NE, exp.LT: ConditionOp.LT,
         exp.LTE: ConditionOp.LE, exp.GT: ConditionOp.GT, exp.GTE: ConditionOp.GE}
 _FLIPPED = {ConditionOp.LT: ConditionOp.GT, ConditionOp.GT: ConditionOp.LT,
@@ -373,6 +378,13 @@ class _Builder:
             raise SqlError(f"column {name!r} holds a list of {field.datatype.name} values per "
                            "cell: a DELETE condition cannot compare it with a single value",
                            self.sql, _span(e))
+        if field.cell_val_num != 1 and field.datatype not in _CONDITION_TEXT_TYPES:
+            # TileDB's query conditions compare no other type of several bytes a cell: a
+            # commit naming one leaves the whole array unreadable to tiledb ("may only be
+            # var-sized for ASCII strings"), NULL tests written as value nodes included
+            raise UnsupportedSql(f"DELETE conditions on column {name!r} ({field.datatype.name}, "
+                                 "several bytes a cell) are not supported: TileDB's delete "
+                                 "conditions compare only CHAR, ASCII and UTF-8 text so")
         return name
 
     def _value(self, column: str, value, item) -> bytes:
