@@ -206,8 +206,8 @@ def cast_decimal(value, target: pa.DataType):
     """A DECIMAL or integer value as the DECIMAL ``target``, rounding half away from zero;
     DecimalError (DuckDB's words) when a value needs more whole digits than ``target``."""
     source = value.type
-    if pa.types.is_decimal(source) and source.scale > target.scale:
-        value = pc.round(widened(value), target.scale, round_mode="half_towards_infinity")
+    if pa.types.is_decimal(source):
+        value = rounded(value, target.scale)
     if not pa.types.is_decimal(source):  # an integer: exact in 38 digits, then scaled
         value = pc.cast(value, pa.decimal128(38, 0))
     whole = target.precision - target.scale
@@ -247,12 +247,17 @@ def to_text(value):
     return pc.replace_with_mask(text, exponent, pa.array(digits, pa.string()))
 
 
-def widened(value):
-    """A DECIMAL with one more digit of precision (up to 38), room for rounding's carry
-    (99.99 rounded to one digit is 100.0)."""
+def rounded(value, places: int):
+    """DECIMAL values rounded to ``places`` digits (fewer than their scale), halves away from
+    zero, as DECIMAL(p + 1 - s + places, places): room for rounding's carry into a new leading
+    digit (99.99 rounded to one digit is 100.0).  Arrow's round gives 0, silently, for a carry
+    past its type's precision, so it rounds one digit wider (256 bits past 38 digits)."""
     t = value.type
-    return value if t.precision >= 38 else pc.cast(value, pa.decimal128(t.precision + 1,
-                                                                         t.scale))
+    if places >= t.scale:
+        return value
+    room = (pa.decimal128 if t.precision < 38 else pa.decimal256)(t.precision + 1, t.scale)
+    result = pc.round(pc.cast(value, room), places, round_mode="half_towards_infinity")
+    return pc.cast(result, pa.decimal128(min(38, t.precision + 1 - t.scale + places), places))
 
 
 def to_double(value):
@@ -312,8 +317,7 @@ def _null_mask(array: pa.Array):
 def to_integer(value, target: pa.DataType):
     """DECIMAL -> integer: rounded half away from zero (DuckDB), then range-checked by the
     caller's cast."""
-    rounded = pc.round(value, 0, round_mode="half_towards_infinity")
-    return pc.cast(pc.cast(rounded, pa.decimal128(38, 0)), target)
+    return pc.cast(pc.cast(rounded(value, 0), pa.decimal128(38, 0)), target)
 
 
 def from_units(units: np.ndarray, null: np.ndarray | None, target: pa.DataType) -> pa.Array:

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from .decimal_values import EXACT, cast_decimal, from_units, result_type, widened
+from .decimal_values import EXACT, cast_decimal, from_units, result_type, rounded
 from .value_types import _DECIMAL, _SPACES, kind, plain, valid_rows
 
 T = exp.DataType.Type
@@ -164,14 +164,13 @@ def _from_decimals(value, target: DecimalType):
     """Exact, halves away from zero; a value past ``width`` digits is NULL and named."""
     whole = 10 ** (target.width - target.scale)
     source = value.type
-    rounded = pc.round(widened(value), target.scale, round_mode="half_towards_infinity") \
-        if source.scale > target.scale else value
-    own = rounded.type
+    at_scale = rounded(value, target.scale)
+    own = at_scale.type
     if own.precision - own.scale > target.width - target.scale:
-        fits = pc.less(pc.abs(rounded), pa.scalar(decimal.Decimal(whole), own))
-        kept = pc.if_else(fits, rounded, pa.scalar(None, own))
+        fits = pc.less(pc.abs(at_scale), pa.scalar(decimal.Decimal(whole), own))
+        kept = pc.if_else(fits, at_scale, pa.scalar(None, own))
     else:
-        kept = rounded
+        kept = at_scale
     bad = _first_failed(value, kept)
     problem = None if bad is None else (
         f'Casting value "{bad:.{source.scale}f}" to type {target.sql()} failed: value is out '

@@ -32,7 +32,7 @@ from sqlglot import exp
 from ..errors import SqlError, UnsupportedSql
 from ..planner.column_names import type_sql, written_interval
 from ..planner.function_names import unknown_function
-from . import arithmetic, decimals, glob_match, interval_amounts, interval_rows, like_match
+from . import arithmetic, decimal_values, decimals, glob_match, interval_amounts, interval_rows, like_match
 from . import functions_structs, functions_zones, list_lambdas, list_ops  # functions_zones: timezone()
 from . import datetime_ops as dto
 from .column_refs import resolve_column
@@ -766,7 +766,7 @@ def _try_decimal(value, target: pa.DataType):
     range."""
     info = np.iinfo(target.to_pandas_dtype())
     bounds = pa.decimal128(38, 0)  # the rounded value's scale 0 too: (38, 5) met (38, 0)
-    rounded = pc.cast(pc.round(value, 0, round_mode="half_towards_infinity"), bounds)
+    rounded = pc.cast(decimal_values.rounded(value, 0), bounds)
     ok = pc.and_(pc.greater_equal(rounded, pa.scalar(decimal.Decimal(int(info.min)), bounds)),
                  pc.less_equal(rounded, pa.scalar(decimal.Decimal(int(info.max)), bounds)))
     return pc.if_else(pc.fill_null(ok, False), value, pa.scalar(None, value.type))
