@@ -350,6 +350,9 @@ def cast_value(value, target: pa.DataType):
     if source == "timestamp" and pa.types.is_timestamp(target) and \
             dto.finest_unit((value.type.unit, target.unit)) != target.unit:
         return dto.to_coarser_unit(value, target)
+    if source == "float" and target == pa.float32() and \
+            first_unconvertible(value, target) is not None:
+        raise ValueError(_conversion_error(value, target))
     original = value
     if source == "float" and pa.types.is_integer(target):
         value = pc.round(value, round_mode="half_to_even")  # DuckDB: DOUBLE -> int rounds to even
@@ -771,6 +774,8 @@ def null_unconvertible(value, target: pa.DataType):
     if source == "float" and kind(target) in ("int", "uint"):
         as_float = pc.round(pc.cast(value, pa.float64()), round_mode="half_to_even")
         return _null_out_of_range(value, as_float, target)
+    if source == "float" and target == pa.float32():
+        return _null_past_float32(value)
     if source in ("date", "timestamp") and pa.types.is_timestamp(target):
         return _null_past_finer_unit(value, target)
     return value
@@ -800,6 +805,14 @@ def _null_past_finer_unit(value, target):
     bound = (2**63 - 1) // factor
     ok = pc.and_(pc.greater_equal(ticks, -bound), pc.less_equal(ticks, bound))
     return pc.if_else(pc.fill_null(ok, False), value, pa.scalar(None, value.type))
+
+
+def _null_past_float32(value):
+    """Finite DOUBLEs that round past FLOAT's range made NULL (DuckDB's cast error); the
+    infinities and NaN convert."""
+    narrowed = pc.cast(value, pa.float32(), safe=False)
+    ok = pc.or_(pc.is_inf(value), pc.invert(pc.is_inf(narrowed)))
+    return pc.if_else(ok, value, pa.scalar(None, value.type))
 
 
 def _null_out_of_range(value, as_float, target):
