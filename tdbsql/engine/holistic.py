@@ -263,10 +263,15 @@ def _interpolated(lo: pa.Array, hi: pa.Array, d: np.ndarray, present: np.ndarray
     if pa.types.is_floating(kind) or pa.types.is_integer(kind):
         low = lo.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64)
         high = hi.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float64)
+        # a quantile falling on one value is that value, as DuckDB's (inf * 0 is NaN)
         if kind == pa.float32():
-            return pa.array((low + (high - low) * d).astype(np.float32), kind, mask=mask)
+            with np.errstate(invalid="ignore"):
+                between = low + (high - low) * d
+            return pa.array(np.where(d == 0, low, between).astype(np.float32), kind, mask=mask)
         doubles = kind if pa.types.is_floating(kind) else pa.float64()  # integers: DOUBLE
-        return pa.array(_fused(low, 1.0 - d, high * d), doubles, mask=mask)
+        with np.errstate(invalid="ignore"):
+            between = _fused(low, 1.0 - d, high * d)
+        return pa.array(np.where(d == 0, low, between), doubles, mask=mask)
     if pa.types.is_interval(kind):
         return _interval_interpolated(lo, hi, d, mask)
     if pa.types.is_timestamp(kind) and median:  # median keeps the unit (truncating, as DuckDB)
