@@ -179,8 +179,7 @@ def _quantified(op, every: bool, probe: pa.Array, values: pa.Array) -> pa.Array:
         if len(known) == 0:
             decided = pa.array(np.full(n, every, dtype=bool))
         else:
-            bound = pc.max(known) if pick_max else pc.min(known)
-            decided = getattr(pc, _FLIP[op])(probe, bound)
+            decided = compare_plain(_FLIP[op], probe, _bound(known, pick_max))
     decided = pc.fill_null(decided, False).to_numpy(zero_copy_only=False).astype(bool)
     unknown = probe.is_null().to_numpy(zero_copy_only=False)
     if values.null_count:
@@ -188,6 +187,16 @@ def _quantified(op, every: bool, probe: pa.Array, values: pa.Array) -> pa.Array:
     else:
         unknown = unknown & True
     return pa.array(decided, mask=unknown)
+
+
+def _bound(known: pa.Array, pick_max: bool) -> pa.Scalar:
+    """The largest or smallest of the non-NULL candidates as DuckDB orders them: NaN above
+    every number (Arrow's min / max skip it)."""
+    bound = pc.max(known) if pick_max else pc.min(known)
+    if pa.types.is_floating(known.type) and (pick_max or not bound.is_valid) and \
+            pc.any(pc.is_nan(known)).as_py():
+        return pa.scalar(float("nan"), known.type)
+    return bound
 
 
 def _tuple_membership(probes: list[pa.Array], candidates: pa.Table) -> pa.Array:
