@@ -233,9 +233,9 @@ def _converted(ctx, spec: str, conversion: str, value, text, value_kind) -> str:
         if "#" in spec and code == "o" or "#" in spec and value == 0:
             return _alternate_octal(spec.replace("#", ""), code, value)
         return (spec + code) % (chr(value) if code == "c" else value)
-    if value_kind == "text":
+    if value_kind in ("text", "int"):  # DuckDB's fmt formats no integer as a float
         raise ctx.error(f'Invalid type specifier "{conversion}" for formatting a value of '
-                        "type string")
+                        f"type {value_kind if value_kind == 'int' else 'string'}")
     return (spec + conversion) % float(value)
 
 
