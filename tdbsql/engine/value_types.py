@@ -878,10 +878,10 @@ def nan_members(found, values, items, target):
 
 def comparable_pair(left, right, what: str = "compare"):
     """``left`` and ``right`` (arrays or scalars) in the one type SQL compares them in:
-    DuckDB's coercions (``common_type``; a literal fitted to the other side's type, a float32
-    beside a float literal).  ``ValueError`` naming the problem when they have none or a value
-    does not fit it."""
-    left, right = fit_literals(list(float32_literal(plain(left), plain(right))))
+    DuckDB's coercions (``common_type``; a literal fitted to the other side's type; a FLOAT
+    beside a DOUBLE constant compares as a DOUBLE, beside a DECIMAL one as a FLOAT).
+    ``ValueError`` naming the problem when they have none or a value does not fit it."""
+    left, right = fit_literals([plain(left), plain(right)])
     target = common_type([left.type, right.type])
     if target is None:
         raise ValueError(f"cannot {what} {left.type} and {right.type}")
@@ -909,19 +909,6 @@ def nanosecond_time(value, other: pa.DataType):
             and value.type != other):
         return value
     return pc.cast(value, other)
-
-
-def float32_literal(left, right):
-    """A float literal compared with a FLOAT (float32) column is cast to FLOAT first, as DuckDB
-    and TileDB do -- otherwise ``f = 0.3`` misses float32(0.3)."""
-    def fix(scalar, other):
-        if (isinstance(scalar, pa.Scalar) and not isinstance(other, pa.Scalar)
-                and pa.types.is_float32(other.type) and pa.types.is_floating(scalar.type)
-                and scalar.is_valid):
-            return pa.scalar(scalar.as_py(), pa.float32())
-        return scalar
-    return fix(left, right), fix(right, left)
-
 
 
 def unsigned_zeros(values):
