@@ -271,7 +271,8 @@ class Evaluator:
                     return pa.scalar(None, target)
                 raise self.error(str(err), inner) from None
         value = self(inner)
-        if isinstance(value, dto.Interval) or kind(value.type) == "duration":
+        if isinstance(value, dto.Interval) or kind(value.type) == "duration" or \
+                pa.types.is_interval(value.type):
             return value  # an INTERVAL already (``ts - ts`` is an Arrow duration)
         if kind(value.type) == "string":
             return interval_rows.of_strings(value, safe, lambda text: self.error(text, inner))

@@ -285,7 +285,10 @@ def has_cast(source: pa.DataType, target: pa.DataType) -> bool:
     """Does DuckDB have a cast from ``source`` to ``target`` at all?  ``CAST(1 AS DATE)``,
     ``CAST(DATE '2024-01-31' AS INTEGER)`` and ``CAST(TIME '10:00' AS TIMESTAMP)`` have none
     (an error; NULL under TRY_CAST), nor has TIMESTAMP WITH TIME ZONE to TIME (DuckDB's
-    needs its ICU extension), nor TIMESTAMP_NS to TIMESTAMP_S."""
+    needs its ICU extension), nor TIMESTAMP_NS to TIMESTAMP_S; an INTERVAL casts only to
+    text and INTERVAL."""
+    if pa.types.is_interval(source):
+        return kind(target) in ("string", "duration") or pa.types.is_interval(target)
     allowed = _CASTS.get(kind(source))
     if allowed is None:
         return True
