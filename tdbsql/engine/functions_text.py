@@ -249,14 +249,16 @@ def _blob_text(value):
 
 
 def _float_text(value):
-    """Floats as text, each as Python prints it (float32 through numpy's float32)."""
-    width = np.float32 if pa.types.is_float32(value.type) else float
+    """Floats as text, each as Python prints a float (``1e+16``, ``0.0001``, ``1e-05``, as
+    DuckDB); a float32 with its own shortest digits (numpy's) laid out the same way:
+    ``123456790.0``, not numpy's ``1.2345679e+08``."""
+    single = pa.types.is_float32(value.type)
+
+    def text(number: float) -> str:
+        return str(float(str(np.float32(number))) if single else number)
     if isinstance(value, pa.Scalar):
-        return pa.scalar(None if not value.is_valid else str(width(value.as_py())), pa.string())
-    return pa.array([None if v is None else str(width(v)) for v in value.to_pylist()],
-                    pa.string())
-
-
+        return pa.scalar(None if not value.is_valid else text(value.as_py()), pa.string())
+    return pa.array([None if v is None else text(v) for v in value.to_pylist()], pa.string())
 
 
 @register("replace", 3)
