@@ -50,6 +50,7 @@ from .grouping_sets import expand_grouping_sets
 from .inline_subqueries import unnest_subqueries_before_grouping
 from .named_windows import check_named_windows, own_windows
 from .natural_joins import expand_natural_joins
+from .output_aliases import alias_shadowing_items
 from .kept_casts import casts_kept
 from .parse import span_of, span_over
 from .subquery_widths import check_subquery_widths
@@ -139,7 +140,8 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     check_named_windows(tree, sql)
     names = _source_spelled(output_names(tree), tree, schema)
     tree = double_literals(within_group_calls(tree, sql))
-    tree, reads_clock = read_clock(name_subquery_columns(tree, schema), sql)
+    tree = alias_shadowing_items(name_subquery_columns(tree, schema))
+    tree, reads_clock = read_clock(tree, sql)
     tree = expand_distinct_on(tree, sql)
     tree = _null_options(_fetch_as_limit(_expand_group_by_all(_values_names(tree), sql)))
     tree = rename_table_columns(_exact_names(negated_comparisons(tree), schema), schema, sql)
