@@ -50,7 +50,11 @@ def _timezone(ctx, zone, value):
         stamps = pc.cast(value, pa.timestamp(value.type.unit))
         walls = pc.local_timestamp(pc.cast(value, pa.timestamp(value.type.unit, name)))
         return _past_2037(stamps, walls, name, to_walls=True)
-    walls = pc.cast(value, pa.timestamp(result_type.unit))
+    try:  # a DATE gives nanoseconds: from 1677-09-22 to 2262-04-11 only
+        walls = pc.cast(value, pa.timestamp(result_type.unit))
+    except pa.ArrowInvalid:
+        raise ctx.error("a DATE outside TIMESTAMP_NS's range "
+                        "(1677-09-22 to 2262-04-11)", 1) from None
     return _past_2037(walls, instants(walls, name), name, to_walls=False)
 
 
