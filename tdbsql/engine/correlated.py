@@ -29,6 +29,7 @@ from .frame import null_padded
 from .grouping import group_ids
 from .hash_table import as_array
 from .memory import MemoryBudget
+from .value_types import compare_plain
 
 _ORDERING = {exp.LT: "less", exp.LTE: "less_equal", exp.GT: "greater",
              exp.GTE: "greater_equal", exp.EQ: "equal", exp.NEQ: "not_equal"}
@@ -128,6 +129,26 @@ def _membership(probes: list[pa.Array], ids: np.ndarray, result: pa.Table) -> pa
     return _tuple_membership([pa.array(ids)] + probes, candidates)
 
 
+def _nan_counts(values: pa.Array) -> pa.Array:
+    """1 where a value is NaN, else 0 (no float: all 0)."""
+    if not pa.types.is_floating(values.type):
+        return pa.array(np.zeros(len(values), dtype=np.int64))
+    return pc.cast(pc.fill_null(pc.is_nan(values), False), pa.int64())
+
+
+def _bounds(stats: pa.Table) -> tuple[pa.Array, pa.Array]:
+    """Each group's smallest and largest known value as DuckDB orders them: NaN above every
+    number (Arrow's hash min / max skip it) -- the largest where a group has one, the
+    smallest where it has nothing else."""
+    low, high = stats.column("v_min").combine_chunks(), stats.column("v_max").combine_chunks()
+    if not pa.types.is_floating(low.type):
+        return low, high
+    nans, known = stats.column("n_sum"), stats.column("v_count")
+    nan = pa.scalar(float("nan"), low.type)
+    return (pc.if_else(pc.and_(pc.greater(known, 0), pc.equal(nans, known)), nan, low),
+            pc.if_else(pc.greater(nans, 0), nan, high))
+
+
 def _quantified(op, every: bool, probe: pa.Array, ids: np.ndarray, count: int,
                 result: pa.Table) -> pa.Array:
     """``probe <op> ANY|ALL`` of each row's ``__k`` rows, with SQL's NULL rules (see
@@ -141,9 +162,10 @@ def _quantified(op, every: bool, probe: pa.Array, ids: np.ndarray, count: int,
     if len(values):
         probe, values = comparable(probe, values)
     keys = _keys(result)
-    table = pa.table({"k": keys, "v": values})
+    table = pa.table({"k": keys, "v": values, "n": _nan_counts(values)})
     stats = table.group_by("k").aggregate([("v", "min"), ("v", "max"), ("v", "count"),
-                                           ("k", "count")])
+                                           ("k", "count"), ("n", "sum")])
+    low, high = _bounds(stats)
     at = stats.column("k").to_numpy()
     rows = np.zeros(count, dtype=np.int64)
     known = np.zeros(count, dtype=np.int64)
@@ -154,13 +176,12 @@ def _quantified(op, every: bool, probe: pa.Array, ids: np.ndarray, count: int,
     lower = op in (exp.LT, exp.LTE)
     if op in (exp.EQ, exp.NEQ):  # = ALL / <> ANY: every known value equals the probe
         row_slot = null_padded(slot[ids])
-        low, high = stats.column("v_min").take(row_slot), stats.column("v_max").take(row_slot)
-        same = pc.and_(pc.equal(probe, low), pc.equal(probe, high))
+        same = pc.and_(compare_plain("equal", probe, low.take(row_slot)),
+                       compare_plain("equal", probe, high.take(row_slot)))
         decided = same if op is exp.EQ else pc.invert(same)
     else:
-        bound = "v_max" if lower != every else "v_min"
-        decided = getattr(pc, _ORDERING[op])(probe, stats.column(bound).take(
-            null_padded(slot[ids])))
+        bound = high if lower != every else low
+        decided = compare_plain(_ORDERING[op], probe, bound.take(null_padded(slot[ids])))
     decided = pc.fill_null(decided, False).to_numpy(zero_copy_only=False).astype(bool)
     row_rows, row_known = rows[ids], known[ids]
     decided = np.where(row_known > 0, decided, every)
