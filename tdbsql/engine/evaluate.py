@@ -354,6 +354,7 @@ class Evaluator:
                 and not any_map([value, *items]) and not any_struct([value, *items]):
             # (lists, MAPs and structs: compared one by one)
             return self._in_constants(value, items, node)
+        value, *items = _in_float_type([value, *items])
         result = None
         for item in items:  # x IN (a, NULL) is NULL when nothing matches
             eq = self.compare("equal", value, item, node)
@@ -760,6 +761,21 @@ def _lowered(value):
     if isinstance(value, pa.DictionaryArray):
         return pa.DictionaryArray.from_arrays(value.indices, pc.utf8_lower(value.dictionary))
     return pc.utf8_lower(value)
+
+
+def _in_float_type(operands: list) -> list:
+    """The operands of ``x IN (a, b, ...)`` in their one common type when that is a FLOAT or
+    DOUBLE, as DuckDB compares them all: a FLOAT probe beside an INTEGER and a DOUBLE item is
+    widened to DOUBLE for both (compared pair by pair, 2147483648.0::FLOAT matched
+    2147483647 as FLOATs); other operands as they are."""
+    numbers = ("int", "uint", "float", "decimal", "null")
+    if not all(isinstance(o, (pa.Array, pa.ChunkedArray, pa.Scalar)) and
+               kind(o.type) in numbers for o in operands):
+        return operands
+    target = common_type([o.type for o in operands])
+    if target is None or not pa.types.is_floating(target):
+        return operands
+    return [o if kind(o.type) == "null" else cast_value(o, target) for o in operands]
 
 
 def _try_decimal(value, target: pa.DataType):
