@@ -335,7 +335,8 @@ class Evaluator:
 
     def _between(self, node: exp.Between):
         value = self(node.this)  # INTERVALs too: compare takes them
-        low, high = self(node.args["low"]), self(node.args["high"])
+        value, low, high = _float_operands([value, self(node.args["low"]),
+                                            self(node.args["high"])])
         result = pc.and_kleene(self.compare("greater_equal", value, low, node),
                                self.compare("less_equal", value, high, node))
         return pc.invert(result) if node.args.get("negate") else result
@@ -354,7 +355,7 @@ class Evaluator:
                 and not any_map([value, *items]) and not any_struct([value, *items]):
             # (lists, MAPs and structs: compared one by one)
             return self._in_constants(value, items, node)
-        value, *items = _in_float_type([value, *items])
+        value, *items = _float_operands([value, *items])
         result = None
         for item in items:  # x IN (a, NULL) is NULL when nothing matches
             eq = self.compare("equal", value, item, node)
@@ -763,11 +764,11 @@ def _lowered(value):
     return pc.utf8_lower(value)
 
 
-def _in_float_type(operands: list) -> list:
-    """The operands of ``x IN (a, b, ...)`` in their one common type when that is a FLOAT or
-    DOUBLE, as DuckDB compares them all: a FLOAT probe beside an INTEGER and a DOUBLE item is
-    widened to DOUBLE for both (compared pair by pair, 2147483648.0::FLOAT matched
-    2147483647 as FLOATs); other operands as they are."""
+def _float_operands(operands: list) -> list:
+    """The operands of ``x IN (a, b, ...)`` or ``x BETWEEN a AND b`` in their one common type
+    when that is a FLOAT or DOUBLE, as DuckDB compares them all: a FLOAT probe beside an
+    INTEGER and a DOUBLE item is widened to DOUBLE for both (compared pair by pair,
+    2147483648.0::FLOAT matched 2147483647 as FLOATs); other operands as they are."""
     numbers = ("int", "uint", "float", "decimal", "null")
     if not all(isinstance(o, (pa.Array, pa.ChunkedArray, pa.Scalar)) and
                kind(o.type) in numbers for o in operands):
