@@ -210,11 +210,34 @@ def pair_codes(left: pa.Array, right: pa.Array):
         return _integer_codes(left, right)
     if _is_number(lt) and _is_number(rt) and (pa.types.is_floating(lt)
                                               or pa.types.is_floating(rt) or lt != rt):
+        target = _number_pair_type(lt, rt)
+        if target is not None and pa.types.is_decimal(target):  # exact, as one DECIMAL
+            return pair_codes(*(as_array(_cast(key, target)) for key in (left, right)))
+        if target is not None and pa.types.is_float32(target):
+            left, right = (as_array(_cast(key, target)) for key in (left, right))
         return (float_codes(float64_values(left)), float_codes(float64_values(right)),
                 null_mask(left), null_mask(right))
     if lt != rt:
         left, right = _common_string_type(left, right)
     return _dictionary_pair(left, right)
+
+
+def _number_pair_type(lt, rt):
+    """The type DuckDB compares two number keys of different types in (``common_type``): a
+    FLOAT beside an integer or DECIMAL is a FLOAT (16777217 = 16777216::FLOAT), an integer
+    beside a DECIMAL a DECIMAL, exact (a BIGINT 2**53 + 1 is no DECIMAL 2**53, which the
+    DOUBLEs both become are); None for a BOOLEAN or types without one."""
+    from .value_types import common_type
+
+    if pa.types.is_boolean(lt) or pa.types.is_boolean(rt):
+        return None
+    return common_type([lt, rt])
+
+
+def _cast(key: pa.Array, target: pa.DataType):
+    from .value_types import cast_value
+
+    return key if key.type == target else cast_value(key, target)
 
 
 def _is_number(arrow_type) -> bool:
