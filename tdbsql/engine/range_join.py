@@ -116,7 +116,10 @@ def _range_matches(left, right, op, left_expr, right_expr, runner) -> RangeMatch
         return None
     (lv, lvalid, _), (rv, rvalid, _) = left_values, right_values
     if lv.dtype != rv.dtype:
-        lv, rv = lv.astype(np.float64), rv.astype(np.float64)
+        both = _common_numbers(lv, rv)
+        if both is None:
+            return None
+        lv, rv = both
     right_rows = np.flatnonzero(rvalid)
     order = right_rows[np.argsort(rv[right_rows], kind="stable")].astype(np.int64)
     side, above = _RANGES[op]
@@ -125,6 +128,20 @@ def _range_matches(left, right, op, left_expr, right_expr, runner) -> RangeMatch
     counts = len(order) - cut if above else cut.copy()
     counts[~lvalid] = 0  # NULL matches nothing
     return RangeMatches(order, start, counts, prefix=not above)
+
+
+def _common_numbers(lv: np.ndarray, rv: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Two number columns of different types as one, as DuckDB compares them: integers as
+    BIGINTs when they fit (None past: the block loop compares them exactly; DOUBLEs would
+    merge 2**53 and 2**53 + 1), a FLOAT beside an integer as FLOATs, else as DOUBLEs."""
+    if {lv.dtype.kind, rv.dtype.kind} <= {"i", "u"}:
+        if any(v.dtype == np.uint64 and len(v) and int(v.max()) >= 2**63 for v in (lv, rv)):
+            return None
+        return lv.astype(np.int64), rv.astype(np.int64)
+    if np.dtype(np.float64) not in (lv.dtype, rv.dtype):  # a FLOAT beside an integer
+        return (lv.astype(np.float32).astype(np.float64),
+                rv.astype(np.float32).astype(np.float64))
+    return lv.astype(np.float64), rv.astype(np.float64)
 
 
 class LoopMatches:
