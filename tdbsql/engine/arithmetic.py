@@ -294,8 +294,8 @@ def integer_divide(ev, node):
                 integer_literal(node.this), integer_literal(node.expression)))):
         return _huge_quotient(ev, node, left, right)  # DuckDB's HUGEINT //: exact
     sides = ((left, node.this), (right, node.expression))
-    if any(_huge_literal(v, n) for v, n in sides) and \
-            all(kind(v.type) in ("int", "uint") or _huge_literal(v, n) for v, n in sides):
+    if any(_huge(ev, v, n) for v, n in sides) and \
+            all(kind(v.type) in ("int", "uint") or _huge(ev, v, n) for v, n in sides):
         return _literal_quotient(ev, node, left, right)
     left, right = _numbers(ev, node, left, right)
     if kind(left.type) == "decimal":  # DuckDB: // of DECIMALs is a DOUBLE division
@@ -318,16 +318,33 @@ def _huge_quotient(ev, node, left, right):
     return pc.if_else(pc.xor(*negative), pc.negate(quotient), quotient)
 
 
-def _huge_literal(value, node) -> bool:
-    """An integer literal past BIGINT and UBIGINT: DuckDB's HUGEINT, the DECIMAL(38,0) that
-    stands for it here (not a DECIMAL(38,0) of the query's own, which // divides as a
-    DOUBLE, as DuckDB)."""
-    return kind(value.type) == "decimal" and integer_literal(node) is not None
+def _huge(ev, value, node) -> bool:
+    """A DuckDB HUGEINT, held here as the DECIMAL(p,0) that stands for it (not a DECIMAL of
+    the query's own, which // divides as a DOUBLE, as DuckDB): an integer literal past
+    BIGINT and UBIGINT, or integers combined past them (``u - i``, ``least(i, u)`` of a
+    UBIGINT and a signed integer)."""
+    return pa.types.is_decimal(value.type) and value.type.scale == 0 and \
+        _integer_valued(ev, node)
+
+
+_INTEGER_COMBINATIONS = (exp.Add, exp.Sub, exp.Mul, exp.Neg, exp.Paren, exp.Abs, exp.Greatest,
+                         exp.Least, exp.Coalesce, exp.Nullif)
+
+
+def _integer_valued(ev, node) -> bool:
+    """Is ``node`` an integer in DuckDB's types: an integer literal or column, or integers
+    combined by + - * (or least / greatest / coalesce / nullif / abs)?"""
+    if integer_literal(node) is not None:
+        return True
+    if isinstance(node, exp.Column):
+        return kind(plain(ev(node)).type) in ("int", "uint")
+    parts = list(node.iter_expressions()) if isinstance(node, _INTEGER_COMBINATIONS) else []
+    return bool(parts) and all(_integer_valued(ev, part) for part in parts)
 
 
 def _literal_quotient(ev, node, left, right):
-    """``left // right`` with a HUGEINT literal and integers: truncated toward zero, exact,
-    in Python's integers (one value a row: such a literal beside a column is rare)."""
+    """``left // right`` with a HUGEINT and integers: truncated toward zero, exact, in
+    Python's integers (one value a row: a HUGEINT beside a column is rare)."""
     rows = max((len(v) for v in (left, right) if not isinstance(v, pa.Scalar)), default=None)
     pairs = zip(*(_python_ints(v, rows) for v in (left, right)))
     quotients = []
