@@ -20,7 +20,7 @@ from ..errors import UnsupportedSql
 from .frame import broadcast
 from .functions import per_distinct, python_map, register, unify
 from .interval_compare import field_extreme
-from .value_types import kind, plain, type_name
+from .value_types import cast_value, kind, plain, type_name
 
 # One DOUBLE argument in, a DOUBLE out: (name, aliases, Arrow kernel).
 _DOUBLE_FUNCTIONS = (
@@ -120,9 +120,18 @@ def _abs(ctx, x):
         raise ctx.error("integer overflow") from None
 
 
+def signed_for_rounding(x):
+    """An unsigned integer as the signed type DuckDB's round / round_even take it in (they
+    have no unsigned forms): a BIGINT, a UBIGINT a HUGEINT (the DECIMAL(20,0) standing for
+    it), so round(255::UTINYINT, -1) is 260 and -round(u) a negative number."""
+    if kind(x.type) != "uint":
+        return x
+    return cast_value(x, pa.decimal128(20, 0) if x.type == pa.uint64() else pa.int64())
+
+
 @register("round", 1, 2)
 def _round(ctx, x, digits=None):
-    x = ctx.number(x, 0)
+    x = signed_for_rounding(ctx.number(x, 0))
     if digits is not None and not isinstance(plain(digits), pa.Scalar) \
             and kind(x.type) != "decimal":  # digits per row (a DECIMAL's must be constant)
         return per_distinct(lambda v, d: _round(ctx, v, d), [x], [digits])

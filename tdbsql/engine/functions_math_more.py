@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .functions import per_distinct, python_map, register
-from .functions_math import decimal_round, numpy_binary, numpy_unary
+from .functions_math import decimal_round, numpy_binary, numpy_unary, signed_for_rounding
 from .value_types import kind, plain
 
 
@@ -83,7 +83,7 @@ def _nextafter(ctx, x, y):
 def _round_even(ctx, x, digits):
     if kind(plain(x).type) == "null":  # DuckDB binds a NULL to the BIGINT form
         x = pa.scalar(None, pa.int64())
-    x = ctx.number(x, 0)
+    x = signed_for_rounding(ctx.number(x, 0))
     if not isinstance(plain(digits), pa.Scalar) and kind(x.type) != "decimal":
         return per_distinct(lambda v, d: _round_even(ctx, v, d), [x], [digits])
     places = ctx.constant(ctx.integer(digits, 1), 1, "number of digits")
