@@ -3,19 +3,20 @@
 * ``COPY (query) TO 'file' [(options)]`` and ``COPY t TO 'file'`` write a result, streamed
   batch by batch, as CSV, Parquet or newline-delimited JSON: ``FORMAT`` names it, else the
   file's extension does (``.parquet``; ``.json``, ``.ndjson``, ``.jsonl``; anything else is
-  CSV).  CSV is DuckDB's: every value as its VARCHAR text (``engine.functions_text.text_of``),
-  quoted only where it holds the delimiter, the quote, a line break or is the NULL text, a
-  quote or escape inside escaped; a header of the column names (``HEADER false``: none);
-  ``DELIMITER`` / ``SEP``, ``QUOTE``, ``ESCAPE`` and ``NULLSTR`` / ``NULL`` change them.
-  JSON writes numbers, booleans, lists, structs and MAPs as JSON (NaN and infinities as
-  DuckDB writes them), every other value as its text.  Parquet takes ``COMPRESSION`` /
-  ``CODEC`` and ``ROW_GROUP_SIZE``.
+  CSV), before a ``.gz`` or ``.zst`` that compresses a CSV or JSON file (``COMPRESSION``
+  gzip, zstd, none or auto).  CSV is DuckDB's: every value as its VARCHAR text
+  (``engine.functions_text.text_of``), quoted only where it holds the delimiter, the quote, a
+  line break or is the NULL text, a quote or escape inside escaped; a header of the column
+  names (``HEADER false``: none); ``DELIMITER`` / ``SEP``, ``QUOTE``, ``ESCAPE`` and
+  ``NULLSTR`` / ``NULL`` change them.  JSON is ``duckdb_json``'s.  Parquet takes
+  ``COMPRESSION`` / ``CODEC`` and ``ROW_GROUP_SIZE``.  Repeated column names are made
+  unique as DuckDB makes them (``a, a_1``).
 * ``COPY t FROM 'f.parquet'`` appends the file's rows to the array ``t``, as ``INSERT INTO t
   SELECT * FROM 'f.parquet'`` does (columns by position).
 
 Each answers DuckDB's one row, ``Count``: the rows written.  A file is written beside its
-name and moved there once whole, so a COPY reading the file it writes reads it as it was.  Other options, other formats and
-``COPY ... FROM`` a CSV or JSON file are ``UnsupportedSql``.
+name and moved there once whole, so a COPY reading the file it writes reads it as it was.
+Other options, other formats and ``COPY ... FROM`` a CSV or JSON file are ``UnsupportedSql``.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ from sqlglot import exp
 from .duckdb_json import json_text, json_values
 from .errors import InterfaceError, SqlError, UnsupportedSql
 from .planner.parse import span_of
+from .result import unique_names
 
 _JSON_SUFFIXES = (".json", ".ndjson", ".jsonl")
+_TEXT_CODECS = {".gz": "gzip", ".zst": "zstd"}  # a CSV or JSON file's compression by its name
 _CODECS = {"snappy": "snappy", "zstd": "zstd", "gzip": "gzip", "brotli": "brotli",
            "lz4": "lz4", "lz4_raw": "lz4", "uncompressed": "none", "none": "none"}
 
@@ -45,7 +48,7 @@ class _Options:
     quote: str = '"'
     escape: str = '"'
     null: str = ""
-    compression: str = "snappy"
+    compression: str = "snappy"  # Parquet's codec; CSV and JSON: "none", "gzip" or "zstd"
     row_group_size: int | None = None
 
 
@@ -73,7 +76,8 @@ def _written(path: str, options: _Options, reader: pa.RecordBatchReader) -> int:
     folder, name = os.path.split(os.path.abspath(path))
     temporary = os.path.join(folder, f"tmp_{name}.{uuid.uuid4().hex}")  # made as ``path`` is
     try:
-        written = _WRITERS[options.format](reader, temporary, options)
+        names = unique_names(reader.schema.names)  # a, a_1: DuckDB's COPY renames so too
+        written = _WRITERS[options.format](reader, temporary, names, options)
         os.replace(temporary, path)
     except OSError as err:
         raise InterfaceError(f"COPY cannot write {path!r}: {err.strerror or err}") from None
@@ -104,17 +108,27 @@ def _options(params: list, path: str, sql: str) -> _Options:
         if name in given:
             raise SqlError(f"COPY option {name} is given twice", sql, span_of(param))
         given[name] = param
+    compressed = _TEXT_CODECS.get(os.path.splitext(path.lower())[1])  # x.csv.gz, x.json.zst
+    named = path.lower()[:-len(os.path.splitext(path)[1])] if compressed else path.lower()
     fmt = given.pop("FORMAT", None)
-    fmt = _word(fmt.expression, sql).lower() if fmt is not None else \
-        "parquet" if path.lower().endswith(".parquet") else \
-        "json" if path.lower().endswith(_JSON_SUFFIXES) else "csv"
+    fmt = _word(_value(fmt, sql), sql).lower() if fmt is not None else \
+        "parquet" if named.endswith(".parquet") else \
+        "json" if named.endswith(_JSON_SUFFIXES) else "csv"
     if fmt not in _WRITERS:
         raise UnsupportedSql(f"COPY TO writes csv, parquet or json, not {fmt!r}")
-    options = _Options(fmt)
+    options = _Options(fmt, compression="snappy" if fmt == "parquet" else compressed or "none")
     for name, param in given.items():
-        value = param.expression
-        if fmt == "csv" and name == "HEADER":
-            options.header = _flag(value, name, sql)
+        if fmt == "csv" and name == "HEADER":  # HEADER alone: true
+            options.header = True if param.expression is None else \
+                _flag(param.expression, name, sql)
+            continue
+        value = _value(param, sql)
+        if fmt != "parquet" and name == "COMPRESSION":
+            codec = _word(value, sql).lower()
+            if codec not in ("none", "gzip", "zstd", "auto"):
+                raise SqlError(f"COPY option COMPRESSION: unknown compression {codec!r} "
+                               "(none, gzip, zstd, auto)", sql, span_of(param))
+            options.compression = compressed or "none" if codec == "auto" else codec
         elif fmt == "csv" and name in ("DELIMITER", "SEP", "QUOTE", "ESCAPE"):
             text = _word(value, sql)
             if len(text) != 1 or not text.isascii():
@@ -142,6 +156,13 @@ def _options(params: list, path: str, sql: str) -> _Options:
     return options
 
 
+def _value(param: exp.Expression, sql: str) -> exp.Expression:
+    """An option's value; one written without a value is DuckDB's error."""
+    if param.expression is None:
+        raise SqlError(f"COPY option {param.name.upper()} needs a value", sql, span_of(param))
+    return param.expression
+
+
 def _word(node: exp.Expression, sql: str) -> str:
     """An option's value written as a word or a string."""
     if isinstance(node, (exp.Var, exp.Identifier)) or (
@@ -167,14 +188,28 @@ def _flag(node: exp.Expression, name: str, sql: str) -> bool:
 # -- CSV ------------------------------------------------------------------------------------
 
 
-def _write_csv(reader: pa.RecordBatchReader, path: str, options: _Options) -> int:
+def _text_file(path: str, options: _Options):
+    """``path`` opened to write UTF-8 text, compressed as ``options`` say."""
+    if options.compression == "gzip":
+        import gzip
+
+        return gzip.open(path, "wt", encoding="utf-8", newline="")
+    if options.compression == "zstd":
+        import zstandard
+
+        return zstandard.open(path, "wt", encoding="utf-8", newline="")
+    return open(path, "w", encoding="utf-8", newline="")
+
+
+def _write_csv(reader: pa.RecordBatchReader, path: str, names: list[str],
+               options: _Options) -> int:
     """DuckDB's CSV (see the module text); the rows written."""
     text_of = _text_function()
     rows = 0
-    with open(path, "w", encoding="utf-8", newline="") as out:
+    with _text_file(path, options) as out:
         if options.header:
-            names = pa.array(reader.schema.names, pa.string())
-            out.write(options.delimiter.join(_csv_fields(names, options).to_pylist()) + "\n")
+            header = _csv_fields(pa.array(names, pa.string()), options).to_pylist()
+            out.write(options.delimiter.join(header) + "\n")
         for batch in reader:
             if not batch.num_rows:
                 continue
@@ -213,12 +248,12 @@ def _text_function():
 # -- JSON -----------------------------------------------------------------------------------
 
 
-def _write_json(reader: pa.RecordBatchReader, path: str, options: _Options) -> int:
+def _write_json(reader: pa.RecordBatchReader, path: str, names: list[str],
+                options: _Options) -> int:
     """One JSON object a row (see the module text); the rows written."""
     text_of = _text_function()
-    names = reader.schema.names
     rows = 0
-    with open(path, "w", encoding="utf-8", newline="") as out:
+    with _text_file(path, options) as out:
         for batch in reader:
             columns = [json_values(column, text_of) for column in batch.columns]
             for values in zip(*columns):
@@ -230,14 +265,17 @@ def _write_json(reader: pa.RecordBatchReader, path: str, options: _Options) -> i
 # -- Parquet --------------------------------------------------------------------------------
 
 
-def _write_parquet(reader: pa.RecordBatchReader, path: str, options: _Options) -> int:
+def _write_parquet(reader: pa.RecordBatchReader, path: str, names: list[str],
+                   options: _Options) -> int:
     """The result as one Parquet file; the rows written."""
     import pyarrow.parquet as pq
 
+    schema = pa.schema([field.with_name(name) for field, name in zip(reader.schema, names)])
     rows = 0
     try:
-        with pq.ParquetWriter(path, reader.schema, compression=options.compression) as writer:
+        with pq.ParquetWriter(path, schema, compression=options.compression) as writer:
             for batch in reader:
+                batch = pa.RecordBatch.from_arrays(batch.columns, schema=schema)
                 writer.write_batch(batch, row_group_size=options.row_group_size)
                 rows += batch.num_rows
     except pa.ArrowNotImplementedError as err:

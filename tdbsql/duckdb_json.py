@@ -23,15 +23,15 @@ def json_values(array: pa.Array, text_of) -> list:
     if pa.types.is_dictionary(data_type):
         return json_values(array.dictionary_decode(), text_of)
     if pa.types.is_map(data_type):
-        keys = text_of(array.keys).to_pylist()
-        items = json_values(array.items, text_of)
+        spans, (keys, items) = _children(array, array.keys, array.items)
+        keys, items = text_of(keys).to_pylist(), json_values(items, text_of)
         return [None if not valid else dict(zip(keys[start:end], items[start:end]))
-                for valid, start, end in _spans(array)]
+                for valid, start, end in spans]
     if pa.types.is_list(data_type) or pa.types.is_large_list(data_type) or \
             pa.types.is_fixed_size_list(data_type):
-        values = json_values(array.values, text_of)
-        return [None if not valid else values[start:end] for valid, start, end in
-                _spans(array)]
+        spans, (values,) = _children(array, array.values)
+        values = json_values(values, text_of)
+        return [None if not valid else values[start:end] for valid, start, end in spans]
     if pa.types.is_struct(data_type):
         fields = [json_values(array.field(i), text_of) for i in range(data_type.num_fields)]
         names = [data_type.field(i).name for i in range(data_type.num_fields)]
@@ -43,10 +43,17 @@ def json_values(array: pa.Array, text_of) -> list:
             pa.types.is_string(data_type) or pa.types.is_large_string(data_type) or \
             pa.types.is_null(data_type):
         return array.to_pylist()
+    if pa.types.is_decimal(data_type) and data_type.precision > 18:
+        # DuckDB's 128-bit DECIMAL: its exact text, as a number
+        return [None if v is None else Number(v) for v in text_of(array).to_pylist()]
     if pa.types.is_floating(data_type) or pa.types.is_decimal(data_type):
-        # json writes NaN, Infinity, -Infinity as DuckDB does; a DECIMAL as its double
+        # json writes NaN, Infinity, -Infinity as DuckDB does; a DECIMAL(18) as its double
         return [None if v is None else float(v) for v in array.to_pylist()]
     return text_of(array).to_pylist()
+
+
+class Number(str):
+    """A number's JSON text, written as it is (not as a string)."""
 
 
 def json_text(value) -> str:
@@ -59,6 +66,8 @@ def json_text(value) -> str:
         return "[" + ",".join(map(json_text, value)) + "]"
     if isinstance(value, float):
         return json_number(value)
+    if isinstance(value, Number):
+        return str(value)
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -86,10 +95,16 @@ def json_number(value: float) -> str:
     return sign + text
 
 
-def _spans(array) -> list[tuple[bool, int, int]]:
-    """(valid, start, end) of each list (or MAP) row into its values."""
-    offsets = array.offsets.to_pylist() if hasattr(array, "offsets") else [
-        i * array.type.list_size for i in range(len(array) + 1)]
-    valid = array.is_valid().to_pylist()
+def _children(array, *children) -> tuple[list[tuple[bool, int, int]], list]:
+    """(valid, start, end) of each list (or MAP) row of ``array`` into its values, and the
+    ``children`` (its values, or keys and items) cut to the rows' own values: a sliced
+    array's children are the whole of them, its offsets not rebased."""
+    if pa.types.is_fixed_size_list(array.type):
+        size = array.type.list_size
+        offsets = [(array.offset + i) * size for i in range(len(array) + 1)]
+    else:
+        offsets = array.offsets.to_pylist()
     base = offsets[0] if offsets else 0
-    return [(ok, offsets[i] - base, offsets[i + 1] - base) for i, ok in enumerate(valid)]
+    cut = [child.slice(base, offsets[-1] - base if offsets else 0) for child in children]
+    valid = array.is_valid().to_pylist()
+    return [(ok, offsets[i] - base, offsets[i + 1] - base) for i, ok in enumerate(valid)], cut

@@ -104,7 +104,7 @@ class Result:
         would drop all but one of the columns.  No interval reaches pyarrow's pandas conversion, which
         makes DateOffsets of them and crashes where pandas was imported after tdbsql
         (``pandas_deferral``)."""
-        table = self._table.rename_columns(_unique_names(self._table.column_names))
+        table = self._table.rename_columns(unique_names(self._table.column_names))
         for n, field in enumerate(table.schema):
             if holds(field.type, pa.types.is_interval):
                 column = table.column(n)
@@ -228,7 +228,7 @@ def _pandas(table: pa.Table, left_out: set[int]):
     return table.select([n for n in range(table.num_columns) if n not in left_out]).to_pandas()
 
 
-def _unique_names(names: list[str]) -> list[str]:
+def unique_names(names: list[str]) -> list[str]:
     """Column names as DuckDB's df() makes them unique: a name already taken, in any case,
     gets the first of ``_1``, ``_2`` ... not taken."""
     taken, out = set(), []

@@ -44,6 +44,11 @@ COPIES = [
     "COPY st TO '{out}.dat' (FORMAT 'csv', HEADER 0)",
     "COPY (SELECT * FROM st WHERE day < 0) TO '{out}.csv'",
     "COPY (SELECT i, i * 0.5 AS h, 'row ' || i AS s FROM range(150000) t(i)) TO '{out}.csv'",
+    "COPY (SELECT 1 AS a, 2 AS a, 3 AS A, 4 AS a_1) TO '{out}.csv' (HEADER)",
+    "COPY (SELECT 1 AS a, 2 AS a, 3 AS A, 4 AS a_1) TO '{out}.json'",
+    "COPY (SELECT 1.00::DECIMAL(3,2) a, 12.50::DECIMAL(9,2) b, -0.5::DECIMAL(20,3) c, "
+    "123456789012345678.5::DECIMAL(20,1) e, 1234567890123456789::DECIMAL(38,0) f, "
+    "1e-10::DECIMAL(38,12) h, [1.50::DECIMAL(5,2)] l) TO '{out}.json'",
 ]
 
 
@@ -143,6 +148,10 @@ def test_copy_from_a_parquet_file_appends_to_an_array(tmp_path, target):
      "HEADER is given twice"),
     ("COPY (SELECT 1) TO '{d}/x.csv' (DELIMITER ';;')", tdbsql.UnsupportedSql,
      "takes one ASCII character"),
+    ("COPY (SELECT 1) TO '{d}/x.csv' (DELIMITER)", tdbsql.SqlError, "DELIMITER needs a value"),
+    ("COPY (SELECT 1) TO '{d}/x.csv' (FORMAT)", tdbsql.SqlError, "FORMAT needs a value"),
+    ("COPY (SELECT 1) TO '{d}/x.csv' (COMPRESSION lzma)", tdbsql.SqlError,
+     "unknown compression 'lzma'"),
     ("COPY (SELECT 1) TO '{d}/x.parquet' (COMPRESSION fancy)", tdbsql.SqlError,
      "unknown compression 'fancy'"),
     ("COPY (SELECT 1) TO '{d}/no/such/dir/x.csv'", tdbsql.InterfaceError,
@@ -187,3 +196,51 @@ def test_tuples_and_nested_maps_in_json(tmp_path):
 
     line = render_json(tdbsql.query(query)).strip()
     assert json.loads(line) == json.loads((tmp_path / "duck.json").read_text())
+
+
+@pytest.mark.parametrize("name,options", [("t.csv.gz", ""), ("t.json.zst", ""),
+                                          ("t.csv", " (COMPRESSION gzip)"),
+                                          ("t.ndjson.gz", " (COMPRESSION none)")])
+def test_compressed_text_files(tmp_path, name, options):
+    """A .gz / .zst name (or COMPRESSION) compresses a CSV or JSON file as DuckDB does; the
+    text inside is DuckDB's."""
+    import duckdb
+
+    query = "SELECT i, 'x' || i AS s FROM range(1000) t(i)"
+    (tmp_path / "ours").mkdir()
+    (tmp_path / "duck").mkdir()
+    tdbsql.connect().sql(f"COPY ({query}) TO '{tmp_path / 'ours' / name}'{options}")
+    duckdb.execute(f"COPY ({query}) TO '{tmp_path / 'duck' / name}'{options}")
+    ours, theirs = (tmp_path / "ours" / name).read_bytes(), (tmp_path / "duck" / name).read_bytes()
+    assert ours[:2] == theirs[:2]  # the same compression (or none): its magic bytes
+    assert _plain(ours) == _plain(theirs)
+
+
+def _plain(data: bytes) -> bytes:
+    import gzip
+
+    import zstandard
+
+    if data[:2] == b"\x1f\x8b":
+        return gzip.decompress(data)
+    if data[:4] == b"\x28\xb5\x2f\xfd":
+        return zstandard.ZstdDecompressor().decompressobj().decompress(data)
+    return data
+
+
+def test_json_of_a_sliced_batch_reads_its_own_rows():
+    """A result past one batch comes in slices whose nested children are whole: lists, MAPs,
+    fixed-size lists and structs of lists give the slice's own values."""
+    from tdbsql.duckdb_json import json_values
+    from tdbsql.engine.functions import registry
+    from tdbsql.engine.functions_text import text_of
+
+    registry()
+    lists = pa.array([[1, 2], [3], [4, 5, 6], [7]]).slice(2)
+    maps = pa.array([[("a", 1)], [("b", 2)], [("c", 3)]], pa.map_(pa.string(), pa.int64()))
+    fixed = pa.array([[1, 2], [3, 4], [5, 6]], pa.list_(pa.int64(), 2)).slice(1)
+    structs = pa.array([{"s": [1]}, {"s": [2, 3]}, None]).slice(1)
+    assert json_values(lists, text_of) == [[4, 5, 6], [7]]
+    assert json_values(maps.slice(1), text_of) == [{"b": 2}, {"c": 3}]
+    assert json_values(fixed, text_of) == [[3, 4], [5, 6]]
+    assert json_values(structs, text_of) == [{"s": [2, 3]}, None]

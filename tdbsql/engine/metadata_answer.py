@@ -52,7 +52,8 @@ def try_metadata_answer(runner, step) -> tuple[Frame, list] | None:
     runner.scan_stats[id(step)] = stats
     by_text = {text: _column(value, _extreme_type(array, func, column))
                for text, value, (func, column) in zip(calls, values, aggregates)}
-    frame = finish_aggregate(step, runner, {}, 1, lambda call: by_text[call_text(runner, call)], [scan.name])
+    frame = finish_aggregate(step, runner, {}, 1,
+                             lambda call: by_text[call_text(runner, call)], [scan.name])
     return frame, [scan, *filters]
 
 
