@@ -18,6 +18,7 @@ from sqlglot import exp
 
 from .errors import ArrayNotFoundError, SqlError
 from .parquet_source import ParquetSource, is_parquet_path
+from .planner.file_tables import is_parquet_call
 from .planner.parse import span_of, timestamp_window
 from .storage.array import Array
 from .storage.by_identity import ByIdentity
@@ -99,7 +100,7 @@ class Catalog:
         # a path: quoted (FROM './data/a'), never a bare word that happens to name a folder
         if table.this.args.get("quoted") and os.path.isdir(name):
             return ArraySource(name)
-        if table.this.args.get("quoted") and is_parquet_path(name):
+        if table.this.args.get("quoted") and (is_parquet_path(name) or is_parquet_call(table)):
             return ParquetSource.of(name)
         if table.this.args.get("quoted") and os.sep in name and name not in self.sources:
             raise ArrayNotFoundError(f"no such array: {name!r} does not exist")

@@ -88,7 +88,7 @@ class Connection:
         """Register ``source`` as ``name``, in place of a view of that name."""
         if self.views.get(name) is not None:
             self.views.forget(name)
-            self._plans.clear()
+            self._forget_plans()
         self.catalog.register(name, source)
 
     def tables(self) -> list[str]:
@@ -116,12 +116,12 @@ class Connection:
             return Result(self._describe(tree, sql))
         if isinstance(tree, (exp.Create, exp.Drop)) and \
                 str(tree.args.get("kind") or "").upper() == "VIEW":
-            self._plans.clear()  # a plan may have read the view as it was
+            self._forget_plans()  # a plan may have read the view as it was
             if isinstance(tree, exp.Drop):
                 return Result(self.views.drop(tree, sql))
             tables = {name.lower() for name in self.catalog.sources}
             return Result(self.views.create(
-                tree, sql, tables, lambda query: len(self.result_schema(sql, query))))
+                tree, sql, tables, lambda query: self.result_schema(sql, query)))
         if isinstance(tree, (exp.Insert, exp.Delete, exp.Copy)):
             from .copy_statement import run_copy
             from .dml import run_delete, run_insert
@@ -193,10 +193,7 @@ class Connection:
                                                            if k != "this"):
                 raise UnsupportedSql(f"SHOW {what} is not supported (SHOW TABLES, SHOW ALL "
                                      "TABLES, SHOW t and DESCRIBE t / DESCRIBE SELECT ... are)")
-            return show_tables(self.catalog, self.views,
-                               lambda name: self.result_schema(sql, exp.select("*").from_(
-                                   exp.Table(this=exp.to_identifier(name, quoted=True)))),
-                               all_tables=what == "ALL TABLES")
+            return show_tables(self.catalog, self.views, all_tables=what == "ALL TABLES")
         extra = [arg for arg, value in tree.args.items()
                  if value and arg not in ("this", "as_json")
                  and not (arg == "kind" and str(value).upper() == "TABLE")]
@@ -293,9 +290,14 @@ class Connection:
         budget = MemoryBudget(budget_mb(self.memory_mb))
         return query, Runner(self.catalog, sql, max_rows, arrays, budget)
 
+    def _forget_plans(self) -> None:
+        with self._plans_lock:
+            self._plans.clear()
+
     def close(self) -> None:
         self.catalog.sources.clear()
-        self._plans.clear()
+        self.views.by_name.clear()
+        self._forget_plans()
 
     def __enter__(self) -> "Connection":
         return self

@@ -94,7 +94,7 @@ def _copy_from(tree: exp.Copy, path: str, sql: str, run_insert) -> pa.Table:
     if tree.args.get("params") or not is_parquet_path(path):
         raise UnsupportedSql("COPY ... FROM reads Parquet files ('f.parquet'), without "
                              "options")
-    if not isinstance(tree.this, exp.Table):
+    if not isinstance(tree.this, (exp.Table, exp.Schema)):  # t, or t(a, b)
         raise SqlError("COPY ... FROM copies into a table", sql, span_of(tree.this))
     rows = exp.select("*").from_(exp.Table(this=exp.Identifier(this=path, quoted=True)))
     return run_insert(exp.Insert(this=tree.this.copy(), expression=rows))

@@ -210,17 +210,17 @@ def sql_literal(value, type_name: str) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
-def show_tables(catalog, views, view_schema, *, all_tables: bool = False) -> pa.Table:
+def show_tables(catalog, views, *, all_tables: bool = False) -> pa.Table:
     """SHOW TABLES (``name``) or SHOW ALL TABLES (DuckDB's columns: a registered table is a
     temporary view in DuckDB's ``temp.main``, a view made by CREATE VIEW is in ``memory.main``
-    unless TEMP) over the connection's tables and views (``views.View``; ``view_schema(name)``
-    its columns), sorted by name (SHOW ALL TABLES: by database first)."""
+    unless TEMP, with its columns when made) over the connection's tables and views
+    (``views.View``), sorted by name (SHOW ALL TABLES: by database first)."""
     if not all_tables:
         names = sorted([*catalog.sources, *(view.name for view in views)])
         return pa.table({"name": pa.array(names, pa.string())})
     rows = sorted([("temp", name, catalog.sources[name].arrow_schema(), True)
                    for name in catalog.sources] +
-                  [("temp" if view.temporary else "memory", view.name, view_schema(view.name),
+                  [("temp" if view.temporary else "memory", view.name, view.schema,
                     view.temporary) for view in views], key=lambda row: (row[0], row[1]))
     return pa.table({
         "database": pa.array([row[0] for row in rows], pa.string()),

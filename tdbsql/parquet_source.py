@@ -13,11 +13,12 @@ from __future__ import annotations
 import glob
 import os
 import re
+import threading
 from dataclasses import dataclass
 
 import pyarrow as pa
 
-from .errors import DataError, OperationalError
+from .errors import DataError, OperationalError, UnsupportedSql
 
 _PARQUET = re.compile(r"\.parquet$", re.IGNORECASE)
 
@@ -36,23 +37,31 @@ class ParquetSource:
     @classmethod
     def of(cls, pattern: str) -> "ParquetSource":
         """The files ``pattern`` matches (sorted, as DuckDB orders them); none is an error."""
-        files = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else \
+        files = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else \
             [pattern] if os.path.isfile(pattern) else []
         if not files:
             raise OperationalError(f"no such Parquet file: {pattern!r} matches no file")
+        partitioned = [path for path in files if _HIVE.search(os.path.dirname(path))]
+        if partitioned:  # DuckDB adds their key=value folders as columns; not read here
+            raise UnsupportedSql(f"hive-partitioned Parquet files ({partitioned[0]!r}): the "
+                                 "key=value folders as columns are not supported")
         stats = [os.stat(path) for path in files]
         return cls(pattern, tuple(files), tuple((s.st_size, s.st_mtime_ns) for s in stats))
 
     def arrow_schema(self, array=None) -> pa.Schema:
         """The first file's schema (its footer only), worked out once a version of it."""
         key = (self.files[0], self.stamps[0])
-        if key not in _SCHEMAS:
+        schema = _SCHEMAS.get(key)
+        if schema is None:
             import pyarrow.parquet as pq
 
-            _SCHEMAS[key] = self._reading(lambda: pq.read_schema(self.files[0]))
-            while len(_SCHEMAS) > 64:
-                del _SCHEMAS[next(iter(_SCHEMAS))]
-        return _SCHEMAS[key]
+            stored = self._reading(lambda: pq.read_schema(self.files[0]))
+            schema = pa.schema([field.with_type(_duckdb_type(field.type)) for field in stored])
+            with _SCHEMAS_LOCK:
+                _SCHEMAS[key] = schema
+                while len(_SCHEMAS) > 64:
+                    del _SCHEMAS[next(iter(_SCHEMAS))]
+        return schema
 
     def read(self, columns: list[str], budget, what: str) -> pa.Table:
         """The files' rows of ``columns`` (at least one), checked against ``budget`` by the
@@ -68,7 +77,8 @@ class ParquetSource:
                     raise DataError(f"the Parquet file {path!r} has no column {missing[0]!r}, "
                                     f"which {self.files[0]!r} has: {self.pattern!r} matches "
                                     "files of different schemas")
-            budget.check(sum(_column_bytes(f.metadata, columns) for f in files), what)
+            budget.check(sum(_column_bytes(f.metadata, f.schema_arrow, columns)
+                             for f in files), what)
             chosen = pa.schema([self.arrow_schema().field(name) for name in columns])
             parts = [f.read(columns=columns) for f in files]
             return pa.concat_tables([part if part.schema.equals(chosen) else part.cast(chosen)
@@ -92,17 +102,43 @@ class ParquetSource:
                 from None
 
 
-_SCHEMAS: dict = {}
+_SCHEMAS: dict = {}  # (first file, its stamp) -> its schema in DuckDB's types
+_SCHEMAS_LOCK = threading.Lock()
+_HIVE = re.compile(r"(^|[\\/])[^\\/=]+=[^\\/]*($|[\\/])")  # a key=value folder
 
 
-def _column_bytes(metadata, columns: list[str]) -> int:
-    """The uncompressed bytes of ``columns`` in a file, by its footer."""
-    wanted = set(columns)
-    total = 0
-    for group in range(metadata.num_row_groups):
-        row_group = metadata.row_group(group)
-        for i in range(row_group.num_columns):
-            chunk = row_group.column(i)
-            if chunk.path_in_schema.split(".")[0] in wanted:
-                total += chunk.total_uncompressed_size
-    return total
+def _duckdb_type(data_type: pa.DataType) -> pa.DataType:
+    """The type DuckDB reads a Parquet column as, where pyarrow's stored Arrow schema says
+    otherwise: timestamps of seconds or milliseconds as microseconds (TIMESTAMP), float16 as
+    float32 (FLOAT), a duration as its int64 (BIGINT)."""
+    if pa.types.is_timestamp(data_type) and data_type.unit in ("s", "ms"):
+        return pa.timestamp("us", data_type.tz)
+    if pa.types.is_float16(data_type):
+        return pa.float32()
+    if pa.types.is_duration(data_type):
+        return pa.int64()
+    return data_type
+
+
+def _column_bytes(metadata, schema: pa.Schema, columns: list[str]) -> int:
+    """The uncompressed bytes of ``columns`` in a file, by its footer: each top-level column
+    is the run of leaf columns its type has (a name may hold dots)."""
+    leaves, first = {}, 0
+    for field in schema:
+        leaves[field.name] = range(first, first + _leaf_count(field.type))
+        first += _leaf_count(field.type)
+    wanted = [i for name in columns for i in leaves.get(name, ())]
+    return sum(metadata.row_group(group).column(i).total_uncompressed_size
+               for group in range(metadata.num_row_groups) for i in wanted)
+
+
+def _leaf_count(data_type: pa.DataType) -> int:
+    """The Parquet leaf columns an Arrow type is stored as."""
+    if pa.types.is_struct(data_type):
+        return sum(_leaf_count(field.type) for field in data_type)
+    if pa.types.is_map(data_type):
+        return _leaf_count(data_type.key_type) + _leaf_count(data_type.item_type)
+    if pa.types.is_list(data_type) or pa.types.is_large_list(data_type) or \
+            pa.types.is_fixed_size_list(data_type):
+        return _leaf_count(data_type.value_type)
+    return 1

@@ -8,7 +8,8 @@ subquery, so a view over an array prunes as the query written out would.  A view
 data: it reads its tables as they are when a query uses it.  View and table names are
 case-insensitive and share one space (a table registered under a view's name replaces it);
 a view that comes to read itself (``CREATE OR REPLACE VIEW v AS SELECT * FROM v``) is an
-error when read.
+error when read.  A CTE around a view's reference named as a table the view reads would be
+read in that table's place: refused (``UnsupportedSql``), DuckDB reading the table.
 """
 
 from __future__ import annotations
@@ -20,17 +21,16 @@ import pyarrow as pa
 from sqlglot import exp
 
 from .errors import SqlError, UnsupportedSql
+from .planner.column_names import column_name
 from .planner.parse import span_of
 from .planner.table_refs import cte_of
-
-_DEPTH = 32  # views inside views: deeper is a view reading itself
-
 
 @dataclass(frozen=True)
 class View:
     name: str  # as written
     query: exp.Expression  # positions stripped: an error in it underlines no later statement
     columns: tuple[str, ...]  # names given to its first columns
+    schema: pa.Schema  # its columns when made (SHOW ALL TABLES lists those, as DuckDB)
     temporary: bool  # CREATE TEMP VIEW (SHOW ALL TABLES puts it in DuckDB's temp.main)
 
 
@@ -47,9 +47,9 @@ class Views:
     def forget(self, name: str) -> None:
         self.by_name.pop(name.lower(), None)
 
-    def create(self, tree: exp.Create, sql: str, tables: set[str], width) -> pa.Table:
-        """Run ``CREATE VIEW``: ``tables`` are the registered names (lower case), ``width(q)``
-        the number of columns the query tree ``q`` gives (planning it, which checks it)."""
+    def create(self, tree: exp.Create, sql: str, tables: set[str], schema_of) -> pa.Table:
+        """Run ``CREATE VIEW``: ``tables`` are the registered names (lower case),
+        ``schema_of(q)`` the columns the query tree ``q`` gives (planning it checks it)."""
         target = tree.this
         columns = []
         if isinstance(target, exp.Schema):
@@ -72,12 +72,15 @@ class Views:
             raise SqlError(f"a view named {name!r} already exists (CREATE OR REPLACE VIEW "
                            "replaces it)", sql, span_of(target))
         query = tree.expression
-        given = width(query.copy())  # planning expands views in place
-        if len(columns) > given:
+        schema = schema_of(query.copy())  # planning expands views in place
+        if len(columns) > len(schema):
             raise SqlError(f"CREATE VIEW {name} names {len(columns)} columns, but its query "
-                           f"gives {given}", sql, span_of(target))
+                           f"gives {len(schema)}", sql, span_of(target))
+        schema = pa.schema([field.with_name(columns[i]) if i < len(columns) else field
+                            for i, field in enumerate(schema)])
         temporary = properties is not None  # only TEMP passes the check above
-        self.by_name[name.lower()] = View(name, _unplaced(query), tuple(columns), temporary)
+        self.by_name[name.lower()] = View(name, _unplaced(query), tuple(columns), schema,
+                                          temporary)
         return pa.table({"Count": pa.array([], pa.int64())})
 
     def drop(self, tree: exp.Drop, sql: str) -> pa.Table:
@@ -96,18 +99,32 @@ class Views:
 
     def expanded(self, tree: exp.Expression, sql: str) -> exp.Expression:
         """``tree`` with every table reference naming a view replaced by its subquery, views
-        inside views too (in place)."""
-        if not self.by_name:
+        inside views too (in place).  A select item reading a view keeps the name DuckDB
+        gives it as written (``(SELECT max(i) FROM v)``, not the view's query)."""
+        if not self.by_name or not any(self._view_of(t) for t in tree.find_all(exp.Table)):
             return tree
-        for _ in range(_DEPTH):
-            found = [(table, view) for table in tree.find_all(exp.Table)
-                     for view in [self._view_of(table)] if view is not None]
-            if not found:
-                return tree
-            for table, view in found:
-                table.replace(_subquery(table, view, sql))
-        raise SqlError(f"the view {found[0][1].name!r} reads itself (through {_DEPTH} views)",
-                       sql, None)
+        for select in list(tree.find_all(exp.Select)):
+            for item in list(select.expressions):
+                if not isinstance(item, (exp.Alias, exp.Column, exp.Star)) and any(
+                        self._view_of(t) for t in item.find_all(exp.Table)):
+                    item.replace(exp.Alias(this=item.copy(), alias=exp.to_identifier(
+                        column_name(item), quoted=True)))  # (exp.alias_ puts it in a subquery)
+        self._expand(tree, sql, ())
+        return tree
+
+    def _expand(self, tree: exp.Expression, sql: str, reading: tuple[str, ...]) -> None:
+        """Replace the view references in ``tree`` (``reading``: the views it is inside)."""
+        for table in list(tree.find_all(exp.Table)):
+            view = self._view_of(table)
+            if view is None:
+                continue
+            if view.name.lower() in reading:
+                raise SqlError(f"the view {view.name!r} reads itself (infinite recursion)",
+                               sql, span_of(table))
+            body = view.query.copy()
+            self._expand(body, sql, (*reading, view.name.lower()))
+            _refuse_capture(table, body, view)
+            table.replace(_subquery(table, body, view, sql))
 
     def _view_of(self, table: exp.Table) -> View | None:
         if not table.name or table.args.get("db") or table.args.get("catalog") or \
@@ -117,9 +134,24 @@ class Views:
         return self.by_name.get(table.name.lower())
 
 
-def _subquery(table: exp.Table, view: View, sql: str) -> exp.Subquery:
-    """``(query) AS alias(columns)`` for a reference to ``view``: its own alias and column
-    names first, then the view's."""
+def _refuse_capture(table: exp.Table, body: exp.Expression, view: View) -> None:
+    """A CTE around the reference named as a table the view reads would be read in its place
+    (the view's query pasted there): refused, as DuckDB reads the view's own tables."""
+    read = {t.name.lower() for t in body.find_all(exp.Table)
+            if t.name and not t.args.get("db") and cte_of(t) is None}
+    node = table.parent
+    while node is not None:
+        with_ = node.args.get("with_") if isinstance(node, exp.Query) else None
+        for cte in with_.expressions if isinstance(with_, exp.With) else []:
+            if cte.alias.lower() in read:
+                raise UnsupportedSql(f"the CTE {cte.alias!r} hides the table {cte.alias!r} "
+                                     f"that the view {view.name!r} reads: rename the CTE")
+        node = node.parent
+
+
+def _subquery(table: exp.Table, body: exp.Expression, view: View, sql: str) -> exp.Subquery:
+    """``(body) AS alias(columns)`` for a reference to ``view`` (``body``: its query, views
+    inside read through): its own alias and column names first, then the view's."""
     if table.args.get("version") is not None:
         raise SqlError(f"FOR SYSTEM_TIME reads an array's history; {view.name!r} is a view",
                        sql, span_of(table))
@@ -131,7 +163,7 @@ def _subquery(table: exp.Table, view: View, sql: str) -> exp.Subquery:
     names = written + list(view.columns[len(written):])
     name = alias.this.copy() if alias is not None and alias.this else \
         exp.Identifier(this=table.name, quoted=table.this.args.get("quoted", False))
-    return exp.Subquery(this=view.query.copy(), alias=exp.TableAlias(
+    return exp.Subquery(this=body, alias=exp.TableAlias(
         this=name, columns=[exp.Identifier(this=n, quoted=True) for n in names]))
 
 

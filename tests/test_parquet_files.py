@@ -165,3 +165,45 @@ def test_files_of_one_pattern_read_as_the_first_ones_schema(tmp_path):
     assert got.to_pylist() == [{"a": 1, "b": "x"}, {"a": 2, "b": "y"}, {"a": 4, "b": "w"}]
     with pytest.raises(tdbsql.DataError, match="has no column 'a'.*different schemas"):
         tdbsql.query(f"SELECT a FROM '{tmp_path / '*.parquet'}'")
+
+
+def test_recursive_patterns_other_names_and_the_functions_table_name(tmp_path):
+    import duckdb
+
+    (tmp_path / "sub").mkdir()
+    pq.write_table(pa.table({"a": [1, 2, 3]}), tmp_path / "f1.parquet")
+    pq.write_table(pa.table({"a": [4]}), tmp_path / "sub" / "f3.parquet")
+    pq.write_table(pa.table({"a": [5, 6]}), tmp_path / "g.pq")  # Parquet, named otherwise
+    for query in [f"SELECT count(*), sum(a) FROM '{tmp_path}/**/*.parquet'",
+                  f"SELECT sum(a) FROM read_parquet('{tmp_path / 'g.pq'}')",
+                  f"SELECT read_parquet.a FROM read_parquet('{tmp_path / 'f1.parquet'}')"]:
+        assert sorted(tdbsql.connect().sql(query).fetchall()) == \
+            sorted(duckdb.sql(query).fetchall())
+
+
+def test_column_types_as_duckdb_reads_parquet(tmp_path):
+    """pyarrow's stored schema says timestamp[ms], float16, duration; DuckDB reads the
+    Parquet columns as TIMESTAMP, FLOAT and BIGINT, and so does tdbsql."""
+    import duckdb
+
+    pq.write_table(pa.table({"ms": pa.array([1500], pa.timestamp("ms")),
+                             "h": pa.array([1.5], pa.float16()),
+                             "du": pa.array([5], pa.duration("s"))}), tmp_path / "t.parquet")
+    query = (f"SELECT typeof(ms), ms, typeof(h), h, typeof(du), du * 2 "
+             f"FROM '{tmp_path / 't.parquet'}'")
+    assert tdbsql.connect().sql(query).fetchall() == duckdb.sql(query).fetchall()
+
+
+def test_hive_partitioned_files_are_refused(tmp_path):
+    (tmp_path / "year=2020").mkdir()
+    pq.write_table(pa.table({"v": [1]}), tmp_path / "year=2020" / "f.parquet")
+    with pytest.raises(tdbsql.UnsupportedSql, match="hive-partitioned"):
+        tdbsql.query(f"SELECT * FROM '{tmp_path}/*/*.parquet'")
+
+
+def test_the_budget_counts_a_column_whose_name_holds_a_dot(tmp_path):
+    path = tmp_path / "dots.parquet"
+    pq.write_table(pa.table({"big.col": pa.array(range(400_000), pa.int64()),
+                             "small": pa.array([1] * 400_000, pa.int8())}), path)
+    with pytest.raises(tdbsql.MemoryLimitError, match="reading"):
+        tdbsql.connect(memory_mb=1).sql(f'SELECT max("big.col") FROM \'{path}\'')

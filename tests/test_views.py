@@ -117,3 +117,58 @@ def test_a_view_reading_itself_is_an_error_when_read():
     con.sql("CREATE OR REPLACE VIEW v AS SELECT * FROM v")  # v was the old view: accepted
     with pytest.raises(tdbsql.SqlError, match="the view 'v' reads itself"):
         con.sql("SELECT * FROM v")
+
+
+def test_a_view_reading_itself_twice_is_an_error_at_once():
+    """Each reference is read through depth first, so a view that reads itself twice is
+    found at its first repeat (reading through every copy doubled the query each level)."""
+    con = tdbsql.connect().register("t", pa.table({"x": [1]}))
+    con.sql("CREATE VIEW v AS SELECT x FROM t")
+    con.sql("CREATE OR REPLACE VIEW v AS SELECT * FROM v UNION ALL SELECT * FROM v")
+    with pytest.raises(tdbsql.SqlError, match="reads itself"):
+        con.sql("SELECT count(*) FROM v")
+
+
+def test_a_cte_named_as_a_table_a_view_reads_is_refused():
+    """DuckDB reads the view's own table; the view's query pasted under the CTE would read
+    the CTE: refused rather than answered wrong.  A CTE of another name is fine."""
+    con = tdbsql.connect().register("t", pa.table({"i": [1, 2, 3]}))
+    con.sql("CREATE VIEW v AS SELECT i FROM t WHERE i > 1")
+    with pytest.raises(tdbsql.UnsupportedSql, match="the CTE 't' hides the table 't'"):
+        con.sql("WITH t AS (SELECT 42 AS i) SELECT * FROM v")
+    with pytest.raises(tdbsql.UnsupportedSql, match="the CTE 't' hides"):  # also in a view
+        con.sql("CREATE VIEW b AS WITH t AS (SELECT 99 AS i) SELECT * FROM v")
+    assert con.sql("WITH u AS (SELECT 2 AS i) SELECT * FROM u WHERE i IN (SELECT i FROM v)"
+                   ).fetchall() == [(2,)]
+
+
+def test_a_select_item_reading_a_view_is_named_as_written(engines):
+    ours, duck = engines
+    query = ("SELECT (SELECT max(days) FROM per_city), 1 + (SELECT count(*) FROM wet) "
+             "FROM st LIMIT 1")
+    assert ours.sql(query).columns == [d[0] for d in duck.execute(query).description]
+    assert ours.sql(query).fetchall() == duck.execute(query).fetchall()
+
+
+def test_more_column_names_than_a_view_has_is_an_error():
+    con = tdbsql.connect().register("t", pa.table({"i": [1], "s": ["a"]}))
+    con.sql("CREATE VIEW v AS SELECT i, s FROM t")
+    with pytest.raises(tdbsql.SqlError, match='table "z" has 2 columns available but 3'):
+        con.sql("SELECT * FROM v AS z(a, b, c)")
+    with pytest.raises(tdbsql.SqlError, match='table "z" has 2 columns available but 3'):
+        con.sql("SELECT * FROM (SELECT i, s FROM t) AS z(a, b, c)")
+
+
+def test_show_all_tables_lists_a_view_whose_file_is_gone(tmp_path):
+    """A view keeps the columns it had when made, as DuckDB lists them."""
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "f.parquet"
+    pq.write_table(pa.table({"a": [1]}), path)
+    con = tdbsql.connect()
+    con.sql(f"CREATE VIEW v(x) AS SELECT a FROM '{path}'")
+    path.unlink()
+    rows = con.sql("SHOW ALL TABLES").fetchall()
+    assert rows == [("memory", "main", "v", ["x"], ["BIGINT"], False)]
+    with pytest.raises(tdbsql.OperationalError, match="no such Parquet file"):
+        con.sql("SELECT * FROM v")

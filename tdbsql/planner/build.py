@@ -53,7 +53,7 @@ from .natural_joins import expand_natural_joins
 from .output_aliases import alias_shadowing_items
 from .kept_casts import casts_kept
 from .parse import span_of, span_over
-from .subquery_widths import check_subquery_widths
+from .subquery_widths import check_derived_widths, check_subquery_widths
 from .shared_operands import share_operands
 from .subquery_names import name_subquery_columns, set_branches
 from .table_functions import table_functions
@@ -143,7 +143,8 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     tree = alias_shadowing_items(name_subquery_columns(tree, schema))
     tree, reads_clock = read_clock(tree, sql)
     tree = expand_distinct_on(tree, sql)
-    tree = _null_options(_fetch_as_limit(_expand_group_by_all(_values_names(tree), sql)))
+    tree = _null_options(_fetch_as_limit(_expand_group_by_all(
+        _values_names(check_derived_widths(tree, sql)), sql)))
     tree = rename_table_columns(_exact_names(negated_comparisons(tree), schema), schema, sql)
     tree = expand_grouping_sets(mark(order_comma_joins(tree, sql)), schema, sql)
     tree = asof_joins.before_optimizer(tree)

@@ -1,11 +1,12 @@
 """``read_parquet('f.parquet')`` / ``parquet_scan(...)`` in FROM: the table its path names.
 
 DuckDB reads Parquet files named in FROM either way, ``FROM 'f.parquet'`` or through the
-function; the call becomes the quoted path it reads (keeping its alias), so the catalog finds
-the files as it finds an array's path (``parquet_source``) and the planner sees one kind of
-table.  The path may hold glob patterns (``'data/*.parquet'``).  A list of paths and the
-reader's options (``hive_partitioning``, ``union_by_name``, ``filename``, ...) are
-``UnsupportedSql``.
+function; the call becomes the quoted path it reads (keeping its alias, else named after the
+function, as DuckDB names it), so the catalog finds the files as it finds an array's path
+(``parquet_source``; whatever the path ends in) and the planner sees one kind of table.
+The path may hold glob patterns (``'data/*.parquet'``, ``'data/**/*.parquet'``).  A list of
+paths and the reader's options (``hive_partitioning``, ``union_by_name``, ``filename``, ...)
+are ``UnsupportedSql``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from sqlglot import exp
 from ..errors import UnsupportedSql
 
 _READERS = ("read_parquet", "parquet_scan")
+PARQUET = "tdbsql_parquet"  # meta on the path a reader's call read: a Parquet path
 
 
 def file_tables(tree: exp.Expression) -> exp.Expression:
@@ -36,4 +38,12 @@ def file_tables(tree: exp.Expression) -> exp.Expression:
             raise UnsupportedSql(f"{name}() reads one path written as a string (a glob "
                                  f"pattern may match several files), not {what}")
         table.set("this", exp.Identifier(this=path.this, quoted=True))
+        table.this.meta[PARQUET] = True  # whatever its name ends in
+        if table.args.get("alias") is None:  # DuckDB names the table after the function
+            table.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
     return tree
+
+
+def is_parquet_call(table: exp.Table) -> bool:
+    """Was ``table`` written as a Parquet reader's call (``file_tables``)?"""
+    return bool(table.this.meta.get(PARQUET))

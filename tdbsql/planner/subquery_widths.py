@@ -3,7 +3,8 @@
 binder refuses the others ("Subquery returns 2 columns - expected 1"); unchecked, the engine
 compared ``x`` with the first column and answered.  Runs after ``qualify`` has expanded ``*``,
 so a subquery's width is its select list's length.  (A scalar subquery's width is checked
-when it runs, ``engine.subqueries``; EXISTS takes any width.)
+when it runs, ``engine.subqueries``; EXISTS takes any width.)  A derived table may not be
+given more column names than it has columns (``(SELECT 1, 2) AS z(a, b, c)``), as in DuckDB.
 """
 
 from __future__ import annotations
@@ -28,6 +29,21 @@ def check_subquery_widths(expression: exp.Expression) -> exp.Expression:
             raise SqlError(f"subquery returns {width} columns - expected {expected}",
                            span=span_over(query))
     return expression
+
+
+def check_derived_widths(tree: exp.Expression, sql: str) -> exp.Expression:
+    """``tree`` unchanged; an SqlError for a derived table given more column names than its
+    select list has items (before ``qualify``, which drops such names; a ``*`` list is
+    counted once expanded, by ``rename_table_columns`` for tables)."""
+    for derived in tree.find_all(exp.Subquery):  # FROM (...) AS z(a, b, c)
+        alias = derived.args.get("alias")
+        if not isinstance(alias, exp.TableAlias):
+            continue  # a scalar subquery's item alias
+        width = _width(derived.this)
+        if width is not None and len(alias.columns) > width:
+            raise SqlError(f'table "{alias.name}" has {width} columns available but '
+                           f"{len(alias.columns)} columns specified", sql, span_over(alias))
+    return tree
 
 
 def _width(query: exp.Expression | None) -> int | None:
