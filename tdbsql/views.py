@@ -24,12 +24,13 @@ from .errors import SqlError, UnsupportedSql
 from .planner.column_names import column_name
 from .planner.parse import span_of
 from .planner.table_refs import cte_of
+from .result import unique_names
 
 @dataclass(frozen=True)
 class View:
     name: str  # as written
     query: exp.Expression  # positions stripped: an error in it underlines no later statement
-    columns: tuple[str, ...]  # names given to its first columns
+    columns: tuple[str, ...]  # its columns' names (given, else its query's; made unique)
     schema: pa.Schema  # its columns when made (SHOW ALL TABLES lists those, as DuckDB)
     temporary: bool  # CREATE TEMP VIEW (SHOW ALL TABLES puts it in DuckDB's temp.main)
 
@@ -76,8 +77,9 @@ class Views:
         if len(columns) > len(schema):
             raise SqlError(f"CREATE VIEW {name} names {len(columns)} columns, but its query "
                            f"gives {len(schema)}", sql, span_of(target))
-        schema = pa.schema([field.with_name(columns[i]) if i < len(columns) else field
-                            for i, field in enumerate(schema)])
+        # every column named, a repeated name made unique as DuckDB does (a, a_1, A_2)
+        columns = unique_names(columns + schema.names[len(columns):])
+        schema = pa.schema([field.with_name(name) for field, name in zip(schema, columns)])
         temporary = properties is not None  # only TEMP passes the check above
         self.by_name[name.lower()] = View(name, _unplaced(query), tuple(columns), schema,
                                           temporary)

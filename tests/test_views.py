@@ -172,3 +172,19 @@ def test_show_all_tables_lists_a_view_whose_file_is_gone(tmp_path):
     assert rows == [("memory", "main", "v", ["x"], ["BIGINT"], False)]
     with pytest.raises(tdbsql.OperationalError, match="no such Parquet file"):
         con.sql("SELECT * FROM v")
+
+
+@pytest.mark.parametrize("view", ["vd(a, a) AS SELECT 1, 2",
+                                  "ve AS SELECT 1 AS a, 2 AS a, 3 AS A",
+                                  "vf(x) AS SELECT 1 AS a, 2 AS x"])
+def test_a_views_repeated_column_names_are_made_unique_as_duckdb(view):
+    import duckdb
+
+    ours, duck = tdbsql.connect(), duckdb.connect()
+    ours.sql(f"CREATE VIEW {view}")
+    duck.execute(f"CREATE VIEW {view}")
+    name = view.split(" ")[0].split("(")[0]
+    want = duck.execute(f"SELECT * FROM {name}")
+    got = ours.sql(f"SELECT * FROM {name}")
+    assert got.columns == [d[0] for d in want.description]
+    assert got.fetchall() == want.fetchall()
