@@ -207,3 +207,15 @@ def test_the_budget_counts_a_column_whose_name_holds_a_dot(tmp_path):
                              "small": pa.array([1] * 400_000, pa.int8())}), path)
     with pytest.raises(tdbsql.MemoryLimitError, match="reading"):
         tdbsql.connect(memory_mb=1).sql(f'SELECT max("big.col") FROM \'{path}\'')
+
+
+def test_a_parameter_names_the_file(files):
+    """``read_parquet(?)``: the path is a parameter, read once bound (DuckDB's way too)."""
+    import duckdb
+
+    query = "SELECT count(*), sum(k) FROM read_parquet(?)"
+    path = str(files / "a.parquet")
+    assert tdbsql.connect().sql(query, [path]).fetchall() == \
+        duckdb.execute(query, [path]).fetchall()
+    assert tdbsql.connect().sql("SELECT count(*) FROM read_parquet($p)", {"p": path}
+                                ).fetchall() == [(4,)]

@@ -33,6 +33,8 @@ def file_tables(tree: exp.Expression) -> exp.Expression:
             options = ", ".join(a.sql(dialect="duckdb") for a in arguments[1:])
             raise UnsupportedSql(f"{name}() options are not supported ({options})")
         path = arguments[0] if arguments else None
+        if isinstance(path, exp.Placeholder):
+            continue  # read_parquet(?): read once the parameter is bound
         if not (isinstance(path, exp.Literal) and path.is_string):
             what = "no path" if path is None else repr(path.sql(dialect="duckdb"))
             raise UnsupportedSql(f"{name}() reads one path written as a string (a glob "

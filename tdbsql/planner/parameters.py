@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from sqlglot import exp
 
 from ..errors import InterfaceError, SqlError, UnsupportedSql
+from .file_tables import file_tables
 from .parse import span_of
 
 
@@ -45,7 +46,7 @@ def bind_parameters(tree: exp.Expression, params, sql: str) -> exp.Expression:
         key = index if style == "?" else _name(holder) if style == "$name" else \
             int(_name(holder)) - 1
         holder.replace(constant(values[key], _label(holder, style, index)))
-    return tree
+    return file_tables(tree)  # read_parquet(?): the path is known now
 
 
 def _written_order(node: exp.Expression):
