@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from .duckdb_json import json_text, json_values
+from .engine.functions import registered_text_of
 from .errors import InterfaceError, SqlError, UnsupportedSql
 from .planner.parse import span_of
 from .result import unique_names
@@ -204,7 +205,7 @@ def _text_file(path: str, options: _Options):
 def _write_csv(reader: pa.RecordBatchReader, path: str, names: list[str],
                options: _Options) -> int:
     """DuckDB's CSV (see the module text); the rows written."""
-    text_of = _text_function()
+    text_of = registered_text_of()
     rows = 0
     with _text_file(path, options) as out:
         if options.header:
@@ -235,23 +236,13 @@ def _csv_fields(texts: pa.Array, options: _Options) -> pa.Array:
     return pc.fill_null(pc.if_else(needs, quoted, texts), options.null)
 
 
-def _text_function():
-    """The engine's VARCHAR text of a column (every function family registered)."""
-    from .engine.functions import registry
-    from .engine.functions_text import text_of
-
-    registry()
-    return lambda column: text_of(column.combine_chunks() if isinstance(
-        column, pa.ChunkedArray) else column)
-
-
 # -- JSON -----------------------------------------------------------------------------------
 
 
 def _write_json(reader: pa.RecordBatchReader, path: str, names: list[str],
                 options: _Options) -> int:
     """One JSON object a row (see the module text); the rows written."""
-    text_of = _text_function()
+    text_of = registered_text_of()
     rows = 0
     with _text_file(path, options) as out:
         for batch in reader:

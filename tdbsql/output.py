@@ -149,11 +149,9 @@ def _nested_as_text(table: pa.Table, nested) -> pa.Table:
 
 def _text_of():
     """The engine's ``text_of`` (CAST to VARCHAR), every function family registered."""
-    from .engine.functions import registry
-    from .engine.functions_text import text_of
+    from .engine.functions import registered_text_of
 
-    registry()
-    return text_of
+    return registered_text_of()
 
 
 def render_json(table: pa.Table) -> str:

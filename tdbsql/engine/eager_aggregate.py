@@ -37,7 +37,7 @@ from sqlglot import exp, planner
 
 from ..errors import SqlError, UnsupportedSql
 from ..planner.conjuncts import conjuncts, has_subquery
-from .aggregate_step import aggregate_calls, call_spec, filter_of, finish_aggregate, \
+from .aggregate_step import aggregate_calls, call_spec, call_text, filter_of, finish_aggregate, \
     run_aggregate, star_operands
 from .deferred_inputs import Deferred, run_deferred
 from .frame import Frame
@@ -143,7 +143,7 @@ def run_eager_aggregate(runner, step: planner.Aggregate, join: planner.Join,
     values: dict[str, pa.Array] = {}
 
     def call_value(call) -> pa.Array:
-        text = call.sql()
+        text = call_text(runner, call)
         if text not in values:
             argument = _right_argument(step, call, name)
             agg, condition = filter_of(call)

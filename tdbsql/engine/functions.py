@@ -441,6 +441,15 @@ _LOADING = threading.Lock()
 _LOADED: list[bool] = []
 
 
+def registered_text_of():
+    """``functions_text.text_of`` (a value as DuckDB's VARCHAR cast prints it) with every
+    function family registered: the text of a nested value may call any of them."""
+    from .functions_text import text_of
+
+    registry()
+    return text_of
+
+
 def registry() -> dict[str, Function]:
     """``REGISTRY`` with every function family registered (imported once, under a lock)."""
     if not _LOADED:

@@ -32,7 +32,7 @@ from sqlglot import exp
 from ..errors import UnsupportedSql
 from ..kernels.running import running_float, running_int
 from ..planner.conjuncts import tables_of
-from .aggregate_step import aggregate_calls, call_spec, finish_aggregate, star_operands
+from .aggregate_step import aggregate_calls, call_spec, call_text, finish_aggregate, star_operands
 from .frame import Frame
 from .grouping import kernel_valid, restore_type
 from .hash_table import float64_values, int64_values, is_integer_like
@@ -60,7 +60,8 @@ def range_aggregate(runner, step, matches, source: Frame, right: Frame) -> Frame
         return None
     take = pa.array(rows)
     keys = {name: runner.column(source, key).take(take) for name, key in step.group.items()}
-    return finish_aggregate(step, runner, keys, len(rows), lambda call: values[call.sql()],
+    return finish_aggregate(step, runner, keys, len(rows),
+                            lambda call: values[call_text(runner, call)],
                             [*source.tables, *right.tables])
 
 

@@ -555,11 +555,11 @@ class SparseScan(TileScan):
                     rest.append(dim)
         if pieces is None and not rest:  # one range of a sorted dimension, at most
             return (start, stop) if start < stop else (0, 0)
-        keep = np.zeros(n, dtype=bool)
-        if pieces is not None:
+        if pieces is None:
+            keep = _run_mask(n, start, stop)
+        else:
+            keep = np.zeros(n, dtype=bool)
             start, stop = _mark_pieces(keep, *pieces, start, stop)
-        elif start < stop:
-            keep[start:stop] = True
         if start < stop:
             for dim in rest:
                 _keep_in_ranges(cols[dim.name], dim, self.ranges[dim.name], keep, start, stop)
