@@ -89,11 +89,12 @@ class Catalog:
         from .planner.table_refs import table_key
 
         name = table_key(table)
-        if name in self.sources:
-            return self.sources[name]
         folded = [key for key in self.sources if key.lower() == name.lower()]
-        if len(folded) == 1:  # table names are case-insensitive, as in DuckDB
-            return self.sources[folded[0]]
+        if name in self.sources or len(folded) == 1:  # names are case-insensitive, as DuckDB
+            source = self.sources[name if name in self.sources else folded[0]]
+            # registered Parquet files: matched again, so a file written since is read
+            return ParquetSource.of(source.pattern) if isinstance(source, ParquetSource) \
+                else source
         for source in self.sources.values():  # a quoted path naming a registered array
             if isinstance(source, ArraySource) and _same_path(source.path, name):
                 return source

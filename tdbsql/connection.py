@@ -27,6 +27,7 @@ from . import pandas_deferral as _pandas_deferral  # noqa: F401  (first: pyarrow
 from .catalog import ArraySource, ArrowSource, Catalog, ShapeCatalog, sql_columns
 from .collector_pause import imports_paused
 from .errors import InterfaceError, SqlError
+from .parquet_source import ParquetSource, is_parquet_path
 from .result import Parts, Result
 from .settings import env_number
 from .views import Views
@@ -59,8 +60,9 @@ class Connection:
         self.memory_mb = memory_mb  # None: $TDBSQL_MEMORY_MB, read per query
 
     def register(self, name: str, path, *, timestamp=None, key=None) -> "Connection":
-        """Make the array at ``path`` the table ``name`` (read at ``timestamp``, ms).  An Arrow
-        table (or anything with ``__arrow_c_stream__``) goes to ``register_arrow``."""
+        """Make the array at ``path`` the table ``name`` (read at ``timestamp``, ms); a path
+        ending in ``.parquet`` (glob patterns allowed) names Parquet files.  An Arrow table (or
+        anything with ``__arrow_c_stream__``) goes to ``register_arrow``."""
         if not isinstance(name, str) or not name:
             raise TypeError(f"a table name must be a non-empty str, not {name!r}")
         if not isinstance(path, (str, os.PathLike)):
@@ -72,6 +74,11 @@ class Connection:
             except (TypeError, pa.ArrowInvalid) as err:
                 raise TypeError(f"register({name!r}, ...) takes an array path or an Arrow "
                                 f"table, not {type(path).__name__} ({err})") from None
+        if is_parquet_path(os.fspath(path)):  # files matched again at each query
+            if timestamp is not None or key is not None:
+                raise TypeError("timestamp and key apply to arrays, not to Parquet files")
+            self._name_table(name, ParquetSource.of(os.fspath(path)))
+            return self
         source = ArraySource(os.fspath(path), timestamp, key)
         source.open().schema  # fail here, naming the problem, not at the first query
         self._name_table(name, source)

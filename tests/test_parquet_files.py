@@ -219,3 +219,21 @@ def test_a_parameter_names_the_file(files):
         duckdb.execute(query, [path]).fetchall()
     assert tdbsql.connect().sql("SELECT count(*) FROM read_parquet($p)", {"p": path}
                                 ).fetchall() == [(4,)]
+
+
+def test_a_registered_parquet_path_is_a_table(tmp_path):
+    """``register(name, 'f.parquet')`` -- and so ``tdbsql.query(sql, path)`` and the command's
+    PATH -- names Parquet files, matched again at each query."""
+    pq.write_table(pa.table({"v": [1, 2]}), tmp_path / "a.parquet")
+    con = tdbsql.connect().register("t", str(tmp_path / "*.parquet"))
+    assert con.sql("SELECT sum(v) FROM T").fetchall() == [(3,)]
+    pq.write_table(pa.table({"v": [10]}), tmp_path / "b.parquet")  # a file written since
+    assert con.sql("SELECT sum(v) FROM t").fetchall() == [(13,)]
+    assert tdbsql.query("SELECT count(*) AS n FROM array", str(tmp_path / "a.parquet")
+                        ).to_pylist() == [{"n": 2}]
+    proc = subprocess.run([sys.executable, "-m", "tdbsql", "query", "SELECT max(v) AS m FROM "
+                           "array", str(tmp_path / "b.parquet"), "--format", "csv"],
+                          capture_output=True, text=True, check=True)
+    assert proc.stdout.splitlines() == ['"m"', "10"]
+    with pytest.raises(TypeError, match="apply to arrays"):
+        con.register("u", str(tmp_path / "a.parquet"), timestamp=5)
