@@ -129,6 +129,11 @@ class Connection:
             tables = {name.lower() for name in self.catalog.sources}
             return Result(self.views.create(
                 tree, sql, tables, lambda query: self.result_schema(sql, query)))
+        if isinstance(tree, exp.Update):
+            from .update_statement import run_update
+
+            return Result(run_update(self, tree, sql, lambda query: _result(
+                *self._plan(sql, query, cached=False)).arrow()))
         if isinstance(tree, (exp.Insert, exp.Delete, exp.Copy)):
             from .copy_statement import run_copy
             from .dml import run_delete, run_insert

@@ -119,20 +119,21 @@ def _scalar(node: exp.Expression, sql: str) -> pa.Scalar:
     return value if isinstance(value, pa.Scalar) else value[0]
 
 
-def _typed(table: pa.Table, array, sql: str) -> pa.Table:
-    """Each column of an ``INSERT ... SELECT`` cast to the array field's type (``_cast``)."""
-    return pa.table({name: _typed_column(column, name, array, sql)
+def _typed(table: pa.Table, array, sql: str, statement: str = "INSERT") -> pa.Table:
+    """Each column of an ``INSERT ... SELECT`` (or an UPDATE's rows) cast to the array
+    field's type (``_cast``)."""
+    return pa.table({name: _typed_column(column, name, array, sql, statement)
                      for name, column in zip(table.column_names, table.columns)})
 
 
-def _typed_column(column, name: str, array, sql: str):
+def _typed_column(column, name: str, array, sql: str, statement: str = "INSERT"):
     """``column`` cast to the array field's type; a value that does not fit is an error
     naming the column."""
     target, value_type = _field_types(array, name)
     try:
         return _as_field(_cast(column, value_type), target)
     except ValueError as err:
-        raise _cannot_store(name, value_type, err, sql) from None
+        raise _cannot_store(name, value_type, err, sql, statement=statement) from None
 
 
 def _typed_values(scalars: list[pa.Scalar], nodes: list, name: str, array, sql: str):
@@ -170,8 +171,9 @@ def _as_field(column, target: pa.DataType):
     return column.dictionary_encode() if pa.types.is_dictionary(target) else column
 
 
-def _cannot_store(name: str, value_type, err, sql: str, span=None) -> SqlError:
-    return SqlError(f"INSERT: column {name!r} cannot be stored as {value_type}: {err}", sql, span)
+def _cannot_store(name: str, value_type, err, sql: str, span=None,
+                  statement: str = "INSERT") -> SqlError:
+    return SqlError(f"{statement}: column {name!r} cannot be stored as {value_type}: {err}", sql, span)
 
 
 def _one_column(scalars: list[pa.Scalar]) -> pa.Array | None:

@@ -1,0 +1,221 @@
+"""``UPDATE t SET a = expr, ... [FROM ...] [WHERE ...]``: the cells the WHERE picks, written
+again with their new values -- the only way a TileDB array changes is by new fragments.
+
+* A sparse array without duplicates: the picked cells, with their new values, become one
+  fragment.  Newest wins: at each of its coordinates it hides the older versions, in tdbsql as
+  in TileDB.
+* A dense array: a fragment is a box of cells, so the smallest box around the picked cells is
+  read and written again whole -- the picked cells with their new values, the others as they
+  are (cells never written read as their fill values, and are written as such).
+* A sparse array that allows duplicates: its cells have no identity a newer version could
+  hide, so the picked cells are deleted (a delete commit with the WHERE,
+  ``storage.delete_writer``, which keeps every cell SQL keeps) and written again after it.
+  The WHERE must then be one a delete commit can hold (comparisons of the array's own columns
+  with constants, AND/OR/NOT, IN, BETWEEN, NULL tests), and FROM is refused.
+
+The new values are worked out by the engine from the cells as they are now, every SET from the
+old values (``SET a = b, b = a`` swaps them), and cast to the columns' types as INSERT casts
+them.  SET names attributes only: a cell's coordinates are its place in the array (DELETE it
+and INSERT it elsewhere).  With FROM, a cell that several FROM rows match takes one of them,
+as in DuckDB.  The answer is DuckDB's one row ``Count``: the cells updated.
+
+Timestamps: the new fragment is written after every fragment and delete commit the UPDATE read
+-- a millisecond later than the clock if one of them is that recent -- so it is the newest
+version, and the statement returns once the clock has passed it, so the next read sees it.
+Time travel before that sees the array as it was.  (With duplicates, the delete commit comes
+two milliseconds earlier: a read in between sees the cells deleted, not yet written again.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import exp
+
+from .dml import _array_source, _count, _typed
+from .errors import SqlError, UnsupportedSql
+from .planner.parse import span_of
+
+# What sqlglot may attach to an UPDATE besides its table, SET list, FROM and WHERE.
+_REFUSED = {"with_": "WITH", "returning": "RETURNING", "order": "ORDER BY", "limit": "LIMIT",
+            "options": "OPTION", "hint": "hints"}
+
+
+def run_update(connection, tree: exp.Update, sql: str, run_query) -> pa.Table:
+    """Run ``tree``; ``run_query(select)`` gives a SELECT tree's rows (a ``pa.Table``)."""
+    for arg, clause in _REFUSED.items():
+        if tree.args.get(arg):
+            raise UnsupportedSql(f"UPDATE ... {clause} is not supported")
+    target = tree.this
+    source = _array_source(connection, target, sql)
+    if source.timestamp is not None:
+        raise UnsupportedSql(f"UPDATE of {target.name!r}, registered at timestamp "
+                             f"{source.timestamp}: an UPDATE reads and writes the array as it "
+                             "is now (register it without a timestamp)")
+    array = source.open()
+    schema = array.schema
+    dims = [d.name for d in schema.dimensions]
+    values = _assignments(tree, schema, sql)
+    joined = _from_items(tree, sql)
+    dups = schema.sparse and schema.allows_duplicates
+    if dups and joined:
+        raise UnsupportedSql("UPDATE ... FROM on an array that allows duplicates: its cells are "
+                             "deleted and written again, and a delete commit can only test "
+                             "the array's own columns")
+    name = target.alias_or_name
+    where = tree.args.get("where")
+    picked = _select(target, joined, where,
+                     [_column(d, name) for d in dims]
+                     + [exp.alias_(values[a.name].copy(), a.name, quoted=True)
+                        if a.name in values else _column(a.name, name)
+                        for a in schema.attributes])
+    rows = run_query(picked)
+    if joined:
+        rows = _one_per_cell(rows, dims)
+    if not rows.num_rows:
+        return _count(0)
+    rows = _typed(rows, array, sql, "UPDATE")
+    updated = rows.num_rows
+    when = _after_everything(array)
+    if schema.dense:
+        rows = _with_box(rows, dims, target, name, run_query)
+    elif dups:
+        from .storage.delete_writer import write_delete
+
+        condition = where.this if where is not None else _every_cell(schema)
+        write_delete(source.path, condition, timestamp=when, key=source.key, sql=sql)
+        when += 2  # after the cells the delete writes back, at when + 1
+    from .storage.delete_write_back import wait_past
+    from .storage.writer import write
+
+    write(source.path, rows, timestamp=when, key=source.key)
+    wait_past(when)  # a read that starts after the UPDATE sees it
+    return _count(updated)
+
+
+def _assignments(tree: exp.Update, schema, sql: str) -> dict[str, exp.Expression]:
+    """SET's attribute -> new value; a dimension, an unknown name, a qualified name or a
+    name set twice is an error."""
+    attributes = [a.name for a in schema.attributes]
+    dims = [d.name for d in schema.dimensions]
+    values: dict[str, exp.Expression] = {}
+    for item in tree.expressions:
+        column = item.this if isinstance(item, exp.EQ) else None
+        if not isinstance(column, exp.Column):
+            raise SqlError("UPDATE ... SET takes column = value pairs", sql, span_of(item))
+        if column.table:
+            raise SqlError("qualified column names in UPDATE ... SET are not supported (as in "
+                           "DuckDB): name the column alone", sql, span_of(column))
+        if column.name in dims:
+            raise UnsupportedSql(f"UPDATE cannot SET dimension {column.name!r}: a cell's "
+                                 "coordinates are its place in the array (DELETE the cell and "
+                                 "INSERT it at its new coordinates)")
+        if column.name not in attributes:
+            raise SqlError(f"UPDATE: {column.name!r} is not a column of the array "
+                           f"({', '.join([*dims, *attributes])})", sql, span_of(column))
+        if column.name in values:
+            raise SqlError(f"UPDATE sets column {column.name!r} twice", sql, span_of(column))
+        values[column.name] = item.expression
+    return values
+
+
+def _from_items(tree: exp.Update, sql: str) -> list[exp.Join]:
+    """UPDATE's FROM as joins after the updated table: each item crossed with it, and the
+    joins written inside FROM after their item (``FROM a JOIN b ON ..``).  A RIGHT or FULL
+    join there would null-extend the updated table's cells too, so it is refused."""
+    from_ = tree.args.get("from_")
+    if from_ is None:
+        return []
+    first = from_.this.copy()
+    inner = first.args.get("joins") or []
+    first.set("joins", None)
+    for join in inner:
+        if join.side in ("RIGHT", "FULL"):
+            raise UnsupportedSql(f"UPDATE ... FROM with a {join.side} JOIN is not supported "
+                                 "(write it as a subquery in FROM)")
+    return [exp.Join(this=first, kind="CROSS"), *inner]
+
+
+def _column(name: str, table: str) -> exp.Column:
+    return exp.column(name, table, quoted=True)
+
+
+def _select(target: exp.Table, joins: list, where, columns: list) -> exp.Select:
+    select = exp.Select(expressions=columns).from_(target.copy(), copy=False)
+    if joins:
+        select.set("joins", joins)
+    if where is not None:
+        select.set("where", where.copy())
+    return select
+
+
+def _one_per_cell(rows: pa.Table, dims: list[str]) -> pa.Table:
+    """One row per coordinate: the last FROM match (DuckDB takes one of them, unspecified)."""
+    index = pa.table({**{d: rows.column(d) for d in dims},
+                      "__row": pa.array(np.arange(rows.num_rows, dtype=np.int64))})
+    last = index.group_by(dims, use_threads=False).aggregate([("__row", "max")])
+    if last.num_rows == rows.num_rows:
+        return rows
+    return rows.take(np.sort(last.column("__row_max").to_numpy()))
+
+
+def _after_everything(array) -> int:
+    """A write timestamp after every fragment and delete commit a read now sees: now, or one
+    past the newest of them when that is as recent (newest wins by first timestamp, ties by
+    name; a delete at t removes the cells of fragments that start by t)."""
+    from .format.names import now_ms
+
+    now = now_ms()
+    directory = array.directory
+    stamps = [entry.timestamp_range[1] for entry in directory.committed
+              if entry.timestamp_range[0] <= now]
+    stamps += [delete.timestamp for delete in directory.deletes]
+    return max([now, *(t + 1 for t in stamps)])
+
+
+def _every_cell(schema) -> exp.Expression:
+    """A delete condition true on every cell: its first dimension at or past its domain's
+    start (a string dimension: at or past '')."""
+    dim = schema.dimensions[0]
+    low = dim.domain[0] if dim.domain is not None else ""
+    value = exp.Literal.string(low) if isinstance(low, str) else exp.Literal.number(low)
+    return exp.GTE(this=exp.column(dim.name, quoted=True), expression=value)
+
+
+def _with_box(rows: pa.Table, dims: list[str], target: exp.Table, name: str,
+              run_query) -> pa.Table:
+    """A dense array's updated cells with every other cell of the smallest box around them,
+    as they are now: the cells of one dense write."""
+    bounds = {d: pc.min_max(rows.column(d)).values() for d in dims}
+    inside = exp.and_(*(exp.Between(this=_column(d, name), low=_sql_bound(lo, False),
+                                    high=_sql_bound(hi, True))
+                        for d, (lo, hi) in bounds.items()))
+    box = run_query(_select(target, [], exp.Where(this=inside), [exp.Star()]))
+    keep = np.ones(box.num_rows, dtype=bool)
+    for d, (lo, hi) in bounds.items():  # exact, where the SQL bounds were widened
+        column = box.column(d)
+        keep &= pc.and_(pc.greater_equal(column, lo), pc.less_equal(column, hi)) \
+            .to_numpy(zero_copy_only=False)
+    box = box.filter(pa.array(keep))
+    numbered = box.select(dims).append_column(
+        "__row", pa.array(np.arange(box.num_rows, dtype=np.int64)))
+    others = numbered.join(rows.select(dims), keys=dims, join_type="left anti",
+                           use_threads=False).column("__row")
+    return pa.concat_tables([box.take(others).select(rows.column_names).cast(rows.schema),
+                             rows])
+
+
+def _sql_bound(scalar: pa.Scalar, upper: bool) -> exp.Expression:
+    """A dimension's bound as an SQL constant; a nanosecond value is widened outwards to the
+    microseconds SQL's TIMESTAMP / TIME literals hold."""
+    from .planner.parameters import constant
+
+    kind = scalar.type
+    if (pa.types.is_timestamp(kind) or pa.types.is_time(kind)) and kind.unit == "ns":
+        raw = pa.array([scalar]).view(pa.int64())[0].as_py()
+        micros = -(-raw // 1000) if upper else raw // 1000
+        wide = pa.scalar(micros, pa.int64()).cast(
+            pa.timestamp("us") if pa.types.is_timestamp(kind) else pa.time64("us"))
+        return constant(wide.as_py(), "bound")
+    return constant(scalar.as_py(), "bound")

@@ -1,0 +1,261 @@
+"""UPDATE statements: each one run on an array and on a DuckDB table holding the same rows,
+then every row compared; the array also read back with ``tiledb``."""
+
+from __future__ import annotations
+
+import datetime
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+tiledb = pytest.importorskip("tiledb")
+duckdb = pytest.importorskip("duckdb")
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+import tdbsql  # noqa: E402
+from tdbsql.errors import DataError, SqlError, UnsupportedSql  # noqa: E402
+
+
+def _sparse(path: str, dups: bool = False) -> str:
+    dom = tiledb.Domain(tiledb.Dim("k", domain=(0, 999), tile=10, dtype=np.int32),
+                        tiledb.Dim("s", dtype="ascii"))
+    tiledb.Array.create(path, tiledb.ArraySchema(
+        domain=dom, sparse=True, allows_duplicates=dups, capacity=8, attrs=[
+            tiledb.Attr("v", dtype=np.int64),
+            tiledb.Attr("f", dtype=np.float64, nullable=True),
+            tiledb.Attr("t", dtype=str, var=True, nullable=True),
+            tiledb.Attr("d", dtype="datetime64[D]")]))
+    k = np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] * (2 if dups else 1), dtype=np.int32)
+    n = len(k)
+    with tiledb.open(path, "w", timestamp=1) as A:
+        A[k, np.array([f"s{x % 3}" for x in k])] = {
+            "v": np.arange(n, dtype=np.int64) * 10,
+            "f": np.ma.masked_array(np.linspace(-1, 1, n), mask=[i % 4 == 0 for i in range(n)]),
+            "t": np.array([None if i % 5 == 0 else f"text {i}" for i in range(n)], dtype=object),
+            "d": np.datetime64("2024-02-27") + np.arange(n).astype("timedelta64[D]")}
+    return path
+
+
+def _dense(path: str) -> str:
+    dom = tiledb.Domain(tiledb.Dim("r", domain=(1, 12), tile=4, dtype=np.int64),
+                        tiledb.Dim("c", domain=(1, 9), tile=3, dtype=np.int64))
+    tiledb.Array.create(path, tiledb.ArraySchema(domain=dom, sparse=False, attrs=[
+        tiledb.Attr("v", dtype=np.int32),
+        tiledb.Attr("t", dtype=str, var=True),
+        tiledb.Attr("n", dtype=np.float32, nullable=True)]))
+    with tiledb.open(path, "w", timestamp=1) as A:
+        A[1:13, 1:10] = {"v": np.arange(108, dtype=np.int32).reshape(12, 9),
+                         "t": np.array([f"c{i}" for i in range(108)], dtype=object).reshape(12, 9),
+                         "n": np.ma.masked_array(np.arange(108, dtype=np.float32).reshape(12, 9),
+                                                 mask=np.arange(108).reshape(12, 9) % 7 == 0)}
+    with tiledb.open(path, "w", timestamp=2) as A:  # a second fragment over part of it
+        A[3:5, 2:8] = {"v": np.full((2, 6), -1, dtype=np.int32),
+                       "t": np.array(["new"] * 12, dtype=object).reshape(2, 6),
+                       "n": np.ma.masked_array(np.ones((2, 6), dtype=np.float32))}
+    return path
+
+
+class _Pair:
+    """The array as table ``a`` in tdbsql and the same rows as table ``a`` in DuckDB."""
+
+    def __init__(self, path: str, not_null: list[str]):
+        self.path = path
+        self.con = tdbsql.connect().register("a", path)
+        self.duck = duckdb.connect()
+        rows = self.con.sql("SELECT * FROM a").arrow()
+        self.duck.register("rows", rows)
+        self.duck.sql("CREATE TABLE a AS SELECT * FROM rows")
+        for name in not_null:
+            self.duck.sql(f"ALTER TABLE a ALTER COLUMN {name} SET NOT NULL")
+
+    def both(self, sql: str):
+        ours = self.con.sql(sql).fetchall()
+        assert ours == self.duck.sql(sql).fetchall(), sql
+        assert self.rows() == self.duck_rows(), sql
+        return ours
+
+    def rows(self):
+        return self.con.sql("SELECT * FROM a ORDER BY ALL").fetchall()
+
+    def duck_rows(self):
+        return self.duck.sql("SELECT * FROM a ORDER BY ALL").fetchall()
+
+
+SPARSE_UPDATES = [
+    "UPDATE a SET v = v + 1 WHERE k <= 3",
+    "UPDATE a SET f = NULL, t = upper(t) WHERE s = 's1'",
+    "UPDATE a AS x SET v = x.k * 1000, d = d + INTERVAL 1 MONTH WHERE x.t LIKE '%1%'",
+    "UPDATE a SET f = v / 7, v = 0 WHERE f IS NULL",  # both from the old values
+    "UPDATE a SET t = 'none' WHERE t IS NULL AND k > (SELECT avg(k) FROM a)",
+    "UPDATE a SET v = 2.5 WHERE k = 4",  # cast to BIGINT as DuckDB casts it: 2
+    "UPDATE a SET d = DATE '2000-01-01' WHERE k = 99",  # no cell
+    "UPDATE a SET v = -v",  # every cell
+]
+
+
+def test_sparse_updates_match_duckdb_and_tiledb(tmp_path):
+    pair = _Pair(_sparse(str(tmp_path / "a")), ["v", "d"])
+    counts = [pair.both(sql) for sql in SPARSE_UPDATES]
+    assert counts == [[(3,)], [(4,)], [(2,)], [(4,)], [(1,)], [(1,)], [(0,)], [(12,)]]
+    with tiledb.open(pair.path) as A:
+        got = A.query(return_arrow=True).df[:]
+    ours = pair.con.sql("SELECT * FROM a").arrow()
+    assert got.sort_by([("k", "ascending")]).to_pylist() == \
+        ours.sort_by([("k", "ascending")]).to_pylist()
+
+
+def test_update_from_another_table_matches_duckdb(tmp_path):
+    pair = _Pair(_sparse(str(tmp_path / "a")), ["v", "d"])
+    changes = pa.table({"key": pa.array([2, 3, 3, 50], pa.int32()),
+                        "amount": pa.array([5, 7, 7, 9], pa.int64())})
+    pair.con.register("c", changes)
+    pair.duck.register("c", changes)
+    # key 3 matches twice with one value (DuckDB takes either row; both give the same cell)
+    assert pair.both("UPDATE a SET v = v + c.amount FROM c WHERE a.k = c.key") == [(2,)]
+    assert pair.both("UPDATE a SET t = c2.t FROM a AS c2 JOIN c ON c2.k = c.key "
+                     "WHERE a.k = c2.k + 1") == [(2,)]
+
+
+def test_dense_update_rewrites_the_box_around_the_cells(tmp_path):
+    pair = _Pair(_dense(str(tmp_path / "d")), ["v", "t"])
+    assert pair.both("UPDATE a SET v = v * 2, t = t || '!' WHERE (r = 2 AND c = 3) OR "
+                     "(r = 6 AND c = 8)") == [(2,)]
+    assert pair.both("UPDATE a SET n = NULL WHERE v = -1 AND c > 5") == [(4,)]
+    assert pair.both("UPDATE a SET n = r + c WHERE r = 12") == [(9,)]
+    assert pair.both("UPDATE a SET v = 7 WHERE r = 100") == [(0,)]
+    with tiledb.open(pair.path) as A:
+        got = A.query(return_arrow=True, coords=True).df[1:12, 1:9]
+    ours = pair.con.sql("SELECT * FROM a").arrow()
+    key = [("r", "ascending"), ("c", "ascending")]
+    assert got.sort_by(key).to_pylist() == ours.sort_by(key).to_pylist()
+    # one new fragment each: rows 2..6 x columns 3..8, then the rest
+    names = sorted(f for f in tiledb.array_fragments(pair.path).timestamp_range)
+    assert len(names) == 5
+
+
+def test_update_with_duplicates_deletes_and_writes_again(tmp_path):
+    pair = _Pair(_sparse(str(tmp_path / "a"), dups=True), ["v", "d"])
+    assert pair.both("UPDATE a SET v = v + 1000 WHERE k = 3 OR f < 0") == [(13,)]
+    assert pair.both("UPDATE a SET t = 'x' WHERE t IS NULL") == [(5,)]
+    assert pair.both("UPDATE a SET f = 0") == [(24,)]
+    with tiledb.open(pair.path) as A:
+        got = A.query(return_arrow=True).df[:]
+    ours = pair.con.sql("SELECT * FROM a").arrow()
+    key = [(n, "ascending") for n in ("k", "s", "v")]
+    assert got.sort_by(key).to_pylist() == ours.sort_by(key).to_pylist()
+    with pytest.raises(UnsupportedSql, match="FROM on an array that allows duplicates"):
+        pair.con.sql("UPDATE a SET v = 1 FROM a AS b WHERE a.k = b.k")
+    before = pair.rows()
+    with pytest.raises(UnsupportedSql):  # no delete commit holds a function: nothing written
+        pair.con.sql("UPDATE a SET v = 1 WHERE lower(t) = 'x'")
+    assert pair.rows() == before
+
+
+def test_time_travel_sees_the_array_before_the_update(tmp_path):
+    path = _sparse(str(tmp_path / "a"))
+    con = tdbsql.connect().register("a", path)
+    before = con.sql("SELECT k, v FROM a ORDER BY k").fetchall()
+    con.sql("UPDATE a SET v = 0")
+    assert con.sql("SELECT k, v FROM a FOR SYSTEM_TIME AS OF 1 ORDER BY k").fetchall() == before
+    assert con.sql("SELECT DISTINCT v FROM a").fetchall() == [(0,)]
+
+
+def test_quick_updates_each_see_the_last(tmp_path):
+    """Each UPDATE is written after the one before, even within one millisecond."""
+    path = _sparse(str(tmp_path / "a"))
+    con = tdbsql.connect().register("a", path)
+    for _ in range(15):
+        con.sql("UPDATE a SET v = v + 1 WHERE k = 1")
+    assert con.sql("SELECT v FROM a WHERE k = 1").fetchall() == [(15,)]
+
+
+def test_update_errors(tmp_path):
+    path = _sparse(str(tmp_path / "a"))
+    con = tdbsql.connect().register("a", path).register("old", path, timestamp=1)
+    con.register("arrow", pa.table({"x": [1]}))
+    cases = [
+        ("UPDATE a SET k = 3", UnsupportedSql, "cannot SET dimension 'k'"),
+        ("UPDATE a SET nope = 3", SqlError, r"'nope' is not a column of the array \(k, s, v"),
+        ("UPDATE a SET v = 1, v = 2", SqlError, "sets column 'v' twice"),
+        ("UPDATE a SET a.v = 1", SqlError, "qualified column names"),
+        ("UPDATE a SET v = 1 RETURNING *", UnsupportedSql, "RETURNING"),
+        ("UPDATE a SET v = 'abc'", SqlError, "UPDATE: column 'v' cannot be stored as int64"),
+        ("UPDATE a SET v = NULL", DataError, "NULL in a non-nullable field"),
+        ("UPDATE a SET v = nope", SqlError, "nope"),
+        ("UPDATE old SET v = 1", UnsupportedSql, "registered at timestamp 1"),
+        ("UPDATE arrow SET x = 1", UnsupportedSql, "only arrays can be written"),
+        ("UPDATE a FOR SYSTEM_TIME AS OF 1 SET v = 1", SqlError, "FOR SYSTEM_TIME cannot"),
+        ("UPDATE a SET v = 1 FROM a AS b FULL JOIN a AS c ON b.k = c.k", UnsupportedSql,
+         "FULL JOIN"),
+    ]
+    before = con.sql("SELECT * FROM a ORDER BY ALL").fetchall()
+    for sql, error, message in cases:
+        with pytest.raises(error, match=message):
+            con.sql(sql)
+    assert con.sql("SELECT * FROM a ORDER BY ALL").fetchall() == before
+    assert len(tiledb.array_fragments(path)) == 1
+
+
+def test_update_of_an_encrypted_array(tmp_path):
+    key = "0123456789abcdeF0123456789abcdeF"
+    path = str(tmp_path / "e")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 99), tile=10, dtype=np.int64))
+    tiledb.Array.create(path, tiledb.ArraySchema(domain=dom, sparse=True, attrs=[
+        tiledb.Attr("v", dtype=np.float64)]), key=key)
+    with tiledb.open(path, "w", key=key) as A:
+        A[np.arange(5)] = {"v": np.arange(5, dtype=np.float64)}
+    con = tdbsql.connect().register("e", path, key=key)
+    assert con.sql("UPDATE e SET v = v * 10 WHERE x >= 3").fetchall() == [(2,)]
+    with tiledb.open(path, key=key) as A:
+        assert A[:]["v"].tolist() == [0.0, 1.0, 2.0, 30.0, 40.0]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["v", "f", "t", "d"]), st.integers(0, 13),
+                          st.sampled_from(["<", "<=", "=", ">", "<>"])), min_size=1, max_size=4))
+def test_random_updates_match_duckdb(tmp_path_factory, steps):
+    pair = _Pair(_sparse(str(tmp_path_factory.mktemp("u") / "a")), ["v", "d"])
+    values = {"v": "v * 3 - k", "f": "CASE WHEN f > 0 THEN NULL ELSE f + k END",
+              "t": "coalesce(t, s) || k", "d": "d + k"}
+    for column, bound, op in steps:
+        pair.both(f"UPDATE a SET {column} = {values[column]} WHERE k {op} {bound}")
+    assert pair.rows() == pair.duck_rows()
+
+
+def test_update_through_the_command_line(tmp_path, capsys):
+    from tdbsql.cli import main
+
+    path = _sparse(str(tmp_path / "a"))
+    assert main(["query", "UPDATE array SET v = 5 WHERE k = 2", path, "--format", "csv"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "1"
+    assert tdbsql.query("SELECT v FROM array WHERE k = 2", path).column("v").to_pylist() == [5]
+
+
+def test_update_dates_as_duckdb(tmp_path):
+    pair = _Pair(_sparse(str(tmp_path / "a")), ["v", "d"])
+    pair.both("UPDATE a SET d = last_day(d) WHERE month(d) = 2")
+    assert pair.con.sql("SELECT max(d) FROM a WHERE k < 3").fetchall() == [
+        (datetime.date(2024, 2, 29),)]
+
+
+def test_update_enumerations_parameters_and_quoted_paths(tmp_path):
+    from tdbsql import schema as S
+    from tdbsql.storage.writer import create
+
+    path = str(tmp_path / "en")
+    create(path, S.Schema([S.Dim("x", "int64", (0, 99), 10)],
+                          [S.Attr("c", "int8", enumeration="colour"),
+                           S.Attr("n", "float64", nullable=True)],
+                          enumerations=[S.Enumeration("colour", ["red", "green", "blue"])]))
+    con = tdbsql.connect().register("t", path)
+    con.sql("INSERT INTO t VALUES (1, 'blue', 0.25), (2, 'red', NULL), (3, 'green', NULL)")
+    assert con.sql("UPDATE t SET c = 'red' WHERE c = 'blue'").fetchall() == [(1,)]
+    assert con.sql("UPDATE t SET n = ? WHERE x = ?", [5.5, 2]).fetchall() == [(1,)]
+    assert con.sql(f"UPDATE '{path}' AS q SET n = q.x * 2 WHERE q.x = 3").fetchall() == [(1,)]
+    with pytest.raises(DataError, match="'pink' is not a label"):
+        con.sql("UPDATE t SET c = 'pink'")
+    with tiledb.open(path) as A:
+        got = A.query(return_arrow=True).df[:].sort_by("x").to_pylist()
+    assert [(r["x"], r["c"], r["n"]) for r in got] == [(1, "red", 0.25), (2, "red", 5.5),
+                                                       (3, "green", 6.0)]
