@@ -102,9 +102,14 @@ class Connection:
         return sorted(self.catalog.sources)
 
     def sql(self, sql: str, params=None) -> Result:
-        """Run one statement.  ``params`` are the values of its placeholders: a list or tuple
-        for ``?`` / ``$1``, a dict for ``$name`` (``planner.parameters``)."""
+        """Run one statement, or a script of several (``_script``).  ``params`` are the
+        values of its placeholders: a list or tuple for ``?`` / ``$1``, a dict for ``$name``
+        (``planner.parameters``)."""
         _check_text(sql)
+        if ";" in sql.rstrip().rstrip(";"):  # maybe a script: every statement, in order
+            script = self._script(sql, params)
+            if script is not None:
+                return script
         match = _EXPLAIN.match(sql)
         if match:
             text = self.explain(sql[match.end():], analyze=bool(match.group(1)), params=params)
@@ -145,6 +150,29 @@ class Connection:
             run = run_insert if isinstance(tree, exp.Insert) else run_delete
             return Result(run(self, tree, sql))
         return _result(*self._plan(sql, tree, cached=params is None))
+
+    def _script(self, sql: str, params) -> Result | None:
+        """Run a text of several statements one after the other, as DuckDB does, and answer
+        the last one's result (None: the text holds one statement).  Parameters belong to
+        the last statement, as in DuckDB."""
+        from sqlglot import exp
+
+        from .planner.parse import parse, split_statements
+
+        statements = split_statements(sql)
+        if len(statements) < 2:
+            return None
+        # every statement parsed before any runs: a syntax error anywhere runs none of them
+        trees = [None if _EXPLAIN.match(text) else parse(_SHOW_DESCRIBE.sub(r"\1DESC", text,
+                                                                             count=1))
+                 for text in statements]
+        if params is not None and any(tree is not None and tree.find(exp.Placeholder)
+                                      for tree in trees[:-1]):
+            raise InterfaceError("parameters are only supported in the last statement of a "
+                                 "script (as in DuckDB); run the statements one by one")
+        for statement in statements[:-1]:
+            self.sql(statement).arrow()  # run to its end: a later statement may depend on it
+        return self.sql(statements[-1], params)
 
     def execute(self, sql: str, params=None) -> Result:
         return self.sql(sql, params)

@@ -125,9 +125,10 @@ def test_the_whole_statement_is_the_error_when_it_is_empty(path):
 
 
 def test_two_statements_underline_the_second(path):
+    """EXPLAIN takes one statement (a query runs a script: ``test_scripts.py``)."""
     sql = "SELECT k FROM array; SELECT 1"
     with pytest.raises(SqlError) as caught:
-        tdbsql.query(sql, path)
+        tdbsql.explain(sql, path)
     assert caught.value.plain_message == "expected one SQL statement, got 2"
     assert sql[slice(*caught.value.span)] == "SELECT 1"
 

@@ -139,6 +139,22 @@ def _tokens(text: str, what: str) -> list:
     return tokens
 
 
+def split_statements(sql: str) -> list[str]:
+    """The statements of a script (``CREATE VIEW v AS ...; SELECT * FROM v``), each as its
+    own text, split at the semicolons between tokens (never one inside a string or a
+    comment); empty statements (``;;``) are dropped."""
+    tokens = _tokens(sql, "SQL statement")
+    texts, first = [], None
+    for token in [*tokens, None]:
+        if token is None or token.token_type == TokenType.SEMICOLON:
+            if first is not None:
+                texts.append(sql[first.start:last.end + 1])
+            first = None
+        else:
+            first, last = first or token, token
+    return texts
+
+
 def parse_condition(text: str) -> exp.Expression:
     """A bare SQL condition (``v > 1 AND s = 'a'``, as ``tdbsql.delete`` takes it) -> its tree,
     with the same syntax errors as a statement, underlined in ``text``."""
