@@ -143,15 +143,13 @@ def split_statements(sql: str) -> list[str]:
     """The statements of a script (``CREATE VIEW v AS ...; SELECT * FROM v``), each as its
     own text, split at the semicolons between tokens (never one inside a string or a
     comment); empty statements (``;;``) are dropped."""
-    tokens = _tokens(sql, "SQL statement")
-    texts, first = [], None
-    for token in [*tokens, None]:
-        if token is None or token.token_type == TokenType.SEMICOLON:
-            if first is not None:
-                texts.append(sql[first.start:last.end + 1])
-            first = None
-        else:
-            first, last = first or token, token
+    texts, statement = [], []
+    for token in [*_tokens(sql, "SQL statement"), None]:
+        if token is not None and token.token_type != TokenType.SEMICOLON:
+            statement.append(token)
+        elif statement:
+            texts.append(sql[statement[0].start:statement[-1].end + 1])
+            statement = []
     return texts
 
 
