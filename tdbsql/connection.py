@@ -134,11 +134,17 @@ class Connection:
             tables = {name.lower() for name in self.catalog.sources}
             return Result(self.views.create(
                 tree, sql, tables, lambda query: self.result_schema(sql, query)))
+        if isinstance(tree, (exp.Create, exp.Drop)) and \
+                str(tree.args.get("kind") or "").upper() == "TABLE":
+            from .memory_tables import create_table, drop_table
+
+            if isinstance(tree, exp.Drop):
+                return Result(drop_table(self, tree, sql))
+            return Result(create_table(self, tree, sql, self._rows_of(sql)))
         if isinstance(tree, exp.Update):
             from .update_statement import run_update
 
-            return Result(run_update(self, tree, sql, lambda query: _result(
-                *self._plan(sql, query, cached=False)).arrow()))
+            return Result(run_update(self, tree, sql, self._rows_of(sql)))
         if isinstance(tree, (exp.Insert, exp.Delete, exp.Copy)):
             from .copy_statement import run_copy
             from .dml import run_delete, run_insert
@@ -150,6 +156,10 @@ class Connection:
             run = run_insert if isinstance(tree, exp.Insert) else run_delete
             return Result(run(self, tree, sql))
         return _result(*self._plan(sql, tree, cached=params is None))
+
+    def _rows_of(self, sql: str):
+        """A function from a query tree (parsed from ``sql``) to its rows, a ``pa.Table``."""
+        return lambda query: _result(*self._plan(sql, query, cached=False)).arrow()
 
     def _script(self, sql: str, params) -> Result | None:
         """Run a text of several statements one after the other, as DuckDB does, and answer

@@ -1,0 +1,58 @@
+"""CREATE TABLE ... AS query keeps a result in the connection's memory, DROP TABLE forgets it;
+results and column names compared with DuckDB's in-memory database."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+duckdb = pytest.importorskip("duckdb")
+
+import tdbsql  # noqa: E402
+from tdbsql.errors import SqlError, UnsupportedSql  # noqa: E402
+
+SAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "stations")
+
+SCRIPT = [
+    "CREATE TABLE c AS SELECT city, count(*) AS n, 1 AS n, max(temp_c) AS hot FROM a "
+    "GROUP BY city",
+    "SELECT * FROM c ORDER BY city",
+    "CREATE TABLE IF NOT EXISTS c AS SELECT 1",
+    "CREATE OR REPLACE TEMP TABLE C(city2) AS SELECT city, n + 1 FROM c WHERE n > 3",
+    "SELECT * FROM c ORDER BY ALL",
+    "SELECT a.day, c.city2 FROM a JOIN c ON a.city = c.city2 WHERE a.day < 2 ORDER BY ALL",
+    "DROP TABLE c",
+    "DROP TABLE IF EXISTS c",
+]
+
+
+def test_tables_in_memory_as_duckdb():
+    con = tdbsql.connect().register("a", SAMPLE)
+    duck = duckdb.connect()
+    duck.register("rows", con.sql("SELECT * FROM a").arrow())
+    duck.sql("CREATE TABLE a AS SELECT * FROM rows")
+    for sql in SCRIPT:
+        ours, theirs = con.sql(sql), duck.execute(sql)
+        assert ours.fetchall() == theirs.fetchall(), sql
+        if sql.startswith("SELECT"):
+            assert ours.arrow().column_names == [d[0] for d in theirs.description], sql
+    assert "c" not in con.tables()
+
+
+def test_memory_table_errors():
+    con = tdbsql.connect().register("a", SAMPLE)
+    con.sql("CREATE TABLE t AS SELECT 1 AS x")
+    cases = [("CREATE TABLE t AS SELECT 2", SqlError, "a table named 't' already exists"),
+             ("CREATE TABLE a AS SELECT 2", SqlError, "a table named 'a' already exists"),
+             ("CREATE TABLE u (x INTEGER)", UnsupportedSql, "column definitions"),
+             ("CREATE TABLE u(p, q) AS SELECT 1", SqlError, "names 2 columns, but its query "
+                                                            "gives 1"),
+             ("DROP TABLE a", UnsupportedSql, "never deletes"),
+             ("DROP TABLE nope", SqlError, "no table named 'nope'"),
+             ("INSERT INTO t VALUES (2)", UnsupportedSql, "only arrays can be written")]
+    for sql, error, message in cases:
+        with pytest.raises(error, match=message):
+            con.sql(sql)
+    assert con.sql("SELECT * FROM t").fetchall() == [(1,)]
+    assert con.sql("SELECT count(*) FROM a").fetchall() == [(225,)]  # the array stays
