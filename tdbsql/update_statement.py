@@ -34,9 +34,10 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from .dml import _array_source, _count, _typed
-from .errors import SqlError, UnsupportedSql
+from .errors import OperationalError, SqlError, UnsupportedSql
 from .planner.parse import span_of
 
+_AHEAD_MS = 1000  # how far past the clock an UPDATE may be stamped (it waits until then)
 # What sqlglot may attach to an UPDATE besides its table, SET list, FROM and WHERE.
 _REFUSED = {"with_": "WITH", "returning": "RETURNING", "order": "ORDER BY", "limit": "LIMIT",
             "options": "OPTION", "hint": "hints"}
@@ -171,7 +172,12 @@ def _after_everything(array) -> int:
     stamps = [entry.timestamp_range[1] for entry in directory.committed
               if entry.timestamp_range[0] <= now]
     stamps += [delete.timestamp for delete in directory.deletes]
-    return max([now, *(t + 1 for t in stamps)])
+    when = max([now, *(t + 1 for t in stamps)])
+    if when > now + _AHEAD_MS:  # a consolidated fragment ending in the future
+        raise OperationalError(f"cannot UPDATE {array.path} now: it holds writes stamped up to "
+                               f"{when - 1} ms, {(when - now) / 1000:.1f} s ahead of the clock, "
+                               "and an UPDATE must come after them")
+    return when
 
 
 def _every_cell(schema) -> exp.Expression:

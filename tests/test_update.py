@@ -4,6 +4,7 @@ then every row compared; the array also read back with ``tiledb``."""
 from __future__ import annotations
 
 import datetime
+import os
 
 import numpy as np
 import pyarrow as pa
@@ -259,3 +260,21 @@ def test_update_enumerations_parameters_and_quoted_paths(tmp_path):
         got = A.query(return_arrow=True).df[:].sort_by("x").to_pylist()
     assert [(r["x"], r["c"], r["n"]) for r in got] == [(1, "red", 0.25), (2, "red", 5.5),
                                                        (3, "green", 6.0)]
+
+
+def test_update_after_writes_stamped_ahead_of_the_clock_is_refused(tmp_path):
+    """A fragment whose range ends an hour ahead: the UPDATE would have to wait an hour."""
+    from tdbsql.errors import OperationalError
+    from tdbsql.format.names import now_ms
+    from tdbsql.storage.writer import write_fragment
+
+    path = str(tmp_path / "f")
+    dom = tiledb.Domain(tiledb.Dim("x", domain=(0, 99), tile=10, dtype=np.int64))
+    tiledb.Array.create(path, tiledb.ArraySchema(domain=dom, sparse=True, attrs=[
+        tiledb.Attr("v", dtype=np.int64)]))
+    write_fragment(path, tdbsql.open(path).schema, pa.table({"x": [1, 2], "v": [10, 20]}),
+                   timestamp_range=(1, now_ms() + 3_600_000))
+    con = tdbsql.connect().register("f", path)
+    with pytest.raises(OperationalError, match="s ahead of the clock"):
+        con.sql("UPDATE f SET v = 0")
+    assert len(os.listdir(os.path.join(path, "__fragments"))) == 1
