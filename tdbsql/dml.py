@@ -59,10 +59,13 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
                            "values per row", sql)
         rows = _typed(rows.rename_columns(names), array, sql)
     data = _with_omitted(rows, array, sql)
+    from .storage.write_order import landed, write_after
     from .storage.writer import write
 
     if data.num_rows:
-        write(source.path, data, key=source.key)
+        when = write_after(array)  # after the statements before it, even in one millisecond
+        write(source.path, data, timestamp=when, key=source.key)
+        landed(when)
     return _count(data.num_rows)
 
 

@@ -20,9 +20,9 @@ and INSERT it elsewhere).  With FROM, a cell that several FROM rows match takes 
 as in DuckDB.  The answer is DuckDB's one row ``Count``: the cells updated.
 
 Timestamps: the new fragment is written after every fragment and delete commit the UPDATE read
--- a millisecond later than the clock if one of them is that recent -- so it is the newest
-version, and the statement returns once the clock has passed it, so the next read sees it.
-Time travel before that sees the array as it was.  (With duplicates, the delete commit comes
+(``storage.write_order``), so it is the newest version, and the statement returns once the
+clock has passed it, so the next read sees it.  Time travel before that sees the array as it
+was.  (With duplicates, the delete commit comes
 two milliseconds earlier: a read in between sees the cells deleted, not yet written again.)
 """
 
@@ -34,10 +34,10 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from .dml import _array_source, _count, _typed
-from .errors import OperationalError, SqlError, UnsupportedSql
+from .errors import SqlError, UnsupportedSql
 from .planner.parse import span_of
+from .storage.write_order import landed, write_after
 
-_AHEAD_MS = 1000  # how far past the clock an UPDATE may be stamped (it waits until then)
 # What sqlglot may attach to an UPDATE besides its table, SET list, FROM and WHERE.
 _REFUSED = {"with_": "WITH", "returning": "RETURNING", "order": "ORDER BY", "limit": "LIMIT",
             "options": "OPTION", "hint": "hints"}
@@ -78,7 +78,7 @@ def run_update(connection, tree: exp.Update, sql: str, run_query) -> pa.Table:
         return _count(0)
     rows = _typed(rows, array, sql, "UPDATE")
     updated = rows.num_rows
-    when = _after_everything(array)
+    when = write_after(array)
     if schema.dense:
         rows = _with_box(rows, dims, target, name, run_query)
     elif dups:
@@ -87,11 +87,10 @@ def run_update(connection, tree: exp.Update, sql: str, run_query) -> pa.Table:
         condition = where.this if where is not None else _every_cell(schema)
         write_delete(source.path, condition, timestamp=when, key=source.key, sql=sql)
         when += 2  # after the cells the delete writes back, at when + 1
-    from .storage.delete_write_back import wait_past
     from .storage.writer import write
 
     write(source.path, rows, timestamp=when, key=source.key)
-    wait_past(when)  # a read that starts after the UPDATE sees it
+    landed(when)  # a read that starts after the UPDATE sees it
     return _count(updated)
 
 
@@ -159,25 +158,6 @@ def _one_per_cell(rows: pa.Table, dims: list[str]) -> pa.Table:
     if last.num_rows == rows.num_rows:
         return rows
     return rows.take(np.sort(last.column("__row_max").to_numpy()))
-
-
-def _after_everything(array) -> int:
-    """A write timestamp after every fragment and delete commit a read now sees: now, or one
-    past the newest of them when that is as recent (newest wins by first timestamp, ties by
-    name; a delete at t removes the cells of fragments that start by t)."""
-    from .format.names import now_ms
-
-    now = now_ms()
-    directory = array.directory
-    stamps = [entry.timestamp_range[1] for entry in directory.committed
-              if entry.timestamp_range[0] <= now]
-    stamps += [delete.timestamp for delete in directory.deletes]
-    when = max([now, *(t + 1 for t in stamps)])
-    if when > now + _AHEAD_MS:  # a consolidated fragment ending in the future
-        raise OperationalError(f"cannot UPDATE {array.path} now: it holds writes stamped up to "
-                               f"{when - 1} ms, {(when - now) / 1000:.1f} s ahead of the clock, "
-                               "and an UPDATE must come after them")
-    return when
 
 
 def _every_cell(schema) -> exp.Expression:

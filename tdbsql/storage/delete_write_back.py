@@ -58,7 +58,6 @@ Refused (nothing written) when the copies could not stand for the originals:
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,7 +70,6 @@ from ..engine.scan import scan
 from ..engine.sparse_scan import condition_input
 from ..errors import SqlError, UnsupportedSql
 from ..format.delete_condition import ExprNode, Node, sql_truth
-from ..format.names import now_ms
 from .array import Array
 from .directory import UINT64_MAX
 
@@ -183,12 +181,6 @@ def write_back(array: Array, cells: dict[str, Column], t: int) -> None:
     n = len(next(iter(cells.values())))
     added = {a.name: fill_column(a, n) for a in array.schema.attributes if a.name not in cells}
     write_cells(array, {**cells, **added}, t + 1)
-
-
-def wait_past(t: int) -> None:
-    """Return once the clock reads after ``t`` (at most about a millisecond from ``t``)."""
-    while now_ms() <= t:
-        time.sleep(0.0002)
 
 
 def _refuse_unsound(array: Array, at_t: Array, n: int, t: int, where: str) -> None:

@@ -59,7 +59,8 @@ from ..format.delete_condition import (
 from ..format.fragment_metadata import WRITE_VERSION
 from ..format.names import new_name
 from .array import Array, write_timestamp
-from .delete_write_back import judge, wait_past, write_back
+from .delete_write_back import judge, write_back
+from .write_order import landed
 from .enumerated_comparisons import on_indices
 from .temporal_comparisons import SQL_UNITS, in_field_units
 from .nan_comparisons import is_nan, nan_comparison
@@ -113,7 +114,7 @@ def write_delete(path: str, where: str | exp.Expression, *, timestamp: int | Non
     if judged.kept_at_risk is not None:
         write_back(array, judged.kept_at_risk, t)
         if timestamp is None:
-            wait_past(t)  # a read that starts after the DELETE sees the cells written back
+            landed(t)  # a read that starts after the DELETE sees the cells written back
     name = new_name(t, t, WRITE_VERSION, ".del")
     stored = flatten(without_null_tests(negate(condition), fields))
     data = encode_delete_condition(stored, key=array.key)
