@@ -74,7 +74,7 @@ class Runner:
         self._start(query)
         chain = scan_chain(self, query.plan)
         if chain is None:
-            return None
+            return self._sorted_stream(query)
         self._catalog = self._catalog.snapshot()  # for ``fresh``: the names as they are now
         self.row_caps.update(query.derived("row caps", lambda: row_caps(self, query.plan),
                                            query.plan.root))
@@ -83,6 +83,24 @@ class Runner:
         scanned = array_scan(self, scan, scan.source, condition)
         return result_parts(self, chain, scan_frames(self, scan, scanned, condition),
                             query.names)
+
+    def _sorted_stream(self, query: LogicalQuery) -> Iterator[pa.Table] | None:
+        """The result part by part when the plan is a Sort above one array scan with
+        row-by-row steps, sorted on disk past the memory budget (``engine.external_sort``);
+        else None."""
+        from .external_sort import sort_chain, sorted_parts
+
+        chain = sort_chain(self, query.plan)
+        if chain is None:
+            return None
+        self._catalog = self._catalog.snapshot()
+        scan = chain[0]
+        condition = self.scan_condition(scan)
+        scanned = array_scan(self, scan, scan.source, condition)
+        if isinstance(scanned, Frame):  # not read tile by tile
+            return None
+        return sorted_parts(self, chain, scan_frames(self, scan, scanned, condition),
+                            query.names, query)
 
     def fresh(self) -> "Runner":
         """A runner for another run of the same query over the same opened arrays and the

@@ -1,0 +1,180 @@
+"""ORDER BY over more rows than memory holds: sorted runs spilled to disk, merged as they are
+read back, the result given part by part.
+
+A query whose last step is a Sort without LIMIT or OFFSET, right above one array scan and
+row-by-row steps (``streamed_result.row_chain``), streams (``Runner.stream``).  The scan's
+chunks go through the steps below the Sort and are held until they pass a quarter of the
+memory budget.  If the scan ends first -- the common case -- the Sort step runs on them as it
+always does (``sort_step.run_sort``).  Otherwise each such quarter is sorted by the Sort
+step's own code (``sort_step.sorted_run``) and written, with its key columns, to a temporary
+Arrow IPC file: a run.  The runs are then merged a batch of each at a time:
+the rows of the current batches up to the smallest of their last keys sort before every row
+not read yet, so they are sorted together (Arrow's stable sort) and given out, and each run
+moves on by the rows it gave.  The files are memory-mapped, so a batch read back is a view
+of the file, and the memory held is the merged rows given out; the files are removed when
+the result is read to its end or dropped.
+
+A key that is a list, struct or MAP (whose sort columns depend on the values) cannot be
+merged run by run: past the budget such a sort stops with the MemoryLimitError it always had.
+``TDBSQL_SPILL_DIR`` names the folder for the runs (default: the system's temporary folder).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import tempfile
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlglot import planner
+
+from .frame import concat_frames
+from .sort_step import run_sort, sorted_run
+from .streamed_result import row_by_row, row_chain, through_chain
+
+_SHARE = 4  # a run holds at most this part of the memory budget
+_BATCHES = 16  # a run's batches: each about this part of a run's bytes
+_MIN_BATCH = 1024  # rows of a batch, at the least
+
+
+def sort_chain(runner, plan: planner.Plan) -> list | None:
+    """The steps below the plan's root Sort, bottom-up from an array scan, when the sort can
+    be run externally (see the module text); else None."""
+    from ..catalog import ArraySource
+
+    root = plan.root
+    if not isinstance(root, planner.Sort) or root.limit != math.inf or root.offset or \
+            len(root.dependencies) != 1:
+        return None
+    if not row_by_row(_as_projection(root)):
+        return None
+    chain = runner.query.derived("sorted chain", lambda: row_chain(
+        next(iter(root.dependencies))), root)
+    if chain is None or len(chain[-1].dependents) != 1:
+        return None
+    source, _window = runner.catalog.resolve(chain[0].source, runner.sql)
+    return chain if isinstance(source, ArraySource) else None
+
+
+def _as_projection(sort):
+    """The Sort's projections and keys as a step ``row_by_row`` can judge."""
+    step = planner.Scan()
+    step.projections = [*sort.projections, *(ordered.this for ordered in sort.key)]
+    return step
+
+
+def sorted_parts(runner, chain: list, parts: Iterator, names, query) -> Iterator[pa.Table]:
+    """The query's result in order, from the scan's ``parts`` through ``chain`` and the Sort
+    step above it (``plan.root``)."""
+    from .runner import output_table  # the runner imports this module
+
+    sort = query.plan.root
+    spill_at = max(1, runner.budget.limit // _SHARE)
+    batch = spill_at // _BATCHES
+    held, held_bytes, runs, folder = [], 0, [], None
+    try:
+        for frame in parts:
+            frame = through_chain(runner, chain, frame)
+            held.append(frame)
+            held_bytes += runner.budget.bytes_of(frame)
+            if held_bytes > spill_at:
+                folder = folder or tempfile.mkdtemp(prefix="tdbsql-sort-",
+                                                    dir=os.environ.get("TDBSQL_SPILL_DIR"))
+                for piece in _pieces(concat_frames(held), held_bytes, spill_at):
+                    runs.append(_spill(runner, sort, piece, names, folder, len(runs), batch))
+                held, held_bytes = [], 0
+        if not runs:
+            if not held:  # no chunk at all (every tile pruned): the plan run as it is
+                yield runner.run(query)
+                return
+            yield output_table(run_sort(sort, concat_frames(held), runner), sort, names)
+            return
+        if held:
+            runs.append(_spill(runner, sort, concat_frames(held), names, folder, len(runs),
+                               batch))
+        yield from _merged(runs)
+    finally:
+        parts.close()
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+class _Run:
+    """A sorted run on disk: the result's columns (the first ``width``), then the key columns,
+    with their sort keys; read back batch by batch from the memory-mapped file."""
+
+    def __init__(self, path: str, width: int, key_names: list[str], sort_keys: list):
+        self.path, self.width, self.key_names, self.sort_keys = path, width, key_names, sort_keys
+        self.reader = None
+        self.current: pa.Table | None = None
+
+    def advance(self) -> None:
+        """The next batch (the first: open the file), or None past the last."""
+        if self.reader is None:
+            self.reader = pa.ipc.open_stream(pa.memory_map(self.path))
+        try:
+            self.current = pa.Table.from_batches([self.reader.read_next_batch()])
+        except StopIteration:
+            self.current = None
+
+    def keys(self, table: pa.Table) -> pa.Table:
+        return pa.table(table.columns[self.width:], names=self.key_names)
+
+
+def _pieces(frame, nbytes: int, most: int):
+    """``frame`` (of ``nbytes``) cut into pieces of at most about ``most`` bytes."""
+    count = -(-nbytes // most)
+    rows = -(-frame.length // count)
+    for start in range(0, frame.length, rows):
+        yield frame.take(np.arange(start, min(start + rows, frame.length), dtype=np.int64))
+
+
+def _spill(runner, sort, frame, names, folder: str, number: int, room: int) -> _Run:
+    """Sort ``frame`` (the rows below the Sort step) and write it as run ``number``, in
+    batches of about ``room`` bytes (uncompressed: read back, a batch is a view of the
+    mapped file)."""
+    from .runner import output_table
+
+    frame, keys, sort_keys = sorted_run(sort, frame, runner)
+    out = output_table(frame, sort, names)
+    table = pa.table([*out.columns, *keys.columns],
+                     names=[*out.column_names, *keys.column_names])
+    rows = max(_MIN_BATCH, int(room / max(table.nbytes / max(table.num_rows, 1), 1)))
+    path = os.path.join(folder, f"run{number}.arrows")
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
+        for batch in table.to_batches(max_chunksize=rows):
+            writer.write_batch(batch)
+    return _Run(path, out.num_columns, keys.column_names, sort_keys)
+
+
+def _merged(runs: list[_Run]) -> Iterator[pa.Table]:
+    """The runs' rows in order."""
+    sort_keys = runs[0].sort_keys
+    for run in runs:
+        run.advance()
+    while True:
+        for run in runs:
+            while run.current is not None and not run.current.num_rows:
+                run.advance()
+        live = [run for run in runs if run.current is not None]
+        if not live:
+            return
+        union = pa.concat_tables([run.current for run in live], promote_options="permissive")
+        starts = np.cumsum([0] + [run.current.num_rows for run in live])
+        order = pc.sort_indices(live[0].keys(union), sort_keys=sort_keys).to_numpy()
+        # the boundary: the smallest of the batches' last rows; every row not read yet sorts
+        # at or after it, so the rows up to it (stable: ties in run order) can be given
+        lasts = pa.concat_tables([run.keys(run.current.slice(run.current.num_rows - 1))
+                                  for run in live])
+        first = int(pc.sort_indices(lasts, sort_keys=sort_keys)[0].as_py())
+        boundary = starts[first + 1] - 1
+        taken = order[:int(np.flatnonzero(order == boundary)[0]) + 1]
+        yield union.take(taken).select(range(live[0].width))
+        given = np.bincount(np.searchsorted(starts, taken, side="right") - 1,
+                            minlength=len(live))
+        for run, count in zip(live, given):
+            run.current = run.current.slice(int(count))
