@@ -65,6 +65,9 @@ class Catalog:
     def register(self, name: str, source) -> None:
         self.sources[name] = source
 
+    def unregister(self, name: str) -> None:
+        del self.sources[name]
+
     def snapshot(self) -> "Catalog":
         """The names as registered now: a streamed result read again resolves them as they
         were when its query ran, whatever was registered or closed since."""

@@ -107,9 +107,12 @@ class Connection:
         (``planner.parameters``)."""
         _check_text(sql)
         if ";" in sql.rstrip().rstrip(";"):  # maybe a script: every statement, in order
-            script = self._script(sql, params)
-            if script is not None:
-                return script
+            from .planner.parse import split_statements
+
+            statements = split_statements(sql)
+            if len(statements) > 1:
+                return self._script(statements, params)
+            sql = statements[0]  # one statement, then comments (``SELECT 1; -- done``)
         match = _EXPLAIN.match(sql)
         if match:
             text = self.explain(sql[match.end():], analyze=bool(match.group(1)), params=params)
@@ -120,22 +123,21 @@ class Connection:
             from sqlglot import exp
 
             from .planner.parameters import bind_parameters
-            from .planner.parse import parse
 
-            tree = parse(_SHOW_DESCRIBE.sub(r"\1DESC", sql, count=1))  # same length: spans
+            tree = _parsed(sql)
         tree = bind_parameters(tree, params, sql)
         if isinstance(tree, (exp.Describe, exp.Show, exp.Summarize)):
             return Result(self._describe(tree, sql))
-        if isinstance(tree, (exp.Create, exp.Drop)) and \
-                str(tree.args.get("kind") or "").upper() == "VIEW":
+        kind = str(tree.args.get("kind") or "").upper() \
+            if isinstance(tree, (exp.Create, exp.Drop)) else None
+        if kind == "VIEW":
             self._forget_plans()  # a plan may have read the view as it was
             if isinstance(tree, exp.Drop):
                 return Result(self.views.drop(tree, sql))
             tables = {name.lower() for name in self.catalog.sources}
             return Result(self.views.create(
                 tree, sql, tables, lambda query: self.result_schema(sql, query)))
-        if isinstance(tree, (exp.Create, exp.Drop)) and \
-                str(tree.args.get("kind") or "").upper() == "TABLE":
+        if kind == "TABLE":
             from .memory_tables import create_table, drop_table
 
             if isinstance(tree, exp.Drop):
@@ -161,23 +163,14 @@ class Connection:
         """A function from a query tree (parsed from ``sql``) to its rows, a ``pa.Table``."""
         return lambda query: _result(*self._plan(sql, query, cached=False)).arrow()
 
-    def _script(self, sql: str, params) -> Result | None:
-        """Run a text of several statements one after the other, as DuckDB does, and answer
-        the last one's result (None: the text holds one statement).  Parameters belong to
-        the last statement, as in DuckDB."""
+    def _script(self, statements: list[str], params) -> Result:
+        """Run several statements one after the other, as DuckDB does, and answer the last
+        one's result.  Every statement is parsed before any runs (a syntax error anywhere
+        runs none); parameters belong to the last statement, as in DuckDB."""
         from sqlglot import exp
 
-        from .planner.parse import parse, split_statements
-
-        statements = split_statements(sql)
-        if len(statements) < 2:
-            return None
-        # every statement parsed before any runs: a syntax error anywhere runs none of them
-        trees = [None if _EXPLAIN.match(text) else parse(_SHOW_DESCRIBE.sub(r"\1DESC", text,
-                                                                             count=1))
-                 for text in statements]
-        if params is not None and any(tree is not None and tree.find(exp.Placeholder)
-                                      for tree in trees[:-1]):
+        trees = [_parsed(text) for text in statements]
+        if params is not None and any(tree.find(exp.Placeholder) for tree in trees[:-1]):
             raise InterfaceError("parameters are only supported in the last statement of a "
                                  "script (as in DuckDB); run the statements one by one")
         for statement in statements[:-1]:
@@ -365,6 +358,17 @@ def _result(query, runner) -> Result:
     label = f"the scan of {query.plan.root.name!r}"
     return Result(parts=Parts(parts, lambda: runner.fresh().stream(query),
                               lambda held: runner.budget.check(2 * held, label)))
+
+
+def _parsed(sql: str):
+    """The statement's tree; SHOW of a table is DuckDB's DESCRIBE (same length: spans), and
+    EXPLAIN [ANALYZE] the statement it explains."""
+    from .planner.parse import parse
+
+    match = _EXPLAIN.match(sql)
+    if match:
+        return parse(sql[match.end():])
+    return parse(_SHOW_DESCRIBE.sub(r"\1DESC", sql, count=1))
 
 
 def _check_text(sql) -> None:

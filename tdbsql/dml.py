@@ -13,16 +13,18 @@ import pyarrow as pa
 from sqlglot import exp
 
 from .catalog import ArraySource
+from .parquet_source import ParquetSource
 from .errors import SqlError, UnsupportedSql
 from .planner.parse import span_of, span_over
 
 
 _CLAUSES = {"using": "USING", "returning": "RETURNING", "conflict": "ON CONFLICT",
             "alternative": "OR REPLACE / OR IGNORE", "by_name": "BY NAME", "with_": "WITH",
-            "overwrite": "OVERWRITE", "default": "DEFAULT VALUES"}
+            "overwrite": "OVERWRITE", "default": "DEFAULT VALUES", "order": "ORDER BY",
+            "limit": "LIMIT", "options": "OPTION", "hint": "hints"}
 
 
-def _refuse_clauses(tree: exp.Expression, statement: str) -> None:
+def refuse_clauses(tree: exp.Expression, statement: str) -> None:
     """A clause this writer would ignore is refused, never silently dropped."""
     for arg, clause in _CLAUSES.items():
         if tree.args.get(arg):
@@ -30,7 +32,7 @@ def _refuse_clauses(tree: exp.Expression, statement: str) -> None:
 
 
 def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
-    _refuse_clauses(tree, "INSERT")
+    refuse_clauses(tree, "INSERT")
     target = tree.this
     names = None
     if isinstance(target, exp.Schema):
@@ -41,7 +43,7 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
                                span_of(ident))
             names.append(ident.name)
         target = target.this
-    source = _array_source(connection, target, sql)
+    source = array_source(connection, target, sql)
     array = source.open()
     fields = [d.name for d in array.schema.dimensions] + [a.name for a in array.schema.attributes]
     names = names or fields
@@ -57,26 +59,27 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
         if rows.num_columns != len(names):
             raise SqlError(f"INSERT has {len(names)} target columns but {rows.num_columns} "
                            "values per row", sql)
-        rows = _typed(rows.rename_columns(names), array, sql)
+        rows = typed_rows(rows.rename_columns(names), array, sql)
     data = _with_omitted(rows, array, sql)
-    from .storage.write_order import landed, write_after
+    from .storage.write_order import wait_past, write_after
     from .storage.writer import write
 
     if data.num_rows:
         when = write_after(array)  # after the statements before it, even in one millisecond
         write(source.path, data, timestamp=when, key=source.key)
-        landed(when)
-    return _count(data.num_rows)
+        wait_past(when)
+    return count_table(data.num_rows)
 
 
-def _count(rows: int) -> pa.Table:
-    """DuckDB's answer to INSERT and DELETE: one row, ``Count`` BIGINT."""
+def count_table(rows: int) -> pa.Table:
+    """DuckDB's answer to INSERT, UPDATE, DELETE and CREATE TABLE AS: one row, ``Count``
+    BIGINT."""
     return pa.table({"Count": pa.array([rows], pa.int64())})
 
 
 def run_delete(connection, tree: exp.Delete, sql: str) -> pa.Table:
-    _refuse_clauses(tree, "DELETE")
-    source = _array_source(connection, tree.this, sql)
+    refuse_clauses(tree, "DELETE")
+    source = array_source(connection, tree.this, sql)
     where = tree.args.get("where")
     if where is None:
         raise UnsupportedSql("DELETE without WHERE: delete every cell with DELETE ... WHERE TRUE "
@@ -85,13 +88,14 @@ def run_delete(connection, tree: exp.Delete, sql: str) -> pa.Table:
 
     # the condition as parsed, so an error in it underlines the culprit in the statement
     commit = write_delete(source.path, where.this, key=source.key, sql=sql)
-    return _count(commit.deleted)
+    return count_table(commit.deleted)
 
 
-def _array_source(connection, table: exp.Table, sql: str) -> ArraySource:
+def array_source(connection, table: exp.Table, sql: str) -> ArraySource:
     source, window = connection.catalog.resolve(table, sql)
     if not isinstance(source, ArraySource):
-        raise UnsupportedSql(f"{table.name!r} is an Arrow table; only arrays can be written")
+        kind = "Parquet files" if isinstance(source, ParquetSource) else "an Arrow table"
+        raise UnsupportedSql(f"{table.name!r} is {kind}; only arrays can be written")
     if window is not None:
         raise SqlError("FOR SYSTEM_TIME cannot be used on a table being written", sql,
                        span_of(table))
@@ -122,10 +126,14 @@ def _scalar(node: exp.Expression, sql: str) -> pa.Scalar:
     return value if isinstance(value, pa.Scalar) else value[0]
 
 
-def _typed(table: pa.Table, array, sql: str, statement: str = "INSERT") -> pa.Table:
+def typed_rows(table: pa.Table, array, sql: str, statement: str = "INSERT",
+               kept: frozenset | set = frozenset()) -> pa.Table:
     """Each column of an ``INSERT ... SELECT`` (or an UPDATE's rows) cast to the array
-    field's type (``_cast``)."""
-    return pa.table({name: _typed_column(column, name, array, sql, statement)
+    field's type (``_cast``).  ``kept``: columns written back as they were read, where a
+    string field the reader gave as bytes (not UTF-8) stays bytes, which the writer stores
+    as they are."""
+    return pa.table({name: column if name in kept and pa.types.is_binary(column.type) else
+                     _typed_column(column, name, array, sql, statement)
                      for name, column in zip(table.column_names, table.columns)})
 
 
@@ -176,7 +184,8 @@ def _as_field(column, target: pa.DataType):
 
 def _cannot_store(name: str, value_type, err, sql: str, span=None,
                   statement: str = "INSERT") -> SqlError:
-    return SqlError(f"{statement}: column {name!r} cannot be stored as {value_type}: {err}", sql, span)
+    return SqlError(f"{statement}: column {name!r} cannot be stored as {value_type}: {err}", sql,
+                    span)
 
 
 def _one_column(scalars: list[pa.Scalar]) -> pa.Array | None:

@@ -9,7 +9,8 @@ again with their new values -- the only way a TileDB array changes is by new fra
   are (cells never written read as their fill values, and are written as such).
 * A sparse array that allows duplicates: its cells have no identity a newer version could
   hide, so the picked cells are deleted (a delete commit with the WHERE,
-  ``storage.delete_writer``, which keeps every cell SQL keeps) and written again after it.
+  ``storage.delete_writer``, which keeps every cell SQL keeps) and written again after it
+  (checked and written before the delete, seen only after it).
   The WHERE must then be one a delete commit can hold (comparisons of the array's own columns
   with constants, AND/OR/NOT, IN, BETWEEN, NULL tests), and FROM is refused.
 
@@ -32,24 +33,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
+from sqlglot.optimizer.scope import find_in_scope
 
-from .dml import _array_source, _count, _typed
+from .dml import array_source, count_table, refuse_clauses, typed_rows
 from .errors import SqlError, UnsupportedSql
 from .planner.parse import span_of
-from .storage.write_order import landed, write_after
-
-# What sqlglot may attach to an UPDATE besides its table, SET list, FROM and WHERE.
-_REFUSED = {"with_": "WITH", "returning": "RETURNING", "order": "ORDER BY", "limit": "LIMIT",
-            "options": "OPTION", "hint": "hints"}
+from .storage.write_order import wait_past, write_after
 
 
 def run_update(connection, tree: exp.Update, sql: str, run_query) -> pa.Table:
     """Run ``tree``; ``run_query(select)`` gives a SELECT tree's rows (a ``pa.Table``)."""
-    for arg, clause in _REFUSED.items():
-        if tree.args.get(arg):
-            raise UnsupportedSql(f"UPDATE ... {clause} is not supported")
+    refuse_clauses(tree, "UPDATE")
     target = tree.this
-    source = _array_source(connection, target, sql)
+    source = array_source(connection, target, sql)
     if source.timestamp is not None:
         raise UnsupportedSql(f"UPDATE of {target.name!r}, registered at timestamp "
                              f"{source.timestamp}: an UPDATE reads and writes the array as it "
@@ -68,37 +64,48 @@ def run_update(connection, tree: exp.Update, sql: str, run_query) -> pa.Table:
     where = tree.args.get("where")
     picked = _select(target, joined, where,
                      [_column(d, name) for d in dims]
-                     + [exp.alias_(values[a.name].copy(), a.name, quoted=True)
+                     + [exp.Alias(this=values[a.name].copy(),
+                                  alias=exp.to_identifier(a.name, quoted=True))
                         if a.name in values else _column(a.name, name)
                         for a in schema.attributes])
     rows = run_query(picked)
     if joined:
         rows = _one_per_cell(rows, dims)
     if not rows.num_rows:
-        return _count(0)
-    rows = _typed(rows, array, sql, "UPDATE")
+        return count_table(0)
+    rows = typed_rows(rows, array, sql, "UPDATE", kept=set(rows.column_names) - set(values))
     updated = rows.num_rows
     when = write_after(array)
     if schema.dense:
-        rows = _with_box(rows, dims, target, name, run_query)
-    elif dups:
-        from .storage.delete_writer import write_delete
-
-        condition = where.this if where is not None else _every_cell(schema)
-        write_delete(source.path, condition, timestamp=when, key=source.key, sql=sql)
-        when += 2  # after the cells the delete writes back, at when + 1
+        rows = _with_box(rows, dims, target, name, run_query, schema)
     from .storage.writer import write
 
-    write(source.path, rows, timestamp=when, key=source.key)
-    landed(when)  # a read that starts after the UPDATE sees it
-    return _count(updated)
+    if dups:  # the cells again (checked and written, not yet seen), the delete, the commit
+        from .storage.delete_writer import write_delete
+        from .storage.fragment_writer import commit_fragment
+
+        fragment = write(source.path, rows, timestamp=when + 1, key=source.key, commit=False)
+        try:
+            write_delete(source.path, where.this if where is not None else
+                         _every_cell(schema), timestamp=when, key=source.key, sql=sql)
+        except BaseException:
+            _discard(source.path, fragment)
+            raise
+        commit_fragment(source.path, fragment)
+        when += 1
+    else:
+        write(source.path, rows, timestamp=when, key=source.key)
+    wait_past(when)  # a read that starts after the UPDATE sees it
+    return count_table(updated)
 
 
 def _assignments(tree: exp.Update, schema, sql: str) -> dict[str, exp.Expression]:
-    """SET's attribute -> new value; a dimension, an unknown name, a qualified name or a
-    name set twice is an error."""
+    """SET's attribute (as the schema spells it; names match in any case, as DuckDB's) -> new
+    value; a dimension, an unknown name, a qualified name, a name set twice, DEFAULT, an
+    aggregate or a window function is an error."""
     attributes = [a.name for a in schema.attributes]
     dims = [d.name for d in schema.dimensions]
+    spelled = {n.lower(): n for n in [*dims, *attributes]}
     values: dict[str, exp.Expression] = {}
     for item in tree.expressions:
         column = item.this if isinstance(item, exp.EQ) else None
@@ -107,16 +114,28 @@ def _assignments(tree: exp.Update, schema, sql: str) -> dict[str, exp.Expression
         if column.table:
             raise SqlError("qualified column names in UPDATE ... SET are not supported (as in "
                            "DuckDB): name the column alone", sql, span_of(column))
-        if column.name in dims:
-            raise UnsupportedSql(f"UPDATE cannot SET dimension {column.name!r}: a cell's "
+        field = spelled.get(column.name.lower(), column.name)
+        if field in dims:
+            raise UnsupportedSql(f"UPDATE cannot SET dimension {field!r}: a cell's "
                                  "coordinates are its place in the array (DELETE the cell and "
                                  "INSERT it at its new coordinates)")
-        if column.name not in attributes:
+        if field not in attributes:
             raise SqlError(f"UPDATE: {column.name!r} is not a column of the array "
                            f"({', '.join([*dims, *attributes])})", sql, span_of(column))
-        if column.name in values:
-            raise SqlError(f"UPDATE sets column {column.name!r} twice", sql, span_of(column))
-        values[column.name] = item.expression
+        if field in values:
+            raise SqlError(f"UPDATE sets column {field!r} twice", sql, span_of(column))
+        value = item.expression
+        if isinstance(value, exp.Var) and value.name.upper() == "DEFAULT" or \
+                isinstance(value, exp.Column) and value.name.upper() == "DEFAULT" and \
+                not value.table and value.name.lower() not in spelled:
+            raise UnsupportedSql("UPDATE ... SET col = DEFAULT is not supported: an array "
+                                 "attribute has no default (set its fill value, or NULL)")
+        found = find_in_scope(value, (exp.AggFunc, exp.Window))  # not in a subquery
+        if found is not None:
+            kind = "window" if isinstance(found, exp.Window) else "aggregate"
+            raise SqlError(f"{kind} functions are not allowed in UPDATE (as in DuckDB)", sql,
+                           span_of(found))
+        values[field] = value
     return values
 
 
@@ -161,18 +180,18 @@ def _one_per_cell(rows: pa.Table, dims: list[str]) -> pa.Table:
 
 
 def _every_cell(schema) -> exp.Expression:
-    """A delete condition true on every cell: its first dimension at or past its domain's
-    start (a string dimension: at or past '')."""
-    dim = schema.dimensions[0]
-    low = dim.domain[0] if dim.domain is not None else ""
-    value = exp.Literal.string(low) if isinstance(low, str) else exp.Literal.number(low)
-    return exp.GTE(this=exp.column(dim.name, quoted=True), expression=value)
+    """A delete condition true on every cell: its first dimension is not NULL (a dimension
+    never is)."""
+    return exp.Not(this=exp.Is(this=exp.column(schema.dimensions[0].name, quoted=True),
+                               expression=exp.Null()))
 
 
 def _with_box(rows: pa.Table, dims: list[str], target: exp.Table, name: str,
-              run_query) -> pa.Table:
+              run_query, schema) -> pa.Table:
     """A dense array's updated cells with every other cell of the smallest box around them,
-    as they are now: the cells of one dense write."""
+    as they are now: the cells of one dense write.  A cell of a non-nullable attribute that
+    reads NULL (never written, an enumerated attribute's fill value is no label) could not
+    be written back as it is: refused, before anything is written."""
     bounds = {d: pc.min_max(rows.column(d)).values() for d in dims}
     inside = exp.and_(*(exp.Between(this=_column(d, name), low=_sql_bound(lo, False),
                                     high=_sql_bound(hi, True))
@@ -188,8 +207,26 @@ def _with_box(rows: pa.Table, dims: list[str], target: exp.Table, name: str,
         "__row", pa.array(np.arange(box.num_rows, dtype=np.int64)))
     others = numbered.join(rows.select(dims), keys=dims, join_type="left anti",
                            use_threads=False).column("__row")
-    return pa.concat_tables([box.take(others).select(rows.column_names).cast(rows.schema),
-                             rows])
+    kept = box.take(others).select(rows.column_names)
+    for attribute in schema.attributes:
+        if not attribute.nullable and kept.column(attribute.name).null_count:
+            raise UnsupportedSql(
+                f"UPDATE of a dense array writes the box around the cells it changes again, "
+                f"and cells there of attribute {attribute.name!r} hold no value it can write "
+                "back (never written: an enumerated attribute's fill value is no label); "
+                "update those cells too, or write the array with tdbsql.write")
+    return pa.concat_tables([kept.cast(rows.schema), rows])
+
+
+def _discard(path: str, fragment: str | None) -> None:
+    """Remove a fragment written but never committed (no reader ever saw it)."""
+    import os
+    import shutil
+
+    from .format.names import FRAGMENTS_DIR
+
+    if fragment:
+        shutil.rmtree(os.path.join(path, FRAGMENTS_DIR, fragment), ignore_errors=True)
 
 
 def _sql_bound(scalar: pa.Scalar, upper: bool) -> exp.Expression:

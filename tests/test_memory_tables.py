@@ -15,6 +15,10 @@ from tdbsql.errors import SqlError, UnsupportedSql  # noqa: E402
 SAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "stations")
 
 SCRIPT = [
+    "CREATE TABLE p AS (SELECT 7 AS x)",
+    "CREATE TABLE q AS VALUES (1, 'a'), (2, 'b')",
+    "SELECT * FROM q JOIN p ON q.col0 < p.x ORDER BY ALL",
+    "SELECT * FROM (VALUES (1, 2)), (VALUES (3))",
     "CREATE TABLE c AS SELECT city, count(*) AS n, 1 AS n, max(temp_c) AS hot FROM a "
     "GROUP BY city",
     "SELECT * FROM c ORDER BY city",
@@ -42,9 +46,15 @@ def test_tables_in_memory_as_duckdb():
 
 def test_memory_table_errors():
     con = tdbsql.connect().register("a", SAMPLE)
-    con.sql("CREATE TABLE t AS SELECT 1 AS x")
+    con.sql("CREATE TABLE t AS SELECT 1 AS x; CREATE VIEW v AS SELECT 2 AS y")
     cases = [("CREATE TABLE t AS SELECT 2", SqlError, "a table named 't' already exists"),
-             ("CREATE TABLE a AS SELECT 2", SqlError, "a table named 'a' already exists"),
+             ("CREATE TABLE a AS SELECT 2", SqlError, "'a' names an array"),
+             ("CREATE OR REPLACE TABLE a AS SELECT 2", SqlError, "'a' names an array"),
+             ("CREATE TABLE \"\" AS SELECT 2", SqlError, "cannot be empty"),
+             ("CREATE TABLE u(p, P) AS SELECT 1, 2", SqlError, "names column 'p' twice"),
+             ("CREATE OR REPLACE TABLE IF NOT EXISTS u AS SELECT 1", SqlError,
+              "cannot also be IF NOT EXISTS"),
+             ("DROP TABLE IF EXISTS v", SqlError, "'v' is a view"),
              ("CREATE TABLE u (x INTEGER)", UnsupportedSql, "column definitions"),
              ("CREATE TABLE u(p, q) AS SELECT 1", SqlError, "names 2 columns, but its query "
                                                             "gives 1"),

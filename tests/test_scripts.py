@@ -36,6 +36,8 @@ def test_a_script_answers_its_last_statement_as_duckdb(con):
     assert con.sql(script).fetchall() == duck.sql(script).fetchall()
     assert con.sql("SELECT 1; SELECT 2;").fetchall() == [(2,)]
     assert con.sql("SELECT 'a;b'").fetchall() == [("a;b",)]  # one statement
+    assert con.sql("SELECT 1; -- done").fetchall() == [(1,)]  # one, then a comment
+    assert con.sql("SELECT 1; /* done */").fetchall() == [(1,)]
 
 
 def test_statements_run_in_order_and_a_syntax_error_runs_none(con):
@@ -44,8 +46,10 @@ def test_statements_run_in_order_and_a_syntax_error_runs_none(con):
             "WHERE day = 1")
     assert con.sql("SELECT DISTINCT temp_c FROM a WHERE day = 1").fetchall() == [(1.0,)]
     fragments = len(os.listdir(os.path.join(path, "__fragments")))
-    with pytest.raises(SqlError, match="SELEC"):
-        con.sql("UPDATE a SET temp_c = 5 WHERE day = 1; SELEC 2")
+    for script in ("UPDATE a SET temp_c = 5 WHERE day = 1; SELEC 2",
+                   "UPDATE a SET temp_c = 5 WHERE day = 1; EXPLAIN SELEC 2"):
+        with pytest.raises(SqlError, match="SELEC"):
+            con.sql(script)
     assert len(os.listdir(os.path.join(path, "__fragments"))) == fragments
     with pytest.raises(SqlError, match="unknown column 'nope'"):  # runs until it fails
         con.sql("UPDATE a SET temp_c = 5 WHERE day = 1; SELECT nope FROM a")

@@ -278,3 +278,100 @@ def test_update_after_writes_stamped_ahead_of_the_clock_is_refused(tmp_path):
     with pytest.raises(OperationalError, match="s ahead of the clock"):
         con.sql("UPDATE f SET v = 0")
     assert len(os.listdir(os.path.join(path, "__fragments"))) == 1
+
+
+def test_a_failed_update_with_duplicates_loses_nothing(tmp_path):
+    """The cells are written (not yet committed) before the delete commit: a value the
+    writer refuses stops the UPDATE with every cell in place and no fragment left."""
+    path = str(tmp_path / "d")
+    dom = tiledb.Domain(tiledb.Dim("k", domain=(0, 9), tile=5, dtype=np.int64))
+    tiledb.Array.create(path, tiledb.ArraySchema(domain=dom, sparse=True, allows_duplicates=True,
+                                                 attrs=[tiledb.Attr("v", dtype=np.int64)]))
+    with tiledb.open(path, "w", timestamp=1) as A:
+        A[np.array([1, 1, 2])] = {"v": np.array([10, 11, 20])}
+    con = tdbsql.connect().register("a", path)
+    with pytest.raises(DataError, match="NULL in a non-nullable field"):
+        con.sql("UPDATE a SET v = NULL WHERE k = 1")
+    with pytest.raises(UnsupportedSql):  # the delete commit refuses the WHERE
+        con.sql("UPDATE a SET v = 0 WHERE v % 2 = 0")
+    assert con.sql("SELECT * FROM a ORDER BY ALL").fetchall() == [(1, 10), (1, 11), (2, 20)]
+    assert len(os.listdir(os.path.join(path, "__fragments"))) == 1
+    assert not any(n.endswith(".del") for n in os.listdir(os.path.join(path, "__commits")))
+
+
+def test_update_no_where_with_duplicates_and_a_date_dimension(tmp_path):
+    path = str(tmp_path / "t")
+    dom = tiledb.Domain(tiledb.Dim("t", domain=(np.datetime64("2020-01-01"),
+                                                np.datetime64("2030-01-01")),
+                                   tile=np.timedelta64(10, "D"), dtype="datetime64[D]"))
+    tiledb.Array.create(path, tiledb.ArraySchema(domain=dom, sparse=True, allows_duplicates=True,
+                                                 attrs=[tiledb.Attr("v", dtype=np.int64)]))
+    with tiledb.open(path, "w", timestamp=1) as A:
+        A[np.array(["2021-01-01", "2021-01-01", "2022-05-05"], dtype="datetime64[D]")] = {
+            "v": np.array([1, 2, 3])}
+    con = tdbsql.connect().register("a", path)
+    assert con.sql("UPDATE a SET V = v + 10").fetchall() == [(3,)]  # names in any case
+    assert [v for _, v in con.sql("SELECT * FROM a ORDER BY ALL").fetchall()] == [11, 12, 13]
+    assert con.sql("UPDATE a SET v = 0 WHERE T > '2021-06-01'").fetchall() == [(1,)]
+    assert [v for _, v in con.sql("SELECT * FROM a ORDER BY ALL").fetchall()] == [11, 12, 0]
+
+
+def test_subqueries_as_set_values_match_duckdb(tmp_path):
+    pair = _Pair(_sparse(str(tmp_path / "a")), ["v", "d"])
+    pair.both("UPDATE a SET v = (SELECT max(v) FROM a) WHERE k < 3")
+    pair.both("UPDATE a SET v = (SELECT max(b.v) FROM a AS b WHERE b.k < a.k) WHERE k >= 11")
+    dense = _Pair(_dense(str(tmp_path / "d")), ["v", "t"])
+    dense.both("UPDATE a SET v = (SELECT min(v) FROM a) WHERE r = 1 AND c = 1")
+
+
+def test_update_refusals_as_duckdb(tmp_path):
+    path = _sparse(str(tmp_path / "a"))
+    con = tdbsql.connect().register("a", path)
+    for sql, error, message in [
+            ("UPDATE a SET v = sum(v)", SqlError, "aggregate functions are not allowed"),
+            ("UPDATE a SET v = row_number() OVER ()", SqlError, "window functions are not"),
+            ("UPDATE a SET v = DEFAULT", UnsupportedSql, "DEFAULT is not supported")]:
+        with pytest.raises(error, match=message):
+            con.sql(sql)
+    duck = duckdb.connect()
+    duck.sql("CREATE TABLE a (k INTEGER, v BIGINT)")
+    for sql in ("UPDATE a SET v = sum(v)", "UPDATE a SET v = row_number() OVER ()"):
+        with pytest.raises(duckdb.Error):
+            duck.sql(sql)
+
+
+def test_dense_box_with_cells_no_label_can_hold_is_refused(tmp_path):
+    from tdbsql import schema as S
+    from tdbsql.storage.writer import create, write
+
+    path = str(tmp_path / "e")
+    create(path, S.Schema([S.Dim("x", "int64", (0, 9), 10)],
+                          [S.Attr("v", "int32"), S.Attr("c", "int8", enumeration="colour")],
+                          enumerations=[S.Enumeration("colour", ["red", "green", "blue"])],
+                          sparse=False))
+    write(path, {"v": np.array([1, 2], np.int32), "c": pa.array(["red", "blue"])},
+          subarray=[(0, 1)])
+    write(path, {"v": np.array([5, 6], np.int32), "c": pa.array(["green", "red"])},
+          subarray=[(5, 6)])
+    con = tdbsql.connect().register("a", path)
+    before = con.sql("SELECT * FROM a ORDER BY x").fetchall()
+    with pytest.raises(UnsupportedSql, match="attribute 'c' hold no value"):
+        con.sql("UPDATE a SET v = v + 100 WHERE x IN (0, 5)")
+    assert con.sql("UPDATE a SET v = v + 100 WHERE x IN (0, 1)").fetchall() == [(2,)]
+    after = con.sql("SELECT * FROM a ORDER BY x").fetchall()
+    assert after[2:] == before[2:] and [r[1] for r in after[:2]] == [101, 102]
+
+
+def test_cells_not_utf8_are_written_back_as_they_are(tmp_path):
+    path = str(tmp_path / "u")
+    dom = tiledb.Domain(tiledb.Dim("k", domain=(0, 9), tile=5, dtype=np.int64))
+    tiledb.Array.create(path, tiledb.ArraySchema(domain=dom, sparse=True, attrs=[
+        tiledb.Attr("v", dtype=np.int64), tiledb.Attr("s", dtype="ascii", var=True)]))
+    with tiledb.open(path, "w", timestamp=1) as A:
+        A[np.array([1, 2])] = {"v": np.array([10, 20]),
+                               "s": np.array([b"caf\xe9", b"ok"], dtype=object)}
+    con = tdbsql.connect().register("a", path)
+    assert con.sql("UPDATE a SET v = 0 WHERE k = 1").fetchall() == [(1,)]
+    with tiledb.open(path) as A:
+        got = A[:]
+    assert got["v"].tolist() == [0, 20] and got["s"].tolist() == [b"caf\xe9", b"ok"]

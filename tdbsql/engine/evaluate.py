@@ -112,7 +112,10 @@ class Evaluator:
         try:
             value = int(text)
         except ValueError:
-            return pa.scalar(float(text), pa.float64())
+            try:
+                return pa.scalar(float(text), pa.float64())
+            except ValueError:  # ``1e``: DuckDB's error too
+                raise self.error(f"could not convert string {text!r} to DOUBLE", node) from None
         if value > _INT64_MAX:  # e.g. uint64 coordinates past 2**63
             if value < 2**64:
                 return pa.scalar(value, pa.uint64())

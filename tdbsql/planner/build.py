@@ -517,10 +517,17 @@ def _null_options(tree: exp.Expression) -> exp.Expression:
 def _values_names(tree: exp.Expression) -> exp.Expression:
     """``(VALUES (1, 2)) v(a)`` / ``v``: the columns the alias leaves unnamed are ``col0``,
     ``col1``, ... as in DuckDB (sqlglot would drop them from ``*``); more names than columns
-    is an error; in place."""
+    is an error; in place.  An unaliased VALUES in FROM is DuckDB's ``unnamed_subquery``
+    (then ``unnamed_subquery2``, ...), its columns ``col0``, ``col1``, ... too."""
+    unnamed = 0
     for values in tree.find_all(exp.Values):
         alias = values.args.get("alias")
         rows = values.expressions
+        if alias is None and rows and isinstance(values.parent, (exp.From, exp.Join)):
+            unnamed += 1
+            alias = exp.TableAlias(this=exp.to_identifier(
+                "unnamed_subquery" + (str(unnamed) if unnamed > 1 else "")))
+            values.set("alias", alias)
         if alias is None or not rows:
             continue
         width = len(rows[0].expressions) if isinstance(rows[0], exp.Tuple) else 1

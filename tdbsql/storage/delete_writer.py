@@ -60,7 +60,7 @@ from ..format.fragment_metadata import WRITE_VERSION
 from ..format.names import new_name
 from .array import Array, write_timestamp
 from .delete_write_back import judge, write_back
-from .write_order import landed
+from .write_order import wait_past
 from .enumerated_comparisons import on_indices
 from .temporal_comparisons import SQL_UNITS, in_field_units
 from .nan_comparisons import is_nan, nan_comparison
@@ -114,7 +114,7 @@ def write_delete(path: str, where: str | exp.Expression, *, timestamp: int | Non
     if judged.kept_at_risk is not None:
         write_back(array, judged.kept_at_risk, t)
         if timestamp is None:
-            landed(t)  # a read that starts after the DELETE sees the cells written back
+            wait_past(t)  # a read that starts after the DELETE sees the cells written back
     name = new_name(t, t, WRITE_VERSION, ".del")
     stored = flatten(without_null_tests(negate(condition), fields))
     data = encode_delete_condition(stored, key=array.key)
@@ -369,6 +369,8 @@ class _Builder:
         if not isinstance(e, exp.Column):
             raise UnsupportedSql(f"DELETE conditions compare columns with literals, not {e.sql()!r}")
         name = e.name
+        if name not in self.fields:  # names match in any case, as DuckDB's
+            name = next((f for f in self.fields if f.lower() == name.lower()), name)
         if name not in self.fields:
             raise SqlError(f"unknown column {name!r} in the DELETE condition "
                            f"(fields: {', '.join(self.fields)})", self.sql, _span(e))

@@ -5,8 +5,8 @@ order is their names', random); a delete at ``t`` removes the cells of fragments
 by ``t``.  So two statements in one millisecond -- ``INSERT ...; UPDATE ...`` in a script --
 could be applied out of order.  ``write_after`` gives a stamp past every fragment and delete
 commit visible now (the clock, or one past the newest of them when that is as recent), and
-``landed`` returns once the clock has passed it, so the next statement's read sees the write
-and its own write comes after.
+``wait_past`` returns once the clock has passed it, so the next statement's read sees the
+write and its own write comes after.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 from ..errors import OperationalError
 from ..format.names import now_ms
 
-AHEAD_MS = 1000  # how far past the clock a write may be stamped (``landed`` waits until then)
+AHEAD_MS = 1000  # how far past the clock a write may be stamped (``wait_past`` waits)
 
 
 def write_after(array) -> int:
@@ -34,7 +34,7 @@ def write_after(array) -> int:
     return when
 
 
-def landed(t: int) -> None:
+def wait_past(t: int) -> None:
     """Return once the clock reads after ``t`` (at most about ``AHEAD_MS`` from now)."""
     while now_ms() <= t:
         time.sleep(0.0002)
