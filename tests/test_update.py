@@ -224,6 +224,37 @@ def test_random_updates_match_duckdb(tmp_path_factory, steps):
     assert pair.rows() == pair.duck_rows()
 
 
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["v", "t", "n"]), st.integers(1, 12),
+                          st.integers(1, 9), st.sampled_from(["<", "=", ">", "<>"])),
+                min_size=1, max_size=4))
+def test_random_dense_updates_match_duckdb(tmp_path_factory, steps):
+    pair = _Pair(_dense(str(tmp_path_factory.mktemp("d") / "a")), ["v", "t"])
+    values = {"v": "v * 2 - c", "t": "t || r", "n": "CASE WHEN n > 20 THEN NULL ELSE r * c END"}
+    for column, row, col, op in steps:
+        pair.both(f"UPDATE a SET {column} = {values[column]} WHERE r {op} {row} AND c <= {col}")
+    with tiledb.open(pair.path) as A:
+        got = A.query(return_arrow=True, coords=True).df[1:12, 1:9]
+    key = [("r", "ascending"), ("c", "ascending")]
+    assert got.sort_by(key).to_pylist() == pair.con.sql("SELECT * FROM a").arrow() \
+        .sort_by(key).to_pylist()
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["v", "f", "d"]), st.integers(0, 13),
+                          st.sampled_from(["<", "=", ">", "<>"])), min_size=1, max_size=4))
+def test_random_updates_with_duplicates_match_duckdb(tmp_path_factory, steps):
+    pair = _Pair(_sparse(str(tmp_path_factory.mktemp("u") / "a"), dups=True), ["v", "d"])
+    values = {"v": "v * 3 - k", "f": "f + k", "d": "d + k"}
+    for column, bound, op in steps:
+        pair.both(f"UPDATE a SET {column} = {values[column]} WHERE k {op} {bound}")
+    with tiledb.open(pair.path) as A:
+        got = A.query(return_arrow=True).df[:]
+    key = [(n, "ascending") for n in ("k", "s", "v", "d")]
+    assert got.sort_by(key).to_pylist() == pair.con.sql("SELECT * FROM a").arrow() \
+        .sort_by(key).to_pylist()
+
+
 def test_update_through_the_command_line(tmp_path, capsys):
     from tdbsql.cli import main
 
