@@ -3,6 +3,7 @@
     tdbsql query "SELECT * FROM array WHERE d BETWEEN 1 AND 9" ./my_array
     tdbsql query "SELECT ... FROM a JOIN b USING (k)" --array a=./a --array b=./b
     tdbsql explain "SELECT count(*) FROM array WHERE d < 5" ./my_array --analyze
+    tdbsql shell ./my_array                      (statements typed, or piped in, one by one)
     tdbsql schema ./my_array
     tdbsql fragments ./my_array
     tdbsql ingest data.parquet ./my_array --dims d1,d2 / consolidate / vacuum / demo
@@ -55,8 +56,9 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of stdout")
 
 
-def _add_query_inputs(p: argparse.ArgumentParser) -> None:
-    p.add_argument("sql", help="the SQL text, or - to read it from stdin")
+def _add_query_inputs(p: argparse.ArgumentParser, sql: bool = True) -> None:
+    if sql:
+        p.add_argument("sql", help="the SQL text, or - to read it from stdin")
     p.add_argument("path", nargs="?", help="the array (named 'array' in the SQL)")
     p.add_argument("--array", "-a", action="append", default=[], metavar="NAME=PATH",
                    help="make the array at PATH the table NAME (repeatable)")
@@ -88,11 +90,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tdbsql", description="SQL over TileDB arrays.")
     parser.add_argument("--version", action=_Version, nargs=0, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
-    q = sub.add_parser("query", help="run a SELECT over an array",
+    q = sub.add_parser("query", help="run SQL over arrays (a query, or a script of statements)",
                        epilog='example: tdbsql query "SELECT * FROM array LIMIT 5" ./my_array')
     _add_query_inputs(q)
     _add_output_options(q)
     add_key_options(q)
+    sh = sub.add_parser("shell", help="type statements one after another (or pipe them in)",
+                        epilog="example: tdbsql shell ./my_array")
+    _add_query_inputs(sh, sql=False)
+    add_key_options(sh)
     e = sub.add_parser("explain", help="show a query's plan and pruning funnel",
                        epilog='example: tdbsql explain "SELECT count(*) FROM array" ./my_array')
     _add_query_inputs(e)
@@ -180,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         key = _key(args)
         if getattr(args, "handler", None) is not None:  # ingest, consolidate, vacuum, demo
             args.handler(args, key)
-        elif args.command in ("query", "explain"):
+        elif args.command in ("query", "explain", "shell"):
             from .collector_pause import imports_paused
 
             with imports_paused():
@@ -191,9 +197,11 @@ def main(argv: list[str] | None = None) -> int:
                     "--timestamp/--as-of reads the positional array PATH as of a time; give "
                     "PATH (or write FOR SYSTEM_TIME AS OF MS after an --array table in the SQL)")
             arrays = _arrays(args.array, args.path)
-            sql = sys.stdin.read() if args.sql == "-" else args.sql
             con = connection_for(args.path, key=key, timestamp=args.timestamp,
                                  arrays=arrays, memory_mb=args.memory_mb)
+            if args.command == "shell":
+                return _shell(con)
+            sql = sys.stdin.read() if args.sql == "-" else args.sql
             if args.command == "explain":
                 print(con.explain(sql, analyze=args.analyze))
             else:
@@ -233,6 +241,21 @@ def main(argv: list[str] | None = None) -> int:
               "(set TDBSQL_DEBUG=1 for a traceback)", file=sys.stderr)
         return 2
     return 0
+
+
+def _shell(con) -> int:
+    """``tdbsql shell``: prompts on a terminal; piped statements exit 1 if one failed."""
+    from .cli_shell import TerminalReader, piped_reader, run_shell
+
+    if sys.stdin.isatty():
+        reader = TerminalReader()
+        print("tdbsql shell: statements end with ';', .help for more, Ctrl-D to leave")
+        try:
+            run_shell(con, reader)
+        finally:
+            reader.close()
+        return 0
+    return 1 if run_shell(con, piped_reader(sys.stdin)) else 0
 
 
 def _key(args) -> str | None:

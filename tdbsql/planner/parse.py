@@ -153,6 +153,16 @@ def split_statements(sql: str) -> list[str]:
     return texts
 
 
+def statement_ended(text: str) -> bool:
+    """Does ``text`` end with a semicolon outside strings and comments (or hold only blanks
+    and comments: nothing to wait for)?  An open string or comment has not ended."""
+    try:
+        tokens = _DIALECT.tokenize(text)
+    except TokenError:
+        return False
+    return not tokens or tokens[-1].token_type == TokenType.SEMICOLON
+
+
 def parse_condition(text: str) -> exp.Expression:
     """A bare SQL condition (``v > 1 AND s = 'a'``, as ``tdbsql.delete`` takes it) -> its tree,
     with the same syntax errors as a statement, underlined in ``text``."""
