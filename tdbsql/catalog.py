@@ -53,6 +53,7 @@ class ArraySource:
 @dataclass(frozen=True)
 class ArrowSource:
     table: pa.Table
+    owned: bool = False  # made by CREATE TABLE: INSERT, UPDATE and DELETE replace it
 
     def arrow_schema(self, array=None) -> pa.Schema:
         return self.table.schema

@@ -143,6 +143,12 @@ class Connection:
             if isinstance(tree, exp.Drop):
                 return Result(drop_table(self, tree, sql))
             return Result(create_table(self, tree, sql, self._rows_of(sql)))
+        if isinstance(tree, (exp.Insert, exp.Update, exp.Delete)):
+            from .memory_tables import owned_table, run_write
+
+            owned = owned_table(self, tree.this)
+            if owned is not None:  # a table made by CREATE TABLE
+                return Result(run_write(self, owned, tree, sql, self._rows_of(sql)))
         if isinstance(tree, exp.Update):
             from .update_statement import run_update
 

@@ -53,7 +53,7 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
                            f"({', '.join(fields)})", sql, span_of(target))
     body = tree.expression
     if isinstance(body, exp.Values):
-        rows = _values_table(body, names, array, sql)
+        rows = values_table(body, names, array, sql)
     else:
         rows = connection.sql(body.sql(dialect="duckdb")).arrow()
         if rows.num_columns != len(names):
@@ -95,15 +95,17 @@ def array_source(connection, table: exp.Table, sql: str) -> ArraySource:
     source, window = connection.catalog.resolve(table, sql)
     if not isinstance(source, ArraySource):
         kind = "Parquet files" if isinstance(source, ParquetSource) else "an Arrow table"
-        raise UnsupportedSql(f"{table.name!r} is {kind}; only arrays can be written")
+        raise UnsupportedSql(f"{table.name!r} is {kind}; only arrays (and tables made by "
+                             "CREATE TABLE) can be written")
     if window is not None:
         raise SqlError("FOR SYSTEM_TIME cannot be used on a table being written", sql,
                        span_of(table))
     return source
 
 
-def _values_table(values: exp.Values, names: list[str], array, sql: str) -> pa.Table:
-    """The VALUES rows, each value cast on its own to its column's type as DuckDB's INSERT
+def values_table(values: exp.Values, names: list[str], array, sql: str) -> pa.Table:
+    """The VALUES rows, each value cast on its own to its column's type (of ``array``, or of
+    an Arrow schema: ``_field_types``) as DuckDB's INSERT
     casts it (``1.5`` into an INTEGER is 2, ``2.5e0`` is 2, ``'3.5'`` is 4), so rows whose
     values have different types (``(1), (2.5)``) need no common type first."""
     columns: list[list] = [[] for _ in names]
@@ -129,7 +131,7 @@ def _scalar(node: exp.Expression, sql: str) -> pa.Scalar:
 def typed_rows(table: pa.Table, array, sql: str, statement: str = "INSERT",
                kept: frozenset | set = frozenset()) -> pa.Table:
     """Each column of an ``INSERT ... SELECT`` (or an UPDATE's rows) cast to the array
-    field's type (``_cast``).  ``kept``: columns written back as they were read, where a
+    field's type (``_cast``; ``array`` may be an Arrow schema).  ``kept``: columns written back as they were read, where a
     string field the reader gave as bytes (not UTF-8) stays bytes, which the writer stores
     as they are."""
     return pa.table({name: column if name in kept and pa.types.is_binary(column.type) else
@@ -169,10 +171,11 @@ def _typed_values(scalars: list[pa.Scalar], nodes: list, name: str, array, sql: 
 
 def _field_types(array, name: str) -> tuple[pa.DataType, pa.DataType]:
     """The field's Arrow type and the type its values are cast to (an enumerated attribute's
-    labels)."""
+    labels); ``array`` may be an Arrow schema (a table in memory)."""
     from .engine.fields import field_arrow_type
 
-    target = field_arrow_type(array, name)
+    target = array.field(name).type if isinstance(array, pa.Schema) else \
+        field_arrow_type(array, name)
     return target, target.value_type if pa.types.is_dictionary(target) else target
 
 

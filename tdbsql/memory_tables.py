@@ -11,15 +11,24 @@ column definitions (``CREATE TABLE t (a INTEGER)``) is refused: an array is made
 ``tdbsql.create`` or ``tdbsql.ingest``, and an empty in-memory table could not be written to.
 ``DROP TABLE [IF EXISTS] t`` forgets an in-memory (or registered Arrow) table; it never deletes
 an array or a file, so naming one is refused.
+
+A table made so is the connection's own, and ``INSERT``, ``UPDATE`` and ``DELETE`` change it
+as DuckDB changes a table (``run_write``): rows appended with each value cast to its
+column's type as INSERT casts it into an array (a column left out is NULL); rows deleted
+where the WHERE is TRUE; the SET values worked out for the rows where it is TRUE, cast, and
+put in their places (UPDATE ... FROM is refused).  Rows keep their order.  A table
+registered from Python (``con.register``) is the caller's and stays read-only.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from .catalog import ArrowSource
-from .dml import count_table
+from .dml import count_table, refuse_clauses, typed_rows, values_table
 from .errors import SqlError, UnsupportedSql
 from .planner.parse import span_of
 from .result import unique_names
@@ -73,8 +82,7 @@ def create_table(connection, tree: exp.Create, sql: str, run_query) -> pa.Table:
         raise SqlError(f"CREATE TABLE {name} names {len(columns)} columns, but its query "
                        f"gives {rows.num_columns}", sql, span_of(target))
     rows = rows.rename_columns(unique_names(columns + rows.column_names[len(columns):]))
-    connection.register_arrow(existing or name, rows)
-    connection._forget_plans()  # a plan may have read the table it replaces
+    _replace(connection, existing or name, rows)
     return count_table(rows.num_rows)
 
 
@@ -99,6 +107,113 @@ def drop_table(connection, tree: exp.Drop, sql: str) -> pa.Table:
     connection.catalog.unregister(name)
     connection._forget_plans()
     return _no_rows("Success")
+
+
+def owned_table(connection, table) -> str | None:
+    """The registered name of the table in memory (made by CREATE TABLE) that ``table`` (a
+    statement's target) names, else None."""
+    if isinstance(table, exp.Schema):
+        table = table.this
+    if not isinstance(table, exp.Table) or table.args.get("db"):
+        return None
+    name = _registered(connection, table.name)
+    source = connection.catalog.sources.get(name) if name is not None else None
+    return name if isinstance(source, ArrowSource) and source.owned else None
+
+
+def run_write(connection, name: str, tree, sql: str, run_query) -> pa.Table:
+    """Run an INSERT, UPDATE or DELETE ``tree`` on the table in memory ``name``."""
+    if isinstance(tree, exp.Insert):
+        return _insert(connection, name, tree, sql, run_query)
+    target = tree.this
+    if target.args.get("version"):
+        raise SqlError("FOR SYSTEM_TIME reads an array's history; a table in memory has none",
+                       sql, span_of(target))
+    table = connection.catalog.sources[name].table
+    where = tree.args.get("where")
+    if isinstance(tree, exp.Delete):
+        refuse_clauses(tree, "DELETE")
+        kept = table.slice(0, 0) if where is None else run_query(
+            exp.select("*").from_(target.copy()).where(_not_true(where.this)))
+        _replace(connection, name, kept)
+        return count_table(table.num_rows - kept.num_rows)
+    return _update(connection, name, tree, sql, run_query)
+
+
+def _insert(connection, name: str, tree: exp.Insert, sql: str, run_query) -> pa.Table:
+    refuse_clauses(tree, "INSERT")
+    table = connection.catalog.sources[name].table
+    spelled = {column.lower(): column for column in table.column_names}
+    names = table.column_names
+    if isinstance(tree.this, exp.Schema):
+        names = []
+        for ident in tree.this.expressions:
+            column = spelled.get(ident.name.lower())
+            if column is None:
+                raise SqlError(f"INSERT: {ident.name!r} is not a column of {name!r} "
+                               f"({', '.join(table.column_names)})", sql, span_of(ident))
+            if column in names:
+                raise SqlError(f"INSERT: column {ident.name!r} is listed twice", sql,
+                               span_of(ident))
+            names.append(column)
+    body = tree.expression
+    if isinstance(body, exp.Values):
+        rows = values_table(body, names, table.schema, sql)
+    else:
+        rows = run_query(body)
+        if rows.num_columns != len(names):
+            raise SqlError(f"INSERT has {len(names)} target columns but {rows.num_columns} "
+                           "values per row", sql)
+        rows = typed_rows(rows.rename_columns(names), table.schema, sql)
+    rows = pa.table([rows.column(n) if n in names else pa.nulls(rows.num_rows, f.type)
+                     for n, f in zip(table.column_names, table.schema)], schema=table.schema)
+    _replace(connection, name, pa.concat_tables([table, rows]))
+    return count_table(rows.num_rows)
+
+
+def _update(connection, name: str, tree: exp.Update, sql: str, run_query) -> pa.Table:
+    from .update_statement import assignments
+
+    refuse_clauses(tree, "UPDATE")
+    if tree.args.get("from_"):
+        raise UnsupportedSql("UPDATE ... FROM of a table in memory is not supported")
+    table = connection.catalog.sources[name].table
+    values = assignments(tree, table.column_names, [], sql)
+    where = tree.args.get("where")
+    target = tree.this
+    if where is None:
+        hit = np.ones(table.num_rows, dtype=bool)
+    else:
+        hit = run_query(exp.select(exp.Is(this=exp.paren(where.this.copy()),
+                                          expression=exp.true()).as_("hit"))
+                        .from_(target.copy())).column(0).to_numpy(zero_copy_only=False)
+        hit = hit.astype(bool)
+    picked = exp.select(*(exp.Alias(this=value.copy(), alias=exp.to_identifier(column,
+                                                                              quoted=True))
+                          for column, value in values.items())).from_(target.copy())
+    if where is not None:
+        picked = picked.where(where.this.copy())
+    new = typed_rows(run_query(picked), table.schema, sql, "UPDATE")
+    # each new value at its row's place: the rows the WHERE picks, in the table's order
+    at = np.full(table.num_rows, -1, dtype=np.int64)
+    at[hit] = np.arange(int(hit.sum()), dtype=np.int64)
+    places = pa.array(at, mask=at < 0)
+    columns = [pc.if_else(pa.array(hit), new.column(column).take(places),
+                          table.column(column)) if column in values else table.column(column)
+               for column in table.column_names]
+    _replace(connection, name, pa.table(columns, schema=table.schema))
+    return count_table(int(hit.sum()))
+
+
+def _not_true(condition: exp.Expression) -> exp.Expression:
+    """``condition IS NOT TRUE``: the rows a DELETE keeps (false or NULL)."""
+    return exp.Not(this=exp.Is(this=exp.paren(condition.copy()), expression=exp.true()))
+
+
+def _replace(connection, name: str, rows: pa.Table) -> None:
+    """``rows`` as the table in memory ``name`` (new or replacing), plans read again."""
+    connection._name_table(name, ArrowSource(rows, owned=True))
+    connection._forget_plans()  # a plan may have read the table it replaces
 
 
 def _query(node: exp.Expression) -> exp.Expression:

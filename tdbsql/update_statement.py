@@ -53,7 +53,7 @@ def run_update(connection, tree: exp.Update, sql: str, run_query) -> pa.Table:
     array = source.open()
     schema = array.schema
     dims = [d.name for d in schema.dimensions]
-    values = _assignments(tree, schema, sql)
+    values = assignments(tree, [a.name for a in schema.attributes], dims, sql)
     joined = _from_items(tree, sql)
     dups = schema.sparse and schema.allows_duplicates
     if dups and joined:
@@ -99,12 +99,11 @@ def run_update(connection, tree: exp.Update, sql: str, run_query) -> pa.Table:
     return count_table(updated)
 
 
-def _assignments(tree: exp.Update, schema, sql: str) -> dict[str, exp.Expression]:
-    """SET's attribute (as the schema spells it; names match in any case, as DuckDB's) -> new
+def assignments(tree: exp.Update, attributes: list[str], dims: list[str],
+                sql: str) -> dict[str, exp.Expression]:
+    """SET's column (as the schema spells it; names match in any case, as DuckDB's) -> new
     value; a dimension, an unknown name, a qualified name, a name set twice, DEFAULT, an
     aggregate or a window function is an error."""
-    attributes = [a.name for a in schema.attributes]
-    dims = [d.name for d in schema.dimensions]
     spelled = {n.lower(): n for n in [*dims, *attributes]}
     values: dict[str, exp.Expression] = {}
     for item in tree.expressions:
@@ -120,7 +119,7 @@ def _assignments(tree: exp.Update, schema, sql: str) -> dict[str, exp.Expression
                                  "coordinates are its place in the array (DELETE the cell and "
                                  "INSERT it at its new coordinates)")
         if field not in attributes:
-            raise SqlError(f"UPDATE: {column.name!r} is not a column of the array "
+            raise SqlError(f"UPDATE: {column.name!r} is not a column of the table "
                            f"({', '.join([*dims, *attributes])})", sql, span_of(column))
         if field in values:
             raise SqlError(f"UPDATE sets column {field!r} twice", sql, span_of(column))
@@ -128,8 +127,8 @@ def _assignments(tree: exp.Update, schema, sql: str) -> dict[str, exp.Expression
         if isinstance(value, exp.Var) and value.name.upper() == "DEFAULT" or \
                 isinstance(value, exp.Column) and value.name.upper() == "DEFAULT" and \
                 not value.table and value.name.lower() not in spelled:
-            raise UnsupportedSql("UPDATE ... SET col = DEFAULT is not supported: an array "
-                                 "attribute has no default (set its fill value, or NULL)")
+            raise UnsupportedSql("UPDATE ... SET col = DEFAULT is not supported: its columns "
+                                 "have no default (set a value, or NULL)")
         found = find_in_scope(value, (exp.AggFunc, exp.Window))  # not in a subquery
         if found is not None:
             kind = "window" if isinstance(found, exp.Window) else "aggregate"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import pyarrow as pa
 import pytest
 
 duckdb = pytest.importorskip("duckdb")
@@ -28,6 +29,21 @@ SCRIPT = [
     "SELECT a.day, c.city2 FROM a JOIN c ON a.city = c.city2 WHERE a.day < 2 ORDER BY ALL",
     "DROP TABLE c",
     "DROP TABLE IF EXISTS c",
+    # a table in memory is written as DuckDB writes a table; rows keep their order
+    "CREATE TABLE t AS SELECT city, day, temp_c FROM a WHERE station = 1 AND day < 6",
+    "INSERT INTO t VALUES ('Rome', 100, 20.5), ('Oslo', 101, NULL)",
+    "INSERT INTO t (day, city) VALUES (102, 'Nice')",
+    "INSERT INTO t SELECT city, day + 1000, temp_c * 2 FROM a WHERE station = 2 AND day < 3",
+    "INSERT INTO t (DAY, temp_c) SELECT 7, 1.5",
+    "UPDATE t SET temp_c = temp_c + 1, city = upper(city) WHERE day > 100",
+    "UPDATE t SET day = day * 2, temp_c = day",
+    "UPDATE t SET temp_c = 2.5 WHERE city IS NULL",
+    "SELECT * FROM t",
+    "DELETE FROM t WHERE temp_c > 40 OR city = 'NICE'",
+    "DELETE FROM t WHERE temp_c IS NULL",
+    "SELECT * FROM t",
+    "DELETE FROM t",
+    "SELECT count(*) FROM t",
 ]
 
 
@@ -45,7 +61,7 @@ def test_tables_in_memory_as_duckdb():
 
 
 def test_memory_table_errors():
-    con = tdbsql.connect().register("a", SAMPLE)
+    con = tdbsql.connect().register("a", SAMPLE).register("r", pa.table({"x": [1]}))
     con.sql("CREATE TABLE t AS SELECT 1 AS x; CREATE VIEW v AS SELECT 2 AS y")
     cases = [("CREATE TABLE t AS SELECT 2", SqlError, "a table named 't' already exists"),
              ("CREATE TABLE a AS SELECT 2", SqlError, "'a' names an array"),
@@ -60,7 +76,11 @@ def test_memory_table_errors():
                                                             "gives 1"),
              ("DROP TABLE a", UnsupportedSql, "never deletes"),
              ("DROP TABLE nope", SqlError, "no table named 'nope'"),
-             ("INSERT INTO t VALUES (2)", UnsupportedSql, "only arrays can be written")]
+             ("INSERT INTO r VALUES (2)", UnsupportedSql, "only arrays \\(and tables made"),
+             ("UPDATE t SET x = 1 FROM t AS u", UnsupportedSql, "FROM of a table in memory"),
+             ("UPDATE t SET y = 1", SqlError, "'y' is not a column of the table"),
+             ("INSERT INTO t VALUES ('abc')", SqlError, "cannot be stored as int32"),
+             ("INSERT INTO t (x, x) VALUES (1, 2)", SqlError, "listed twice")]
     for sql, error, message in cases:
         with pytest.raises(error, match=message):
             con.sql(sql)

@@ -177,7 +177,7 @@ def test_update_errors(tmp_path):
     con.register("arrow", pa.table({"x": [1]}))
     cases = [
         ("UPDATE a SET k = 3", UnsupportedSql, "cannot SET dimension 'k'"),
-        ("UPDATE a SET nope = 3", SqlError, r"'nope' is not a column of the array \(k, s, v"),
+        ("UPDATE a SET nope = 3", SqlError, r"'nope' is not a column of the table \(k, s, v"),
         ("UPDATE a SET v = 1, v = 2", SqlError, "sets column 'v' twice"),
         ("UPDATE a SET a.v = 1", SqlError, "qualified column names"),
         ("UPDATE a SET v = 1 RETURNING *", UnsupportedSql, "RETURNING"),
@@ -185,7 +185,7 @@ def test_update_errors(tmp_path):
         ("UPDATE a SET v = NULL", DataError, "NULL in a non-nullable field"),
         ("UPDATE a SET v = nope", SqlError, "nope"),
         ("UPDATE old SET v = 1", UnsupportedSql, "registered at timestamp 1"),
-        ("UPDATE arrow SET x = 1", UnsupportedSql, "only arrays can be written"),
+        ("UPDATE arrow SET x = 1", UnsupportedSql, "only arrays \\(and tables made by"),
         ("UPDATE a FOR SYSTEM_TIME AS OF 1 SET v = 1", SqlError, "FOR SYSTEM_TIME cannot"),
         ("UPDATE a SET v = 1 FROM a AS b FULL JOIN a AS c ON b.k = c.k", UnsupportedSql,
          "FULL JOIN"),
