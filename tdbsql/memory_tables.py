@@ -32,6 +32,7 @@ from .dml import count_table, refuse_clauses, typed_rows, values_table
 from .errors import SqlError, UnsupportedSql
 from .planner.parse import span_of
 from .result import unique_names
+from .views import drop_target
 
 
 def create_table(connection, tree: exp.Create, sql: str, run_query) -> pa.Table:
@@ -88,12 +89,7 @@ def create_table(connection, tree: exp.Create, sql: str, run_query) -> pa.Table:
 
 def drop_table(connection, tree: exp.Drop, sql: str) -> pa.Table:
     """Run ``DROP TABLE [IF EXISTS] t``."""
-    unsupported = [k for k, v in tree.args.items() if v and k not in (
-        "this", "kind", "exists", "tables")]
-    if unsupported or len(tree.args.get("tables") or []) != 1:
-        raise UnsupportedSql("this form of DROP TABLE is not supported (DROP TABLE [IF EXISTS] "
-                             "t is)")
-    target = tree.args["tables"][0]
+    target = drop_target(tree, "TABLE")
     if connection.views.get(target.name) is not None:
         raise SqlError(f"{target.name!r} is a view (DROP VIEW drops it)", sql, span_of(target))
     name = _registered(connection, target.name)

@@ -87,12 +87,7 @@ class Views:
 
     def drop(self, tree: exp.Drop, sql: str) -> pa.Table:
         """Run ``DROP VIEW [IF EXISTS] v``."""
-        unsupported = [k for k, v in tree.args.items() if v and k not in (
-            "this", "kind", "exists", "tables")]
-        if unsupported or len(tree.args.get("tables") or []) != 1:
-            raise UnsupportedSql("this form of DROP VIEW is not supported (DROP VIEW [IF "
-                                 "EXISTS] v is)")
-        target = tree.args["tables"][0]
+        target = drop_target(tree, "VIEW")
         if target.name.lower() not in self.by_name:
             if not tree.args.get("exists"):
                 raise SqlError(f"no view named {target.name!r}", sql, span_of(target))
@@ -134,6 +129,17 @@ class Views:
                 cte_of(table, fold=True) is not None:
             return None
         return self.by_name.get(table.name.lower())
+
+
+def drop_target(tree: exp.Drop, kind: str) -> exp.Table:
+    """The one name ``DROP <kind> [IF EXISTS] name`` drops; any other form of DROP is
+    UnsupportedSql."""
+    unsupported = [k for k, v in tree.args.items() if v and k not in (
+        "this", "kind", "exists", "tables")]
+    if unsupported or len(tree.args.get("tables") or []) != 1:
+        raise UnsupportedSql(f"this form of DROP {kind} is not supported (DROP {kind} [IF "
+                             "EXISTS] name is)")
+    return tree.args["tables"][0]
 
 
 def _refuse_capture(table: exp.Table, body: exp.Expression, view: View) -> None:

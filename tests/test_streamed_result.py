@@ -52,9 +52,10 @@ def test_which_results_stream(array):
     con = _con(array)
     for sql in ("SELECT * FROM t", "SELECT id, x * 2 AS y FROM t WHERE x > 3",
                 "SELECT upper(s) FROM t LIMIT 5",
-                "WITH c AS (SELECT id, s FROM t) SELECT s FROM c WHERE id % 2 = 0"):
+                "WITH c AS (SELECT id, s FROM t) SELECT s FROM c WHERE id % 2 = 0",
+                "SELECT * FROM t ORDER BY x"):  # sorted on disk past the budget
         assert con.sql(sql).streamed, sql
-    for sql in ("SELECT * FROM t ORDER BY x", "SELECT count(*) FROM t",
+    for sql in ("SELECT * FROM t ORDER BY x LIMIT 3", "SELECT count(*) FROM t",
                 "SELECT DISTINCT s FROM t", "SELECT id, sum(x) OVER () FROM t",
                 "SELECT * FROM t LIMIT 10%", "SELECT a.id FROM t a JOIN t b USING (id)"):
         assert not con.sql(sql).streamed, sql
