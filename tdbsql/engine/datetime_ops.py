@@ -523,21 +523,17 @@ def add_interval(value, interval: Interval):
         stamps = add_months(stamps, interval.months)
     offset = interval.days * US_PER_DAY + interval.micros
     if offset:
+        if offset % (10**6 // min(PER_SECOND[stamps.type.unit], 10**6)):
+            # finer than a TIMESTAMP_S / _MS holds: microseconds, DuckDB's TIMESTAMP result
+            stamps = pc.cast(stamps, pa.timestamp("us", tz=stamps.type.tz))
         unit = stamps.type.unit
         ticks = PER_SECOND[unit]
-        amount = offset * (ticks // 10**6) if ticks >= 10**6 else \
-            _exact_div(offset, 10**6 // ticks, unit)
+        amount = offset * (ticks // 10**6) if ticks >= 10**6 else offset // (10**6 // ticks)
         try:
             stamps = pc.add_checked(stamps, pa.scalar(amount, pa.duration(unit)))
         except (OverflowError, pa.ArrowInvalid):  # past int64 ticks, or the sum is
             raise DatetimeError(OUT_OF_RANGE) from None
     return stamps
-
-
-def _exact_div(micros: int, scale: int, unit: str) -> int:
-    if micros % scale:
-        raise DatetimeError(f"the INTERVAL has a finer resolution than the timestamp unit {unit!r}")
-    return micros // scale
 
 
 def add_months(stamps, months):

@@ -312,7 +312,7 @@ class Evaluator:
         return pc.invert(self._boolean_operand(node.this))
 
     def _is(self, node: exp.Is):
-        value = self.value(node.this)
+        value = self._tested(node.this)
         target = node.expression
         if isinstance(target, exp.Null):
             result = pc.is_null(value)
@@ -323,6 +323,12 @@ class Evaluator:
             raise UnsupportedSql(f"unsupported IS form: {node.sql(dialect='duckdb')!r}")
         return pc.invert(result) if node.args.get("negate") else result
 
+    def _tested(self, node):
+        """An operand of IS [NOT] NULL / IS [NOT] DISTINCT FROM: an INTERVAL constant too,
+        as its Arrow value (never NULL), as DuckDB tests one."""
+        result = self(node)
+        return result.as_arrow() if isinstance(result, dto.Interval) else result
+
     def _nullsafeeq(self, node):
         return self._distinct(node, equal=True)
 
@@ -330,7 +336,7 @@ class Evaluator:
         return self._distinct(node, equal=False)
 
     def _distinct(self, node, equal: bool):
-        left, right = self.value(node.this), self.value(node.expression)
+        left, right = self._tested(node.this), self._tested(node.expression)
         same = pc.fill_null(self.compare("equal", left, right, node), False)
         both_null = pc.and_(pc.is_null(left), pc.is_null(right))
         result = pc.or_(same, both_null)

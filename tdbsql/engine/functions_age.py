@@ -145,8 +145,10 @@ def _width(ctx, width) -> dto.Interval:
     interval = dto.Interval.of_arrow(width)
     if interval.months and (interval.days or interval.micros):
         raise SqlError("Month intervals cannot have day or time component", ctx.sql)
-    if interval.months < 0 or interval.days < 0 or interval.micros < 0 or \
-            interval == dto.Interval():
+    # DuckDB weighs a width without months by its whole length: '1 day -1 hour' is 23 hours
+    length = interval.months if interval.months else \
+        interval.days * dto.US_PER_DAY + interval.micros
+    if length <= 0:
         raise SqlError("Period must be greater than 0", ctx.sql)
     return interval
 
