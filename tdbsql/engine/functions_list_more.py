@@ -171,7 +171,7 @@ def _list_intersect(ctx, left, right):
 
     rows = row_count((left, right))
     parts = [_parts(ctx, value, i, rows) for i, value in enumerate((left, right))]
-    valid = parts[0].valid & parts[1].valid
+    valid = parts[0].valid  # a NULL second list holds nothing in common: [], as DuckDB
     ours, our_rows = distinct_elements(parts[0])
     theirs, their_rows = distinct_elements(parts[1])
     ours, theirs = unified_elements(ctx, [ours, theirs], "intersect")

@@ -71,13 +71,19 @@ def _list_extract(ctx, lists, index):
     return element_at(lists, ctx.integer(index, 1), rows)
 
 
-@register("array_slice", 3, aliases=("list_slice",))
-def _list_slice(ctx, lists, begin, end):
+@register("array_slice", 3, 4, aliases=("list_slice",))
+def _list_slice(ctx, lists, begin, end, step=None):
     if kind(plain(lists).type) == "string":  # DuckDB's array_slice(s, a, b): characters
+        if step is not None:
+            raise ctx.error("Slice with steps has not been implemented for string types", 3)
         return string_slice(ctx.string(lists, 0), ctx.integer(begin, 1), ctx.integer(end, 2))
-    rows = row_count((lists, begin, end))
+    rows = row_count((lists, begin, end) if step is None else (lists, begin, end, step))
     lists_argument(ctx, lists, 0, rows)
-    return slice_of(lists, ctx.integer(begin, 1), ctx.integer(end, 2), rows)
+    try:
+        return slice_of(lists, ctx.integer(begin, 1), ctx.integer(end, 2), rows,
+                        None if step is None else ctx.integer(step, 3))
+    except ValueError as err:  # a step of 0
+        raise ctx.error(str(err), 3) from None
 
 
 def _matches(ctx, lists, needle, rows: int, nulls_match: bool):
@@ -267,11 +273,11 @@ def _list_distinct(ctx, lists):
 
 @register("list_unique", 1, aliases=("array_unique",))
 def _list_unique(ctx, lists):
-    """How many distinct non-NULL elements (UBIGINT); 0 for a NULL list, as DuckDB."""
+    """How many distinct non-NULL elements (UBIGINT); NULL for a NULL list, as DuckDB."""
     rows, parts = _rows_and_parts(ctx, lists)
     _, parents = distinct_elements(parts)
     counts = np.bincount(parents, minlength=rows).astype(np.uint64)
-    return scalar_if_constant(pa.array(counts, pa.uint64()), lists)
+    return scalar_if_constant(pa.array(counts, pa.uint64(), mask=~parts.valid), lists)
 
 
 def unified_elements(ctx, elements, what: str) -> list[pa.Array]:
@@ -471,7 +477,13 @@ def joined(ctx, lists, separator):
 @register("array_to_string", 2, aliases=("array_join", "list_to_string"))
 @null_in_null_out
 def _array_to_string(ctx, lists, separator):
-    return joined(ctx, lists, separator)
+    """As DuckDB: '' for an empty list, but NULL for one holding only NULLs."""
+    text = joined(ctx, lists, separator)
+    rows, parts = _rows_and_parts(ctx, lists)
+    empty = parts.lengths == 0
+    only_nulls = pc.and_(pc.equal(aggregated(ctx, lists, "count"), 0),
+                         scalar_if_constant(pa.array(~empty), lists))
+    return pc.if_else(only_nulls, pa.scalar(None, pa.string()), text)
 
 
 MAX_ELEMENTS = 2**31 - 1  # Arrow list offsets are int32 (DuckDB's limit is 2^32 per list)

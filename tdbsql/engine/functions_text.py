@@ -143,6 +143,8 @@ def _check_repeat_size(ctx, s, count) -> None:
     lengths = broadcast(pc.binary_length(s), rows).to_numpy(zero_copy_only=False)
     counts = broadcast(count, rows).to_numpy(zero_copy_only=False)
     sizes = np.nan_to_num(lengths.astype(np.float64) * counts.astype(np.float64))
+    if not len(sizes):  # no rows
+        return
     if sizes.max() > _LONGEST - 1:
         row = int(sizes.argmax())  # the exact size, as DuckDB's message has it
         raise ctx.error(f"Cannot create a string of size: '{int(lengths[row]) * int(counts[row])}'"

@@ -52,11 +52,12 @@ def bracket(evaluator, node: exp.Bracket):
         if pa.types.is_null(index.type):  # l[NULL]: DuckDB's NULL-typed NULL
             return pa.scalar(None)
         return list_values.element_at(target, index, rows)
-    if key.args.get("step") is not None:
-        raise UnsupportedSql(f"a list slice with a step: {node.sql(dialect='duckdb')!r}")
-    begin, end = (None if part is None else _index(evaluator, part)
-                  for part in (key.this, key.expression))
-    return list_values.slice_of(target, begin, end, rows)
+    begin, end, step = (None if part is None else _index(evaluator, part)
+                        for part in (key.this, key.expression, key.args.get("step")))
+    try:
+        return list_values.slice_of(target, begin, end, rows, step)
+    except ValueError as err:  # a step of 0
+        raise evaluator.error(str(err), key) from None
 
 
 def _map_bracket(evaluator, node: exp.Bracket, maps):

@@ -84,7 +84,8 @@ def rebuild(parts_valid: np.ndarray, counts: np.ndarray, elements: pa.Array) -> 
 def scalar_if_constant(result: pa.Array, *inputs):
     """``result`` (computed over broadcast rows) as a scalar when every input was one."""
     if all(isinstance(v, pa.Scalar) for v in inputs):
-        return result[0]
+        # over no rows (a filter kept none) only the type matters: it is broadcast to none
+        return result[0] if len(result) else pa.scalar(None, result.type)
     return result
 
 
@@ -132,29 +133,44 @@ def element_at(lists_value, index_value, rows: int):
     return scalar_if_constant(result, lists_value, index_value)
 
 
-def slice_of(lists_value, begin_value, end_value, rows: int):
-    """``l[a:b]``: the elements a..b (1-based, inclusive; negative from the end; a missing
-    bound is the list's first / last element); NULL for a NULL list or bound."""
+def slice_of(lists_value, begin_value, end_value, rows: int, step_value=None):
+    """``l[a:b]`` / ``list_slice(l, a, b[, step])``: the elements a..b (1-based, inclusive;
+    negative from the end; a missing bound is the list's first / last element), every
+    ``step``-th from a; a negative step walks from a down to b, as DuckDB; NULL for a NULL
+    list, bound or step; a step of 0 is a ValueError (``STEP_ZERO``)."""
     lists = as_lists(lists_value, rows)
     parts = list_parts(lists)
     valid = parts.valid.copy()
-    bounds = []
-    for value, default in ((begin_value, 1), (end_value, None)):
+    numbers = []
+    for value in (begin_value, end_value, step_value):
         if value is None:
-            bounds.append(np.ones(rows, dtype=np.int64) if default else parts.lengths)
+            numbers.append(None)
             continue
-        bound = broadcast(plain(value), rows)
-        valid &= valid_rows(bound)
-        number = np.asarray(pc.fill_null(pc.cast(bound, pa.int64()), 0).to_numpy(),
-                            dtype=np.int64)
-        bounds.append(np.where(number < 0, parts.lengths + number + 1, number))
-    first = np.maximum(bounds[0], 1) - 1                # 0-based, inclusive
-    stop = np.minimum(bounds[1], parts.lengths)         # 0-based, exclusive
-    counts = np.where(valid, np.maximum(stop - first, 0), 0)
-    positions = np.repeat(parts.starts + first, counts) + ordinals(counts)
+        number = broadcast(plain(value), rows)
+        valid &= valid_rows(number)
+        numbers.append(np.asarray(pc.fill_null(pc.cast(number, pa.int64()), 1).to_numpy(),
+                                  dtype=np.int64))
+    step = np.ones(rows, dtype=np.int64) if numbers[2] is None else numbers[2]
+    down = step < 0
+    # a missing bound is the first element -- or, walking down, the last -- and the other end
+    begin, end = (np.where(down == at_end, parts.lengths, 1) if number is None else
+                  np.where(number < 0, parts.lengths + number + 1, number)
+                  for number, at_end in zip(numbers[:2], (True, False)))
+    first = np.where(down, np.minimum(begin, parts.lengths), np.maximum(begin, 1)) - 1
+    last = np.where(down, np.maximum(end, 1), np.minimum(end, parts.lengths)) - 1
+    span = np.where(down, first - last, last - first)  # 0-based, both inclusive
+    taken = valid & (span >= 0)
+    if (step[taken] == 0).any():  # DuckDB's error, only where the slice holds elements
+        raise ValueError(STEP_ZERO)
+    counts = np.where(taken, span // np.maximum(np.abs(step), 1) + 1, 0)
+    positions = np.repeat(parts.starts + first, counts) + \
+        ordinals(counts) * np.repeat(step, counts)
     result = rebuild(valid, counts, parts.elements.take(pa.array(positions)))
-    inputs = [v for v in (lists_value, begin_value, end_value) if v is not None]
+    inputs = [v for v in (lists_value, begin_value, end_value, step_value) if v is not None]
     return scalar_if_constant(result, *inputs)
+
+
+STEP_ZERO = "Slice step cannot be zero"
 
 
 def _quoted(text: pa.Array) -> pa.Array:

@@ -29,7 +29,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.expressions import apply_index_offset
 from sqlglot.tokens import Token, TokenType
 
-from ..errors import SqlError
+from ..errors import SqlError, UnsupportedSql
 from .aggregate_names import AGGREGATE_PARSERS
 from .column_names import (note_call, note_extract, note_interval, note_nulls_last,
                            written_arguments)
@@ -67,8 +67,8 @@ def parse(sql: str) -> exp.Expression:
     _check_tokens(sql, tokens)
     _check_tree(sql, tokens, statements[0])
     return file_tables(unnest_after_grouping(subqueries_in_unnest(
-        written_indexes(unit_columns(bucket_origins(quantified_lists(
-            cte_names_as_written(_unparenthesized(statements[0])))))))))
+        written_indexes(unit_columns(bucket_origins(quantified_lists(list_comprehensions(
+            cte_names_as_written(_unparenthesized(statements[0]))))))))))
 
 
 _QUANTIFIERS = {"ALL": exp.All, "ANY": exp.Any, "SOME": exp.Any}
@@ -83,6 +83,58 @@ def quantified_lists(tree: exp.Expression) -> exp.Expression:
                 isinstance(call.parent, exp.Binary) and call.parent.expression is call:
             call.replace(kind(this=call.expressions[0]))
     return tree
+
+
+def list_comprehensions(tree: exp.Expression) -> exp.Expression:
+    """DuckDB's ``[expr FOR x IN l IF cond]`` is ``list_transform(list_filter(l, lambda x:
+    cond), lambda x: expr)``; ``FOR x, i IN l`` binds each element's position too, which a
+    filter would renumber: with an ``IF`` that form is ``UnsupportedSql``."""
+    for array in reversed(list(tree.find_all(exp.Array))):  # the innermost first
+        loop = _comprehension(array)
+        if loop is None:
+            continue
+        variables = [loop.expression] + ([loop.args["position"]] if loop.args.get("position")
+                                         else [])
+        condition = loop.args.get("condition")
+        if condition is not None and len(variables) > 1:
+            raise UnsupportedSql("a list comprehension with a position variable and IF is not "
+                                 f"supported: {array.sql(dialect='duckdb')!r}")
+        names = {v.name for v in variables}
+        values = loop.args["iterator"]
+        if condition is not None:
+            values = exp.ArrayFilter(this=values, expression=_lambda(condition, variables, names))
+        array.replace(exp.Transform(this=values,
+                                    expression=_lambda(loop.this, variables, names)))
+    return tree
+
+
+def _comprehension(array: exp.Array) -> exp.Comprehension | None:
+    """The comprehension ``array`` holds, its body the whole expression before ``FOR``:
+    sqlglot binds ``FOR`` tighter than a comparison (``[x > 2 FOR x IN l]`` reads as ``x >
+    (2 FOR x IN l)``)."""
+    if len(array.expressions) != 1:
+        return None
+    written = array.expressions[0]
+    loop = next(written.find_all(exp.Comprehension), None)
+    if loop is None or loop is written:
+        return loop
+    loop.replace(loop.this)
+    loop.set("this", written)
+    return loop
+
+
+def _lambda(body: exp.Expression, variables: list, names: set[str]) -> exp.Lambda:
+    """``lambda variables: body``, the variables read as a lambda's are (bare identifiers,
+    not columns)."""
+    body = body.copy()
+    for column in list(body.find_all(exp.Column)):
+        if not column.table and column.name in names:
+            replacement = exp.to_identifier(column.name)
+            if column is body:
+                body = replacement
+            else:
+                column.replace(replacement)
+    return exp.Lambda(this=body, expressions=[v.copy() for v in variables])
 
 
 def _unparenthesized(tree: exp.Expression) -> exp.Expression:
@@ -136,7 +188,27 @@ def _tokens(text: str, what: str) -> list:
             token.token_type = TokenType.UNPIVOT
     if not tokens:
         raise SqlError(f"empty {what}: it holds only a comment", text, (0, len(text)))
-    return tokens
+    return _slice_steps(tokens)
+
+
+def _slice_steps(tokens: list) -> list:
+    """``l[3::-1]`` / ``l[::-1]``: in brackets, ``::`` before a minus sign is an omitted
+    slice bound and a step, as DuckDB reads it (no type name starts with ``-``), not a cast."""
+    out, brackets = [], []
+    for i, token in enumerate(tokens):
+        kind = token.token_type
+        if kind in (TokenType.L_BRACKET, TokenType.L_PAREN, TokenType.L_BRACE):
+            brackets.append(kind)
+        elif kind in (TokenType.R_BRACKET, TokenType.R_PAREN, TokenType.R_BRACE) and brackets:
+            brackets.pop()
+        if kind == TokenType.DCOLON and brackets and brackets[-1] == TokenType.L_BRACKET \
+                and i + 1 < len(tokens) and tokens[i + 1].token_type == TokenType.DASH:
+            out += [Token(TokenType.COLON, ":", token.line, token.col - 1, token.start,
+                          token.start, token.comments),
+                    Token(TokenType.COLON, ":", token.line, token.col, token.end, token.end)]
+            continue
+        out.append(token)
+    return out
 
 
 def split_statements(sql: str) -> list[str]:
