@@ -804,12 +804,18 @@ _YEARS_PER = {"decade": 10, "century": 100, "millennium": 1000}
 TRUNC_UNITS = ("millennium", "century", "decade", "isoyear", "year", "quarter", "month", "week",
                "day", "hour", "minute", "second", "millisecond", "microsecond")
 
+# parts DuckDB's date_trunc takes as the unit they count in: a day of the week / year, a
+# Julian day, a week of the ISO year, seconds since the epoch
+_TRUNC_AS = {"dow": "day", "isodow": "day", "doy": "day", "julian": "day", "yearweek": "week",
+             "epoch": "second"}
+
 
 def date_trunc(unit: str, value):
     """date_trunc('unit', value) -> TIMESTAMP (weeks start on Monday, as ISO and DuckDB; a
     decade, century or millennium starts in the year cut toward zero to a multiple of 10,
     100, 1000, as DuckDB's; an ISO year on the Monday of its week 1)."""
     name = spelled(unit)
+    name = _TRUNC_AS.get(name, name)
     if name not in TRUNC_UNITS:
         raise DatetimeError(f"unknown date_trunc unit {unit!r} (known: {', '.join(TRUNC_UNITS)})")
     stamps = to_timestamp(value)

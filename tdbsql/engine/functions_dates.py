@@ -182,7 +182,14 @@ def _formatted(value, code: str):
 
 @register("date_from_parts", 1, 3, aliases=("make_date",))
 def _make_date(ctx, year, month=None, day=None):
-    """make_date(year, month, day); make_date(days) counts days from 1970-01-01."""
+    """make_date(year, month, day); make_date(days) counts days from 1970-01-01;
+    make_date({'year': y, 'month': m, 'day': d}) takes the parts from a STRUCT, as DuckDB."""
+    if month is None and day is None and pa.types.is_struct(year.type):
+        names = sorted(year.type.field(i).name for i in range(year.type.num_fields))
+        if names != ["day", "month", "year"]:
+            raise ctx.error("a STRUCT of the parts needs exactly the fields year, month and "
+                            f"day, got {year.type}", 0)
+        year, month, day = (pc.struct_field(year, name) for name in ("year", "month", "day"))
     if month is None and day is None:
         days = ctx.integer(year, 0)
         try:
