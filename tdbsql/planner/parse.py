@@ -313,6 +313,27 @@ class _Parser(type(_DIALECT.parser())):
         super().reset()
         self._written_args: dict[int, list] = {}  # token index -> a call's arguments there
 
+    def _parse_generic_operator(self, this, node_type):
+        """``a ^@ b``, ``a @> b``, ``a <@ b``, ``a && b``: DuckDB's (PostgreSQL's) generic
+        operators, of ``||``'s precedence and left to right -- ``'ab' ^@ 'a' || 'x'`` is
+        ``'truex'`` -- where sqlglot reads them as LIKE is, after ``||`` (``'ab' ^@ ('a' ||
+        'x')``)."""
+        this = self.expression(node_type(this=this, expression=self._parse_term()))
+        while self._match(TokenType.DPIPE):
+            this = self.expression(exp.DPipe(this=this, expression=self._parse_term(),
+                                             safe=not self.dialect.STRICT_STRING_CONCAT))
+        return this
+
+    RANGE_PARSERS = {
+        **type(_DIALECT.parser()).RANGE_PARSERS,
+        **{token: (lambda node_type: lambda self, this:
+                   self._parse_generic_operator(this, node_type))(node_type)
+           for token, node_type in ((TokenType.CARET_AT, exp.StartsWith),
+                                    (TokenType.AT_GT, exp.ArrayContainsAll),
+                                    (TokenType.LT_AT, exp.ArrayContainedBy),
+                                    (TokenType.DAMP, exp.ArrayOverlaps))},
+    }
+
     def _parse_function_args(self, alias: bool = False):
         start = self._index
         args = super()._parse_function_args(alias)
