@@ -371,12 +371,28 @@ def _simplify_conditions(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
+def _outer_aggregate(agg: exp.AggFunc, select: exp.Select) -> bool:
+    """Does ``agg`` (in ``select``'s WHERE) read only columns qualified by tables of an
+    enclosing query -- DuckDB's aggregate of the outer query, as in ``(SELECT ... WHERE x <
+    max(outer.y))``?"""
+    if select.parent is None:
+        return False
+    sources = {source.alias_or_name.lower() for source in
+               [select.args.get("from_") and select.args["from_"].this,
+                *(join.this for join in select.args.get("joins") or [])] if source is not None}
+    columns = list(agg.find_all(exp.Column))
+    return bool(columns) and all(c.table and c.table.lower() not in sources for c in columns)
+
+
 def _refuse(tree: exp.Expression, sql: str) -> None:
     """Wrong SQL gets an SqlError; valid SQL the engine does not run gets UnsupportedSql
     naming the construct rather than a wrong answer."""
     for where in tree.find_all(exp.Where):
         for agg in where.this.find_all(exp.AggFunc):
             if agg.find_ancestor(exp.Select) is where.parent:
+                if _outer_aggregate(agg, where.parent):
+                    raise UnsupportedSql("an aggregate of an enclosing query's columns inside "
+                                         f"a subquery: {agg.sql(dialect='duckdb')}")
                 raise SqlError(f"aggregate {agg.sql(dialect='duckdb')} is not allowed in WHERE "
                                "(use HAVING)", sql, span_of(agg))
     for clause in tree.find_all(exp.Where, exp.Group, exp.Having):  # windows run after them
