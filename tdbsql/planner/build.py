@@ -149,13 +149,13 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     tree = expand_grouping_sets(mark(order_comma_joins(tree, sql)), schema, sql)
     tree = asof_joins.before_optimizer(tree)
     try:
-        optimized = asof_joins.after_optimizer(
-            exists_from_bounds(_optimize(lateral_subqueries(tree, schema, sql), schema)))
+        optimized = asof_joins.after_optimizer(exists_from_bounds(_optimize(
+            _float_betweens_kept(lateral_subqueries(tree, schema, sql)), schema)))
         optimized = bind_using_columns(_having_aliases(optimized))
         optimized = asof_joins.using_inequalities(optimized)
         check_grouped_columns(optimized, sql)
         optimized, correlated = extract_correlated(optimized, schema)
-        optimized = lift_windows(_simplify_conditions(optimized))
+        optimized = lift_windows(_betweens_back(_simplify_conditions(optimized)))
     except OptimizeError as err:
         raise _name_error(err, tree, schema, sql) from None
     except SqlError as err:  # a rule's, which has no SQL text to underline
@@ -369,6 +369,40 @@ def _simplify_conditions(tree: exp.Expression) -> exp.Expression:
         if join.args.get("on") is not None:
             join.set("on", simplify(column_first(join.args["on"]), dialect="duckdb"))
     return tree
+
+
+_KEPT_BETWEEN = "__tdbsql_between"
+
+
+def _float_betweens_kept(tree: exp.Expression) -> exp.Expression:
+    """Each ``x BETWEEN a AND b`` with a DOUBLE / FLOAT operand beside others (``v BETWEEN 2e0
+    AND 3.9999999999999999``) hidden in a call sqlglot leaves alone: DuckDB compares the three
+    in their common type, a DOUBLE there, while sqlglot's optimizer and simplify split them
+    into two comparisons of their own types (``v <= 3.9999999999999999`` exactly, which 4
+    fails).  ``_betweens_back`` restores them."""
+    for between in list(tree.find_all(exp.Between)):
+        operands = [between.this, between.args.get("low"), between.args.get("high")]
+        floats = [_float_literal(o) for o in operands]
+        if any(floats) and not all(floats) and not between.args.get("symmetric"):
+            between.replace(exp.Anonymous(this=_KEPT_BETWEEN, expressions=operands))
+    return tree
+
+
+def _betweens_back(tree: exp.Expression) -> exp.Expression:
+    for call in list(tree.find_all(exp.Anonymous)):
+        if call.name == _KEPT_BETWEEN:
+            value, low, high = call.expressions
+            call.replace(exp.Between(this=value, low=low, high=high))
+    return tree
+
+
+def _float_literal(node) -> bool:
+    """A DOUBLE / FLOAT constant: ``2e0``, ``CAST(2 AS REAL)``, ``-1.5e3``."""
+    node = node.this if isinstance(node, exp.Neg) else node
+    if isinstance(node, exp.Literal):
+        return not node.is_string and "e" in node.this.lower()
+    return isinstance(node, exp.Cast) and node.to.this in (
+        exp.DataType.Type.FLOAT, exp.DataType.Type.DOUBLE)
 
 
 def _outer_aggregate(agg: exp.AggFunc, select: exp.Select) -> bool:

@@ -177,12 +177,14 @@ def _positive_test(node, kinds) -> Test | None:
         lo, hi = _literal(node.args.get("low")), _literal(node.args.get("high"))
         if kind is None or lo is None or hi is None:
             return None
+        lo, hi = _one_type([lo, hi])
         return _make(kind, "in", [(lo, False, hi, False)])
     if isinstance(node, exp.In) and not node.args.get("query"):
         kind = _column(node.this, kinds)
         values = [_literal(v) for v in node.expressions]
         if kind is None or not values or any(v is None for v in values):
             return None
+        values = _one_type(values)
         return _make(kind, "in", [(v, False, v, False) for v in values])
     if isinstance(node, (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)):
         left, right, op = node.this, node.expression, type(node)
@@ -245,6 +247,15 @@ def _column(node, kinds) -> FieldKind | None:
         if kind is not None and kind.domain is not None:
             return kind
     return None
+
+
+def _one_type(values: list) -> list:
+    """The constants of one IN list or BETWEEN as DuckDB compares them, in their common type:
+    beside a DOUBLE, an exact decimal is a DOUBLE too (``v IN (1e0, 2.9999999999999999)``
+    holds for 3)."""
+    if any(isinstance(v, float) for v in values):
+        return [float(v) if isinstance(v, Fraction) else v for v in values]
+    return values
 
 
 def _literal(node):
