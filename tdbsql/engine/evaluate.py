@@ -344,8 +344,12 @@ class Evaluator:
 
     def _between(self, node: exp.Between):
         value = self(node.this)  # INTERVALs too: compare takes them
-        value, low, high = _float_operands([value, self(node.args["low"]),
-                                            self(node.args["high"])])
+        try:
+            operands = _strings_as_others([value, self(node.args["low"]),
+                                           self(node.args["high"])])
+        except ValueError as err:  # a string that is no number
+            raise self.error(str(err), node) from None
+        value, low, high = _float_operands(operands)
         result = pc.and_kleene(self.compare("greater_equal", value, low, node),
                                self.compare("less_equal", value, high, node))
         return pc.invert(result) if node.args.get("negate") else result
@@ -771,6 +775,19 @@ def _lowered(value):
     if isinstance(value, pa.DictionaryArray):
         return pa.DictionaryArray.from_arrays(value.indices, pc.utf8_lower(value.dictionary))
     return pc.utf8_lower(value)
+
+
+def _strings_as_others(operands: list) -> list:
+    """BETWEEN's string constants beside numbers cast to the numbers' common type, as DuckDB
+    compares all three in one type: ``'NaN' BETWEEN f AND 'inf'`` compares DOUBLEs, never
+    the two strings as text."""
+    numbers = [o for o in operands if not isinstance(o, dto.Interval)
+               and kind(o.type) in ("int", "uint", "float", "decimal")]
+    texts = [isinstance(o, pa.Scalar) and kind(o.type) == "string" for o in operands]
+    target = common_type([o.type for o in numbers]) if numbers and any(texts) else None
+    if target is None:
+        return operands
+    return [cast_value(o, target) if text else o for o, text in zip(operands, texts)]
 
 
 def _float_operands(operands: list) -> list:

@@ -150,7 +150,8 @@ def build(tree: exp.Expression, schema: dict[str, dict[str, str]], sql: str) -> 
     tree = asof_joins.before_optimizer(tree)
     try:
         optimized = asof_joins.after_optimizer(exists_from_bounds(_optimize(
-            _float_betweens_kept(lateral_subqueries(tree, schema, sql)), schema)))
+            _float_betweens_kept(_mixed_temporal_constants(lateral_subqueries(tree, schema,
+                                                                              sql))), schema)))
         optimized = bind_using_columns(_having_aliases(optimized))
         optimized = asof_joins.using_inequalities(optimized)
         check_grouped_columns(optimized, sql)
@@ -364,11 +365,47 @@ _RULES = _RULES[:_RULES.index(eliminate_ctes) + 1] + (pushdown_projections,) + \
 
 def _simplify_conditions(tree: exp.Expression) -> exp.Expression:
     for node in list(tree.find_all(exp.Where)):
-        node.set("this", simplify(column_first(node.this), dialect="duckdb"))
+        node.set("this", _simplified(column_first(node.this)))
     for join in list(tree.find_all(exp.Join)):
         if join.args.get("on") is not None:
-            join.set("on", simplify(column_first(join.args["on"]), dialect="duckdb"))
+            join.set("on", _simplified(column_first(join.args["on"])))
     return tree
+
+
+def _simplified(condition: exp.Expression) -> exp.Expression:
+    """sqlglot's simplify of ``condition``, or ``condition`` where it fails comparing
+    constants Python cannot order (``TIMESTAMP '..' <= DATE '..'``): the engine compares them
+    as DuckDB does."""
+    try:
+        return simplify(condition.copy(), dialect="duckdb")
+    except TypeError:
+        return condition
+
+
+def _mixed_temporal_constants(tree: exp.Expression) -> exp.Expression:
+    """Two date/time constants of different types compared (``TIMESTAMP '..' <= DATE '..'``,
+    also as BETWEEN's bounds beside its value): sqlglot's simplify compares them as Python
+    values and fails (``can't compare datetime.datetime to datetime.date``); the first is
+    cast through VARCHAR -- the same value -- so that sqlglot leaves the comparison to the
+    engine, which compares them as DuckDB does."""
+    pairs = [(node.this, node.expression) for node in tree.find_all(
+        exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.NullSafeEQ, exp.NullSafeNEQ)]
+    pairs += [(node.this, node.args.get(bound)) for node in tree.find_all(exp.Between)
+              for bound in ("low", "high")]
+    for left, right in pairs:
+        kinds = [_temporal_constant(side) for side in (left, right)]
+        if None not in kinds and kinds[0] != kinds[1]:
+            inner = exp.Cast(this=left.this.copy(), to=exp.DataType.build("VARCHAR"))
+            left.set("this", inner)
+    return tree
+
+
+def _temporal_constant(node):
+    """The type of a date/time constant (``DATE '2024-01-31'``), else None."""
+    if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and \
+            node.this.is_string and node.to.is_type(*exp.DataType.TEMPORAL_TYPES):
+        return node.to.this
+    return None
 
 
 _KEPT_BETWEEN = "__tdbsql_between"
@@ -376,14 +413,18 @@ _KEPT_BETWEEN = "__tdbsql_between"
 
 def _float_betweens_kept(tree: exp.Expression) -> exp.Expression:
     """Each ``x BETWEEN a AND b`` with a DOUBLE / FLOAT operand beside others (``v BETWEEN 2e0
-    AND 3.9999999999999999``) hidden in a call sqlglot leaves alone: DuckDB compares the three
-    in their common type, a DOUBLE there, while sqlglot's optimizer and simplify split them
-    into two comparisons of their own types (``v <= 3.9999999999999999`` exactly, which 4
-    fails).  ``_betweens_back`` restores them."""
+    AND 3.9999999999999999``), or with a constant x (``'NaN' BETWEEN f AND 'inf'``), hidden in
+    a call sqlglot leaves alone: DuckDB compares the three in their common type (a DOUBLE
+    there), while sqlglot's optimizer and simplify split them into two comparisons of their
+    own types (``v <= 3.9999999999999999`` exactly, which 4 fails; ``'NaN' <= 'inf'`` as
+    text).  ``_betweens_back`` restores them."""
     for between in list(tree.find_all(exp.Between)):
         operands = [between.this, between.args.get("low"), between.args.get("high")]
         floats = [_float_literal(o) for o in operands]
-        if any(floats) and not all(floats) and not between.args.get("symmetric"):
+        constant_value = isinstance(between.this, exp.Literal) and \
+            not all(isinstance(o, exp.Literal) for o in operands)
+        if (constant_value or any(floats) and not all(floats)) and \
+                not between.args.get("symmetric"):
             between.replace(exp.Anonymous(this=_KEPT_BETWEEN, expressions=operands))
     return tree
 
