@@ -29,61 +29,85 @@ _DEFINITION = re.compile(r"\s*(CREATE|DROP)\b", re.IGNORECASE)  # nothing to pri
 
 def run_shell(con, read) -> int:
     """Run the statements ``read(prompt)`` gives line by line (None at the end) on ``con``,
-    printing each result; the number of statements that failed."""
+    printing each result; the number of statements (and dot commands) that failed."""
     from .planner.parse import statement_ended
 
     failed, buffer = 0, ""
     while True:
-        line = read(MORE if buffer else PROMPT)
+        line = read(MORE if buffer.strip() else PROMPT)
         if line is None:
             break
-        if not buffer and line.strip().startswith("."):
-            if not _dot_command(con, line.strip()):
+        if not buffer.strip() and line.strip().startswith("."):
+            done, ok = _dot_command(con, line.strip())
+            failed += not ok
+            if done:
                 break
             continue
         buffer += line if line.endswith("\n") else line + "\n"
         if statement_ended(buffer):
-            failed += not _run(con, buffer)
+            failed += _run(con, buffer)
             buffer = ""
     if buffer.strip():  # the input ended inside a statement: run what there is
-        failed += not _run(con, buffer)
+        failed += _run(con, buffer)
     return failed
 
 
-def _run(con, text: str) -> bool:
-    """Run each statement of ``text`` and print its result; False at the first error."""
+def _run(con, text: str) -> int:
+    """Run each statement of ``text`` (none in blanks and comments) and print its result,
+    going on after an error; the number that failed."""
     import tdbsql
 
     from .output import write_table
     from .planner.parse import split_statements
 
     try:
-        for statement in split_statements(text):
+        statements = split_statements(text)
+    except tdbsql.SqlError:  # only blanks and comments (it tokenized: it ended)
+        return 0
+    failed = 0
+    for statement in statements:
+        try:
             result = con.sql(statement).arrow()
-            if result.num_columns and not _DEFINITION.match(statement):
+            if result.column_names == ["explain"] and result.num_rows == 1:
+                print(result.column(0)[0].as_py())  # a plan: its text as it is
+            elif result.num_columns and not _DEFINITION.match(statement):
                 write_table(result, "table", None)
-                sys.stdout.flush()
-    except tdbsql.Error as err:
+        except tdbsql.Error as err:
+            failed += 1
+            _error(str(err))
+        except KeyboardInterrupt:
+            failed += 1
+            _error("interrupted")
+        except Exception as err:  # a bug in tdbsql: one line, and the shell goes on
+            failed += 1
+            _error(f"internal error: {type(err).__name__}: {err}")
         sys.stdout.flush()
-        print(f"Error: {err}", file=sys.stderr)
-        return False
-    return True
+    return failed
 
 
-def _dot_command(con, command: str) -> bool:
-    """Run a dot command; False for ``.quit``."""
+def _error(message: str) -> None:
+    sys.stdout.flush()
+    print(f"Error: {message}", file=sys.stderr)
+
+
+def _dot_command(con, command: str) -> tuple[bool, bool]:
+    """Run a dot command: (leave the shell, it worked)."""
     name, _, rest = command.partition(" ")
     if name in (".quit", ".exit"):
-        return False
+        return True, True
     if name == ".help":
         print(HELP)
     elif name == ".tables":
         print("\n".join(sorted({*con.tables(), *(view.name for view in con.views)})))
-    elif name == ".schema" and rest.strip():
-        _run(con, "DESCRIBE \"{}\";".format(rest.strip().replace('"', '""')))
+    elif name == ".schema":
+        if not rest.strip():
+            _error("usage: .schema NAME")
+            return False, False
+        return False, not _run(con, "DESCRIBE \"{}\";".format(rest.strip().replace('"', '""')))
     else:
-        print(f"Error: unknown command {command!r} (.help lists them)", file=sys.stderr)
-    return True
+        _error(f"unknown command {command!r} (.help lists them)")
+        return False, False
+    return False, True
 
 
 def piped_reader(stream):

@@ -160,10 +160,20 @@ class Connection:
             if isinstance(tree, exp.Copy):
                 return Result(run_copy(
                     tree, sql, lambda query: _result(*self._plan(sql, query, cached=False)),
-                    lambda insert: run_insert(self, insert, sql)))
+                    lambda insert: self._insert(insert, sql)))
             run = run_insert if isinstance(tree, exp.Insert) else run_delete
             return Result(run(self, tree, sql))
         return _result(*self._plan(sql, tree, cached=params is None))
+
+    def _insert(self, tree, sql: str) -> pa.Table:
+        """An INSERT into an array, or into a table made by CREATE TABLE."""
+        from .dml import run_insert
+        from .memory_tables import owned_table, run_write
+
+        owned = owned_table(self, tree.this)
+        if owned is not None:
+            return run_write(self, owned, tree, sql, self._rows_of(sql))
+        return run_insert(self, tree, sql)
 
     def _rows_of(self, sql: str):
         """A function from a query tree (parsed from ``sql``) to its rows, a ``pa.Table``."""
@@ -203,9 +213,7 @@ class Connection:
             row = values.expressions[0]
             values.set("expressions", [bind_parameters(row.copy(), params, sql)
                                        for params in sets])
-            from .dml import run_insert
-
-            return Result(run_insert(self, tree, sql))
+            return Result(self._insert(tree, sql))
         result = None
         for params in sets:
             result = self.sql(sql, params)

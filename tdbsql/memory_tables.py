@@ -34,6 +34,8 @@ from .planner.parse import span_of
 from .result import unique_names
 from .views import drop_target
 
+_HIT = "__tdbsql_update_hit"  # the WHERE's truth, beside a table's columns during an UPDATE
+
 
 def create_table(connection, tree: exp.Create, sql: str, run_query) -> pa.Table:
     """Run ``tree``; ``run_query(query)`` gives a query tree's rows (a ``pa.Table``)."""
@@ -161,13 +163,20 @@ def _insert(connection, name: str, tree: exp.Insert, sql: str, run_query) -> pa.
             raise SqlError(f"INSERT has {len(names)} target columns but {rows.num_columns} "
                            "values per row", sql)
         rows = typed_rows(rows.rename_columns(names), table.schema, sql)
-    rows = pa.table([rows.column(n) if n in names else pa.nulls(rows.num_rows, f.type)
-                     for n, f in zip(table.column_names, table.schema)], schema=table.schema)
+    try:
+        rows = pa.table([rows.column(n) if n in names else pa.nulls(rows.num_rows, f.type)
+                         for n, f in zip(table.column_names, table.schema)], schema=table.schema)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:  # a column of NULL type
+        raise SqlError(f"INSERT into {name!r}: the values cannot be stored: {err}", sql) \
+            from None
     _replace(connection, name, pa.concat_tables([table, rows]))
     return count_table(rows.num_rows)
 
 
 def _update(connection, name: str, tree: exp.Update, sql: str, run_query) -> pa.Table:
+    """The WHERE's truth worked out first, once a row (``random()`` too); then the SET values
+    where it holds (CASE), over the table with that truth as one more column (``_HIT``,
+    registered for the moment under a name of its own), put in their places."""
     from .update_statement import assignments
 
     refuse_clauses(tree, "UPDATE")
@@ -180,22 +189,23 @@ def _update(connection, name: str, tree: exp.Update, sql: str, run_query) -> pa.
     if where is None:
         hit = np.ones(table.num_rows, dtype=bool)
     else:
-        hit = run_query(exp.select(exp.Is(this=exp.paren(where.this.copy()),
-                                          expression=exp.true()).as_("hit"))
-                        .from_(target.copy())).column(0).to_numpy(zero_copy_only=False)
-        hit = hit.astype(bool)
-    picked = exp.select(*(exp.Alias(this=value.copy(), alias=exp.to_identifier(column,
-                                                                              quoted=True))
-                          for column, value in values.items())).from_(target.copy())
-    if where is not None:
-        picked = picked.where(where.this.copy())
-    new = typed_rows(run_query(picked), table.schema, sql, "UPDATE")
-    # each new value at its row's place: the rows the WHERE picks, in the table's order
-    at = np.full(table.num_rows, -1, dtype=np.int64)
-    at[hit] = np.arange(int(hit.sum()), dtype=np.int64)
-    places = pa.array(at, mask=at < 0)
-    columns = [pc.if_else(pa.array(hit), new.column(column).take(places),
-                          table.column(column)) if column in values else table.column(column)
+        truth = exp.Is(this=exp.paren(where.this.copy()), expression=exp.true())
+        hit = run_query(exp.select(truth).from_(target.copy())).column(0) \
+            .to_numpy(zero_copy_only=False).astype(bool)
+    tested = f"{_HIT}_{id(tree)}"
+    connection.catalog.register(tested, ArrowSource(table.append_column(_HIT, pa.array(hit))))
+    try:
+        hit_column = exp.column(_HIT, quoted=True)
+        new = run_query(exp.select(*(
+            exp.Alias(this=exp.Case(ifs=[exp.If(this=hit_column.copy(), true=value.copy())]),
+                      alias=exp.to_identifier(column, quoted=True))
+            for column, value in values.items())).from_(
+                exp.alias_(exp.to_table(tested), target.alias_or_name, table=True)))
+    finally:
+        connection.catalog.unregister(tested)
+    new = typed_rows(new, table.schema, sql, "UPDATE")
+    columns = [pc.if_else(pa.array(hit), new.column(column), table.column(column))
+               if column in values else table.column(column)
                for column in table.column_names]
     _replace(connection, name, pa.table(columns, schema=table.schema))
     return count_table(int(hit.sum()))

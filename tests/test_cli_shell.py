@@ -41,3 +41,18 @@ def test_dot_commands():
     assert "unknown command '.nope'" in proc.stderr
     assert "Statements end with ';'" in proc.stdout
     assert "(1 row)" not in proc.stdout  # .quit left before the SELECT
+
+
+def test_blank_lines_and_comments_are_nothing_to_run():
+    proc = _shell("\n-- a report\n/* header */\n\nSELECT 1 AS one;\n\n", SAMPLE)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[:3] == ["one", "---", "  1"]
+
+
+def test_each_statement_of_a_line_runs_and_a_plan_prints_as_text():
+    proc = _shell("SELECT nope; SELECT 2 AS two;\n"
+                  "EXPLAIN SELECT count(*) FROM array WHERE day < 3;\n.schema\n", SAMPLE)
+    assert proc.returncode == 1
+    assert "unknown column 'nope'" in proc.stderr and "usage: .schema NAME" in proc.stderr
+    assert proc.stdout.splitlines()[:3] == ["two", "---", "  2"]
+    assert "Logical plan:" in proc.stdout and 'Pushed: "array"."day" < 3' in proc.stdout

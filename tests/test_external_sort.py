@@ -135,3 +135,24 @@ def test_random_orders_as_duckdb(array, duck, keys):
     sql = f"SELECT id, {keys[0][0]} AS k FROM a ORDER BY {order}, id"
     got = _streamed(tdbsql.connect(memory_mb=MB).register("a", array), sql)
     assert got.to_pylist() == [dict(zip(("id", "k"), r)) for r in duck.sql(sql).fetchall()]
+
+
+def test_many_runs_merge_in_passes_whatever_the_names(array, duck, runs, monkeypatch):
+    """Past 16 runs, groups of 16 are merged on disk first; the result may repeat a name or
+    name a column as the runs name their key columns."""
+    written, folder = runs
+    monkeypatch.setattr(external_sort, "_SHARE", 8000)
+    sql = "SELECT id, id, s AS k0, f AS k0_nan FROM a ORDER BY s DESC, f, id"
+    got = _streamed(tdbsql.connect(memory_mb=MB).register("a", array), sql)
+    assert len(written) > 16
+    assert got.column_names == ["id", "id", "k0", "k0_nan"]
+    assert list(zip(*(c.to_pylist() for c in got.columns))) == duck.sql(sql).fetchall()
+    assert os.listdir(folder) == []
+
+
+def test_a_spill_folder_that_cannot_be_made_is_an_operational_error(array, runs, monkeypatch):
+    monkeypatch.setenv("TDBSQL_SPILL_DIR", "/nonexistent/spill")
+    con = tdbsql.connect(memory_mb=MB).register("a", array)
+    with pytest.raises(tdbsql.OperationalError, match="no folder for its runs can be made in "
+                                                      "'/nonexistent/spill'"):
+        con.sql("SELECT id FROM a ORDER BY s")

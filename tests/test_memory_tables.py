@@ -86,3 +86,29 @@ def test_memory_table_errors():
             con.sql(sql)
     assert con.sql("SELECT * FROM t").fetchall() == [(1,)]
     assert con.sql("SELECT count(*) FROM a").fetchall() == [(225,)]  # the array stays
+
+
+def test_a_volatile_where_is_tested_once_a_row():
+    con = tdbsql.connect()
+    con.sql("CREATE TABLE t AS SELECT range AS i, 0 AS v FROM range(2000)")
+    updated = con.sql("UPDATE t SET v = i + 1 WHERE random() < 0.5").fetchall()[0][0]
+    assert 0 < updated < 2000
+    assert con.sql("SELECT count(*) FILTER (WHERE v = i + 1), count(*) FILTER (WHERE v = 0) "
+                   "FROM t").fetchall() == [(updated, 2000 - updated)]
+
+
+def test_executemany_copy_from_and_null_columns():
+    import pyarrow.parquet as pq
+
+    con = tdbsql.connect()
+    con.sql("CREATE TABLE t AS SELECT 1 AS i, 2 AS v; CREATE TABLE n AS SELECT NULL AS a")
+    con.executemany("INSERT INTO t VALUES (?, ?)", [(3, 4), (5, 6)])
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "in.parquet")
+        pq.write_table(pa.table({"i": [7], "v": [8]}), path)
+        assert con.sql(f"COPY t FROM '{path}'").fetchall() == [(1,)]
+    assert con.sql("SELECT * FROM t").fetchall() == [(1, 2), (3, 4), (5, 6), (7, 8)]
+    with pytest.raises(SqlError, match="INSERT into 'n': the values cannot be stored"):
+        con.sql("INSERT INTO n VALUES (5)")

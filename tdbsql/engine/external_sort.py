@@ -10,7 +10,9 @@ step's own code (``sort_step.sorted_run``) and written, with its key columns, to
 Arrow IPC file: a run.  The runs are then merged a batch of each at a time:
 the rows of the current batches up to the smallest of their last keys sort before every row
 not read yet, so they are sorted together (Arrow's stable sort) and given out, and each run
-moves on by the rows it gave.  The files are memory-mapped, so a batch read back is a view
+moves on by the rows it gave.  More than 16 runs are first merged 16 at a time into longer
+runs on disk, so a merge holds at most 16 batches and each step gives out a good share of
+them.  The files are memory-mapped, so a batch read back is a view
 of the file, and the memory held is the merged rows given out; the files are removed when
 the result is read to its end or dropped.
 
@@ -32,6 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import planner
 
+from ..errors import OperationalError
 from .frame import concat_frames
 from .sort_step import run_sort, sorted_run
 from .streamed_result import row_by_row, row_chain, through_chain
@@ -39,6 +42,7 @@ from .streamed_result import row_by_row, row_chain, through_chain
 _SHARE = 4  # a run holds at most this part of the memory budget
 _BATCHES = 16  # a run's batches: each about this part of a run's bytes
 _MIN_BATCH = 1024  # rows of a batch, at the least
+_FAN_IN = 16  # runs merged at once: past it, merged on disk into longer runs first
 
 
 def sort_chain(runner, plan: planner.Plan) -> list | None:
@@ -82,8 +86,7 @@ def sorted_parts(runner, chain: list, parts: Iterator, names, query) -> Iterator
             held.append(frame)
             held_bytes += runner.budget.bytes_of(frame)
             if held_bytes > spill_at:
-                folder = folder or tempfile.mkdtemp(prefix="tdbsql-sort-",
-                                                    dir=os.environ.get("TDBSQL_SPILL_DIR"))
+                folder = folder or _folder()
                 for piece in _pieces(concat_frames(held), held_bytes, spill_at):
                     runs.append(_spill(runner, sort, piece, names, folder, len(runs), batch))
                 held, held_bytes = [], 0
@@ -96,21 +99,50 @@ def sorted_parts(runner, chain: list, parts: Iterator, names, query) -> Iterator
         if held:
             runs.append(_spill(runner, sort, concat_frames(held), names, folder, len(runs),
                                batch))
-        yield from _merged(runs)
+        made = len(runs)
+        while len(runs) > _FAN_IN:  # merged on disk, _FAN_IN runs at a time, into longer ones
+            groups = [runs[i:i + _FAN_IN] for i in range(0, len(runs), _FAN_IN)]
+            runs = []
+            for group in groups:
+                runs.append(_write(_merged(group, whole=True), group[0].like(
+                    os.path.join(folder, f"run{made}.arrows")), batch))
+                made += 1
+                for run in group:
+                    run.remove()
+        yield from _merged(runs, whole=False)
     finally:
         parts.close()
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-class _Run:
-    """A sorted run on disk: the result's columns (the first ``width``), then the key columns,
-    with their sort keys; read back batch by batch from the memory-mapped file."""
+def _folder() -> str:
+    """A new folder for the runs, in ``TDBSQL_SPILL_DIR`` or the system's temporary one."""
+    where = os.environ.get("TDBSQL_SPILL_DIR")
+    try:
+        return tempfile.mkdtemp(prefix="tdbsql-sort-", dir=where)
+    except OSError as err:
+        place = repr(where) if where else "the temporary folder"
+        raise OperationalError(f"an ORDER BY past the memory budget sorts on disk, and no "
+                               f"folder for its runs can be made in {place}: "
+                               f"{err.strerror or err} (set TDBSQL_SPILL_DIR)") from None
 
-    def __init__(self, path: str, width: int, key_names: list[str], sort_keys: list):
-        self.path, self.width, self.key_names, self.sort_keys = path, width, key_names, sort_keys
+
+class _Run:
+    """A sorted run on disk: the result's columns (the first ``width``, named ``names``),
+    then the key columns (``key_names``) with their sort keys; stored under positional
+    names (a result may repeat a name, or name a column like a key) and read back batch by
+    batch from the memory-mapped file."""
+
+    def __init__(self, path: str, names: list[str], key_names: list[str], sort_keys: list):
+        self.path, self.names, self.key_names, self.sort_keys = path, names, key_names, sort_keys
+        self.width = len(names)
         self.reader = None
         self.current: pa.Table | None = None
+
+    def like(self, path: str) -> "_Run":
+        """A run at ``path`` with this one's columns."""
+        return _Run(path, self.names, self.key_names, self.sort_keys)
 
     def advance(self) -> None:
         """The next batch (the first: open the file), or None past the last."""
@@ -124,6 +156,10 @@ class _Run:
     def keys(self, table: pa.Table) -> pa.Table:
         return pa.table(table.columns[self.width:], names=self.key_names)
 
+    def remove(self) -> None:
+        self.reader = self.current = None
+        os.remove(self.path)
+
 
 def _pieces(frame, nbytes: int, most: int):
     """``frame`` (of ``nbytes``) cut into pieces of at most about ``most`` bytes."""
@@ -134,25 +170,42 @@ def _pieces(frame, nbytes: int, most: int):
 
 
 def _spill(runner, sort, frame, names, folder: str, number: int, room: int) -> _Run:
-    """Sort ``frame`` (the rows below the Sort step) and write it as run ``number``, in
-    batches of about ``room`` bytes (uncompressed: read back, a batch is a view of the
-    mapped file)."""
+    """Sort ``frame`` (the rows below the Sort step) and write it as run ``number``."""
     from .runner import output_table
 
     frame, keys, sort_keys = sorted_run(sort, frame, runner)
     out = output_table(frame, sort, names)
-    table = pa.table([*out.columns, *keys.columns],
-                     names=[*out.column_names, *keys.column_names])
-    rows = max(_MIN_BATCH, int(room / max(table.nbytes / max(table.num_rows, 1), 1)))
-    path = os.path.join(folder, f"run{number}.arrows")
-    with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, table.schema) as writer:
-        for batch in table.to_batches(max_chunksize=rows):
-            writer.write_batch(batch)
-    return _Run(path, out.num_columns, keys.column_names, sort_keys)
+    run = _Run(os.path.join(folder, f"run{number}.arrows"), out.column_names,
+               keys.column_names, sort_keys)
+    columns = [*out.columns, *keys.columns]
+    return _write(iter([pa.table(columns, names=[f"c{i}" for i in range(len(columns))])]),
+                  run, room)
 
 
-def _merged(runs: list[_Run]) -> Iterator[pa.Table]:
-    """The runs' rows in order."""
+def _write(tables: Iterator[pa.Table], run: _Run, room: int) -> _Run:
+    """Write ``tables`` (a run's columns, positionally named) as ``run``, in batches of about
+    ``room`` bytes (uncompressed: read back, a batch is a view of the mapped file)."""
+    writer = None
+    try:
+        with pa.OSFile(run.path, "wb") as sink:
+            for table in tables:
+                if writer is None:
+                    writer = pa.ipc.new_stream(sink, table.schema)
+                per_row = max(table.nbytes / max(table.num_rows, 1), 1)
+                for batch in table.to_batches(max_chunksize=max(_MIN_BATCH,
+                                                                int(room / per_row))):
+                    writer.write_batch(batch)
+            if writer is not None:
+                writer.close()
+    except OSError as err:  # a full disk
+        raise OperationalError(f"an ORDER BY past the memory budget sorts on disk, and its "
+                               f"run {run.path!r} cannot be written: {err.strerror or err} "
+                               "(set TDBSQL_SPILL_DIR to a folder with room)") from None
+    return run
+
+
+def _merged(runs: list[_Run], whole: bool) -> Iterator[pa.Table]:
+    """The runs' rows in order: the result's columns, or (``whole``) the runs' columns."""
     sort_keys = runs[0].sort_keys
     for run in runs:
         run.advance()
@@ -173,7 +226,8 @@ def _merged(runs: list[_Run]) -> Iterator[pa.Table]:
         first = int(pc.sort_indices(lasts, sort_keys=sort_keys)[0].as_py())
         boundary = starts[first + 1] - 1
         taken = order[:int(np.flatnonzero(order == boundary)[0]) + 1]
-        yield union.take(taken).select(range(live[0].width))
+        rows = union.take(taken)
+        yield rows if whole else pa.table(rows.columns[:live[0].width], names=live[0].names)
         given = np.bincount(np.searchsorted(starts, taken, side="right") - 1,
                             minlength=len(live))
         for run, count in zip(live, given):
