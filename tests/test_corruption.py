@@ -184,3 +184,47 @@ def test_unsupported_format_version(copy_of):
     del dataclasses
     with pytest.raises(tdbsql.UnsupportedFormatError, match="99"):
         _read_all(uri)
+
+
+def _zero(path: str, start: int, size: int) -> None:
+    with open(path, "r+b") as f:
+        f.seek(start)
+        f.write(bytes(size))
+
+
+def test_empty_offsets_tile_is_corruption(copy_of):
+    """An offsets tile with no chunks (its chunk count zeroed) holds fewer offsets than the
+    tile has cells: refused by name, not read as a shorter column (an Arrow length error,
+    or a crash in a kernel indexing the offsets by cell)."""
+    uri = copy_of("zstd")
+    _zero(os.path.join(_fragment(uri), "a1.tdb"), 0, 16)
+    with pytest.raises(CorruptArrayError, match=r"a1\.tdb \(field 's'\), tile 0"):
+        _read_all(uri)
+
+
+@pytest.fixture(scope="module")
+def two_fragments(tmp_path_factory):
+    """A sparse array of two fragments of different sizes (the second one a third as big)."""
+    uri = str(tmp_path_factory.mktemp("two") / "two")
+    _make(uri, tiledb.FilterList([tiledb.ZstdFilter()]))
+    d = np.arange(1, 10000, 9, dtype=np.int64)
+    with tiledb.open(uri, "w", timestamp=2) as A:
+        A[d] = {"a": d, "s": np.array([f"w{x}" for x in d], dtype=object)}
+    return uri
+
+
+@pytest.mark.parametrize("name", ["__fragment_metadata.tdb", "a0.tdb", "a1_var.tdb"])
+def test_file_of_another_fragment_is_refused(two_fragments, tmp_path, name):
+    """A file copied over from another fragment parses, and its tiles decode: only its size,
+    checked against the fragment metadata, tells it is foreign (was a silently wrong answer)."""
+    uri = str(tmp_path / "two")
+    shutil.copytree(two_fragments, uri)
+    first, second = sorted(glob.glob(os.path.join(uri, "__fragments", "*")))
+    shutil.copyfile(os.path.join(second, name), os.path.join(first, name))
+    with pytest.raises(CorruptArrayError, match="fragment metadata records"):
+        _read_all(uri)
+
+
+def test_encryption_key_of_another_type(pristine):
+    with pytest.raises(tdbsql.EncryptionKeyError, match="str or bytes, not int"):
+        tdbsql.query("SELECT count(*) FROM array", pristine["zstd"], key=12345)

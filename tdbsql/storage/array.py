@@ -75,6 +75,8 @@ def _millis(value) -> int:
 def normalize_key(key) -> bytes | None:
     if key is None:
         return None
+    if not isinstance(key, (str, bytes, bytearray, memoryview)):  # bytes(5): five zero bytes
+        raise EncryptionKeyError(f"an encryption key is a str or bytes, not {type(key).__name__}")
     raw = key.encode("utf-8") if isinstance(key, str) else bytes(key)
     if len(raw) != 32:
         raise EncryptionKeyError(

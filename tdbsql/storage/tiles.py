@@ -80,6 +80,13 @@ class _ReadAhead:
         with self.lock:
             return self._read(path, start, size)
 
+    def size(self, path: str) -> int:
+        """The file's size, stat'ed once."""
+        with self.lock:
+            if path not in self.sizes:
+                self.sizes[path] = vfs.file_size(path)
+            return self.sizes[path]
+
     def know_size(self, path: str, size: int) -> None:
         """The file's size, already stat'ed by the caller: ``_read`` need not stat it again."""
         with self.lock:
@@ -137,6 +144,7 @@ class TileReader:
         self.version = meta.version
         self.files = _ReadAhead()
         self._paths: dict[tuple[str, str], str] = {}
+        self._sized: set[str] = set()  # files whose size matched the fragment metadata
         self._identities: dict[str, tuple | None] = {}
         self._key_prefixes: dict[tuple[str, str], tuple | bool] = {}
         self._identity_lock = threading.Lock()  # tiles are read on several threads
@@ -274,13 +282,17 @@ class TileReader:
     def _decode(self, spec: FieldSpec, tile_idx: int) -> Column:
         meta = self.meta
         if spec.is_var:
+            cells = meta.tile_cell_count(tile_idx)
+            in_data = spec.filters.skip_offsets_filtering(spec.datatype, self.schema.version)
+            # one uint64 start a cell, or an empty tile when the data tile carries them
             offsets_raw = self._tile(spec, tile_idx, "", meta.tile_offsets, meta.file_sizes,
-                                     self.offsets_filters, Datatype.UINT64)
+                                     self.offsets_filters, Datatype.UINT64,
+                                     expected=0 if in_data else cells * 8)
             rebuilt: list[np.ndarray] = []
             values = self._tile(spec, tile_idx, "_var", meta.tile_var_offsets, meta.file_var_sizes,
                                 spec.filters, spec.datatype, offsets_out=rebuilt,
                                 expected=int(meta.tile_var_sizes[spec.name][tile_idx]))
-            offsets = self._var_offsets(spec, tile_idx, offsets_raw, rebuilt, values)
+            offsets = self._var_offsets(spec, tile_idx, offsets_raw, rebuilt, values, cells)
         else:
             dtype = type_info(spec.datatype).numpy
             # fixed RLE runs are whole cells (TileDB's Tile::cell_size), not single values
@@ -304,7 +316,7 @@ class TileReader:
                                   expected=meta.tile_cell_count(tile_idx))
         return Column(values, offsets, validity, spec.cell_val_num)
 
-    def _var_offsets(self, spec, tile_idx, offsets_raw, rebuilt, values) -> np.ndarray:
+    def _var_offsets(self, spec, tile_idx, offsets_raw, rebuilt, values, cells) -> np.ndarray:
         if rebuilt:
             starts = np.concatenate(rebuilt).astype(np.int64)
         else:
@@ -314,6 +326,9 @@ class TileReader:
             starts = offsets_raw.view(np.int64)  # a start past 2**63 reads negative: refused
             if not starts.flags.writeable or not starts.flags.c_contiguous:
                 starts = starts.copy()
+        if len(starts) != cells:  # the kernels index the offsets by cell: never fewer
+            raise CorruptArrayError(f"{len(starts)} var offsets for a tile of {cells} cells",
+                                    self._where(spec, tile_idx, ""))
         offsets = np.empty(len(starts) + 1, dtype=np.int64)
         if not offsets_kernels.offsets_from_starts(starts, values.nbytes, offsets):
             raise CorruptArrayError("var offsets are not increasing",
@@ -332,11 +347,22 @@ class TileReader:
         path = self._file(spec.file_stem, suffix)
         if start < 0 or end < start:
             raise CorruptArrayError(f"tile byte range {start}..{end} is not a range", where)
+        if path not in self._sized:
+            self._check_size(path, int(file_sizes[spec.name]), where)
         raw = self.files.read(path, start, end - start)
         return pipeline.decode_tile(raw, datatype, self.version, where=where,
                                     encryption=self.encryption, expected_size=expected,
                                     offsets_out=offsets_out, cell_size=cell_size,
                                     schema_version=self.schema.version)
+
+    def _check_size(self, path: str, recorded: int, where: str) -> None:
+        """A data file is exactly as long as the fragment metadata says: a file of another
+        fragment (or metadata of another fragment) would otherwise decode as valid tiles."""
+        size = self.files.size(path)
+        if size != recorded:
+            raise CorruptArrayError(
+                f"the file has {size} bytes but the fragment metadata records {recorded}", where)
+        self._sized.add(path)
 
     def _file(self, stem: str, suffix: str) -> str:
         key = (stem, suffix)
