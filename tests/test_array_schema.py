@@ -750,12 +750,12 @@ def dimensions(draw, index):
         return Dimension(f"d{index}", Datatype.STRING_ASCII, VAR_NUM, draw(pipelines), None, None)
     datatype = draw(st.sampled_from(INT_DIM_TYPES + [Datatype.FLOAT32, Datatype.FLOAT64]))
     if datatype in (Datatype.FLOAT32, Datatype.FLOAT64):
-        values = st.floats(-1e6, 1e6, width=32)
+        values, extents = st.floats(-1e6, 1e6, width=32), st.floats(0.5, 1e6, width=32)
     else:
         info = np.iinfo(np.dtype(datatype_numpy(datatype)))
-        values = st.integers(int(info.min), int(info.max))
+        values, extents = st.integers(int(info.min), int(info.max)), st.integers(1, int(info.max))
     lo, hi = sorted((draw(values), draw(values)))
-    extent = draw(st.one_of(st.none(), values))
+    extent = draw(st.one_of(st.none(), extents))  # a read refuses a tile extent of 0 or less
     return Dimension(f"d{index}", datatype, 1, draw(pipelines), (lo, hi), extent)
 
 

@@ -7,6 +7,7 @@ import glob
 import os
 import shutil
 import zlib
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -14,6 +15,9 @@ import tiledb
 
 import tdbsql
 from tdbsql.errors import ArrayNotFoundError, ChecksumMismatchError, CorruptArrayError
+from tdbsql.format.array_schema import read_array_schema, write_array_schema
+from tdbsql.format.filter_pipeline import FilterPipeline
+from tdbsql.format.generic_tile import decode_generic_tile, encode_generic_tile
 
 
 def _make(uri: str, filters) -> str:
@@ -166,22 +170,31 @@ def test_not_an_array(tmp_path):
         _read_all(str(tmp_path / "missing"))
 
 
+def _schema_file(uri: str) -> str:
+    return [s for s in glob.glob(os.path.join(uri, "__schema", "__*")) if os.path.isfile(s)][0]
+
+
+def _rewrite_schema(uri: str, edit) -> None:
+    """Rewrite the array's schema file, ``edit`` turning the parsed schema into another."""
+    path = _schema_file(uri)
+    parsed = read_array_schema(open(path, "rb").read(), path)
+    with open(path, "wb") as f:
+        f.write(write_array_schema(edit(parsed)))
+
+
+def _rewrite_schema_body(uri: str, edit) -> None:
+    """Rewrite the bytes the schema's generic tile holds (``edit`` changes a bytearray)."""
+    path = _schema_file(uri)
+    parsed = read_array_schema(open(path, "rb").read(), path)
+    body = bytearray(decode_generic_tile(bytes(write_array_schema(parsed)), path))
+    edit(body)
+    with open(path, "wb") as f:
+        f.write(encode_generic_tile(bytes(body), 22, pipeline=FilterPipeline()))
+
+
 def test_unsupported_format_version(copy_of):
     uri = copy_of("zstd")
-    schema = [s for s in glob.glob(os.path.join(uri, "__schema", "__*")) if os.path.isfile(s)][0]
-    from tdbsql.format.array_schema import read_array_schema, write_array_schema
-    import dataclasses
-
-    parsed = read_array_schema(open(schema, "rb").read(), schema)
-    raw = bytearray(write_array_schema(parsed))
-    # the decoded schema starts with its version: rewrite the whole tile at version 99
-    from tdbsql.format.generic_tile import decode_generic_tile, encode_generic_tile
-
-    body = bytearray(decode_generic_tile(bytes(raw), schema))
-    body[0:4] = (99).to_bytes(4, "little")
-    with open(schema, "wb") as f:
-        f.write(encode_generic_tile(bytes(body), 22, pipeline=parsed.coords_filters.__class__()))
-    del dataclasses
+    _rewrite_schema_body(uri, lambda body: body.__setitem__(slice(0, 4), (99).to_bytes(4, "little")))
     with pytest.raises(tdbsql.UnsupportedFormatError, match="99"):
         _read_all(uri)
 
@@ -228,3 +241,54 @@ def test_file_of_another_fragment_is_refused(two_fragments, tmp_path, name):
 def test_encryption_key_of_another_type(pristine):
     with pytest.raises(tdbsql.EncryptionKeyError, match="str or bytes, not int"):
         tdbsql.query("SELECT count(*) FROM array", pristine["zstd"], key=12345)
+
+
+def _dimension(**changes):
+    return lambda s: replace(s, dimensions=(replace(s.dimensions[0], **changes),))
+
+
+def _attribute(**changes):
+    return lambda s: replace(s, attributes=(replace(s.attributes[0], **changes),) + s.attributes[1:])
+
+
+@pytest.mark.parametrize("edit, message", [
+    (_dimension(domain=(9999, 0)), r"dimension 0 domain: \[9999, 0\] is empty"),
+    (_dimension(tile_extent=0), "dimension 0 tile extent: 0 is not positive"),
+    (_dimension(cell_val_num=3), "dimension 0 cell_val_num: 3"),
+    (_attribute(cell_val_num=0), "attribute 0 cell_val_num: 0 values a cell"),
+    (_attribute(cell_val_num=2**31), "attribute 0 cell_val_num: 2147483648 values a cell"),
+])
+def test_impossible_schema_values_are_corruption(copy_of, edit, message):
+    """Values TileDB never writes (an empty domain, a zero tile extent, a cell of no values or
+    of more than Arrow can hold) are refused when the schema is read, naming the field --
+    they were an OverflowError from numpy or pyarrow deep in a query."""
+    uri = copy_of("zstd")
+    _rewrite_schema(uri, edit)
+    with pytest.raises(CorruptArrayError, match=message):
+        tdbsql.open(uri).schema
+
+
+def test_unknown_filter_names_the_schema_file(copy_of):
+    uri = copy_of("zstd")
+    zstd = bytes([2])  # the coordinates' filter: type u8, options size u32 (5: type, level)
+
+    def unknown_filter(body: bytearray) -> None:
+        at = body.index(zstd + (5).to_bytes(4, "little"))
+        body[at] = 99
+
+    _rewrite_schema_body(uri, unknown_filter)
+    with pytest.raises(tdbsql.UnsupportedFormatError,
+                       match=r"__schema/__\w+: unsupported TileDB filter type id 99"):
+        _read_all(uri)
+
+
+def test_newer_generic_tile_version_is_unsupported(copy_of):
+    """A generic tile of a newer format (its header, pipeline and data may be laid out
+    differently) is refused, not parsed as if it were version 22."""
+    uri = copy_of("zstd")
+    path = _schema_file(uri)
+    data = bytearray(open(path, "rb").read())
+    data[0:4] = (24).to_bytes(4, "little")
+    open(path, "wb").write(bytes(data))
+    with pytest.raises(tdbsql.UnsupportedFormatError, match="generic tile format version 24"):
+        _read_all(uri)

@@ -49,12 +49,12 @@ from ..errors import CorruptArrayError, UnsupportedFormatError
 from .binary import Reader, Writer
 from .filter_pipeline import FilterPipeline
 from .filters.compression import GzipFilter
-from .generic_tile import decode_generic_tile, encode_generic_tile
+from .generic_tile import MAX_READ_VERSION, decode_generic_tile, encode_generic_tile
 
 # TileDB 2.30 writes every schema as version 22; version 23 (TileDB 2.31+) changed only
 # fragment metadata, so its schemas have the same layout and are read too.
 SCHEMA_WRITE_VERSION = 22
-SCHEMA_MAX_READ_VERSION = 23
+MAX_CELL_VALUES = 2**31 - 1  # Arrow's fixed-size lists count values in an int32
 CURRENT_DOMAIN_VERSION = 0
 CURRENT_DOMAIN_NDRECTANGLE = 0
 LEGACY_SCHEMA_NAME = "__array_schema.tdb"
@@ -314,7 +314,7 @@ def default_fill_value(datatype: Datatype, cell_val_num: int) -> bytes:
 
 def _read_schema(r: Reader, name: str) -> ArraySchema:
     version = r.u32("schema version")
-    if version == 0 or version > SCHEMA_MAX_READ_VERSION:
+    if version == 0 or version > MAX_READ_VERSION:
         where = f"{r.where}: " if r.where else ""
         raise UnsupportedFormatError(f"{where}schema format version {version} is not supported")
     allows_dups = r.bool("allows duplicates") if version >= 5 else False
@@ -375,6 +375,9 @@ def _read_dimension(
     if version >= 5:
         datatype = read_datatype(r, f"{label} datatype")
         cell_val_num = r.u32(f"{label} cell_val_num")
+        if cell_val_num not in (1, VAR_NUM):
+            raise r.error(f"{label} cell_val_num", f"{cell_val_num}: a dimension has one value "
+                          "a cell or is var-sized")
         stored = _read_pipeline(r, version, f"{label} filters")
         domain_size = r.u64(f"{label} domain size")
     else:
@@ -386,12 +389,14 @@ def _read_dimension(
     null_extent = r.bool(f"{label} null tile extent flag")
     extent_raw = None if null_extent else r.bytes(type_info(datatype).size, f"{label} tile extent")
     inherits = not stored.filters
+    extent = None if extent_raw is None else decode_values(extent_raw, datatype)[0]
+    if extent is not None and not extent > 0:  # the kernels divide by it
+        raise r.error(f"{label} tile extent", f"{extent} is not positive")
     return Dimension(
         name=name, datatype=datatype, cell_val_num=cell_val_num,
         filters=coords_filters if inherits else stored,
         domain=_dimension_domain(r, datatype, cell_val_num, domain_raw, label),
-        tile_extent=None if extent_raw is None else decode_values(extent_raw, datatype)[0],
-        stored_filters=stored if inherits else None,
+        tile_extent=extent, stored_filters=stored if inherits else None,
     )
 
 
@@ -402,6 +407,8 @@ def _dimension_domain(r: Reader, datatype: Datatype, cell_val_num: int, raw: byt
     if len(raw) != 2 * size:
         raise r.error(f"{label} domain size", f"{len(raw)} bytes, expected {2 * size}")
     lo, hi = decode_values(raw, datatype)
+    if not lo <= hi:
+        raise r.error(f"{label} domain", f"[{lo}, {hi}] is empty")
     return (lo, hi)
 
 
@@ -410,6 +417,8 @@ def _read_attribute(r: Reader, version: int, index: int) -> Attribute:
     name = read_name(r, f"{label} name")
     datatype = read_datatype(r, f"{label} datatype")
     cell_val_num = r.u32(f"{label} cell_val_num")
+    if cell_val_num == 0 or MAX_CELL_VALUES < cell_val_num < VAR_NUM:
+        raise r.error(f"{label} cell_val_num", f"{cell_val_num} values a cell")
     filters = _read_pipeline(r, version, f"{label} filters")
     if version >= 6:
         fill = r.bytes(r.u64(f"{label} fill value size"), f"{label} fill value")

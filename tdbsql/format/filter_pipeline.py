@@ -58,7 +58,7 @@ class FilterPipeline:
                 r.skip(options_size, "encryption filter options")
                 continue
             start = r.pos
-            f = filter_class(filter_id).read_options(r, options_size, version)
+            f = filter_class(filter_id, r.where).read_options(r, options_size, version)
             # Options may grow in later versions: honour the stated size.
             consumed = r.pos - start
             if consumed < options_size:

@@ -41,7 +41,7 @@ from .binary import Reader, Writer
 from .filter_pipeline import FilterPipeline
 from .filters.compression import GzipFilter
 from .names import parse_name
-from .generic_tile import HEADER_FIXED_SIZE, decode_generic_tile, encode_generic_tile
+from .generic_tile import HEADER_FIXED_SIZE, MAX_READ_VERSION, decode_generic_tile, encode_generic_tile
 from .rtree import DEFAULT_FANOUT, RTree, check_leaf_count, read_mbrs, read_ranges, read_rtree, write_ranges
 
 METADATA_FILE = "__fragment_metadata.tdb"
@@ -50,7 +50,6 @@ COORDS = "__coords"
 TIMESTAMPS = "__timestamps"
 DELETE_TIMESTAMPS = "__delete_timestamps"
 DELETE_CONDITION_INDEX = "__delete_condition_index"
-MAX_READ_VERSION = 23
 OPTIONAL_TILE_GLOBAL_ORDER = 0  # v23 optional footer section identifier
 WRITE_VERSION = 22
 

@@ -13,11 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..datatypes import Datatype, EncryptionType
-from ..errors import EncryptionKeyError
+from ..errors import EncryptionKeyError, UnsupportedFormatError
 from .binary import Reader, Writer
 from .filter_pipeline import ENCRYPTION_MARKER_ID, FilterPipeline
 
 HEADER_FIXED_SIZE = 4 + 8 + 8 + 1 + 8 + 1 + 4
+# The newest TileDB format version tdbsql reads: of generic tiles, schemas and fragments.
+MAX_READ_VERSION = 23
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,10 @@ class GenericTileHeader:
 def read_header(r: Reader) -> GenericTileHeader:
     start = r.pos
     version = r.u32("generic tile version")
+    if version > MAX_READ_VERSION:  # its header or pipeline may be laid out differently
+        where = f"{r.where}: " if r.where else ""
+        raise UnsupportedFormatError(f"{where}generic tile format version {version} is newer "
+                                     f"than the versions tdbsql reads (up to {MAX_READ_VERSION})")
     persisted_size = r.u64("generic tile persisted size")
     tile_size = r.u64("generic tile size")
     datatype = r.u8("generic tile datatype")

@@ -26,9 +26,8 @@ from .tiles import TileReader, field_specs
 from . import vfs
 from .by_identity import ByIdentity
 from .parsed_files import ParsedFiles, key_digest
+from ..format.generic_tile import MAX_READ_VERSION
 from ..format.names import META_DIR, SCHEMA_DIR, now_ms
-
-MAX_FORMAT_VERSION = 23
 
 
 def normalize_window(timestamp) -> tuple[int, int]:
@@ -195,10 +194,10 @@ class Array:
         """Every schema of the array by file name (schema evolution keeps them all)."""
         found = {entry.name: _read_schema(entry, self.key) for entry in self.schema_entries}
         for schema in found.values():
-            if schema.version > MAX_FORMAT_VERSION:
+            if schema.version > MAX_READ_VERSION:
                 raise UnsupportedFormatError(
                     f"{self.path}: array format version {schema.version} is newer than the "
-                    f"versions tdbsql reads (up to {MAX_FORMAT_VERSION})"
+                    f"versions tdbsql reads (up to {MAX_READ_VERSION})"
                 )
         return found
 

@@ -66,6 +66,8 @@ def is_file(path: str) -> bool:
 def file_size(path: str) -> int:
     try:
         return os.path.getsize(path)
+    except FileNotFoundError:
+        raise CorruptArrayError("file is missing", path) from None
     except OSError as exc:
         raise CorruptArrayError(f"cannot stat ({exc.strerror})", path) from None
 

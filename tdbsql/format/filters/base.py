@@ -104,10 +104,12 @@ def register(cls: type[Filter]) -> type[Filter]:
     return cls
 
 
-def filter_class(filter_id: int) -> type[Filter]:
+def filter_class(filter_id: int, where: str = "") -> type[Filter]:
+    """The filter registered for ``filter_id``; ``where`` names the file in the error."""
     cls = _REGISTRY.get(filter_id)
     if cls is None:
-        raise UnsupportedFormatError(f"unsupported TileDB filter type id {filter_id}")
+        where = f"{where}: " if where else ""
+        raise UnsupportedFormatError(f"{where}unsupported TileDB filter type id {filter_id}")
     return cls
 
 
