@@ -292,3 +292,23 @@ def test_newer_generic_tile_version_is_unsupported(copy_of):
     open(path, "wb").write(bytes(data))
     with pytest.raises(tdbsql.UnsupportedFormatError, match="generic tile format version 24"):
         _read_all(uri)
+
+
+def test_mbr_outside_the_non_empty_domain_is_corruption(copy_of):
+    """A leaf MBR that is no range inside the fragment's non-empty domain (a flipped byte in
+    the R-tree) is refused: it pruned its tile from filtered queries, a silently wrong answer."""
+    from tdbsql.format.fragment_metadata import read_fragment_metadata
+    from tdbsql.format.rtree import RTree
+
+    uri = copy_of("zstd")
+    path = os.path.join(_fragment(uri), "__fragment_metadata.tdb")
+    schema = read_array_schema(open(_schema_file(uri), "rb").read(), _schema_file(uri))
+    meta = read_fragment_metadata(open(path, "rb").read(), schema, os.path.basename(_fragment(uri)))
+    meta.load_all()
+    tree = meta.rtree
+    leaves = tree.leaves[0].copy()
+    leaves[3, 0] = leaves[3, 1] + 1  # tile 3: its low end past its high end
+    meta.sections._cache[("rtree",)] = RTree.from_leaves((leaves,), schema.dimensions, tree.fanout)
+    open(path, "wb").write(meta.to_bytes(schema))
+    with pytest.raises(CorruptArrayError, match=r"R-tree: the MBR of tile 3 on 'd'"):
+        tdbsql.query("SELECT count(*) FROM array WHERE d BETWEEN 3000 AND 3100", uri)

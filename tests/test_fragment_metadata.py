@@ -670,8 +670,9 @@ def metadata(draw):
                    if d.is_var else np.sort(rng.integers(0, 999, (tiles, 2)), axis=1).astype(d.info.numpy)
                    for d in dims)
     homogeneous = all(not d.is_var and d.datatype == dims[0].datatype for d in dims)
-    ned = None if homogeneous and draw(st.booleans()) else tuple(
-        (b"a", b"zz") if d.is_var else (d.domain[0], d.domain[1]) for d in dims)
+    ned = None if homogeneous and draw(st.booleans()) else tuple(  # the leaves' union, as TileDB's
+        (b"a", b"zz") if d.is_var else (lvs[:, 0].min().item(), lvs[:, 1].max().item())
+        for d, lvs in zip(dims, leaves))
     return FragmentMetadata.create(
         schema, dense=False, non_empty_domain=ned, sparse_tile_num=tiles,
         last_tile_cell_num=int(rng.integers(1, 6)), has_timestamps=has_ts, has_delete_meta=has_dm,

@@ -42,7 +42,8 @@ from .filter_pipeline import FilterPipeline
 from .filters.compression import GzipFilter
 from .names import parse_name
 from .generic_tile import HEADER_FIXED_SIZE, MAX_READ_VERSION, decode_generic_tile, encode_generic_tile
-from .rtree import DEFAULT_FANOUT, RTree, check_leaf_count, read_mbrs, read_ranges, read_rtree, write_ranges
+from .rtree import (DEFAULT_FANOUT, RTree, check_leaf_count, check_leaves_inside, read_mbrs,
+                    read_ranges, read_rtree, write_ranges)
 
 METADATA_FILE = "__fragment_metadata.tdb"
 LEGACY_SCHEMA_NAME = "__array_schema.tdb"
@@ -557,6 +558,8 @@ class _Loader:
             tree = read_rtree(data, self.dims, self.footer.version, self._where("R-tree"))
             if not self.footer.dense:
                 check_leaf_count(tree, self.footer.sparse_tile_num, self._where("R-tree"))
+                check_leaves_inside(tree, self.dims, self.footer.non_empty_domain,
+                                    self._where("R-tree"))
             return tree
         if kind == "fragment_stats":
             return self._fragment_stats()

@@ -231,3 +231,21 @@ def check_leaf_count(tree: RTree, expected: int, where: str) -> None:
         raise CorruptArrayError(
             f"R-tree: {tree.leaf_num} leaf MBRs but the footer counts {expected} sparse tiles", where
         )
+
+
+def check_leaves_inside(tree: RTree, dims: Sequence[Dimension], non_empty_domain, where: str) -> None:
+    """Each leaf MBR of a fixed-sized dimension is a range inside the fragment's non-empty
+    domain (TileDB's union of them): a corrupt MBR would otherwise prune its tile away from a
+    query, or keep it, without a word."""
+    if non_empty_domain is None:
+        return
+    for i, (dim, ranges, (lo, hi)) in enumerate(zip(dims, tree.leaves, non_empty_domain)):
+        if dim.is_var or not len(ranges):
+            continue
+        low, high = ranges[:, 0], ranges[:, 1]
+        bad = ~((lo <= low) & (low <= high) & (high <= hi))
+        if bad.any():
+            tile = int(np.argmax(bad))
+            raise CorruptArrayError(
+                f"the MBR of tile {tile} on '{dim.name}', [{low[tile]}, {high[tile]}], "
+                f"is not a range inside the non-empty domain [{lo}, {hi}]", where)
