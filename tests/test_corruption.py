@@ -16,7 +16,9 @@ import tiledb
 import tdbsql
 from tdbsql.errors import ArrayNotFoundError, ChecksumMismatchError, CorruptArrayError
 from tdbsql.format.array_schema import read_array_schema, write_array_schema
+from tdbsql.datatypes import Datatype
 from tdbsql.format.filter_pipeline import FilterPipeline
+from tdbsql.format.filters import ZstdFilter
 from tdbsql.format.generic_tile import decode_generic_tile, encode_generic_tile
 
 
@@ -294,21 +296,55 @@ def test_newer_generic_tile_version_is_unsupported(copy_of):
         _read_all(uri)
 
 
-def test_mbr_outside_the_non_empty_domain_is_corruption(copy_of):
-    """A leaf MBR that is no range inside the fragment's non-empty domain (a flipped byte in
-    the R-tree) is refused: it pruned its tile from filtered queries, a silently wrong answer."""
+def _rewrite_fragment_metadata(uri: str, edit) -> None:
+    """Rewrite the fragment's metadata, ``edit`` changing its loaded sections
+    (``{("rtree",): tree, (kind, field_position): values, ...}``) in place."""
     from tdbsql.format.fragment_metadata import read_fragment_metadata
-    from tdbsql.format.rtree import RTree
 
-    uri = copy_of("zstd")
     path = os.path.join(_fragment(uri), "__fragment_metadata.tdb")
     schema = read_array_schema(open(_schema_file(uri), "rb").read(), _schema_file(uri))
     meta = read_fragment_metadata(open(path, "rb").read(), schema, os.path.basename(_fragment(uri)))
     meta.load_all()
-    tree = meta.rtree
-    leaves = tree.leaves[0].copy()
-    leaves[3, 0] = leaves[3, 1] + 1  # tile 3: its low end past its high end
-    meta.sections._cache[("rtree",)] = RTree.from_leaves((leaves,), schema.dimensions, tree.fanout)
+    edit(meta.sections._cache, schema)
     open(path, "wb").write(meta.to_bytes(schema))
+
+
+def test_mbr_outside_the_non_empty_domain_is_corruption(copy_of):
+    """A leaf MBR that is no range inside the fragment's non-empty domain (a flipped byte in
+    the R-tree) is refused: it pruned its tile from filtered queries, a silently wrong answer."""
+    from tdbsql.format.rtree import RTree
+
+    def move_tile_3(sections, schema):
+        tree = sections[("rtree",)]
+        leaves = tree.leaves[0].copy()
+        leaves[3, 0] = leaves[3, 1] + 1  # tile 3: its low end past its high end
+        sections[("rtree",)] = RTree.from_leaves((leaves,), schema.dimensions, tree.fanout)
+
+    uri = copy_of("zstd")
+    _rewrite_fragment_metadata(uri, move_tile_3)
     with pytest.raises(CorruptArrayError, match=r"R-tree: the MBR of tile 3 on 'd'"):
         tdbsql.query("SELECT count(*) FROM array WHERE d BETWEEN 3000 AND 3100", uri)
+
+
+def test_decreasing_tile_offsets_are_corruption(copy_of):
+    """Tile 2 of 'a' starting where tile 0 starts read tile 0's cells (its chunks, the bytes
+    after them ignored) for a query that skipped tiles 0 and 1: a silently wrong answer."""
+    def restart_tile_2(sections, schema):
+        offsets = sections[("tile_offsets", 0)].copy()
+        offsets[2] = offsets[0]
+        sections[("tile_offsets", 0)] = offsets
+
+    uri = copy_of("zstd")
+    _rewrite_fragment_metadata(uri, restart_tile_2)
+    with pytest.raises(CorruptArrayError, match="tile offsets of 'a'.*: tile offsets decrease"):
+        tdbsql.query("SELECT sum(a) FROM array WHERE d BETWEEN 3000 AND 3100", uri)
+
+
+@pytest.mark.parametrize("filters", [(), (ZstdFilter(),)])  # the general path, one codec's own
+def test_bytes_after_a_tiles_chunks_are_corruption(filters):
+    """A tile's byte range holds its chunks exactly: bytes left over mean a wrong range."""
+    pipeline = FilterPipeline(filters)
+    encoded = pipeline.encode_tile(np.arange(100, dtype=np.int64), Datatype.INT64, 22, cell_size=8)
+    assert pipeline.decode_tile(encoded, Datatype.INT64, 22).view(np.int64)[99] == 99
+    with pytest.raises(CorruptArrayError, match="3 bytes after the tile's 1 chunks"):
+        pipeline.decode_tile(encoded + b"xyz", Datatype.INT64, 22, where="a0.tdb")

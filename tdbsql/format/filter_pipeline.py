@@ -173,6 +173,10 @@ class FilterPipeline:
                             where)
                     return out
         chunks = list(iter_chunks(data, where))
+        used = 8 + sum(12 + len(meta) + len(payload) for _, meta, payload in chunks)
+        if used != len(data):  # a tile's byte range is its chunks exactly: else it is wrong
+            raise CorruptArrayError(f"{len(data) - used} bytes after the tile's "
+                                    f"{len(chunks)} chunks", where)
         total = sum(c[0] for c in chunks)
         if expected_size is not None and total != expected_size:
             raise CorruptArrayError(

@@ -60,6 +60,7 @@ GENERIC_TILE_PIPELINE = FilterPipeline((GzipFilter(level=1),))
 # Per-field tile sections in file and footer order (format 11 adds the last four).
 _OFFSET_KINDS = ("tile_offsets", "tile_var_offsets", "tile_var_sizes", "tile_validity_offsets")
 _STAT_KINDS = ("tile_mins", "tile_maxes", "tile_sums", "tile_null_counts")
+_TILE_STARTS = ("tile_offsets", "tile_var_offsets", "tile_validity_offsets")  # never decrease
 
 ReadRange = Callable[[int, int], bytes]
 
@@ -594,7 +595,10 @@ class _Loader:
             return _parse_bounds(data, info, where, kind)
         if kind == "tile_sums":
             return _parse_sums(data, info, where, kind)
-        return _parse_u64_list(data, where, kind)
+        values = _parse_u64_list(data, where, kind)
+        if kind in _TILE_STARTS and np.any(values[1:] < values[:-1]):
+            raise CorruptArrayError(f"{kind.replace('_', ' ')} decrease", where)
+        return values
 
 
 # --- the metadata object ------------------------------------------------------------------------

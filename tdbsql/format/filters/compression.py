@@ -135,6 +135,8 @@ class CompressionFilter(Filter):
             chunks.append((pos, orig, filtered))
             pos += filtered
             total += orig
+        if pos != size:  # bytes after the chunks: the general path names the error
+            return None
         out = np.empty(total, dtype=np.uint8)
         filled = 0
         for start, orig, filtered in chunks:
