@@ -348,3 +348,24 @@ def test_bytes_after_a_tiles_chunks_are_corruption(filters):
     assert pipeline.decode_tile(encoded, Datatype.INT64, 22).view(np.int64)[99] == 99
     with pytest.raises(CorruptArrayError, match="3 bytes after the tile's 1 chunks"):
         pipeline.decode_tile(encoded + b"xyz", Datatype.INT64, 22, where="a0.tdb")
+
+
+@pytest.mark.parametrize("folder, read", [
+    ("__commits", _read_all),  # was read as no commits: an empty table, silently
+    ("__meta", lambda uri: tdbsql.metadata(uri)),  # was a raw NotADirectoryError
+    ("__fragments/*/a0.tdb", _read_all),  # a folder where a data file belongs
+])
+def test_file_where_a_folder_belongs(copy_of, folder, read):
+    uri = copy_of("zstd")
+    os.makedirs(os.path.join(uri, "__meta"), exist_ok=True)
+    (path,) = glob.glob(os.path.join(uri, folder))
+    if os.path.isdir(path):
+        shutil.rmtree(path)
+        open(path, "w").write("not a folder")
+        message = "is a file, expected a folder"
+    else:
+        os.remove(path)
+        os.makedirs(path)
+        message = "is a directory, expected a file"
+    with pytest.raises(CorruptArrayError, match=message):
+        read(uri)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tdbsql
+from tdbsql.errors import CorruptArrayError
 from tdbsql.storage import vfs
 
 OLD = 1_600_000_000 * 10**9  # a modification time long past (ns)
@@ -64,7 +65,10 @@ def test_a_recently_changed_directory_is_listed_every_time(tmp_path, counted):
 def test_missing_directories_list_empty(tmp_path):
     assert vfs.list_dir(str(tmp_path / "none")) == []
     (tmp_path / "file").write_bytes(b"")
-    assert vfs.list_dir(str(tmp_path / "file")) == []
+    assert vfs.list_dir(str(tmp_path / "file" / "below")) == []
+    # a file where a folder belongs (a __commits file) is damage, not an empty folder
+    with pytest.raises(CorruptArrayError, match="is a file, expected a folder"):
+        vfs.list_dir(str(tmp_path / "file"))
 
 
 def test_a_query_sees_a_fragment_written_after_a_settled_listing(tmp_path):

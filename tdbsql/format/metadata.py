@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 from ..datatypes import Datatype, string_codec, type_info
+from ..errors import CorruptArrayError
 from .binary import Reader, Writer
 from .commits import parse_vacuum_file
 from .filter_pipeline import FilterPipeline
@@ -193,6 +194,8 @@ def load_metadata_dir(meta_dir: str | os.PathLike, t_start: int = 0, t_end: int 
         names = sorted(os.listdir(meta_dir))
     except FileNotFoundError:
         return {}
+    except NotADirectoryError:
+        raise CorruptArrayError("is a file, expected a folder", os.fspath(meta_dir)) from None
 
     def read(name: str) -> bytes:
         with open(os.path.join(meta_dir, name), "rb") as f:

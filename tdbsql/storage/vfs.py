@@ -9,6 +9,7 @@ so a corrupt offset cannot trigger a huge read.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import time
 import uuid
@@ -45,8 +46,10 @@ def list_dir(path: str) -> list[str]:
         return list(found[1])
     try:
         names = sorted(os.listdir(path))
-    except (FileNotFoundError, NotADirectoryError):
+    except FileNotFoundError:
         return []
+    except NotADirectoryError:  # e.g. a file named __commits: not an empty folder
+        raise CorruptArrayError("is a file, expected a folder", path) from None
     if time.time_ns() - st.st_mtime_ns > SETTLED_NS:  # stat'ed before listing: never newer
         with _listings_lock:
             if len(_listings) >= _LISTINGS_KEPT:
@@ -65,19 +68,24 @@ def is_file(path: str) -> bool:
 
 def file_size(path: str) -> int:
     try:
-        return os.path.getsize(path)
+        st = os.stat(path)
     except FileNotFoundError:
         raise CorruptArrayError("file is missing", path) from None
     except OSError as exc:
         raise CorruptArrayError(f"cannot stat ({exc.strerror})", path) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise CorruptArrayError("is a directory, expected a file", path)
+    return st.st_size
 
 
 def file_identity(path: str) -> tuple[int, int, int, int] | None:
     """(device, inode, size, modification time in ns) of a file, None if it cannot be
-    stat'ed: what tells a rewritten file from the one read before."""
+    stat'ed or is a directory: what tells a rewritten file from the one read before."""
     try:
         st = os.stat(path)
     except OSError:
+        return None
+    if stat.S_ISDIR(st.st_mode):  # no file: its read says so
         return None
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
