@@ -369,3 +369,18 @@ def test_file_where_a_folder_belongs(copy_of, folder, read):
         message = "is a directory, expected a file"
     with pytest.raises(CorruptArrayError, match=message):
         read(uri)
+
+
+@pytest.mark.parametrize("cells", [0, 501, 2**40])
+def test_last_tile_cell_count_past_the_capacity_is_corruption(copy_of, cells):
+    """count(*) is answered from the footer's counts, no tile read: a last tile of 0 cells or
+    of more than the capacity (500) counted wrong rows, silently."""
+    uri = copy_of("zstd")
+    path = os.path.join(_fragment(uri), "__fragment_metadata.tdb")
+    data = bytearray(open(path, "rb").read())
+    counts = (7).to_bytes(8, "little") + (334).to_bytes(8, "little")  # 3334 cells, 500 a tile
+    at = data.index(counts, len(data) - 8 - int.from_bytes(data[-8:], "little"))
+    data[at + 8:at + 16] = cells.to_bytes(8, "little")
+    open(path, "wb").write(bytes(data))
+    with pytest.raises(CorruptArrayError, match=f"last tile cell count: {cells} cells for tiles of 500"):
+        tdbsql.query("SELECT count(*) FROM array", uri)

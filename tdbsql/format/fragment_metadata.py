@@ -256,6 +256,9 @@ def parse_footer(data, schemas, where: str, offset: int = 0,
     ned = _read_non_empty_domain(r, schema.dimensions)
     sparse_tile_num = r.u64("footer sparse tile count")
     last_tile_cell_num = r.u64("footer last tile cell count")
+    if not dense and sparse_tile_num and not 0 < last_tile_cell_num <= schema.capacity:
+        raise r.error("footer last tile cell count",  # counts come from it, no tile read
+                      f"{last_tile_cell_num} cells for tiles of {schema.capacity}")
     has_ts = r.bool("footer has-timestamps flag") if version >= 14 else False
     has_dm = r.bool("footer has-delete-metadata flag") if version >= 15 else False
     n = len(field_infos(schema, version, has_ts, has_dm))

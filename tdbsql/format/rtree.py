@@ -229,7 +229,7 @@ def check_leaf_count(tree: RTree, expected: int, where: str) -> None:
     """A sparse fragment has one leaf MBR per tile; anything else is corruption."""
     if tree.leaf_num != expected:
         raise CorruptArrayError(
-            f"R-tree: {tree.leaf_num} leaf MBRs but the footer counts {expected} sparse tiles", where
+            f"{tree.leaf_num} leaf MBRs but the footer counts {expected} sparse tiles", where
         )
 
 
