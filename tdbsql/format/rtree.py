@@ -239,7 +239,7 @@ def check_leaves_inside(tree: RTree, dims: Sequence[Dimension], non_empty_domain
     query, or keep it, without a word."""
     if non_empty_domain is None:
         return
-    for i, (dim, ranges, (lo, hi)) in enumerate(zip(dims, tree.leaves, non_empty_domain)):
+    for dim, ranges, (lo, hi) in zip(dims, tree.leaves, non_empty_domain):
         if dim.is_var or not len(ranges):
             continue
         low, high = ranges[:, 0], ranges[:, 1]
