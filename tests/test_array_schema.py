@@ -23,7 +23,8 @@ from tdbsql.datatypes import VAR_NUM, ArrayType, DataOrder, Datatype, Layout
 from tdbsql.errors import CorruptArrayError, EncryptionKeyError, UnsupportedFormatError
 from tdbsql.format.array_schema import (
     ArraySchema, Attribute, CurrentDomain, Dimension, DimensionLabel, EnumerationRef,
-    parse_array_schema, read_array_schema, schema_timestamp_range, write_array_schema,
+    default_fill_value, parse_array_schema, read_array_schema, schema_timestamp_range,
+    write_array_schema,
 )
 from tdbsql.format.enumeration import (
     Enumeration, parse_enumeration, read_enumeration, write_enumeration,
@@ -769,9 +770,10 @@ def datatype_numpy(datatype):
 def attributes(draw, index):
     datatype = draw(st.sampled_from(list(Datatype)))
     cvn = draw(st.sampled_from([1, 2, 3, VAR_NUM]))
+    cell = None if cvn == VAR_NUM else len(default_fill_value(datatype, cvn))  # a fill is a cell
     return Attribute(
         f"a{index}{draw(names)}", datatype, cvn, draw(pipelines),
-        draw(st.binary(min_size=1, max_size=9)),
+        draw(st.binary(min_size=cell or 1, max_size=cell or 9)),
         draw(st.booleans()), draw(st.booleans()), draw(st.sampled_from(list(DataOrder))),
         draw(st.one_of(st.none(), names.filter(bool))),
     )

@@ -384,3 +384,13 @@ def test_last_tile_cell_count_past_the_capacity_is_corruption(copy_of, cells):
     open(path, "wb").write(bytes(data))
     with pytest.raises(CorruptArrayError, match=f"last tile cell count: {cells} cells for tiles of 500"):
         tdbsql.query("SELECT count(*) FROM array", uri)
+
+
+def test_fill_value_of_another_cell_size_is_corruption(copy_of):
+    """A cell_val_num changed on disk (an int64 of 2**24 values a cell) no longer matches the
+    attribute's fill value, one cell: refused, not read into cells of 128 MiB each (the
+    fill of a 600-cell box was a 13 GiB allocation)."""
+    uri = copy_of("zstd")
+    _rewrite_schema(uri, _attribute(cell_val_num=2**24))
+    with pytest.raises(CorruptArrayError, match="attribute 0 fill value: 8 bytes for cells of 134217728"):
+        tdbsql.open(uri).schema

@@ -422,6 +422,9 @@ def _read_attribute(r: Reader, version: int, index: int) -> Attribute:
     filters = _read_pipeline(r, version, f"{label} filters")
     if version >= 6:
         fill = r.bytes(r.u64(f"{label} fill value size"), f"{label} fill value")
+        cell_size = type_info(datatype).size * cell_val_num
+        if cell_val_num != VAR_NUM and len(fill) != cell_size:  # a cell's fill is one cell
+            raise r.error(f"{label} fill value", f"{len(fill)} bytes for cells of {cell_size}")
     else:
         fill = default_fill_value(datatype, cell_val_num)
     nullable = r.bool(f"{label} nullable flag") if version >= 7 else False
