@@ -389,13 +389,15 @@ def _read_dimension(
     null_extent = r.bool(f"{label} null tile extent flag")
     extent_raw = None if null_extent else r.bytes(type_info(datatype).size, f"{label} tile extent")
     inherits = not stored.filters
+    domain = _dimension_domain(r, datatype, cell_val_num, domain_raw, label)
     extent = None if extent_raw is None else decode_values(extent_raw, datatype)[0]
-    if extent is not None and not extent > 0:  # the kernels divide by it
+    # the kernels divide by it; TileDB gives a float domain of one point the extent 0
+    point = type_info(datatype).kind == "float" and domain is not None and domain[0] == domain[1]
+    if extent is not None and not (extent > 0 or (extent == 0 and point)):
         raise r.error(f"{label} tile extent", f"{extent} is not positive")
     return Dimension(
         name=name, datatype=datatype, cell_val_num=cell_val_num,
-        filters=coords_filters if inherits else stored,
-        domain=_dimension_domain(r, datatype, cell_val_num, domain_raw, label),
+        filters=coords_filters if inherits else stored, domain=domain,
         tile_extent=extent, stored_filters=stored if inherits else None,
     )
 
