@@ -44,7 +44,7 @@ from ..format.delete_condition import (
 from ..format.filters.compression import CompressionFilter
 from ..storage.directory import UINT64_MAX
 from ..planner.pruning import (
-    Ranges, box_inside, disjoint_domains, fragment_overlaps, isolated_tiles, leaf_mbrs, pick_tiles,
+    Ranges, bounds_hold, box_inside, disjoint_domains, fragment_overlaps, isolated_tiles, leaf_mbrs, pick_tiles,
     sparse_tiles,
 )
 from ..planner.zonemap import NEVER, cell_counts
@@ -117,6 +117,7 @@ class SparseScan(TileScan):
         self._planned: list[TileTask] | None = None
         self._slab_tasks: list | None = None
         self._dedup: bool | None = None
+        self._bounds_hold = bounds_hold(self.schema)  # else no pruning by MBR / domain
         self._plain_need: list[str] | None = None  # see _fields_and_deletes
         self._full_need: list[str] | None = None  # see _need
         self._stored: dict[tuple[int, int], tuple] = {}  # see _read_tile
@@ -195,7 +196,10 @@ class SparseScan(TileScan):
         return size
 
     def _slabs(self) -> list["SlabTask"] | None:
-        """The merge cut into slabs, or None (var-sized first dimension, or one slab)."""
+        """The merge cut into slabs, or None (var-sized first dimension, MBRs that do not
+        bound the cells, or one slab)."""
+        if not self._bounds_hold:
+            return None
         tiles = self._tiles()
         bounds: dict[int, tuple] = {}
         lows, highs = [], []
@@ -279,6 +283,8 @@ class SparseScan(TileScan):
         """(lows, highs) as int64 of ``tiles`` on the integer column ``field``, or None."""
         meta = frag.metadata
         if field in self.dim_names:
+            if not self._bounds_hold:
+                return None
             lows, highs = leaf_mbrs(meta)[self.dim_names.index(field)]
         else:
             spec = frag.fields.get(field)
@@ -372,11 +378,12 @@ class SparseScan(TileScan):
         """Can one coordinate have several cells?  Not with duplicates allowed, nor when no
         fragment holds per-cell timestamps (a consolidated fragment may keep several versions)
         and the fragments' non-empty domains are pairwise disjoint (a fragment's own
-        coordinates are unique; checked for up to ``MAX_DISJOINT_CHECK`` fragments)."""
+        coordinates are unique; checked for up to ``MAX_DISJOINT_CHECK`` fragments, and only
+        when the domains bound the cells)."""
         if self._dedup is None:
             frags = self.fragments
             self._dedup = not self.schema.allows_duplicates and (
-                any(f.metadata.has_timestamps for f in frags) or len(frags) > MAX_DISJOINT_CHECK
+                not self._bounds_hold or any(f.metadata.has_timestamps for f in frags) or len(frags) > MAX_DISJOINT_CHECK
                 or not disjoint_domains([f.metadata.non_empty_domain for f in frags],
                                         self.dim_names))
         return self._dedup
@@ -404,8 +411,12 @@ class SparseScan(TileScan):
     # -- reading a fragment ------------------------------------------------------------------
 
     def _fragment_tasks(self, frag_idx, frag) -> list["TileTask"]:
-        """The tiles of one fragment left after the pruning funnel (counted in ``stats``)."""
+        """The tiles of one fragment left after the pruning funnel (counted in ``stats``);
+        every tile, cells tested one by one, when the MBRs do not bound the cells."""
         meta = frag.metadata
+        if not self._bounds_hold:
+            return [TileTask(frag_idx, t, False, self._partial(frag), False, 0)
+                    for t in range(meta.tile_count)]
         if not fragment_overlaps(meta.non_empty_domain, self.dim_names, self.ranges):
             return []
         self.stats["fragments_after_domain"] += 1
@@ -419,9 +430,7 @@ class SparseScan(TileScan):
             self.stats["tiles_from_metadata"] += int(skip[tiles].sum())
             tiles = tiles[~skip[tiles]]
         tiles, always, settled = self._zone_prune(frag_idx, frag, mbrs, tiles)
-        lo, hi = self.array.window
-        partial = meta.has_timestamps and not (lo <= frag.timestamp_range[0]
-                                               and frag.timestamp_range[1] <= hi)
+        partial = self._partial(frag)
         self.stats["tiles_after_zonemap"] += len(tiles)
         self.stats["tiles_always"] += int(always.sum())
         inside = box_inside([pick_tiles(lows, tiles) for lows, _ in mbrs],
@@ -429,6 +438,12 @@ class SparseScan(TileScan):
                             self.ranges)
         return [TileTask(frag_idx, int(t), bool(a), partial, bool(i), int(c))
                 for t, a, i, c in zip(tiles, always, inside, settled)]
+
+    def _partial(self, frag) -> bool:
+        """Whether the window covers only some of the fragment's per-cell timestamps."""
+        lo, hi = self.array.window
+        return frag.metadata.has_timestamps and not (lo <= frag.timestamp_range[0]
+                                                     and frag.timestamp_range[1] <= hi)
 
     def _tile_cells(self, task: "TileTask", need, stamps: bool = True) -> dict:
         """One tile's ``need`` columns, restricted to the ranges (and the window), plus
@@ -504,7 +519,7 @@ class SparseScan(TileScan):
         n = len(tiles)
         if self.schema.allows_duplicates or not self._needs_dedup():
             return np.ones(n, dtype=bool)
-        if frag.metadata.has_timestamps:
+        if frag.metadata.has_timestamps or not self._bounds_hold:
             return np.zeros(n, dtype=bool)
         mine = (frag.timestamp_range[0], frag_idx)
         others = [f.metadata.non_empty_domain for i, f in enumerate(self.fragments)

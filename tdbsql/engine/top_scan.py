@@ -33,7 +33,7 @@ from sqlglot import exp, planner
 
 from ..catalog import ArraySource
 from ..planner.limit_percent import PercentLimit
-from ..planner.pruning import leaf_mbrs
+from ..planner.pruning import bounds_hold, leaf_mbrs
 from ..planner.zonemap import attribute_stats, bounds_stats, cell_counts, field_kinds, same_field
 from .fields import field_arrow_type, stored_field
 from .frame import Frame, concat_frames
@@ -177,6 +177,8 @@ def _tile_best(scan, frag_idx: int, kind, descending: bool) -> list:
     meta = frag.metadata
     cells = cell_counts(meta)
     if kind.is_dim:
+        if not bounds_hold(scan.schema):  # MBRs of the coordinates written, not read
+            return [math.nan] * len(cells)
         lows, highs = leaf_mbrs(meta)[scan.dim_names.index(kind.name)]
         stats = bounds_stats(lows, highs, cells)
     else:

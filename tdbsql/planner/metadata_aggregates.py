@@ -36,8 +36,8 @@ import numpy as np
 
 from ..storage.directory import UINT64_MAX
 from .pruning import (
-    DenseTileGrid, Ranges, box_inside, fragment_overlaps, isolated_tiles, leaf_mbrs, pick_tiles,
-    sparse_tiles,
+    DenseTileGrid, Ranges, bounds_hold, box_inside, fragment_overlaps, isolated_tiles, leaf_mbrs,
+    pick_tiles, sparse_tiles,
 )
 from .zonemap import (
     FieldKind, Predicate, cell_counts, classify, field_kinds, parse_predicate, stats_getter,
@@ -220,7 +220,7 @@ def _placed_tiles(array, frag_idx, frag, ranges):
     schema, meta = array.schema, frag.metadata
     dim_names = [d.name for d in schema.dimensions]
     if not fragment_overlaps(meta.non_empty_domain, dim_names, ranges) or meta.tile_count == 0 \
-            or not _fragment_whole(array, frag):
+            or not _fragment_whole(array, frag) or not bounds_hold(schema):
         return None
     n = meta.tile_count
     if schema.sparse:

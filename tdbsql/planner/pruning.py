@@ -10,6 +10,11 @@ Tile bounds come from ``leaf_mbrs`` (sparse: the R-tree leaf level) and ``DenseT
 (dense: the space tiles covering a fragment's non-empty domain, in the array's tile order);
 ``pick_tiles`` narrows any per-tile sequence to some tiles.  ``isolated_tiles`` (tiles) and
 ``disjoint_domains`` (fragments) test boxes against other fragments' non-empty domains.
+
+All of these bound the coordinates a read returns only when ``bounds_hold`` says so: TileDB
+computes non-empty domains and MBRs from the coordinates written, and a lossy coordinate filter
+(float scaling on a float dimension) reads back others (3.3 in steps of 1 reads 3.0, below
+its tile's MBR [3.3, 3.3]).
 """
 
 from __future__ import annotations
@@ -28,6 +33,12 @@ Ranges = dict[str, list[tuple[Any, Any]]]
 def overlaps(lo, hi, ranges: list[tuple[Any, Any]]) -> bool:
     return any((r_lo is None or r_lo <= hi) and (r_hi is None or lo <= r_hi)
                for r_lo, r_hi in ranges)
+
+
+def bounds_hold(schema) -> bool:
+    """Whether the fragments' non-empty domains and MBRs bound the coordinates read back:
+    no dimension's filters are lossy."""
+    return not any(d.filters.lossy for d in schema.dimensions)
 
 
 def fragment_overlaps(non_empty_domain, dim_names: list[str], ranges: Ranges) -> bool:
