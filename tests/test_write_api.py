@@ -720,3 +720,23 @@ def test_delete_guard_reads_an_attribute_whose_name_holds_a_quote(tmp_path):
     con.sql("DELETE FROM t WHERE v = 3")
     with tiledb.open(path) as A:
         assert sorted(A[:]["x"].tolist()) == [2]
+
+
+@pytest.mark.parametrize("dtype, domain, tile", [
+    ("int8", (0, 127), 22), ("uint8", (13, 255), 52), ("int16", (32618, 32767), 47),
+    ("uint32", (4294967261, 4294967292), 10)])
+def test_sparse_domain_whose_tile_expansion_passes_a_small_type(tmp_path, dtype, domain, tile):
+    """TileDB checks the tile-expanded domain max against the 64-bit range only, so it takes a
+    sparse int8 domain [0, 127] with extent 22 (the last tile would end at 131): so does
+    tdbsql, and both read the top cells alike."""
+    path = str(tmp_path / "a")
+    tdbsql.create(path, tdbsql.Schema([tdbsql.Dim("d", dtype, domain, tile)],
+                                      [tdbsql.Attr("a", "int64")]))
+    keys = np.arange(domain[1] - 9, domain[1] + 1).astype(dtype)
+    tdbsql.write(path, {"d": keys, "a": np.arange(10)})
+    with tiledb.open(path) as A:
+        assert A.schema.domain.dim(0).tile == tile
+        cells = A.query()[:]
+    want = sorted(zip(cells["d"].tolist(), cells["a"].tolist()))
+    got = tdbsql.query("SELECT d, a FROM array ORDER BY d", path).to_pylist()
+    assert [(r["d"], r["a"]) for r in got] == want == list(zip(keys.tolist(), range(10)))
