@@ -740,3 +740,46 @@ def test_sparse_domain_whose_tile_expansion_passes_a_small_type(tmp_path, dtype,
     want = sorted(zip(cells["d"].tolist(), cells["a"].tolist()))
     got = tdbsql.query("SELECT d, a FROM array ORDER BY d", path).to_pylist()
     assert [(r["d"], r["a"]) for r in got] == want == list(zip(keys.tolist(), range(10)))
+
+
+@pytest.mark.parametrize("values, readable", [
+    (np.arange(20, dtype=np.float32) * 0.5, True),  # scaling is exact: the checksum holds
+    (np.arange(20, dtype=np.float32) * 0.37, False)])
+def test_float_scaling_behind_a_checksum_is_written_only_when_it_reads_back(tmp_path, values,
+                                                                            readable):
+    """The checksum is of the values, the tile stores them rounded: TileDB's reader then fails
+    ("checksum mismatch"), so the write is a ``DataError`` and leaves nothing behind."""
+    path = str(tmp_path / "a")
+    tdbsql.create(path, tdbsql.Schema([tdbsql.Dim("d", "int64", (0, 99), 10)], [
+        tdbsql.Attr("a", "float32", filters=[tdbsql.ChecksumSHA256(), tdbsql.FloatScale(0.5, 0, 4)])]))
+    data = {"d": np.arange(20), "a": values}
+    if not readable:
+        with pytest.raises(tdbsql.DataError, match="could not be read back: CHECKSUM_SHA256"):
+            tdbsql.write(path, data)
+        assert tdbsql.open(path).fragments == []
+        return
+    tdbsql.write(path, data)
+    with tiledb.open(path) as A:
+        assert A[:]["a"].tolist() == values.tolist()
+    assert tdbsql.query("SELECT a FROM array ORDER BY d", path).column(0).to_pylist() == \
+        values.tolist()
+
+
+def test_float_scaling_behind_a_compressor_never_writes_what_tiledb_cannot_read(tmp_path):
+    """Scaling rounds the compressor's bytes as if they were floats: whatever tdbsql writes,
+    tiledb reads back as tdbsql does; a tile that would not decode is a ``DataError``."""
+    written = 0
+    for n in range(1, 40):
+        path = str(tmp_path / f"a{n}")
+        tdbsql.create(path, tdbsql.Schema([tdbsql.Dim("d", "int64", (0, 99), 10)], [
+            tdbsql.Attr("a", "float32", filters=[tdbsql.Gzip(9), tdbsql.FloatScale(0.5, 0, 4)])]))
+        try:
+            tdbsql.write(path, {"d": np.arange(n), "a": np.arange(n, dtype=np.float32) * 0.37})
+        except tdbsql.DataError:
+            continue
+        written += 1
+        with tiledb.open(path) as A:
+            theirs = A[:]
+        ours = tdbsql.query("SELECT d, a FROM array ORDER BY d", path)
+        assert ours.column("a").to_pylist() == theirs["a"].tolist()
+    assert written < 39

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..datatypes import Datatype
-from ..errors import CorruptArrayError
+from ..errors import CorruptArrayError, DataError
 from . import filters as _filters  # noqa: F401  (registers every filter)
 from .binary import Reader, Writer
 from .filters import ChunkContext, Filter, filter_class
@@ -255,8 +255,31 @@ class FilterPipeline:
             ctx = ChunkContext(datatype, version, cell_size=cell_size, var_strings=var_strings,
                                offsets_in=np.asarray(offsets, np.uint64) if var_strings else None)
             meta, payload = self._encode_chunk(filters, types, raw[start:end], ctx)
+            if self.lossy_behind_others:
+                self._check_read_back(filters, types, meta, payload, ctx, end - start)
             w.u32(end - start).u32(len(payload)).u32(len(meta)).raw(meta).raw(payload)
         return w.getvalue()
+
+    @property
+    def lossy_behind_others(self) -> bool:
+        """A lossy filter (float scaling) behind another filter: it then rounds bytes that are
+        not the values (a compressor's output) or breaks a checksum taken of the values, and
+        reading the tile back fails whenever the rounding is not exact -- in TileDB too."""
+        return any(f.lossy for f in self.filters[1:])
+
+    @classmethod
+    def _check_read_back(cls, filters, types, meta, payload, ctx, size: int) -> None:
+        """``DataError`` unless the encoded chunk decodes (checksums verified) to ``size``
+        bytes, as TileDB's reader needs."""
+        try:
+            decoded = cls._decode_chunk(filters, types, meta, payload, ctx)
+        except DataError as err:  # CorruptArrayError, ChecksumMismatchError
+            raise DataError(f"a tile could not be read back: {err} (float scaling follows "
+                            "another filter; put it first)") from None
+        if decoded.nbytes != size:
+            raise DataError(f"a tile could not be read back: it decodes to {decoded.nbytes} "
+                            f"bytes, not {size} (float scaling follows another filter; put it "
+                            "first)")
 
     @staticmethod
     def _encode_chunk(filters, types, chunk: np.ndarray, ctx: ChunkContext) -> tuple[bytes, bytes]:
