@@ -340,3 +340,19 @@ def test_schema_needs_only_the_schema_folder(evolved, monkeypatch):
         assert {"__commits", "."} <= set(listed)  # the full listing, now that it is used
     with pytest.raises(tdbsql.ArrayNotFoundError):  # still refused at open, not later
         Array(os.path.join(evolved, "__commits"))
+
+
+def test_unlabelled_indices_are_null_in_every_aggregate(tmp_path):
+    """Unwritten dense cells of an enumerated attribute hold the fill index -128, which names no
+    label: tdbsql reads NULL there, so count(c) counts the labelled cells only -- the streamed
+    count of a non-nullable column must not count rows."""
+    uri = enum_array(str(tmp_path / "a"), ["lo", "hi"], sparse=False)
+    with tiledb.open(uri, "w", timestamp=10) as A:
+        A[3:7] = {"c": np.array([1, 0, 1, 1], dtype=np.int8), "v": np.arange(4, dtype=np.int32)}
+    with tiledb.open(uri, "w", timestamp=20) as A:
+        A[9:11] = {"c": np.array([0, 1], dtype=np.int8), "v": np.arange(2, dtype=np.int32)}
+    run = lambda sql: tdbsql.query(sql, uri).to_pylist()  # noqa: E731
+    assert run("SELECT count(*) AS n, count(c) AS c, count(v) AS v FROM array") == \
+        [{"n": 8, "c": 6, "v": 8}]
+    assert run("SELECT count(c) AS c FROM array WHERE x >= 7") == [{"c": 2}]
+    assert run("SELECT count(*) AS n FROM array WHERE c IS NULL") == [{"n": 2}]

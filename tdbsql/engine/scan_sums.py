@@ -516,9 +516,10 @@ def _operand(node, operands: dict) -> exp.Expression | None:
 
 
 def _never_null(node, scan_name: str, fields: dict, operands: dict) -> bool:
-    """Is ``node`` a stored column that holds no NULL (not nullable)?"""
+    """Is ``node`` a stored column that holds no NULL (not nullable, nor enumerated: an index
+    with no label reads as NULL)?"""
     field = _stored(_operand(node, operands) or node, scan_name, fields, operands)
-    return field is not None and not getattr(fields[field], "nullable", False)
+    return field is not None and _plain(fields[field])
 
 
 def _plain(field) -> bool:
