@@ -408,3 +408,23 @@ def test_float_scaled_coordinates_merge_by_the_values_read(tmp_path):
     assert run("SELECT v FROM array WHERE x BETWEEN 2.9 AND 3.1") == [{"v": 3}]
     assert run("SELECT v FROM array WHERE x > 7.1") == []
     assert run("SELECT x FROM array ORDER BY x LIMIT 1") == [{"x": 3.0}]
+
+
+def test_float_scaled_coordinates_alike_in_one_fragment_are_all_kept(tmp_path):
+    """2.8 and 3.3 of one fragment both read back 3.0: TileDB merges fragments, not the cells of
+    one, so both stay -- until a newer fragment writes 3.0, which hides both."""
+    path = tmp_path / "a"
+    tiledb.Array.create(str(path), tiledb.ArraySchema(
+        domain=tiledb.Domain(tiledb.Dim("x", domain=(0.0, 1000.0), tile=10.0, dtype=np.float64,
+                                        filters=[F.FloatScaleFilter(1.0, 0.0, 4)])),
+        sparse=True, capacity=2, attrs=[tiledb.Attr("v", dtype=np.int64)]))
+    for ts, keys, values in ((1, [2.8, 3.3, 7.2], [1, 2, 3]), (2, [7.4], [4]), (3, [3.1], [9])):
+        with tiledb.open(str(path), "w", timestamp=ts) as A:
+            A[np.array(keys)] = {"v": np.array(values)}
+    for ts, expected in ((1, [(3.0, 1), (3.0, 2), (7.0, 3)]), (2, [(3.0, 1), (3.0, 2), (7.0, 4)]),
+                         (3, [(3.0, 9), (7.0, 4)])):
+        table = tdbsql.query("SELECT x, v FROM array", str(path), timestamp=ts)
+        with tiledb.open(str(path), timestamp=ts) as A:
+            cells = A.query()[:]
+        assert sorted(zip(cells["x"].tolist(), cells["v"].tolist())) == expected
+        assert sorted((r["x"], r["v"]) for r in table.to_pylist()) == expected

@@ -585,7 +585,10 @@ class SparseScan(TileScan):
     def _newest_per_coordinate(self, columns, ts, frag_of_cell) -> np.ndarray:
         """Index of the newest cell of every coordinate (timestamp, then fragment order, then
         the first in its fragment: consolidation writes the versions of a coordinate newest
-        first, and TileDB reads the first of those sharing a timestamp)."""
+        first, and TileDB reads the first of those sharing a timestamp).  A fragment without
+        per-cell timestamps holds one cell per coordinate -- unless a lossy coordinate filter
+        made several read back alike: TileDB then keeps all of them (it merges fragments, not
+        the cells of one), and so does this."""
         table = {f"k{i}": _sort_key(columns[d], self.schema.dimension(d))
                  for i, d in enumerate(self.dim_names)}
         table["ts"] = pa.array(ts)
@@ -604,7 +607,12 @@ class SparseScan(TileScan):
                 same &= np.asarray(pc.equal(col.slice(1), col.slice(0, len(ts) - 1)).to_numpy(
                     zero_copy_only=False), dtype=bool)
             first[1:] = ~same
-        return np.sort(np.asarray(order)[first])
+        keep = first
+        if not first.all() and not self._bounds_hold:
+            keep = first | _same_plain_source(first, np.asarray(sorted_t.column("ts")),
+                                              np.asarray(sorted_t.column("frag")),
+                                              [f.metadata.has_timestamps for f in self.fragments])
+        return np.sort(np.asarray(order)[keep])
 
     def _survivors(self, columns, ts, dt, frag_of_cell):
         """Mask of cells that survive delete metadata and delete conditions, or None.  ``dt``
@@ -634,6 +642,16 @@ class SparseScan(TileScan):
                 gone = np.zeros(len(ts), dtype=bool)
             gone[idx[~kept]] = True
         return gone
+
+
+def _same_plain_source(first: np.ndarray, ts: np.ndarray, frag: np.ndarray,
+                       has_timestamps: list[bool]) -> np.ndarray:
+    """Per cell (sorted by coordinate, newest first): does it come from the same write as the
+    first cell of its coordinate, in a fragment without per-cell timestamps?"""
+    group = np.cumsum(first) - 1
+    heads = np.flatnonzero(first)
+    plain = ~np.asarray(has_timestamps, dtype=bool)[frag]
+    return (ts == ts[heads][group]) & (frag == frag[heads][group]) & plain
 
 
 def kept_by_delete(schema, frag, cond, entry, columns, idx, cell_ts) -> np.ndarray | None:
