@@ -783,3 +783,53 @@ def test_float_scaling_behind_a_compressor_never_writes_what_tiledb_cannot_read(
         ours = tdbsql.query("SELECT d, a FROM array ORDER BY d", path)
         assert ours.column("a").to_pylist() == theirs["a"].tolist()
     assert written < 39
+
+
+def _current_domain_array(path: str, sparse: bool) -> None:
+    """``x`` in [0, 99] with the current domain [0, 49] (and ``s`` in ['b', 'm'] if sparse)."""
+    ctx = tiledb.Ctx()
+    dims = ([tiledb.Dim("s", domain=(None, None), tile=None, dtype="ascii")] if sparse else []) + \
+        [tiledb.Dim("x", domain=(0, 99), tile=10, dtype=np.int64)]
+    schema = tiledb.ArraySchema(tiledb.Domain(*dims), [tiledb.Attr("v", dtype=np.int64)],
+                                sparse=sparse)
+    box = tiledb.NDRectangle(ctx, schema.domain)
+    if sparse:
+        box.set_range("s", "b", "m")
+    box.set_range("x", 0, 49)
+    current = tiledb.CurrentDomain(ctx)
+    current.set_ndrectangle(box)
+    schema.set_current_domain(current)
+    tiledb.Array.create(path, schema)
+
+
+@pytest.mark.parametrize("cells", [{"s": ["c"], "x": [70]}, {"s": ["z"], "x": [3]},
+                                   {"s": ["mm"], "x": [3]}])
+def test_sparse_writes_outside_the_current_domain_are_refused(tmp_path, cells):
+    """TileDB refuses cells outside the current domain; tdbsql wrote them, and no reader could
+    see them (reads stop at the current domain)."""
+    path = str(tmp_path / "a")
+    _current_domain_array(path, sparse=True)
+    with pytest.raises(tiledb.TileDBError, match="outside of the defined current domain"):
+        with tiledb.open(path, "w") as A:
+            A[np.array(cells["s"], dtype=object), np.array(cells["x"])] = {"v": np.array([1])}
+    with pytest.raises(tdbsql.DataError, match="outside the current domain"):
+        tdbsql.write(path, {**cells, "v": [1]})
+    con = tdbsql.connect().register("t", path)
+    with pytest.raises(tdbsql.DataError, match="outside the current domain"):
+        con.sql(f"INSERT INTO t VALUES ('{cells['s'][0]}', {cells['x'][0]}, 1)")
+    assert tdbsql.open(path).fragments == []
+    tdbsql.write(path, {"s": ["b", "m"], "x": [0, 49], "v": [1, 2]})  # the edges are inside
+    with tiledb.open(path) as A:
+        assert sorted(A.query()[:]["v"].tolist()) == [1, 2]
+
+
+def test_dense_writes_outside_the_current_domain_are_refused(tmp_path):
+    path = str(tmp_path / "a")
+    _current_domain_array(path, sparse=False)
+    with pytest.raises(tdbsql.DataError, match=r"subarray \[45, 54\] is outside the current"):
+        tdbsql.write(path, {"v": np.arange(10)}, subarray=((45, 54),))
+    with pytest.raises(tdbsql.DataError, match="outside the current domain"):
+        tdbsql.write(path, {"x": [50], "v": [1]})
+    tdbsql.write(path, {"v": np.arange(10)}, subarray=((40, 49),))
+    with tiledb.open(path) as A:
+        assert A.nonempty_domain() == ((40, 49),)

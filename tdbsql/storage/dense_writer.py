@@ -22,6 +22,7 @@ from ..format.fragment_metadata import cells_per_dense_tile
 from ..schema import raw_temporal
 from .array import write_timestamp
 from .fragment_writer import FragmentWriter
+from .tiling import current_ranges
 from .write_buffers import FieldBuffer, field_buffer, to_arrow
 
 
@@ -116,7 +117,7 @@ def _subarray(schema: ArraySchema, subarray) -> tuple[tuple[int, int], ...]:
     if len(subarray) != len(schema.dimensions):
         raise DataError(f"subarray has {len(subarray)} ranges for {len(schema.dimensions)} dimensions")
     box = []
-    for dim, rng in zip(schema.dimensions, subarray):
+    for dim, rng, current in zip(schema.dimensions, subarray, current_ranges(schema)):
         lo, hi = _bounds(dim, rng)
         dlo, dhi = dim.domain
         if lo > hi:
@@ -124,6 +125,9 @@ def _subarray(schema: ArraySchema, subarray) -> tuple[tuple[int, int], ...]:
         if lo < dlo or hi > dhi:
             raise DataError(f"dimension {dim.name!r}: subarray [{lo}, {hi}] is outside the "
                             f"domain [{dlo}, {dhi}]")
+        if current is not None and (lo < current[0] or hi > current[1]):
+            raise DataError(f"dimension {dim.name!r}: subarray [{lo}, {hi}] is outside the "
+                            f"current domain [{current[0]}, {current[1]}]")
         box.append((lo, hi))
     return tuple(box)
 

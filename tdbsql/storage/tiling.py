@@ -227,20 +227,42 @@ def mbrs(coords: Coords, tile_size: int):
 
 
 def check_in_domain(coords: Coords) -> None:
-    """Refuse coordinates outside the domain (or NaN), naming dimension, row and value."""
-    for dim, buf in zip(coords.schema.dimensions, coords.buffers):
-        if dim.is_var:
-            continue
-        lo, hi = dim.domain
-        values = buf.values
+    """Refuse coordinates outside the domain (or NaN) or outside the current domain, as
+    TileDB's writers do ("cells are written outside of the defined current domain"), naming
+    dimension, row and value."""
+    current = current_ranges(coords.schema)
+    for dim, buf, bounds in zip(coords.schema.dimensions, coords.buffers, current):
+        if not dim.is_var:
+            _refuse_outside(dim, buf.values, dim.domain, "domain")
+        if bounds is not None:
+            values = buf.values if not dim.is_var else \
+                np.array([buf.cell_bytes(i) for i in range(buf.cells())], dtype=object)
+            _refuse_outside(dim, values, bounds, "current domain")
+
+
+def current_ranges(schema: ArraySchema) -> list:
+    """Per dimension the (lo, hi) of the schema's current domain, or None (no current domain,
+    or it is the whole domain)."""
+    current = schema.current_domain
+    if current is None or current.empty:
+        return [None] * len(schema.dimensions)
+    return [None if not dim.is_var and tuple(dim.domain) == tuple(bounds) else tuple(bounds)
+            for dim, bounds in zip(schema.dimensions, current.ranges)]
+
+
+def _refuse_outside(dim: Dimension, values: np.ndarray, bounds, what: str) -> None:
+    lo, hi = bounds
+    if not dim.is_var:
         typ = dim.info.numpy.type
-        bad = ~((values >= typ(lo)) & (values <= typ(hi)))
-        if np.any(bad):
-            row = int(np.argmax(bad))
-            value = values[row].item()  # a Python number: 200, not np.int64(200)
-            raise DataError(f"dimension {dim.name!r}, row {row}: coordinate {value!r} is "
-                            f"outside the domain [{lo}, {hi}]")
+        lo, hi = typ(lo), typ(hi)
+    bad = ~((values >= lo) & (values <= hi))
+    if np.any(bad):
+        row = int(np.argmax(bad))
+        value = values[row]
+        value = value.item() if isinstance(value, np.generic) else value  # 200, not np.int64(200)
+        raise DataError(f"dimension {dim.name!r}, row {row}: coordinate {value!r} is outside "
+                        f"the {what} [{bounds[0]!r}, {bounds[1]!r}]")
 
 
-__all__ = ["Coords", "check_in_domain", "coordinate_bits", "duplicate_rows", "first_out_of_order",
+__all__ = ["Coords", "check_in_domain", "current_ranges", "coordinate_bits", "duplicate_rows", "first_out_of_order",
            "global_order", "hilbert_values", "mbrs", "string_ranks", "tile_indices"]
