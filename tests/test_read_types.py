@@ -608,3 +608,34 @@ def test_time_attributes_compare_with_time_constants(tmp_path):
             want = con.sql(f"SELECT x FROM t WHERE {where} ORDER BY x").fetchall()
             assert [(v,) for v in got.column("x").to_pylist()] == want, where
             assert want, where
+
+
+@pytest.mark.parametrize("unit, values", [
+    ("s", [100000, 5]), ("s", [-5, 5]), ("ms", [86_400_001, 0]), ("us", [10**11, 1]),
+    ("ns", [-1, 2]), ("h", [25, 1])])
+def test_times_outside_a_day_are_refused(tmp_path, unit, values):
+    """TileDB's TIME_* are int64 counts; DuckDB's TIME lies in [00:00:00, 24:00:00].  A count
+    outside was read wrapped around the clock (100000 s as 03:46:40, printed as '<value out of
+    range>'): now a DataError naming the column and the value; 24:00:00 itself reads."""
+    path = tmp_path / "a"
+    tiledb.Array.create(str(path), tiledb.ArraySchema(
+        domain=tiledb.Domain(tiledb.Dim("x", domain=(0, 9), tile=5, dtype=np.int64)),
+        attrs=[tiledb.Attr("t", dtype=f"m8[{unit}]")], sparse=True))
+    with tiledb.open(str(path), "w") as A:
+        A[np.array([1, 2])] = {"t": np.array(values, dtype=f"m8[{unit}]")}
+    message = rf"column .t.: the TIME_\w+ value {values[0]} is not a time"
+    with pytest.raises(tdbsql.DataError, match=message):
+        tdbsql.query("SELECT t FROM array", str(path))
+    assert tdbsql.query("SELECT count(*) AS n FROM array", str(path)).to_pylist() == [{"n": 2}]
+
+
+def test_time_of_24_hours_reads(tmp_path):
+    path = tmp_path / "a"
+    tiledb.Array.create(str(path), tiledb.ArraySchema(
+        domain=tiledb.Domain(tiledb.Dim("x", domain=(0, 9), tile=5, dtype=np.int64)),
+        attrs=[tiledb.Attr("t", dtype="m8[s]")], sparse=True))
+    with tiledb.open(str(path), "w") as A:
+        A[np.array([1, 2])] = {"t": np.array([86400, 0], dtype="m8[s]")}
+    con = tdbsql.connect().register("a", str(path))
+    assert con.sql("SELECT CAST(t AS VARCHAR) FROM a ORDER BY x").fetchall() == \
+        [("24:00:00",), ("00:00:00",)]

@@ -68,7 +68,24 @@ def _scalar_values(values: np.ndarray, info, name: str):
             values = scaled
     elif has_nat:  # a NULL slot holds 0, not INT64_MIN: checked arithmetic reads NULL slots too
         values = np.where(nat, 0, values)
+    if kind in ("time32", "time64"):
+        _check_time_of_day(values, nat, info, mapping, name)
     return values, (nat if has_nat else None)
+
+
+_DAY = {"s": 86_400, "ms": 86_400_000, "us": 86_400_000_000, "ns": 86_400_000_000_000}
+
+
+def _check_time_of_day(values: np.ndarray, nat: np.ndarray, info, mapping, name: str) -> None:
+    """TileDB's TIME_* values are any int64 count; Arrow's and DuckDB's TIMEs lie in
+    [00:00:00, 24:00:00].  A value outside is refused, naming it, rather than read wrapped
+    around the clock (or printed as ``<value out of range>``)."""
+    _, unit, scale = mapping
+    outside = ((values < 0) | (values > _DAY[unit])) & ~nat
+    if outside.any():
+        raw = int(values[np.argmax(outside)]) // scale
+        raise DataError(f"column {name!r}: the {info.datatype.name} value {raw} is not a time "
+                        "of day (TIME lies in [00:00:00, 24:00:00])")
 
 
 def _numeric(values: np.ndarray, info, target: pa.DataType, mask) -> pa.Array:
