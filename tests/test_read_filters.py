@@ -401,7 +401,8 @@ def test_float_scaled_coordinates_merge_by_the_values_read(tmp_path):
             A[np.array(keys)] = {"v": np.array(values)}
     table = tdbsql.query("SELECT x, v FROM array", str(path))
     assert_same_cells(table, oracle_cells(path), ["x"], ["v"], path=path)
-    assert sorted(table.to_pylist(), key=lambda r: r["x"]) == [{"x": 3.0, "v": 3}, {"x": 7.0, "v": 2}]
+    assert sorted(table.to_pylist(), key=lambda r: r["x"]) == \
+        [{"x": 3.0, "v": 3}, {"x": 7.0, "v": 2}]
     run = lambda sql: tdbsql.query(sql, str(path)).to_pylist()  # noqa: E731
     assert run("SELECT count(*) AS n, min(x) AS lo, max(x) AS hi FROM array") == \
         [{"n": 2, "lo": 3.0, "hi": 7.0}]

@@ -44,8 +44,8 @@ from ..format.delete_condition import (
 from ..format.filters.compression import CompressionFilter
 from ..storage.directory import UINT64_MAX
 from ..planner.pruning import (
-    Ranges, bounds_hold, box_inside, disjoint_domains, fragment_overlaps, isolated_tiles, leaf_mbrs, pick_tiles,
-    sparse_tiles,
+    Ranges, bounds_hold, box_inside, disjoint_domains, fragment_overlaps, isolated_tiles, leaf_mbrs,
+    pick_tiles, sparse_tiles,
 )
 from ..planner.zonemap import NEVER, cell_counts
 from ..kernels import predicate
@@ -383,7 +383,8 @@ class SparseScan(TileScan):
         if self._dedup is None:
             frags = self.fragments
             self._dedup = not self.schema.allows_duplicates and (
-                not self._bounds_hold or any(f.metadata.has_timestamps for f in frags) or len(frags) > MAX_DISJOINT_CHECK
+                not self._bounds_hold or any(f.metadata.has_timestamps for f in frags)
+                or len(frags) > MAX_DISJOINT_CHECK
                 or not disjoint_domains([f.metadata.non_empty_domain for f in frags],
                                         self.dim_names))
         return self._dedup
@@ -415,6 +416,9 @@ class SparseScan(TileScan):
         every tile, cells tested one by one, when the MBRs do not bound the cells."""
         meta = frag.metadata
         if not self._bounds_hold:
+            self.stats["fragments_after_domain"] += 1
+            for step in ("tiles_after_domain", "tiles_after_mbr", "tiles_after_zonemap"):
+                self.stats[step] += meta.tile_count
             return [TileTask(frag_idx, t, False, self._partial(frag), False, 0)
                     for t in range(meta.tile_count)]
         if not fragment_overlaps(meta.non_empty_domain, self.dim_names, self.ranges):

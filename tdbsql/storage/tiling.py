@@ -264,5 +264,6 @@ def _refuse_outside(dim: Dimension, values: np.ndarray, bounds, what: str) -> No
                         f"the {what} [{bounds[0]!r}, {bounds[1]!r}]")
 
 
-__all__ = ["Coords", "check_in_domain", "current_ranges", "coordinate_bits", "duplicate_rows", "first_out_of_order",
-           "global_order", "hilbert_values", "mbrs", "string_ranks", "tile_indices"]
+__all__ = ["Coords", "check_in_domain", "coordinate_bits", "current_ranges", "duplicate_rows",
+           "first_out_of_order", "global_order", "hilbert_values", "mbrs", "string_ranks",
+           "tile_indices"]
