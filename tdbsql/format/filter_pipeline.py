@@ -256,30 +256,29 @@ class FilterPipeline:
                                offsets_in=np.asarray(offsets, np.uint64) if var_strings else None)
             meta, payload = self._encode_chunk(filters, types, raw[start:end], ctx)
             if self.lossy_behind_others:
-                self._check_read_back(filters, types, meta, payload, ctx, end - start)
+                self._check_read_back(filters, types, meta, payload, ctx, raw[start:end])
             w.u32(end - start).u32(len(payload)).u32(len(meta)).raw(meta).raw(payload)
         return w.getvalue()
 
     @property
     def lossy_behind_others(self) -> bool:
         """A lossy filter (float scaling) behind another filter: it then rounds bytes that are
-        not the values (a compressor's output) or breaks a checksum taken of the values, and
-        reading the tile back fails whenever the rounding is not exact -- in TileDB too."""
+        not the values (a compressor's, a shuffle's or XOR's output) or breaks a checksum taken
+        of the values, so TileDB reads the tile back as garbage or fails -- unless the rounding
+        happens to be exact."""
         return any(f.lossy for f in self.filters[1:])
 
     @classmethod
-    def _check_read_back(cls, filters, types, meta, payload, ctx, size: int) -> None:
-        """``DataError`` unless the encoded chunk decodes (checksums verified) to ``size``
-        bytes, as TileDB's reader needs."""
+    def _check_read_back(cls, filters, types, meta, payload, ctx, chunk: np.ndarray) -> None:
+        """``DataError`` unless the encoded chunk decodes (checksums verified) to exactly
+        ``chunk``: a tile TileDB would not read back as written is never written."""
+        why = "float scaling follows another filter; put it first"
         try:
             decoded = cls._decode_chunk(filters, types, meta, payload, ctx)
         except DataError as err:  # CorruptArrayError, ChecksumMismatchError
-            raise DataError(f"a tile could not be read back: {err} (float scaling follows "
-                            "another filter; put it first)") from None
-        if decoded.nbytes != size:
-            raise DataError(f"a tile could not be read back: it decodes to {decoded.nbytes} "
-                            f"bytes, not {size} (float scaling follows another filter; put it "
-                            "first)")
+            raise DataError(f"a tile could not be read back: {err} ({why})") from None
+        if not np.array_equal(decoded, _as_uint8(chunk)):
+            raise DataError(f"a tile would read back other values than written ({why})")
 
     @staticmethod
     def _encode_chunk(filters, types, chunk: np.ndarray, ctx: ChunkContext) -> tuple[bytes, bytes]:
