@@ -166,7 +166,16 @@ def _typed_values(scalars: list[pa.Scalar], nodes: list, name: str, array, sql: 
             typed.append(_cast(cell, value_type))
         except ValueError as err:
             raise _cannot_store(name, value_type, err, sql, span_over(node)) from None
-    return _as_field(pa.array(typed, value_type), target)
+    return _as_field(_scalars_array(typed, value_type), target)
+
+
+def _scalars_array(scalars: list, value_type: pa.DataType) -> pa.Array:
+    """``pa.array(scalars, value_type)``; pyarrow 26 fails (a SystemError) on a NULL scalar of
+    a nested type there, so those columns are put together a value at a time."""
+    if not pa.types.is_nested(value_type) or all(s.is_valid for s in scalars):
+        return pa.array(scalars, value_type)
+    return pa.concat_arrays([pa.array([s], value_type) if s.is_valid else
+                             pa.nulls(1, value_type) for s in scalars])
 
 
 def _field_types(array, name: str) -> tuple[pa.DataType, pa.DataType]:

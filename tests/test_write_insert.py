@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 
 tiledb = pytest.importorskip("tiledb")
@@ -104,3 +105,31 @@ def test_insert_refuses_numbers_out_of_an_integer_range(tmp_path, statement, cul
         oracle.sql(statement)
     assert not os.path.exists(os.path.join(path, "__fragments")) or \
         not os.listdir(os.path.join(path, "__fragments"))
+
+
+def test_cells_of_several_values_null_whole_or_refused(tmp_path):
+    """A cell of several numbers is NULL as a whole (a nullable field) or holds every value:
+    a NULL inside one cannot be stored (it was written as 0).  VALUES rows mixing NULL
+    cells and lists of a nested type went through a pyarrow SystemError."""
+    path = str(tmp_path / "m")
+    create(path, S.Schema([S.Dim("k", "int64", (0, 9), 5)],
+                          [S.Attr("m", "int32", cell_val_num=3),
+                           S.Attr("n", "float64", cell_val_num=2, nullable=True),
+                           S.Attr("v", "int16", var=True, nullable=True)]))
+    con = tdbsql.connect().register("a", path)
+    for sql, column in [("INSERT INTO a VALUES (1, [1, NULL, 3], [1.0, 2.0], [1])", "m"),
+                        ("INSERT INTO a VALUES (1, [1, 2, 3], [NULL, 2.0], [1])", "n"),
+                        ("INSERT INTO a VALUES (1, [1, 2, 3], NULL, [1, NULL])", "v")]:
+        with pytest.raises(DataError, match=rf"column '{column}', row 0: a NULL value inside"):
+            con.sql(sql)
+    assert con.sql("INSERT INTO a VALUES (4, [1, 2, 3], NULL, NULL), "
+                   "(5, [4, 5, 6], [1, 2], [])").fetchall() == [(2,)]
+    with pytest.raises(DataError, match="a NULL value inside"):
+        con.sql("UPDATE a SET m = [7, NULL, 9]")
+    with tiledb.open(path) as A:
+        got = A.query(attrs=["m"])[:]
+    order = np.argsort(got["k"])
+    assert got["k"][order].tolist() == [4, 5]
+    assert [list(cell) for cell in got["m"][order]] == [[1, 2, 3], [4, 5, 6]]
+    assert con.sql("SELECT * FROM a ORDER BY k").fetchall() == [
+        (4, [1, 2, 3], None, None), (5, [4, 5, 6], [1.0, 2.0], [])]

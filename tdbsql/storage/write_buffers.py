@@ -338,20 +338,27 @@ def _temporal(arr: pa.Array, name: str, info) -> np.ndarray:
 
 
 def _list_parts(arr: pa.Array, name: str) -> tuple[pa.Array, np.ndarray]:
-    """(flat values, int64 value offsets) of a list-like column."""
+    """(flat values, int64 value offsets) of a list-like column.  A NULL value inside a cell
+    is an error: a cell of several values has one validity (or none), not one a value."""
     t = arr.type
     if pa.types.is_fixed_size_list(t):
         flat = arr.flatten() if arr.null_count == 0 else pc.list_flatten(arr.fill_null(
             pa.scalar([0] * t.list_size, type=t)))
-        size = t.list_size
-        return flat, np.arange(len(arr) + 1, dtype=np.int64) * size
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        offsets = np.arange(len(arr) + 1, dtype=np.int64) * t.list_size
+    elif pa.types.is_list(t) or pa.types.is_large_list(t):
         if arr.null_count:
             arr = pc.if_else(pc.is_null(arr), pa.scalar([], type=t), arr)
         offsets = np.asarray(arr.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
         offsets = offsets - offsets[0]
-        return arr.flatten(), offsets
-    raise DataError(f"column {name!r}: expected lists of values, got {t}")
+        flat = arr.flatten()
+    else:
+        raise DataError(f"column {name!r}: expected lists of values, got {t}")
+    if flat.null_count:
+        first = int(np.flatnonzero(pc.is_null(flat).to_numpy(zero_copy_only=False))[0])
+        row = int(np.searchsorted(offsets, first, side="right")) - 1
+        raise DataError(f"column {name!r}, row {row}: a NULL value inside a cell cannot be "
+                        "stored (a cell of several values is NULL or not as a whole)")
+    return flat, offsets
 
 
 def _multi_numbers(arr, name, datatype, cell_val_num) -> np.ndarray:
