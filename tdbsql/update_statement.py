@@ -4,9 +4,11 @@ again with their new values -- the only way a TileDB array changes is by new fra
 * A sparse array without duplicates: the picked cells, with their new values, become one
   fragment.  Newest wins: at each of its coordinates it hides the older versions, in tdbsql as
   in TileDB.
-* A dense array: a fragment is a box of cells, so the smallest box around the picked cells is
-  read and written again whole -- the picked cells with their new values, the others as they
-  are (cells never written read as their fill values, and are written as such).
+* A dense array: a fragment is a box of cells, so the smallest box around the picked cells of
+  each band of space tiles along the first dimension is read and written again whole -- the
+  picked cells with their new values, the others as they are (cells never written read as
+  their fill values, and are written as such).  The boxes' fragments are all written before
+  any is committed.
 * A sparse array that allows duplicates: its cells have no identity a newer version could
   hide, so the picked cells are deleted (a delete commit with the WHERE,
   ``storage.delete_writer``, which keeps every cell SQL keeps) and written again after it
@@ -76,13 +78,24 @@ def run_update(connection, tree: exp.Update, sql: str, run_query) -> pa.Table:
     rows = typed_rows(rows, array, sql, "UPDATE", kept=set(rows.column_names) - set(values))
     updated = rows.num_rows
     when = write_after(array)
-    if schema.dense:
-        rows = _with_box(rows, dims, target, name, run_query, schema)
+    from .storage.fragment_writer import commit_fragment
     from .storage.writer import write
 
-    if dups:  # the cells again (checked and written, not yet seen), the delete, the commit
+    if schema.dense:  # a box a band of space tiles, all written before any is committed
+        fragments = []
+        try:
+            for band in _bands(rows, schema):
+                fragments.append(write(source.path, _with_box(band, dims, target, name,
+                                                              run_query, schema),
+                                       timestamp=when, key=source.key, commit=False))
+        except BaseException:
+            for fragment in fragments:
+                _discard(source.path, fragment)
+            raise
+        for fragment in fragments:
+            commit_fragment(source.path, fragment)
+    elif dups:  # the cells again (checked and written, not yet seen), the delete, the commit
         from .storage.delete_writer import write_delete
-        from .storage.fragment_writer import commit_fragment
 
         fragment = write(source.path, rows, timestamp=when + 1, key=source.key, commit=False)
         try:
@@ -183,6 +196,24 @@ def _every_cell(schema) -> exp.Expression:
     never is)."""
     return exp.Not(this=exp.Is(this=exp.column(schema.dimensions[0].name, quoted=True),
                                expression=exp.Null()))
+
+
+def _bands(rows: pa.Table, schema) -> list[pa.Table]:
+    """A dense array's updated cells by band of space tiles along the first dimension (the
+    cells whose first coordinate lies in one tile extent), so that cells far apart along it
+    are rewritten in boxes of their own, not in one box spanning everything between."""
+    dim = schema.dimensions[0]
+    first = rows.column(dim.name).to_numpy(zero_copy_only=False)
+    if first.dtype.kind in "mM":
+        first = first.view(np.int64)
+    band = (first.astype(np.float64) - float(dim.domain[0])) // float(dim.tile_extent) \
+        if dim.tile_extent else np.zeros(len(first))
+    keys, inverse = np.unique(band, return_inverse=True)
+    if len(keys) == 1:
+        return [rows]
+    order = np.argsort(inverse, kind="stable")
+    cuts = np.flatnonzero(np.diff(inverse[order])) + 1
+    return [rows.take(part) for part in np.split(order, cuts)]
 
 
 def _with_box(rows: pa.Table, dims: list[str], target: exp.Table, name: str,
