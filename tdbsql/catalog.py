@@ -69,6 +69,14 @@ class Catalog:
     def unregister(self, name: str) -> None:
         del self.sources[name]
 
+    def registered_name(self, name: str) -> str | None:
+        """The registered name ``name`` means: itself, or the one name matching it in any
+        case (names are case-insensitive, as DuckDB's); None if none or several."""
+        if name in self.sources:
+            return name
+        folded = [key for key in self.sources if key.lower() == name.lower()]
+        return folded[0] if len(folded) == 1 else None
+
     def snapshot(self) -> "Catalog":
         """The names as registered now: a streamed result read again resolves them as they
         were when its query ran, whatever was registered or closed since."""
@@ -93,9 +101,9 @@ class Catalog:
         from .planner.table_refs import table_key
 
         name = table_key(table)
-        folded = [key for key in self.sources if key.lower() == name.lower()]
-        if name in self.sources or len(folded) == 1:  # names are case-insensitive, as DuckDB
-            source = self.sources[name if name in self.sources else folded[0]]
+        registered = self.registered_name(name)
+        if registered is not None:
+            source = self.sources[registered]
             # registered Parquet files: matched again, so a file written since is read
             return ParquetSource.of(source.pattern) if isinstance(source, ParquetSource) \
                 else source

@@ -120,11 +120,16 @@ class Connection:
         if params is None and sql in self._plans:  # planned before (never INSERT / DELETE)
             return _result(*self._plan(sql))
         with imports_paused():  # the first statement imports the parser (and sqlglot's)
-            from sqlglot import exp
-
-            from .planner.parameters import bind_parameters
-
             tree = _parsed(sql)
+        return self._statement(sql, tree, params)
+
+    def _statement(self, sql: str, tree, params) -> Result:
+        """Run the parsed statement ``tree`` (of the text ``sql``), its placeholders bound
+        to ``params``."""
+        from sqlglot import exp
+
+        from .planner.parameters import bind_parameters
+
         tree = bind_parameters(tree, params, sql)
         if isinstance(tree, (exp.Describe, exp.Show, exp.Summarize)):
             return Result(self._describe(tree, sql))
@@ -143,26 +148,27 @@ class Connection:
             if isinstance(tree, exp.Drop):
                 return Result(drop_table(self, tree, sql))
             return Result(create_table(self, tree, sql, self._rows_of(sql)))
-        if isinstance(tree, (exp.Insert, exp.Update, exp.Delete)):
+        if isinstance(tree, exp.Insert):
+            return Result(self._insert(tree, sql))
+        if isinstance(tree, (exp.Update, exp.Delete)):
             from .memory_tables import owned_table, run_write
 
             owned = owned_table(self, tree.this)
             if owned is not None:  # a table made by CREATE TABLE
                 return Result(run_write(self, owned, tree, sql, self._rows_of(sql)))
-        if isinstance(tree, exp.Update):
-            from .update_statement import run_update
+            if isinstance(tree, exp.Update):
+                from .update_statement import run_update
 
-            return Result(run_update(self, tree, sql, self._rows_of(sql)))
-        if isinstance(tree, (exp.Insert, exp.Delete, exp.Copy)):
+                return Result(run_update(self, tree, sql, self._rows_of(sql)))
+            from .dml import run_delete
+
+            return Result(run_delete(self, tree, sql))
+        if isinstance(tree, exp.Copy):
             from .copy_statement import run_copy
-            from .dml import run_delete, run_insert
 
-            if isinstance(tree, exp.Copy):
-                return Result(run_copy(
-                    tree, sql, lambda query: _result(*self._plan(sql, query, cached=False)),
-                    lambda insert: self._insert(insert, sql)))
-            run = run_insert if isinstance(tree, exp.Insert) else run_delete
-            return Result(run(self, tree, sql))
+            return Result(run_copy(
+                tree, sql, lambda query: _result(*self._plan(sql, query, cached=False)),
+                lambda insert: self._insert(insert, sql)))
         return _result(*self._plan(sql, tree, cached=params is None))
 
     def _insert(self, tree, sql: str) -> pa.Table:
@@ -189,8 +195,10 @@ class Connection:
         if params is not None and any(tree.find(exp.Placeholder) for tree in trees[:-1]):
             raise InterfaceError("parameters are only supported in the last statement of a "
                                  "script (as in DuckDB); run the statements one by one")
-        for statement in statements[:-1]:
-            self.sql(statement).arrow()  # run to its end: a later statement may depend on it
+        for text, tree in zip(statements[:-1], trees):
+            # run to its end: a later statement may depend on it (an EXPLAIN by its text)
+            done = self.sql(text) if _EXPLAIN.match(text) else self._statement(text, tree, None)
+            done.arrow()
         return self.sql(statements[-1], params)
 
     def execute(self, sql: str, params=None) -> Result:

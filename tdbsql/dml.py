@@ -71,6 +71,12 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
     return count_table(data.num_rows)
 
 
+def empty_answer(column: str) -> pa.Table:
+    """DuckDB's answer when a statement made or dropped nothing: no row of ``Count`` (BIGINT)
+    or ``Success`` (BOOLEAN)."""
+    return pa.table({column: pa.array([], pa.int64() if column == "Count" else pa.bool_())})
+
+
 def count_table(rows: int) -> pa.Table:
     """DuckDB's answer to INSERT, UPDATE, DELETE and CREATE TABLE AS: one row, ``Count``
     BIGINT."""

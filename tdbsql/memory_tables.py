@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from .catalog import ArrowSource
-from .dml import count_table, refuse_clauses, typed_rows, values_table
+from .dml import count_table, empty_answer, refuse_clauses, typed_rows, values_table
 from .errors import SqlError, UnsupportedSql
 from .planner.parse import span_of
 from .result import unique_names
@@ -66,18 +66,18 @@ def create_table(connection, tree: exp.Create, sql: str, run_query) -> pa.Table:
                        span_of(target))
     if connection.views.get(name) is not None:
         if tree.args.get("exists"):
-            return _no_rows("Count")
+            return empty_answer("Count")
         raise SqlError(f"a view named {name!r} already exists", sql, span_of(target))
-    existing = _registered(connection, name)
+    existing = connection.catalog.registered_name(name)
     if existing is not None:
         if not isinstance(connection.catalog.sources[existing], ArrowSource):
             if tree.args.get("exists"):
-                return _no_rows("Count")
+                return empty_answer("Count")
             raise SqlError(f"{existing!r} names an array or Parquet files (CREATE TABLE "
                            "keeps a result in memory under a free name)", sql, span_of(target))
         if not tree.args.get("replace"):
             if tree.args.get("exists"):
-                return _no_rows("Count")
+                return empty_answer("Count")
             raise SqlError(f"a table named {name!r} already exists (CREATE OR REPLACE TABLE "
                            "replaces it)", sql, span_of(target))
     rows = run_query(_query(tree.expression))
@@ -94,17 +94,17 @@ def drop_table(connection, tree: exp.Drop, sql: str) -> pa.Table:
     target = drop_target(tree, "TABLE")
     if connection.views.get(target.name) is not None:
         raise SqlError(f"{target.name!r} is a view (DROP VIEW drops it)", sql, span_of(target))
-    name = _registered(connection, target.name)
+    name = connection.catalog.registered_name(target.name)
     if name is None:
         if tree.args.get("exists"):
-            return _no_rows("Success")
+            return empty_answer("Success")
         raise SqlError(f"no table named {target.name!r}", sql, span_of(target))
     if not isinstance(connection.catalog.sources[name], ArrowSource):
         raise UnsupportedSql(f"DROP TABLE {name}: it names an array or Parquet files, which "
                              "tdbsql never deletes (remove them yourself)")
     connection.catalog.unregister(name)
     connection._forget_plans()
-    return _no_rows("Success")
+    return empty_answer("Success")
 
 
 def owned_table(connection, table) -> str | None:
@@ -114,7 +114,7 @@ def owned_table(connection, table) -> str | None:
         table = table.this
     if not isinstance(table, exp.Table) or table.args.get("db"):
         return None
-    name = _registered(connection, table.name)
+    name = connection.catalog.registered_name(table.name)
     source = connection.catalog.sources.get(name) if name is not None else None
     return name if isinstance(source, ArrowSource) and source.owned else None
 
@@ -229,17 +229,3 @@ def _query(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.Values):
         return exp.select("*").from_(node.copy())
     return node
-
-
-def _no_rows(column: str) -> pa.Table:
-    """DuckDB's answer when nothing was made or dropped."""
-    return pa.table({column: pa.array([], pa.int64() if column == "Count" else pa.bool_())})
-
-
-def _registered(connection, name: str) -> str | None:
-    """The registered name ``name`` matches (names match in any case, as DuckDB's)."""
-    sources = connection.catalog.sources
-    if name in sources:
-        return name
-    folded = [key for key in sources if key.lower() == name.lower()]
-    return folded[0] if len(folded) == 1 else None

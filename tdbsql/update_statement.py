@@ -31,6 +31,8 @@ two milliseconds earlier: a read in between sees the cells deleted, not yet writ
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -78,33 +80,22 @@ def run_update(connection, tree: exp.Update, sql: str, run_query) -> pa.Table:
     rows = typed_rows(rows, array, sql, "UPDATE", kept=set(rows.column_names) - set(values))
     updated = rows.num_rows
     when = write_after(array)
-    from .storage.fragment_writer import commit_fragment
     from .storage.writer import write
 
-    if schema.dense:  # a box a band of space tiles, all written before any is committed
-        fragments = []
-        try:
+    if schema.dense:  # a box a band of space tiles
+        with _committed_together(source.path) as fragments:
             for band in _bands(rows, schema):
                 fragments.append(write(source.path, _with_box(band, dims, target, name,
                                                               run_query, schema),
                                        timestamp=when, key=source.key, commit=False))
-        except BaseException:
-            for fragment in fragments:
-                _discard(source.path, fragment)
-            raise
-        for fragment in fragments:
-            commit_fragment(source.path, fragment)
     elif dups:  # the cells again (checked and written, not yet seen), the delete, the commit
         from .storage.delete_writer import write_delete
 
-        fragment = write(source.path, rows, timestamp=when + 1, key=source.key, commit=False)
-        try:
+        with _committed_together(source.path) as fragments:
+            fragments.append(write(source.path, rows, timestamp=when + 1, key=source.key,
+                                   commit=False))
             write_delete(source.path, where.this if where is not None else
                          _every_cell(schema), timestamp=when, key=source.key, sql=sql)
-        except BaseException:
-            _discard(source.path, fragment)
-            raise
-        commit_fragment(source.path, fragment)
         when += 1
     else:
         write(source.path, rows, timestamp=when, key=source.key)
@@ -248,15 +239,21 @@ def _with_box(rows: pa.Table, dims: list[str], target: exp.Table, name: str,
     return pa.concat_tables([kept.cast(rows.schema), rows])
 
 
-def _discard(path: str, fragment: str | None) -> None:
-    """Remove a fragment written but never committed (no reader ever saw it)."""
-    import os
-    import shutil
+@contextmanager
+def _committed_together(path: str):
+    """Collect the names of fragments written uncommitted; commit them all at the end of the
+    block, or remove them all if it fails (no reader ever saw them)."""
+    from .storage.fragment_writer import commit_fragment, discard_fragment
 
-    from .format.names import FRAGMENTS_DIR
-
-    if fragment:
-        shutil.rmtree(os.path.join(path, FRAGMENTS_DIR, fragment), ignore_errors=True)
+    fragments: list[str] = []
+    try:
+        yield fragments
+    except BaseException:
+        for fragment in fragments:
+            discard_fragment(path, fragment)
+        raise
+    for fragment in fragments:
+        commit_fragment(path, fragment)
 
 
 def _sql_bound(scalar: pa.Scalar, upper: bool) -> exp.Expression:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 from sqlglot import exp
 
+from .dml import empty_answer
 from .errors import SqlError, UnsupportedSql
 from .planner.column_names import column_name
 from .planner.parse import span_of
@@ -83,7 +84,7 @@ class Views:
         temporary = properties is not None  # only TEMP passes the check above
         self.by_name[name.lower()] = View(name, _unplaced(query), tuple(columns), schema,
                                           temporary)
-        return pa.table({"Count": pa.array([], pa.int64())})
+        return empty_answer("Count")
 
     def drop(self, tree: exp.Drop, sql: str) -> pa.Table:
         """Run ``DROP VIEW [IF EXISTS] v``."""
@@ -92,7 +93,7 @@ class Views:
             if not tree.args.get("exists"):
                 raise SqlError(f"no view named {target.name!r}", sql, span_of(target))
         self.forget(target.name)
-        return pa.table({"Success": pa.array([], pa.bool_())})
+        return empty_answer("Success")
 
     def expanded(self, tree: exp.Expression, sql: str) -> exp.Expression:
         """``tree`` with every table reference naming a view replaced by its subquery, views

@@ -37,7 +37,7 @@ from sqlglot import planner
 from ..errors import OperationalError
 from .frame import concat_frames
 from .sort_step import run_sort, sorted_run
-from .streamed_result import row_by_row, row_chain, through_chain
+from .streamed_result import row_chain, row_wise, through_chain
 
 _SHARE = 4  # a run holds at most this part of the memory budget
 _BATCHES = 16  # a run's batches: each about this part of a run's bytes
@@ -54,7 +54,7 @@ def sort_chain(runner, plan: planner.Plan) -> list | None:
     if not isinstance(root, planner.Sort) or root.limit != math.inf or root.offset or \
             len(root.dependencies) != 1:
         return None
-    if not row_by_row(_as_projection(root)):
+    if not row_wise(*root.projections, *(ordered.this for ordered in root.key)):
         return None
     chain = runner.query.derived("sorted chain", lambda: row_chain(
         next(iter(root.dependencies))), root)
@@ -62,13 +62,6 @@ def sort_chain(runner, plan: planner.Plan) -> list | None:
         return None
     source, _window = runner.catalog.resolve(chain[0].source, runner.sql)
     return chain if isinstance(source, ArraySource) else None
-
-
-def _as_projection(sort):
-    """The Sort's projections and keys as a step ``row_by_row`` can judge."""
-    step = planner.Scan()
-    step.projections = [*sort.projections, *(ordered.this for ordered in sort.key)]
-    return step
 
 
 def sorted_parts(runner, chain: list, parts: Iterator, names, query) -> Iterator[pa.Table]:

@@ -76,9 +76,13 @@ def _one_input(step) -> bool:
 def row_by_row(step) -> bool:
     """Does ``step`` map each row of its one input to one row or none: a scan of a step, or
     a Join step without joins, with no aggregate, window, unnest or subquery?"""
-    if not _one_input(step):
-        return False
-    nodes = [n for n in (step.condition, *step.projections) if n is not None]
+    return _one_input(step) and row_wise(step.condition, *step.projections)
+
+
+def row_wise(*nodes) -> bool:
+    """Do the expressions (None: absent) map a row to a value, with no aggregate, window,
+    unnest or subquery?"""
+    nodes = [n for n in nodes if n is not None]
     return not has_subquery(*nodes) and not any(n.find(*_ROW_CHANGING) for n in nodes)
 
 

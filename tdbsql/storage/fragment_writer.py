@@ -90,7 +90,7 @@ class FragmentWriter:
                                    processed_conditions=processed_conditions)
         except BaseException:
             # a filter refused the data (e.g. POSITIVE_DELTA on decreasing values): leave nothing
-            shutil.rmtree(self.path, ignore_errors=True)
+            discard_fragment(self.array_path, self.name)
             raise
 
     def _write_all(self, fields, *, dense, n_cells, tile_size, non_empty_domain, mbrs,
@@ -214,6 +214,11 @@ class FragmentWriter:
             file_validity_sizes=validity_sizes, rtree=rtree, sections=sections,
             fragment_stats=FragmentStats(*(tuple(x) for x in zip(*frag_stats))),
             name=self.name)
+
+
+def discard_fragment(array_path: str, name: str) -> None:
+    """Remove a fragment written but not committed (no reader has seen it)."""
+    shutil.rmtree(os.path.join(array_path, FRAGMENTS_DIR, name), ignore_errors=True)
 
 
 def commit_fragment(array_path: str, name: str) -> None:
