@@ -15,6 +15,7 @@ from ..datatypes import VAR_NUM, arrow_type, string_codec, temporal_mapping, typ
 from ..errors import DataError
 from ..kernels import transcode
 from . import pooled
+from .arrow_calendar import TICKS_PER_DAY
 from .column import Column
 
 _NAT = np.iinfo(np.int64).min
@@ -73,7 +74,6 @@ def _scalar_values(values: np.ndarray, info, name: str):
     return values, (nat if has_nat else None)
 
 
-_DAY = {"s": 86_400, "ms": 86_400_000, "us": 86_400_000_000, "ns": 86_400_000_000_000}
 
 
 def _check_time_of_day(values: np.ndarray, nat: np.ndarray, info, mapping, name: str) -> None:
@@ -81,7 +81,7 @@ def _check_time_of_day(values: np.ndarray, nat: np.ndarray, info, mapping, name:
     [00:00:00, 24:00:00].  A value outside is refused, naming it, rather than read wrapped
     around the clock (or printed as ``<value out of range>``)."""
     _, unit, scale = mapping
-    outside = ((values < 0) | (values > _DAY[unit])) & ~nat
+    outside = ((values < 0) | (values > TICKS_PER_DAY[unit])) & ~nat
     if outside.any():
         raw = int(values[np.argmax(outside)]) // scale
         raise DataError(f"column {name!r}: the {info.datatype.name} value {raw} is not a time "

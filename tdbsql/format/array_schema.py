@@ -185,6 +185,15 @@ class ArraySchema:
     def dense(self) -> bool:
         return self.array_type == ArrayType.DENSE
 
+    def current_bounds(self) -> list:
+        """Per dimension the (lo, hi) of the current domain, or None where it sets no bound
+        (no current domain, or it is the dimension's whole domain)."""
+        current = self.current_domain
+        if current is None or current.empty:
+            return [None] * len(self.dimensions)
+        return [None if dim.domain is not None and tuple(dim.domain) == tuple(bounds)
+                else tuple(bounds) for dim, bounds in zip(self.dimensions, current.ranges)]
+
     def fields_by_name(self) -> dict[str, Field]:
         """Every dimension, then every attribute, by its name (unique across both)."""
         return {f.name: f for f in (*self.dimensions, *self.attributes)}

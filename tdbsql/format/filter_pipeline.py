@@ -251,11 +251,12 @@ class FilterPipeline:
         filters = list(self.filters) + ([encryption] if encryption is not None else [])
         types = self.datatypes(datatype) + ([datatype] if encryption is not None else [])
         w = Writer().u64(len(bounds))
+        read_back = self.lossy_behind_others
         for start, end in zip(bounds, bounds[1:] + [raw.nbytes]):
             ctx = ChunkContext(datatype, version, cell_size=cell_size, var_strings=var_strings,
                                offsets_in=np.asarray(offsets, np.uint64) if var_strings else None)
             meta, payload = self._encode_chunk(filters, types, raw[start:end], ctx)
-            if self.lossy_behind_others:
+            if read_back:
                 self._check_read_back(filters, types, meta, payload, ctx, raw[start:end])
             w.u32(end - start).u32(len(payload)).u32(len(meta)).raw(meta).raw(payload)
         return w.getvalue()

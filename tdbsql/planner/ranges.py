@@ -176,16 +176,13 @@ def within_current_domain(ranges: Ranges, schema) -> Ranges:
     an ``expand_current_domain`` lands outside the older, smaller domain; read AS OF a time
     before the expansion they are not there, as in ``tiledb``.  A dimension whose current
     domain is its whole domain gets no range of its own."""
-    current = schema.current_domain
-    if current is None or current.empty:
-        return ranges
     out = dict(ranges)
-    for dim, (lo, hi) in zip(schema.dimensions, current.ranges):
-        if dim.name in ranges:
-            out[dim.name] = [r for r in (_intersection(r, lo, hi) for r in ranges[dim.name])
-                             if r is not None]
-        elif dim.domain is None or tuple(dim.domain) != (lo, hi):
-            out[dim.name] = [(lo, hi)]
+    for dim, bounds in zip(schema.dimensions, schema.current_bounds()):
+        if bounds is None:
+            continue
+        lo, hi = bounds
+        out[dim.name] = [(lo, hi)] if dim.name not in ranges else \
+            [r for r in (_intersection(r, lo, hi) for r in ranges[dim.name]) if r is not None]
     return out
 
 

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from functools import cached_property, partial
 
-from ..errors import EncryptionKeyError, InterfaceError, UnsupportedFormatError
+from ..errors import EncryptionKeyError, InterfaceError
 from ..datatypes import EncryptionType
 from ..format.array_schema import ArraySchema, read_array_schema
 from ..format.binary import Reader
@@ -26,7 +26,6 @@ from .tiles import TileReader, field_specs
 from . import vfs
 from .by_identity import ByIdentity
 from .parsed_files import ParsedFiles, key_digest
-from ..format.generic_tile import MAX_READ_VERSION
 from ..format.names import META_DIR, SCHEMA_DIR, now_ms
 
 
@@ -192,14 +191,8 @@ class Array:
     @cached_property
     def schemas(self) -> dict[str, ArraySchema]:
         """Every schema of the array by file name (schema evolution keeps them all)."""
-        found = {entry.name: _read_schema(entry, self.key) for entry in self.schema_entries}
-        for schema in found.values():
-            if schema.version > MAX_READ_VERSION:
-                raise UnsupportedFormatError(
-                    f"{self.path}: array format version {schema.version} is newer than the "
-                    f"versions tdbsql reads (up to {MAX_READ_VERSION})"
-                )
-        return found
+        # a version past MAX_READ_VERSION is refused by the parser, naming the file
+        return {entry.name: _read_schema(entry, self.key) for entry in self.schema_entries}
 
     @cached_property
     def schema(self) -> ArraySchema:

@@ -22,7 +22,6 @@ from ..format.fragment_metadata import cells_per_dense_tile
 from ..schema import raw_temporal
 from .array import write_timestamp
 from .fragment_writer import FragmentWriter
-from .tiling import current_ranges
 from .write_buffers import FieldBuffer, field_buffer, to_arrow
 
 
@@ -117,7 +116,7 @@ def _subarray(schema: ArraySchema, subarray) -> tuple[tuple[int, int], ...]:
     if len(subarray) != len(schema.dimensions):
         raise DataError(f"subarray has {len(subarray)} ranges for {len(schema.dimensions)} dimensions")
     box = []
-    for dim, rng, current in zip(schema.dimensions, subarray, current_ranges(schema)):
+    for dim, rng, current in zip(schema.dimensions, subarray, schema.current_bounds()):
         lo, hi = _bounds(dim, rng)
         dlo, dhi = dim.domain
         if lo > hi:

@@ -102,10 +102,15 @@ def _order_keys(coords: Coords) -> list[np.ndarray]:
 
 def string_ranks(buf: FieldBuffer) -> np.ndarray:
     """Dense rank of each string in bytewise (unsigned) order."""
-    arr = pa.LargeBinaryArray.from_buffers(
+    return pc.rank(_binary(buf), sort_keys="ascending",
+                   tiebreaker="dense").to_numpy().astype(np.uint64)
+
+
+def _binary(buf: FieldBuffer) -> pa.LargeBinaryArray:
+    """A var-sized buffer's cells as an Arrow array of bytes (no copy)."""
+    return pa.LargeBinaryArray.from_buffers(
         pa.large_binary(), len(buf.offsets) - 1,
         [None, pa.py_buffer(buf.offsets.astype(np.int64)), pa.py_buffer(buf.values)])
-    return pc.rank(arr, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.uint64)
 
 
 def _tile_keys(schema: ArraySchema, dims: list[FieldBuffer]) -> list[np.ndarray]:
@@ -229,25 +234,19 @@ def mbrs(coords: Coords, tile_size: int):
 def check_in_domain(coords: Coords) -> None:
     """Refuse coordinates outside the domain (or NaN) or outside the current domain, as
     TileDB's writers do ("cells are written outside of the defined current domain"), naming
-    dimension, row and value."""
-    current = current_ranges(coords.schema)
+    dimension, row and value.  Strings are tested by their smallest and largest first; only
+    then, to name the row, one by one."""
+    current = coords.schema.current_bounds()
     for dim, buf, bounds in zip(coords.schema.dimensions, coords.buffers, current):
         if not dim.is_var:
             _refuse_outside(dim, buf.values, dim.domain, "domain")
-        if bounds is not None:
-            values = buf.values if not dim.is_var else \
-                np.array([buf.cell_bytes(i) for i in range(buf.cells())], dtype=object)
-            _refuse_outside(dim, values, bounds, "current domain")
-
-
-def current_ranges(schema: ArraySchema) -> list:
-    """Per dimension the (lo, hi) of the schema's current domain, or None (no current domain,
-    or it is the whole domain)."""
-    current = schema.current_domain
-    if current is None or current.empty:
-        return [None] * len(schema.dimensions)
-    return [None if not dim.is_var and tuple(dim.domain) == tuple(bounds) else tuple(bounds)
-            for dim, bounds in zip(schema.dimensions, current.ranges)]
+            if bounds is not None:
+                _refuse_outside(dim, buf.values, bounds, "current domain")
+        elif bounds is not None and buf.cells():
+            extremes = pc.min_max(_binary(buf))
+            if extremes["min"].as_py() < bounds[0] or extremes["max"].as_py() > bounds[1]:
+                _refuse_outside(dim, np.array([buf.cell_bytes(i) for i in range(buf.cells())],
+                                              dtype=object), bounds, "current domain")
 
 
 def _refuse_outside(dim: Dimension, values: np.ndarray, bounds, what: str) -> None:
@@ -264,6 +263,6 @@ def _refuse_outside(dim: Dimension, values: np.ndarray, bounds, what: str) -> No
                         f"the {what} [{bounds[0]!r}, {bounds[1]!r}]")
 
 
-__all__ = ["Coords", "check_in_domain", "coordinate_bits", "current_ranges", "duplicate_rows",
+__all__ = ["Coords", "check_in_domain", "coordinate_bits", "duplicate_rows",
            "first_out_of_order", "global_order", "hilbert_values", "mbrs", "string_ranks",
            "tile_indices"]
