@@ -119,8 +119,16 @@ class LogicalQuery:
         return hit[1]
 
 
+_RUN_NOT_PLANNED = (exp.Insert, exp.Update, exp.Delete, exp.Copy, exp.Create, exp.Drop,
+                    exp.Describe)
+
+
 def check_statement(tree: exp.Expression) -> None:
     """Refuse a statement the query engine does not run, before anything is looked up."""
+    if isinstance(tree, _RUN_NOT_PLANNED):  # con.sql runs them; EXPLAIN has none to show
+        raise UnsupportedSql(f"{tree.key.upper()} runs as a statement and has no query plan: "
+                             "EXPLAIN shows the plan of a query (SELECT, WITH, "
+                             "UNION/INTERSECT/EXCEPT)")
     if not isinstance(tree, _SUPPORTED_ROOTS):
         raise UnsupportedSql(f"{tree.key.upper()} statements are not supported by the query "
                              "engine (SELECT, WITH, UNION/INTERSECT/EXCEPT are)")
