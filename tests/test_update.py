@@ -183,7 +183,7 @@ def test_update_errors(tmp_path):
         ("UPDATE a SET v = 1, v = 2", SqlError, "sets column 'v' twice"),
         ("UPDATE a SET a.v = 1", SqlError, "qualified column names"),
         ("UPDATE a SET v = 1 RETURNING *", UnsupportedSql, "RETURNING"),
-        ("EXPLAIN UPDATE a SET v = 1", UnsupportedSql, "runs as a statement and has no query"),
+        ("EXPLAIN UPDATE a SET v = 1", UnsupportedSql, "statements run, with no query plan"),
         ("UPDATE a SET v = 'abc'", SqlError, "UPDATE: column 'v' cannot be stored as int64"),
         ("UPDATE a SET v = NULL", DataError, "NULL in a non-nullable field"),
         ("UPDATE a SET v = nope", SqlError, "nope"),

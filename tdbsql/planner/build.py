@@ -126,9 +126,9 @@ _RUN_NOT_PLANNED = (exp.Insert, exp.Update, exp.Delete, exp.Copy, exp.Create, ex
 def check_statement(tree: exp.Expression) -> None:
     """Refuse a statement the query engine does not run, before anything is looked up."""
     if isinstance(tree, _RUN_NOT_PLANNED):  # con.sql runs them; EXPLAIN has none to show
-        raise UnsupportedSql(f"{tree.key.upper()} runs as a statement and has no query plan: "
-                             "EXPLAIN shows the plan of a query (SELECT, WITH, "
-                             "UNION/INTERSECT/EXCEPT)")
+        raise UnsupportedSql(f"{tree.key.upper()} statements run, with no query plan or "
+                             "result columns to show: EXPLAIN and DESCRIBE take a query "
+                             "(SELECT, WITH, UNION/INTERSECT/EXCEPT)")
     if not isinstance(tree, _SUPPORTED_ROOTS):
         raise UnsupportedSql(f"{tree.key.upper()} statements are not supported by the query "
                              "engine (SELECT, WITH, UNION/INTERSECT/EXCEPT are)")
