@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import BinaryIO
 
 import numpy as np
 
@@ -56,6 +58,73 @@ class _Written:
     validity_file_size: int
 
 
+@dataclass
+class _FieldFiles:
+    """The files of one field being written (data or var offsets, var data, validity) and,
+    per tile written so far, the bytes each of its filtered tiles took."""
+
+    spec: FieldSpec
+    handles: dict[str, BinaryIO]  # "fixed", "var", "validity" (the field has)
+    sizes: dict[str, list[int]] = field(default_factory=dict)
+    var_sizes: list[int] = field(default_factory=list)  # decoded bytes of each var tile
+
+    @classmethod
+    def create(cls, folder: str, spec: FieldSpec) -> "_FieldFiles":
+        names = {"fixed": f"{spec.file_stem}.tdb"}
+        if spec.cell_val_num == VAR_NUM:
+            names["var"] = f"{spec.file_stem}_var.tdb"
+        if spec.nullable:
+            names["validity"] = f"{spec.file_stem}_validity.tdb"
+        files = cls(spec, {})
+        for kind, name in names.items():
+            files.handles[kind] = open(os.path.join(folder, name), "wb")
+            files.sizes[kind] = []
+        return files
+
+    def add(self, fixed: bytes, var: bytes | None, decoded_var: int,
+            validity: bytes | None) -> None:
+        for kind, tile in (("fixed", fixed), ("var", var), ("validity", validity)):
+            if kind in self.handles:
+                self.handles[kind].write(tile)
+                self.sizes[kind].append(len(tile))
+        if "var" in self.handles:
+            self.var_sizes.append(decoded_var)
+
+    def close(self) -> _Written:
+        """Flush and fsync the files (their folder is fsync'ed at the commit); the tiles'
+        offsets and the files' sizes."""
+        for handle in self.handles.values():
+            handle.flush()
+            os.fsync(handle.fileno())
+            handle.close()
+        n_tiles = len(self.sizes["fixed"])
+        zeros = np.zeros(n_tiles, np.uint64)
+        return _Written(
+            _offsets(self.sizes["fixed"]),
+            _offsets(self.sizes["var"]) if "var" in self.sizes else zeros,
+            np.array(self.var_sizes, np.uint64) if "var" in self.sizes else zeros,
+            _offsets(self.sizes["validity"]) if "validity" in self.sizes else zeros,
+            *(sum(self.sizes.get(kind, [])) for kind in ("fixed", "var", "validity")))
+
+    def abandon(self) -> None:
+        for handle in self.handles.values():
+            handle.close()
+
+
+@dataclass
+class _Stream:
+    """A fragment being written tile after tile (``FragmentWriter.start``)."""
+
+    dense: bool
+    tile_size: int
+    has_timestamps: bool
+    has_delete_meta: bool
+    files: dict[str, _FieldFiles] = field(default_factory=dict)
+    stats: dict[str, list[tm.TileStats]] = field(default_factory=dict)
+    mbrs: list = field(default_factory=list)  # R-tree leaves of each append
+    cells: int = 0
+
+
 class FragmentWriter:
     """Writes one fragment folder; ``commit()`` makes it visible."""
 
@@ -79,41 +148,85 @@ class FragmentWriter:
               written_mask: np.ndarray | None = None, has_delete_meta: bool = False,
               processed_conditions: tuple[str, ...] = ()) -> FragmentMetadata:
         """Write every data file and the metadata file (not the commit)."""
+        self.start(dense=dense, tile_size=tile_size, has_timestamps=has_timestamps,
+                   has_delete_meta=has_delete_meta)
+        with self.discarded_on_error():
+            self.append(fields, n_cells, mbrs=mbrs, written_mask=written_mask)
+            return self.finish(non_empty_domain, processed_conditions)
+
+    # -- tile after tile ----------------------------------------------------------------------
+
+    def start(self, *, dense: bool, tile_size: int, has_timestamps: bool = False,
+              has_delete_meta: bool = False) -> None:
+        """Create the fragment's folder and open its data files for ``append``."""
         os.makedirs(os.path.join(self.array_path, FRAGMENTS_DIR), exist_ok=True)
         os.makedirs(os.path.join(self.array_path, COMMITS_DIR), exist_ok=True)
         os.mkdir(self.path)
+        self._stream = _Stream(dense, tile_size, has_timestamps, has_delete_meta)
+        with self.discarded_on_error():
+            for spec in field_specs(self.schema, dense, has_timestamps, has_delete_meta):
+                self._stream.files[spec.name] = _FieldFiles.create(self.path, spec)
+
+    def append(self, fields: dict[str, FieldBuffer], n_cells: int, *, mbrs=None,
+               written_mask: np.ndarray | None = None) -> None:
+        """Write the next ``n_cells`` cells of every field (``fields``, in the fragment's cell
+        order), tiles of ``tile_size`` cells; all but the last append hold whole tiles.
+        ``mbrs``: the R-tree leaves of these cells' tiles (sparse)."""
+        stream = self._stream
+        if stream.cells % stream.tile_size:
+            raise ValueError("a fragment's tiles are full until its last one: cells were "
+                             "appended after a partial tile")
+        with self.discarded_on_error():
+            for name, files in stream.files.items():
+                spec, buf = files.spec, fields[name]
+                self._write_tiles(files, buf, stream.tile_size, n_cells)
+                stream.stats.setdefault(name, []).append(tm.tile_stats(
+                    spec.datatype, spec.cell_val_num, spec.is_dim, spec.nullable, buf,
+                    stream.tile_size, n_cells, written_mask))
+        stream.cells += n_cells
+        if mbrs is not None:
+            stream.mbrs.append(mbrs)
+
+    def finish(self, non_empty_domain,
+               processed_conditions: tuple[str, ...] = ()) -> FragmentMetadata:
+        """Close the data files and write the metadata file (not the commit)."""
+        stream = self._stream
+        with self.discarded_on_error():
+            written, stats, frag = {}, {}, {}
+            for name, files in stream.files.items():
+                spec = files.spec
+                written[name] = files.close()
+                stats[name] = tm.concat_stats(stream.stats.get(name, []))
+                frag[name] = tm.fragment_stat(spec.datatype, spec.cell_val_num, spec.is_dim,
+                                              spec.nullable, stats[name])
+            n_tiles = -(-stream.cells // stream.tile_size) if stream.cells else 0
+            meta = self._metadata(written, stats, frag, dense=stream.dense, n_tiles=n_tiles,
+                                  n_cells=stream.cells, tile_size=stream.tile_size,
+                                  non_empty_domain=non_empty_domain,
+                                  mbrs=_joined_leaves(stream.mbrs),
+                                  has_timestamps=stream.has_timestamps,
+                                  has_delete_meta=stream.has_delete_meta,
+                                  processed_conditions=processed_conditions)
+            self._write_file("__fragment_metadata.tdb", meta.to_bytes(self.schema, self.key))
+            return meta
+
+    @property
+    def cells(self) -> int:
+        """The cells appended so far."""
+        return self._stream.cells
+
+    @contextmanager
+    def discarded_on_error(self):
+        """On any error (a filter refusing the data, e.g. POSITIVE_DELTA on decreasing values;
+        a full disk), close the files and remove the fragment: nothing is left behind."""
         try:
-            return self._write_all(fields, dense=dense, n_cells=n_cells, tile_size=tile_size,
-                                   non_empty_domain=non_empty_domain, mbrs=mbrs,
-                                   has_timestamps=has_timestamps, written_mask=written_mask,
-                                   has_delete_meta=has_delete_meta,
-                                   processed_conditions=processed_conditions)
+            yield
         except BaseException:
-            # a filter refused the data (e.g. POSITIVE_DELTA on decreasing values): leave nothing
+            stream = getattr(self, "_stream", None)
+            for files in ([] if stream is None else stream.files.values()):
+                files.abandon()
             discard_fragment(self.array_path, self.name)
             raise
-
-    def _write_all(self, fields, *, dense, n_cells, tile_size, non_empty_domain, mbrs,
-                   has_timestamps, written_mask, has_delete_meta,
-                   processed_conditions) -> FragmentMetadata:
-        n_tiles = -(-n_cells // tile_size) if n_cells else 0
-        specs = field_specs(self.schema, dense, has_timestamps, has_delete_meta)
-        written, stats, frag = {}, {}, {}
-        for spec in specs:
-            buf = fields[spec.name]
-            written[spec.name] = self._write_field(spec, buf, tile_size, n_tiles, n_cells)
-            stats[spec.name] = tm.tile_stats(spec.datatype, spec.cell_val_num, spec.is_dim,
-                                             spec.nullable, buf, tile_size, n_cells,
-                                             written_mask)
-            frag[spec.name] = tm.fragment_stat(spec.datatype, spec.cell_val_num, spec.is_dim,
-                                               spec.nullable, stats[spec.name])
-        meta = self._metadata(written, stats, frag, dense=dense, n_tiles=n_tiles,
-                              n_cells=n_cells, tile_size=tile_size,
-                              non_empty_domain=non_empty_domain, mbrs=mbrs,
-                              has_timestamps=has_timestamps, has_delete_meta=has_delete_meta,
-                              processed_conditions=processed_conditions)
-        self._write_file("__fragment_metadata.tdb", meta.to_bytes(self.schema, self.key))
-        return meta
 
     def commit(self) -> None:
         """From now on readers see the fragment."""
@@ -121,43 +234,34 @@ class FragmentWriter:
 
     # -- one field ----------------------------------------------------------------------------
 
-    def _write_field(self, spec: FieldSpec, buf: FieldBuffer, tile_size: int, n_tiles: int,
-                     n_cells: int) -> _Written:
+    def _write_tiles(self, files: _FieldFiles, buf: FieldBuffer, tile_size: int,
+                     n_cells: int) -> None:
+        """The tiles of ``n_cells`` cells of one field, filtered, onto its files."""
+        spec = files.spec
         info = type_info(spec.datatype)
         is_var = spec.cell_val_num == VAR_NUM
         cell_size = info.size * (1 if is_var else spec.cell_val_num)
-        fixed, var, validity = [], [], []
-        var_sizes = np.zeros(n_tiles, dtype=np.uint64)
-        for tile_idx in range(n_tiles):
-            start = tile_idx * tile_size
+        for start in range(0, n_cells, tile_size):
             end = min(start + tile_size, n_cells)
+            var = validity = None
+            decoded_var = 0
             if is_var:
                 lo, hi = int(buf.offsets[start]), int(buf.offsets[end])
                 cell_starts = (buf.offsets[start:end] - lo).astype(np.uint64)
-                data = buf.values[lo:hi]
-                var.append(spec.filters.encode_tile(
-                    data, spec.datatype, WRITE_VERSION, cell_size=info.size,
-                    encryption=self.encryption, offsets=cell_starts))
-                var_sizes[tile_idx] = hi - lo
-                fixed.append(self._offsets_tile(spec, cell_starts))
+                var = spec.filters.encode_tile(
+                    buf.values[lo:hi], spec.datatype, WRITE_VERSION, cell_size=info.size,
+                    encryption=self.encryption, offsets=cell_starts)
+                decoded_var = hi - lo
+                fixed = self._offsets_tile(spec, cell_starts)
             else:
                 raw = buf.values.view(np.uint8)[start * cell_size:end * cell_size]
-                fixed.append(spec.filters.encode_tile(raw, spec.datatype, WRITE_VERSION,
-                                                      cell_size=cell_size,
-                                                      encryption=self.encryption))
+                fixed = spec.filters.encode_tile(raw, spec.datatype, WRITE_VERSION,
+                                                 cell_size=cell_size, encryption=self.encryption)
             if spec.nullable:
-                validity.append(self.schema.validity_filters.encode_tile(
+                validity = self.schema.validity_filters.encode_tile(
                     buf.validity[start:end], Datatype.UINT8, WRITE_VERSION, cell_size=1,
-                    encryption=self.encryption))
-        result = _Written(_offsets(fixed), _offsets(var) if is_var else np.zeros(n_tiles, np.uint64),
-                          var_sizes, _offsets(validity) if spec.nullable else np.zeros(n_tiles, np.uint64),
-                          sum(map(len, fixed)), sum(map(len, var)), sum(map(len, validity)))
-        self._write_file(f"{spec.file_stem}.tdb", b"".join(fixed))
-        if is_var:
-            self._write_file(f"{spec.file_stem}_var.tdb", b"".join(var))
-        if spec.nullable:
-            self._write_file(f"{spec.file_stem}_validity.tdb", b"".join(validity))
-        return result
+                    encryption=self.encryption)
+            files.add(fixed, var, decoded_var, validity)
 
     def _offsets_tile(self, spec: FieldSpec, cell_starts: np.ndarray) -> bytes:
         if spec.filters.skip_offsets_filtering(spec.datatype, self.schema.version):
@@ -235,9 +339,22 @@ def commit_fragment(array_path: str, name: str) -> None:
     vfs.write_durable(os.path.join(array_path, commit_marker(name, WRITE_VERSION)), b"")
 
 
-def _offsets(tiles: list[bytes]) -> np.ndarray:
-    sizes = np.array([len(t) for t in tiles], dtype=np.uint64)
-    out = np.zeros(len(tiles), dtype=np.uint64)
-    if len(tiles) > 1:
-        np.cumsum(sizes[:-1], out=out[1:])
+def _offsets(sizes: list[int]) -> np.ndarray:
+    """Each tile's start in its file, from the tiles' sizes."""
+    out = np.zeros(len(sizes), dtype=np.uint64)
+    if len(sizes) > 1:
+        np.cumsum(np.array(sizes[:-1], dtype=np.uint64), out=out[1:])
     return out
+
+
+def _joined_leaves(parts: list):
+    """The R-tree leaves of several appends as one: per dimension, the (tiles, 2) arrays
+    stacked, or the tuples of (min, max) bytes of a string dimension joined; None without
+    any."""
+    parts = [part for part in parts if part is not None]
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(np.concatenate(dim_parts) if isinstance(dim_parts[0], np.ndarray)
+                 else sum(dim_parts, ()) for dim_parts in zip(*parts))

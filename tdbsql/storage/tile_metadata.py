@@ -156,6 +156,22 @@ def _sums(kind: str, values, validity, tile_size, n_out) -> np.ndarray:
 # --- fragment level -----------------------------------------------------------------------------
 
 
+def concat_stats(parts: list[TileStats]) -> TileStats:
+    """The sections of tiles written in several appends, as one ``TileStats``."""
+    if len(parts) == 1:
+        return parts[0]
+
+    def joined(name: str):
+        values = [getattr(part, name) for part in parts]
+        if not values or values[0] is None:
+            return None
+        return sum(values, []) if isinstance(values[0], list) else np.concatenate(values)
+
+    return TileStats(*(joined(name) for name in ("mins", "maxes", "sums", "null_counts")),
+                     cell_counts=np.concatenate([part.cell_counts for part in parts])
+                     if parts else np.zeros(0, np.int64))
+
+
 def fragment_stat(datatype: int, cell_val_num: int, is_dim: bool, nullable: bool,
                   stats: TileStats) -> tuple[bytes, bytes, bytes, int]:
     """(min bytes, max bytes, 8 sum bytes, null count) of the whole fragment."""
