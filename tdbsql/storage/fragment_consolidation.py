@@ -37,13 +37,14 @@ lists the array between the two files sees merged cells twice, as with TileDB.
 from __future__ import annotations
 
 import os
+from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..datatypes import Layout, type_info
-from ..engine.column import Column, concat
+from ..engine.column import Column
 from ..engine.dense_scan import DenseScan
 from ..engine.fill import fill_column
 from ..engine.sparse_scan import kept_by_delete, read_condition, zipped_coords
@@ -60,8 +61,9 @@ from .array import Array
 from .dense_writer import write_box
 from .directory import CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION, UINT64_MAX
 from .maintenance import ConsolidationReport, remove
+from .cell_merge import Cells, merged
+from .fragment_writer import FragmentWriter
 from .write_buffers import FieldBuffer, column_buffer
-from .writer import sort_cells, write_sorted
 
 _NO_DELETE = np.uint64(UINT64_MAX)
 
@@ -104,59 +106,54 @@ def consolidate_fragments(array, window, dry_run: bool, purge: bool) -> Consolid
 # -- sparse -------------------------------------------------------------------------------------
 
 
-class _Cells:
-    """The cells of the merged fragments: columns by field name plus per-cell arrays."""
-
-    def __init__(self, columns, ts, dt, dci, frag_idx):
-        self.columns, self.ts, self.dt, self.dci, self.frag_idx = columns, ts, dt, dci, frag_idx
-
-    def take(self, idx) -> "_Cells":
-        return _Cells({k: c.take(idx) for k, c in self.columns.items()}, self.ts[idx],
-                      self.dt[idx], self.dci[idx], self.frag_idx[idx])
-
-
-def _write_sparse(array, chosen, name: str, purge: bool):
+def _write_sparse(array, chosen, name: str, purge: bool) -> FragmentWriter | None:
+    """The chosen fragments' cells as one fragment, merged a few tiles of each at a time
+    (``cell_merge``) and written tile after tile; None when every cell was purged."""
     schema = array.schema
     deletes = list(array.directory.deletes)
     markers = [d.marker for d in deletes]
     conditions = [(read_condition(d, array.key), d) for d in deletes]
-    parts = [_fragment_cells(array, frag, frag_idx, markers) for frag_idx, frag in enumerate(chosen)]
-    for frag, cells in zip(chosen, parts):
-        _apply_deletes(schema, frag, cells, conditions)
-    cells = _Cells({k: concat([p.columns[k] for p in parts]) for k in parts[0].columns},
-                   *(np.concatenate([getattr(p, a) for p in parts])
-                     for a in ("ts", "dt", "dci", "frag_idx")))
-    with_timestamps = schema.version >= CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION
-    if purge:
-        cells = _purged(schema, cells, bool(conditions))
-        delete_meta = False
-    else:
-        first = chosen[0].timestamp_range[0]
-        delete_meta = any(d.timestamp >= first for d in deletes) or \
-            any(f.metadata.has_delete_meta for f in chosen)
-    # Newest version of a coordinate first; the writer's global-order sort is stable.
-    if not len(cells.ts):  # every cell purged: TileDB fails ("no progress can be made")
-        return None
-    cells = cells.take(np.lexsort((-cells.frag_idx, ~cells.ts)))
-    return _write_cells(array, cells, name, chosen, with_timestamps, delete_meta, markers)
+    first = chosen[0].timestamp_range[0]
+    delete_meta = not purge and (any(d.timestamp >= first for d in deletes) or
+                                 any(f.metadata.has_delete_meta for f in chosen))
+    writer = FragmentWriter(array.path, schema, key=array.key, name=name,
+                            timestamp_range=(first, chosen[-1].timestamp_range[1]))
+    writer.start(dense=False, tile_size=schema.capacity,
+                 has_timestamps=schema.version >= CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION,
+                 has_delete_meta=delete_meta)
+    runs = [_fragment_batches(array, frag, frag_idx, markers, conditions)
+            for frag_idx, frag in enumerate(chosen)]
+    tiles = _TileWriter(writer, schema)
+    with writer.discarded_on_error():
+        for cells in merged(schema, runs):
+            tiles.add(_purged(schema, cells, bool(conditions)) if purge else cells)
+        tiles.flush()
+        if not writer.cells:  # every cell purged: TileDB fails ("no progress can be made")
+            writer.discard()
+            return None
+        writer.finish(tiles.non_empty_domain,
+                      processed_conditions=tuple(markers) if delete_meta else ())
+    return writer
 
 
-def _fragment_cells(array, frag, frag_idx: int, markers: list[str]) -> _Cells:
-    """Every cell of a fragment, fields as the schema in force has them."""
+def _fragment_batches(array, frag, frag_idx: int, markers: list[str],
+                      conditions) -> Iterator[Cells]:
+    """A fragment's cells tile by tile, fields as the schema in force has them, with the
+    deletes that remove them recorded (``_apply_deletes``)."""
     schema, meta = array.schema, frag.metadata
     names = [a.name for a in schema.attributes] + [d.name for d in schema.dimensions]
-    tiles = [_tile(array, frag, tile_idx, names) for tile_idx in range(meta.tile_count)]
-    if not tiles:
-        empty = {n: Column(np.zeros(0, np.uint8)) for n in names}
-        return _Cells(empty, *(np.zeros(0, np.uint64) for _ in range(3)), np.zeros(0, np.int64))
-    columns = {n: concat([t[n] for t in tiles]) for n in names}
-    n = len(columns[names[-1]])
-    ts = _u64(tiles, TIMESTAMPS, n, frag.timestamp_range[0])
-    dt = _u64(tiles, DELETE_TIMESTAMPS, n, UINT64_MAX)
-    dci = _u64(tiles, DELETE_CONDITION_INDEX, n, UINT64_MAX)
-    if meta.has_delete_meta:
-        dci = _renumber(dci, meta.processed_conditions or [], markers)
-    return _Cells(columns, ts, dt, dci, np.full(n, frag_idx, dtype=np.int64))
+    for tile_idx in range(meta.tile_count):
+        tile = _tile(array, frag, tile_idx, names)
+        n = len(tile[schema.dimensions[0].name])
+        dci = _u64(tile, DELETE_CONDITION_INDEX, n, UINT64_MAX)
+        if meta.has_delete_meta:
+            dci = _renumber(dci, meta.processed_conditions or [], markers)
+        cells = Cells({name: tile[name] for name in names},
+                      _u64(tile, TIMESTAMPS, n, frag.timestamp_range[0]),
+                      _u64(tile, DELETE_TIMESTAMPS, n, UINT64_MAX), dci,
+                      np.full(n, frag_idx, dtype=np.int64))
+        _apply_deletes(schema, frag, cells, conditions)
+        yield cells
 
 
 def _tile(array, frag, tile_idx: int, names: list[str]) -> dict[str, Column]:
@@ -164,9 +161,11 @@ def _tile(array, frag, tile_idx: int, names: list[str]) -> dict[str, Column]:
     cols: dict[str, Column] = {}
     if any(d.name not in fields for d in schema.dimensions):  # format < 5: zipped coordinates
         cols.update(zipped_coords(frag, tile_idx))
-    for name in names + [TIMESTAMPS, DELETE_TIMESTAMPS, DELETE_CONDITION_INDEX]:
-        if name not in cols and name in fields and same_field(schema, fields[name]):
-            cols[name] = frag.tiles.read(fields[name], tile_idx)
+    wanted = [name for name in names + [TIMESTAMPS, DELETE_TIMESTAMPS, DELETE_CONDITION_INDEX]
+              if name not in cols and name in fields and same_field(schema, fields[name])]
+    # read once: kept out of the tile cache, which would only lose the tiles queries reuse
+    cols.update(zip(wanted, frag.tiles.read_fields([fields[n] for n in wanted], tile_idx,
+                                                   keep=False)))
     n = len(cols[schema.dimensions[0].name])
     for attr in schema.attributes:
         if attr.name not in cols:  # added after this fragment was written
@@ -174,10 +173,10 @@ def _tile(array, frag, tile_idx: int, names: list[str]) -> dict[str, Column]:
     return cols
 
 
-def _u64(tiles, name: str, n: int, default: int) -> np.ndarray:
-    if name not in tiles[0]:
+def _u64(tile: dict, name: str, n: int, default: int) -> np.ndarray:
+    if name not in tile:
         return np.full(n, default, dtype=np.uint64)
-    return np.concatenate([t[name].values.view(np.uint64) for t in tiles])
+    return np.array(tile[name].values.view(np.uint64))  # a copy: deletes are recorded in it
 
 
 def _renumber(dci: np.ndarray, old: list[str], new: list[str]) -> np.ndarray:
@@ -189,7 +188,7 @@ def _renumber(dci: np.ndarray, old: list[str], new: list[str]) -> np.ndarray:
     return lookup[pos]
 
 
-def _apply_deletes(schema, frag, cells: _Cells, conditions) -> None:
+def _apply_deletes(schema, frag, cells: Cells, conditions) -> None:
     """Record in ``cells.dt``/``dci`` the first delete (by time) that removes each cell, unless
     the fragment's own delete metadata has an earlier one (TileDB's no-purge consolidation)."""
     n = len(cells.ts)
@@ -212,7 +211,7 @@ def _apply_deletes(schema, frag, cells: _Cells, conditions) -> None:
     cells.dci[newer] = first_idx[newer]
 
 
-def _purged(schema, cells: _Cells, have_conditions: bool) -> _Cells:
+def _purged(schema, cells: Cells, have_conditions: bool) -> Cells:
     """TileDB's purge: deleted cells go; without duplicates, with a condition in play, every
     older version of a deleted coordinate goes too (it must not come back)."""
     deleted = cells.dt != _NO_DELETE
@@ -233,7 +232,7 @@ def _purged(schema, cells: _Cells, have_conditions: bool) -> _Cells:
     return cells.take(np.sort(keep))
 
 
-def _coordinate_groups(schema, cells: _Cells) -> np.ndarray:
+def _coordinate_groups(schema, cells: Cells) -> np.ndarray:
     """A group number per cell, equal for equal coordinates (compared by their bytes, so 0.0
     and -0.0 stay apart, as in the reader's merge)."""
     keys = []
@@ -253,21 +252,44 @@ def _coordinate_groups(schema, cells: _Cells) -> np.ndarray:
 # -- writing ------------------------------------------------------------------------------------
 
 
-def _write_cells(array, cells: _Cells, name: str, chosen, with_timestamps: bool,
-                 delete_meta: bool, markers: list[str]):
-    """The merged cells as one fragment, through the writer's own sort and write steps."""
-    schema = array.schema
-    buffers = {n: _buffer(schema, n, c) for n, c in cells.columns.items()}
-    if with_timestamps:
-        buffers[TIMESTAMPS] = FieldBuffer(np.ascontiguousarray(cells.ts))
-    if delete_meta:
-        buffers[DELETE_TIMESTAMPS] = FieldBuffer(np.ascontiguousarray(cells.dt))
-        buffers[DELETE_CONDITION_INDEX] = FieldBuffer(np.ascontiguousarray(cells.dci))
-    coords = tiling.Coords(schema, [buffers[d.name] for d in schema.dimensions])
-    buffers, coords, _ = sort_cells(schema, buffers, coords)
-    return write_sorted(array.path, schema, buffers, coords,
-                        (chosen[0].timestamp_range[0], chosen[-1].timestamp_range[1]), array.key,
-                        name=name, processed_conditions=tuple(markers) if delete_meta else ())
+class _TileWriter:
+    """Merged cells onto a started ``FragmentWriter``, whole tiles at a time (the cells of a
+    partial tile wait for more, or for ``flush``), with each tile's MBR and the non-empty
+    domain."""
+
+    def __init__(self, writer: FragmentWriter, schema):
+        self.writer, self.schema = writer, schema
+        self.waiting: list[Cells] = []
+        self.non_empty_domain = None
+
+    def add(self, cells: Cells) -> None:
+        self.waiting.append(cells)
+        held = sum(len(part) for part in self.waiting)
+        if held >= self.schema.capacity:
+            self._write(held - held % self.schema.capacity)
+
+    def flush(self) -> None:
+        """The cells left, as the last (partial) tile."""
+        held = sum(len(part) for part in self.waiting)
+        if held:
+            self._write(held)
+
+    def _write(self, count: int) -> None:
+        cells = Cells.concat(self.waiting)
+        self.waiting = [cells.take(np.arange(count, len(cells)))] if count < len(cells) else []
+        if count < len(cells):
+            cells = cells.take(np.arange(count))
+        schema, writer = self.schema, self.writer
+        buffers = {n: _buffer(schema, n, c) for n, c in cells.columns.items()}
+        for name, values in ((TIMESTAMPS, cells.ts), (DELETE_TIMESTAMPS, cells.dt),
+                             (DELETE_CONDITION_INDEX, cells.dci)):
+            buffers[name] = FieldBuffer(np.ascontiguousarray(values))
+        leaves, ned = tiling.mbrs(tiling.Coords(schema, [buffers[d.name]
+                                                         for d in schema.dimensions]),
+                                  schema.capacity)
+        writer.append(buffers, count, mbrs=leaves)
+        self.non_empty_domain = ned if self.non_empty_domain is None else tuple(
+            (min(a[0], b[0]), max(a[1], b[1])) for a, b in zip(self.non_empty_domain, ned))
 
 
 def _buffer(schema, name: str, column: Column):

@@ -222,11 +222,15 @@ class FragmentWriter:
         try:
             yield
         except BaseException:
-            stream = getattr(self, "_stream", None)
-            for files in ([] if stream is None else stream.files.values()):
-                files.abandon()
-            discard_fragment(self.array_path, self.name)
+            self.discard()
             raise
+
+    def discard(self) -> None:
+        """Close the files and remove the fragment (never committed: no reader saw it)."""
+        stream = getattr(self, "_stream", None)
+        for files in ([] if stream is None else stream.files.values()):
+            files.abandon()
+        discard_fragment(self.array_path, self.name)
 
     def commit(self) -> None:
         """From now on readers see the fragment."""

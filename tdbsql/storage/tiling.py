@@ -69,7 +69,7 @@ def global_order(coords: Coords) -> np.ndarray:
     """int64 permutation putting the cells in TileDB's global order (stable)."""
     if coords.n == 0:
         return np.zeros(0, dtype=np.int64)
-    keys = _order_keys(coords)
+    keys = order_keys(coords)
     # lexsort: the LAST key is the primary one
     return np.lexsort(tuple(reversed(keys))).astype(np.int64)
 
@@ -81,15 +81,16 @@ def first_out_of_order(coords: Coords) -> int:
         return -1
     decided = np.zeros(coords.n - 1, dtype=bool)
     bad = np.zeros_like(decided)
-    for key in _order_keys(coords):  # primary key first
+    for key in order_keys(coords):  # primary key first
         prev, cur = key[:-1], key[1:]
         bad |= ~decided & (cur < prev)
         decided |= cur != prev
     return int(np.argmax(bad)) + 1 if bad.any() else -1
 
 
-def _order_keys(coords: Coords) -> list[np.ndarray]:
-    """The sort keys of the global order, the primary one first."""
+def order_keys(coords: Coords) -> list[np.ndarray]:
+    """The sort keys of the global order, the primary one first (equal coordinates have
+    equal keys; string ranks are those of these cells)."""
     schema = coords.schema
     cell_keys = [coords.rank(i) if dim.is_var else buf.values
                  for i, (dim, buf) in enumerate(zip(schema.dimensions, coords.buffers))]

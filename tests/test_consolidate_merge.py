@@ -1,0 +1,103 @@
+"""Fragment consolidation merges the fragments a tile at a time (``storage.cell_merge``), with
+TileDB's own consolidation as oracle: over random histories of overlapping writes, deletes,
+duplicates, string dimensions and Hilbert order, the merged fragment stores the cells TileDB's
+stores, in the same order, and every time-travel window reads as before.  The fragments lend
+one tile per round, so each merge runs through many rounds and frontiers."""
+
+from __future__ import annotations
+
+import shutil
+from unittest import mock
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from history_helpers import (
+    assert_same, consolidate as tiledb_consolidate, create, delete, tiledb, write_sparse,
+)
+from tdbsql.storage import cell_merge
+from tdbsql.storage.array import Array
+from tdbsql.storage.consolidate import consolidate
+
+_WRITE = st.lists(st.tuples(st.integers(0, 30), st.integers(-50, 50)), min_size=1, max_size=12)
+_HISTORY = st.fixed_dictionaries({
+    "dups": st.booleans(),
+    "string_dim": st.booleans(),
+    "hilbert": st.booleans(),
+    "capacity": st.integers(1, 5),
+    "writes": st.lists(_WRITE, min_size=2, max_size=5),
+    "delete_after": st.one_of(st.none(), st.integers(0, 3)),
+    "delete_below": st.integers(-40, 40),
+    "purge": st.booleans(),
+})
+
+
+def _key(x: int, string_dim: bool):
+    return f"k{x:02d}" if string_dim else x
+
+
+def build(uri: str, h: dict) -> list[int]:
+    """The history ``h`` written with ``tiledb``; returns the timestamps used."""
+    dim = tiledb.Dim("x", dtype="ascii") if h["string_dim"] else \
+        tiledb.Dim("x", domain=(0, 99), tile=4, dtype=np.int64)
+    create(uri, [dim], [tiledb.Attr("a", dtype=np.int32)], allows_duplicates=h["dups"],
+           capacity=h["capacity"], cell_order="hilbert" if h["hilbert"] else "row-major")
+    stamps = []
+    for i, write in enumerate(h["writes"]):
+        t = 10 * (i + 1)
+        cells = write if h["dups"] else list(dict(write).items())  # one value a coordinate
+        xs = [_key(x, h["string_dim"]) for x, _ in cells]
+        coords = np.array(xs, dtype=object if h["string_dim"] else np.int64)
+        write_sparse(uri, t, coords, a=np.array([a for _, a in cells], dtype=np.int32))
+        stamps.append(t)
+        if h["delete_after"] == i:
+            delete(uri, t + 5, f"a < {h['delete_below']}")
+            stamps.append(t + 5)
+    return stamps
+
+
+def stored(uri: str) -> list[tuple]:
+    """Every field of every cell of the array's one fragment, in stored order."""
+    (frag,) = Array(uri).fragments
+    out = []
+    for tile_idx in range(frag.metadata.tile_count):
+        columns = []
+        for name in sorted(frag.fields):
+            column = frag.tiles.read(frag.fields[name], tile_idx)
+            if column.offsets is not None:
+                columns.append([column.values[a:b].tobytes()
+                                for a, b in zip(column.offsets[:-1], column.offsets[1:])])
+            else:
+                columns.append(column.values.tolist())
+        out += list(zip(*columns))
+    return out
+
+
+def _cells(rows: dict) -> list[tuple]:
+    """A read's cells as a sorted list: the versions of a duplicated coordinate read in
+    stored order, which consolidation changes (newest first), in TileDB as here."""
+    return sorted(zip(*rows.values()))
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(h=_HISTORY)
+def test_merged_a_tile_at_a_time_as_tiledb_consolidates(tmp_path_factory, h):
+    uri = str(tmp_path_factory.mktemp("merge") / "a")
+    stamps = build(uri, h)
+    twin = uri + "_twin"
+    shutil.copytree(uri, twin)
+    windows = [None, *stamps]
+    before = {w: _cells(assert_same(uri, w)) for w in windows}
+    with mock.patch.object(cell_merge, "LENT_CELLS", 1):
+        report = consolidate(uri, purge_deleted_cells=h["purge"])
+    if not report.consolidated:  # every cell purged: nothing written, as TileDB refuses
+        assert h["purge"]
+        return
+    tiledb_consolidate(twin, {"sm.consolidation.purge_deleted_cells":
+                              str(h["purge"]).lower()})
+    for target in (uri, twin):
+        tiledb.vacuum(target)
+    assert stored(uri) == stored(twin)
+    if not h["purge"]:
+        assert {w: _cells(assert_same(uri, w)) for w in windows} == before
