@@ -16,7 +16,7 @@ from history_helpers import (
     assert_same, consolidate as tiledb_consolidate, create, delete, int_dim, tiledb,
     vacuum as tiledb_vacuum, write_sparse,
 )
-from tdbsql.storage import cell_merge
+from tdbsql.storage import cell_merge, fragment_consolidation
 from tdbsql.storage.array import Array
 from tdbsql.storage.consolidate import consolidate
 from tdbsql.storage.vacuum import plan as vacuum_plan, vacuum
@@ -28,9 +28,12 @@ WINDOWS = (5, 10, 15, 20, 25, 30, None, (15, 25), (20, 20), (11, 29), (31, 40))
 @pytest.fixture(autouse=True, params=["rounds of batches", "a tile at a time"])
 def lending(request, monkeypatch):
     """Every test twice: the merged fragments lend their few tiles at once (one round of the
-    merge), and one tile at a time (``cell_merge``: many rounds, a frontier each)."""
+    merge), and one tile at a time (``cell_merge``: many rounds, a frontier each); a dense
+    consolidation likewise reads and writes its region whole, or one row of tiles at a
+    time."""
     if request.param == "a tile at a time":
         monkeypatch.setattr(cell_merge, "LENT_CELLS", 1)
+        monkeypatch.setattr(fragment_consolidation, "BAND_CELLS", 1)
 
 
 def build_sparse(uri: str, *, dups=False, key=None, writes=(10, 20, 30)) -> str:

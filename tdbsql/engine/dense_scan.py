@@ -37,6 +37,8 @@ SLAB_CELLS = 1 << 19  # a box past this is read in slabs of about this many cell
 
 class DenseScan(TileScan):
 
+    cache_tiles = True  # False: tiles decoded are not kept in the tile cache (read once)
+
     def box(self) -> tuple[list[int], list[int]] | None:
         """Inclusive (lows, highs) of the cells to return, or None when there are none."""
         ned = self.array.non_empty_domain()
@@ -91,6 +93,10 @@ class DenseScan(TileScan):
         if box is None:
             return ScanResult({f: empty_column(self.schema, f) for f in self.fields}, 0, self.stats)
         return self._read_box(*box, counted=False)
+
+    def read_box(self, box_lo: list[int], box_hi: list[int]) -> ScanResult:
+        """The cells of a part ``box_lo .. box_hi`` of ``box()``, as ``run`` reads them."""
+        return self._read_box(list(box_lo), list(box_hi), counted=False)
 
     def _read_box(self, box_lo: list[int], box_hi: list[int], counted: bool) -> ScanResult:
         """The cells of the box ``box_lo .. box_hi``.  A slab's (``counted``: its fragments
@@ -244,7 +250,7 @@ class DenseScan(TileScan):
         return read, left_out, always[~out_mask]
 
     def _tile(self, frag, name: str, tile_idx: int, cells: int) -> Column:
-        tile = frag.tiles.read(frag.fields[name], tile_idx)
+        tile = frag.tiles.read_fields([frag.fields[name]], tile_idx, keep=self.cache_tiles)[0]
         if len(tile) != cells:
             raise CorruptArrayError(f"dense tile holds {len(tile)} cells, its space tile has "
                                     f"{cells}", f"{frag.name} (field {name!r}), tile {tile_idx}")

@@ -69,12 +69,30 @@ def write_box(path: str, schema: ArraySchema, buffers: dict[str, FieldBuffer], b
     (default: a fresh one).  Out: the ``FragmentWriter`` (``commit()`` makes the fragment
     visible); its tiles are every space tile the box meets, padded (``pad_dense``), and the
     box is its non-empty domain."""
-    positions = tile_positions(schema, box)
-    tiled = {a.name: pad_dense(buffers[a.name], positions, a) for a in schema.attributes}
-    writer = FragmentWriter(path, schema, timestamp_range=timestamp_range, key=key, name=name)
-    writer.write(tiled, dense=True, n_cells=len(positions), tile_size=cells_per_dense_tile(schema),
-                 non_empty_domain=box, written_mask=(positions >= 0).astype(np.uint8))
+    writer = start_box(path, schema, timestamp_range, key, name=name)
+    with writer.discarded_on_error():
+        append_box(writer, schema, buffers, box)
+        writer.finish(box)
     return writer
+
+
+def start_box(path: str, schema: ArraySchema, timestamp_range: tuple[int, int],
+              key: bytes | None, *, name: str | None = None) -> FragmentWriter:
+    """A dense fragment started, to be written box after box (``append_box``), then
+    ``finish``-ed with the union of the boxes as its non-empty domain."""
+    writer = FragmentWriter(path, schema, timestamp_range=timestamp_range, key=key, name=name)
+    writer.start(dense=True, tile_size=cells_per_dense_tile(schema))
+    return writer
+
+
+def append_box(writer: FragmentWriter, schema: ArraySchema, buffers: dict[str, FieldBuffer],
+               box, fill: bool = False) -> None:
+    """The space tiles ``box`` meets, padded (``pad_dense``), onto ``writer``.  Boxes
+    appended one after another must meet successive runs of the fragment's tiles in tile
+    order: bands of whole tiles along the dimension the tile order varies slowest."""
+    positions = tile_positions(schema, box)
+    tiled = {a.name: pad_dense(buffers[a.name], positions, a, fill) for a in schema.attributes}
+    writer.append(tiled, len(positions), written_mask=(positions >= 0).astype(np.uint8))
 
 
 def rectangle_of(schema: ArraySchema, columns: dict) -> tuple[dict, tuple]:
@@ -199,19 +217,22 @@ def _strides(shape: list[int], col_major: bool) -> list[int]:
     return strides
 
 
-def pad_dense(buf: FieldBuffer, positions: np.ndarray, attr) -> FieldBuffer:
+def pad_dense(buf: FieldBuffer, positions: np.ndarray, attr, fill: bool = False) -> FieldBuffer:
     """The tiles' cells (``positions`` from ``tile_positions``): written cells from ``buf``,
-    zero padding elsewhere."""
+    padding elsewhere -- zero bytes, or with ``fill`` the attribute's fill value (and fill
+    validity), as TileDB's consolidation pads the tiles it writes."""
     cvn = 1 if attr.cell_val_num == VAR_NUM else attr.cell_val_num
     n = buf.cells(cvn)
     take = np.where(positions >= 0, positions, n)  # index n is the padding cell
+    pad_valid = np.uint8(fill and attr.fill_value_validity)
+    validity = None if buf.validity is None else np.append(buf.validity, pad_valid)
     if buf.offsets is not None:
-        pad = np.zeros(attr.info.size, dtype=np.uint8)
+        pad = np.frombuffer(attr.fill_value, np.uint8) if fill else \
+            np.zeros(attr.info.size, dtype=np.uint8)
         values = np.concatenate([buf.values.view(np.uint8), pad])
-        offsets = np.append(buf.offsets, buf.offsets[-1] + attr.info.size)
-        validity = None if buf.validity is None else np.append(buf.validity, np.uint8(0))
+        offsets = np.append(buf.offsets, buf.offsets[-1] + len(pad))
         return FieldBuffer(values, offsets, validity).take(take, 1)
-    zero = np.zeros(cvn, dtype=buf.values.dtype)
-    values = np.concatenate([buf.values, zero])
-    validity = None if buf.validity is None else np.append(buf.validity, np.uint8(0))
+    pad = np.frombuffer(attr.fill_value, buf.values.dtype) if fill else \
+        np.zeros(cvn, dtype=buf.values.dtype)
+    values = np.concatenate([buf.values, pad])
     return FieldBuffer(values, None, validity).take(take, cvn)

@@ -58,7 +58,7 @@ from ..format.names import (
 from ..planner.zonemap import same_field
 from . import tiling, vfs
 from .array import Array
-from .dense_writer import write_box
+from .dense_writer import append_box, start_box
 from .directory import CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION, UINT64_MAX
 from .maintenance import ConsolidationReport, remove
 from .cell_merge import Cells, merged
@@ -66,6 +66,7 @@ from .fragment_writer import FragmentWriter
 from .write_buffers import FieldBuffer, column_buffer
 
 _NO_DELETE = np.uint64(UINT64_MAX)
+BAND_CELLS = 1 << 20  # dense: the cells of the space tiles read and written at a time
 
 
 def consolidate_fragments(array, window, dry_run: bool, purge: bool) -> ConsolidationReport:
@@ -346,7 +347,10 @@ def _overlap(a, b) -> bool:
     return all(lo1 <= hi2 and lo2 <= hi1 for (lo1, hi1), (lo2, hi2) in zip(a, b))
 
 
-def _write_dense(array, chosen, name: str):
+def _write_dense(array, chosen, name: str) -> FragmentWriter:
+    """One dense fragment over the union of the chosen fragments' non-empty domains, holding
+    what a read of them returns there, read and written a band of whole space tiles at a
+    time (``dense_bands``)."""
     schema = array.schema
     t1, t2 = chosen[0].timestamp_range[0], chosen[-1].timestamp_range[1]
     # A dense read of [t1, t2] sees exactly the chosen fragments (whole-range overlap only);
@@ -355,13 +359,40 @@ def _write_dense(array, chosen, name: str):
     window_array = Array(array.path, timestamp=(t1, t2), key=array.key,
                          schema_time=array.schema_time)
     scan = DenseScan(window_array, [a.name for a in schema.attributes], {})
+    scan.cache_tiles = False  # read once: keep the tiles queries reuse in the cache
     box_lo, box_hi = scan.box()
     box = tuple(zip(box_lo, box_hi))  # the union of the merged non-empty domains
-    result = scan.run()
-    # The scan answers in row-major order; the writer takes the box's cells in cell order.
-    shape = [hi - lo + 1 for lo, hi in box]
-    cell_order = np.arange(int(np.prod(shape))).reshape(shape)
-    cell_order = cell_order.ravel(order="F" if schema.cell_order == Layout.COL_MAJOR else "C")
-    buffers = {a.name: _buffer(schema, a.name, result.columns[a.name].take(cell_order))
-               for a in schema.attributes}
-    return write_box(array.path, schema, buffers, box, (t1, t2), array.key, name=name)
+    writer = start_box(array.path, schema, (t1, t2), array.key, name=name)
+    with writer.discarded_on_error():
+        for band in dense_bands(schema, box):
+            result = scan.read_box(*zip(*band))
+            # The scan answers in row-major order; the writer takes cells in cell order.
+            shape = [hi - lo + 1 for lo, hi in band]
+            cell_order = np.arange(int(np.prod(shape))).reshape(shape)
+            cell_order = cell_order.ravel(
+                order="F" if schema.cell_order == Layout.COL_MAJOR else "C")
+            append_box(writer, schema, {
+                a.name: _buffer(schema, a.name, result.columns[a.name].take(cell_order))
+                for a in schema.attributes}, band, fill=True)
+        writer.finish(box)
+    return writer
+
+
+def dense_bands(schema, box) -> list[tuple]:
+    """``box`` cut into boxes of whole space tiles along the dimension the tile order varies
+    slowest (the first; the last in column-major tile order), each meeting at most
+    ``BAND_CELLS`` cells of tiles (one row of tiles at least): their tiles, one band after
+    another, are the box's tiles in tile order."""
+    dims = schema.dimensions
+    axis = len(dims) - 1 if schema.tile_order == Layout.COL_MAJOR else 0
+    expanded = _expand(dims, box)
+    row = _cells(expanded) // (expanded[axis][1] - expanded[axis][0] + 1)  # a line of cells
+    extent = int(dims[axis].tile_extent)
+    step = extent * max(1, BAND_CELLS // (extent * row))
+    origin = int(dims[axis].domain[0])
+    bands, start = [], box[axis][0]
+    while start <= box[axis][1]:
+        stop = min(box[axis][1], origin + ((start - origin) // step + 1) * step - 1)
+        bands.append(box[:axis] + ((start, stop),) + box[axis + 1:])
+        start = stop + 1
+    return bands
