@@ -66,7 +66,8 @@ from sqlglot import exp
 from ..datatypes import type_info
 from ..engine.column import Column
 from ..engine.fill import fill_column
-from ..engine.scan import scan
+from ..engine.parallel import map_ordered
+from ..engine.scan import open_scan, scan
 from ..engine.sparse_scan import condition_input
 from ..errors import SqlError, UnsupportedSql
 from ..format.delete_condition import ExprNode, Node, sql_truth
@@ -86,27 +87,31 @@ class Judged:
 
 def judge(array: Array, condition: Node, t: int, where: str = "") -> Judged:
     """``condition`` (the user's, not negated) over the cells visible at ``t``: the tested
-    fields are read once; the cells at risk, when there are any, with every field in a second
-    read of the tiles that can hold them."""
+    fields are read once, a few tiles at a time (the rows deleted and at risk are counted, so
+    memory does not grow with the array); the cells at risk, when there are any, with every
+    field in a second read of the tiles that can hold them."""
     at_t = Array(array.path, t, array.key)
     tested = _fields_of(condition)
     missing = sorted(set(tested) - at_t.schema.fields_by_name().keys())
     if missing:  # DuckDB: the column does not exist
         raise SqlError(f"DELETE at timestamp {t}: column {missing[0]!r} was added to the array "
                        "later (the schema in force at that time has no such field)")
-    cells = scan(at_t, tested, {})
-    true, _ = _truth(at_t.schema, condition, cells.columns, cells.length)
     risk = _Risk(at_t, tested)
-    at_risk = risk.among(cells.columns, true) if risk else None
-    if at_risk is None or not at_risk.any():
-        return Judged(int(true.sum()), None)
-    _refuse_unsound(array, at_t, int(at_risk.sum()), t, where)  # before every field is read
+    deleted = at_risk = 0
+    scanned = open_scan(at_t, tested, {})
+    for part in map_ordered(scanned.read, scanned.tasks()):  # a few tiles' cells at a time
+        true, _ = _truth(at_t.schema, condition, part.columns, part.length)
+        deleted += int(true.sum())
+        if risk:
+            at_risk += int(risk.among(part.columns, true).sum())
+    if not at_risk:
+        return Judged(deleted, None)
+    _refuse_unsound(array, at_t, at_risk, t, where)  # before every field is read
     names = list(at_t.schema.fields_by_name())
     every = scan(at_t, names, {}, risk.predicate())
     kept, _ = _truth(at_t.schema, condition, every.columns, every.length)
-    at_risk = np.flatnonzero(risk.among(every.columns, kept))
-    return Judged(int(true.sum()),
-                  {name: column.take(at_risk) for name, column in every.columns.items()})
+    rows = np.flatnonzero(risk.among(every.columns, kept))
+    return Judged(deleted, {name: column.take(rows) for name, column in every.columns.items()})
 
 
 def _truth(schema, condition: Node, columns: dict[str, Column], n: int):
