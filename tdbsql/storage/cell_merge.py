@@ -105,31 +105,34 @@ def merged(schema, runs: list[Iterator[Cells]]) -> Iterator[Cells]:
         lending = [run for run in runs if not run.empty]
         if not lending:
             return
-        cells, source, keys = _ordered(schema, lending)
+        cells, order, source, keys = _ordered(schema, lending)
         cut, frontier = _final(keys, source, lending)
         if cut == 0:  # the frontier's coordinate opens the lent cells: it needs more of them
             lending[frontier].lend()
             continue
-        waiting = cut + np.argsort(source[cut:], kind="stable")  # by run, in order
+        by_run = np.argsort(source[cut:], kind="stable")  # the waiting cells, run by run
         counts = np.bincount(source[cut:], minlength=len(lending))
+        waiting = order[cut:][by_run]
         for run, rows in zip(lending, np.split(waiting, np.cumsum(counts)[:-1])):
             if not len(rows) and sum(r.want for r in runs) + run.want <= 2 * LENT_CELLS:
                 run.want *= 2
             run.lent = cells.take(rows) if len(rows) else None
-        yield cells.take(np.arange(cut)) if cut < len(cells) else cells
+        yield cells.take(order[:cut])
 
 
-def _ordered(schema, lending: list[Run]) -> tuple[Cells, np.ndarray, list[np.ndarray]]:
-    """The lent cells in global order, newest first among equal coordinates; the index (into
-    ``lending``) of the run each came from; and their global-order keys, primary first."""
+def _ordered(schema, lending: list[Run]):
+    """(the lent cells; the permutation putting them in global order, newest first among
+    equal coordinates; and in that order, the index (into ``lending``) of the run each came
+    from and their global-order keys, primary first).  The cells are not moved: each is
+    taken once, when it goes out or back to its run."""
     cells = Cells.concat([run.lent for run in lending])
     source = np.repeat(np.arange(len(lending)), [len(run.lent) for run in lending])
     newest = np.lexsort((-cells.frag_idx, ~cells.ts))
-    cells, source = cells.take(newest), source[newest]
-    keys = order_keys(Coords(schema, [column_buffer(dim, cells.columns[dim.name])
-                                      for dim in schema.dimensions]))
-    order = np.lexsort(tuple(reversed(keys)))  # stable: newest first stays so
-    return cells.take(order), source[order], [key[order] for key in keys]
+    keys = [key[newest] for key in order_keys(Coords(
+        schema, [column_buffer(dim, cells.columns[dim.name]) for dim in schema.dimensions]))]
+    sort = np.lexsort(tuple(reversed(keys)))  # stable: newest first stays so
+    order = newest[sort]
+    return cells, order, source[order], [key[sort] for key in keys]
 
 
 def _final(keys: list[np.ndarray], source: np.ndarray, lending: list[Run]) -> tuple[int, int]:

@@ -24,6 +24,7 @@ from typing import BinaryIO
 import numpy as np
 
 from ..datatypes import VAR_NUM, Datatype, type_info
+from ..engine.parallel import map_ordered
 from ..format.array_schema import ArraySchema
 from ..format.filter_pipeline import EMPTY_TILE
 from ..format.fragment_metadata import (
@@ -176,13 +177,16 @@ class FragmentWriter:
         if stream.cells % stream.tile_size:
             raise ValueError("a fragment's tiles are full until its last one: cells were "
                              "appended after a partial tile")
+        def field(files: _FieldFiles) -> tm.TileStats:  # its own files: fields in parallel
+            spec, buf = files.spec, fields[files.spec.name]
+            self._write_tiles(files, buf, stream.tile_size, n_cells)
+            return tm.tile_stats(spec.datatype, spec.cell_val_num, spec.is_dim, spec.nullable,
+                                 buf, stream.tile_size, n_cells, written_mask)
+
         with self.discarded_on_error():
-            for name, files in stream.files.items():
-                spec, buf = files.spec, fields[name]
-                self._write_tiles(files, buf, stream.tile_size, n_cells)
-                stream.stats.setdefault(name, []).append(tm.tile_stats(
-                    spec.datatype, spec.cell_val_num, spec.is_dim, spec.nullable, buf,
-                    stream.tile_size, n_cells, written_mask))
+            files = list(stream.files.values())
+            for each, stats in zip(files, map_ordered(field, files)):
+                stream.stats.setdefault(each.spec.name, []).append(stats)
         stream.cells += n_cells
         if mbrs is not None:
             stream.mbrs.append(mbrs)
