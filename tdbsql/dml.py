@@ -54,13 +54,17 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
     body = tree.expression
     if isinstance(body, exp.Values):
         rows = values_table(body, names, array, sql)
+    elif array.schema.sparse:  # the query's rows a batch at a time
+        from .insert_query import insert_query
+
+        return count_table(insert_query(connection, source, array, names, body, sql))
     else:
         rows = connection.sql(body.sql(dialect="duckdb")).arrow()
         if rows.num_columns != len(names):
             raise SqlError(f"INSERT has {len(names)} target columns but {rows.num_columns} "
                            "values per row", sql)
         rows = typed_rows(rows.rename_columns(names), array, sql)
-    data = _with_omitted(rows, array, sql)
+    data = with_omitted(rows, array, sql)
     from .storage.write_order import wait_past, write_after
     from .storage.writer import write
 
@@ -229,7 +233,7 @@ def _cast(value, target: pa.DataType):
         raise ValueError(str(err)) from None
 
 
-def _with_omitted(table: pa.Table, array, sql: str) -> pa.Table:
+def with_omitted(table: pa.Table, array, sql: str) -> pa.Table:
     """NULL columns for the nullable attributes the INSERT leaves out; any other field left out
     is an error naming it."""
     from .engine.fields import field_arrow_type

@@ -156,3 +156,33 @@ def test_dense_consolidated_a_row_of_tiles_at_a_time_as_tiledb_does(tmp_path_fac
     # a dense fragment keeps no cell timestamps: inside the merged range history is gone
     # (in TileDB too); at or after its end the reads are as before
     assert after[None] == before[None] and after[stamps[-1]] == before[stamps[-1]]
+
+
+def test_fragments_that_follow_one_another_merge_in_one_pass(tmp_path):
+    """Appends over time: each fragment's cells follow the previous one's.  Each round sorts
+    only the fragments reaching the frontier, so the cells sorted stay proportional to the
+    cells merged (sorting every fragment's lent tiles each round made it quadratic)."""
+    uri = str(tmp_path / "appends")
+    create(uri, [tiledb.Dim("x", domain=(0, 9999), tile=100, dtype=np.int64)],
+           [tiledb.Attr("a", dtype=np.int32)], capacity=4)
+    for i in range(12):
+        xs = np.arange(i * 40, i * 40 + 40, dtype=np.int64)
+        write_sparse(uri, 10 * (i + 1), xs, a=(xs * 2).astype(np.int32))
+    twin = uri + "_twin"
+    shutil.copytree(uri, twin)
+    sorted_cells = []
+    ordered = cell_merge._ordered
+
+    def counting(schema, lending):
+        found = ordered(schema, lending)
+        sorted_cells.append(len(found[1]))
+        return found
+
+    with mock.patch.object(cell_merge, "LENT_CELLS", 1), \
+            mock.patch.object(cell_merge, "_ordered", counting):
+        consolidate(uri)
+    tiledb_consolidate(twin)
+    for target in (uri, twin):
+        tiledb.vacuum(target)
+    assert stored(uri) == stored(twin)
+    assert sum(sorted_cells) <= 2 * 12 * 40  # each cell sorted about once

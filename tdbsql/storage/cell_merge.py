@@ -105,6 +105,7 @@ def merged(schema, runs: list[Iterator[Cells]]) -> Iterator[Cells]:
         lending = [run for run in runs if not run.empty]
         if not lending:
             return
+        lending = _reaching(schema, lending)
         cells, order, source, keys = _ordered(schema, lending)
         cut, frontier = _final(keys, source, lending)
         if cut == 0:  # the frontier's coordinate opens the lent cells: it needs more of them
@@ -120,6 +121,32 @@ def merged(schema, runs: list[Iterator[Cells]]) -> Iterator[Cells]:
         yield cells.take(order[:cut])
 
 
+def _reaching(schema, lending: list[Run]) -> list[Run]:
+    """The runs whose first lent cell sorts at or before the frontier (the earliest last
+    lent cell of the runs with more to lend): only their cells can go out this round.  The
+    others wait without being sorted again: fragments that follow one another in the order
+    (appends over time, an INSERT's parts) then merge in one pass, each round sorting one
+    run's cells, not every run's."""
+    if len(lending) < 2 or all(run.done for run in lending):
+        return lending
+    ends = Cells.concat([run.lent.take(np.array([0, len(run.lent) - 1])) for run in lending])
+    keys = order_keys(_coords(schema, ends))
+    order = np.lexsort(tuple(reversed(keys)))
+    rank = np.empty(len(order), dtype=np.int64)  # equal keys, equal rank
+    changed = np.zeros(len(order), dtype=bool)
+    for key in keys:
+        changed[1:] |= key[order][1:] != key[order][:-1]
+    rank[order] = np.cumsum(changed)
+    firsts, lasts = rank[0::2], rank[1::2]
+    frontier = min(last for last, run in zip(lasts, lending) if not run.done)
+    return [run for first, run in zip(firsts, lending) if first <= frontier]
+
+
+def _coords(schema, cells: Cells) -> Coords:
+    return Coords(schema, [column_buffer(dim, cells.columns[dim.name])
+                           for dim in schema.dimensions])
+
+
 def _ordered(schema, lending: list[Run]):
     """(the lent cells; the permutation putting them in global order, newest first among
     equal coordinates; and in that order, the index (into ``lending``) of the run each came
@@ -128,8 +155,7 @@ def _ordered(schema, lending: list[Run]):
     cells = Cells.concat([run.lent for run in lending])
     source = np.repeat(np.arange(len(lending)), [len(run.lent) for run in lending])
     newest = np.lexsort((-cells.frag_idx, ~cells.ts))
-    keys = [key[newest] for key in order_keys(Coords(
-        schema, [column_buffer(dim, cells.columns[dim.name]) for dim in schema.dimensions]))]
+    keys = [key[newest] for key in order_keys(_coords(schema, cells))]
     sort = np.lexsort(tuple(reversed(keys)))  # stable: newest first stays so
     order = newest[sort]
     return cells, order, source[order], [key[sort] for key in keys]

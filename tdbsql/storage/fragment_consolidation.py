@@ -48,6 +48,7 @@ from ..engine.column import Column
 from ..engine.dense_scan import DenseScan
 from ..engine.fill import fill_column
 from ..engine.sparse_scan import kept_by_delete, read_condition, zipped_coords
+from ..errors import DataError
 from ..format.commits import encode_vacuum_file
 from ..format.fragment_metadata import (
     DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, TIMESTAMPS, WRITE_VERSION,
@@ -64,6 +65,7 @@ from .maintenance import ConsolidationReport, remove
 from .cell_merge import Cells, merged
 from .fragment_writer import FragmentWriter
 from .write_buffers import FieldBuffer, column_buffer
+from .writer import coordinate_text
 
 _NO_DELETE = np.uint64(UINT64_MAX)
 BAND_CELLS = 1 << 20  # dense: the cells of the space tiles read and written at a time
@@ -108,23 +110,37 @@ def consolidate_fragments(array, window, dry_run: bool, purge: bool) -> Consolid
 
 
 def _write_sparse(array, chosen, name: str, purge: bool) -> FragmentWriter | None:
-    """The chosen fragments' cells as one fragment, merged a few tiles of each at a time
-    (``cell_merge``) and written tile after tile; None when every cell was purged."""
-    schema = array.schema
+    """The chosen fragments' cells as one fragment (``merge_sparse``), with every delete of
+    the array recorded or purged; None when every cell was purged."""
     deletes = list(array.directory.deletes)
-    markers = [d.marker for d in deletes]
-    conditions = [(read_condition(d, array.key), d) for d in deletes]
     first = chosen[0].timestamp_range[0]
     delete_meta = not purge and (any(d.timestamp >= first for d in deletes) or
                                  any(f.metadata.has_delete_meta for f in chosen))
+    return merge_sparse(array, chosen, name, (first, chosen[-1].timestamp_range[1]),
+                        deletes=deletes, purge=purge, delete_meta=delete_meta,
+                        cell_timestamps=array.schema.version >=
+                        CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION)
+
+
+def merge_sparse(array, fragments, name: str, timestamp_range: tuple[int, int], *,
+                 deletes=(), purge: bool = False, delete_meta: bool = False,
+                 cell_timestamps: bool = True, unique: bool = False) -> FragmentWriter | None:
+    """The cells of sparse ``fragments`` (of ``array``, oldest first) as one fragment
+    ``name``, not committed: merged a few tiles of each at a time (``cell_merge``) and written
+    tile after tile.  ``deletes``: delete commits recorded in the cells (``dt.tdb`` with
+    ``delete_meta``) or, with ``purge``, applied; ``cell_timestamps`` keeps each cell's write
+    time (``t.tdb``); ``unique`` refuses a coordinate held twice (DataError).  None when no
+    cell is left."""
+    schema = array.schema
+    markers = [d.marker for d in deletes]
+    conditions = [(read_condition(d, array.key), d) for d in deletes]
     writer = FragmentWriter(array.path, schema, key=array.key, name=name,
-                            timestamp_range=(first, chosen[-1].timestamp_range[1]))
-    writer.start(dense=False, tile_size=schema.capacity,
-                 has_timestamps=schema.version >= CONSOLIDATION_WITH_TIMESTAMPS_MIN_VERSION,
+                            timestamp_range=timestamp_range)
+    writer.start(dense=False, tile_size=schema.capacity, has_timestamps=cell_timestamps,
                  has_delete_meta=delete_meta)
     runs = [_fragment_batches(array, frag, frag_idx, markers, conditions)
-            for frag_idx, frag in enumerate(chosen)]
-    tiles = _TileWriter(writer, schema)
+            for frag_idx, frag in enumerate(fragments)]
+    tiles = _TileWriter(writer, schema, unique)
     with writer.discarded_on_error():
         for cells in merged(schema, runs):
             tiles.add(_purged(schema, cells, bool(conditions)) if purge else cells)
@@ -256,14 +272,17 @@ def _coordinate_groups(schema, cells: Cells) -> np.ndarray:
 class _TileWriter:
     """Merged cells onto a started ``FragmentWriter``, whole tiles at a time (the cells of a
     partial tile wait for more, or for ``flush``), with each tile's MBR and the non-empty
-    domain."""
+    domain; ``unique``: a coordinate held twice is refused (the versions of a coordinate
+    come in one batch of ``cell_merge.merged``, side by side)."""
 
-    def __init__(self, writer: FragmentWriter, schema):
-        self.writer, self.schema = writer, schema
+    def __init__(self, writer: FragmentWriter, schema, unique: bool = False):
+        self.writer, self.schema, self.unique = writer, schema, unique
         self.waiting: list[Cells] = []
         self.non_empty_domain = None
 
     def add(self, cells: Cells) -> None:
+        if self.unique:
+            _refuse_duplicates(self.schema, cells)
         self.waiting.append(cells)
         held = sum(len(part) for part in self.waiting)
         if held >= self.schema.capacity:
@@ -291,6 +310,17 @@ class _TileWriter:
         writer.append(buffers, count, mbrs=leaves)
         self.non_empty_domain = ned if self.non_empty_domain is None else tuple(
             (min(a[0], b[0]), max(a[1], b[1])) for a, b in zip(self.non_empty_domain, ned))
+
+
+def _refuse_duplicates(schema, cells: Cells) -> None:
+    buffers = [_buffer(schema, d.name, cells.columns[d.name]) for d in schema.dimensions]
+    twice = tiling.duplicate_rows(tiling.Coords(schema, buffers))
+    if len(twice):
+        cell = int(twice[0])
+        coords = ", ".join(coordinate_text(d, buf, cell)
+                           for d, buf in zip(schema.dimensions, buffers))
+        raise DataError(f"duplicate coordinates ({coords}): the array does not allow "
+                        "duplicates")
 
 
 def _buffer(schema, name: str, column: Column):

@@ -218,7 +218,7 @@ def _write_sparse(path, schema, buffers, timestamp_range, key, *, ordered=False,
         dups = tiling.duplicate_rows(coords)
         if len(dups):
             row = int(dups[0]) if ordered else int(order[dups[0]])
-            coords_text = ", ".join(_coord_text(d, buffers[d.name], int(dups[0]))
+            coords_text = ", ".join(coordinate_text(d, buffers[d.name], int(dups[0]))
                                     for d in schema.dimensions)
             raise DataError(f"duplicate coordinates ({coords_text}) at row {row}: the array does "
                             "not allow duplicates")
@@ -279,7 +279,8 @@ def _cvn(schema: ArraySchema, name: str) -> int:
     return 1
 
 
-def _coord_text(dim, buf: FieldBuffer, idx: int) -> str:
+def coordinate_text(dim, buf: FieldBuffer, idx: int) -> str:
+    """Cell ``idx``'s coordinate on ``dim`` as a message shows it."""
     if dim.is_var:
         return repr(buf.cell_bytes(idx).decode("utf-8", "replace"))
     return repr(buf.values[idx].item())
