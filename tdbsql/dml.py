@@ -4,7 +4,8 @@
 (columns by position, or by the listed names; dimensions and non-nullable attributes must be
 given, nullable attributes left out are NULL; enumerated attributes take their labels, as
 they read); ``DELETE FROM t WHERE ...`` writes a delete commit that TileDB honours.  Both return
-DuckDB's one row ``Count``: the rows written / deleted.
+DuckDB's one row ``Count``: the rows written / deleted; with RETURNING, its list over those
+rows (``returning``: the rows inserted as stored, the rows deleted as they read before).
 """
 
 from __future__ import annotations
@@ -16,23 +17,26 @@ from .catalog import ArraySource
 from .parquet_source import ParquetSource
 from .errors import SqlError, UnsupportedSql
 from .planner.parse import span_of, span_over
+from .returning import check_returning, returned_rows
 
 
-_CLAUSES = {"using": "USING", "returning": "RETURNING", "conflict": "ON CONFLICT",
+_CLAUSES = {"using": "USING", "conflict": "ON CONFLICT",
             "alternative": "OR REPLACE / OR IGNORE", "by_name": "BY NAME", "with_": "WITH",
             "overwrite": "OVERWRITE", "default": "DEFAULT VALUES", "order": "ORDER BY",
             "limit": "LIMIT", "options": "OPTION", "hint": "hints"}
 
 
-def refuse_clauses(tree: exp.Expression, statement: str) -> None:
-    """A clause this writer would ignore is refused, never silently dropped."""
+def refuse_clauses(tree: exp.Expression, statement: str, sql: str) -> None:
+    """A clause this writer would ignore is refused, never silently dropped; so is a
+    RETURNING list DuckDB refuses (``returning.check_returning``)."""
     for arg, clause in _CLAUSES.items():
         if tree.args.get(arg):
             raise UnsupportedSql(f"{statement} ... {clause} is not supported")
+    check_returning(tree, sql)
 
 
 def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
-    refuse_clauses(tree, "INSERT")
+    refuse_clauses(tree, "INSERT", sql)
     target = tree.this
     names = None
     if isinstance(target, exp.Schema):
@@ -54,7 +58,7 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
     body = tree.expression
     if isinstance(body, exp.Values):
         rows = values_table(body, names, array, sql)
-    elif array.schema.sparse:  # the query's rows a batch at a time
+    elif array.schema.sparse and not tree.args.get("returning"):  # a batch at a time
         from .insert_query import insert_query
 
         return count_table(insert_query(connection, source, array, names, body, sql))
@@ -65,6 +69,7 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
                            "values per row", sql)
         rows = typed_rows(rows.rename_columns(names), array, sql)
     data = with_omitted(rows, array, sql)
+    returned = returned_rows(connection, tree, data.select(fields), sql)
     from .storage.write_order import wait_past, write_after
     from .storage.writer import write
 
@@ -72,7 +77,7 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
         when = write_after(array)  # after the statements before it, even in one millisecond
         write(source.path, data, timestamp=when, key=source.key)
         wait_past(when)
-    return count_table(data.num_rows)
+    return answer(returned, data.num_rows)
 
 
 def empty_answer(column: str) -> pa.Table:
@@ -87,18 +92,32 @@ def count_table(rows: int) -> pa.Table:
     return pa.table({"Count": pa.array([rows], pa.int64())})
 
 
+def answer(returned: pa.Table | None, count: int) -> pa.Table:
+    """A write's answer: its RETURNING rows, else DuckDB's one row ``Count``."""
+    return count_table(count) if returned is None else returned
+
+
 def run_delete(connection, tree: exp.Delete, sql: str) -> pa.Table:
-    refuse_clauses(tree, "DELETE")
+    refuse_clauses(tree, "DELETE", sql)
     source = array_source(connection, tree.this, sql)
     where = tree.args.get("where")
     if where is None:
         raise UnsupportedSql("DELETE without WHERE: delete every cell with DELETE ... WHERE TRUE "
                              "is not supported; remove the array directory instead")
+    returned = None
+    if tree.args.get("returning"):  # the rows deleted, read before the delete
+        if source.timestamp is not None:
+            raise UnsupportedSql(f"DELETE ... RETURNING of {tree.this.name!r}, registered at "
+                                 f"timestamp {source.timestamp}: the delete applies to the array "
+                                 "as it is now (register it without a timestamp)")
+        deleted = connection._rows_of(sql)(
+            exp.select("*").from_(tree.this.copy()).where(where.this.copy()))
+        returned = returned_rows(connection, tree, deleted, sql)
     from .storage.delete_writer import write_delete
 
     # the condition as parsed, so an error in it underlines the culprit in the statement
     commit = write_delete(source.path, where.this, key=source.key, sql=sql)
-    return count_table(commit.deleted)
+    return answer(returned, commit.deleted)
 
 
 def array_source(connection, table: exp.Table, sql: str) -> ArraySource:

@@ -16,7 +16,8 @@ A table made so is the connection's own, and ``INSERT``, ``UPDATE`` and ``DELETE
 as DuckDB changes a table (``run_write``): rows appended with each value cast to its
 column's type as INSERT casts it into an array (a column left out is NULL); rows deleted
 where the WHERE is TRUE; the SET values worked out for the rows where it is TRUE, cast, and
-put in their places (UPDATE ... FROM is refused).  Rows keep their order.  A table
+put in their places (UPDATE ... FROM is refused); RETURNING as on an array
+(``returning``).  Rows keep their order.  A table
 registered from Python (``con.register``) is the caller's and stays read-only.
 """
 
@@ -28,10 +29,11 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from .catalog import ArrowSource
-from .dml import count_table, empty_answer, refuse_clauses, typed_rows, values_table
+from .dml import answer, count_table, empty_answer, refuse_clauses, typed_rows, values_table
 from .errors import SqlError, UnsupportedSql
 from .planner.parse import span_of
 from .result import unique_names
+from .returning import returned_rows
 from .views import drop_target
 
 _HIT = "__tdbsql_update_hit"  # the WHERE's truth, beside a table's columns during an UPDATE
@@ -127,19 +129,18 @@ def run_write(connection, name: str, tree, sql: str, run_query) -> pa.Table:
     if target.args.get("version"):
         raise SqlError("FOR SYSTEM_TIME reads an array's history; a table in memory has none",
                        sql, span_of(target))
-    table = connection.catalog.sources[name].table
-    where = tree.args.get("where")
     if isinstance(tree, exp.Delete):
-        refuse_clauses(tree, "DELETE")
-        kept = table.slice(0, 0) if where is None else run_query(
-            exp.select("*").from_(target.copy()).where(_not_true(where.this)))
-        _replace(connection, name, kept)
-        return count_table(table.num_rows - kept.num_rows)
+        refuse_clauses(tree, "DELETE", sql)
+        table = connection.catalog.sources[name].table
+        hit = _hits(tree, table, run_query)
+        returned = returned_rows(connection, tree, table.filter(hit), sql)
+        _replace(connection, name, table.filter(~hit))
+        return answer(returned, int(hit.sum()))
     return _update(connection, name, tree, sql, run_query)
 
 
 def _insert(connection, name: str, tree: exp.Insert, sql: str, run_query) -> pa.Table:
-    refuse_clauses(tree, "INSERT")
+    refuse_clauses(tree, "INSERT", sql)
     table = connection.catalog.sources[name].table
     spelled = {column.lower(): column for column in table.column_names}
     names = table.column_names
@@ -169,8 +170,9 @@ def _insert(connection, name: str, tree: exp.Insert, sql: str, run_query) -> pa.
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:  # a column of NULL type
         raise SqlError(f"INSERT into {name!r}: the values cannot be stored: {err}", sql) \
             from None
+    returned = returned_rows(connection, tree, rows, sql)
     _replace(connection, name, pa.concat_tables([table, rows]))
-    return count_table(rows.num_rows)
+    return answer(returned, rows.num_rows)
 
 
 def _update(connection, name: str, tree: exp.Update, sql: str, run_query) -> pa.Table:
@@ -179,19 +181,13 @@ def _update(connection, name: str, tree: exp.Update, sql: str, run_query) -> pa.
     registered for the moment under a name of its own), put in their places."""
     from .update_statement import assignments
 
-    refuse_clauses(tree, "UPDATE")
+    refuse_clauses(tree, "UPDATE", sql)
     if tree.args.get("from_"):
         raise UnsupportedSql("UPDATE ... FROM of a table in memory is not supported")
     table = connection.catalog.sources[name].table
     values = assignments(tree, table.column_names, [], sql)
-    where = tree.args.get("where")
     target = tree.this
-    if where is None:
-        hit = np.ones(table.num_rows, dtype=bool)
-    else:
-        truth = exp.Is(this=exp.paren(where.this.copy()), expression=exp.true())
-        hit = run_query(exp.select(truth).from_(target.copy())).column(0) \
-            .to_numpy(zero_copy_only=False).astype(bool)
+    hit = _hits(tree, table, run_query)
     tested = f"{_HIT}_{id(tree)}"
     connection.catalog.register(tested, ArrowSource(table.append_column(_HIT, pa.array(hit))))
     try:
@@ -207,13 +203,21 @@ def _update(connection, name: str, tree: exp.Update, sql: str, run_query) -> pa.
     columns = [pc.if_else(pa.array(hit), new.column(column), table.column(column))
                if column in values else table.column(column)
                for column in table.column_names]
-    _replace(connection, name, pa.table(columns, schema=table.schema))
-    return count_table(int(hit.sum()))
+    updated = pa.table(columns, schema=table.schema)
+    returned = returned_rows(connection, tree, updated.filter(pa.array(hit)), sql)
+    _replace(connection, name, updated)
+    return answer(returned, int(hit.sum()))
 
 
-def _not_true(condition: exp.Expression) -> exp.Expression:
-    """``condition IS NOT TRUE``: the rows a DELETE keeps (false or NULL)."""
-    return exp.Not(this=exp.Is(this=exp.paren(condition.copy()), expression=exp.true()))
+def _hits(tree, table: pa.Table, run_query) -> np.ndarray:
+    """Where the WHERE of the UPDATE or DELETE ``tree`` is TRUE on ``table``'s rows (every
+    row without one), worked out once a row (``random()`` too)."""
+    where = tree.args.get("where")
+    if where is None:
+        return np.ones(table.num_rows, dtype=bool)
+    truth = exp.Is(this=exp.paren(where.this.copy()), expression=exp.true())
+    return run_query(exp.select(truth).from_(tree.this.copy())).column(0) \
+        .to_numpy(zero_copy_only=False).astype(bool)
 
 
 def _replace(connection, name: str, rows: pa.Table) -> None:

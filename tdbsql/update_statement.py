@@ -20,7 +20,8 @@ The new values are worked out by the engine from the cells as they are now, ever
 old values (``SET a = b, b = a`` swaps them), and cast to the columns' types as INSERT casts
 them.  SET names attributes only: a cell's coordinates are its place in the array (DELETE it
 and INSERT it elsewhere).  With FROM, a cell that several FROM rows match takes one of them,
-as in DuckDB.  The answer is DuckDB's one row ``Count``: the cells updated.
+as in DuckDB.  The answer is DuckDB's one row ``Count``: the cells updated; with RETURNING,
+its list over their new values (``returning``), worked out before anything is written.
 
 Timestamps: the new fragment is written after every fragment and delete commit the UPDATE read
 (``storage.write_order``), so it is the newest version, and the statement returns once the
@@ -39,15 +40,16 @@ import pyarrow.compute as pc
 from sqlglot import exp
 from sqlglot.optimizer.scope import find_in_scope
 
-from .dml import array_source, count_table, refuse_clauses, typed_rows
+from .dml import answer, array_source, refuse_clauses, typed_rows
 from .errors import SqlError, UnsupportedSql
 from .planner.parse import span_of
+from .returning import returned_rows
 from .storage.write_order import wait_past, write_after
 
 
 def run_update(connection, tree: exp.Update, sql: str, run_query) -> pa.Table:
     """Run ``tree``; ``run_query(select)`` gives a SELECT tree's rows (a ``pa.Table``)."""
-    refuse_clauses(tree, "UPDATE")
+    refuse_clauses(tree, "UPDATE", sql)
     target = tree.this
     source = array_source(connection, target, sql)
     if source.timestamp is not None:
@@ -75,10 +77,11 @@ def run_update(connection, tree: exp.Update, sql: str, run_query) -> pa.Table:
     rows = run_query(picked)
     if joined:
         rows = _one_per_cell(rows, dims)
-    if not rows.num_rows:
-        return count_table(0)
     rows = typed_rows(rows, array, sql, "UPDATE", kept=set(rows.column_names) - set(values))
+    returned = returned_rows(connection, tree, rows, sql)
     updated = rows.num_rows
+    if not updated:
+        return answer(returned, 0)
     when = write_after(array)
     from .storage.writer import write
 
@@ -100,7 +103,7 @@ def run_update(connection, tree: exp.Update, sql: str, run_query) -> pa.Table:
     else:
         write(source.path, rows, timestamp=when, key=source.key)
     wait_past(when)  # a read that starts after the UPDATE sees it
-    return count_table(updated)
+    return answer(returned, updated)
 
 
 def assignments(tree: exp.Update, attributes: list[str], dims: list[str],

@@ -182,7 +182,7 @@ def test_update_errors(tmp_path):
         ("UPDATE a SET nope = 3", SqlError, r"'nope' is not a column of the table \(k, s, v"),
         ("UPDATE a SET v = 1, v = 2", SqlError, "sets column 'v' twice"),
         ("UPDATE a SET a.v = 1", SqlError, "qualified column names"),
-        ("UPDATE a SET v = 1 RETURNING *", UnsupportedSql, "RETURNING"),
+        ("UPDATE a SET v = 1 RETURNING max(v)", SqlError, "aggregate functions are not supp"),
         ("EXPLAIN UPDATE a SET v = 1", UnsupportedSql, "statements run, with no query plan"),
         ("UPDATE a SET v = 'abc'", SqlError, "UPDATE: column 'v' cannot be stored as int64"),
         ("UPDATE a SET v = NULL", DataError, "NULL in a non-nullable field"),
