@@ -20,7 +20,8 @@ import os
 import sys
 from typing import NoReturn
 
-FORMATS = ("table", "csv", "json", "parquet", "arrow")
+FORMATS = ("table", "csv", "json", "line", "markdown", "parquet", "arrow")
+ALIGNED = ("table", "markdown")  # every row's width first: a result held whole
 
 
 class UsageError(Exception):
@@ -208,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
                 # a streamed result is written part by part, but as an aligned table (every
                 # row's width first) it is held whole, within the memory budget
                 result = con.sql(sql)
-                streamed = result.streamed and args.format != "table"
+                streamed = result.streamed and args.format not in ALIGNED
                 _emit(result.fetch_record_batch() if streamed else result.arrow(),
                       args.format, args.output)
         elif args.command == "warmup":

@@ -1,4 +1,5 @@
-"""Writing a result table in the CLI's formats: table, csv, json, parquet, arrow (IPC file)."""
+"""Writing a result table in the CLI's formats: table, csv, json, line, markdown (text),
+parquet, arrow (IPC file)."""
 
 from __future__ import annotations
 
@@ -36,13 +37,21 @@ def write_table(table: pa.Table | pa.RecordBatchReader, fmt: str, output: str | 
                 for part in parts:
                     writer.write_table(part)
         return
-    render = {"table": render_table, "csv": render_csv, "json": render_json}[fmt]
-    parts = (_end_of_day_as_text(part) for part in parts)
     if output is None:
-        _write_parts(sys.stdout, render, parts)
+        write_text(sys.stdout, parts, fmt)
     else:
         with open(output, "w", encoding="utf-8") as f:
-            _write_parts(f, render, parts)
+            write_text(f, parts, fmt)
+
+
+def write_text(out, parts, fmt: str) -> None:
+    """The tables ``parts`` (the parts of one result) rendered in the text format ``fmt``
+    and written to the stream ``out``: a header only before the first."""
+    render = TEXT_FORMATS[fmt]
+    for number, part in enumerate(parts):
+        part = _end_of_day_as_text(part)
+        out.write(render(part, header=False) if number and render in _CONTINUED else
+                  render(part))
 
 
 def _end_of_day_as_text(table: pa.Table) -> pa.Table:
@@ -56,13 +65,6 @@ def _end_of_day_as_text(table: pa.Table) -> pa.Table:
             if pc.any(end_of_day(column)).as_py():
                 table = table.set_column(i, table.field(i).name, _text_of()(column))
     return table
-
-
-def _write_parts(out, render, parts) -> None:
-    """Each part rendered and written; a CSV header only before the first."""
-    for number, part in enumerate(parts):
-        out.write(render(part) if number == 0 or render is not render_csv else
-                  render_csv(part, header=False))
 
 
 def _cell(value, single: bool = False) -> str:
@@ -87,18 +89,28 @@ def _is_single(data_type: pa.DataType) -> bool:
     return pa.types.is_float32(data_type) or pa.types.is_float16(data_type)
 
 
-def render_table(table: pa.Table) -> str:
-    """An aligned text table with a row count, numbers right-aligned; a list, MAP or STRUCT
-    in DuckDB's text (``[a, NULL]``, ``{a=1, b=2}``, ``[{'a': 1, 'b': NULL}]``)."""
+def _text_cells(table: pa.Table) -> tuple[list[list[str]], list[bool]]:
+    """Each row's cells as text (``_cell``; a list, MAP or STRUCT in DuckDB's text: ``[a,
+    NULL]``, ``{a=1, b=2}``, ``[{'a': 1, 'b': NULL}]``), and which columns are numbers."""
     table = _nested_as_text(table, _is_nested)
-    names = table.column_names
     single = [_is_single(t) for t in table.schema.types]
     columns = [column.to_pylist() for column in table.columns]  # by position: names may repeat
     rows = [[_cell(column[r], f) for column, f in zip(columns, single)]
             for r in range(table.num_rows)]
-    widths = [max([len(n)] + [len(r[i]) for r in rows]) for i, n in enumerate(names)]
     numeric = [pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
                for t in table.schema.types]
+    return rows, numeric
+
+
+def _widths(names: list[str], rows: list[list[str]]) -> list[int]:
+    return [max([len(n)] + [len(r[i]) for r in rows]) for i, n in enumerate(names)]
+
+
+def render_table(table: pa.Table) -> str:
+    """An aligned text table with a row count, numbers right-aligned."""
+    names = table.column_names
+    rows, numeric = _text_cells(table)
+    widths = _widths(names, rows)
 
     def line(cells):
         return " | ".join(c.rjust(w) if num else c.ljust(w)
@@ -108,6 +120,37 @@ def render_table(table: pa.Table) -> str:
     out.extend(line(r) for r in rows)
     out.append(f"({table.num_rows} row{'s' if table.num_rows != 1 else ''})")
     return "\n".join(out) + "\n"
+
+
+def render_markdown(table: pa.Table, header: bool = True) -> str:
+    """A Markdown (GitHub) table: numbers right-aligned (``---:``), ``|`` in a cell escaped."""
+    names = [name.replace("|", "\\|") for name in table.column_names]
+    rows, numeric = _text_cells(table)
+    rows = [[cell.replace("|", "\\|") for cell in row] for row in rows]
+    widths = [max(w, 3) for w in _widths(names, rows)]
+
+    def line(cells):
+        return "| " + " | ".join(c.rjust(w) if num else c.ljust(w)
+                                 for c, w, num in zip(cells, widths, numeric)) + " |"
+
+    rule = "|" + "|".join("-" * (w + 1) + ":" if num else "-" * (w + 2)
+                          for w, num in zip(widths, numeric)) + "|"
+    out = [line(names), rule] if header else []
+    out.extend(line(r) for r in rows)
+    return "".join(f"{text}\n" for text in out)
+
+
+def render_line(table: pa.Table, header: bool = True) -> str:
+    """One ``name = value`` line a column, the names right-aligned (to 5 at least), a blank
+    line between rows: SQLite's and DuckDB's shell ``line`` mode.  ``header`` False: the
+    rows follow earlier ones (a blank line first)."""
+    names = table.column_names
+    rows, _ = _text_cells(table)
+    width = max([5, *(len(name) for name in names)])
+    blocks = ["".join(f"{name.rjust(width)} = {cell}\n" for name, cell in zip(names, row))
+              for row in rows]
+    text = "\n".join(blocks)
+    return "\n" + text if text and not header else text
 
 
 def render_csv(table: pa.Table, header: bool = True) -> str:
@@ -180,3 +223,8 @@ def render_json(table: pa.Table) -> str:
             if row[name] is not None:
                 row[name] = float(row[name])
     return "\n".join(json.dumps(row, default=default) for row in rows) + "\n"
+
+
+TEXT_FORMATS = {"table": render_table, "csv": render_csv, "json": render_json,
+                "line": render_line, "markdown": render_markdown}
+_CONTINUED = (render_csv, render_markdown, render_line)  # a part after the first: no header

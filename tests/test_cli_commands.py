@@ -255,11 +255,20 @@ def read_back(path: str, fmt: str) -> dict:
     if fmt == "json":
         rows = [json.loads(line) for line in text.splitlines()]
         return {name: [row[name] for row in rows] for name in SCHEMA.names}
-    lines = text.splitlines()  # table: header, rule, rows, "(N rows)"
-    assert [c.strip() for c in lines[0].split("|")] == SCHEMA.names
-    assert set(lines[1]) <= {"-", "+"}
-    assert lines[-1] == "(6 rows)"
-    cells = [[c.strip() for c in line.split("|")] for line in lines[2:-1]]
+    lines = text.splitlines()
+    if fmt == "line":  # a block of "name = value" lines a row, blank lines between
+        blocks = [block.splitlines() for block in text.split("\n\n")]
+        assert [line.partition(" = ")[0].strip() for line in blocks[0]] == SCHEMA.names
+        cells = [[line.partition(" = ")[2] for line in block] for block in blocks]
+    elif fmt == "markdown":  # | header |, |---:|, | rows |
+        assert [c.strip() for c in lines[0].split("|")[1:-1]] == SCHEMA.names
+        assert set(lines[1]) <= {"-", ":", "|"}
+        cells = [[c.strip() for c in line.split("|")[1:-1]] for line in lines[2:]]
+    else:  # table: header, rule, rows, "(N rows)"
+        assert [c.strip() for c in lines[0].split("|")] == SCHEMA.names
+        assert set(lines[1]) <= {"-", "+"}
+        assert lines[-1] == "(6 rows)"
+        cells = [[c.strip() for c in line.split("|")] for line in lines[2:-1]]
     convert = (int, int, float, str)
     return {name: [convert[i](row[i]) for row in cells] for i, name in enumerate(SCHEMA.names)}
 
