@@ -81,11 +81,14 @@ class _ReadAhead:
             return self._read(path, start, size)
 
     def size(self, path: str) -> int:
-        """The file's size, stat'ed once."""
-        with self.lock:
-            if path not in self.sizes:
-                self.sizes[path] = vfs.file_size(path)
-            return self.sizes[path]
+        """The file's size, stat'ed once (then a lookup, without the lock)."""
+        size = self.sizes.get(path)
+        if size is None:
+            with self.lock:
+                if path not in self.sizes:
+                    self.sizes[path] = vfs.file_size(path)
+                size = self.sizes[path]
+        return size
 
     def know_size(self, path: str, size: int) -> None:
         """The file's size, already stat'ed by the caller: ``_read`` need not stat it again."""
@@ -144,7 +147,6 @@ class TileReader:
         self.version = meta.version
         self.files = _ReadAhead()
         self._paths: dict[tuple[str, str], str] = {}
-        self._sized: set[str] = set()  # files whose size matched the fragment metadata
         self._identities: dict[str, tuple | None] = {}
         self._key_prefixes: dict[tuple[str, str], tuple | bool] = {}
         self._identity_lock = threading.Lock()  # tiles are read on several threads
@@ -342,27 +344,23 @@ class TileReader:
         if tile_idx >= len(offsets):
             raise CorruptArrayError(f"tile {tile_idx} is past the {len(offsets)} tiles recorded",
                                     where)
+        recorded = int(file_sizes[spec.name])
         start = int(offsets[tile_idx])
-        end = int(offsets[tile_idx + 1]) if tile_idx + 1 < len(offsets) else int(file_sizes[spec.name])
+        end = int(offsets[tile_idx + 1]) if tile_idx + 1 < len(offsets) else recorded
         path = self._file(spec.file_stem, suffix)
         if start < 0 or end < start:
             raise CorruptArrayError(f"tile byte range {start}..{end} is not a range", where)
-        if path not in self._sized:
-            self._check_size(path, int(file_sizes[spec.name]), where)
+        # a data file is exactly as long as the fragment metadata says: a file of another
+        # fragment (or metadata of another fragment) would otherwise decode as valid tiles
+        size = self.files.size(path)
+        if size != recorded:
+            raise CorruptArrayError(
+                f"the file has {size} bytes but the fragment metadata records {recorded}", where)
         raw = self.files.read(path, start, end - start)
         return pipeline.decode_tile(raw, datatype, self.version, where=where,
                                     encryption=self.encryption, expected_size=expected,
                                     offsets_out=offsets_out, cell_size=cell_size,
                                     schema_version=self.schema.version)
-
-    def _check_size(self, path: str, recorded: int, where: str) -> None:
-        """A data file is exactly as long as the fragment metadata says: a file of another
-        fragment (or metadata of another fragment) would otherwise decode as valid tiles."""
-        size = self.files.size(path)
-        if size != recorded:
-            raise CorruptArrayError(
-                f"the file has {size} bytes but the fragment metadata records {recorded}", where)
-        self._sized.add(path)
 
     def _file(self, stem: str, suffix: str) -> str:
         key = (stem, suffix)
