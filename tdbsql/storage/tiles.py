@@ -287,6 +287,7 @@ class TileReader:
             cells = meta.tile_cell_count(tile_idx)
             in_data = spec.filters.skip_offsets_filtering(spec.datatype, self.schema.version)
             # one uint64 start a cell, or an empty tile when the data tile carries them
+            # (``decode_tile`` checks the size; ``_var_offsets`` the count of either)
             offsets_raw = self._tile(spec, tile_idx, "", meta.tile_offsets, meta.file_sizes,
                                      self.offsets_filters, Datatype.UINT64,
                                      expected=0 if in_data else cells * 8)
@@ -299,16 +300,12 @@ class TileReader:
             dtype = type_info(spec.datatype).numpy
             # fixed RLE runs are whole cells (TileDB's Tile::cell_size), not single values
             cells = meta.tile_cell_count(tile_idx)
-            # the cell count bounds the decoded size: a corrupt chunk length cannot allocate more
+            # the cell count bounds the decoded size: a corrupt chunk length cannot allocate
+            # more, and a tile decodes to whole cells (``decode_tile`` checks the size)
             raw = self._tile(spec, tile_idx, "", meta.tile_offsets, meta.file_sizes,
                              spec.filters, spec.datatype,
                              cell_size=dtype.itemsize * spec.cell_val_num,
                              expected=cells * dtype.itemsize * spec.cell_val_num)
-            if raw.nbytes % (dtype.itemsize * spec.cell_val_num):
-                raise CorruptArrayError(
-                    f"tile of {raw.nbytes} bytes is not a whole number of "
-                    f"{dtype.itemsize * spec.cell_val_num}-byte cells",
-                    self._where(spec, tile_idx, ""))
             values = raw.view(dtype)
             offsets = None
         validity = None
@@ -322,9 +319,6 @@ class TileReader:
         if rebuilt:
             starts = np.concatenate(rebuilt).astype(np.int64)
         else:
-            if offsets_raw.nbytes % 8:
-                raise CorruptArrayError("offsets tile size is not a multiple of 8",
-                                        self._where(spec, tile_idx, ""))
             starts = offsets_raw.view(np.int64)  # a start past 2**63 reads negative: refused
             if not starts.flags.writeable or not starts.flags.c_contiguous:
                 starts = starts.copy()
