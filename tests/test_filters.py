@@ -82,7 +82,7 @@ def split_tiles(raw: bytes) -> list[bytes]:
     tiles, pos = [], 0
     while pos < len(raw):
         end = pos + 8
-        for _orig, meta, data in iter_chunks(memoryview(raw)[pos:], "tile"):
+        for _orig, meta, data in iter_chunks(memoryview(raw)[pos:], "tile", exact=False):
             end += 12 + len(meta) + len(data)
         tiles.append(raw[pos:end])
         pos = end

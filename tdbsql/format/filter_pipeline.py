@@ -173,10 +173,6 @@ class FilterPipeline:
                             where)
                     return out
         chunks = list(iter_chunks(data, where))
-        used = 8 + sum(12 + len(meta) + len(payload) for _, meta, payload in chunks)
-        if used != len(data):  # a tile's byte range is its chunks exactly: else it is wrong
-            raise CorruptArrayError(f"{len(data) - used} bytes after the tile's "
-                                    f"{len(chunks)} chunks", where)
         total = sum(c[0] for c in chunks)
         if expected_size is not None and total != expected_size:
             raise CorruptArrayError(
@@ -320,8 +316,11 @@ def var_chunk_bounds(
     return [b for i, b in enumerate(out[:count].tolist()) if b < nbytes or i == 0]
 
 
-def iter_chunks(data, where: str):
-    """Yield ``(original_len, metadata, filtered_data)`` for each chunk of a filtered tile."""
+def iter_chunks(data, where: str, exact: bool = True):
+    """Yield ``(original_len, metadata, filtered_data)`` for each chunk of a filtered tile.
+    ``exact``: ``data`` is the tile's byte range, which is its chunks exactly, so bytes left
+    after the last one are an error (raised once it is yielded); else ``data`` may go on past
+    the tile (a file's tiles one after another)."""
     r = Reader(data, where)
     num_chunks = r.u64("chunk count")
     # Each chunk needs at least its 12-byte header.
@@ -336,6 +335,9 @@ def iter_chunks(data, where: str):
         metadata = r.view(meta_len, f"chunk {chunk_idx} metadata")
         payload = r.view(filtered_len, f"chunk {chunk_idx} data")
         yield orig_len, metadata, payload
+    if exact and r.remaining:
+        raise CorruptArrayError(f"{r.remaining} bytes after the tile's {num_chunks} chunks",
+                                where)
 
 
 def _as_view(buf) -> memoryview:
