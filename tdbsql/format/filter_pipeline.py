@@ -23,9 +23,8 @@ import numpy as np
 
 from ..datatypes import Datatype
 from ..errors import CorruptArrayError, DataError
-from . import filters as _filters  # noqa: F401  (registers every filter)
 from .binary import Reader, Writer
-from .filters import ChunkContext, Filter, filter_class
+from .filters import ChunkContext, Filter, filter_class  # the package registers every filter
 from .filters.compression import CompressionFilter
 
 _CHUNK_HEADER = struct.Struct("<III")
