@@ -345,11 +345,10 @@ class Evaluator:
     def _between(self, node: exp.Between):
         value = self(node.this)  # INTERVALs too: compare takes them
         try:
-            operands = _strings_as_others([value, self(node.args["low"]),
-                                           self(node.args["high"])])
+            value, low, high = _between_operands([value, self(node.args["low"]),
+                                                  self(node.args["high"])])
         except ValueError as err:  # a string that is no number
             raise self.error(str(err), node) from None
-        value, low, high = _float_operands(operands)
         result = pc.and_kleene(self.compare("greater_equal", value, low, node),
                                self.compare("less_equal", value, high, node))
         return pc.invert(result) if node.args.get("negate") else result
@@ -777,17 +776,22 @@ def _lowered(value):
     return pc.utf8_lower(value)
 
 
-def _strings_as_others(operands: list) -> list:
-    """BETWEEN's string constants beside numbers cast to the numbers' common type, as DuckDB
-    compares all three in one type: ``'NaN' BETWEEN f AND 'inf'`` compares DOUBLEs, never
-    the two strings as text."""
-    numbers = [o for o in operands if not isinstance(o, dto.Interval)
-               and kind(o.type) in ("int", "uint", "float", "decimal")]
-    texts = [isinstance(o, pa.Scalar) and kind(o.type) == "string" for o in operands]
-    target = common_type([o.type for o in numbers]) if numbers and any(texts) else None
-    if target is None:
+def _between_operands(operands: list) -> list:
+    """BETWEEN's operands in the one type DuckDB compares all three in, the numbers' common
+    type: its string constants cast to it (``'NaN' BETWEEN f AND 'inf'`` compares DOUBLEs,
+    never the two strings as text), and, when it is a FLOAT or DOUBLE and every operand is
+    then a number or NULL, the numbers too (as ``_float_operands`` for IN); else the
+    operands as they are."""
+    number_kinds = ("int", "uint", "float", "decimal")
+    kinds = [None if isinstance(o, dto.Interval) else kind(o.type) for o in operands]
+    target = common_type([o.type for o, k in zip(operands, kinds) if k in number_kinds])
+    if target is None or pa.types.is_null(target):
         return operands
-    return [cast_value(o, target) if text else o for o, text in zip(operands, texts)]
+    texts = [isinstance(o, pa.Scalar) and k == "string" for o, k in zip(operands, kinds)]
+    widen = pa.types.is_floating(target) and all(
+        text or k in (*number_kinds, "null") for text, k in zip(texts, kinds))
+    return [cast_value(o, target) if text or (widen and k != "null") else o
+            for o, k, text in zip(operands, kinds, texts)]
 
 
 def _float_operands(operands: list) -> list:
