@@ -49,7 +49,7 @@ def hash_join(left_keys: list[pa.Array | pa.ChunkedArray],
         return np.flatnonzero(left_groups >= 0).astype(np.int64), None
     if how == "anti":
         return np.flatnonzero(left_groups < 0).astype(np.int64), None
-    return _pairs(left_groups, built, how, check)
+    return pairs_of_groups(left_groups, built, how, check)
 
 
 def key_groups(left_keys: list[pa.Array | pa.ChunkedArray],
@@ -133,9 +133,18 @@ def _packed(right: np.ndarray, right_skip: np.ndarray, left: np.ndarray,
     the first column (TPC-H's (partkey, suppkey)) are told apart at the build rows, a cache
     miss each.  Probe rows outside the box cannot match: they are skipped (``left_skip`` set
     in place)."""
+    box = key_box(right, right_skip)
+    if box is None:
+        return right, left
+    return box_positions(right, right_skip, box), box_positions(left, left_skip, box)
+
+
+def key_box(right: np.ndarray, right_skip: np.ndarray) -> tuple | None:
+    """(lows, extents) of the box a build side's key matrix spans (its rows not skipped),
+    when it has fewer than 2**62 positions; else None (``_packed``)."""
     kept = right if not right_skip.any() else right[:, right_skip == 0]
     if kept.shape[1] == 0:
-        return right, left
+        return None
     lows, extents, size = [], [], 1
     for column in kept:
         low, high = map(int, hashing.int_range(np.ascontiguousarray(column)))
@@ -143,14 +152,17 @@ def _packed(right: np.ndarray, right_skip: np.ndarray, left: np.ndarray,
         extents.append(high - low + 1)
         size *= high - low + 1
     if size >= 1 << 62:
-        return right, left
-    lows, extents = np.array(lows, np.int64), np.array(extents, np.int64)
-    packed_right = np.empty((1, right.shape[1]), np.int64)
-    hashing.box_slots(right, lows, extents, right_skip, packed_right[0])
-    packed_left = np.empty((1, left.shape[1]), np.int64)
-    hashing.box_slots(left, lows, extents, left_skip, packed_left[0])
-    left_skip |= (packed_left[0] < 0).view(np.uint8)
-    return packed_right, packed_left
+        return None
+    return np.array(lows, np.int64), np.array(extents, np.int64)
+
+
+def box_positions(keys: np.ndarray, skip: np.ndarray, box: tuple) -> np.ndarray:
+    """Each row's position in ``box`` as a one-column key matrix; a row outside it is
+    skipped (``skip`` set in place)."""
+    packed = np.empty((1, keys.shape[1]), np.int64)
+    hashing.box_slots(keys, *box, skip, packed[0])
+    skip |= (packed[0] < 0).view(np.uint8)
+    return packed
 
 
 def _length(keys, side: str) -> int:
@@ -165,16 +177,31 @@ def _mark(skip: np.ndarray, more: np.ndarray | None) -> None:
         skip |= more
 
 
-def _pairs(left_groups, built: HashTable, how, check=None):
+def group_rows_of(built: HashTable) -> tuple[np.ndarray, np.ndarray] | None:
+    """(offsets, rows): the build rows of each group, in row order (CSR), or None when every
+    build row is a group of its own."""
+    right_ids, ngroups = built.ids, built.count
+    if ngroups == right_ids.shape[0]:
+        return None
+    offsets = np.zeros(ngroups + 1, np.int64)
+    rows = np.empty(right_ids.shape[0], np.int64)
+    join_kernels.csr_build(right_ids, ngroups, offsets, rows)
+    return offsets, rows
+
+
+def pairs_of_groups(left_groups, built: HashTable, how, check=None,
+                    grouped: tuple | None = None):
+    """The index pairs of the probe rows' groups (``key_groups``) in ``built``;
+    ``grouped``: its ``group_rows_of``, if already made (and not None)."""
     right_ids, ngroups = built.ids, built.count
     keep_left = how in ("left", "full")
-    unique = ngroups == right_ids.shape[0]  # every build row a group of its own
+    if grouped is None:
+        grouped = group_rows_of(built)
+    unique = grouped is None  # every build row a group of its own
     if unique:
         total = join_kernels.unique_join_count(left_groups, keep_left)
     else:
-        offsets = np.zeros(ngroups + 1, np.int64)
-        rows = np.empty(right_ids.shape[0], np.int64)
-        join_kernels.csr_build(right_ids, ngroups, offsets, rows)
+        offsets, rows = grouped
         total = join_kernels.join_count(left_groups, offsets, keep_left)
     if check is not None:
         check(int(total))
@@ -201,25 +228,54 @@ def _pairs(left_groups, built: HashTable, how, check=None):
 def pair_codes(left: pa.Array, right: pa.Array):
     """(left codes, right codes, left can't-match mask, right can't-match mask) for one key
     pair; masks are uint8 (1 = NULL or a value the other side cannot hold) or None."""
-    lt, rt = left.type, right.type
-    if pa.types.is_null(lt) or pa.types.is_null(rt):
-        return (np.zeros(len(left), np.int64), np.zeros(len(right), np.int64),
-                np.ones(len(left), np.uint8), np.ones(len(right), np.uint8))
-    if is_integer_like(lt) and is_integer_like(rt):
-        left, right = _common_integer_like(left, right)
-        return _integer_codes(left, right)
+    shared = dictionary_type(left.type, right.type)
+    if shared is not None:
+        return _dictionary_pair(as_shared(left, shared), as_shared(right, shared))
+    (left_codes, left_skip), (right_codes, right_skip) = \
+        side_codes(left, right.type), side_codes(right, left.type)
+    return left_codes, right_codes, left_skip, right_skip
+
+
+def as_shared(key: pa.Array, shared: pa.DataType) -> pa.Array:
+    """A key of a dictionary-coded pair in the type both sides are compared in."""
+    if key.type == shared:
+        return key
+    return as_array(_cast(key, shared) if pa.types.is_decimal(shared) else pc.cast(key, shared))
+
+
+def dictionary_type(lt, rt) -> pa.DataType | None:
+    """The type keys of types ``lt`` and ``rt`` are compared in when they are coded through
+    the build side's dictionary (text, bytes, DECIMALs: ``_dictionary_pair``); None when
+    each side is coded on its own (``side_codes``)."""
+    if pa.types.is_null(lt) or pa.types.is_null(rt) or \
+            is_integer_like(lt) and is_integer_like(rt):
+        return None
     if _is_number(lt) and _is_number(rt) and (pa.types.is_floating(lt)
                                               or pa.types.is_floating(rt) or lt != rt):
         target = _number_pair_type(lt, rt)
-        if target is not None and pa.types.is_decimal(target):  # exact, as one DECIMAL
-            return pair_codes(*(as_array(_cast(key, target)) for key in (left, right)))
-        if target is not None and pa.types.is_float32(target):
-            left, right = (as_array(_cast(key, target)) for key in (left, right))
-        return (float_codes(float64_values(left)), float_codes(float64_values(right)),
-                null_mask(left), null_mask(right))
-    if lt != rt:
-        left, right = _common_string_type(left, right)
-    return _dictionary_pair(left, right)
+        return target if target is not None and pa.types.is_decimal(target) else None
+    if lt == rt:
+        return lt
+    for family, target in ((_is_text, pa.large_string()), (_is_bytes, pa.large_binary())):
+        if family(lt) and family(rt):
+            return target
+    # DuckDB would cast a string to a number and fail on bad text; we refuse up front
+    raise UnsupportedSql(f"cannot join keys of types {lt} and {rt}")
+
+
+def side_codes(key: pa.Array, other) -> tuple[np.ndarray, np.ndarray | None]:
+    """(codes, can't-match mask) of one side's ``key`` joined with keys of type ``other``,
+    when no dictionary is shared (``dictionary_type`` None): they depend on the types
+    alone, so a build side is coded once for any number of probe batches."""
+    kt = key.type
+    if pa.types.is_null(kt) or pa.types.is_null(other):
+        return np.zeros(len(key), np.int64), np.ones(len(key), np.uint8)
+    if is_integer_like(kt) and is_integer_like(other):
+        return _integer_codes(_common_integer_like(key, other), other)
+    target = _number_pair_type(kt, other)
+    if target is not None and pa.types.is_float32(target):
+        key = as_array(_cast(key, target))
+    return float_codes(float64_values(key)), null_mask(key)
 
 
 def _number_pair_type(lt, rt):
@@ -245,15 +301,16 @@ def _is_number(arrow_type) -> bool:
             or pa.types.is_decimal(arrow_type) or pa.types.is_boolean(arrow_type))
 
 
-def _common_integer_like(left: pa.Array, right: pa.Array):
-    """Bring two integer-like keys to comparable raw values (temporal: one type and unit)."""
-    lt, rt = left.type, right.type
-    if lt == rt or not (pa.types.is_temporal(lt) or pa.types.is_temporal(rt)):
-        return left, right
-    target = _finer_temporal(lt, rt)
+def _common_integer_like(key: pa.Array, other) -> pa.Array:
+    """An integer-like key as comparable raw values beside keys of type ``other`` (temporal:
+    one type and unit)."""
+    kt = key.type
+    if kt == other or not (pa.types.is_temporal(kt) or pa.types.is_temporal(other)):
+        return key
+    target = _finer_temporal(kt, other)
     if target is None:
-        raise UnsupportedSql(f"cannot join keys of types {lt} and {rt}")
-    return pc.cast(left, target), pc.cast(right, target)
+        raise UnsupportedSql(f"cannot join keys of types {kt} and {other}")
+    return pc.cast(key, target)
 
 
 def _finer_temporal(lt, rt):
@@ -271,16 +328,13 @@ def _finer_temporal(lt, rt):
     return pa.timestamp(unit, stamps[0].tz)
 
 
-def _integer_codes(left: pa.Array, right: pa.Array):
-    left_codes, right_codes = int64_values(left), int64_values(right)
-    left_skip, right_skip = null_mask(left), null_mask(right)
-    unsigned_l, unsigned_r = pa.types.is_uint64(left.type), pa.types.is_uint64(right.type)
-    if unsigned_l != unsigned_r:
+def _integer_codes(key: pa.Array, other) -> tuple[np.ndarray, np.ndarray | None]:
+    skip = null_mask(key)
+    if pa.types.is_uint64(key.type) and not pa.types.is_uint64(other):
         # a uint64 value past 2**63 bit-casts to a negative code that could meet a real
         # negative value on the other side; it can never be equal to a signed one
-        left_skip = _big_unsigned(left, left_skip) if unsigned_l else left_skip
-        right_skip = _big_unsigned(right, right_skip) if unsigned_r else right_skip
-    return left_codes, right_codes, left_skip, right_skip
+        skip = _big_unsigned(key, skip)
+    return int64_values(key), skip
 
 
 def _big_unsigned(array: pa.Array, skip: np.ndarray | None) -> np.ndarray:
@@ -289,15 +343,6 @@ def _big_unsigned(array: pa.Array, skip: np.ndarray | None) -> np.ndarray:
     if skip is not None:
         mask |= skip
     return mask
-
-
-def _common_string_type(left: pa.Array, right: pa.Array):
-    """Text with text and bytes with bytes compare as one large type; nothing else mixes
-    (DuckDB would cast a string to a number and fail on bad text; we refuse up front)."""
-    for family, target in ((_is_text, pa.large_string()), (_is_bytes, pa.large_binary())):
-        if family(left.type) and family(right.type):
-            return pc.cast(left, target), pc.cast(right, target)
-    raise UnsupportedSql(f"cannot join keys of types {left.type} and {right.type}")
 
 
 def _is_text(arrow_type) -> bool:
