@@ -67,9 +67,9 @@ def test_a_small_unique_key_join_runs_first(monkeypatch):
     order = []
     real = join_step._join_one
 
-    def spy(left, right, join, runner, name):
+    def spy(left, right, join, runner, name, built=None):
         order.append(name)
-        return real(left, right, join, runner, name)
+        return real(left, right, join, runner, name, built)
 
     monkeypatch.setattr(join_step, "_join_one", spy)
     con, oracle = tdbsql.connect(), duckdb.connect()
@@ -133,9 +133,9 @@ def test_an_on_condition_across_tables_waits_for_them(monkeypatch):
     order = []
     real = join_step._join_one
 
-    def spy(left, right, join, runner, name):
+    def spy(left, right, join, runner, name, built=None):
         order.append((name, left.length))
-        return real(left, right, join, runner, name)
+        return real(left, right, join, runner, name, built)
 
     monkeypatch.setattr(join_step, "_join_one", spy)
     tested = []  # conditions reading only a join's two sides stay in it, tested on its pairs

@@ -361,7 +361,7 @@ def _stored_key(chain: list, key: exp.Expression, array) -> str | None:
 
 def run_deferred(runner, deferred: Deferred, values) -> Frame:
     """The join input for the rows joined so far (``values``: their side of the deferred
-    key pair)."""
+    key pair; None: for any key, the whole input)."""
     started = time.perf_counter()
     if deferred.join is not None:
         return _run_over_joins(runner, deferred, values)
@@ -404,6 +404,8 @@ def _key_filter(deferred: Deferred, values) -> KeyFilter | None:
     1.5M orders).  Joined rows repeat keys: Q9's 319K lineitem rows hold 10,664 part keys,
     which keep 43K of partsupp's 800K cells.  Their distinct values are counted only when the
     rows are at most half the cells (counting costs less than the scan it may shrink)."""
+    if values is None:
+        return None
     if not few_enough(deferred, len(values)) and \
             len(values) * DISTINCT_ROWS_PER_CELL_MAX > deferred.cells:
         return None

@@ -33,13 +33,15 @@ from ..planner.conjuncts import and_all, conjuncts, has_subquery
 from .aggregate_step import run_aggregate
 from .eager_aggregate import eager_join, groups_by_left_rows, joined_then_aggregated, \
     run_eager_aggregate
-from .frame import Frame, concat_frames, rows_only
+from .frame import Frame, concat_frames
 from .join_step import tested_pairs
+from .join_output import columns_read_by, join_output
 from .joined_rows import JoinedRows
 from .memory import frame_bytes, step_label
-from .project import filter_project
 from .range_aggregate import range_aggregate
 from .range_join import BLOCK_PAIRS, non_equi_matches  # pairs a block holds at most
+from .streamed_join import run_streamed_join, streamed_deferral, streamed_join, \
+    streamed_source
 
 MIN_BLOCK_PAIRS = 1 << 12  # however tight the budget
 _HELD_PER_PAIR = 4  # a block's pairs are held as indices, joined rows, operands, group ids
@@ -60,6 +62,11 @@ def fused_joins(runner, plan: planner.Plan) -> dict[planner.Aggregate, planner.J
         if join is not None and not any(dep in runner.deferred for dep in join.dependencies
                                         if dep.name == join.source_name):
             found[step] = join
+            continue
+        # a join fed its source batch by batch (its other inputs may run inside it)
+        streamed = streamed_join(runner, step) if join is None else None
+        if streamed is not None and streamed_deferral(runner, streamed[1]):
+            found[step] = streamed[0]
     return found
 
 
@@ -89,6 +96,8 @@ def run_join_aggregate(runner, step: planner.Aggregate, join: planner.Join,
     """The Aggregate ``step``'s frame over its ``join``, from the frames of the join's
     inputs (``frames`` by step): block by block when a group key is distinct over the left
     rows, else the join made whole and aggregated."""
+    if streamed_source(runner, step, join) is not None:
+        return run_streamed_join(runner, step, join, frames)
     inputs = runner.inputs_by_name(join, frames)
     (name, entry), = join.joins.items()
     if entry.get("source_key"):  # an equi-join: the right rows aggregated before it
@@ -117,7 +126,7 @@ def _by_blocks(runner, step, join, left: JoinedRows, right: Frame, matches, rest
     ``residual``: the join step's condition left for its joined rows."""
     per_pair = 16 + sum(frame_bytes(f) / max(f.length, 1) for f in (*left.inputs, right))
     counts = np.maximum(matches.counts, 1) if outer else matches.counts
-    read = _columns_read(step, join, residual)
+    read = columns_read_by(step, join, residual)
     what = step_label(step)
     outputs, held, rows, empty = [], 0, 0, None
     blocks = _blocks(counts, _block_pairs(runner, per_pair))
@@ -148,34 +157,8 @@ def _by_blocks(runner, step, join, left: JoinedRows, right: Frame, matches, rest
 
 def _joined(runner, join, left: JoinedRows, right: Frame, left_idx: np.ndarray,
             right_idx: np.ndarray, residual, read: list | None) -> Frame:
-    """The Join step's output for these pairs: the joined rows (the columns ``read`` reads;
-    every alias stays, the aggregate's output is seen by them all), its residual condition,
-    its projections."""
-    joined = left.joined(left_idx, right, right_idx)
-    frame = joined.frame(read)
-    unread = joined.tables - set(frame.tables)
-    if unread:
-        frame = Frame({**frame.tables, **{alias: rows_only(frame.length) for alias in unread}},
-                      frame.length)
-    if residual is not None:
-        frame = frame.filter(runner.mask(frame, residual))
-    return filter_project(runner, join, frame, filtered=True)
-
-
-def _columns_read(step, join, residual) -> list[exp.Expression] | None:
-    """What reads the joined rows: the join's residual condition and projections, or --
-    without projections -- the aggregate's operands, keys and aggregations.  None (every
-    column) if one of them reads a column without its table other than an operand's name."""
-    read = [] if residual is None else [residual]
-    if join.projections:
-        read += list(join.projections)
-    else:
-        read += [*step.operands, *step.group.values(), *step.aggregations]
-    operands = {operand.alias_or_name for operand in step.operands}
-    if any(not column.table and column.name not in operands
-           for node in read for column in node.find_all(exp.Column)):
-        return None
-    return read
+    """The Join step's output for these pairs (``join_output``)."""
+    return join_output(runner, join, left.joined(left_idx, right, right_idx), residual, read)
 
 
 def _block_pairs(runner, per_pair: float) -> int:

@@ -66,6 +66,24 @@ def run_join(step, dependencies: dict[str, Frame], runner) -> Frame:
     return left.frame()
 
 
+def join_in_order(left: JoinedRows, dependencies: dict, joins: dict, runner,
+                  builds: dict) -> JoinedRows:
+    """``left`` joined with each entry of ``joins`` in the planned order (each one's keys
+    read only the tables before it), each matched through its kept ``builds`` entry
+    (``build_side``): the join of one batch of a streamed source (``streamed_join``).  The
+    ON conditions of leading inner joins that read a later table wait as in ``run_join``."""
+    names = list(joins)
+    held = Held([])
+    leading = _leading_inner(names, joins)
+    for name in leading:
+        left = held.filtered(left, runner)
+        left = held.join(left, dependencies[name], joins[name], runner, name, builds[name])
+    left = held.filtered(left, runner, everything=True)
+    for name in names[len(leading):]:
+        left = _join_one(left, dependencies[name], joins[name], runner, name, builds[name])
+    return left
+
+
 def _from_partner(step, source: Deferred, dependencies, runner, names: list[str],
                   held: Held) -> JoinedRows:
     """The rows to start the join from when the source is deferred: the source's partner
@@ -132,7 +150,8 @@ class Held:
         self.order = order
         self.terms: list[tuple[str, exp.Expression]] = []
 
-    def join(self, left: JoinedRows, right, join: dict, runner, name: str) -> JoinedRows:
+    def join(self, left: JoinedRows, right, join: dict, runner, name: str,
+             built=None) -> JoinedRows:
         """``_join_one`` with the join's conditions on tables not joined yet held back."""
         terms = conjuncts(join.get("condition"))
         if terms and _inner(join):
@@ -141,7 +160,7 @@ class Held:
             if later:
                 self.terms += [(name, term) for term in later]
                 join = {**join, "condition": and_all([t for t in terms if t not in later])}
-        return _join_one(left, right, join, runner, name)
+        return _join_one(left, right, join, runner, name, built)
 
     def filtered(self, left: JoinedRows, runner, everything: bool = False) -> JoinedRows:
         """``left`` kept where the held conditions that read only its tables hold (all of
@@ -345,7 +364,10 @@ def _keys_ready(keys, left: JoinedRows) -> bool:
 
 
 
-def _join_one(left: JoinedRows, right, join: dict, runner, name: str) -> JoinedRows:
+def _join_one(left: JoinedRows, right, join: dict, runner, name: str,
+              built=None) -> JoinedRows:
+    """``left`` joined with the entry ``name`` (``right`` its input's rows); ``built``: the
+    right keys kept hashed for batch after batch of left rows (``build_side``), if any."""
     left_keys = _key_values(left, join.get("source_key") or [], runner)
     if isinstance(right, Deferred):
         right = run_deferred(runner, right, left_keys[right.position])
@@ -354,7 +376,8 @@ def _join_one(left: JoinedRows, right, join: dict, runner, name: str) -> JoinedR
         left_idx, right_idx = asof_pairs(left, left_keys, right, join, runner, name)
         side = side[len(ASOF):].strip()
     else:
-        left_idx, right_idx, condition = _matches(left, left_keys, right, join, runner, name)
+        left_idx, right_idx, condition = _matches(left, left_keys, right, join, runner, name,
+                                                  built)
         if condition is not None and len(left_idx):
             left_idx, right_idx = tested_pairs(left, right, left_idx, right_idx, condition,
                                                runner)
@@ -397,8 +420,9 @@ def _key_values(left: JoinedRows, keys: list, runner) -> list:
     return [runner.column(keyed, key, flat) for key in keys]
 
 
-def _matches(left: JoinedRows, left_keys: list, right: Frame, join: dict, runner, name: str):
-    source_key, join_key = join.get("source_key") or [], join.get("join_key") or []
+def _matches(left: JoinedRows, left_keys: list, right: Frame, join: dict, runner, name: str,
+             built=None):
+    source_key = join.get("source_key") or []
     if name in runner.query.scalar_subqueries and right.length > 1:
         raise SqlError("more than one row returned by a subquery used as an expression",
                        runner.sql)
@@ -412,17 +436,25 @@ def _matches(left: JoinedRows, left_keys: list, right: Frame, join: dict, runner
         left_idx = np.repeat(np.arange(left.length, dtype=np.int64), right.length)
         right_idx = np.tile(np.arange(right.length, dtype=np.int64), left.length)
         return left_idx, right_idx, None
-    right_flat = right.flat()
-    right_keys = [runner.column(right, key, right_flat) for key in join_key]
+    check = _pairs_check(left, right, bool(terms), runner, name)
+    if built is not None:
+        left_idx, right_idx = built.pairs(left_keys, check)
+        return left_idx, right_idx, and_all(terms)
+    right_keys = right_keys_of(right, join, runner)
     # the hash table is built on the smaller side (part's 1,451 rows, not lineitem's 6M);
     # the matched pairs are the same either way (outer rows are added from them after)
-    check = _pairs_check(left, right, bool(terms), runner, name)
     if right.length > left.length:
         right_idx, left_idx = hash_join(right_keys, left_keys, "inner", check)
     else:
         left_idx, right_idx = hash_join(left_keys, right_keys, "inner", check)  # unifies types
     return np.asarray(left_idx, dtype=np.int64), np.asarray(right_idx, dtype=np.int64), \
         and_all(terms)
+
+
+def right_keys_of(right: Frame, join: dict, runner) -> list:
+    """The values of the join entry's ``join_key`` expressions over its input ``right``."""
+    flat = right.flat()
+    return [runner.column(right, key, flat) for key in join.get("join_key") or []]
 
 
 def _pairs_check(left: JoinedRows, right, tested: bool, runner, name: str):

@@ -160,6 +160,10 @@ class Runner:
                      if step not in frames and step not in skipped}
         self.fused.update(fused)  # (a subquery's plan runs inside a step of this one)
         skipped.update(fused.values())
+        if fused:  # a join fed its source's scan batch by batch runs that scan inside it
+            from .streamed_join import streamed_source
+            skipped.update(part for step, join in fused.items()
+                           for part in streamed_source(self, step, join) or ())
         consumer = {join: step for step, join in fused.items()}
         # the join that runs an aggregate over joins inside it reads that join's other inputs
         outside_readers: dict = {}

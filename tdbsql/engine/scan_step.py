@@ -80,6 +80,8 @@ class ArrayScan:
         self.serial = False  # set by tasks()
         self.cells: int | None = None  # cells the tasks read at most (tasks(); None: unknown)
         self.keys = None  # (stored column, KeyFilter): keep only those keys' cells
+        self.chunk_cells = CHUNK_CELLS  # the most cells a chunk gathers (a streamed join's
+        #                                 fewer: its batches are held one or two at a time)
 
     def tasks(self) -> list[list]:
         """The scan's tasks in chunks of neighbouring tiles (one chunk, ``[None]``, when
@@ -92,13 +94,14 @@ class ArrayScan:
             self._row_draws = {id(task): position for position, task in enumerate(tasks)}
         if self.keys is not None and tasks != [None]:
             tasks = self.scan.key_tasks(tasks, *self.keys) or [None]
-        tasks = self.scan.runs(tasks)
+        if self.chunk_cells >= CHUNK_CELLS:  # a run is read whole (into one chunk)
+            tasks = self.scan.runs(tasks)
         cells = [self.scan.task_cells(task) for task in tasks]
         if None in cells:
             return [[task] for task in tasks]
         self.cells = sum(cells)
         self.serial = sum(cells) * self._cell_weight < SERIAL_CELLS
-        target = min(CHUNK_CELLS, sum(cells) // (1 if self.serial else 2 * workers()))
+        target = min(self.chunk_cells, sum(cells) // (1 if self.serial else 2 * workers()))
         chunks, current, held = [], [], 0
         for task, count in zip(tasks, cells):
             if current and held + count > target:

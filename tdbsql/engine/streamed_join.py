@@ -1,0 +1,254 @@
+"""An Aggregate over a Join whose source is an array scan, fed by that scan batch by batch.
+
+A Join step holds its inputs whole (``engine.join_step``): over an array bigger than the
+memory budget the scan alone stops the query, even when the other inputs are small and the
+query ends in an aggregate of a few rows (TPC-H Q10 at 40 MB: "the scan of 'customer' needs
+48.8 MB").  When an Aggregate consumes such a Join, the source's scan
+(``pipeline.scan_frames``: a few tiles at a time, filtered and projected, then through the
+row-by-row steps above it) feeds the join batch by batch.  Each batch is joined to the other
+inputs -- computed once, their keys hashed once (``build_side``) -- in the planned order
+(``join_step.join_in_order``), the join step's residual condition and projections applied
+(``join_output``), and folded into per-group partial states merged at the end
+(``partial_aggregate``), as an aggregate over a plain scan is (``streamed_aggregate``).
+Memory is the other inputs, the groups and a batch or two.
+
+Sound batch by batch because every row these joins make comes from one source row: INNER and
+LEFT joins on equality keys, the source on the left (a LEFT join's source row without a match
+is padded in its own batch).  The shape (``streamed_join``): an Aggregate whose calls have
+partial states (``partial_aggregate.streamable``), over a Join step only it reads, without
+LIMIT, whose entries are all INNER or LEFT with equality keys reading the tables joined
+before them (a LEFT entry's other ON conditions too), whose source is a chain of row-by-row
+steps over a table's scan; nothing reading a subquery.  A right input the plan computes
+inside its join for the keys joined (``deferred_inputs``) is computed once first: for the
+keys of another right input when its key reads one (TPC-H Q10's lineitem for the orders of
+the quarter), else whole.
+
+When to stream is decided as the scan runs: its batches are held until they outgrow
+1/``STREAM_SHARE`` of what the budget has left.  A source that never does is joined and
+aggregated the ordinary way (at the default budget no TPC-H SF1 query streams); one that
+does streams from there on, the batches held so far first.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from sqlglot import planner
+
+from ..catalog import ArraySource
+from ..planner.conjuncts import conjuncts, has_subquery, tables_of
+from .aggregate_step import run_aggregate
+from .build_side import BuildSide
+from .deferred_inputs import Deferred, may_test_keys, run_deferred, scan_keys
+from .eager_aggregate import eager_join, joined_then_aggregated
+from .frame import Frame, concat_frames
+from .join_output import columns_read_by, join_output
+from .join_step import join_in_order, right_keys_of
+from .joined_rows import JoinedRows
+from .memory import step_label
+from .partial_aggregate import combine, partial, step_calls, streamable
+from .pipeline import scan_frames
+from .scan_step import array_scan
+from .streamed_result import row_chain, through_chain
+
+STREAM_SHARE = 4  # stream once the source's rows outgrow this share of the budget left
+# A source row's bytes, guessed high (TPC-H customer's are 325): the scan's chunks are sized
+# so that a batch holds about 1/(2 * STREAM_SHARE) of the budget left, as few cells as that
+# takes (at the default budget of a machine, ``scan_step.CHUNK_CELLS`` as ever)
+ROW_BYTES_GUESS = 256
+
+
+def streamed_join(runner, step) -> tuple[planner.Join, list] | None:
+    """(the Join step below an Aggregate ``step``, its source's chain bottom-up from the
+    table's scan) when they have the shape above, else None."""
+    return runner.query.derived("streamed join", lambda: _shape(runner, step), step)
+
+
+def streamed_source(runner, step, join) -> list | None:
+    """The source chain of an aggregate ``step`` run with its ``join`` inside it
+    (``join_aggregate.fused_joins``) when it runs streamed (``run_streamed_join``): the
+    runner runs none of those steps.  Else None."""
+    shape = streamed_join(runner, step)
+    if shape is None or shape[0] is not join or runner.query.derived(
+            "eager aggregate", lambda: eager_join(runner, step), step) is not None:
+        return None
+    return shape[1]
+
+
+def streamed_deferral(runner, chain: list) -> bool:
+    """Can the source ``chain`` stream as the plan has it: none of its steps computed inside
+    another join (``deferred_inputs``), but its top one maybe read for the keys of the input
+    it joins first (streamed when it would be read whole anyway: ``_read_whole``)?"""
+    deferred = runner.deferred.get(chain[-1])
+    return not any(part in runner.deferred for part in chain[:-1]) and \
+        (deferred is None or deferred.partner is not None)
+
+
+def _shape(runner, step):
+    if not isinstance(step, planner.Aggregate) or len(step.dependencies) != 1 or \
+            not streamable(step) or has_subquery(*step.operands, *step.group.values(),
+                                                 *step.aggregations, step.condition,
+                                                 *step.projections):
+        return None
+    join = next(iter(step.dependencies))
+    if not isinstance(join, planner.Join) or not join.joins or \
+            set(join.dependents) != {step} or join.limit != math.inf or join.offset or \
+            has_subquery(join.condition, *join.projections):
+        return None
+    joined = {join.source_name}
+    for name, entry in join.joins.items():
+        side = (entry.get("side") or "").upper()
+        keys = entry.get("source_key") or []
+        condition = entry.get("condition")
+        if side not in ("", "INNER", "LEFT") or not keys or has_subquery(condition) or \
+                name in runner.query.scalar_subqueries or \
+                not all(tables_of(key) <= joined for key in keys) or \
+                side == "LEFT" and not all(tables_of(term) <= joined | {name}
+                                           for term in conjuncts(condition)):
+            return None
+        joined.add(name)
+    source = next((d for d in join.dependencies if d.name == join.source_name), None)
+    chain = None if source is None else row_chain(source)
+    if chain is None or source.limit != math.inf or source.offset or \
+            set(source.dependents) != {join} or \
+            has_subquery(runner.scan_condition(chain[0]), *chain[0].projections):
+        return None
+    return join, chain
+
+
+def run_streamed_join(runner, step: planner.Aggregate, join: planner.Join,
+                      frames: dict) -> Frame:
+    """The Aggregate ``step``'s frame over its ``join``, from the frames of the join's
+    inputs but the source (``frames`` by step; a deferred one as its ``Deferred``)."""
+    chain = streamed_join(runner, step)[1]
+    inputs = {dep.name: frames[dep] if dep in frames else runner.deferred[dep].bound(frames)
+              for dep in join.dependencies if dep.name != join.source_name}
+    deferred = runner.deferred.get(chain[-1])
+    if deferred is not None and not _read_whole(join, deferred, inputs, runner):
+        # read for its partner's keys, maybe few: the ordinary way (``run_join``)
+        return joined_then_aggregated(runner, step, join,
+                                      {**inputs, join.source_name: deferred.bound(frames)})
+    scan = chain[0]
+    source, _window = runner.catalog.resolve(scan.source, runner.sql)
+    if not isinstance(source, ArraySource):  # a table held already: the ordinary way
+        frames = {}
+        for chained in chain:
+            frame = runner.run_step(chained, frames)
+            runner.record(chained, frame.length)
+            frames = {chained: frame}
+        return joined_then_aggregated(runner, step, join, {**inputs,
+                                                           join.source_name: frame})
+    condition = runner.scan_condition(scan)
+    scanned = array_scan(runner, scan, scan.source, condition)
+    limit = runner.budget.room() // STREAM_SHARE
+    scanned.chunk_cells = min(scanned.chunk_cells, max(1, limit // (2 * ROW_BYTES_GUESS)))
+    lengths = [0] * len(chain)
+
+    def through(frame: Frame) -> Frame:
+        counts: list[int] = []
+        frame = through_chain(runner, chain, frame, counts)
+        lengths[:] = [a + b for a, b in zip(lengths, counts)]
+        return frame
+
+    started = time.perf_counter()
+    parts = scan_frames(runner, scan, scanned, condition)
+    kept, held = [], 0
+    for part in parts:
+        kept.append(through(part))
+        held += runner.budget.bytes_of(kept[-1])
+        if held > limit:
+            break
+    else:  # it fits: the ordinary way
+        for chained, count in zip(chain, lengths):
+            runner.record(chained, count, time.perf_counter() - started if chained is scan
+                          else 0.0)
+        return joined_then_aggregated(runner, step, join,
+                                      {**inputs, join.source_name: concat_frames(kept)})
+
+    def batches():
+        while kept:
+            yield kept.pop(0)  # let go of each held batch once joined
+        for part in parts:
+            yield through(part)
+
+    frame = _aggregated(runner, step, join, _computed(runner, join, inputs), batches(),
+                        scanned.cells or 0)
+    for chained, count in zip(chain, lengths):
+        runner.record(chained, count, streamed=True)
+    return frame
+
+
+def _aggregated(runner, step, join, inputs: dict, batches, probes: int) -> Frame:
+    """The aggregate of the join of each of ``batches`` (the source's frames) with the
+    ``inputs``, from the batches' partial states."""
+    builds = {name: BuildSide(right_keys_of(inputs[name], entry, runner), probes)
+              for name, entry in join.joins.items()}
+    calls = step_calls(step)
+    residual = runner.residual(join)
+    read = columns_read_by(step, join, residual)
+    partials, held, rows, count, last = [], 0, 0, 0, None
+    for batch in batches:
+        joined = join_in_order(JoinedRows.of(batch), inputs, join.joins, runner, builds)
+        last = join_output(runner, join, joined, residual, read)
+        rows += last.length
+        count += 1
+        state = partial(step, calls, last, runner)
+        held += 0 if state is None else state.nbytes
+        # x2: the states are concatenated to be combined
+        runner.budget.check(2 * held + runner.budget.bytes_of(batch, last), step_label(step))
+        if state is not None:
+            partials.append(state)
+    others = ", ".join(join.joins)
+    runner.record(join, rows, streamed=True,
+                  how=f"Streamed: {count:,} batches of {join.source_name} joined to "
+                      f"{others} (hashed once) and aggregated batch by batch")
+    if partials:
+        return combine(step, partials, runner, list(last.tables))
+    return run_aggregate(step, last, runner)  # no row: over the (typed) empty batch
+
+
+def _computed(runner, join, inputs: dict) -> dict:
+    """The right inputs with each one the plan computes inside its join (``Deferred``)
+    computed now: for the key values of another right input when its join key reads one
+    (a row of another key cannot join: INNER and LEFT joins drop a right row without a
+    match), else for every key -- one whose key reads a right input still to compute
+    waits for it (Q10's lineitem for orders' keys, orders whole)."""
+    frames = {name: frame for name, frame in inputs.items() if not isinstance(frame, Deferred)}
+    pending = [name for name in inputs if name not in frames]
+    while pending:
+        holders = {name: _holder(join, inputs[name], name, frames) for name in pending}
+        name = next((name for name in pending if holders[name] is not None), None)
+        if name is None:  # none keyed on a computed input: one not keyed on a pending one
+            name = next((name for name in pending if not _key_tables(join, inputs[name], name)
+                         & set(pending)), pending[0])
+        holder = holders[name]
+        key = join.joins[name]["source_key"][inputs[name].position]
+        frames[name] = run_deferred(runner, inputs[name],
+                                    None if holder is None else runner.column(holder, key))
+        pending.remove(name)
+    return frames
+
+
+def _key_tables(join, deferred: Deferred, name: str) -> set:
+    return tables_of(join.joins[name]["source_key"][deferred.position])
+
+
+def _holder(join, deferred: Deferred, name: str, frames: dict) -> Frame | None:
+    """The computed right input holding every column the deferred input's key reads."""
+    tables = _key_tables(join, deferred, name)
+    return next((frame for frame in frames.values() if tables <= set(frame.tables)), None)
+
+
+def _read_whole(join, source: Deferred, inputs: dict, runner) -> bool:
+    """Would a source deferred for the keys of the input it joins first (its partner) be
+    read whole: no partner keys worth testing (``join_step._from_partner``)?  Only then
+    does it stream (an input joined into the partner first might still leave keys worth
+    testing there; the rows are the same either way)."""
+    partner = inputs[source.partner]
+    if isinstance(partner, Deferred):
+        return False
+    if not may_test_keys(source, partner.length):
+        return True
+    key = join.joins[source.partner]["join_key"][source.position]
+    return scan_keys(source, runner.column(partner, key)) is None
