@@ -5,7 +5,8 @@ the streaming seen in EXPLAIN ANALYZE, and the ordinary join at a budget the sou
 The probe arrays ``f`` and ``g`` (120,000 rows, 6.6 MB as Arrow) are over three times the
 budget ``SMALL_MB``; the other inputs are small.  Before the streamed join every query of
 ``QUERIES`` stopped with MemoryLimitError at that budget ("the scan of 'f' needs 3.7 MB",
-4.7 MB with more columns read; "the scan of 'g' needs 3.1 MB" at ``MERGING_MB``).
+4.7 MB with more columns read; "the scan of 'g' needs 3.1 MB" at ``MERGING_MB``).  Calls
+with DISTINCT stream too (each batch's distinct values per group are its state).
 """
 
 from __future__ import annotations
@@ -145,6 +146,12 @@ QUERIES = [
     # an ON condition beyond the keys, a WHERE over both sides, no GROUP BY
     "SELECT count(*), sum(f.v), min(d.w) FROM f JOIN d ON f.k = d.k AND f.v < d.w "
     "WHERE f.b <> 2 OR d.grp = 3",
+    # DISTINCT: each batch's distinct values per group, counted / summed over all batches
+    "SELECT d.grp, count(DISTINCT f.b), count(DISTINCT d.name), sum(DISTINCT f.k), "
+    "avg(DISTINCT f.k2), min(DISTINCT f.v), count(*) FROM f JOIN d ON f.k = d.k "
+    "GROUP BY d.grp ORDER BY 1",
+    "SELECT count(DISTINCT f.s), count(DISTINCT f.k2) FROM f LEFT JOIN dup ON f.k = dup.k "
+    "WHERE dup.tag IS NULL OR dup.tag = 1",
     # the probe merges two overlapping fragments, the newest version of each row kept
     # (a merge holds a few tiles of both: MERGING_MB)
     "SELECT d.grp, count(*), sum(g.v), max(g.pad) FROM g JOIN d ON g.k = d.k "
@@ -170,9 +177,9 @@ def test_a_source_that_fits_joins_the_ordinary_way(paths, oracle):
 
 
 def test_an_aggregate_without_partial_states_still_stops_clearly(paths, oracle):
-    """count(DISTINCT ...) has no per-batch state: the join is made whole, refused past the
-    budget with the step named, answered at a budget it fits."""
-    sql = "SELECT d.grp, count(DISTINCT f.b) FROM f JOIN d ON f.k = d.k GROUP BY 1 ORDER BY 1"
+    """median has no per-batch state: the join is made whole, refused past the budget with
+    the step named, answered at a budget it fits."""
+    sql = "SELECT d.grp, median(f.v) FROM f JOIN d ON f.k = d.k GROUP BY 1 ORDER BY 1"
     with pytest.raises(tdbsql.MemoryLimitError, match="the scan of 'f'"):
         _connect(paths, SMALL_MB).sql(sql).fetchall()
     assert_same_rows(_connect(paths, 64).sql(sql).fetchall(), oracle.sql(sql).fetchall())

@@ -135,7 +135,7 @@ def aggregate(func: str, values: pa.Array | pa.ChunkedArray | None, groups: Grou
         raise InternalError(f"{func}() needs an argument")
     array = _values_array(values, len(groups.ids))
     if distinct:
-        array, groups = _distinct_pairs(array, groups)
+        array, groups = distinct_pairs(array, groups)
     return _AGGREGATORS[func](func, array, groups)
 
 
@@ -148,7 +148,7 @@ def _values_array(values, nrows: int) -> pa.Array:
     return array
 
 
-def _distinct_pairs(array: pa.Array, groups: Groups) -> tuple[pa.Array, Groups]:
+def distinct_pairs(array: pa.Array, groups: Groups) -> tuple[pa.Array, Groups]:
     """Keep the first row of every distinct (group, value) pair."""
     pairs = group_rows([groups.ids] + key_codes(array), len(array))
     rows = np.sort(pairs.first)

@@ -49,8 +49,10 @@ from .aggregate_step import (
 )
 from .frame import Frame, unified_type
 from .grouping import (
-    Groups, aggregate, exact_integers, group_ids, variance_result, variance_state,
+    Groups, aggregate, distinct_pairs, exact_integers, first_rows, group_ids, variance_result,
+    variance_state,
 )
+from .hash_table import as_array
 from .key_partitions import KeyPartitions, key_partitions
 from .ordered_aggregates import has_ordered_argument
 from .string_agg import joined_per_group, separator_value
@@ -60,8 +62,16 @@ _FOLDABLE = ("count_star", "count", "count_if", "first", "any_value", "sum", "av
              "string_agg", *folds.FOLDS, *statistics.MOMENTS, *statistics.PAIRS)
 
 
-def streamable(step) -> bool:
-    """Can every aggregate call of ``step`` be computed from per-batch states?"""
+# DISTINCT calls whose state is each group's distinct values (``_distinct_state``); min and
+# max over distinct values are min and max
+_DISTINCT_FOLDABLE = ("count", "sum", "avg")
+_EXTREMES = ("min", "max")
+_DISTINCT = "distinct "  # a DISTINCT call's state names its function so
+
+
+def streamable(step, distinct: bool = False) -> bool:
+    """Can every aggregate call of ``step`` be computed from per-batch states (with
+    ``distinct``, calls with DISTINCT too: see ``_distinct_state``)?"""
     stars = star_operands(step)
     if has_ordered_argument(step):
         return False
@@ -70,7 +80,9 @@ def streamable(step) -> bool:
                  for call in aggregate_calls(expression.unalias())]
     except UnsupportedSql:
         return False  # the ordinary path reports it
-    return all(func in _FOLDABLE and not distinct for func, _, distinct in specs)
+    return all(func in _FOLDABLE and (not unique or func in _EXTREMES or
+                                      distinct and func in _DISTINCT_FOLDABLE)
+               for func, _, unique in specs)
 
 
 @dataclass(frozen=True)
@@ -115,6 +127,8 @@ def _state(call, grouped: Grouped, memo: dict) -> tuple[str, pa.DataType | None,
     batch (``sum(x)`` and ``avg(x)`` both need the sums of ``x``; not across FILTERs)."""
     inputs = grouped.inputs_of(call)
     func, values, groups = inputs.func, inputs.values, inputs.groups
+    if inputs.distinct and func in _DISTINCT_FOLDABLE:
+        return _DISTINCT + func, values.type, [_distinct_state(values, groups)]
     if func == "count_star":
         return func, None, [aggregate("count_star", None, groups)]
 
@@ -137,6 +151,32 @@ def _state(call, grouped: Grouped, memo: dict) -> tuple[str, pa.DataType | None,
     else:  # the batch's own value is the state (min, max, first, string_agg, ...)
         arrays = [group_value(func, values, groups, separator=inputs.separator)]
     return func, values.type, arrays
+
+
+def _distinct_state(values: pa.Array, groups: Groups) -> pa.Array:
+    """A DISTINCT call's state: each group's distinct non-NULL values, as a list (text and
+    bytes as their large types, dictionaries decoded: one list type for every batch)."""
+    values = as_array(values)
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+    if pa.types.is_string(values.type) or pa.types.is_binary(values.type):
+        values = values.cast(pa.large_binary() if pa.types.is_binary(values.type)
+                             else pa.large_string())
+    kept = np.flatnonzero(values.is_valid().to_numpy(zero_copy_only=False))
+    values, groups = distinct_pairs(values.take(pa.array(kept)), groups.subset(kept))
+    order = np.argsort(groups.ids, kind="stable")
+    offsets = np.zeros(groups.count + 1, np.int64)
+    np.cumsum(np.bincount(groups.ids, minlength=groups.count), out=offsets[1:])
+    return pa.LargeListArray.from_arrays(pa.array(offsets), values.take(pa.array(order)))
+
+
+def _distinct_fold(func: str, lists: pa.Array, groups: Groups) -> pa.Array:
+    """A DISTINCT call's value per group from the batches' lists of distinct values."""
+    parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
+    ids = np.ascontiguousarray(groups.ids[parents])
+    return aggregate(func, pc.list_flatten(lists), Groups(ids, groups.count,
+                                                          first_rows(ids, groups.count)),
+                     distinct=True)
 
 
 def _argument_key(argument: exp.Expression):
@@ -197,6 +237,8 @@ def _operands(step) -> dict[str, exp.Expression]:
 
 
 def _fold(func: str, arg_type, columns: list[pa.Array], groups: Groups) -> pa.Array:
+    if func.startswith(_DISTINCT):
+        return _distinct_fold(func[len(_DISTINCT):], columns[0], groups)
     if func in ("count_star", "count"):
         return _count(columns[0], groups)
     if func == "count_if":  # a sum of the batches' counts: NULL when every one was NULL

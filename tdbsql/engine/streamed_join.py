@@ -15,10 +15,10 @@ Memory is the other inputs, the groups and a batch or two.
 Sound batch by batch because every row these joins make comes from one source row: INNER and
 LEFT joins on equality keys, the source on the left (a LEFT join's source row without a match
 is padded in its own batch).  The shape (``streamed_join``): an Aggregate whose calls have
-partial states (``partial_aggregate.streamable``), over a Join step only it reads, without
-LIMIT, whose entries are all INNER or LEFT with equality keys reading the tables joined
-before them (a LEFT entry's other ON conditions too), whose source is a chain of row-by-row
-steps over a table's scan; nothing reading a subquery.  A right input the plan computes
+partial states (``partial_aggregate.streamable``; count / sum / avg DISTINCT too), over a
+Join step only it reads, without LIMIT, whose entries are all INNER or LEFT with equality
+keys reading the tables joined before them (a LEFT entry's other ON conditions too), whose
+source is a chain of row-by-row steps over a table's scan; nothing reading a subquery.  A right input the plan computes
 inside its join for the keys joined (``deferred_inputs``) is computed once first: for the
 keys of another right input when its key reads one (TPC-H Q10's lineitem for the orders of
 the quarter), else whole.
@@ -87,9 +87,9 @@ def streamed_deferral(runner, chain: list) -> bool:
 
 def _shape(runner, step):
     if not isinstance(step, planner.Aggregate) or len(step.dependencies) != 1 or \
-            not streamable(step) or has_subquery(*step.operands, *step.group.values(),
-                                                 *step.aggregations, step.condition,
-                                                 *step.projections):
+            not streamable(step, distinct=True) or \
+            has_subquery(*step.operands, *step.group.values(), *step.aggregations,
+                         step.condition, *step.projections):
         return None
     join = next(iter(step.dependencies))
     if not isinstance(join, planner.Join) or not join.joins or \
