@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 
 import duckdb
 import numpy as np
@@ -186,3 +187,51 @@ def _check_order(pairs):
         if driven[index][0] == driven[index - 1][0]:
             assert driven[index][1] > driven[index - 1][1]
     assert lonely == sorted(lonely)
+
+
+# --- a build side kept for batch after batch (engine/build_side.py) -------------------------
+
+_KEY_TYPES = {
+    "int64": (pa.int64(), st.integers(-5, 30)),
+    "int32 beside int64": (pa.int32(), st.integers(-5, 30)),
+    "int64 beside double": (pa.int64(), st.integers(-5, 30)),
+    "uint64": (pa.uint64(), st.integers(0, 30) | st.just(2**64 - 3)),
+    "double": (pa.float64(), st.sampled_from([0.0, -0.0, 1.5, 2.0, float("nan"), 7.0])),
+    "text": (pa.string(), st.sampled_from(["a", "bb", "", "a longer key text", "z"])),
+    "decimal": (pa.decimal128(6, 2), st.sampled_from([0, 1, 2, 15]).map(
+        lambda v: Decimal(v) / 4)),
+    "date": (pa.date32(), st.dates(dt.date(2020, 1, 1), dt.date(2020, 1, 9))),
+}
+_RIGHT_TYPES = {"int32 beside int64": pa.int64(), "int64 beside double": pa.float64(),
+                "uint64": pa.int64()}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), st.lists(st.sampled_from(sorted(_KEY_TYPES)), min_size=1, max_size=2),
+       st.integers(0, 40), st.lists(st.integers(0, 30), min_size=1, max_size=4))
+def test_a_kept_build_side_matches_hash_join_batch_by_batch(data, kinds, right_rows, batches):
+    """Every probe batch is matched as ``hash_join`` matches it, the build side coded once
+    (text and DECIMALs through its dictionary, several keys packed into one box)."""
+    from tdbsql.engine.build_side import BuildSide
+
+    def keys(rows: int, side: str) -> list[pa.Array]:
+        columns = []
+        for kind in kinds:
+            arrow_type, values = _KEY_TYPES[kind]
+            if side == "right":
+                arrow_type = _RIGHT_TYPES.get(kind, arrow_type)
+            drawn = data.draw(st.lists(st.none() | values, min_size=rows, max_size=rows))
+            if pa.types.is_int64(arrow_type) and kind == "uint64":
+                drawn = [None if v is None or v >= 2**63 else v for v in drawn]
+            columns.append(pa.array(drawn, arrow_type))
+        return columns
+
+    right = keys(right_rows, "right")
+    built = BuildSide(right, probes=100)
+    for rows in batches:
+        left = keys(rows, "left")
+        want = hash_join(left, right, "inner")
+        got = built.pairs(left, None)
+        assert _pairs(*got) == _pairs(*want)
+    if right_rows:
+        assert built.built is not None  # coded once, on the first batch
