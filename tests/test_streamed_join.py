@@ -168,6 +168,16 @@ def test_streamed_join_matches_duckdb_far_past_the_budget(paths, oracle, sql):
     assert STREAMED in text and "hashed once" in text, text
 
 
+def test_a_source_that_fits_streams_when_its_joined_rows_do_not(paths, oracle):
+    """20,000 rows of f fit, but each joins 3 x 3 rows of dup: 180,000 joined rows do not
+    (before: "the join with 'b' needs 2.3 MB")."""
+    sql = ("SELECT a.tag, b.tag, count(*), sum(f.v) FROM f JOIN dup AS a ON f.k = a.k "
+           "JOIN dup AS b ON f.k = b.k WHERE f.id < 60000 GROUP BY 1, 2 ORDER BY 1, 2")
+    con = _connect(paths, SMALL_MB)
+    assert_same_rows(con.sql(sql).fetchall(), oracle.sql(sql).fetchall(), rel=1e-9)
+    assert STREAMED in con.explain(sql, analyze=True)
+
+
 def test_a_source_that_fits_joins_the_ordinary_way(paths, oracle):
     sql = QUERIES[1]
     con = _connect(paths)

@@ -25,8 +25,9 @@ the quarter), else whole.
 
 When to stream is decided as the scan runs: its batches are held until they outgrow
 1/``STREAM_SHARE`` of what the budget has left.  A source that never does is joined and
-aggregated the ordinary way (at the default budget no TPC-H SF1 query streams); one that
-does streams from there on, the batches held so far first.
+aggregated the ordinary way (at the default budget no TPC-H SF1 query streams) -- unless
+the joined rows are refused past the budget: then the batches held stream; one that does
+streams from there on, the batches held so far first.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import time
 from sqlglot import planner
 
 from ..catalog import ArraySource
+from ..errors import MemoryLimitError
 from ..planner.conjuncts import conjuncts, has_subquery, tables_of
 from .aggregate_step import run_aggregate
 from .build_side import BuildSide
@@ -153,18 +155,22 @@ def run_streamed_join(runner, step: planner.Aggregate, join: planner.Join,
 
     started = time.perf_counter()
     parts = scan_frames(runner, scan, scanned, condition)
-    kept, held = [], 0
+    kept, held, recorded = [], 0, False
     for part in parts:
         kept.append(through(part))
         held += runner.budget.bytes_of(kept[-1])
         if held > limit:
             break
-    else:  # it fits: the ordinary way
+    else:  # it fits: the ordinary way, unless the join's rows do not
         for chained, count in zip(chain, lengths):
             runner.record(chained, count, time.perf_counter() - started if chained is scan
                           else 0.0)
-        return joined_then_aggregated(runner, step, join,
-                                      {**inputs, join.source_name: concat_frames(kept)})
+        recorded = True
+        try:
+            return joined_then_aggregated(runner, step, join,
+                                          {**inputs, join.source_name: concat_frames(kept)})
+        except MemoryLimitError:  # (a refused step holds nothing): stream the batches held
+            pass
 
     def batches():
         while kept:
@@ -174,7 +180,7 @@ def run_streamed_join(runner, step: planner.Aggregate, join: planner.Join,
 
     frame = _aggregated(runner, step, join, _computed(runner, join, inputs), batches(),
                         scanned.cells or 0)
-    for chained, count in zip(chain, lengths):
+    for chained, count in zip(chain, [] if recorded else lengths):
         runner.record(chained, count, streamed=True)
     return frame
 
