@@ -155,7 +155,7 @@ def run_streamed_join(runner, step: planner.Aggregate, join: planner.Join,
 
     started = time.perf_counter()
     parts = scan_frames(runner, scan, scanned, condition)
-    kept, held, recorded = [], 0, False
+    kept, held, recorded, computed = [], 0, False, None
     for part in parts:
         kept.append(through(part))
         held += runner.budget.bytes_of(kept[-1])
@@ -165,12 +165,13 @@ def run_streamed_join(runner, step: planner.Aggregate, join: planner.Join,
         for chained, count in zip(chain, lengths):
             runner.record(chained, count, time.perf_counter() - started if chained is scan
                           else 0.0)
-        recorded = True
+        recorded, whole = True, concat_frames(kept)
         try:
             return joined_then_aggregated(runner, step, join,
-                                          {**inputs, join.source_name: concat_frames(kept)})
+                                          {**inputs, join.source_name: whole})
         except MemoryLimitError:  # (a refused step holds nothing): stream the batches held
-            pass
+            computed = _computed(runner, join, inputs, whole)
+            del whole
 
     def batches():
         while kept:
@@ -178,8 +179,9 @@ def run_streamed_join(runner, step: planner.Aggregate, join: planner.Join,
         for part in parts:
             yield through(part)
 
-    frame = _aggregated(runner, step, join, _computed(runner, join, inputs), batches(),
-                        scanned.cells or 0)
+    if computed is None:
+        computed = _computed(runner, join, inputs)
+    frame = _aggregated(runner, step, join, computed, batches(), scanned.cells or 0)
     for chained, count in zip(chain, [] if recorded else lengths):
         runner.record(chained, count, streamed=True)
     return frame
@@ -214,24 +216,26 @@ def _aggregated(runner, step, join, inputs: dict, batches, probes: int) -> Frame
     return run_aggregate(step, last, runner)  # no row: over the (typed) empty batch
 
 
-def _computed(runner, join, inputs: dict) -> dict:
+def _computed(runner, join, inputs: dict, source: Frame | None = None) -> dict:
     """The right inputs with each one the plan computes inside its join (``Deferred``)
     computed now: for the key values of another right input when its join key reads one
-    (a row of another key cannot join: INNER and LEFT joins drop a right row without a
-    match), else for every key -- one whose key reads a right input still to compute
-    waits for it (Q10's lineitem for orders' keys, orders whole)."""
+    -- or of the ``source`` rows, when they are all known -- (a row of another key cannot
+    join: INNER and LEFT joins drop a right row without a match), else for every key; one
+    whose key reads a right input still to compute waits for it (Q10's lineitem for orders'
+    keys, orders whole)."""
     frames = {name: frame for name, frame in inputs.items() if not isinstance(frame, Deferred)}
+    known = {**frames, **({} if source is None else {join.source_name: source})}
     pending = [name for name in inputs if name not in frames]
     while pending:
-        holders = {name: _holder(join, inputs[name], name, frames) for name in pending}
+        holders = {name: _holder(join, inputs[name], name, known) for name in pending}
         name = next((name for name in pending if holders[name] is not None), None)
         if name is None:  # none keyed on a computed input: one not keyed on a pending one
             name = next((name for name in pending if not _key_tables(join, inputs[name], name)
                          & set(pending)), pending[0])
         holder = holders[name]
         key = join.joins[name]["source_key"][inputs[name].position]
-        frames[name] = run_deferred(runner, inputs[name],
-                                    None if holder is None else runner.column(holder, key))
+        frames[name] = known[name] = run_deferred(
+            runner, inputs[name], None if holder is None else runner.column(holder, key))
         pending.remove(name)
     return frames
 
