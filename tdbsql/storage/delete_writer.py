@@ -12,7 +12,9 @@ Supported: comparisons (``= != <> < <= > >=``, either side a column), ``AND``/``
 forms also where x is NULL: ``b = FALSE OR b IS NULL``); literals
 are numbers, strings (dates and timestamps as DuckDB reads them for datetime fields, numbers
 and booleans as it casts them to a number or BOOLEAN field: ``storage.text_constants``; NaN as
-SQL orders it: ``storage.nan_comparisons``), TRUE/FALSE.  Anything else raises
+SQL orders it: ``storage.nan_comparisons``), TRUE/FALSE, typed date/time literals
+(``DATE '...'``, ``TIMESTAMP '...'``, ``TIME '...'``: ``storage.typed_instants``).  Anything
+else raises
 ``UnsupportedSql`` naming the construct.
 ``x IS [NOT] NULL`` (and ``ISNULL`` / ``NOTNULL``) is written without TileDB's own NULL
 test, an empty value its readers refuse on fixed-size fields and take for ``''`` on strings:
@@ -65,6 +67,8 @@ from .enumerated_comparisons import on_indices
 from .temporal_comparisons import SQL_UNITS, in_field_units
 from .nan_comparisons import is_nan, nan_comparison
 from .text_constants import read_strings, unwrapped
+from .typed_instants import TypedInstant, compares_instants, typed_instant
+from .typed_instants import in_field_units as typed_in_field_units
 from . import float_comparisons, integer_comparisons, vfs
 from ..format.names import COMMITS_DIR
 
@@ -297,8 +301,40 @@ class _Builder:
             if isinstance(item, exp.Null):
                 self._refuse_null()
             values.append(_literal(item))
+        if any(isinstance(v, TypedInstant) for v in values):
+            return _Constants(self, name, items, self._typed_instants(name, values, items),
+                              stored_counts=True)
         values = read_strings(self.fields[name], values, items, self._unreadable(name))
         return _Constants(self, name, items, values)
+
+    def _typed_instants(self, column: str, values: list, items: list) -> list:
+        """Constants beside a typed date/time literal (``DATE '...'``), each in the field's
+        stored units: the literal exact, in its own type (``storage.typed_instants``), a
+        string cast to the column's type as anywhere else."""
+        field = self.fields[column]
+        if not compares_instants(field.datatype) or field.cell_val_num != 1:
+            raise UnsupportedSql(f"DELETE: column {column!r} ({field.datatype.name}) compared "
+                                 "with a typed date/time literal is not supported")
+        counts = []
+        for value, item in zip(values, items):
+            if isinstance(value, str):
+                counts.append(self._instant(column, value, item))
+                continue
+            if not isinstance(value, TypedInstant):
+                self._refuse_numbers_as_instants(column, [value], [item])
+            try:
+                counts.append(typed_in_field_units(value, field.datatype))
+            except TypeError:
+                raise SqlError(f"column {column!r} is a {field.datatype.name} field: it cannot "
+                               f"be compared with a {value.sql_type}", self.sql,
+                               _span(item)) from None
+            except ValueError:
+                raise SqlError(f"cannot read {value.text!r} as a {value.sql_type}", self.sql,
+                               _span(item)) from None
+            except OverflowError:
+                raise UnsupportedSql(f"DELETE conditions with the infinite {value.sql_type} "
+                                     f"{value.text!r} are not supported") from None
+        return counts
 
     def _unreadable(self, column: str):
         def refuse(item, message: str):
@@ -431,8 +467,10 @@ class _Constants:
       stored units (``storage.temporal_comparisons``), then as a count;
     * anything else as the stored bytes (``_Builder._value``)."""
 
-    def __init__(self, builder: _Builder, column: str, items: list, values: list):
-        builder._refuse_numbers_as_instants(column, values, items)
+    def __init__(self, builder: _Builder, column: str, items: list, values: list,
+                 stored_counts: bool = False):
+        if not stored_counts:  # else the values are counts of the field's unit already
+            builder._refuse_numbers_as_instants(column, values, items)
         self.builder, self.column, self.field = builder, column, builder.fields[column]
         self.items = items
         info = type_info(self.field.datatype)
@@ -540,7 +578,7 @@ def _other_zeros(members: list[bytes], field) -> list[bytes]:
 def _literal(e):
     if isinstance(e, exp.Neg):
         inner = _literal(e.this)
-        if isinstance(inner, str):
+        if isinstance(inner, (str, TypedInstant)):
             raise UnsupportedSql(f"cannot negate {e.sql()!r}")
         return -inner
     if isinstance(e, exp.Boolean):
@@ -557,4 +595,7 @@ def _literal(e):
             return Decimal(text)
     if isinstance(e, exp.Paren):
         return _literal(e.this)
+    instant = typed_instant(e)
+    if instant is not None:
+        return instant
     raise UnsupportedSql(f"DELETE conditions take literal values, not {e.sql()!r}")

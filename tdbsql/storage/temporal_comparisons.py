@@ -34,37 +34,37 @@ SQL_UNITS = {Datatype.DATETIME_DAY: "D", Datatype.DATETIME_WEEK: "D",
              **dict.fromkeys((Datatype.TIME_HR, Datatype.TIME_MIN, Datatype.TIME_SEC,
                               Datatype.TIME_MS, Datatype.TIME_US), "us"),
              Datatype.TIME_NS: "ns"}
-_TIMES = frozenset({Datatype.TIME_HR, Datatype.TIME_MIN, Datatype.TIME_SEC, Datatype.TIME_MS,
+TIMES = frozenset({Datatype.TIME_HR, Datatype.TIME_MIN, Datatype.TIME_SEC, Datatype.TIME_MS,
                     Datatype.TIME_US, Datatype.TIME_NS})
 
 # DuckDB's infinite DATE and TIMESTAMP values: the extreme counts of its storage
-_INFINITE = {"D": 2**31 - 1, "s": 2**63 - 1, "ms": 2**63 - 1, "us": 2**63 - 1, "ns": 2**63 - 1}
+INFINITE = {"D": 2**31 - 1, "s": 2**63 - 1, "ms": 2**63 - 1, "us": 2**63 - 1, "ns": 2**63 - 1}
 
 
 def in_field_units(text: str, datatype: Datatype, unit: str) -> Fraction:
     """The instant ``text`` names, cast as DuckDB casts it to the field's SQL type, in the
     field's stored ``unit`` (a fraction of one when finer); ``ValueError`` if it is none."""
     sql_unit = SQL_UNITS[datatype]
-    count = _time_count(text, sql_unit) if datatype in _TIMES else _sql_count(text, sql_unit)
+    count = time_count(text, sql_unit) if datatype in TIMES else sql_count(text, sql_unit)
     per_unit = int(np.timedelta64(1, unit).astype(f"m8[{sql_unit}]").astype(np.int64))
     return Fraction(count, per_unit)
 
 
-def _sql_count(text: str, sql_unit: str) -> int:
+def sql_count(text: str, sql_unit: str) -> int:
     """The string as DuckDB casts it to the SQL type (a count of ``sql_unit``)."""
     from ..engine import datetime_ops as dto
     from ..engine.value_types import cast_string_scalar
 
     special = dto.special_stamp(text)
     if special in ("infinity", "-infinity"):
-        return -_INFINITE[sql_unit] if special[0] == "-" else _INFINITE[sql_unit]
+        return -INFINITE[sql_unit] if special[0] == "-" else INFINITE[sql_unit]
     if special == "epoch":
         return 0
     target = pa.date32() if sql_unit == "D" else pa.timestamp(sql_unit)
     return cast_string_scalar(pa.scalar(text), target).value
 
 
-def _time_count(text: str, sql_unit: str) -> int:
+def time_count(text: str, sql_unit: str) -> int:
     """The string as DuckDB casts it to TIME (microseconds since midnight; ``24:00:00`` a
     whole day) or TIME_NS (nanoseconds)."""
     from ..engine import datetime_ops as dto
