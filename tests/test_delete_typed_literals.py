@@ -28,7 +28,7 @@ def _array(path: str) -> None:
     instants = np.array(NANOS, dtype="datetime64[ns]")
     write(path, {"x": np.arange(len(NANOS)),
                  **{name: instants.astype(f"datetime64[{unit}]") for name, unit in UNITS.items()},
-                 "t": (np.array(NANOS, dtype=np.int64) % (86_400 * 10**9) // 1000).astype("m8[us]")},
+                 "t": (np.array(NANOS) % (86_400 * 10**9) // 1000).astype("m8[us]")},
           timestamp=10)
 
 
