@@ -150,6 +150,10 @@ class Connection:
             return Result(create_table(self, tree, sql, self._rows_of(sql)))
         if isinstance(tree, exp.Insert):
             return Result(self._insert(tree, sql))
+        if isinstance(tree, exp.TruncateTable):
+            from .dml import truncate_as_delete
+
+            tree = truncate_as_delete(tree)
         if isinstance(tree, (exp.Update, exp.Delete)):
             from .memory_tables import owned_table, run_write
 

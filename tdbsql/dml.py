@@ -120,6 +120,16 @@ def run_delete(connection, tree: exp.Delete, sql: str) -> pa.Table:
     return answer(returned, commit.deleted)
 
 
+def truncate_as_delete(tree: exp.TruncateTable) -> exp.Delete:
+    """``TRUNCATE [TABLE] t`` is DuckDB's ``DELETE FROM t``: every row of a table made by
+    CREATE TABLE (an array refuses a DELETE without WHERE), the Count of the rows removed."""
+    options = [key for key, value in tree.args.items() if value and key != "expressions"]
+    if len(tree.expressions) != 1 or options:
+        raise UnsupportedSql("TRUNCATE of one table, without options, is supported; not "
+                             f"{tree.sql(dialect='duckdb')!r}")
+    return exp.Delete(this=tree.expressions[0].copy())
+
+
 def array_source(connection, table: exp.Table, sql: str) -> ArraySource:
     source, window = connection.catalog.resolve(table, sql)
     if not isinstance(source, ArraySource):

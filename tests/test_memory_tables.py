@@ -44,6 +44,11 @@ SCRIPT = [
     "SELECT * FROM t",
     "DELETE FROM t",
     "SELECT count(*) FROM t",
+    "INSERT INTO t VALUES ('Rome', 1, 2.5), ('Oslo', 2, NULL)",
+    "TRUNCATE t",  # DELETE FROM t
+    "INSERT INTO t VALUES ('Rome', 1, 2.5)",
+    "TRUNCATE TABLE t",
+    "SELECT count(*) FROM t",
 ]
 
 
@@ -80,7 +85,10 @@ def test_memory_table_errors():
              ("UPDATE t SET x = 1 FROM t AS u", UnsupportedSql, "FROM of a table in memory"),
              ("UPDATE t SET y = 1", SqlError, "'y' is not a column of the table"),
              ("INSERT INTO t VALUES ('abc')", SqlError, "cannot be stored as int32"),
-             ("INSERT INTO t (x, x) VALUES (1, 2)", SqlError, "listed twice")]
+             ("INSERT INTO t (x, x) VALUES (1, 2)", SqlError, "listed twice"),
+             ("TRUNCATE a", UnsupportedSql, "DELETE without WHERE"),
+             ("TRUNCATE r", UnsupportedSql, "only arrays \\(and tables made"),
+             ("TRUNCATE t, a", UnsupportedSql, "TRUNCATE of one table")]
     for sql, error, message in cases:
         with pytest.raises(error, match=message):
             con.sql(sql)

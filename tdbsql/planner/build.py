@@ -120,17 +120,19 @@ class LogicalQuery:
 
 
 _RUN_NOT_PLANNED = (exp.Insert, exp.Update, exp.Delete, exp.Copy, exp.Create, exp.Drop,
-                    exp.Describe)
+                    exp.Describe, exp.TruncateTable)
+_KEYWORDS = {"truncatetable": "TRUNCATE"}  # a statement's keyword where its node says more
 
 
 def check_statement(tree: exp.Expression) -> None:
     """Refuse a statement the query engine does not run, before anything is looked up."""
+    kind = _KEYWORDS.get(tree.key, tree.key.upper())
     if isinstance(tree, _RUN_NOT_PLANNED):  # con.sql runs them; EXPLAIN has none to show
-        raise UnsupportedSql(f"{tree.key.upper()} statements run, with no query plan or "
+        raise UnsupportedSql(f"{kind} statements run, with no query plan or "
                              "result columns to show: EXPLAIN and DESCRIBE take a query "
                              "(SELECT, WITH, UNION/INTERSECT/EXCEPT)")
     if not isinstance(tree, _SUPPORTED_ROOTS):
-        raise UnsupportedSql(f"{tree.key.upper()} statements are not supported by the query "
+        raise UnsupportedSql(f"{kind} statements are not supported by the query "
                              "engine (SELECT, WITH, UNION/INTERSECT/EXCEPT are)")
 
 
