@@ -160,6 +160,13 @@ def test_list_functions_count_against_the_connections_budget(monkeypatch):
     assert tdbsql.connect(memory_mb=1).sql("SELECT len(range(0, 1000))").fetchall() == [(1000,)]
 
 
+def test_a_budget_of_a_few_kb_is_named_in_kb():
+    """A budget under 0.1 MB said 'needs 0.0 MB ..., more than the memory budget of 0.0 MB'."""
+    con = tdbsql.connect(memory_mb=0.02)
+    with pytest.raises(tdbsql.MemoryLimitError, match=r"needs 0\.8 MB .* budget of 20\.5 KB"):
+        con.sql("SELECT list(range) FROM range(100000)").fetchall()
+
+
 def test_bad_budgets_are_interface_errors(big, monkeypatch):
     for bad in (0, -1, "lots", True):
         with pytest.raises(tdbsql.InterfaceError, match="memory_mb"):

@@ -113,4 +113,6 @@ def step_label(step) -> str:
 
 
 def _mb(nbytes: int) -> str:
+    if nbytes < _MB / 10:  # a budget of a few KB: "0.0 MB" would name neither amount
+        return f"{nbytes / 1024:,.1f} KB"
     return f"{nbytes / _MB:,.1f} MB"
