@@ -465,6 +465,8 @@ class _Constants:
       compares them (``storage.integer_comparisons``; ``y < 2.5`` is ``y < 3``);
     * a field SQL reads as a DATE or TIMESTAMP with strings: each cast as DuckDB casts it, in
       stored units (``storage.temporal_comparisons``), then as a count;
+    * beside a typed date/time literal: counts of the field's unit already, each exact
+      (``stored_counts``; ``_Builder._typed_instants``);
     * anything else as the stored bytes (``_Builder._value``)."""
 
     def __init__(self, builder: _Builder, column: str, items: list, values: list,
