@@ -148,6 +148,8 @@ def test_null_test_is_the_only_form_of_null(tmp_path):
           timestamp=10)
     commits = set(os.listdir(os.path.join(path, "__commits")))
     for where, error, match in (("n = NULL", UnsupportedSql, "comparison with NULL"),
+                                ("n IN (1, NULL)", UnsupportedSql, "a NULL in an IN list"),
+                                ("n NOT IN (NULL)", UnsupportedSql, "a NULL in an IN list"),
                                 ("v IS TRUE", SqlError, "list of INT32"),
                                 ("v IS NULL", UnsupportedSql, "list of numbers"),
                                 ("n + 1 IS NULL", UnsupportedSql, "tests a column"),

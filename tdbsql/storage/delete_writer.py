@@ -291,6 +291,10 @@ class _Builder:
     def _in(self, e: exp.In, negated: bool) -> Node:
         if e.args.get("query") is not None:
             raise UnsupportedSql("DELETE ... IN (SELECT ...) is not supported")
+        if any(isinstance(item, exp.Null) for item in e.expressions):
+            raise UnsupportedSql("DELETE: a NULL in an IN list is not supported (x IN (1, "
+                                 "NULL) is NULL, not FALSE, where x is not 1; a NOT around it "
+                                 "keeps it NULL): leave the NULL out of the list")
         return self._constants(e.this, e.expressions).member_set(negated)
 
     def _constants(self, column, items: list) -> "_Constants":
