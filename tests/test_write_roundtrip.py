@@ -280,3 +280,29 @@ def test_zstd_levels_above_the_maximum_are_clamped_as_tiledb_does(tmp_path, leve
     files = [tdbsql.open(p).fragments[0].entry.path for p in paths]
     with open(f"{files[0]}/a0.tdb", "rb") as a, open(f"{files[1]}/a0.tdb", "rb") as b:
         assert a.read() == b.read()
+
+
+def test_a_wide_array_writes_under_a_low_open_file_limit(tmp_path):
+    """A fragment's files are open only while an append writes to them: 150 nullable string
+    attributes (450 files) write under a limit of 256 open files, as tiledb writes them."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import resource, pyarrow as pa
+        from tdbsql import schema as S
+        from tdbsql.storage.writer import create, write
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, resource.getrlimit(
+            resource.RLIMIT_NOFILE)[1]))
+        path = {str(tmp_path / "wide")!r}
+        names = [f"a{{i}}" for i in range(150)]
+        create(path, S.Schema([S.Dim("k", "int64", (0, 100), 10)],
+                              [S.Attr(n, "string", nullable=True) for n in names], capacity=2))
+        write(path, pa.table({{"k": [1, 2, 3], **{{n: ["x", None, "yy"] for n in names}}}}),
+              timestamp=1)
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True)
+    with tiledb.open(str(tmp_path / "wide")) as A:
+        got = A.query(return_arrow=True).df[:]
+    assert got.column("a149").to_pylist() == ["x", None, "yy"]

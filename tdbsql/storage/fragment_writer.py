@@ -19,7 +19,6 @@ import os
 import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import BinaryIO
 
 import numpy as np
 
@@ -62,10 +61,12 @@ class _Written:
 @dataclass
 class _FieldFiles:
     """The files of one field being written (data or var offsets, var data, validity) and,
-    per tile written so far, the bytes each of its filtered tiles took."""
+    per tile written so far, the bytes each of its filtered tiles took.  A file is open only
+    while an append writes to it: an array of hundreds of attributes must not hold three
+    files a field open at once."""
 
     spec: FieldSpec
-    handles: dict[str, BinaryIO]  # "fixed", "var", "validity" (the field has)
+    paths: dict[str, str]  # "fixed", "var", "validity" (those the field has) -> file
     sizes: dict[str, list[int]] = field(default_factory=dict)
     var_sizes: list[int] = field(default_factory=list)  # decoded bytes of each var tile
 
@@ -76,28 +77,30 @@ class _FieldFiles:
             names["var"] = f"{spec.file_stem}_var.tdb"
         if spec.nullable:
             names["validity"] = f"{spec.file_stem}_validity.tdb"
-        files = cls(spec, {})
-        for kind, name in names.items():
-            files.handles[kind] = open(os.path.join(folder, name), "wb")
+        files = cls(spec, {kind: os.path.join(folder, name) for kind, name in names.items()})
+        for kind, path in files.paths.items():
+            open(path, "wb").close()
             files.sizes[kind] = []
         return files
 
-    def add(self, fixed: bytes, var: bytes | None, decoded_var: int,
-            validity: bytes | None) -> None:
-        for kind, tile in (("fixed", fixed), ("var", var), ("validity", validity)):
-            if kind in self.handles:
-                self.handles[kind].write(tile)
-                self.sizes[kind].append(len(tile))
-        if "var" in self.handles:
-            self.var_sizes.append(decoded_var)
+    def add(self, tiles: list[tuple[bytes, bytes | None, int, bytes | None]]) -> None:
+        """Append the tiles (fixed or offsets, var data, its decoded size, validity) of an
+        append to the files."""
+        for index, kind in enumerate(("fixed", "var", None, "validity")):
+            if kind not in self.paths:
+                continue
+            with open(self.paths[kind], "ab") as out:
+                for tile in tiles:
+                    out.write(tile[index])
+                    self.sizes[kind].append(len(tile[index]))
+        if "var" in self.paths:
+            self.var_sizes.extend(tile[2] for tile in tiles)
 
     def close(self) -> _Written:
-        """Flush and fsync the files (their folder is fsync'ed at the commit); the tiles'
-        offsets and the files' sizes."""
-        for handle in self.handles.values():
-            handle.flush()
-            os.fsync(handle.fileno())
-            handle.close()
+        """Fsync the files (their folder is fsync'ed at the commit); the tiles' offsets and
+        the files' sizes."""
+        for path in self.paths.values():
+            vfs.fsync_file(path)
         n_tiles = len(self.sizes["fixed"])
         zeros = np.zeros(n_tiles, np.uint64)
         return _Written(
@@ -106,10 +109,6 @@ class _FieldFiles:
             np.array(self.var_sizes, np.uint64) if "var" in self.sizes else zeros,
             _offsets(self.sizes["validity"]) if "validity" in self.sizes else zeros,
             *(sum(self.sizes.get(kind, [])) for kind in ("fixed", "var", "validity")))
-
-    def abandon(self) -> None:
-        for handle in self.handles.values():
-            handle.close()
 
 
 @dataclass
@@ -177,7 +176,8 @@ class FragmentWriter:
         if stream.cells % stream.tile_size:
             raise ValueError("a fragment's tiles are full until its last one: cells were "
                              "appended after a partial tile")
-        def field(files: _FieldFiles) -> tm.TileStats:  # its own files: fields in parallel
+
+        def written(files: _FieldFiles) -> tm.TileStats:  # its own files: fields in parallel
             spec, buf = files.spec, fields[files.spec.name]
             self._write_tiles(files, buf, stream.tile_size, n_cells)
             return tm.tile_stats(spec.datatype, spec.cell_val_num, spec.is_dim, spec.nullable,
@@ -185,7 +185,7 @@ class FragmentWriter:
 
         with self.discarded_on_error():
             files = list(stream.files.values())
-            for each, stats in zip(files, map_ordered(field, files)):
+            for each, stats in zip(files, map_ordered(written, files)):
                 stream.stats.setdefault(each.spec.name, []).append(stats)
         stream.cells += n_cells
         if mbrs is not None:
@@ -222,7 +222,7 @@ class FragmentWriter:
     @contextmanager
     def discarded_on_error(self):
         """On any error (a filter refusing the data, e.g. POSITIVE_DELTA on decreasing values;
-        a full disk), close the files and remove the fragment: nothing is left behind."""
+        a full disk), remove the fragment: nothing is left behind."""
         try:
             yield
         except BaseException:
@@ -230,10 +230,7 @@ class FragmentWriter:
             raise
 
     def discard(self) -> None:
-        """Close the files and remove the fragment (never committed: no reader saw it)."""
-        stream = getattr(self, "_stream", None)
-        for files in ([] if stream is None else stream.files.values()):
-            files.abandon()
+        """Remove the fragment (never committed: no reader saw it)."""
         discard_fragment(self.array_path, self.name)
 
     def commit(self) -> None:
@@ -249,6 +246,7 @@ class FragmentWriter:
         info = type_info(spec.datatype)
         is_var = spec.cell_val_num == VAR_NUM
         cell_size = info.size * (1 if is_var else spec.cell_val_num)
+        tiles = []
         for start in range(0, n_cells, tile_size):
             end = min(start + tile_size, n_cells)
             var = validity = None
@@ -269,7 +267,8 @@ class FragmentWriter:
                 validity = self.schema.validity_filters.encode_tile(
                     buf.validity[start:end], Datatype.UINT8, WRITE_VERSION, cell_size=1,
                     encryption=self.encryption)
-            files.add(fixed, var, decoded_var, validity)
+            tiles.append((fixed, var, decoded_var, validity))
+        files.add(tiles)
 
     def _offsets_tile(self, spec: FieldSpec, cell_starts: np.ndarray) -> bytes:
         if spec.filters.skip_offsets_filtering(spec.datatype, self.schema.version):
@@ -338,7 +337,8 @@ def commit_fragment(array_path: str, name: str) -> None:
     visible; it must come after every file of the fragment is on disk.
 
     Durability, so a power loss never leaves a marker pointing at data not on disk: the data
-    files were fsync'ed as they were written (``FragmentWriter._write_file``); here the
+    files were fsync'ed when the fragment was finished (``_FieldFiles.close``, and
+    ``FragmentWriter._write_file`` for the metadata); here the
     fragment's folder (its file entries) and ``__fragments`` (the folder's entry) are fsync'ed
     first, then the marker is created and fsync'ed with ``__commits``."""
     fragments = os.path.join(array_path, FRAGMENTS_DIR)
@@ -365,4 +365,5 @@ def _joined_leaves(parts: list):
     if len(parts) == 1:
         return parts[0]
     return tuple(np.concatenate(dim_parts) if isinstance(dim_parts[0], np.ndarray)
-                 else sum(dim_parts, ()) for dim_parts in zip(*parts))
+                 else tuple(leaf for part in dim_parts for leaf in part)
+                 for dim_parts in zip(*parts))

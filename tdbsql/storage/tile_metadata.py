@@ -165,7 +165,9 @@ def concat_stats(parts: list[TileStats]) -> TileStats:
         values = [getattr(part, name) for part in parts]
         if not values or values[0] is None:
             return None
-        return sum(values, []) if isinstance(values[0], list) else np.concatenate(values)
+        if isinstance(values[0], list):
+            return [value for part in values for value in part]
+        return np.concatenate(values)
 
     return TileStats(*(joined(name) for name in ("mins", "maxes", "sums", "null_counts")),
                      cell_counts=np.concatenate([part.cell_counts for part in parts])

@@ -164,6 +164,15 @@ def write_synced(path: str, data: bytes) -> None:
         os.fsync(f.fileno())
 
 
+def fsync_file(path: str) -> None:
+    """Make a file written earlier (and closed) durable."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def fsync_dir(path: str) -> None:
     """Make the entries of a folder (files created, renamed or removed in it) durable.  A no-op
     where folders cannot be opened (Windows), which persists entries with the files."""
