@@ -5,11 +5,14 @@ scan with filters and projections, or an ORDER BY sorted on disk), so the rows n
 fit in memory together.  The rows that fill a ``CHUNK_SHARE``-th of the memory budget (the
 writer makes a few copies of them) are cast as INSERT casts them (``dml.typed_rows``) and
 written as a fragment at the statement's timestamp, not committed.
+
 An INSERT is still one fragment: when the rows took several, they are merged into one
 (``fragment_consolidation.merge_sparse``: a few tiles of each at a time, a coordinate held
-twice refused where the array allows no duplicates, as one write refuses it), and the parts
-are removed.  Only then is the fragment committed, so an error anywhere -- a value that
-does not fit a column, a duplicate -- leaves the array as it was.
+twice refused where the array allows no duplicates, as one write refuses it), ``FAN_IN``
+parts at a time -- the first ``FAN_IN`` merged into a new part at the end of the list, until
+one is left, so memory holds a tile or so of ``FAN_IN`` parts however many there are -- and
+the parts merged are removed.  Only then is the fragment committed, so an error anywhere (a
+value that does not fit a column, a duplicate) leaves the array as it was.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from .errors import DataError, SqlError
 
 CHUNK_SHARE = 16  # a part holds at most this share of the memory budget (the writer copies it)
 CHUNK_ROWS = 1 << 24  # ... and at most this many rows
+FAN_IN = 16  # parts merged at once (each lends a tile or more): more take several passes
 
 
 def insert_query(connection, source, array, names: list[str], body: exp.Expression,
@@ -48,15 +52,17 @@ def insert_query(connection, source, array, names: list[str], body: exp.Expressi
                                     array, sql)
                 name = write(source.path, data, timestamp=when, key=source.key, commit=False)
             except DataError as err:
-                if rows:  # the messages count rows from the chunk's first
+                if rows and "row " in str(err):  # the message counts from the chunk's first
                     raise DataError(f"{err} (rows counted from row {rows:,} of the query's "
                                     "result)") from None
                 raise
             if name is not None:
                 parts.append(name)
             rows += data.num_rows
-        if len(parts) > 1:
-            parts = [_merged(array, parts, when)]
+        while len(parts) > 1:  # FAN_IN parts at a time: a tile or so of each in memory
+            group = parts[:FAN_IN]
+            parts.append(_merged(array, group, when))
+            del parts[:len(group)]
         for name in parts:
             commit_fragment(source.path, name)
     except BaseException:
@@ -106,4 +112,4 @@ def _merged(array, parts: list[str], when: int) -> str:
                           cell_timestamps=False, unique=not array.schema.allows_duplicates)
     for name in parts:
         discard_fragment(array.path, name)
-    return writer.name
+    return writer.name  # (removed by the caller with the other parts on a later error)

@@ -118,3 +118,30 @@ def test_insert_select_past_the_memory_budget_streams(tmp_path, monkeypatch):
         data = A[:]
     assert np.array_equal(data["k"], np.arange(n) * 7)
     assert np.array_equal(data["v"], np.arange(n))
+
+
+def test_many_parts_merge_a_few_at_a_time(tmp_path, monkeypatch):
+    """40 parts of 7 rows, merged FAN_IN = 4 at a time: never more than 4 parts lend cells
+    at once, and the array holds what DuckDB's table does."""
+    from tdbsql.storage import fragment_consolidation
+
+    monkeypatch.setattr(insert_query, "FAN_IN", 4)
+    widest = []
+    merged = fragment_consolidation.merged
+
+    def counting(schema, runs):
+        widest.append(len(runs))
+        return merged(schema, runs)
+
+    monkeypatch.setattr(fragment_consolidation, "merged", counting)
+    path = _array(str(tmp_path / "a"), dups=False)
+    con = tdbsql.connect()
+    con.register("t", path)
+    statement = "INSERT INTO t SELECT i * 3 % 280, i, 's' || i FROM range(280) r(i)"
+    assert con.sql(statement).fetchall() == [(280,)]
+    assert max(widest) == 4 and len(_fragments(path)) == 1
+    duck = duckdb.connect()
+    duck.sql("CREATE TABLE t (k BIGINT, v INTEGER, s VARCHAR)")
+    duck.sql(statement)
+    query = "SELECT k, v, s FROM t ORDER BY k"
+    assert con.sql(query).fetchall() == duck.sql(query).fetchall()
