@@ -75,6 +75,16 @@ def stored(uri: str) -> list[tuple]:
     return out
 
 
+def _twin_and_reads(uri: str, stamps: list[int], rows=lambda read: read):
+    """A copy of the array for tiledb to consolidate, the windows to read (now and at every
+    write) and what each reads before consolidation (the same in tdbsql and tiledb),
+    through ``rows``."""
+    twin = uri + "_twin"
+    shutil.copytree(uri, twin)
+    windows = [None, *stamps]
+    return twin, windows, {w: rows(assert_same(uri, w)) for w in windows}
+
+
 def _cells(rows: dict) -> list[tuple]:
     """A read's cells as a sorted list: the versions of a duplicated coordinate read in
     stored order, which consolidation changes (newest first), in TileDB as here."""
@@ -87,10 +97,7 @@ def _cells(rows: dict) -> list[tuple]:
 def test_merged_a_tile_at_a_time_as_tiledb_consolidates(tmp_path_factory, h):
     uri = str(tmp_path_factory.mktemp("merge") / "a")
     stamps = build(uri, h)
-    twin = uri + "_twin"
-    shutil.copytree(uri, twin)
-    windows = [None, *stamps]
-    before = {w: _cells(assert_same(uri, w)) for w in windows}
+    twin, windows, before = _twin_and_reads(uri, stamps, _cells)
     with mock.patch.object(cell_merge, "LENT_CELLS", 1):
         report = consolidate(uri, purge_deleted_cells=h["purge"])
     if not report.consolidated:  # every cell purged: nothing written, as TileDB refuses
@@ -140,10 +147,7 @@ def build_dense(uri: str, h: dict) -> list[int]:
 def test_dense_consolidated_a_row_of_tiles_at_a_time_as_tiledb_does(tmp_path_factory, h):
     uri = str(tmp_path_factory.mktemp("dense") / "d")
     stamps = build_dense(uri, h)
-    twin = uri + "_twin"
-    shutil.copytree(uri, twin)
-    windows = [None, *stamps]
-    before = {w: assert_same(uri, w) for w in windows}
+    twin, windows, before = _twin_and_reads(uri, stamps)
     with mock.patch.object(fragment_consolidation, "BAND_CELLS", 1):
         report = consolidate(uri)
     tiledb_consolidate(twin)
