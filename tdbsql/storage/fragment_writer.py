@@ -83,18 +83,15 @@ class _FieldFiles:
             files.sizes[kind] = []
         return files
 
-    def add(self, tiles: list[tuple[bytes, bytes | None, int, bytes | None]]) -> None:
-        """Append the tiles (fixed or offsets, var data, its decoded size, validity) of an
-        append to the files."""
-        for index, kind in enumerate(("fixed", "var", None, "validity")):
-            if kind not in self.paths:
-                continue
-            with open(self.paths[kind], "ab") as out:
-                for tile in tiles:
-                    out.write(tile[index])
-                    self.sizes[kind].append(len(tile[index]))
-        if "var" in self.paths:
-            self.var_sizes.extend(tile[2] for tile in tiles)
+    def add(self, tiles: dict[str, list[bytes]], var_sizes: list[int]) -> None:
+        """Append an append's filtered tiles (by file kind) to the files; ``var_sizes``: the
+        decoded bytes of its var tiles."""
+        for kind, path in self.paths.items():
+            with open(path, "ab") as out:
+                for tile in tiles[kind]:
+                    out.write(tile)
+            self.sizes[kind].extend(len(tile) for tile in tiles[kind])
+        self.var_sizes.extend(var_sizes)
 
     def close(self) -> _Written:
         """Fsync the files (their folder is fsync'ed at the commit); the tiles' offsets and
@@ -193,7 +190,7 @@ class FragmentWriter:
 
     def finish(self, non_empty_domain,
                processed_conditions: tuple[str, ...] = ()) -> FragmentMetadata:
-        """Close the data files and write the metadata file (not the commit)."""
+        """Fsync the data files and write the metadata file (not the commit)."""
         stream = self._stream
         with self.discarded_on_error():
             written, stats, frag = {}, {}, {}
@@ -246,29 +243,28 @@ class FragmentWriter:
         info = type_info(spec.datatype)
         is_var = spec.cell_val_num == VAR_NUM
         cell_size = info.size * (1 if is_var else spec.cell_val_num)
-        tiles = []
+        tiles: dict[str, list[bytes]] = {kind: [] for kind in files.paths}
+        var_sizes = []
         for start in range(0, n_cells, tile_size):
             end = min(start + tile_size, n_cells)
-            var = validity = None
-            decoded_var = 0
             if is_var:
                 lo, hi = int(buf.offsets[start]), int(buf.offsets[end])
                 cell_starts = (buf.offsets[start:end] - lo).astype(np.uint64)
-                var = spec.filters.encode_tile(
+                tiles["var"].append(spec.filters.encode_tile(
                     buf.values[lo:hi], spec.datatype, WRITE_VERSION, cell_size=info.size,
-                    encryption=self.encryption, offsets=cell_starts)
-                decoded_var = hi - lo
-                fixed = self._offsets_tile(spec, cell_starts)
+                    encryption=self.encryption, offsets=cell_starts))
+                var_sizes.append(hi - lo)
+                tiles["fixed"].append(self._offsets_tile(spec, cell_starts))
             else:
                 raw = buf.values.view(np.uint8)[start * cell_size:end * cell_size]
-                fixed = spec.filters.encode_tile(raw, spec.datatype, WRITE_VERSION,
-                                                 cell_size=cell_size, encryption=self.encryption)
+                tiles["fixed"].append(spec.filters.encode_tile(
+                    raw, spec.datatype, WRITE_VERSION, cell_size=cell_size,
+                    encryption=self.encryption))
             if spec.nullable:
-                validity = self.schema.validity_filters.encode_tile(
+                tiles["validity"].append(self.schema.validity_filters.encode_tile(
                     buf.validity[start:end], Datatype.UINT8, WRITE_VERSION, cell_size=1,
-                    encryption=self.encryption)
-            tiles.append((fixed, var, decoded_var, validity))
-        files.add(tiles)
+                    encryption=self.encryption))
+        files.add(tiles, var_sizes)
 
     def _offsets_tile(self, spec: FieldSpec, cell_starts: np.ndarray) -> bytes:
         if spec.filters.skip_offsets_filtering(spec.datatype, self.schema.version):
