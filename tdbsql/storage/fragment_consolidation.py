@@ -48,7 +48,6 @@ from ..engine.column import Column
 from ..engine.dense_scan import DenseScan
 from ..engine.fill import fill_column
 from ..engine.sparse_scan import kept_by_delete, read_condition, zipped_coords
-from ..errors import DataError
 from ..format.commits import encode_vacuum_file
 from ..format.fragment_metadata import (
     DELETE_CONDITION_INDEX, DELETE_TIMESTAMPS, TIMESTAMPS, WRITE_VERSION,
@@ -65,7 +64,7 @@ from .maintenance import ConsolidationReport, remove
 from .cell_merge import Cells, merged
 from .fragment_writer import FragmentWriter
 from .write_buffers import FieldBuffer, column_buffer
-from .writer import coordinate_text
+from .writer import refuse_duplicates
 
 _NO_DELETE = np.uint64(UINT64_MAX)
 BAND_CELLS = 1 << 20  # dense: the cells of the space tiles read and written at a time
@@ -314,13 +313,7 @@ class _TileWriter:
 
 def _refuse_duplicates(schema, cells: Cells) -> None:
     buffers = [_buffer(schema, d.name, cells.columns[d.name]) for d in schema.dimensions]
-    twice = tiling.duplicate_rows(tiling.Coords(schema, buffers))
-    if len(twice):
-        cell = int(twice[0])
-        coords = ", ".join(coordinate_text(d, buf, cell)
-                           for d, buf in zip(schema.dimensions, buffers))
-        raise DataError(f"duplicate coordinates ({coords}): the array does not allow "
-                        "duplicates")
+    refuse_duplicates(tiling.Coords(schema, buffers))  # merged from several writes: no row
 
 
 def _buffer(schema, name: str, column: Column):

@@ -215,13 +215,8 @@ def _write_sparse(path, schema, buffers, timestamp_range, key, *, ordered=False,
     else:
         buffers, coords, order = sort_cells(schema, buffers, coords)
     if not schema.allows_duplicates:
-        dups = tiling.duplicate_rows(coords)
-        if len(dups):
-            row = int(dups[0]) if ordered else int(order[dups[0]])
-            coords_text = ", ".join(coordinate_text(d, buffers[d.name], int(dups[0]))
-                                    for d in schema.dimensions)
-            raise DataError(f"duplicate coordinates ({coords_text}) at row {row}: the array does "
-                            "not allow duplicates")
+        refuse_duplicates(coords, (lambda cell: cell) if ordered else
+                          (lambda cell: int(order[cell])))
     writer = write_sorted(path, schema, buffers, coords, timestamp_range, key)
     if commit:
         writer.commit()
@@ -277,6 +272,20 @@ def _cvn(schema: ArraySchema, name: str) -> int:
         if a.name == name:
             return 1 if a.cell_val_num == VAR_NUM else a.cell_val_num
     return 1
+
+
+def refuse_duplicates(coords: tiling.Coords, row_of=None) -> None:
+    """A DataError naming the first coordinate ``coords`` (cells in global order) hold twice
+    and, with ``row_of(cell)``, the row that cell came from."""
+    twice = tiling.duplicate_rows(coords)
+    if not len(twice):
+        return
+    cell = int(twice[0])
+    text = ", ".join(coordinate_text(d, buf, cell)
+                     for d, buf in zip(coords.schema.dimensions, coords.buffers))
+    row = "" if row_of is None else f" at row {row_of(cell)}"
+    raise DataError(f"duplicate coordinates ({text}){row}: the array does not allow "
+                    "duplicates")
 
 
 def coordinate_text(dim, buf: FieldBuffer, idx: int) -> str:
