@@ -69,14 +69,8 @@ class DenseScan(TileScan):
         if (hi[0] - lo[0] + 1) * row_cells <= SLAB_CELLS:
             return [None]
         _check_cells(lo, hi)
-        dim = self.schema.dimensions[0]
-        origin, extent = int(dim.domain[0]), int(dim.tile_extent)
-        step = extent * max(1, SLAB_CELLS // (extent * row_cells))  # whole tile rows
-        slabs, start = [], lo[0]
-        while start <= hi[0]:
-            stop = min(hi[0], origin + ((start - origin) // step + 1) * step - 1)
-            slabs.append(DenseSlab((start, *lo[1:]), (stop, *hi[1:])))
-            start = stop + 1
+        slabs = [DenseSlab((start, *lo[1:]), (stop, *hi[1:])) for start, stop in
+                 tile_spans(self.schema.dimensions[0], lo[0], hi[0], row_cells, SLAB_CELLS)]
         self._count_fragments(lo, hi)
         return slabs
 
@@ -255,6 +249,20 @@ class DenseScan(TileScan):
             raise CorruptArrayError(f"dense tile holds {len(tile)} cells, its space tile has "
                                     f"{cells}", f"{frag.name} (field {name!r}), tile {tile_idx}")
         return tile
+
+
+def tile_spans(dim, lo: int, hi: int, line_cells: int, limit: int) -> list[tuple[int, int]]:
+    """``lo .. hi`` along ``dim`` cut at the edges of its space tiles into spans of whole
+    tiles (the first and last clipped to ``lo`` and ``hi``), each of at most ``limit`` cells
+    -- one tile at least -- when a step along ``dim`` holds ``line_cells`` cells."""
+    origin, extent = int(dim.domain[0]), int(dim.tile_extent)
+    step = extent * max(1, limit // (extent * line_cells))
+    spans, start = [], lo
+    while start <= hi:
+        stop = min(hi, origin + ((start - origin) // step + 1) * step - 1)
+        spans.append((start, stop))
+        start = stop + 1
+    return spans
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ import pyarrow.compute as pc
 
 from ..datatypes import Layout, type_info
 from ..engine.column import Column
-from ..engine.dense_scan import DenseScan
+from ..engine.dense_scan import DenseScan, tile_spans
 from ..engine.fill import fill_column
 from ..engine.sparse_scan import kept_by_delete, read_condition, zipped_coords
 from ..format.commits import encode_vacuum_file
@@ -409,13 +409,6 @@ def dense_bands(schema, box) -> list[tuple]:
     dims = schema.dimensions
     axis = len(dims) - 1 if schema.tile_order == Layout.COL_MAJOR else 0
     expanded = _expand(dims, box)
-    row = _cells(expanded) // (expanded[axis][1] - expanded[axis][0] + 1)  # a line of cells
-    extent = int(dims[axis].tile_extent)
-    step = extent * max(1, BAND_CELLS // (extent * row))
-    origin = int(dims[axis].domain[0])
-    bands, start = [], box[axis][0]
-    while start <= box[axis][1]:
-        stop = min(box[axis][1], origin + ((start - origin) // step + 1) * step - 1)
-        bands.append(box[:axis] + ((start, stop),) + box[axis + 1:])
-        start = stop + 1
-    return bands
+    line = _cells(expanded) // (expanded[axis][1] - expanded[axis][0] + 1)
+    return [box[:axis] + (span,) + box[axis + 1:]
+            for span in tile_spans(dims[axis], *box[axis], line, BAND_CELLS)]
