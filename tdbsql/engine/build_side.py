@@ -37,6 +37,7 @@ class BuildSide:
         self.built = None
         self.box = None
         self.grouped = None
+        self.rehashed = False  # a batch was matched the ordinary way (its keys hashed anew)
 
     def pairs(self, left_keys: list, check) -> tuple[np.ndarray, np.ndarray]:
         """(left rows, right rows) of the batch's key matches, in left row order;
@@ -46,6 +47,7 @@ class BuildSide:
         if self.types is None and _codable(types + [k.type for k in self.right_keys]):
             self._build(types)
         if types != self.types:
+            self.rehashed = True
             return hash_join(left_keys, self.right_keys, "inner", check)
         groups = probe_table(self.built, *self._probe_matrix(left_keys))
         return pairs_of_groups(groups, self.built, "inner", check, self.grouped)

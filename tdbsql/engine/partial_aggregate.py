@@ -49,7 +49,7 @@ from .aggregate_step import (
 )
 from .frame import Frame, unified_type
 from .grouping import (
-    Groups, aggregate, distinct_pairs, exact_integers, first_rows, group_ids, variance_result,
+    Groups, aggregate, distinct_pairs, exact_integers, group_ids, rows_by_group, variance_result,
     variance_state,
 )
 from .hash_table import as_array
@@ -164,19 +164,14 @@ def _distinct_state(values: pa.Array, groups: Groups) -> pa.Array:
                              else pa.large_string())
     kept = np.flatnonzero(values.is_valid().to_numpy(zero_copy_only=False))
     values, groups = distinct_pairs(values.take(pa.array(kept)), groups.subset(kept))
-    order = np.argsort(groups.ids, kind="stable")
-    offsets = np.zeros(groups.count + 1, np.int64)
-    np.cumsum(np.bincount(groups.ids, minlength=groups.count), out=offsets[1:])
+    order, offsets = rows_by_group(groups.ids, groups.count)
     return pa.LargeListArray.from_arrays(pa.array(offsets), values.take(pa.array(order)))
 
 
 def _distinct_fold(func: str, lists: pa.Array, groups: Groups) -> pa.Array:
     """A DISTINCT call's value per group from the batches' lists of distinct values."""
     parents = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False)
-    ids = np.ascontiguousarray(groups.ids[parents])
-    return aggregate(func, pc.list_flatten(lists), Groups(ids, groups.count,
-                                                          first_rows(ids, groups.count)),
-                     distinct=True)
+    return aggregate(func, pc.list_flatten(lists), groups.subset(parents), distinct=True)
 
 
 def _argument_key(argument: exp.Expression):

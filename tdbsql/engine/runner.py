@@ -248,11 +248,12 @@ class Runner:
             return run_sort(step, inputs, self)
         raise UnsupportedSql(f"plan step {type(step).__name__} is not supported")
 
-    def inputs_by_name(self, step, frames: dict) -> dict:
-        """The frames of ``step``'s inputs by step name; an input run inside its join
-        (``deferred_inputs``) as its ``Deferred``, with the plan frames it reads."""
+    def inputs_by_name(self, step, frames: dict, leaving_out: str | None = None) -> dict:
+        """The frames of ``step``'s inputs by step name (but ``leaving_out``'s: an input
+        another step runs); an input run inside its join (``deferred_inputs``) as its
+        ``Deferred``, with the plan frames it reads."""
         return {dep.name: frames[dep] if dep in frames else self.deferred[dep].bound(frames)
-                for dep in step.dependencies}
+                for dep in step.dependencies if dep.name != leaving_out}
 
     def join_frame(self, step: planner.Join, dependencies: dict) -> Frame:
         """A Join step's frame from its inputs' (by step name): the joins, the residual

@@ -124,8 +124,7 @@ def run_streamed_join(runner, step: planner.Aggregate, join: planner.Join,
     """The Aggregate ``step``'s frame over its ``join``, from the frames of the join's
     inputs but the source (``frames`` by step; a deferred one as its ``Deferred``)."""
     chain = streamed_join(runner, step)[1]
-    inputs = {dep.name: frames[dep] if dep in frames else runner.deferred[dep].bound(frames)
-              for dep in join.dependencies if dep.name != join.source_name}
+    inputs = runner.inputs_by_name(join, frames, leaving_out=join.source_name)
     deferred = runner.deferred.get(chain[-1])
     if deferred is not None and not _read_whole(join, deferred, inputs, runner):
         # read for its partner's keys, maybe few: the ordinary way (``run_join``)
@@ -208,9 +207,10 @@ def _aggregated(runner, step, join, inputs: dict, batches, probes: int) -> Frame
         if state is not None:
             partials.append(state)
     others = ", ".join(join.joins)
+    hashed = "hashed per batch" if any(b.rehashed for b in builds.values()) else "hashed once"
     runner.record(join, rows, streamed=True,
                   how=f"Streamed: {count:,} batches of {join.source_name} joined to "
-                      f"{others} (hashed once) and aggregated batch by batch")
+                      f"{others} ({hashed}) and aggregated batch by batch")
     if partials:
         return combine(step, partials, runner, list(last.tables))
     return run_aggregate(step, last, runner)  # no row: over the (typed) empty batch
