@@ -145,3 +145,23 @@ def test_many_parts_merge_a_few_at_a_time(tmp_path, monkeypatch):
     duck.sql(statement)
     query = "SELECT k, v, s FROM t ORDER BY k"
     assert con.sql(query).fetchall() == duck.sql(query).fetchall()
+
+
+def test_copy_from_parquet_streams_into_one_fragment(tmp_path):
+    """COPY t FROM 'f.parquet' is INSERT INTO t SELECT * FROM 'f.parquet': written in parts
+    (7 rows each here) merged into one fragment."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = _array(str(tmp_path / "a"), dups=False)
+    source = str(tmp_path / "rows.parquet")
+    pq.write_table(pa.table({"k": pa.array(range(100, 0, -1), pa.int64()),
+                             "v": pa.array(range(100), pa.int32()),
+                             "s": pa.array([None if i % 3 else f"s{i}" for i in range(100)])}),
+                   source)
+    con = tdbsql.connect()
+    con.register("t", path)
+    assert con.sql(f"COPY t FROM '{source}'").fetchall() == [(100,)]
+    assert len(_fragments(path)) == 1
+    assert _tiledb_rows(path) == sorted(
+        ((100 - i, i, None if i % 3 else f"s{i}") for i in range(100)), key=repr)
