@@ -69,7 +69,9 @@ WHERES = ["c IS NULL", "c IS NOT NULL", "a IS NULL", "a IS NOT NULL", "b IS NULL
           "g IS FALSE", "g IS NOT TRUE", "g IS NOT FALSE", "u IS TRUE", "u IS NOT FALSE",
           "u IS NOT TRUE", "u IS FALSE", "x IS TRUE", "x IS NOT TRUE", "x IS FALSE",
           "b IS NOT TRUE AND u IS NOT FALSE", "NOT (b IS TRUE) OR g IS FALSE",
-          "NOT (u IS NOT TRUE)"]
+          "NOT (u IS NOT TRUE)",
+          # names in any case, as DuckDB's
+          "G IS TRUE", "A IS NULL", "U IS NOT FALSE AND B IS NOT NULL"]
 
 
 @pytest.mark.parametrize("where", WHERES)

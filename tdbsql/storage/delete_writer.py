@@ -256,27 +256,31 @@ class _Builder:
         as those comparisons are."""
         if not isinstance(e, exp.Column):
             raise UnsupportedSql(f"DELETE ... IS TRUE / IS FALSE tests a column, not {e.sql()!r}")
-        kind = type_info(self.fields[self._column(e)].datatype).kind
+        name = self._column(e)
+        kind = type_info(self.fields[name].datatype).kind
         if kind == "bool":
             return self._constants(e, [exp.Boolean(this=truth)]).compared(ConditionOp.EQ)
-        if kind not in ("int", "uint", "float") or self.fields[e.name].cell_val_num != 1:
-            raise UnsupportedSql(f"DELETE ... WHERE {e.name} IS [NOT] TRUE / FALSE is supported "
+        if kind not in ("int", "uint", "float") or self.fields[name].cell_val_num != 1:
+            raise UnsupportedSql(f"DELETE ... WHERE {name} IS [NOT] TRUE / FALSE is supported "
                                  "on BOOLEAN and number columns")
         zero = self._constants(e, [exp.Literal.number(0)])
         return zero.compared(ConditionOp.NE if truth else ConditionOp.EQ)
 
-    def _refuse_null(self):
+    def _refuse_null(self, in_list: bool = False):
+        if in_list:  # dropping it is sound only outside every NOT, which is not tracked
+            raise UnsupportedSql("DELETE: a NULL in an IN list is not supported (x IN (1, "
+                                 "NULL) is NULL, not FALSE, where x is not 1; a NOT around it "
+                                 "keeps it NULL): leave the NULL out of the list")
         raise UnsupportedSql("DELETE: a comparison with NULL is NULL on every row; "
                              "test for NULL with IS NULL or IS NOT NULL")
 
     def _null_test(self, e) -> NullTest:
         if not isinstance(e, exp.Column):
             raise UnsupportedSql(f"DELETE ... IS NULL tests a column, not {e.sql()!r}")
-        field = self.fields.get(e.name)
-        if field is not None and field.cell_val_num != 1 and \
-                type_info(field.datatype).kind not in ("string", "binary"):
-            raise UnsupportedSql(f"DELETE ... WHERE {e.name} IS [NOT] NULL on a column holding "
-                                 "a list of numbers per cell is not supported")
+        field = self.fields[self._name(e)]
+        if field.cell_val_num != 1 and type_info(field.datatype).kind not in ("string", "binary"):
+            raise UnsupportedSql(f"DELETE ... WHERE {field.name} IS [NOT] NULL on a column "
+                                 "holding a list of numbers per cell is not supported")
         return NullTest(self._column(e), is_null=True)
 
     def _compare(self, e) -> Node:
@@ -291,19 +295,16 @@ class _Builder:
     def _in(self, e: exp.In, negated: bool) -> Node:
         if e.args.get("query") is not None:
             raise UnsupportedSql("DELETE ... IN (SELECT ...) is not supported")
-        if any(isinstance(item, exp.Null) for item in e.expressions):
-            raise UnsupportedSql("DELETE: a NULL in an IN list is not supported (x IN (1, "
-                                 "NULL) is NULL, not FALSE, where x is not 1; a NOT around it "
-                                 "keeps it NULL): leave the NULL out of the list")
-        return self._constants(e.this, e.expressions).member_set(negated)
+        return self._constants(e.this, e.expressions, in_list=True).member_set(negated)
 
-    def _constants(self, column, items: list) -> "_Constants":
-        """The constants ``column`` is compared with, each read once (a NULL refused)."""
+    def _constants(self, column, items: list, in_list: bool = False) -> "_Constants":
+        """The constants ``column`` is compared with (``in_list``: an IN list's), each read
+        once (a NULL refused)."""
         name = self._column(column)
         values = []
         for item in items:
             if isinstance(item, exp.Null):
-                self._refuse_null()
+                self._refuse_null(in_list)
             values.append(_literal(item))
         if any(isinstance(v, TypedInstant) for v in values):
             return _Constants(self, name, items, self._typed_instants(name, values, items),
@@ -405,15 +406,23 @@ class _Builder:
             raise SqlError(f"column {column!r}: cannot read {value!r} as a "
                            f"{field.datatype.name} value", self.sql, _span(item)) from None
 
+    def _name(self, e: exp.Column) -> str:
+        """The field ``e`` names: as written, else the one field whose name matches in any
+        case, as DuckDB's names do (two such fields: the name is ambiguous)."""
+        name = e.name
+        if name in self.fields:
+            return name
+        found = [f for f in self.fields if f.lower() == name.lower()]
+        if len(found) == 1:
+            return found[0]
+        what = "ambiguous" if found else "unknown"
+        raise SqlError(f"{what} column {name!r} in the DELETE condition "
+                       f"(fields: {', '.join(self.fields)})", self.sql, _span(e))
+
     def _column(self, e) -> str:
         if not isinstance(e, exp.Column):
             raise UnsupportedSql(f"DELETE conditions compare columns with literals, not {e.sql()!r}")
-        name = e.name
-        if name not in self.fields:  # names match in any case, as DuckDB's
-            name = next((f for f in self.fields if f.lower() == name.lower()), name)
-        if name not in self.fields:
-            raise SqlError(f"unknown column {name!r} in the DELETE condition "
-                           f"(fields: {', '.join(self.fields)})", self.sql, _span(e))
+        name = self._name(e)
         field = self.fields[name]
         if field.cell_val_num != 1 and type_info(field.datatype).kind not in ("string", "binary"):
             # SQL reads the cell as a list (DuckDB: "Cannot compare values of type DOUBLE[]"),
