@@ -89,7 +89,8 @@ def run_shell(con, read, settings: Settings | None = None) -> int:
                     break
                 continue
             buffer += line if line.endswith("\n") else line + "\n"
-            if statement_ended(buffer):
+            # only a line with a ';' can end a statement: a long one is not rescanned a line
+            if ";" in line and statement_ended(buffer):
                 failed += _run(con, buffer, settings)
                 buffer = ""
         if buffer.strip():  # the input ended inside a statement: run what there is

@@ -200,10 +200,15 @@ class Connection:
             raise InterfaceError("parameters are only supported in the last statement of a "
                                  "script (as in DuckDB); run the statements one by one")
         for text, tree in zip(statements[:-1], trees):
-            # run to its end: a later statement may depend on it (an EXPLAIN by its text)
-            done = self.sql(text) if _EXPLAIN.match(text) else self._statement(text, tree, None)
-            done.arrow()
-        return self.sql(statements[-1], params)
+            self._parsed_statement(text, tree, None).arrow()  # to its end: later ones may
+            #                                                 depend on it
+        return self._parsed_statement(statements[-1], trees[-1], params)
+
+    def _parsed_statement(self, text: str, tree, params) -> Result:
+        """A statement of a script, parsed already (an EXPLAIN runs by its text)."""
+        if _EXPLAIN.match(text):
+            return self.sql(text, params)
+        return self._statement(text, tree, params)
 
     def execute(self, sql: str, params=None) -> Result:
         return self.sql(sql, params)

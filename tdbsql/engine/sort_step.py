@@ -86,11 +86,6 @@ def _repeated_for_keys(runner, step, inputs: Frame, flat: pa.Table, parents, pro
                        step_label(step), known=outputs)
 
 
-def sort_indices(runner, frame: Frame, flat: pa.Table, keys) -> np.ndarray:
-    arrays, sort_keys = key_columns(runner, frame, flat, keys)
-    return _order(arrays, sort_keys, frame.length)
-
-
 def key_columns(runner, frame: Frame, flat: pa.Table, keys, for_runs: bool = False):
     """The columns and ``pc.sort_indices`` keys that sort ``frame``'s rows by the ORDER BY
     ``keys`` (``sort_columns``); ``for_runs``: see ``sorted_run``."""
