@@ -37,24 +37,11 @@ def refuse_clauses(tree: exp.Expression, statement: str, sql: str) -> None:
 
 def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
     refuse_clauses(tree, "INSERT", sql)
-    target = tree.this
-    names = None
-    if isinstance(target, exp.Schema):
-        names = []
-        for ident in target.expressions:
-            if ident.name in names:
-                raise SqlError(f"INSERT: column {ident.name!r} is listed twice", sql,
-                               span_of(ident))
-            names.append(ident.name)
-        target = target.this
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     source = array_source(connection, target, sql)
     array = source.open()
     fields = [d.name for d in array.schema.dimensions] + [a.name for a in array.schema.attributes]
-    names = names or fields
-    for name in names:
-        if name not in fields:
-            raise SqlError(f"INSERT: {name!r} is not a column of the array "
-                           f"({', '.join(fields)})", sql, span_of(target))
+    names = target_columns(tree, fields, "the array", sql)
     body = tree.expression
     if isinstance(body, exp.Values):
         rows = values_table(body, names, array, sql)
@@ -78,6 +65,26 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
         write(source.path, data, timestamp=when, key=source.key)
         wait_past(when)
     return answer(returned, data.num_rows)
+
+
+def target_columns(tree: exp.Insert, columns: list[str], what: str, sql: str) -> list[str]:
+    """The columns an INSERT writes: its list (``INSERT INTO t (b, a)``), each name matched
+    in any case as DuckDB matches it and listed once, else all ``columns`` of the target
+    (``what``, for messages)."""
+    if not isinstance(tree.this, exp.Schema):
+        return list(columns)
+    spelled = {column.lower(): column for column in columns}
+    names = []
+    for ident in tree.this.expressions:
+        column = ident.name if ident.name in columns else spelled.get(ident.name.lower())
+        if column is None:
+            raise SqlError(f"INSERT: {ident.name!r} is not a column of {what} "
+                           f"({', '.join(columns)})", sql, span_of(ident))
+        if column in names:
+            raise SqlError(f"INSERT: column {ident.name!r} is listed twice", sql,
+                           span_of(ident))
+        names.append(column)
+    return names
 
 
 def empty_answer(column: str) -> pa.Table:

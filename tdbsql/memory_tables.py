@@ -29,7 +29,9 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from .catalog import ArrowSource
-from .dml import answer, count_table, empty_answer, refuse_clauses, typed_rows, values_table
+from .dml import (
+    answer, count_table, empty_answer, refuse_clauses, target_columns, typed_rows, values_table,
+)
 from .errors import SqlError, UnsupportedSql
 from .planner.parse import span_of
 from .result import unique_names
@@ -142,19 +144,7 @@ def run_write(connection, name: str, tree, sql: str, run_query) -> pa.Table:
 def _insert(connection, name: str, tree: exp.Insert, sql: str, run_query) -> pa.Table:
     refuse_clauses(tree, "INSERT", sql)
     table = connection.catalog.sources[name].table
-    spelled = {column.lower(): column for column in table.column_names}
-    names = table.column_names
-    if isinstance(tree.this, exp.Schema):
-        names = []
-        for ident in tree.this.expressions:
-            column = spelled.get(ident.name.lower())
-            if column is None:
-                raise SqlError(f"INSERT: {ident.name!r} is not a column of {name!r} "
-                               f"({', '.join(table.column_names)})", sql, span_of(ident))
-            if column in names:
-                raise SqlError(f"INSERT: column {ident.name!r} is listed twice", sql,
-                               span_of(ident))
-            names.append(column)
+    names = target_columns(tree, table.column_names, repr(name), sql)
     body = tree.expression
     if isinstance(body, exp.Values):
         rows = values_table(body, names, table.schema, sql)

@@ -47,6 +47,13 @@ def test_insert_labels_and_omitted_nullable_attributes(table):
         (3, "green"), (13, "green")]
 
 
+def test_insert_column_lists_match_names_in_any_case(table):
+    """As DuckDB (and UPDATE's SET, and tables made by CREATE TABLE): INSERT INTO t (X, C)."""
+    path, con = table
+    assert con.sql("INSERT INTO t (C, X) VALUES ('red', 4)").fetchall() == [(1,)]
+    assert _rows(path) == [(4, "red", None, None)]
+
+
 def test_insert_errors_name_the_field_or_label(table):
     path, con = table
     with pytest.raises(DataError, match=r"column 'c', row 1: 'pink' is not a label"):
