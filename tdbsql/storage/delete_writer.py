@@ -67,8 +67,9 @@ from .enumerated_comparisons import on_indices
 from .temporal_comparisons import SQL_UNITS, in_field_units
 from .nan_comparisons import is_nan, nan_comparison
 from .text_constants import read_strings, unwrapped
-from .typed_instants import TypedInstant, compares_instants, typed_instant
-from .typed_instants import in_field_units as typed_in_field_units
+from .typed_instants import (
+    TypedInstant, compares_instants, instant_in_field_units, typed_instant,
+)
 from . import float_comparisons, integer_comparisons, vfs
 from ..format.names import COMMITS_DIR
 
@@ -328,7 +329,7 @@ class _Builder:
             if not isinstance(value, TypedInstant):
                 self._refuse_numbers_as_instants(column, [value], [item])
             try:
-                counts.append(typed_in_field_units(value, field.datatype))
+                counts.append(instant_in_field_units(value, field.datatype))
             except TypeError:
                 raise SqlError(f"column {column!r} is a {field.datatype.name} field: it cannot "
                                f"be compared with a {value.sql_type}", self.sql,

@@ -41,13 +41,19 @@ TIMES = frozenset({Datatype.TIME_HR, Datatype.TIME_MIN, Datatype.TIME_SEC, Datat
 INFINITE = {"D": 2**31 - 1, "s": 2**63 - 1, "ms": 2**63 - 1, "us": 2**63 - 1, "ns": 2**63 - 1}
 
 
-def in_field_units(text: str, datatype: Datatype, unit: str) -> Fraction:
-    """The instant ``text`` names, cast as DuckDB casts it to the field's SQL type, in the
-    field's stored ``unit`` (a fraction of one when finer); ``ValueError`` if it is none."""
-    sql_unit = SQL_UNITS[datatype]
+def in_field_units(text: str, datatype: Datatype, unit: str,
+                   sql_unit: str | None = None) -> Fraction:
+    """The instant ``text`` names, cast as DuckDB casts it to the field's SQL type (or to the
+    type of unit ``sql_unit``: a typed literal's own), in the field's stored ``unit`` (a
+    fraction of one when finer); ``ValueError`` if it is none."""
+    sql_unit = SQL_UNITS[datatype] if sql_unit is None else sql_unit
     count = time_count(text, sql_unit) if datatype in TIMES else sql_count(text, sql_unit)
-    per_unit = int(np.timedelta64(1, unit).astype(f"m8[{sql_unit}]").astype(np.int64))
-    return Fraction(count, per_unit)
+    return Fraction(count) * _seconds(sql_unit) / _seconds(unit)
+
+
+def _seconds(unit: str) -> Fraction:
+    """One ``unit`` in seconds, exactly."""
+    return Fraction(int(np.timedelta64(1, unit).astype("m8[ns]").astype(np.int64)), 10**9)
 
 
 def sql_count(text: str, sql_unit: str) -> int:

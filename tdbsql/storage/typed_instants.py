@@ -22,11 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-import numpy as np
 from sqlglot import exp
 
 from ..datatypes import type_info
-from .temporal_comparisons import INFINITE, SQL_UNITS, TIMES, sql_count, time_count
+from .temporal_comparisons import SQL_UNITS, TIMES, in_field_units
 
 _T = exp.DataType.Type
 # a typed literal's unit: a count of days, seconds ... (TIME: microseconds since midnight)
@@ -64,28 +63,20 @@ def typed_instant(e) -> TypedInstant | None:
     return TypedInstant(e.this.this, e.to.sql(dialect="duckdb"), unit)
 
 
-def in_field_units(instant: TypedInstant, datatype) -> Fraction:
+def instant_in_field_units(instant: TypedInstant, datatype) -> Fraction:
     """The literal's value in the field's stored unit (a fraction when between two), to be
     compared exactly.  ``TypeError`` when DuckDB cannot compare the two types (a TIME with a
     DATE or TIMESTAMP), ``ValueError`` when the string is no value of the literal's type,
     ``OverflowError`` for an infinite one."""
     if (datatype in TIMES) != instant.is_time:
         raise TypeError(f"a {instant.sql_type} cannot be compared with this column")
-    if instant.is_time:
-        count = time_count(instant.text, "us")
-    else:
-        count = sql_count(instant.text, instant.unit)
-        if abs(count) >= INFINITE[instant.unit]:
-            raise OverflowError(f"{instant.text!r} is infinite")
-    field_unit = type_info(datatype).unit
-    return Fraction(count) * _seconds(instant.unit) / _seconds(field_unit)
+    from ..engine.datetime_ops import special_stamp
+
+    if not instant.is_time and special_stamp(instant.text) in ("infinity", "-infinity"):
+        raise OverflowError(f"{instant.text!r} is infinite")
+    return in_field_units(instant.text, datatype, type_info(datatype).unit, instant.unit)
 
 
 def compares_instants(datatype) -> bool:
     """Does SQL read the field as a DATE, TIMESTAMP or TIME (so a typed literal compares)?"""
     return datatype in SQL_UNITS
-
-
-def _seconds(unit: str) -> Fraction:
-    """One ``unit`` in seconds, exactly."""
-    return Fraction(int(np.timedelta64(1, unit).astype("m8[ns]").astype(np.int64)), 10**9)
