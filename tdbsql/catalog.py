@@ -10,7 +10,9 @@ planner and produces an ``Array`` (or a table) at a timestamp window for the run
 from __future__ import annotations
 
 import difflib
+import itertools
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -59,6 +61,9 @@ class ArrowSource:
         return self.table.schema
 
 
+_LENT = itertools.count()  # suffixes of the names ``Catalog.lent`` registers
+
+
 class Catalog:
     def __init__(self):
         self.sources: dict[str, ArraySource | ArrowSource] = {}
@@ -68,6 +73,17 @@ class Catalog:
 
     def unregister(self, name: str) -> None:
         del self.sources[name]
+
+    @contextmanager
+    def lent(self, prefix: str, table: pa.Table):
+        """``table`` registered for the moment under a fresh name starting with ``prefix``
+        (rows a statement works on: UPDATE's hits, RETURNING's rows), yielded."""
+        name = f"{prefix}_{next(_LENT)}"
+        self.register(name, ArrowSource(table))
+        try:
+            yield name
+        finally:
+            self.unregister(name)
 
     def registered_name(self, name: str) -> str | None:
         """The registered name ``name`` means: itself, or the one name matching it in any

@@ -38,6 +38,7 @@ from .result import unique_names
 from .returning import returned_rows
 from .views import drop_target
 
+_CHUNKS_MAX = 64  # chunks a table in memory grows to by INSERTs before they are combined
 _HIT = "__tdbsql_update_hit"  # the WHERE's truth, beside a table's columns during an UPDATE
 
 
@@ -161,7 +162,10 @@ def _insert(connection, name: str, tree: exp.Insert, sql: str, run_query) -> pa.
         raise SqlError(f"INSERT into {name!r}: the values cannot be stored: {err}", sql) \
             from None
     returned = returned_rows(connection, tree, rows, sql)
-    _replace(connection, name, pa.concat_tables([table, rows]))
+    grown = pa.concat_tables([table, rows])
+    if grown.num_columns and grown.column(0).num_chunks > _CHUNKS_MAX:
+        grown = grown.combine_chunks()  # many one-row INSERTs: one chunk again
+    _replace(connection, name, grown)
     return answer(returned, rows.num_rows)
 
 
@@ -178,17 +182,13 @@ def _update(connection, name: str, tree: exp.Update, sql: str, run_query) -> pa.
     values = assignments(tree, table.column_names, [], sql)
     target = tree.this
     hit = _hits(tree, table, run_query)
-    tested = f"{_HIT}_{id(tree)}"
-    connection.catalog.register(tested, ArrowSource(table.append_column(_HIT, pa.array(hit))))
-    try:
+    with connection.catalog.lent(_HIT, table.append_column(_HIT, pa.array(hit))) as tested:
         hit_column = exp.column(_HIT, quoted=True)
         new = run_query(exp.select(*(
             exp.Alias(this=exp.Case(ifs=[exp.If(this=hit_column.copy(), true=value.copy())]),
                       alias=exp.to_identifier(column, quoted=True))
             for column, value in values.items())).from_(
                 exp.alias_(exp.to_table(tested), target.alias_or_name, table=True)))
-    finally:
-        connection.catalog.unregister(tested)
     new = typed_rows(new, table.schema, sql, "UPDATE")
     columns = [pc.if_else(pa.array(hit), new.column(column), table.column(column))
                if column in values else table.column(column)

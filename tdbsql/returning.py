@@ -18,7 +18,6 @@ from __future__ import annotations
 import pyarrow as pa
 from sqlglot import exp
 
-from .catalog import ArrowSource
 from .errors import SqlError
 from .planner.parse import span_of
 from .result import unique_names
@@ -54,14 +53,10 @@ def returned_rows(connection, tree: exp.Expression, rows: pa.Table, sql: str) ->
         return None
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     plain = pa.table([_decoded(column) for column in rows.columns], names=rows.column_names)
-    name = f"{_NAME}_{id(tree)}"
-    connection.catalog.register(name, ArrowSource(plain))
-    try:
+    with connection.catalog.lent(_NAME, plain) as name:
         select = exp.Select(expressions=[item.copy() for item in returning.expressions]).from_(
             exp.alias_(exp.to_table(name), exp.to_identifier(target.alias_or_name), table=True))
         answer = connection._rows_of(sql)(select)
-    finally:
-        connection.catalog.unregister(name)
     if answer.num_rows != rows.num_rows:  # an aggregate the checks above did not know
         raise SqlError("aggregate functions are not supported in RETURNING (as in DuckDB)", sql,
                        span_of(returning))
