@@ -253,7 +253,7 @@ class Runner:
         another step runs); an input run inside its join (``deferred_inputs``) as its
         ``Deferred``, with the plan frames it reads."""
         return {dep.name: frames[dep] if dep in frames else self.deferred[dep].bound(frames)
-                for dep in step.dependencies if dep.name != leaving_out}
+                for dep in step.dependencies if leaving_out is None or dep.name != leaving_out}
 
     def join_frame(self, step: planner.Join, dependencies: dict) -> Frame:
         """A Join step's frame from its inputs' (by step name): the joins, the residual
