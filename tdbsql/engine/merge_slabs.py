@@ -9,7 +9,7 @@ those tiles that fall inside the slab.  A tile crossing a cut is read by both sl
 cache keeps the second read cheap).  Memory is a few slabs' tiles at a time.
 
 In: per tile to read (in ``tasks`` order) its low and high bound on the first dimension (from
-its MBR), numbers of one kind.  Out: ``Slab``s: the interval ``[low, high)`` (None: unbounded)
+its MBR), numbers of one kind or byte strings (a string dimension).  Out: ``Slab``s: the interval ``[low, high)`` (None: unbounded)
 and the positions of the tiles meeting it.
 """
 
@@ -31,9 +31,12 @@ class Slab:
 
 def plan_slabs(lows: np.ndarray, highs: np.ndarray, per_slab: int = TILES_PER_SLAB
                ) -> list[Slab]:
-    """Cut at tile low bounds so that about ``per_slab`` tiles start in each slab."""
+    """Cut at tile low bounds so that about ``per_slab`` tiles start in each slab.  Bounds
+    of a string dimension come as object arrays of byte strings."""
     if len(lows) == 0:
         return []
+    if lows.dtype == object:
+        return _plan_by_rank(lows, highs, per_slab)
     starts = np.unique(lows)  # sorted distinct low bounds: the possible cuts
     order = np.sort(lows)
     cuts = []
@@ -51,3 +54,14 @@ def plan_slabs(lows: np.ndarray, highs: np.ndarray, per_slab: int = TILES_PER_SL
             meets &= lows < high
         slabs.append(Slab(low, high, tuple(np.flatnonzero(meets).tolist())))
     return [slab for slab in slabs if slab.tiles]
+
+
+def _plan_by_rank(lows: np.ndarray, highs: np.ndarray, per_slab: int) -> list[Slab]:
+    """Byte-string bounds cut through their ranks in byte order: numpy would compare them
+    as its fixed-width strings, which drop trailing NUL bytes (b"a\\0" == b"a")."""
+    ranked = sorted(set(lows.tolist()) | set(highs.tolist()))
+    rank = {value: position for position, value in enumerate(ranked)}
+    slabs = plan_slabs(np.array([rank[v] for v in lows.tolist()], dtype=np.int64),
+                       np.array([rank[v] for v in highs.tolist()], dtype=np.int64), per_slab)
+    return [Slab(None if s.low is None else ranked[s.low],
+                 None if s.high is None else ranked[s.high], s.tiles) for s in slabs]

@@ -12,8 +12,9 @@ value.  Fragments of format < 5 keep all coordinates in one ``__coords`` file.
 Then, unless the array allows duplicates, one cell per coordinate: the newest wins, by
 (timestamp, fragment position), where the timestamp is the cell's own (``t.tdb``) or the first
 timestamp of its fragment.  Tiles stream one by one when no coordinate can have two cells;
-otherwise the merge runs slab by slab along the first dimension (``engine.merge_slabs``).  Deletion runs after that ("post-deduplication", so a deleted newest
-version hides older ones too):
+otherwise the merge runs slab by slab along the first dimension (``engine.merge_slabs``; a
+string first dimension is cut at byte strings).  Deletion runs after that
+("post-deduplication", so a deleted newest version hides older ones too):
 
 * delete metadata of consolidated fragments (``dt.tdb``): a cell whose delete time is <= the
   end of the window is gone (< for an open-ended window);
@@ -95,13 +96,17 @@ class SlabTask:
 
 def _inside_slab(cols: dict, dim: str, slab: SlabTask) -> dict:
     """A tile's cells (and their ``__`` arrays) whose first coordinate lies in the slab."""
-    values = cols[dim].values
-    mask = None
-    if slab.low is not None:
-        mask = values >= slab.low
-    if slab.high is not None:
-        below = values < slab.high
-        mask = below if mask is None else mask & below
+    column = cols[dim]
+    if column.is_var:  # byte strings, compared as TileDB orders them
+        values = _binary_array(column)
+        low = None if slab.low is None else pa.scalar(slab.low, pa.large_binary())
+        high = None if slab.high is None else pa.scalar(slab.high, pa.large_binary())
+        above = None if low is None else pc.greater_equal(values, low).to_numpy(False)
+        below = None if high is None else pc.less(values, high).to_numpy(False)
+    else:
+        above = None if slab.low is None else column.values >= slab.low
+        below = None if slab.high is None else column.values < slab.high
+    mask = below if above is None else above if below is None else above & below
     if mask is None or mask.all():
         return cols
     idx = np.flatnonzero(mask)
@@ -196,22 +201,20 @@ class SparseScan(TileScan):
         return size
 
     def _slabs(self) -> list["SlabTask"] | None:
-        """The merge cut into slabs, or None (var-sized first dimension, MBRs that do not
-        bound the cells, or one slab)."""
+        """The merge cut into slabs, or None (MBRs that do not bound the cells, or one
+        slab).  A string first dimension's MBR bounds are byte strings; they cut it alike."""
         if not self._bounds_hold:
             return None
         tiles = self._tiles()
-        bounds: dict[int, tuple] = {}
+        var = self.schema.dimensions[0].is_var
         lows, highs = [], []
         for task in tiles:
-            if task.frag_idx not in bounds:
-                first = self.fragments[task.frag_idx].metadata.rtree.leaves[0]
-                if not isinstance(first, np.ndarray):
-                    return None  # bytes bounds (var-sized first dimension): merged in one go
-                bounds[task.frag_idx] = first
-            lows.append(bounds[task.frag_idx][task.tile_idx, 0])
-            highs.append(bounds[task.frag_idx][task.tile_idx, 1])
-        slabs = plan_slabs(np.array(lows), np.array(highs))
+            first = self.fragments[task.frag_idx].metadata.rtree.leaves[0]
+            low, high = first[task.tile_idx] if var else first[task.tile_idx, :]
+            lows.append(low)
+            highs.append(high)
+        kind = object if var else None
+        slabs = plan_slabs(np.array(lows, dtype=kind), np.array(highs, dtype=kind))
         if len(slabs) < 2:
             return None
         self.stats["merge_slabs"] = len(slabs)
