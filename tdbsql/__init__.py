@@ -68,8 +68,30 @@ def open(path, *, timestamp=None, key=None):  # noqa: A001 - mirrors tiledb.open
 
 
 def metadata(path, key=None, timestamp=None):
-    """Array metadata at ``timestamp`` as a dict (``key``: the encryption key, if any)."""
+    """Array (or group) metadata at ``timestamp`` as a dict (``key``: the encryption key, if
+    any)."""
     return _loaded(".api", "metadata")(path, key, timestamp)
+
+
+def open_group(path, *, timestamp=None):
+    """Open a TileDB group at ``timestamp``: ``.members`` (each with its path), ``.tables()``
+    (the SQL name of each member array) and ``.metadata()``."""
+    return _loaded(".storage.group", "Group")(path, timestamp)
+
+
+def create_group(path):
+    """Create an empty TileDB group at ``path``."""
+    return _loaded(".storage.group", "create_group")(path)
+
+
+def add_member(group, uri, *, name=None):
+    """Add the array or group at ``uri`` to ``group`` (under ``name``, if given)."""
+    return _loaded(".storage.group", "add_member")(group, uri, name=name)
+
+
+def remove_member(group, name_or_uri):
+    """Remove a member from ``group``, by its name (or its URI / path)."""
+    return _loaded(".storage.group", "remove_member")(group, name_or_uri)
 
 
 def consolidate(path, *, mode="fragments", timestamp=None, key=None, dry_run=False,
@@ -137,6 +159,7 @@ def __getattr__(name):
 
 __all__ = [
     "query", "connect", "explain", "open", "metadata", "consolidate", "vacuum",
+    "open_group", "create_group", "add_member", "remove_member",
     "create", "write", "delete", "put_metadata", "delete_metadata", "ingest",
     "ArrayLockedError", "SchemaError", *_SCHEMA_NAMES, "Error", "TdbsqlError", "SqlError", "UnsupportedSql",
     "ArrayNotFoundError", "CorruptArrayError", "ChecksumMismatchError", "EncryptionKeyError",

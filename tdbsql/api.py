@@ -1,7 +1,8 @@
 """The read pipeline in one screen: parse -> plan (sqlglot optimizer) -> prune -> run -> Arrow.
 
 ``query(sql, path)`` is the one-liner: the array at ``path`` is the table ``array`` (also its
-directory name, or the quoted path itself in FROM).  ``connect()`` gives a session with several
+directory name, or the quoted path itself in FROM); a TileDB group's arrays are tables by their
+member names.  ``connect()`` gives a session with several
 named tables.  ``open`` gives the schema, fragments, non-empty domain and metadata of an array.
 """
 
@@ -38,9 +39,19 @@ def explain(sql: str, path: str | None = None, *, key=None, timestamp=None,
 def connection_for(path: str | None, *, key=None, timestamp=None, arrays=None,
                    memory_mb=None):
     """A connection with ``path`` as ``array`` (and its directory name) plus ``arrays``
-    ({name: path}); ``memory_mb`` as for ``connect``."""
+    ({name: path}); ``memory_mb`` as for ``connect``.  A TileDB group at ``path`` gives its
+    member arrays instead, by their names and under the group's directory name
+    (``lineitem``, ``tpch.lineitem``)."""
+    from .storage.group import is_group
+
     con = connect(memory_mb)
-    if path is not None:
+    if path is not None and is_group(os.fspath(path)):
+        con.register_group(path, timestamp=timestamp, key=key)
+        base = os.path.basename(os.path.normpath(path))
+        if base:
+            for name in con.tables():
+                con.catalog.register(f"{base}.{name}", con.catalog.sources[name])
+    elif path is not None:
         con.register("array", path, timestamp=timestamp, key=key)
         base = os.path.basename(os.path.normpath(path))
         if base and base != "array":  # the same source: opened once per query, not again here
@@ -51,7 +62,13 @@ def connection_for(path: str | None, *, key=None, timestamp=None, arrays=None,
 
 
 def metadata(path: str, key=None, timestamp=None) -> dict:
-    """Array metadata at ``timestamp`` as a dict; ``key`` is the encryption key, as everywhere."""
+    """Array metadata at ``timestamp`` as a dict; ``key`` is the encryption key, as everywhere.
+    A group's metadata comes alike."""
+    from .storage.group import Group, is_group, refuse_key
+
+    if is_group(os.fspath(path)):
+        refuse_key(key)
+        return Group(path, timestamp).metadata()
     return Array(path, timestamp, key).metadata()
 
 

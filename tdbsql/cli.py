@@ -118,9 +118,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="list the fragments visible at this time (ms since the epoch)")
     _add_output_options(f)
     add_key_options(f)
+    from .cli_group import add_command as add_group_command
     from .cli_write import add_commands
 
     add_commands(sub)
+    add_group_command(sub)
     sub.add_parser("warmup", help="compile and cache the Numba kernels (run once after install)")
     return parser
 

@@ -61,8 +61,9 @@ class Connection:
 
     def register(self, name: str, path, *, timestamp=None, key=None) -> "Connection":
         """Make the array at ``path`` the table ``name`` (read at ``timestamp``, ms); a path
-        ending in ``.parquet`` (glob patterns allowed) names Parquet files.  An Arrow table (or
-        anything with ``__arrow_c_stream__``) goes to ``register_arrow``."""
+        ending in ``.parquet`` (glob patterns allowed) names Parquet files; a TileDB group
+        makes each member array a table ``name.member`` (``register_group``).  An Arrow table
+        (or anything with ``__arrow_c_stream__``) goes to ``register_arrow``."""
         if not isinstance(name, str) or not name:
             raise TypeError(f"a table name must be a non-empty str, not {name!r}")
         if not isinstance(path, (str, os.PathLike)):
@@ -79,9 +80,31 @@ class Connection:
                 raise TypeError("timestamp and key apply to arrays, not to Parquet files")
             self._name_table(name, ParquetSource.of(os.fspath(path)))
             return self
+        from .storage.group import is_group
+
+        if is_group(os.fspath(path)):
+            return self.register_group(path, prefix=name, timestamp=timestamp, key=key)
         source = ArraySource(os.fspath(path), timestamp, key)
         source.open().schema  # fail here, naming the problem, not at the first query
         self._name_table(name, source)
+        return self
+
+    def register_group(self, path, *, prefix: str | None = None, timestamp=None,
+                       key=None) -> "Connection":
+        """Make every array of the TileDB group at ``path`` a table: ``prefix.member`` (a
+        member group's arrays ``prefix.sub.member``), or the member names alone without a
+        ``prefix``.  The members are those of the group at ``timestamp``, read at it too;
+        ``key`` opens encrypted members."""
+        from .storage.group import Group
+
+        tables = Group(os.fspath(path), timestamp).tables()
+        sources = {}
+        for member, member_path in tables.items():
+            source = ArraySource(member_path, timestamp, key)
+            source.open().schema  # every member opens, or nothing is registered
+            sources[member if prefix is None else f"{prefix}.{member}"] = source
+        for name, source in sources.items():
+            self._name_table(name, source)
         return self
 
     def register_arrow(self, name: str, table) -> "Connection":
@@ -316,7 +339,7 @@ class Connection:
             from .engine.memory import MemoryBudget, budget_mb
             from .engine.runner import Runner
             from .planner.build import build, check_statement
-            from .planner.table_refs import referenced_tables, table_key
+            from .planner.table_refs import dotted_names, referenced_tables, table_key
             from .planner.parse import parse
             from .planner.pivots import has_pivot, reads_values, with_values
             from .planner.struct_fields import expands_structs, with_struct_fields
@@ -325,7 +348,8 @@ class Connection:
         planned = self._plans.get(sql) if cached else None
         max_rows = env_number("TDBSQL_MAX_ROWS", DEFAULT_MAX_ROWS, minimum=1)
         if planned is None:
-            tree = self.views.expanded(parse(sql) if tree is None else tree, sql)
+            tree = dotted_names(self.views.expanded(parse(sql) if tree is None else tree, sql),
+                                self.catalog.registered_name)
             if is_recursive(tree):  # its CTEs run to their end, then a plain statement
                 child, tree = run_recursive_ctes(self, tree, sql, max_rows)
                 return child._plan(sql, tree, cached=False)
@@ -354,8 +378,10 @@ class Connection:
                 if sql in self._plans:  # another thread may have dropped it meanwhile
                     self._plans.move_to_end(sql)
         else:
-            query = build(self.views.expanded(parse(sql), sql) if tree is None else tree, schema,
-                          sql)
+            if tree is None:
+                tree = dotted_names(self.views.expanded(parse(sql), sql),
+                                    self.catalog.registered_name)
+            query = build(tree, schema, sql)
             if cached and not query.reads_clock:  # now(): read again on the next run
                 with self._plans_lock:
                     self._plans[sql] = _Planned(tables, frozen, query)

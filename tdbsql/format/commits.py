@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .binary import Reader, Writer
-from .names import CONDITION_EXTS, FRAGMENTS_DIR, META_DIR, TimestampedName, extension, parse_name
+from .names import (CONDITION_EXTS, FRAGMENTS_DIR, GROUP_DETAILS_DIR, META_DIR, TimestampedName,
+                    extension, parse_name)
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,9 @@ def parse_vacuum_file(data: bytes, where: str = "") -> tuple[str, ...]:
 
 def vacuum_entry_path(line: str, where: str = "") -> str:
     """Reduce a ``.vac`` line (relative or absolute, any format version) to an array-relative
-    path: from ``__fragments`` or ``__meta`` on, else the last path part (TileDB's rule)."""
-    for folder in (FRAGMENTS_DIR, META_DIR):
+    path: from ``__fragments``, ``__meta`` or ``__group`` on, else the last path part (TileDB's
+    rule)."""
+    for folder in (FRAGMENTS_DIR, META_DIR, GROUP_DETAILS_DIR):
         pos = line.find(folder)
         if pos >= 0:
             return line[pos:]

@@ -33,7 +33,7 @@ from .commits import parse_vacuum_file
 from .filter_pipeline import FilterPipeline
 from .filters.compression import GzipFilter
 from .generic_tile import decode_generic_tile, encode_generic_tile
-from .names import VACUUM_EXT, now_ms, parse_name
+from .names import META_DIR, VACUUM_EXT, now_ms, parse_name
 
 NP_FLAT_PREFIX = "__np_flat_"  # TileDB-Py stores numpy arrays under this key prefix
 NP_SHAPE_PREFIX = "__np_shape_"  # ... and their shape (if not 1-D) under this one
@@ -133,17 +133,19 @@ def encode_metadata_file(entries: Iterable[MetadataEntry], version: int = 22,
 
 
 def select_metadata_files(names: Iterable[str], read_vac: Callable[[str], bytes],
-                          t_start: int = 0, t_end: int | None = None) -> list[str]:
-    """The metadata files (names inside ``__meta``) to load for ``[t_start, t_end]``, in load
-    order.  ``read_vac(name)`` returns a ``.vac`` file's bytes; it is called only for the
-    ``.vac`` files inside the window.  Junk names and ``.tmp`` leftovers are skipped."""
+                          t_start: int = 0, t_end: int | None = None,
+                          folder: str = META_DIR) -> list[str]:
+    """The metadata files (names inside ``folder``, ``__meta``; a group's ``__group`` is
+    chosen alike) to load for ``[t_start, t_end]``, in load order.  ``read_vac(name)``
+    returns a ``.vac`` file's bytes; it is called only for the ``.vac`` files inside the
+    window.  Junk names and ``.tmp`` leftovers are skipped."""
     t_end = now_ms() if t_end is None else t_end
     parsed = [p for p in map(parse_name, names) if p is not None]
     inside = [p for p in parsed if t_start <= p.t1 and p.t2 <= t_end]
     hidden = set()
     for vac in (p for p in inside if p.ext == VACUUM_EXT):
-        hidden.update(parse_vacuum_file(read_vac(vac.filename), f"__meta/{vac.filename}"))
-    files = [p for p in inside if p.ext == "" and f"__meta/{p.filename}" not in hidden]
+        hidden.update(parse_vacuum_file(read_vac(vac.filename), f"{folder}/{vac.filename}"))
+    files = [p for p in inside if p.ext == "" and f"{folder}/{p.filename}" not in hidden]
     # TileDB sorts by the first timestamp; its listing (sorted by name) breaks ties.
     files.sort(key=lambda p: (p.t1, p.filename))
     return [p.filename for p in files]

@@ -54,6 +54,7 @@ FRAGMENTS_DIR = "__fragments"
 FRAGMENT_META_DIR = "__fragment_meta"
 META_DIR = "__meta"
 LABELS_DIR = "__labels"
+GROUP_DETAILS_DIR = "__group"  # a group's member lists (group_file_hierarchy.md)
 ARRAY_DIRS = (COMMITS_DIR, FRAGMENT_META_DIR, FRAGMENTS_DIR, LABELS_DIR, META_DIR, SCHEMA_DIR)
 # From this format version on, fragments live in __fragments and their commit markers and
 # vacuum files in __commits (consolidated fragment metadata in __fragment_meta); older

@@ -19,6 +19,35 @@ def table_key(table: exp.Table) -> str:
     return table.name
 
 
+def dotted_names(tree: exp.Expression, registered) -> exp.Expression:
+    """Tables registered under a dotted name (``tpch.lineitem``: a member of a registered
+    TileDB group) named with their parts in ``tree`` become one quoted name, aliased by the
+    last part unless aliased already, so the planner sees an ordinary table (its columns
+    ``lineitem.x``); a column spelled ``tpch.lineitem.x`` loses its first part alike.
+    ``registered(name)`` gives the catalog's name or None."""
+    def dotted(node: exp.Expression) -> list[exp.Table]:
+        return [t for t in node.find_all(exp.Table)
+                if (t.args.get("db") or t.args.get("catalog")) and registered(table_key(t))]
+
+    if not dotted(tree):
+        return tree
+    tree = tree.copy()
+    prefixes = set()
+    for table in dotted(tree):
+        name = table.name
+        prefixes.add((".".join(p.name for p in table.parts[:-1]).lower(), name.lower()))
+        table.set("this", exp.to_identifier(registered(table_key(table)), quoted=True))
+        table.set("db", None)
+        table.set("catalog", None)
+        if not table.alias:
+            table.set("alias", exp.TableAlias(this=exp.to_identifier(name)))
+    for column in tree.find_all(exp.Column):
+        if column.args.get("db") and not column.args.get("catalog") and \
+                (column.db.lower(), column.table.lower()) in prefixes:
+            column.set("db", None)
+    return tree
+
+
 def cte_of(table: exp.Table, fold: bool = False) -> exp.CTE | None:
     """The CTE a table name refers to: the nearest WITH above it that defines the name (not
     the CTE the reference is in, which would be recursive); ``fold``: the name in any case."""

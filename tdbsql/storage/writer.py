@@ -318,12 +318,18 @@ def delete_metadata(path: str, key_: str, *, key=None, timestamp: int | None = N
 
 def _write_metadata(path: str, entries, key, timestamp) -> None:
     from ..format.metadata import encode_metadata_file
+    from .group import is_group, refuse_key
 
-    array = Array(path, None, key)
-    array.schema  # checks the key as opening does
+    if is_group(path):  # a group's metadata folder is an array's
+        refuse_key(key)
+        root, raw_key = os.path.abspath(path), None
+    else:
+        array = Array(path, None, key)
+        array.schema  # checks the key as opening does
+        root, raw_key = array.path, array.key
     t = write_timestamp(timestamp)
-    data = encode_metadata_file(entries, key=array.key)
-    vfs.atomic_write(array.path, f"{META_DIR}/{new_name(t, t, None)}", data)
+    data = encode_metadata_file(entries, key=raw_key)
+    vfs.atomic_write(root, f"{META_DIR}/{new_name(t, t, None)}", data)
 
 
 # --- deletes -------------------------------------------------------------------------------------
