@@ -127,7 +127,7 @@ class Catalog:
             if isinstance(source, ArraySource) and _same_path(source.path, name):
                 return source
         # a path: quoted (FROM './data/a'), never a bare word that happens to name a folder
-        if table.this.args.get("quoted") and os.path.isdir(name):
+        if table.this.args.get("quoted") and (os.path.isdir(name) or "://" in name):
             return ArraySource(name)
         if table.this.args.get("quoted") and (is_parquet_path(name) or is_parquet_call(table)):
             return ParquetSource.of(name)

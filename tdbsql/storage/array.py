@@ -171,7 +171,7 @@ class Array:
     def __init__(self, path: str, timestamp=None, key=None, schema_time: int | None = None):
         """``schema_time``: read with the schema in force then (default: the window's end) --
         a consolidation reads older fragments with the schema it writes."""
-        self.path = os.path.abspath(path)
+        self.path = vfs.local_path(path)
         self.window = normalize_window(timestamp)
         self.key = normalize_key(key)
         self.schema_time = self.window[1] if schema_time is None else schema_time

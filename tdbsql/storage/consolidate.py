@@ -65,7 +65,7 @@ def consolidate(path, *, mode: str = "fragments", timestamp=None, key=None, dry_
     ``purge_deleted_cells``: drop cells that delete commits removed instead of keeping them
     with their delete time (TileDB's ``sm.consolidation.purge_deleted_cells``, default off).
     """
-    path = os.path.abspath(os.fspath(path))
+    path = vfs.local_path(path)
     check_mode(mode, "consolidation")
     window = _window(timestamp)
     key = normalize_key(key)

@@ -34,11 +34,13 @@ _LEGACY_SCHEMA = "__array_schema.tdb"
 
 
 def is_group(path: str) -> bool:
+    path = vfs.local_path(path)
     return os.path.isfile(os.path.join(path, GROUP_MARKER)) or \
         os.path.isdir(os.path.join(path, DETAILS_DIR))
 
 
 def is_array(path: str) -> bool:
+    path = vfs.local_path(path)
     return os.path.isdir(os.path.join(path, SCHEMA_DIR)) or \
         os.path.isfile(os.path.join(path, _LEGACY_SCHEMA))
 
@@ -47,7 +49,7 @@ class Group:
     """A TileDB group opened at ``timestamp`` (ms; None: now)."""
 
     def __init__(self, path: str, timestamp: int | None = None):
-        self.path = os.path.abspath(os.fspath(path))
+        self.path = vfs.local_path(path)
         self.timestamp = timestamp
         if not is_group(self.path):
             what = "does not exist" if not os.path.exists(self.path) else "is not a TileDB group"
@@ -113,7 +115,7 @@ def refuse_key(key) -> None:
 
 def create_group(path: str) -> None:
     """An empty group at ``path`` (refuses a path that exists and is not an empty folder)."""
-    path = os.path.abspath(os.fspath(path))
+    path = vfs.local_path(path)
     if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
         raise InterfaceError(f"cannot create a group at {path!r}: the path exists and is not "
                              "an empty folder")
@@ -127,7 +129,7 @@ def add_member(group: str, uri: str, *, name: str | None = None) -> None:
     inside the group's folder is stored relative to it (the folder can move), any other by
     its absolute ``file://`` URI."""
     current = Group(group)
-    target = os.path.abspath(os.fspath(uri))
+    target = vfs.local_path(uri)
     kind = ARRAY if is_array(target) else GROUP if is_group(target) else None
     if kind is None:
         raise ArrayNotFoundError(f"cannot add {uri!r} to the group: it is neither a TileDB "

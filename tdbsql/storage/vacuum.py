@@ -72,7 +72,7 @@ class VacuumPlan:
 def vacuum(path, *, mode: str = "fragments", key=None, dry_run: bool = False) -> VacuumReport:
     """Vacuum the array at ``path`` (``key`` is accepted for symmetry: vacuum reads no
     encrypted file, as in TileDB)."""
-    path = os.path.abspath(os.fspath(path))
+    path = vfs.local_path(path)
     check_mode(mode, "vacuum")
     normalize_key(key)
     require_array(path)  # a clear error if this is not an array

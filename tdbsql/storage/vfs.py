@@ -9,13 +9,15 @@ so a corrupt offset cannot trigger a huge read.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import threading
 import time
 import uuid
 from contextlib import contextmanager
+from urllib.parse import unquote, urlparse
 
-from ..errors import ArrayNotFoundError, CorruptArrayError
+from ..errors import ArrayNotFoundError, CorruptArrayError, UnsupportedFormatError
 
 
 # A listing is kept only if its directory was last modified this long before it was taken
@@ -23,6 +25,23 @@ SETTLED_NS = 2_000_000_000
 _LISTINGS_KEPT = 4096
 _listings: dict[str, tuple[tuple, tuple[str, ...]]] = {}  # path -> (stamp, names)
 _listings_lock = threading.Lock()
+
+
+def local_path(path) -> str:
+    """The absolute local path ``path`` names: a path, or a ``file://`` URI as TileDB writes
+    them.  Another scheme (``s3://``, ``gcs://``, ...) is refused by name: tdbsql reads and
+    writes arrays on the local file system only."""
+    text = os.fspath(path)
+    scheme = _SCHEME.match(text)
+    if scheme is None:
+        return os.path.abspath(text)
+    if scheme.group(1).lower() == "file":
+        return os.path.abspath(unquote(urlparse(text).path))
+    raise UnsupportedFormatError(f"{text!r}: {scheme.group(1)}:// storage is not supported; "
+                                 "tdbsql reads and writes arrays on the local file system")
+
+
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
 def list_dir(path: str) -> list[str]:

@@ -48,7 +48,7 @@ def create(path: str, schema: Schema, *, key=None, timestamp: int | None = None)
     if not isinstance(schema, Schema):
         raise TypeError("create() takes a tdbsql.Schema")
     raw_key = normalize_key(key)
-    path = os.path.abspath(path)
+    path = vfs.local_path(path)
     if os.path.isdir(os.path.join(path, SCHEMA_DIR)):
         raise TdbsqlError(f"{path!r} is already a TileDB array")
     if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
@@ -194,7 +194,7 @@ def write_fragment(path: str, schema_fmt: ArraySchema, table: pa.Table, *,
         timestamp_range = (write_timestamp(None),) * 2
     else:
         timestamp_range = tuple(write_timestamp(t) for t in timestamp_range)
-    return _write_sparse(os.path.abspath(path), schema_fmt, buffers, timestamp_range,
+    return _write_sparse(vfs.local_path(path), schema_fmt, buffers, timestamp_range,
                          raw_key, ordered=ordered, commit=commit, coords=coords)
 
 
@@ -322,7 +322,7 @@ def _write_metadata(path: str, entries, key, timestamp) -> None:
 
     if is_group(path):  # a group's metadata folder is an array's
         refuse_key(key)
-        root, raw_key = os.path.abspath(path), None
+        root, raw_key = vfs.local_path(path), None
     else:
         array = Array(path, None, key)
         array.schema  # checks the key as opening does
