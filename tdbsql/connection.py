@@ -338,6 +338,7 @@ class Connection:
         with imports_paused():  # the planner and the engine, imported by the first query
             from .engine.memory import MemoryBudget, budget_mb
             from .engine.runner import Runner
+            from .storage.tile_cache import tile_cache
             from .planner.build import build, check_statement
             from .planner.table_refs import dotted_names, referenced_tables, table_key
             from .planner.parse import parse
@@ -388,6 +389,7 @@ class Connection:
                     while len(self._plans) > PLAN_CACHE:
                         self._plans.popitem(last=False)
         budget = MemoryBudget(budget_mb(self.memory_mb))
+        tile_cache().fit(budget.limit)
         return query, Runner(self.catalog, sql, max_rows, arrays, budget)
 
     def _forget_plans(self) -> None:

@@ -238,3 +238,31 @@ def test_window_extremes_over_per_row_offsets_count_their_table(monkeypatch):
     oracle.register("t", table)
     want = oracle.sql(sql).fetchall()
     assert tdbsql.connect(memory_mb=200).register_arrow("t", table).sql(sql).fetchall() == want
+
+
+def test_a_small_budget_bounds_the_tile_cache_and_the_chunks(tmp_path):
+    """Under memory_mb=4 the tile cache keeps at most 1 MB and a scan's chunks shrink; a
+    query with the default budget lets the cache grow back to its configured size."""
+    import numpy as np
+    import tiledb
+
+    from tdbsql.engine.scan_step import CHUNK_CELLS, budget_chunk_cells
+    from tdbsql.storage.tile_cache import tile_cache
+
+    uri = str(tmp_path / "wide")
+    dom = tiledb.Domain(tiledb.Dim("i", domain=(0, 10**6), tile=1000, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, capacity=10_000, attrs=[
+        tiledb.Attr("x", dtype=np.float64), tiledb.Attr("y", dtype=np.float64)]))
+    n = 400_000
+    with tiledb.open(uri, "w") as A:
+        A[np.arange(n, dtype=np.int64)] = {"x": np.ones(n), "y": np.arange(n, dtype=np.float64)}
+    cache = tile_cache()
+    cache.clear()
+    small = tdbsql.connect(memory_mb=4).register("t", uri)
+    assert small.sql("SELECT sum(y) FROM t WHERE x > 0").fetchall() == [(n * (n - 1) / 2,)]
+    assert cache.budget == (4 << 20) // 4 and cache.held <= cache.budget
+    schema = tdbsql.open(uri).schema
+    assert budget_chunk_cells(4 << 20, schema, ["i", "x", "y"]) == (4 << 20) // (16 * 24)
+    assert budget_chunk_cells(8 << 30, schema, ["i", "x", "y"]) == CHUNK_CELLS
+    tdbsql.connect().register("t", uri).sql("SELECT sum(y) FROM t").fetchall()
+    assert cache.budget == cache.configured

@@ -184,6 +184,7 @@ def test_explain_analyze_counts_the_coded_tiles(table):
 def test_tiles_are_coded_only_in_the_cache(table, monkeypatch):
     """With the cache off, no tile gets codes (nothing would read them twice); the sums are
     the same."""
+    monkeypatch.setattr(tile_cache(), "configured", 0)  # as TDBSQL_TILE_CACHE_MB=0
     monkeypatch.setattr(tile_cache(), "budget", 0)
     con = tdbsql.connect().register("t", table)
     line = next(line for line in _explained(con, QUERIES[0]).splitlines() if "Summed" in line)

@@ -7,7 +7,7 @@ task by task (``ArrayScan``): a few neighbouring tiles each when the scan can st
 rows can be filtered and projected -- or aggregated -- as they come (``engine.pipeline``).
 
 A task (a *chunk*) gathers tiles up to ``CHUNK_CELLS`` cells, fewer when that would leave a
-worker idle: the steps above pay their Python overhead per chunk, not per tile (a TileDB array
+worker idle or pass a share of a small memory budget (``budget_chunk_cells``): the steps above pay their Python overhead per chunk, not per tile (a TileDB array
 written with the default capacity has 10,000 cells a tile).  Inside a chunk, a sparse scan
 reads each whole run of 8 small tiles its pruning kept alike as one unit
 (``SparseScan.runs``), so the key test, the stored filter and the gather run once a run too.
@@ -34,6 +34,9 @@ from .scan import PreparedPredicate, ScanResult, open_scan
 from .stored_filter import NOTHING_LEFT, compress
 
 CHUNK_CELLS = 1 << 19
+# Under a small memory budget a chunk holds at most 1/CHUNK_SHARE of it: a few chunks are in
+# flight at once (one a worker, the next ones read ahead), each decoded and then converted.
+CHUNK_SHARE = 16
 # Below this many cells a scan runs on the calling thread: handing chunks to the pool costs
 # more than it gains while the steps above the scan hold the GIL for part of every chunk
 # (measured on 2 cores: a filtered sum over 1M cells takes 11 ms alone, 17 ms on the pool;
@@ -44,6 +47,17 @@ SERIAL_CELLS = 1 << 22
 # of SERIAL_CELLS, yet takes 78 ms on the calling thread and 44 ms on the pool (2 cores).
 PATTERN_CELL_WEIGHT = 16
 _PATTERN_TESTS = (exp.Like, exp.ILike, exp.RegexpLike, exp.RegexpILike)
+
+
+def budget_chunk_cells(limit: int, schema, fields: list[str]) -> int:
+    """``CHUNK_CELLS``, or fewer when that many cells of ``fields`` would pass a
+    ``CHUNK_SHARE`` of the memory budget ``limit`` (bytes); var-sized cells are guessed at
+    their offset and 16 bytes."""
+    widths = {f.name: (16 + 8 if f.is_var else f.info.size * f.cell_val_num)
+              + getattr(f, "nullable", False)
+              for f in [*schema.dimensions, *schema.attributes]}
+    cell_bytes = max(1, sum(widths.get(name, 8) for name in fields))
+    return int(min(CHUNK_CELLS, max(1, limit // (CHUNK_SHARE * cell_bytes))))
 
 
 class ArrayScan:
@@ -80,8 +94,9 @@ class ArrayScan:
         self.serial = False  # set by tasks()
         self.cells: int | None = None  # cells the tasks read at most (tasks(); None: unknown)
         self.keys = None  # (stored column, KeyFilter): keep only those keys' cells
-        self.chunk_cells = CHUNK_CELLS  # the most cells a chunk gathers (a streamed join's
-        #                                 fewer: its batches are held one or two at a time)
+        # the most cells a chunk gathers (a streamed join's fewer: its batches are held one or
+        # two at a time)
+        self.chunk_cells = budget_chunk_cells(runner.budget.limit, array.schema, self.fields)
 
     def tasks(self) -> list[list]:
         """The scan's tasks in chunks of neighbouring tiles (one chunk, ``[None]``, when

@@ -6,7 +6,8 @@ decoded ``Column``, shared read-only by every query that reads the tile (operato
 into a column's buffers).  A tile's first hit is reported, so the reader can add its dictionary
 codes then (``storage.tile_codes``): a tile read once is never encoded.  Least recently used
 tiles go first once the bytes held (decoded cells and codes) pass the budget:
-``TDBSQL_TILE_CACHE_MB`` (default 1024; 0 turns the cache off).  Tiles of encrypted
+``TDBSQL_TILE_CACHE_MB`` (default 1024; 0 turns the cache off), and at most a quarter of the
+running query's memory budget (``TileCache.fit``).  Tiles of encrypted
 arrays are never cached, so a wrong key cannot read decrypted data left by a right one.
 """
 
@@ -18,6 +19,7 @@ from collections import OrderedDict
 from ..settings import env_number
 
 DEFAULT_MB = 1024
+MEMORY_SHARE = 4  # the cache holds at most this share of a query's memory budget
 
 
 def budget_bytes() -> int:
@@ -26,7 +28,8 @@ def budget_bytes() -> int:
 
 class TileCache:
     def __init__(self, budget: int):
-        self.budget = budget
+        self.configured = budget  # TDBSQL_TILE_CACHE_MB
+        self.budget = budget  # the configured one, or less under a small memory budget (fit)
         self.held = 0
         self.hits = 0
         self.misses = 0
@@ -72,6 +75,19 @@ class TileCache:
                 old = self._tiles.pop(key, None)
                 if old is not None:
                     self.held -= old[1]
+
+    def fit(self, memory_budget: int) -> None:
+        """Hold at most ``1/MEMORY_SHARE`` of the running query's memory budget (and never
+        more than configured): a query run under ``memory_mb=40`` does not keep hundreds of
+        MB of tiles; the next one with a larger budget lets the cache grow again."""
+        budget = min(self.configured, memory_budget // MEMORY_SHARE)
+        if budget == self.budget:
+            return
+        with self._lock:
+            self.budget = budget
+            while self.held > self.budget:
+                _, (_, size, _) = self._tiles.popitem(last=False)
+                self.held -= size
 
     def put(self, key, column, nbytes: int) -> None:
         if nbytes > self.budget:
