@@ -198,7 +198,13 @@ def _write(tables: Iterator[pa.Table], run: _Run, room: int) -> _Run:
 
 
 def _merged(runs: list[_Run], whole: bool) -> Iterator[pa.Table]:
-    """The runs' rows in order: the result's columns, or (``whole``) the runs' columns."""
+    """The runs' rows in order: the result's columns, or (``whole``) the runs' columns.
+
+    Each round the *boundary* is the smallest of the current batches' last rows: no row
+    not read yet sorts before it.  Each run gives the rows that sort before it (at it too,
+    for runs before the boundary's, as a stable sort of the runs in order places ties), found
+    by binary search in the run's sorted batch; only those are sorted together and given
+    out, so every row is sorted once here."""
     sort_keys = runs[0].sort_keys
     for run in runs:
         run.advance()
@@ -209,19 +215,41 @@ def _merged(runs: list[_Run], whole: bool) -> Iterator[pa.Table]:
         live = [run for run in runs if run.current is not None]
         if not live:
             return
-        union = pa.concat_tables([run.current for run in live], promote_options="permissive")
-        starts = np.cumsum([0] + [run.current.num_rows for run in live])
-        order = pc.sort_indices(live[0].keys(union), sort_keys=sort_keys).to_numpy()
-        # the boundary: the smallest of the batches' last rows; every row not read yet sorts
-        # at or after it, so the rows up to it (stable: ties in run order) can be given
         lasts = pa.concat_tables([run.keys(run.current.slice(run.current.num_rows - 1))
-                                  for run in live])
+                                  for run in live], promote_options="permissive")
         first = int(pc.sort_indices(lasts, sort_keys=sort_keys)[0].as_py())
-        boundary = starts[first + 1] - 1
-        taken = order[:int(np.flatnonzero(order == boundary)[0]) + 1]
-        rows = union.take(taken)
-        yield rows if whole else pa.table(rows.columns[:live[0].width], names=live[0].names)
-        given = np.bincount(np.searchsorted(starts, taken, side="right") - 1,
-                            minlength=len(live))
-        for run, count in zip(live, given):
-            run.current = run.current.slice(int(count))
+        bound = lasts.slice(first, 1)
+        counts = [run.current.num_rows if index == first else
+                  _rows_before(run.keys(run.current), bound, sort_keys, index < first)
+                  for index, run in enumerate(live)]
+        union = pa.concat_tables([run.current.slice(0, count) for run, count in
+                                  zip(live, counts) if count], promote_options="permissive")
+        order = pc.sort_indices(live[0].keys(union), sort_keys=sort_keys)
+        if whole:
+            yield union.take(order)
+        else:  # the key columns are not taken: only a run on disk keeps them
+            yield pa.table(union.columns[:live[0].width], names=live[0].names).take(order)
+        for run, count in zip(live, counts):
+            run.current = run.current.slice(count)
+
+
+def _rows_before(keys: pa.Table, bound: pa.Table, sort_keys, ties: bool) -> int:
+    """How many leading rows of ``keys`` (sorted by ``sort_keys``) sort before the one row
+    ``bound`` -- or equal to it, with ``ties``.  Each probe sorts the row and the bound
+    (stable), so it orders them exactly as the sorts around it do, NULLs and NaNs too."""
+    if _sorts_before(keys.slice(keys.num_rows - 1), bound, sort_keys, ties):
+        return keys.num_rows  # the whole batch (the common case for a run ahead)
+    low, high = 0, keys.num_rows - 1
+    while low < high:
+        middle = (low + high) // 2
+        if _sorts_before(keys.slice(middle, 1), bound, sort_keys, ties):
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+def _sorts_before(row: pa.Table, bound: pa.Table, sort_keys, ties: bool) -> bool:
+    pair = pa.concat_tables([row, bound] if ties else [bound, row],
+                            promote_options="permissive")
+    return pc.sort_indices(pair, sort_keys=sort_keys)[0].as_py() == (0 if ties else 1)
