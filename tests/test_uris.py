@@ -45,3 +45,16 @@ def test_remote_uris_are_refused_by_name(uri):
         tdbsql.query(f"SELECT 1 FROM '{uri}'")
     with pytest.raises(tdbsql.UnsupportedFormatError):
         tdbsql.connect().register("t", uri)
+
+
+def test_file_uris_are_taken_as_written(tmp_path):
+    """TileDB neither decodes %xx in a file:// URI nor takes a host for a folder."""
+    uri = str(tmp_path / "a%41")
+    dom = tiledb.Domain(tiledb.Dim("d", domain=(0, 9), tile=5, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=dom, sparse=True, attrs=[
+        tiledb.Attr("v", dtype=np.float64)]))
+    with tiledb.open(uri, "w") as A:
+        A[np.array([1], dtype=np.int64)] = {"v": np.array([2.0])}
+    assert tdbsql.query("SELECT v FROM array", "file://" + uri).to_pylist() == [{"v": 2.0}]
+    with pytest.raises(tdbsql.ArrayNotFoundError, match="names the host 'data'"):
+        tdbsql.query("SELECT 1 FROM array", "file://data/arr")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 from functools import cached_property
-from urllib.parse import unquote, urlparse
+from urllib.parse import urlparse
 
 from ..errors import ArrayNotFoundError, InterfaceError
 from ..format.generic_tile import decode_generic_tile, encode_generic_tile
@@ -73,10 +73,9 @@ class Group:
     def _resolved(self, member: Member) -> str:
         if member.relative:
             return os.path.normpath(os.path.join(self.path, member.uri))
-        parsed = urlparse(member.uri)
-        if parsed.scheme == "file":
-            return os.path.normpath(unquote(parsed.path))
-        return member.uri if parsed.scheme else os.path.normpath(member.uri)
+        if urlparse(member.uri).scheme == "file":
+            return vfs.local_path(member.uri)
+        return member.uri if "://" in member.uri else os.path.normpath(member.uri)
 
     def metadata(self) -> dict:
         """The group's metadata as ``dict(tiledb.Group(path).meta)`` gives it."""

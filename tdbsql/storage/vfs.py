@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from contextlib import contextmanager
-from urllib.parse import unquote, urlparse
+from urllib.parse import urlparse
 
 from ..errors import ArrayNotFoundError, CorruptArrayError, UnsupportedFormatError
 
@@ -36,7 +36,11 @@ def local_path(path) -> str:
     if scheme is None:
         return os.path.abspath(text)
     if scheme.group(1).lower() == "file":
-        return os.path.abspath(unquote(urlparse(text).path))
+        parsed = urlparse(text)
+        if parsed.netloc not in ("", "localhost"):  # file://data/a: no local path, as TileDB
+            raise ArrayNotFoundError(f"{text!r} is not a valid file:// URI (it names the host "
+                                     f"{parsed.netloc!r}); write file:///absolute/path")
+        return os.path.abspath(parsed.path)  # as written: TileDB does not decode %xx
     raise UnsupportedFormatError(f"{text!r}: {scheme.group(1)}:// storage is not supported; "
                                  "tdbsql reads and writes arrays on the local file system")
 
