@@ -26,7 +26,6 @@ from __future__ import annotations
 import math
 import os
 import shutil
-import tempfile
 from typing import Iterator
 
 import numpy as np
@@ -37,6 +36,7 @@ from sqlglot import planner
 from ..errors import OperationalError
 from .frame import concat_frames
 from .sort_step import run_sort, sorted_run
+from .spill_files import spill_folder
 from .streamed_result import row_chain, row_wise, through_chain
 
 _SHARE = 4  # a run holds at most this part of the memory budget
@@ -110,15 +110,9 @@ def sorted_parts(runner, chain: list, parts: Iterator, names, query) -> Iterator
 
 
 def _folder() -> str:
-    """A new folder for the runs, in ``TDBSQL_SPILL_DIR`` or the system's temporary one."""
-    where = os.environ.get("TDBSQL_SPILL_DIR")
-    try:
-        return tempfile.mkdtemp(prefix="tdbsql-sort-", dir=where)
-    except OSError as err:
-        place = repr(where) if where else "the temporary folder"
-        raise OperationalError(f"an ORDER BY past the memory budget sorts on disk, and no "
-                               f"folder for its runs can be made in {place}: "
-                               f"{err.strerror or err} (set TDBSQL_SPILL_DIR)") from None
+    """A new folder for the runs (``spill_files``)."""
+    return spill_folder("tdbsql-sort-", "an ORDER BY past the memory budget sorts on disk, "
+                                        "and no folder for its runs")
 
 
 class _Run:
