@@ -59,6 +59,7 @@ class Runner:
         self.scan_stats: dict[int, dict] = {}  # id(step) -> pruning funnel of its scan
         self.deferred: dict = {}  # join inputs computed inside their join (deferred_inputs)
         self.join_orders: dict[int, list] = {}  # id(join step) -> [(input, rows after it)]
+        self.notes: dict[int, str] = {}  # id(step) -> how it ran, said by its own code
         self.fused: dict = {}  # Aggregate step -> the Join it consumes block by block
         self.row_caps: dict = {}  # array scan step -> the most rows a LIMIT above needs
 
@@ -355,8 +356,9 @@ class Runner:
         """Rows and time of a step for EXPLAIN ANALYZE (with its scan's funnel, if any); a
         ``streamed`` step ran batch by batch inside the step it feeds (its time is there);
         ``keys``: a deferred aggregate or scan ran for that many join keys; ``how``: a line
-        saying how it ran."""
+        saying how it ran (else the one its code left in ``notes``: a spilled aggregate)."""
         entry = {"step": step, "rows": rows, "seconds": seconds, "streamed": streamed}
+        how = how or self.notes.pop(id(step), None)
         if keys is not None:
             entry["keys"] = keys
         if how is not None:

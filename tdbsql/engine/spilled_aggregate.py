@@ -1,0 +1,180 @@
+"""A streamed GROUP BY past its memory budget: partial groups partitioned on disk.
+
+A streamed aggregate (``engine.streamed_aggregate``) holds every batch's partial groups
+(``engine.partial_aggregate``) until the scan ends and combines them.  With very many groups
+(TPC-H Q18's subquery: 1.5M orders) those pass the memory budget.  Rather than stop there,
+``PartialSpill`` then writes them to disk, hash-partitioned on their group key
+(``engine.hash_partitions``): round after round of held partial groups, each round one
+temporary Arrow IPC file with a batch per partition.  The number of partitions comes from the
+bytes of partial groups the whole scan is expected to make, so that one partition's share is
+a small part of the budget.  When the scan is done, each partition's batches of every round
+(memory-mapped, read in place) are combined alone -- a key lies in one partition only, so
+its groups are complete there -- with HAVING and the step's projections, and the
+partitions' results are concatenated (partition after partition; SQL promises no order
+without ORDER BY).  An aggregate that fits never comes here: it runs as it always did.
+
+Rows keep their order within a partition, round after round, so order-sensitive states
+(first, string_agg) fold as in memory; DISTINCT states are lists of values, which partition
+like any state.  What does not stream (holistic and ordered aggregates, array_agg:
+``partial_aggregate.streamable``) and group keys that are not hashed by value (lists,
+structs, maps, intervals: ``hash_partitions.partitionable``) stop with MemoryLimitError as
+before.  The files go to ``TDBSQL_SPILL_DIR`` (``engine.spill_files``) and are removed when the
+step is done or fails.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+
+import pyarrow as pa
+
+from ..errors import OperationalError
+from .frame import Frame, concat_frames
+from .grouping import rows_by_group
+from .hash_partitions import partitionable, partitions
+from .memory import step_label
+from .partial_aggregate import Partial, combine, concat_arrays
+from .spill_files import spill_folder
+
+SHARE = 8  # a partition's partial groups: about this part of the memory budget's room
+MAX_PARTITIONS = 256
+ROUND = 8  # once spilling, partial groups are written when they pass this part of the room
+
+
+class PartialSpill:
+    """Where the partial groups of a streamed Aggregate ``step`` go once they pass the
+    budget: nowhere until then; a ``SpilledPartials`` after (``spilled``).  ``tasks``: the
+    scan's task count (the partition count is estimated from the share done)."""
+
+    def __init__(self, runner, step, tasks: int):
+        self.runner, self.step, self.tasks = runner, step, max(tasks, 1)
+        self.spilled: SpilledPartials | None = None
+
+    def __enter__(self) -> PartialSpill:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.spilled is not None:
+            self.spilled.remove()
+
+    def held(self, partials: list[Partial], held: int, beside: int, done: int) -> bool:
+        """Account for ``partials`` (``held`` bytes; ``beside``: other bytes the step holds)
+        after ``done`` of the scan's tasks: True when they were written to disk (the caller
+        lets them go).  Past the budget, partial groups that cannot be partitioned stop the
+        query (``MemoryLimitError``)."""
+        room = self.runner.budget.room()
+        if self.spilled is None:
+            # x2: the states are concatenated to be combined
+            if 2 * held + beside <= room or not _spillable(self.step, partials):
+                self.runner.budget.check(2 * held + beside, step_label(self.step))
+                return False
+            expected = held * self.tasks / max(done, 1)
+            count = min(MAX_PARTITIONS, max(2, math.ceil(SHARE * expected / max(room, 1))))
+            self.spilled = SpilledPartials(count)
+        elif held <= max(room - beside, 0) // ROUND:
+            return False
+        self.spilled.write(partials)
+        return True
+
+    def combined(self, partials: list[Partial], input_names) -> Frame:
+        """The step's output once the scan is done: ``partials`` (the last held) written too,
+        then each partition combined alone (``combine``), within the budget."""
+        spilled = self.spilled
+        if partials:
+            spilled.write(partials)
+        frames, kept = [], 0
+        for index in range(spilled.count):
+            parts = spilled.partition(index)
+            if not parts:
+                continue
+            # x2 as above, beside the partitions' results so far
+            self.runner.budget.check(2 * sum(p.nbytes for p in parts) + kept,
+                                     step_label(self.step))
+            frame = combine(self.step, parts, self.runner, input_names)
+            kept += self.runner.budget.bytes_of(frame)
+            frames.append(frame)
+        self.runner.notes[id(self.step)] = spilled.summary()
+        return concat_frames(frames)
+
+
+def _spillable(step, partials: list[Partial]) -> bool:
+    """Can ``step``'s partial groups be partitioned: grouped, by keys hashed by value?"""
+    return bool(step.group) and bool(partials) and all(
+        partitionable(key.type) for key in partials[0].keys.values())
+
+
+class SpilledPartials:
+    """Partial groups on disk in ``count`` partitions: one Arrow IPC file per round written,
+    a batch per partition, the key columns then the states' arrays (positionally named)."""
+
+    def __init__(self, count: int):
+        self.count = count
+        self.folder = spill_folder("tdbsql-aggregate-", "a GROUP BY past the memory budget "
+                                   "partitions its groups on disk, and no folder for them")
+        self.readers: list[pa.ipc.RecordBatchFileReader] = []
+        self.keys: list[str] = []
+        self.states: dict[str, tuple[str, pa.DataType | None, int]] = {}
+        self.rows = self.bytes = 0
+
+    def write(self, partials: list[Partial]) -> None:
+        """One round: the rows of ``partials``, partition after partition."""
+        if not self.readers:
+            self.keys = list(partials[0].keys)
+            self.states = {text: (func, arg_type, len(arrays))
+                           for text, (func, arg_type, arrays) in partials[0].states.items()}
+        columns = [concat_arrays([p.keys[name] for p in partials]) for name in self.keys] + [
+            concat_arrays([p.states[text][2][i] for p in partials])
+            for text, (_, _, width) in self.states.items() for i in range(width)]
+        # an IPC file holds one dictionary per column: dictionary columns are written plain
+        columns = [c.dictionary_decode() if pa.types.is_dictionary(c.type) else c
+                   for c in columns]
+        order, starts = rows_by_group(partitions(columns[:len(self.keys)], self.count),
+                                      self.count)
+        taken = pa.array(order)
+        columns = [c.take(taken) for c in columns]
+        names = [f"c{i}" for i in range(len(columns))]
+        path = os.path.join(self.folder, f"round{len(self.readers)}.arrow")
+        try:
+            with pa.OSFile(path, "wb") as sink:
+                with pa.ipc.new_file(sink, pa.schema([pa.field(n, c.type)
+                                                      for n, c in zip(names, columns)])) as out:
+                    for start, end in zip(starts[:-1].tolist(), starts[1:].tolist()):
+                        out.write_batch(pa.record_batch(
+                            [c.slice(start, end - start) for c in columns], names=names))
+        except OSError as err:  # a full disk
+            raise OperationalError(f"a GROUP BY past the memory budget partitions its groups "
+                                   f"on disk, and {path!r} cannot be written: "
+                                   f"{err.strerror or err} (set TDBSQL_SPILL_DIR to a folder "
+                                   "with room)") from None
+        self.rows += len(order)
+        self.bytes += os.path.getsize(path)
+        self.readers.append(pa.ipc.open_file(pa.memory_map(path)))
+
+    def partition(self, index: int) -> list[Partial]:
+        """Partition ``index``'s partial groups, round after round (views of the files)."""
+        width = len(self.keys)
+        parts = []
+        for reader in self.readers:
+            batch = reader.get_batch(index)
+            if not batch.num_rows:
+                continue
+            columns, states, at = batch.columns, {}, width
+            for text, (func, arg_type, count) in self.states.items():
+                states[text] = (func, arg_type, columns[at:at + count])
+                at += count
+            parts.append(Partial(dict(zip(self.keys, columns[:width])), states,
+                                 batch.num_rows, grouped=False))
+        return parts
+
+    def summary(self) -> str:
+        """How the step ran, for EXPLAIN ANALYZE."""
+        return (f"Spilled past the memory budget: {self.rows:,} partial groups "
+                f"({self.bytes / (1 << 20):,.1f} MB) written in {len(self.readers)} rounds to "
+                f"{self.count} partitions on disk, each aggregated alone")
+
+    def remove(self) -> None:
+        self.readers = []
+        shutil.rmtree(self.folder, ignore_errors=True)
+
