@@ -9,7 +9,8 @@ spill every query of ``QUERIES`` and ``ORDERED`` stopped at that budget with
 MemoryLimitError ("the aggregate step 't' needs 2.7 MB of intermediate results, more than
 the memory budget of 1.5 MB" for the first; ``test_the_old_path_stopped_at_this_budget``
 shows it with the spill turned off).  ``g`` holds the same kind of rows written twice over
-the same coordinates (the newest wins), read at ``MERGING_MB``.
+the same coordinates (the newest wins), read at ``MERGING_MB``; ``d`` names the keys (a join
+streamed batch by batch, ``engine.streamed_join``, spills the same way).
 """
 
 from __future__ import annotations
@@ -65,10 +66,23 @@ def _rows(uri: str, seed: int, writes: int = 1) -> str:
     return uri
 
 
+def _dims(uri: str) -> str:
+    """One row per key of ``t``: a name and a group (keys past 19,000 have none)."""
+    domain = tiledb.Domain(tiledb.Dim("k", domain=(0, KEYS), tile=KEYS + 1, dtype=np.int64))
+    tiledb.Array.create(uri, tiledb.ArraySchema(domain=domain, sparse=True, capacity=5000, attrs=[
+        tiledb.Attr("name", dtype=str, var=True), tiledb.Attr("grp", dtype=np.int32)]))
+    keys = np.arange(19_000, dtype=np.int64)
+    with tiledb.open(uri, "w") as A:
+        A[keys] = {"name": np.array([f"name-{k % 7000}" for k in keys], dtype=object),
+                   "grp": (keys % 100).astype(np.int32)}
+    return uri
+
+
 @pytest.fixture(scope="module")
 def paths(tmp_path_factory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("spilled_aggregate")
-    return {"t": _rows(str(root / "t"), 5), "g": _rows(str(root / "g"), 6, writes=2)}
+    return {"t": _rows(str(root / "t"), 5), "g": _rows(str(root / "g"), 6, writes=2),
+            "d": _dims(str(root / "d"))}
 
 
 @pytest.fixture(scope="module")
@@ -130,6 +144,12 @@ ORDERED = [
     "SELECT count(*), sum(i), min(k) FROM t "
     "WHERE k IN (SELECT k FROM t GROUP BY k HAVING sum(i) > 700)",
     "SELECT count(*), max(n) FROM (SELECT c, d, count(*) AS n FROM t GROUP BY c, d) AS x",
+    # over a join streamed batch by batch (``engine.streamed_join``), DISTINCT too
+    "SELECT d.name, t.c, count(*) AS n, sum(t.f) AS s, count(DISTINCT t.i) AS u FROM t "
+    "JOIN d ON t.k = d.k GROUP BY d.name, t.c ORDER BY n DESC, d.name, t.c LIMIT 20",
+    "SELECT d.grp, count(*) AS n, sum(x) AS s FROM (SELECT t.k, sum(t.i) AS x FROM t "
+    "LEFT JOIN d ON t.k = d.k GROUP BY t.k) AS u LEFT JOIN d ON u.k = d.k GROUP BY d.grp "
+    "ORDER BY d.grp NULLS FIRST",
 ]
 
 

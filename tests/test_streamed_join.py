@@ -196,7 +196,8 @@ def test_an_aggregate_without_partial_states_still_stops_clearly(paths, oracle):
 
 
 def test_the_aggregate_past_the_budget_is_still_refused(paths):
-    """Streaming bounds the join's rows, not the groups: one per source row do not fit."""
+    """Streaming bounds the join's rows, and the partial groups spill to disk
+    (``engine.spilled_aggregate``), but the result, a group per source row, does not fit."""
     sql = "SELECT f.id, d.name, sum(f.v) FROM f JOIN d ON f.k = d.k GROUP BY 1, 2"
     with pytest.raises(tdbsql.MemoryLimitError, match="the aggregate step"):
         _connect(paths, SMALL_MB).sql(sql).fetchall()

@@ -1,6 +1,7 @@
 """A streamed GROUP BY past its memory budget: partial groups partitioned on disk.
 
-A streamed aggregate (``engine.streamed_aggregate``) holds every batch's partial groups
+A streamed aggregate (``engine.streamed_aggregate``, and one over a join streamed batch by
+batch, ``engine.streamed_join``) holds every batch's partial groups
 (``engine.partial_aggregate``) until the scan ends and combines them.  With very many groups
 (TPC-H Q18's subquery: 1.5M orders) those pass the memory budget.  Rather than stop there,
 ``PartialSpill`` then writes them to disk, hash-partitioned on their group key
@@ -41,15 +42,16 @@ from .spill_files import spill_folder
 SHARE = 8  # a partition's partial groups: about this part of the memory budget's room
 MAX_PARTITIONS = 256
 ROUND = 8  # once spilling, partial groups are written when they pass this part of the room
+UNKNOWN_GROWTH = 4  # the partial groups of a scan of unknown size: this many times those held
 
 
 class PartialSpill:
     """Where the partial groups of a streamed Aggregate ``step`` go once they pass the
-    budget: nowhere until then; a ``SpilledPartials`` after (``spilled``).  ``tasks``: the
-    scan's task count (the partition count is estimated from the share done)."""
+    budget: nowhere until then; a ``SpilledPartials`` after (``spilled``).  ``total``: how much
+    the scan reads, in tasks or rows (the partition count is estimated from the share done)."""
 
-    def __init__(self, runner, step, tasks: int):
-        self.runner, self.step, self.tasks = runner, step, max(tasks, 1)
+    def __init__(self, runner, step, total: int):
+        self.runner, self.step, self.total = runner, step, total
         self.spilled: SpilledPartials | None = None
 
     def __enter__(self) -> PartialSpill:
@@ -61,7 +63,7 @@ class PartialSpill:
 
     def held(self, partials: list[Partial], held: int, beside: int, done: int) -> bool:
         """Account for ``partials`` (``held`` bytes; ``beside``: other bytes the step holds)
-        after ``done`` of the scan's tasks: True when they were written to disk (the caller
+        after ``done`` of the scan's ``total``: True when they were written to disk (the caller
         lets them go).  Past the budget, partial groups that cannot be partitioned stop the
         query (``MemoryLimitError``)."""
         room = self.runner.budget.room()
@@ -70,7 +72,9 @@ class PartialSpill:
             if 2 * held + beside <= room or not _spillable(self.step, partials):
                 self.runner.budget.check(2 * held + beside, step_label(self.step))
                 return False
-            expected = held * self.tasks / max(done, 1)
+            # bytes the whole scan makes, estimated from the share done (a guess without one)
+            expected = held * self.total / done if done and self.total > 1 else \
+                UNKNOWN_GROWTH * held
             count = min(MAX_PARTITIONS, max(2, math.ceil(SHARE * expected / max(room, 1))))
             self.spilled = SpilledPartials(count)
         elif held <= max(room - beside, 0) // ROUND:
@@ -99,6 +103,12 @@ class PartialSpill:
         return concat_frames(frames)
 
 
+def _plain(column: pa.Array) -> pa.Array:
+    """``column`` as an IPC file can hold it batch after batch (one dictionary per column
+    there): a dictionary column decoded."""
+    return column.dictionary_decode() if pa.types.is_dictionary(column.type) else column
+
+
 def _spillable(step, partials: list[Partial]) -> bool:
     """Can ``step``'s partial groups be partitioned: grouped, by keys hashed by value?"""
     return bool(step.group) and bool(partials) and all(
@@ -124,16 +134,14 @@ class SpilledPartials:
             self.keys = list(partials[0].keys)
             self.states = {text: (func, arg_type, len(arrays))
                            for text, (func, arg_type, arrays) in partials[0].states.items()}
-        columns = [concat_arrays([p.keys[name] for p in partials]) for name in self.keys] + [
-            concat_arrays([p.states[text][2][i] for p in partials])
-            for text, (_, _, width) in self.states.items() for i in range(width)]
-        # an IPC file holds one dictionary per column: dictionary columns are written plain
-        columns = [c.dictionary_decode() if pa.types.is_dictionary(c.type) else c
-                   for c in columns]
-        order, starts = rows_by_group(partitions(columns[:len(self.keys)], self.count),
-                                      self.count)
+        keys = [_plain(concat_arrays([p.keys[name] for p in partials])) for name in self.keys]
+        order, starts = rows_by_group(partitions(keys, self.count), self.count)
         taken = pa.array(order)
-        columns = [c.take(taken) for c in columns]
+        # column by column: one concatenated column held beside the partials and those done
+        columns = [key.take(taken) for key in keys]
+        del keys
+        columns += [_plain(concat_arrays([p.states[text][2][i] for p in partials])).take(taken)
+                    for text, (_, _, width) in self.states.items() for i in range(width)]
         names = [f"c{i}" for i in range(len(columns))]
         path = os.path.join(self.folder, f"round{len(self.readers)}.arrow")
         try:
