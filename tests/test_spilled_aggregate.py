@@ -184,6 +184,18 @@ def test_the_old_path_stopped_at_this_budget(paths, monkeypatch, sql, memory_mb)
         _connect(paths, memory_mb).sql(sql).fetchall()
 
 
+@pytest.mark.parametrize("sql", [QUERIES[0], QUERIES[2]])
+def test_a_partition_too_big_is_split_again(paths, oracle, spill_dir, monkeypatch, sql):
+    """Two partitions where far more are needed (the scan's partial groups underestimated):
+    each is split again, by further digits of the keys' hash, until it fits."""
+    monkeypatch.setattr(spilled_aggregate, "SHARE", 0.01)
+    con = _connect(paths, SMALL_MB)
+    assert_same_table(con.sql(sql).arrow(), oracle.sql(sql).arrow(), rel=1e-9)
+    text = con.explain(sql, analyze=True)
+    assert "to 2 partitions on disk (" in text and " split again, into 2, 2" in text
+    assert os.listdir(spill_dir) == []
+
+
 def test_what_fits_runs_as_before(paths, oracle):
     sql = QUERIES[0]
     con = _connect(paths)

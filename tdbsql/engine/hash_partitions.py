@@ -32,13 +32,14 @@ def partitionable(arrow_type: pa.DataType) -> bool:
             or any(test(arrow_type) for test in _TEXT))
 
 
-def partitions(keys: list[pa.Array], count: int) -> np.ndarray:
+def partitions(keys: list[pa.Array], count: int, divisor: int = 1) -> np.ndarray:
     """Each row's partition, ``0 .. count - 1``, from its key values (``partitionable``
-    types): equal keys, equal partitions."""
+    types): equal keys, equal partitions.  ``divisor``: the product of the partition counts
+    the rows were split by already (a split of one partition of those)."""
     rows = len(keys[0])
     out = np.empty(rows, np.int64)
     columns = [code for key in keys for code in _value_codes(as_array(key))]
-    partition_hash.row_partitions(key_matrix(columns, rows), count, out)
+    partition_hash.row_partitions(key_matrix(columns, rows), count, divisor, out)
     return out
 
 

@@ -42,6 +42,7 @@ from .spill_files import spill_folder
 SHARE = 8  # a partition's partial groups: about this part of the memory budget's room
 MAX_PARTITIONS = 256
 ROUND = 8  # once spilling, partial groups are written when they pass this part of the room
+MAX_DIVISOR = 1 << 48  # partitions split again while the hash has digits left
 UNKNOWN_GROWTH = 4  # the partial groups of a scan of unknown size: this many times those held
 
 
@@ -85,22 +86,36 @@ class PartialSpill:
     def combined(self, partials: list[Partial], input_names) -> Frame:
         """The step's output once the scan is done: ``partials`` (the last held) written too,
         then each partition combined alone (``combine``), within the budget."""
-        spilled = self.spilled
         if partials:
-            spilled.write(partials)
-        frames, kept = [], 0
+            self.spilled.write(partials)
+        kept = [0]
+        frames = list(self._frames(self.spilled, input_names, kept))
+        self.runner.notes[id(self.step)] = self.spilled.summary()
+        return concat_frames(frames)
+
+    def _frames(self, spilled: SpilledPartials, input_names, kept: list[int]):
+        """Each partition of ``spilled`` combined; one that does not fit beside the results
+        so far (``kept``: their bytes) split again into finer partitions."""
         for index in range(spilled.count):
             parts = spilled.partition(index)
             if not parts:
                 continue
-            # x2 as above, beside the partitions' results so far
-            self.runner.budget.check(2 * sum(p.nbytes for p in parts) + kept,
-                                     step_label(self.step))
+            need = 2 * sum(p.nbytes for p in parts) + kept[0]  # x2 as above
+            room = self.runner.budget.room()
+            if need > room and spilled.divisor < MAX_DIVISOR and sum(p.count for p in parts) > 1:
+                finer = spilled.finer(MAX_PARTITIONS if room <= kept[0] else math.ceil(
+                    SHARE * (need - kept[0]) / 2 / (room - kept[0])))
+                try:
+                    for part in parts:
+                        finer.write([part])
+                    yield from self._frames(finer, input_names, kept)
+                finally:
+                    finer.remove()
+                continue
+            self.runner.budget.check(need, step_label(self.step))
             frame = combine(self.step, parts, self.runner, input_names)
-            kept += self.runner.budget.bytes_of(frame)
-            frames.append(frame)
-        self.runner.notes[id(self.step)] = spilled.summary()
-        return concat_frames(frames)
+            kept[0] += self.runner.budget.bytes_of(frame)
+            yield frame
 
 
 def _plain(column: pa.Array) -> pa.Array:
@@ -119,8 +134,9 @@ class SpilledPartials:
     """Partial groups on disk in ``count`` partitions: one Arrow IPC file per round written,
     a batch per partition, the key columns then the states' arrays (positionally named)."""
 
-    def __init__(self, count: int):
-        self.count = count
+    def __init__(self, count: int, divisor: int = 1, splits: list | None = None):
+        self.count, self.divisor = count, divisor  # ``hash_partitions.partitions``'
+        self.splits = [] if splits is None else splits  # the counts partitions were split to
         self.folder = spill_folder("tdbsql-aggregate-", "a GROUP BY past the memory budget "
                                    "partitions its groups on disk, and no folder for them")
         self.readers: list[pa.ipc.RecordBatchFileReader] = []
@@ -135,7 +151,7 @@ class SpilledPartials:
             self.states = {text: (func, arg_type, len(arrays))
                            for text, (func, arg_type, arrays) in partials[0].states.items()}
         keys = [_plain(concat_arrays([p.keys[name] for p in partials])) for name in self.keys]
-        order, starts = rows_by_group(partitions(keys, self.count), self.count)
+        order, starts = rows_by_group(partitions(keys, self.count, self.divisor), self.count)
         taken = pa.array(order)
         # column by column: one concatenated column held beside the partials and those done
         columns = [key.take(taken) for key in keys]
@@ -176,11 +192,19 @@ class SpilledPartials:
                                  batch.num_rows, grouped=False))
         return parts
 
+    def finer(self, count: int) -> SpilledPartials:
+        """Empty partitions to split one of these into ``count`` (at least 2)."""
+        count = min(MAX_PARTITIONS, max(2, count))
+        self.splits.append(count)
+        return SpilledPartials(count, self.divisor * self.count, self.splits)
+
     def summary(self) -> str:
         """How the step ran, for EXPLAIN ANALYZE."""
+        split = "" if not self.splits else f" ({len(self.splits)} split again, into " + \
+            ", ".join(map(str, self.splits)) + ")"
         return (f"Spilled past the memory budget: {self.rows:,} partial groups "
                 f"({self.bytes / (1 << 20):,.1f} MB) written in {len(self.readers)} rounds to "
-                f"{self.count} partitions on disk, each aggregated alone")
+                f"{self.count} partitions on disk{split}, each aggregated alone")
 
     def remove(self) -> None:
         self.readers = []

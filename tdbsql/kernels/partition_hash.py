@@ -4,7 +4,8 @@ Unlike a group table's codes, which may number a batch's strings in the order it
 these hashes depend on the values alone, so one key lands in one partition whatever batch it
 came in.  ``byte_hashes`` gives a string or binary cell a 64-bit code from its bytes (FNV-1a);
 ``row_partitions`` hashes each row's int64 key codes (``hashing.row_hash``) into one of
-``count`` partitions.
+``count`` partitions, by a digit of the hash in base ``count`` (a partition too big is split
+again by the next one).
 """
 
 from __future__ import annotations
@@ -31,11 +32,13 @@ def byte_hashes(offsets, data, out):
 
 
 @jit
-def row_partitions(keys, count, out):
+def row_partitions(keys, count, divisor, out):
     """``out[row]``: the partition (``0 .. count - 1``) of each row of the (columns, rows)
-    int64 key matrix ``keys``.  Returns the row count."""
+    int64 key matrix ``keys``: its hash divided by ``divisor``, modulo ``count`` (rows of
+    one partition split again by the next digits).  Returns the row count."""
     codes = keys.view(np.uint64)
     parts = np.uint64(count)
+    below = np.uint64(divisor)
     for row in range(keys.shape[1]):
-        out[row] = np.int64(row_hash(codes, row) % parts)
+        out[row] = np.int64(row_hash(codes, row) // below % parts)
     return keys.shape[1]
