@@ -12,7 +12,9 @@ a small part of the budget.  When the scan is done, each partition's batches of 
 (memory-mapped, read in place) are combined alone -- a key lies in one partition only, so
 its groups are complete there -- with HAVING and the step's projections, and the
 partitions' results are concatenated (partition after partition; SQL promises no order
-without ORDER BY).  An aggregate that fits never comes here: it runs as it always did.
+without ORDER BY).  A partition that still does not fit (the scan made more groups than its
+first chunks promised) is split again, by further digits of its keys' hash, into finer
+partitions on disk.  An aggregate that fits never comes here: it runs as it always did.
 
 Rows keep their order within a partition, round after round, so order-sensitive states
 (first, string_agg) fold as in memory; DISTINCT states are lists of values, which partition
