@@ -196,6 +196,14 @@ def test_a_partition_too_big_is_split_again(paths, oracle, spill_dir, monkeypatc
     assert os.listdir(spill_dir) == []
 
 
+def test_a_result_past_the_budget_still_stops_and_leaves_no_file(paths, spill_dir):
+    """A group per row: the partial groups spill, but the result itself does not fit."""
+    with pytest.raises(tdbsql.MemoryLimitError, match="the aggregate step 't'"):
+        _connect(paths, SMALL_MB).sql("SELECT id + 1 AS j, k, count(*) AS n FROM t "
+                                      "GROUP BY j, k").fetchall()
+    assert os.listdir(spill_dir) == []
+
+
 def test_what_fits_runs_as_before(paths, oracle):
     sql = QUERIES[0]
     con = _connect(paths)

@@ -102,11 +102,13 @@ class PartialSpill:
             parts = spilled.partition(index)
             if not parts:
                 continue
-            need = 2 * sum(p.nbytes for p in parts) + kept[0]  # x2 as above
+            own = 2 * sum(p.nbytes for p in parts)  # x2 as above
             room = self.runner.budget.room()
-            if need > room and spilled.divisor < MAX_DIVISOR and sum(p.count for p in parts) > 1:
-                finer = spilled.finer(MAX_PARTITIONS if room <= kept[0] else math.ceil(
-                    SHARE * (need - kept[0]) / 2 / (room - kept[0])))
+            free = room - kept[0]
+            # (results so far filling the room: finer partitions cannot help)
+            if own > free > 0 and spilled.divisor < MAX_DIVISOR and \
+                    sum(p.count for p in parts) > 1:
+                finer = spilled.finer(math.ceil(SHARE * own / 2 / free))
                 try:
                     for part in parts:
                         finer.write([part])
@@ -114,7 +116,7 @@ class PartialSpill:
                 finally:
                     finer.remove()
                 continue
-            self.runner.budget.check(need, step_label(self.step))
+            self.runner.budget.check(own + kept[0], step_label(self.step))
             frame = combine(self.step, parts, self.runner, input_names)
             kept[0] += self.runner.budget.bytes_of(frame)
             yield frame
