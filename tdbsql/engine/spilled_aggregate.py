@@ -4,7 +4,7 @@ A streamed aggregate (``engine.streamed_aggregate``, and one over a join streame
 batch, ``engine.streamed_join``) holds every batch's partial groups
 (``engine.partial_aggregate``) until the scan ends and combines them.  With very many groups
 (TPC-H Q18's subquery: 1.5M orders) those pass the memory budget.  Rather than stop there,
-``PartialSpill`` then writes them to disk, hash-partitioned on their group key
+``PartialGroups`` then writes them to disk, hash-partitioned on their group key
 (``engine.hash_partitions``): round after round of held partial groups, each round one
 temporary Arrow IPC file with a batch per partition.  The number of partitions comes from the
 bytes of partial groups the whole scan is expected to make, so that one partition's share is
@@ -48,48 +48,63 @@ MAX_DIVISOR = 1 << 48  # partitions split again while the hash has digits left
 UNKNOWN_GROWTH = 4  # the partial groups of a scan of unknown size: this many times those held
 
 
-class PartialSpill:
-    """Where the partial groups of a streamed Aggregate ``step`` go once they pass the
-    budget: nowhere until then; a ``SpilledPartials`` after (``spilled``).  ``total``: how much
-    the scan reads, in tasks or rows (the partition count is estimated from the share done)."""
+class PartialGroups:
+    """The partial groups of a streamed Aggregate ``step``, batch after batch: held until
+    they pass the budget, then on disk (``spilled``, a ``SpilledPartials``).  ``total``: how
+    much the scan reads, in tasks or rows (the partition count is estimated from the share
+    done)."""
 
     def __init__(self, runner, step, total: int):
         self.runner, self.step, self.total = runner, step, total
+        self.partials: list[Partial] = []
+        self.held = 0  # bytes of ``partials`` added (``add``)
         self.spilled: SpilledPartials | None = None
 
-    def __enter__(self) -> PartialSpill:
+    def __enter__(self) -> PartialGroups:
         return self
 
     def __exit__(self, *exc) -> None:
         if self.spilled is not None:
             self.spilled.remove()
 
-    def held(self, partials: list[Partial], held: int, beside: int, done: int) -> bool:
-        """Account for ``partials`` (``held`` bytes; ``beside``: other bytes the step holds)
-        after ``done`` of the scan's ``total``: True when they were written to disk (the caller
-        lets them go).  Past the budget, partial groups that cannot be partitioned stop the
-        query (``MemoryLimitError``)."""
+    def keep(self, state: Partial | None) -> None:
+        """Hold ``state`` (None: nothing) uncounted: a few rows, or bytes counted already."""
+        if state is not None:
+            self.partials.append(state)
+
+    def add(self, state: Partial | None, beside: int, done: int) -> None:
+        """Hold a batch's ``state`` (None: nothing) after ``done`` of the scan's ``total``;
+        ``beside``: other bytes the step holds.  Past the budget the partial groups held are
+        written to disk; those that cannot be partitioned stop the query
+        (``MemoryLimitError``)."""
+        if state is not None:
+            self.partials.append(state)
+            self.held += state.nbytes
         room = self.runner.budget.room()
         if self.spilled is None:
             # x2: the states are concatenated to be combined
-            if 2 * held + beside <= room or not _spillable(self.step, partials):
-                self.runner.budget.check(2 * held + beside, step_label(self.step))
-                return False
+            if 2 * self.held + beside <= room or not _spillable(self.step, self.partials):
+                self.runner.budget.check(2 * self.held + beside, step_label(self.step))
+                return
             # bytes the whole scan makes, estimated from the share done (a guess without one)
-            expected = held * self.total / done if done and self.total > 1 else \
-                UNKNOWN_GROWTH * held
+            expected = self.held * self.total / done if done and self.total > 1 else \
+                UNKNOWN_GROWTH * self.held
             count = min(MAX_PARTITIONS, max(2, math.ceil(SHARE * expected / max(room, 1))))
             self.spilled = SpilledPartials(count)
-        elif held <= max(room - beside, 0) // ROUND:
-            return False
-        self.spilled.write(partials)
-        return True
+        elif self.held <= max(room - beside, 0) // ROUND:
+            return
+        self.spilled.write(self.partials)
+        self.partials, self.held = [], 0
 
-    def combined(self, partials: list[Partial], input_names) -> Frame:
-        """The step's output once the scan is done: ``partials`` (the last held) written too,
-        then each partition combined alone (``combine``), within the budget."""
-        if partials:
-            self.spilled.write(partials)
+    def result(self, input_names) -> Frame | None:
+        """The step's output from every batch's partial groups (None: there were none): held,
+        combined (``combine``); spilled, the last held written too, then each partition
+        combined alone, within the budget."""
+        if self.spilled is None:
+            return combine(self.step, self.partials, self.runner, input_names) \
+                if self.partials else None
+        if self.partials:
+            self.spilled.write(self.partials)
         kept = [0]
         frames = list(self._frames(self.spilled, input_names, kept))
         self.runner.notes[id(self.step)] = self.spilled.summary()

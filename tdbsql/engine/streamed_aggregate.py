@@ -24,12 +24,12 @@ from .aggregate_step import run_aggregate
 from .dense_groups import DenseGroups, slot_bytes
 from .frame import Frame
 from .metadata_groups import metadata_groups
-from .partial_aggregate import combine, partial, step_calls, streamable
+from .partial_aggregate import partial, step_calls, streamable
 from .pipeline import map_tasks, scan_done, scan_frame
 from .project import filter_project
 from .scan_step import ArrayScan, columns_read
 from .scan_sums import ScanSums
-from .spilled_aggregate import PartialSpill
+from .spilled_aggregate import PartialGroups
 from .stored_filter import gathered
 from .streamed_result import chain_to_table
 
@@ -113,37 +113,28 @@ def try_streamed_aggregate(runner, step, keys=None) -> tuple[Frame, list] | None
             frame = _with_keys(runner, frame, keys.expression, keys.filter)
         return rows, passed, frame, partial(step, calls, frame, runner)
 
-    rows, passed, last, held = 0, [0] * (len(filters) + 1), None, 0
-    partials = [] if answered is None else [answered]
-    with PartialSpill(runner, step, len(chunks)) as spill:
+    rows, passed, last = 0, [0] * (len(filters) + 1), None
+    with PartialGroups(runner, step, len(chunks)) as groups:
+        groups.keep(answered)
         for done, (batch_rows, batch_passed, frame, state) in enumerate(
                 map_tasks(batch, chunks, scanned.serial), 1):
             rows += batch_rows
             passed = [a + b for a, b in zip(passed, batch_passed)]
             last = frame or last  # None: summed from the tiles (``ScanSums``)
-            if state is not None:
-                partials.append(state)
-                held += state.nbytes
-            if (state is not None or dense is not None) and \
-                    spill.held(partials, held, 0 if dense is None else dense.nbytes, done):
-                partials, held = [], 0  # on disk (``engine.spilled_aggregate``)
+            if state is not None or dense is not None:
+                groups.add(state, 0 if dense is None else dense.nbytes, done)
         if summed:
             scanned.stats["tiles_summed"] = sum(tiles for tiles, _ in summed)
             scanned.stats["tiles_summed_coded"] = sum(coded for _, coded in summed)
         if dense is not None:
-            folded = sums.dense_partial(array, dense)
-            partials += [] if folded is None else [folded]
+            groups.keep(sums.dense_partial(array, dense))
         scan_done(runner, scan, scanned, rows, started)
         for chained, count in zip([scan, *filters], passed):
             runner.record(chained, count, streamed=True)
         # a chain without projections passes the scan's frame on (``filter_project``)
-        names = [scan.name] if last is None else list(last.tables)
-        if spill.spilled is not None:
-            result = spill.combined(partials, names)
-        elif partials:
-            result = combine(step, partials, runner, names)
-        else:  # no row at all: the ordinary aggregate over the (typed, empty) last batch
-            result = run_aggregate(step, last, runner)
+        result = groups.result([scan.name] if last is None else list(last.tables))
+    if result is None:  # no row at all: the ordinary aggregate over the (typed, empty) batch
+        result = run_aggregate(step, last, runner)
     return result, [scan, *filters]
 
 

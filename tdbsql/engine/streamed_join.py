@@ -48,10 +48,10 @@ from .frame import Frame, concat_frames
 from .join_output import columns_read_by, join_output
 from .join_step import join_in_order, right_keys_of
 from .joined_rows import JoinedRows
-from .partial_aggregate import combine, partial, step_calls, streamable
+from .partial_aggregate import partial, step_calls, streamable
 from .pipeline import scan_frames
 from .scan_step import array_scan
-from .spilled_aggregate import PartialSpill
+from .spilled_aggregate import PartialGroups
 from .streamed_result import row_chain, through_chain
 
 STREAM_SHARE = 4  # stream once the source's rows outgrow this share of the budget left
@@ -194,31 +194,25 @@ def _aggregated(runner, step, join, inputs: dict, batches, probes: int) -> Frame
     calls = step_calls(step)
     residual = runner.residual(join)
     read = columns_read_by(step, join, residual)
-    partials, held, rows, count, last, read_rows = [], 0, 0, 0, None, 0
-    with PartialSpill(runner, step, probes) as spill:
+    rows, count, last, read_rows = 0, 0, None, 0
+    with PartialGroups(runner, step, probes) as groups:
         for batch in batches:
             joined = join_in_order(JoinedRows.of(batch), inputs, join.joins, runner, builds)
             last = join_output(runner, join, joined, residual, read)
             rows += last.length
             count += 1
             read_rows += batch.length
-            state = partial(step, calls, last, runner)
-            if state is not None:
-                partials.append(state)
-                held += state.nbytes
-            if spill.held(partials, held, runner.budget.bytes_of(batch, last), read_rows):
-                partials, held = [], 0  # on disk (``engine.spilled_aggregate``)
+            groups.add(partial(step, calls, last, runner), runner.budget.bytes_of(batch, last),
+                       read_rows)
         others = ", ".join(join.joins)
         hashed = "hashed per batch" if any(b.rehashed for b in builds.values()) else \
             "hashed once"
         runner.record(join, rows, streamed=True,
                       how=f"Streamed: {count:,} batches of {join.source_name} joined to "
                           f"{others} ({hashed}) and aggregated batch by batch")
-        if spill.spilled is not None:
-            return spill.combined(partials, list(last.tables))
-        if partials:
-            return combine(step, partials, runner, list(last.tables))
-    return run_aggregate(step, last, runner)  # no row: over the (typed) empty batch
+        result = groups.result(list(last.tables))
+    # no row: over the (typed) empty batch
+    return run_aggregate(step, last, runner) if result is None else result
 
 
 def _computed(runner, join, inputs: dict, source: Frame | None = None) -> dict:
