@@ -4,8 +4,9 @@ An Aggregate over a chain of an array scan and filter-only Join steps (how sqlgl
 ``SELECT agg FROM array WHERE ... GROUP BY ...``) folds each batch of the scan
 (``engine.pipeline``) through the chain into per-group partial states
 (``engine.partial_aggregate``), which are combined at the end (``try_streamed_aggregate``).
-Memory is then a few tiles per worker plus the groups.  Conjuncts the planner pushed into the
-scan are not evaluated again above it.  When grouping by dimensions, tiles whose metadata is
+Memory is then a few tiles per worker plus the groups (past the budget, the partial
+groups are partitioned on disk: ``engine.spilled_aggregate``).  Conjuncts the planner pushed
+into the scan are not evaluated again above it.  When grouping by dimensions, tiles whose metadata is
 the answer are not read at all (``engine.metadata_groups``); sums of stored columns and of
 arithmetic over them are taken straight from the tiles where they can be
 (``engine.scan_sums``), into dense accumulators when the key is a small integer range

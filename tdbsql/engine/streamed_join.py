@@ -10,7 +10,8 @@ inputs -- computed once, their keys hashed once (``build_side``) -- in the plann
 (``join_step.join_in_order``), the join step's residual condition and projections applied
 (``join_output``), and folded into per-group partial states merged at the end
 (``partial_aggregate``), as an aggregate over a plain scan is (``streamed_aggregate``).
-Memory is the other inputs, the groups and a batch or two.
+Memory is the other inputs, the groups and a batch or two; partial groups past the budget
+go to disk (``engine.spilled_aggregate``).
 
 Sound batch by batch because every row these joins make comes from one source row: INNER and
 LEFT joins on equality keys, the source on the left (a LEFT join's source row without a match
