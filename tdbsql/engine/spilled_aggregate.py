@@ -221,11 +221,15 @@ class SpilledPartials:
         """How the step ran, for EXPLAIN ANALYZE."""
         split = "" if not self.splits else f" ({len(self.splits)} split again, into " + \
             ", ".join(map(str, self.splits)) + ")"
+        rounds = _counted(len(self.readers), "round")
         return (f"Spilled past the memory budget: {self.rows:,} partial groups "
-                f"({self.bytes / (1 << 20):,.1f} MB) written in {len(self.readers)} rounds to "
+                f"({self.bytes / (1 << 20):,.1f} MB) written in {rounds} to "
                 f"{self.count} partitions on disk{split}, each aggregated alone")
 
     def remove(self) -> None:
         self.readers = []
         shutil.rmtree(self.folder, ignore_errors=True)
 
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
