@@ -90,14 +90,15 @@ def test_key_matches_a_condition_still_tests_are_counted_before_they_are_made(bi
     """A decorrelated equality beside an inequality matches 10,000 outer rows with 1,400
     inner rows each on g: 14M pairs (224 MB of indices) are refused before they are made,
     and with room they are tested in blocks of 1Mi pairs (the columns the condition reads
-    gathered for one block at a time) to DuckDB's answer."""
+    gathered for one block at a time) to DuckDB's answer.  (t2, the bigger input, feeds the
+    aggregate's join batch by batch: each batch's matches with ``__outer`` are refused.)"""
     from tdbsql.engine import hash_join
 
     def never(*args):
         raise AssertionError("the pairs were made")
     with monkeypatch.context() as patched:
         patched.setattr(hash_join.join_kernels, "join_fill", never)
-        with pytest.raises(tdbsql.MemoryLimitError, match="join with 't2'"):
+        with pytest.raises(tdbsql.MemoryLimitError, match="join with '__outer'"):
             _con(big, 64).sql(CORRELATED).fetchall()
     duck = duckdb.connect()
     duck.register("t", oracle_table(big))

@@ -155,7 +155,7 @@ def _deferrable(runner, join_step: planner.Join, scan) -> Deferred | None:
             plain = not any(step.projections for step in chain)
             stored = _stored_key([chain[-1]], group_key, array) if plain else None
             return Deferred(scan, aggregate, tuple(chain), position, group_key,
-                            _cells(array), stored=stored)
+                            array_cells(array), stored=stored)
     return None
 
 
@@ -305,7 +305,7 @@ def _array_chain(runner, scan) -> tuple[list, object, int] | None:
     if not isinstance(source, ArraySource):
         return None
     array = runner.open_array(source, window)
-    cells = _cells(array)
+    cells = array_cells(array)
     if cells < SCANNED_CELLS_MIN:
         return None
     return chain, array, cells
@@ -333,7 +333,8 @@ def _span(array, name: str) -> int | None:
     return max(highs) - min(lows) + 1 if lows else None
 
 
-def _cells(array) -> int:
+def array_cells(array) -> int:
+    """The cells the array's fragments hold (written ones, not yet merged)."""
     return sum(f.metadata.cell_count for f in array.fragments)
 
 

@@ -40,8 +40,7 @@ from .joined_rows import JoinedRows
 from .memory import frame_bytes, step_label
 from .range_aggregate import range_aggregate
 from .range_join import BLOCK_PAIRS, non_equi_matches  # pairs a block holds at most
-from .streamed_join import run_streamed_join, streamed_deferral, streamed_join, \
-    streamed_source
+from .streamed_join import run_streamed_join, streamed_join, streamed_source
 
 MIN_BLOCK_PAIRS = 1 << 12  # however tight the budget
 _HELD_PER_PAIR = 4  # a block's pairs are held as indices, joined rows, operands, group ids
@@ -63,9 +62,9 @@ def fused_joins(runner, plan: planner.Plan) -> dict[planner.Aggregate, planner.J
                                         if dep.name == join.source_name):
             found[step] = join
             continue
-        # a join fed its source batch by batch (its other inputs may run inside it)
+        # a join fed one input batch by batch (its other inputs may run inside it)
         streamed = streamed_join(runner, step) if join is None else None
-        if streamed is not None and streamed_deferral(runner, streamed[1]):
+        if streamed is not None:
             found[step] = streamed[0]
     return found
 

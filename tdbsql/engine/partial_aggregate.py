@@ -220,6 +220,34 @@ def combine(step, partials: list[Partial], runner, input_names) -> Frame:
     return finish_aggregate(step, runner, group_keys, parts.count, call_value, input_names)
 
 
+# calls whose states fold into one state of their kind (``merged``)
+_REFOLDED = ("count_star", "count", "count_if", "sum", "avg", "min", "max", "bool_and",
+             "bool_or", "first", "any_value")
+
+
+def merged(partials: list[Partial]) -> Partial | None:
+    """The batches' ``partials`` (in batch order) as one: their rows regrouped by key and
+    each group's states folded into one state of its kind -- when every call's does
+    (count, sum, avg, min, max, ...); else None.  Many batches' states of the same groups
+    (a streamed join's: every batch meets most customers of TPC-H Q13) then stay in check."""
+    first = partials[0]
+    if not all(func in _REFOLDED for func, _, _ in first.states.values()):
+        return None
+    keys = {name: concat_arrays([p.keys[name] for p in partials]) for name in first.keys}
+    rows = sum(p.count for p in partials)
+    groups = group_ids(list(keys.values())) if keys else Groups.single(rows)
+    states = {}
+    for text, (func, arg_type, arrays) in first.states.items():
+        columns = [concat_arrays([p.states[text][2][i] for p in partials])
+                   for i in range(len(arrays))]
+        states[text] = (func, arg_type, [_sum(columns[0], arg_type, groups),
+                                         _count(columns[1], groups)] if func == "avg"
+                        else [_fold(func, arg_type, columns, groups)])
+    taken = pa.array(groups.first)
+    return Partial({name: key.take(taken) for name, key in keys.items()}, states,
+                   groups.count)
+
+
 def _whole(parts: KeyPartitions, fold, columns: list[pa.Array]) -> pa.Array:
     """``fold(columns, groups)`` over all rows: in one piece, or partition by partition."""
     if len(parts.rows) == 1:

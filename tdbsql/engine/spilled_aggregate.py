@@ -38,11 +38,12 @@ from .frame import Frame, concat_frames
 from .grouping import rows_by_group
 from .hash_partitions import partitionable, partitions
 from .memory import step_label
-from .partial_aggregate import Partial, combine, concat_arrays
+from .partial_aggregate import Partial, combine, concat_arrays, merged
 from .spill_files import spill_folder
 
 SHARE = 8  # a partition's partial groups: about this part of the memory budget's room
 MAX_PARTITIONS = 256
+REGROUP_SHARE = 4  # the held states are regrouped past this part of the room (``merged``)
 ROUND = 8  # once spilling, partial groups are written when they pass this part of the room
 MAX_DIVISOR = 1 << 48  # partitions split again while the hash has digits left
 UNKNOWN_GROWTH = 4  # the partial groups of a scan of unknown size: this many times those held
@@ -58,6 +59,8 @@ class PartialGroups:
         self.runner, self.step, self.total = runner, step, total
         self.partials: list[Partial] = []
         self.held = 0  # bytes of ``partials`` added (``add``)
+        # past this, the states held are first regrouped into one set (``merged``), if they fold
+        self.regroup_at = runner.budget.room() // REGROUP_SHARE
         self.spilled: SpilledPartials | None = None
 
     def __enter__(self) -> PartialGroups:
@@ -80,6 +83,11 @@ class PartialGroups:
         if state is not None:
             self.partials.append(state)
             self.held += state.nbytes
+        if self.held > self.regroup_at and len(self.partials) > 1:
+            one = merged(self.partials)  # batches meeting the same groups: one set of them
+            if one is not None:
+                self.partials, self.held = [one], one.nbytes
+                self.regroup_at = max(self.regroup_at, 2 * self.held)
         room = self.runner.budget.room()
         if self.spilled is None:
             # x2: the states are concatenated to be combined

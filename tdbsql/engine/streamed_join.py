@@ -15,14 +15,23 @@ go to disk (``engine.spilled_aggregate``).
 
 Sound batch by batch because every row these joins make comes from one source row: INNER and
 LEFT joins on equality keys, the source on the left (a LEFT join's source row without a match
-is padded in its own batch).  The shape (``streamed_join``): an Aggregate whose calls have
-partial states (``partial_aggregate.streamable``; count / sum / avg DISTINCT too), over a
-Join step only it reads, without LIMIT, whose entries are all INNER or LEFT with equality
-keys reading the tables joined before them (a LEFT entry's other ON conditions too), whose
-source is a chain of row-by-row steps over a table's scan; nothing reading a subquery.  A right input the plan computes
+is padded in its own batch) -- or, in a join of two inputs, from one row of the kept side:
+a RIGHT / FULL entry's rows no batch matched are added once at the end (``kept_side``).  The
+shape (``streamed_join``): an Aggregate whose calls have partial states
+(``partial_aggregate.streamable``; count / sum / avg DISTINCT too), over a Join step only it
+reads, without LIMIT, whose entries are all INNER or LEFT (one RIGHT or FULL entry alone)
+with equality keys reading the tables joined before them (an outer entry's other ON
+conditions too), whose streamed input is a chain of row-by-row steps over a table's scan;
+nothing reading a subquery.  The streamed input is the source or, in a join of two inputs,
+the other one (the join ``turned_join.seen_from`` it: ``small LEFT JOIN big`` streams big as
+``big RIGHT JOIN small``, TPC-H Q13's orders), whichever array holds more cells; an
+aggregate before the join (``eager_aggregate``, Q13 at a budget orders fits) streams only its
+right input.  A right input the plan computes
 inside its join for the keys joined (``deferred_inputs``) is computed once first: for the
 keys of another right input when its key reads one (TPC-H Q10's lineitem for the orders of
-the quarter), else whole.
+the quarter), else whole.  Each batch's states join the others'; past 1/``STREAM_SHARE`` of
+the budget they are regrouped into one set when they can be (``partial_aggregate.merged``:
+Q13's orders meet most of the 150,000 customers in every batch).
 
 When to stream is decided as the scan runs: its batches are held until they outgrow
 1/``STREAM_SHARE`` of what the budget has left.  A source that never does is joined and
@@ -36,6 +45,7 @@ from __future__ import annotations
 import math
 import time
 
+import numpy as np
 from sqlglot import planner
 
 from ..catalog import ArraySource
@@ -43,17 +53,19 @@ from ..errors import MemoryLimitError
 from ..planner.conjuncts import conjuncts, has_subquery, tables_of
 from .aggregate_step import run_aggregate
 from .build_side import BuildSide
-from .deferred_inputs import Deferred, may_test_keys, run_deferred, scan_keys
-from .eager_aggregate import eager_join, joined_then_aggregated
+from .deferred_inputs import Deferred, array_cells, may_test_keys, run_deferred, scan_keys
+from .eager_aggregate import eager_join, joined_then_aggregated, run_eager_aggregate
 from .frame import Frame, concat_frames
 from .join_output import columns_read_by, join_output
 from .join_step import join_in_order, right_keys_of
 from .joined_rows import JoinedRows
+from .kept_side import KeptSide
 from .partial_aggregate import partial, step_calls, streamable
 from .pipeline import scan_frames
 from .scan_step import array_scan
 from .spilled_aggregate import PartialGroups
 from .streamed_result import row_chain, through_chain
+from .turned_join import JoinView, seen_from, side_of
 
 STREAM_SHARE = 4  # stream once the source's rows outgrow this share of the budget left
 # A source row's bytes, guessed high (TPC-H customer's are 325): the scan's chunks are sized
@@ -69,23 +81,11 @@ def streamed_join(runner, step) -> tuple[planner.Join, list] | None:
 
 
 def streamed_source(runner, step, join) -> list | None:
-    """The source chain of an aggregate ``step`` run with its ``join`` inside it
+    """The streamed chain of an aggregate ``step`` run with its ``join`` inside it
     (``join_aggregate.fused_joins``) when it runs streamed (``run_streamed_join``): the
     runner runs none of those steps.  Else None."""
     shape = streamed_join(runner, step)
-    if shape is None or shape[0] is not join or runner.query.derived(
-            "eager aggregate", lambda: eager_join(runner, step), step) is not None:
-        return None
-    return shape[1]
-
-
-def streamed_deferral(runner, chain: list) -> bool:
-    """Can the source ``chain`` stream as the plan has it: none of its steps computed inside
-    another join (``deferred_inputs``), but its top one maybe read for the keys of the input
-    it joins first (streamed when it would be read whole anyway: ``_read_whole``)?"""
-    deferred = runner.deferred.get(chain[-1])
-    return not any(part in runner.deferred for part in chain[:-1]) and \
-        (deferred is None or deferred.partner is not None)
+    return None if shape is None or shape[0] is not join else shape[1]
 
 
 def _shape(runner, step):
@@ -99,38 +99,76 @@ def _shape(runner, step):
             set(join.dependents) != {step} or join.limit != math.inf or join.offset or \
             has_subquery(join.condition, *join.projections):
         return None
-    joined = {join.source_name}
-    for name, entry in join.joins.items():
-        side = (entry.get("side") or "").upper()
+    # an aggregate before the join (``eager_aggregate``) needs its left rows whole
+    eager = runner.query.derived("eager aggregate", lambda: eager_join(runner, step), step)
+    names = ([] if eager else [join.source_name]) + \
+        ([next(iter(join.joins))] if len(join.joins) == 1 else [])
+    found = [(name, chain) for name in names
+             if (chain := _streamed_input(runner, join, name)) is not None]
+    if not found:
+        return None
+    _name, chain = max(found, key=lambda pair: _cells(runner, pair[1]))  # the source on a tie
+    return join, chain
+
+
+def _streamed_input(runner, join, name: str) -> list | None:
+    """The chain of the join's input ``name`` when the join can be fed from it (see the
+    module's text), else None."""
+    if name != join.source_name and any(d.name == join.source_name and d in runner.deferred
+                                        for d in join.dependencies):
+        return None  # the source is read for this input's keys
+    view = seen_from(join, name)
+    joined = {view.source_name}
+    sides = ("", "LEFT", "RIGHT", "FULL") if len(view.joins) == 1 else ("", "LEFT")
+    for entry_name, entry in view.joins.items():
+        side = side_of(entry)
         keys = entry.get("source_key") or []
         condition = entry.get("condition")
-        if side not in ("", "INNER", "LEFT") or not keys or has_subquery(condition) or \
-                name in runner.query.scalar_subqueries or \
+        if side not in sides or not keys or has_subquery(condition) or \
+                entry_name in runner.query.scalar_subqueries or \
                 not all(tables_of(key) <= joined for key in keys) or \
-                side == "LEFT" and not all(tables_of(term) <= joined | {name}
-                                           for term in conjuncts(condition)):
+                side and not all(tables_of(term) <= joined | {entry_name}
+                                 for term in conjuncts(condition)):
             return None
-        joined.add(name)
-    source = next((d for d in join.dependencies if d.name == join.source_name), None)
+        joined.add(entry_name)
+    source = next((d for d in join.dependencies if d.name == name), None)
     chain = None if source is None else row_chain(source)
     if chain is None or source.limit != math.inf or source.offset or \
             set(source.dependents) != {join} or \
-            has_subquery(runner.scan_condition(chain[0]), *chain[0].projections):
+            has_subquery(runner.scan_condition(chain[0]), *chain[0].projections) or \
+            not _deferral(runner, chain):
         return None
-    return join, chain
+    return chain
+
+
+def _deferral(runner, chain: list) -> bool:
+    """Can the ``chain`` stream as the plan has it: none of its steps computed inside
+    another join (``deferred_inputs``), but its top one maybe an array read for the keys
+    of the input it joins (streamed when it would be read whole anyway: ``_read_whole``)?"""
+    deferred = runner.deferred.get(chain[-1])
+    return not any(part in runner.deferred for part in chain[:-1]) and \
+        (deferred is None or deferred.aggregate is None and deferred.join is None)
+
+
+def _cells(runner, chain: list) -> int:
+    """The cells of the array the ``chain`` scans (0 for a table held)."""
+    source, window = runner.catalog.resolve(chain[0].source, runner.sql)
+    return array_cells(runner.open_array(source, window)) \
+        if isinstance(source, ArraySource) else 0
 
 
 def run_streamed_join(runner, step: planner.Aggregate, join: planner.Join,
                       frames: dict) -> Frame:
     """The Aggregate ``step``'s frame over its ``join``, from the frames of the join's
-    inputs but the source (``frames`` by step; a deferred one as its ``Deferred``)."""
+    inputs but the streamed one (``frames`` by step; a deferred one as its ``Deferred``)."""
     chain = streamed_join(runner, step)[1]
-    inputs = runner.inputs_by_name(join, frames, leaving_out=join.source_name)
+    view = seen_from(join, chain[-1].name)
+    streamed = view.source_name
+    inputs = runner.inputs_by_name(join, frames, leaving_out=streamed)
     deferred = runner.deferred.get(chain[-1])
-    if deferred is not None and not _read_whole(join, deferred, inputs, runner):
+    if deferred is not None and not _read_whole(view, deferred, inputs, runner):
         # read for its partner's keys, maybe few: the ordinary way (``run_join``)
-        return joined_then_aggregated(runner, step, join,
-                                      {**inputs, join.source_name: deferred.bound(frames)})
+        return _ordinary(runner, step, join, {**inputs, streamed: deferred.bound(frames)})
     scan = chain[0]
     source, _window = runner.catalog.resolve(scan.source, runner.sql)
     if not isinstance(source, ArraySource):  # a table held already: the ordinary way
@@ -139,8 +177,7 @@ def run_streamed_join(runner, step: planner.Aggregate, join: planner.Join,
             frame = runner.run_step(chained, frames)
             runner.record(chained, frame.length)
             frames = {chained: frame}
-        return joined_then_aggregated(runner, step, join, {**inputs,
-                                                           join.source_name: frame})
+        return _ordinary(runner, step, join, {**inputs, streamed: frame})
     condition = runner.scan_condition(scan)
     scanned = array_scan(runner, scan, scan.source, condition)
     limit = runner.budget.room() // STREAM_SHARE
@@ -167,10 +204,9 @@ def run_streamed_join(runner, step: planner.Aggregate, join: planner.Join,
                           else 0.0)
         recorded, whole = True, concat_frames(kept)
         try:
-            return joined_then_aggregated(runner, step, join,
-                                          {**inputs, join.source_name: whole})
+            return _ordinary(runner, step, join, {**inputs, streamed: whole})
         except MemoryLimitError:  # (a refused step holds nothing): stream the batches held
-            computed = _computed(runner, join, inputs, whole)
+            computed = _computed(runner, view, inputs, whole)
             del whole
 
     def batches():
@@ -180,43 +216,67 @@ def run_streamed_join(runner, step: planner.Aggregate, join: planner.Join,
             yield through(part)
 
     if computed is None:
-        computed = _computed(runner, join, inputs)
-    frame = _aggregated(runner, step, join, computed, batches(), scanned.cells or 0)
+        computed = _computed(runner, view, inputs)
+    frame = _aggregated(runner, step, join, view, computed, batches(), scanned.cells or 0)
     for chained, count in zip(chain, [] if recorded else lengths):
         runner.record(chained, count, streamed=True)
     return frame
 
 
-def _aggregated(runner, step, join, inputs: dict, batches, probes: int) -> Frame:
-    """The aggregate of the join of each of ``batches`` (the source's frames) with the
-    ``inputs``, from the batches' partial states."""
+def _ordinary(runner, step, join, inputs: dict) -> Frame:
+    """The aggregate over the join from its inputs whole: aggregated before the join
+    (``eager_aggregate``) when it can be, else joined, then aggregated."""
+    if runner.query.derived("eager aggregate", lambda: eager_join(runner, step), step):
+        return run_eager_aggregate(runner, step, join, inputs)
+    return joined_then_aggregated(runner, step, join, inputs)
+
+
+def _aggregated(runner, step, join, view: JoinView, inputs: dict, batches,
+                probes: int) -> Frame:
+    """The aggregate of the join (``view``: from the streamed input) of each of
+    ``batches`` (the streamed input's frames) with the ``inputs``, from the batches'
+    partial states; the rows of a kept side (``KeptSide``) no batch matched last."""
     builds = {name: BuildSide(right_keys_of(inputs[name], entry, runner), probes)
-              for name, entry in join.joins.items()}
+              for name, entry in view.joins.items()}
+    kept = KeptSide.of(view, inputs)
+    joins = view.joins if kept is None else kept.joins
     calls = step_calls(step)
     residual = runner.residual(join)
     read = columns_read_by(step, join, residual)
-    rows, count, last, read_rows = 0, 0, None, 0
+    rows, count, last, read_rows, empty = 0, 0, None, 0, None
     with PartialGroups(runner, step, probes) as groups:
-        for batch in batches:
-            joined = join_in_order(JoinedRows.of(batch), inputs, join.joins, runner, builds)
+
+        def fold(joined: JoinedRows, batch: Frame) -> None:
+            nonlocal rows, last, read_rows
             last = join_output(runner, join, joined, residual, read)
             rows += last.length
-            count += 1
             read_rows += batch.length
             groups.add(partial(step, calls, last, runner), runner.budget.bytes_of(batch, last),
                        read_rows)
-        others = ", ".join(join.joins)
+
+        for batch in batches:
+            joined = join_in_order(JoinedRows.of(batch), inputs, joins, runner, builds)
+            if kept is not None:
+                kept.saw(joined)
+                if empty is None:
+                    empty = batch.take(np.zeros(0, np.int64))
+            fold(joined, batch)
+            count += 1
+        if kept is not None and empty is not None:
+            fold(kept.unmatched(empty), empty)
+        others = ", ".join(view.joins)
         hashed = "hashed per batch" if any(b.rehashed for b in builds.values()) else \
             "hashed once"
+        unmatched = "" if kept is None else f", then the rows of {kept.name} no batch matched"
         runner.record(join, rows, streamed=True,
-                      how=f"Streamed: {count:,} batches of {join.source_name} joined to "
-                          f"{others} ({hashed}) and aggregated batch by batch")
+                      how=f"Streamed: {count:,} batches of {view.source_name} joined to "
+                          f"{others} ({hashed}){unmatched}, aggregated batch by batch")
         result = groups.result(list(last.tables))
     # no row: over the (typed) empty batch
     return run_aggregate(step, last, runner) if result is None else result
 
 
-def _computed(runner, join, inputs: dict, source: Frame | None = None) -> dict:
+def _computed(runner, view: JoinView, inputs: dict, source: Frame | None = None) -> dict:
     """The right inputs with each one the plan computes inside its join (``Deferred``)
     computed now: for the key values of another right input when its join key reads one
     -- or of the ``source`` rows, when they are all known -- (a row of another key cannot
@@ -224,41 +284,43 @@ def _computed(runner, join, inputs: dict, source: Frame | None = None) -> dict:
     whose key reads a right input still to compute waits for it (Q10's lineitem for orders'
     keys, orders whole)."""
     frames = {name: frame for name, frame in inputs.items() if not isinstance(frame, Deferred)}
-    known = {**frames, **({} if source is None else {join.source_name: source})}
+    known = {**frames, **({} if source is None else {view.source_name: source})}
     pending = [name for name in inputs if name not in frames]
     while pending:
-        holders = {name: _holder(join, inputs[name], name, known) for name in pending}
+        holders = {name: _holder(view, inputs[name], name, known) for name in pending}
         name = next((name for name in pending if holders[name] is not None), None)
         if name is None:  # none keyed on a computed input: one not keyed on a pending one
-            name = next((name for name in pending if not _key_tables(join, inputs[name], name)
+            name = next((name for name in pending if not _key_tables(view, inputs[name], name)
                          & set(pending)), pending[0])
         holder = holders[name]
-        key = join.joins[name]["source_key"][inputs[name].position]
+        key = view.joins[name]["source_key"][inputs[name].position]
         frames[name] = known[name] = run_deferred(
             runner, inputs[name], None if holder is None else runner.column(holder, key))
         pending.remove(name)
     return frames
 
 
-def _key_tables(join, deferred: Deferred, name: str) -> set:
-    return tables_of(join.joins[name]["source_key"][deferred.position])
+def _key_tables(view: JoinView, deferred: Deferred, name: str) -> set:
+    return tables_of(view.joins[name]["source_key"][deferred.position])
 
 
-def _holder(join, deferred: Deferred, name: str, frames: dict) -> Frame | None:
+def _holder(view: JoinView, deferred: Deferred, name: str, frames: dict) -> Frame | None:
     """The computed right input holding every column the deferred input's key reads."""
-    tables = _key_tables(join, deferred, name)
+    tables = _key_tables(view, deferred, name)
     return next((frame for frame in frames.values() if tables <= set(frame.tables)), None)
 
 
-def _read_whole(join, source: Deferred, inputs: dict, runner) -> bool:
-    """Would a source deferred for the keys of the input it joins first (its partner) be
-    read whole: no partner keys worth testing (``join_step._from_partner``)?  Only then
-    does it stream (an input joined into the partner first might still leave keys worth
-    testing there; the rows are the same either way)."""
-    partner = inputs[source.partner]
+def _read_whole(view: JoinView, streamed: Deferred, inputs: dict, runner) -> bool:
+    """Would a streamed input deferred for the keys of the input it joins first (its
+    partner: a source's is its ``partner``, an entry's the join's source) be read whole:
+    no partner keys worth testing (``join_step._from_partner``)?  Only then does it stream
+    (an input joined into the partner first might still leave keys worth testing there;
+    the rows are the same either way)."""
+    name = streamed.partner or next(iter(view.joins))
+    partner = inputs[name]
     if isinstance(partner, Deferred):
         return False
-    if not may_test_keys(source, partner.length):
+    if not may_test_keys(streamed, partner.length):
         return True
-    key = join.joins[source.partner]["join_key"][source.position]
-    return scan_keys(source, runner.column(partner, key)) is None
+    key = view.joins[name]["join_key"][streamed.position]
+    return scan_keys(streamed, runner.column(partner, key)) is None
