@@ -88,21 +88,25 @@ CORRELATED = ("SELECT count(*) AS n FROM t WHERE t.id < 30000 AND x > (SELECT av
 def test_key_matches_a_condition_still_tests_are_counted_before_they_are_made(big,
                                                                                monkeypatch):
     """A decorrelated equality beside an inequality matches 10,000 outer rows with 1,400
-    inner rows each on g: 14M pairs (224 MB of indices) are refused before they are made,
-    and with room they are tested in blocks of 1Mi pairs (the columns the condition reads
-    gathered for one block at a time) to DuckDB's answer.  (t2, the bigger input, feeds the
-    aggregate's join batch by batch: each batch's matches with ``__outer`` are refused.)"""
+    inner rows each on g: 14M pairs (224 MB of indices) are refused before they are made
+    (a median: the join made whole), and with room they are tested in blocks of 1Mi pairs
+    (the columns the condition reads gathered for one block at a time) to DuckDB's answer.
+    An avg, with partial states, is fed t2 batch by batch (``engine.streamed_join``): a
+    batch whose matches are refused is joined in halves, so it answers within 64 MB too."""
     from tdbsql.engine import hash_join
 
     def never(*args):
         raise AssertionError("the pairs were made")
+    median = CORRELATED.replace("avg(", "median(")
     with monkeypatch.context() as patched:
         patched.setattr(hash_join.join_kernels, "join_fill", never)
-        with pytest.raises(tdbsql.MemoryLimitError, match="join with '__outer'"):
-            _con(big, 64).sql(CORRELATED).fetchall()
+        with pytest.raises(tdbsql.MemoryLimitError, match="join with 't2'"):
+            _con(big, 64).sql(median).fetchall()
     duck = duckdb.connect()
     duck.register("t", oracle_table(big))
-    assert _con(big, 2048).sql(CORRELATED).fetchall() == duck.sql(CORRELATED).fetchall()
+    for sql in (CORRELATED, median):
+        assert _con(big, 2048).sql(sql).fetchall() == duck.sql(sql).fetchall()
+    assert _con(big, 64).sql(CORRELATED).fetchall() == duck.sql(CORRELATED).fetchall()
 
 
 def test_merging_overlapping_fragments_counts_the_cells_it_holds(overlapping):

@@ -8,8 +8,10 @@ budget ``SMALL_MB``; the other inputs are small.  Before the streamed join every
 4.7 MB with more columns read; "the scan of 'g' needs 3.1 MB" at ``MERGING_MB``).  Calls
 with DISTINCT stream too (each batch's distinct values per group are its state).  So did
 the queries with f on the other side of a two-input join (right of LEFT, left of RIGHT,
-FULL, second of an inner join) before f streamed there too: "the scan of 'f' needs 3.2 to
-6.5 MB", "the join with 'f' needs 3.4 / 2.1 MB".
+FULL, second of an inner join) or not first among several inner joins before f streamed
+there too: "the scan of 'f' needs 3.2 to 6.5 MB", "the join with 'f' needs 3.4 / 2.1 MB";
+and a batch of rows joining many ("the join with '_u_0' needs 3.5 MB") before such a batch
+was joined in halves.
 """
 
 from __future__ import annotations
@@ -187,6 +189,21 @@ QUERIES = [
     "GROUP BY 1 ORDER BY 1",
     "SELECT d.grp, count(*), sum(f.v) FROM d RIGHT JOIN f ON d.k = f.k "
     "GROUP BY 1 ORDER BY 1 NULLS FIRST",
+    # f not first among several inner joins: they run from f (f read for d's keys, all of
+    # f's, was refused: f streams whole); two keys and a condition tested once d is there;
+    # a LEFT join after them; joins written as WHERE terms
+    "SELECT e.label, count(*), sum(f.v) FROM d JOIN f ON d.k = f.k JOIN e ON d.grp = e.grp "
+    "GROUP BY 1 ORDER BY 1",
+    "SELECT e.label, count(*), sum(f.v * d.w) FROM e JOIN d ON e.grp = d.grp JOIN f "
+    "ON f.k = d.k AND f.k2 = d.k2 AND f.v < d.w GROUP BY 1 ORDER BY 1",
+    "SELECT d.grp, count(*), count(e.label), sum(f.v) FROM d JOIN f ON d.k = f.k "
+    "LEFT JOIN e ON d.grp = e.grp GROUP BY 1 ORDER BY 1",
+    "SELECT dup.tag, count(*), sum(f.v) FROM dup, d, f WHERE dup.k = d.k AND f.k = d.k "
+    "AND f.b <> dup.tag GROUP BY 1 ORDER BY 1",
+    # a batch whose matches are refused is joined in halves: each f row meets a list of 300
+    # keys (a correlated IN, decorrelated to a LEFT join on b with array_agg)
+    "SELECT f.b, count(*) FROM f WHERE f.k IN (SELECT dup.k FROM dup WHERE dup.tag = f.b) "
+    "GROUP BY f.b ORDER BY 1",
 ]
 MERGING_MB = 3  # g's two writes of 120,000 rows, newest kept, hold more per slab
 

@@ -1,4 +1,4 @@
-"""An Aggregate over a Join whose source is an array scan, fed by that scan batch by batch.
+"""An Aggregate over a Join fed batch by batch by the scan of one of its inputs' array.
 
 A Join step holds its inputs whole (``engine.join_step``): over an array bigger than the
 memory budget the scan alone stops the query, even when the other inputs are small and the
@@ -23,15 +23,19 @@ reads, without LIMIT, whose entries are all INNER or LEFT (one RIGHT or FULL ent
 with equality keys reading the tables joined before them (an outer entry's other ON
 conditions too), whose streamed input is a chain of row-by-row steps over a table's scan;
 nothing reading a subquery.  The streamed input is the source or, in a join of two inputs,
-the other one (the join ``turned_join.seen_from`` it: ``small LEFT JOIN big`` streams big as
-``big RIGHT JOIN small``, TPC-H Q13's orders), whichever array holds more cells; an
-aggregate before the join (``eager_aggregate``, Q13 at a budget orders fits) streams only its
-right input.  A right input the plan computes
-inside its join for the keys joined (``deferred_inputs``) is computed once first: for the
-keys of another right input when its key reads one (TPC-H Q10's lineitem for the orders of
-the quarter), else whole.  Each batch's states join the others'; past 1/``STREAM_SHARE`` of
-the budget they are regrouped into one set when they can be (``partial_aggregate.merged``:
-Q13's orders meet most of the 150,000 customers in every batch).
+the other one, or any input of the leading inner joins (the join ``turned_join.seen_from``
+it: ``small LEFT JOIN big`` streams big as ``big RIGHT JOIN small``, TPC-H Q13's orders),
+whichever array holds the most cells; an aggregate before the join (``eager_aggregate``, Q13
+at a budget orders fits) streams only its right input.  One the plan reads for the keys
+joined before it (``deferred_inputs``) is read so first, the ordinary way; if that is refused
+it streams whole -- or, read for keys of the source's rows worth testing (Q9's lineitem for
+10,664 parts), the source's rows stream slice by slice.  A right input the plan computes
+inside its join for the keys joined is computed once first: for the keys of another input
+when its key reads one (TPC-H Q10's lineitem for the orders of the quarter), else whole.  A
+batch whose joined rows are refused is joined in halves.  Each batch's states join the
+others'; past 1/``STREAM_SHARE`` of the budget they are regrouped into one set when they can
+be (``partial_aggregate.merged``: Q13's orders meet most of the 150,000 customers in every
+batch).
 
 When to stream is decided as the scan runs: its batches are held until they outgrow
 1/``STREAM_SHARE`` of what the budget has left.  A source that never does is joined and
@@ -102,7 +106,7 @@ def _shape(runner, step):
     # an aggregate before the join (``eager_aggregate``) needs its left rows whole
     eager = runner.query.derived("eager aggregate", lambda: eager_join(runner, step), step)
     names = ([] if eager else [join.source_name]) + \
-        ([next(iter(join.joins))] if len(join.joins) == 1 else [])
+        ([next(iter(join.joins))] if eager or len(join.joins) == 1 else list(join.joins))
     found = [(name, chain) for name in names
              if (chain := _streamed_input(runner, join, name)) is not None]
     if not found:
@@ -116,8 +120,10 @@ def _streamed_input(runner, join, name: str) -> list | None:
     module's text), else None."""
     if name != join.source_name and any(d.name == join.source_name and d in runner.deferred
                                         for d in join.dependencies):
-        return None  # the source is read for this input's keys
+        return None  # the source is read for an input's keys
     view = seen_from(join, name)
+    if view is None:
+        return None
     joined = {view.source_name}
     sides = ("", "LEFT", "RIGHT", "FULL") if len(view.joins) == 1 else ("", "LEFT")
     for entry_name, entry in view.joins.items():
@@ -166,9 +172,16 @@ def run_streamed_join(runner, step: planner.Aggregate, join: planner.Join,
     streamed = view.source_name
     inputs = runner.inputs_by_name(join, frames, leaving_out=streamed)
     deferred = runner.deferred.get(chain[-1])
-    if deferred is not None and not _read_whole(view, deferred, inputs, runner):
-        # read for its partner's keys, maybe few: the ordinary way (``run_join``)
-        return _ordinary(runner, step, join, {**inputs, streamed: deferred.bound(frames)})
+    if deferred is not None and not _read_whole(join, streamed, deferred, inputs, runner):
+        # read for the keys joined, maybe few: the ordinary way (``run_join``); streamed
+        # whole if those rows are refused (a refused step holds nothing)
+        inputs = {**inputs, streamed: deferred.bound(frames)}
+        try:
+            return _ordinary(runner, step, join, inputs)
+        except MemoryLimitError:
+            if _keyed_on_source(join, streamed, deferred, inputs, runner):
+                return _source_in_slices(runner, step, join, inputs)
+            del inputs[streamed]
     scan = chain[0]
     source, _window = runner.catalog.resolve(scan.source, runner.sql)
     if not isinstance(source, ArraySource):  # a table held already: the ordinary way
@@ -206,7 +219,7 @@ def run_streamed_join(runner, step: planner.Aggregate, join: planner.Join,
         try:
             return _ordinary(runner, step, join, {**inputs, streamed: whole})
         except MemoryLimitError:  # (a refused step holds nothing): stream the batches held
-            computed = _computed(runner, view, inputs, whole)
+            computed = _computed(runner, join, inputs, (streamed, whole))
             del whole
 
     def batches():
@@ -216,11 +229,36 @@ def run_streamed_join(runner, step: planner.Aggregate, join: planner.Join,
             yield through(part)
 
     if computed is None:
-        computed = _computed(runner, view, inputs)
+        computed = _computed(runner, join, inputs)
     frame = _aggregated(runner, step, join, view, computed, batches(), scanned.cells or 0)
     for chained, count in zip(chain, [] if recorded else lengths):
         runner.record(chained, count, streamed=True)
     return frame
+
+
+def _keyed_on_source(join, name: str, deferred: Deferred, inputs: dict, runner) -> bool:
+    """Is the input ``name`` -- not the source -- read for keys of the source rows held
+    (``inputs``), worth testing (TPC-H Q9's lineitem for 10,664 parts)?"""
+    source = inputs[join.source_name]
+    if name == join.source_name or not isinstance(source, Frame) or \
+            not tables_of(_key(join, deferred, name)) <= set(source.tables) or \
+            not may_test_keys(deferred, source.length):
+        return False
+    return scan_keys(deferred, runner.column(source, _key(join, deferred, name))) is not None
+
+
+def _source_in_slices(runner, step, join, inputs: dict) -> Frame:
+    """The aggregate over the join fed slice by slice from its source's rows, held whole
+    (``inputs``), as many rows a slice as a scan's batch would hold, the inputs read for
+    keys read for the source's."""
+    source = inputs[join.source_name]
+    others = {name: frame for name, frame in inputs.items() if name != join.source_name}
+    computed = _computed(runner, join, others, (join.source_name, source))
+    size = max(1, runner.budget.room() // (2 * STREAM_SHARE * ROW_BYTES_GUESS))
+    slices = (source.take(np.arange(begin, min(begin + size, source.length)))
+              for begin in range(0, source.length, size))
+    return _aggregated(runner, step, join, seen_from(join, join.source_name), computed, slices,
+                       source.length)
 
 
 def _ordinary(runner, step, join, inputs: dict) -> Frame:
@@ -254,14 +292,17 @@ def _aggregated(runner, step, join, view: JoinView, inputs: dict, batches,
             groups.add(partial(step, calls, last, runner), runner.budget.bytes_of(batch, last),
                        read_rows)
 
-        for batch in batches:
-            joined = join_in_order(JoinedRows.of(batch), inputs, joins, runner, builds)
-            if kept is not None:
-                kept.saw(joined)
-                if empty is None:
-                    empty = batch.take(np.zeros(0, np.int64))
-            fold(joined, batch)
-            count += 1
+        def joined(batch: Frame):
+            return join_in_order(JoinedRows.of(batch), inputs, joins, runner, builds)
+
+        for whole in batches:
+            for batch, rows_joined in _in_halves(whole, joined):
+                if kept is not None:
+                    kept.saw(rows_joined)
+                    if empty is None:
+                        empty = batch.take(np.zeros(0, np.int64))
+                fold(rows_joined, batch)
+                count += 1
         if kept is not None and empty is not None:
             fold(kept.unmatched(empty), empty)
         others = ", ".join(view.joins)
@@ -276,51 +317,72 @@ def _aggregated(runner, step, join, view: JoinView, inputs: dict, batches,
     return run_aggregate(step, last, runner) if result is None else result
 
 
-def _computed(runner, view: JoinView, inputs: dict, source: Frame | None = None) -> dict:
-    """The right inputs with each one the plan computes inside its join (``Deferred``)
-    computed now: for the key values of another right input when its join key reads one
-    -- or of the ``source`` rows, when they are all known -- (a row of another key cannot
-    join: INNER and LEFT joins drop a right row without a match), else for every key; one
-    whose key reads a right input still to compute waits for it (Q10's lineitem for orders'
-    keys, orders whole)."""
+def _in_halves(batch: Frame, joined):
+    """(batch, its ``joined`` rows) -- or, when those are refused past the budget (a batch
+    of rows that each join many: TPC-H Q9's parts), the same for each half of the batch."""
+    try:
+        rows = joined(batch)
+    except MemoryLimitError:
+        if batch.length < 2:
+            raise
+        half = batch.length // 2
+        for part in (np.arange(half), np.arange(half, batch.length)):
+            yield from _in_halves(batch.take(part), joined)
+        return
+    yield batch, rows
+
+
+def _computed(runner, join, inputs: dict, streamed: tuple[str, Frame] | None = None) -> dict:
+    """The inputs with each one the plan computes inside its join (``Deferred``) computed
+    now: for the key values of another input when its join key (as planned) reads one --
+    or of the ``streamed`` input's rows (name, frame), when they are all known -- (a row of
+    another key cannot join: INNER and LEFT joins drop a right row without a match), else
+    for every key; one whose key reads an input still to compute waits for it (Q10's
+    lineitem for orders' keys, orders whole)."""
     frames = {name: frame for name, frame in inputs.items() if not isinstance(frame, Deferred)}
-    known = {**frames, **({} if source is None else {view.source_name: source})}
+    known = {**frames, **dict([streamed] if streamed else [])}
     pending = [name for name in inputs if name not in frames]
     while pending:
-        holders = {name: _holder(view, inputs[name], name, known) for name in pending}
+        holders = {name: _holder(_key(join, inputs[name], name), known) for name in pending}
         name = next((name for name in pending if holders[name] is not None), None)
         if name is None:  # none keyed on a computed input: one not keyed on a pending one
-            name = next((name for name in pending if not _key_tables(view, inputs[name], name)
-                         & set(pending)), pending[0])
+            name = next((name for name in pending if not
+                         tables_of(_key(join, inputs[name], name)) & set(pending)), pending[0])
         holder = holders[name]
-        key = view.joins[name]["source_key"][inputs[name].position]
         frames[name] = known[name] = run_deferred(
-            runner, inputs[name], None if holder is None else runner.column(holder, key))
+            runner, inputs[name],
+            None if holder is None else runner.column(holder, _key(join, inputs[name], name)))
         pending.remove(name)
     return frames
 
 
-def _key_tables(view: JoinView, deferred: Deferred, name: str) -> set:
-    return tables_of(view.joins[name]["source_key"][deferred.position])
+def _key(join, deferred: Deferred, name: str):
+    """The join key a deferred input (``name``) is read for, over the inputs before it."""
+    return join.joins[name]["source_key"][deferred.position]
 
 
-def _holder(view: JoinView, deferred: Deferred, name: str, frames: dict) -> Frame | None:
-    """The computed right input holding every column the deferred input's key reads."""
-    tables = _key_tables(view, deferred, name)
+def _holder(key, frames: dict) -> Frame | None:
+    """The frame of ``frames`` holding every column ``key`` reads, if any."""
+    tables = tables_of(key)
     return next((frame for frame in frames.values() if tables <= set(frame.tables)), None)
 
 
-def _read_whole(view: JoinView, streamed: Deferred, inputs: dict, runner) -> bool:
-    """Would a streamed input deferred for the keys of the input it joins first (its
-    partner: a source's is its ``partner``, an entry's the join's source) be read whole:
-    no partner keys worth testing (``join_step._from_partner``)?  Only then does it stream
-    (an input joined into the partner first might still leave keys worth testing there;
-    the rows are the same either way)."""
-    name = streamed.partner or next(iter(view.joins))
-    partner = inputs[name]
+def _read_whole(join, name: str, streamed: Deferred, inputs: dict, runner) -> bool:
+    """Would the streamed input ``name``, deferred for the keys of the input it joins
+    (``deferred_inputs``; a source for those of its partner, ``join_step._from_partner``),
+    be read whole: no keys worth testing?  Only then does it stream straight away (an input
+    joined into a source's partner first might still leave keys worth testing there; the
+    rows are the same either way).  Not known for an entry of several joins: the rows joined
+    before it may hold few keys."""
+    if streamed.partner is not None:
+        partner = inputs[streamed.partner]
+        key = join.joins[streamed.partner]["join_key"][streamed.position]
+    elif len(join.joins) == 1:
+        partner, key = inputs[join.source_name], _key(join, streamed, name)
+    else:  # read once the joins before it ran, for fewer keys maybe
+        return False
     if isinstance(partner, Deferred):
         return False
     if not may_test_keys(streamed, partner.length):
         return True
-    key = view.joins[name]["join_key"][streamed.position]
     return scan_keys(streamed, runner.column(partner, key)) is None
