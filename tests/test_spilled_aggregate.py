@@ -172,7 +172,10 @@ def test_overlapping_fragments_newest_wins(paths, oracle, spill_dir):
 def test_queries_above_a_spilled_aggregate(paths, oracle, spill_dir, sql):
     con = _connect(paths, SMALL_MB)
     assert_same_rows(con.sql(sql).fetchall(), oracle.sql(sql).fetchall(), rel=1e-9)
-    assert SPILLED in con.explain(sql, analyze=True)
+    text = con.explain(sql, analyze=True)
+    # a streamed join's batches meet the same groups: their states may be regrouped into
+    # one set (``PartialGroups`` with ``regroup``) and fit without spilling
+    assert SPILLED in text or ("Streamed:" in text and " JOIN " in sql)
 
 
 @pytest.mark.parametrize("sql, memory_mb", [(sql, SMALL_MB) for sql in QUERIES + ORDERED] +
@@ -180,6 +183,7 @@ def test_queries_above_a_spilled_aggregate(paths, oracle, spill_dir, sql):
 def test_the_old_path_stopped_at_this_budget(paths, monkeypatch, sql, memory_mb):
     """With the spill turned off the same queries stop where they always did."""
     monkeypatch.setattr(spilled_aggregate, "_spillable", lambda step, partials: False)
+    monkeypatch.setattr(spilled_aggregate, "merged", lambda partials: None)  # nor regrouped
     with pytest.raises(tdbsql.MemoryLimitError, match="the aggregate step"):
         _connect(paths, memory_mb).sql(sql).fetchall()
 

@@ -55,12 +55,13 @@ class PartialGroups:
     much the scan reads, in tasks or rows (the partition count is estimated from the share
     done)."""
 
-    def __init__(self, runner, step, total: int):
+    def __init__(self, runner, step, total: int, regroup: bool = False):
         self.runner, self.step, self.total = runner, step, total
         self.partials: list[Partial] = []
         self.held = 0  # bytes of ``partials`` added (``add``)
         # past this, the states held are first regrouped into one set (``merged``), if they fold
-        self.regroup_at = runner.budget.room() // REGROUP_SHARE
+        # (``regroup``: a streamed join's batches, which meet the same groups again and again)
+        self.regroup_at = runner.budget.room() // REGROUP_SHARE if regroup else None
         self.spilled: SpilledPartials | None = None
 
     def __enter__(self) -> PartialGroups:
@@ -83,7 +84,8 @@ class PartialGroups:
         if state is not None:
             self.partials.append(state)
             self.held += state.nbytes
-        if self.held > self.regroup_at and len(self.partials) > 1:
+        if self.regroup_at is not None and self.held > self.regroup_at and \
+                len(self.partials) > 1:
             one = merged(self.partials)  # batches meeting the same groups: one set of them
             if one is not None:
                 self.partials, self.held = [one], one.nbytes

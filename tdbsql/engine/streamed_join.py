@@ -282,7 +282,7 @@ def _aggregated(runner, step, join, view: JoinView, inputs: dict, batches,
     residual = runner.residual(join)
     read = columns_read_by(step, join, residual)
     rows, count, last, read_rows, empty = 0, 0, None, 0, None
-    with PartialGroups(runner, step, probes) as groups:
+    with PartialGroups(runner, step, probes, regroup=True) as groups:
 
         def fold(joined: JoinedRows, batch: Frame) -> None:
             nonlocal rows, last, read_rows
