@@ -16,12 +16,13 @@ from sqlglot import exp
 from .catalog import ArraySource
 from .parquet_source import ParquetSource
 from .errors import SqlError, UnsupportedSql
+from .insert_columns import check_by_name, query_columns
+from .insert_conflicts import conflict_action, resolve
 from .planner.parse import span_of, span_over
 from .returning import check_returning, returned_rows
 
 
-_CLAUSES = {"using": "USING", "conflict": "ON CONFLICT",
-            "alternative": "OR REPLACE / OR IGNORE", "by_name": "BY NAME", "with_": "WITH",
+_CLAUSES = {"using": "USING", "with_": "WITH",
             "overwrite": "OVERWRITE", "default": "DEFAULT VALUES", "order": "ORDER BY",
             "limit": "LIMIT", "options": "OPTION", "hint": "hints"}
 
@@ -43,19 +44,21 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
     fields = [d.name for d in array.schema.dimensions] + [a.name for a in array.schema.attributes]
     names = target_columns(tree, fields, "the array", sql)
     body = tree.expression
+    conflicts = conflict_action(tree, array, sql)
     if isinstance(body, exp.Values):
         rows = values_table(body, names, array, sql)
-    elif array.schema.sparse and not tree.args.get("returning"):  # a batch at a time
-        from .insert_query import insert_query
+    elif array.schema.sparse and not tree.args.get("returning") and conflicts is None:
+        from .insert_query import insert_query  # a batch at a time
 
-        return count_table(insert_query(connection, source, array, names, body, sql))
+        return count_table(insert_query(connection, source, array, tree, names, sql))
     else:
         rows = connection.sql(body.sql(dialect="duckdb")).arrow()
-        if rows.num_columns != len(names):
-            raise SqlError(f"INSERT has {len(names)} target columns but {rows.num_columns} "
-                           "values per row", sql)
+        names = query_columns(tree, rows.column_names, names, "the array", sql)
         rows = typed_rows(rows.rename_columns(names), array, sql)
     data = with_omitted(rows, array, sql)
+    if conflicts is not None:
+        data = resolve(connection, target, array, data, conflicts, names,
+                       names if tree.args.get("by_name") else fields, sql)
     returned = returned_rows(connection, tree, data.select(fields), sql)
     from .storage.write_order import wait_past, write_after
     from .storage.writer import write
@@ -70,7 +73,8 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
 def target_columns(tree: exp.Insert, columns: list[str], what: str, sql: str) -> list[str]:
     """The columns an INSERT writes: its list (``INSERT INTO t (b, a)``), each name matched
     in any case as DuckDB matches it and listed once, else all ``columns`` of the target
-    (``what``, for messages)."""
+    (``what``, for messages; with BY NAME, those its query names: ``query_columns``)."""
+    check_by_name(tree, sql)
     if not isinstance(tree.this, exp.Schema):
         return list(columns)
     spelled = {column.lower(): column for column in columns}

@@ -23,26 +23,26 @@ from typing import Iterator
 import pyarrow as pa
 from sqlglot import exp
 
-from .errors import DataError, SqlError
+from .errors import DataError
 
 CHUNK_SHARE = 16  # a part holds at most this share of the memory budget (the writer copies it)
 CHUNK_ROWS = 1 << 24  # ... and at most this many rows
 FAN_IN = 16  # parts merged at once (each lends a tile or more): more take several passes
 
 
-def insert_query(connection, source, array, names: list[str], body: exp.Expression,
+def insert_query(connection, source, array, tree: exp.Insert, names: list[str],
                  sql: str) -> int:
-    """Run ``body`` and write its rows into the sparse ``array`` (``source``: its catalog
-    entry) under the column ``names``; the rows written."""
+    """Run the query of the INSERT ``tree`` and write its rows into the sparse ``array``
+    (``source``: its catalog entry) under the column ``names`` (by position, or those it
+    names: ``insert_columns``); the rows written."""
     from .dml import typed_rows, with_omitted
+    from .insert_columns import query_columns
     from .storage.fragment_writer import commit_fragment, discard_fragment
     from .storage.write_order import wait_past, write_after
     from .storage.writer import write
 
-    reader = connection.sql(body.sql(dialect="duckdb")).fetch_record_batch()
-    if len(reader.schema) != len(names):
-        raise SqlError(f"INSERT has {len(names)} target columns but {len(reader.schema)} "
-                       "values per row", sql)
+    reader = connection.sql(tree.expression.sql(dialect="duckdb")).fetch_record_batch()
+    names = query_columns(tree, reader.schema.names, names, "the array", sql)
     when = write_after(array)  # after the statements before it, even in one millisecond
     parts, rows = [], 0
     try:

@@ -33,6 +33,8 @@ from .dml import (
     answer, count_table, empty_answer, refuse_clauses, target_columns, typed_rows, values_table,
 )
 from .errors import SqlError, UnsupportedSql
+from .insert_columns import query_columns
+from .insert_conflicts import refuse_without_key
 from .planner.parse import span_of
 from .result import unique_names
 from .returning import returned_rows
@@ -144,6 +146,7 @@ def run_write(connection, name: str, tree, sql: str, run_query) -> pa.Table:
 
 def _insert(connection, name: str, tree: exp.Insert, sql: str, run_query) -> pa.Table:
     refuse_clauses(tree, "INSERT", sql)
+    refuse_without_key(tree, "a table made by CREATE TABLE has no key", sql)
     table = connection.catalog.sources[name].table
     names = target_columns(tree, table.column_names, repr(name), sql)
     body = tree.expression
@@ -151,9 +154,7 @@ def _insert(connection, name: str, tree: exp.Insert, sql: str, run_query) -> pa.
         rows = values_table(body, names, table.schema, sql)
     else:
         rows = run_query(body)
-        if rows.num_columns != len(names):
-            raise SqlError(f"INSERT has {len(names)} target columns but {rows.num_columns} "
-                           "values per row", sql)
+        names = query_columns(tree, rows.column_names, names, repr(name), sql)
         rows = typed_rows(rows.rename_columns(names), table.schema, sql)
     try:
         rows = pa.table([rows.column(n) if n in names else pa.nulls(rows.num_rows, f.type)

@@ -52,7 +52,7 @@ def returned_rows(connection, tree: exp.Expression, rows: pa.Table, sql: str) ->
     if returning is None:
         return None
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
-    plain = pa.table([_decoded(column) for column in rows.columns], names=rows.column_names)
+    plain = pa.table([decoded(column) for column in rows.columns], names=rows.column_names)
     with connection.catalog.lent(_NAME, plain) as name:
         select = exp.Select(expressions=[item.copy() for item in returning.expressions]).from_(
             exp.alias_(exp.to_table(name), exp.to_identifier(target.alias_or_name), table=True))
@@ -63,7 +63,8 @@ def returned_rows(connection, tree: exp.Expression, rows: pa.Table, sql: str) ->
     return answer.rename_columns(unique_names(answer.column_names))  # as DuckDB names them
 
 
-def _decoded(column: pa.ChunkedArray) -> pa.ChunkedArray:
+def decoded(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """An enumerated attribute's dictionary column as its labels; any other as it is."""
     if pa.types.is_dictionary(column.type):
         return column.cast(column.type.value_type)
     return column

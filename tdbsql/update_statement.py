@@ -76,7 +76,7 @@ def run_update(connection, tree: exp.Update, sql: str, run_query) -> pa.Table:
                         for a in schema.attributes])
     rows = run_query(picked)
     if joined:
-        rows = _one_per_cell(rows, dims)
+        rows = one_per_key(rows, dims)
     rows = typed_rows(rows, array, sql, "UPDATE", kept=set(rows.column_names) - set(values))
     returned = returned_rows(connection, tree, rows, sql)
     updated = rows.num_rows
@@ -175,14 +175,17 @@ def _select(target: exp.Table, joins: list, where, columns: list) -> exp.Select:
     return select
 
 
-def _one_per_cell(rows: pa.Table, dims: list[str]) -> pa.Table:
-    """One row per coordinate: the last FROM match (DuckDB takes one of them, unspecified)."""
+def one_per_key(rows: pa.Table, dims: list[str], last: bool = True) -> pa.Table:
+    """One row per coordinate, in their order: the last (UPDATE ... FROM's match: DuckDB
+    takes one of them, unspecified) or the first (an INSERT's row, as DuckDB's ON CONFLICT
+    keeps it)."""
     index = pa.table({**{d: rows.column(d) for d in dims},
                       "__row": pa.array(np.arange(rows.num_rows, dtype=np.int64))})
-    last = index.group_by(dims, use_threads=False).aggregate([("__row", "max")])
-    if last.num_rows == rows.num_rows:
+    which = "max" if last else "min"
+    kept = index.group_by(dims, use_threads=False).aggregate([("__row", which)])
+    if kept.num_rows == rows.num_rows:
         return rows
-    return rows.take(np.sort(last.column("__row_max").to_numpy()))
+    return rows.take(np.sort(kept.column(f"__row_{which}").to_numpy()))
 
 
 def _every_cell(schema) -> exp.Expression:
@@ -217,8 +220,8 @@ def _with_box(rows: pa.Table, dims: list[str], target: exp.Table, name: str,
     reads NULL (never written, an enumerated attribute's fill value is no label) could not
     be written back as it is: refused, before anything is written."""
     bounds = {d: pc.min_max(rows.column(d)).values() for d in dims}
-    inside = exp.and_(*(exp.Between(this=_column(d, name), low=_sql_bound(lo, False),
-                                    high=_sql_bound(hi, True))
+    inside = exp.and_(*(exp.Between(this=_column(d, name), low=sql_bound(lo, False),
+                                    high=sql_bound(hi, True))
                         for d, (lo, hi) in bounds.items()))
     box = run_query(_select(target, [], exp.Where(this=inside), [exp.Star()]))
     keep = np.ones(box.num_rows, dtype=bool)
@@ -259,7 +262,7 @@ def _committed_together(path: str):
         commit_fragment(path, fragment)
 
 
-def _sql_bound(scalar: pa.Scalar, upper: bool) -> exp.Expression:
+def sql_bound(scalar: pa.Scalar, upper: bool) -> exp.Expression:
     """A dimension's bound as an SQL constant; a nanosecond value is widened outwards to the
     microseconds SQL's TIMESTAMP / TIME literals hold."""
     from .planner.parameters import constant
