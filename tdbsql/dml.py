@@ -55,7 +55,7 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
         rows = connection.sql(body.sql(dialect="duckdb")).arrow()
         names = query_columns(tree, rows.column_names, names, "the array", sql)
         rows = typed_rows(rows.rename_columns(names), array, sql)
-    data = with_omitted(rows, array, sql)
+    data = with_omitted(rows, array, sql, conflicts is not None)
     if conflicts is not None:
         data = resolve(connection, target, array, data, conflicts, names,
                        names if tree.args.get("by_name") else fields, sql)
@@ -273,20 +273,26 @@ def _cast(value, target: pa.DataType):
         raise ValueError(str(err)) from None
 
 
-def with_omitted(table: pa.Table, array, sql: str) -> pa.Table:
+def with_omitted(table: pa.Table, array, sql: str, conflicts: bool = False) -> pa.Table:
     """NULL columns for the nullable attributes the INSERT leaves out; any other field left out
-    is an error naming it."""
+    is an error naming it.  With a conflict clause (``conflicts``) a non-nullable attribute
+    may be left out too, as a row that updates a cell needs no value for it
+    (``insert_conflicts.resolve`` refuses it when a row is inserted)."""
     from .engine.fields import field_arrow_type
 
     schema = array.schema
     fields = [("dimension", d, False) for d in schema.dimensions]
-    fields += [("attribute", a, a.nullable) for a in schema.attributes]
+    fields += [("attribute", a, a.nullable or conflicts) for a in schema.attributes]
     for kind, field, nullable in fields:
         if field.name in table.column_names:
             continue
         if not nullable:
-            raise SqlError(f"INSERT must give a value for {kind} {field.name!r} (only nullable "
-                           "attributes may be left out)", sql)
+            raise not_given(kind, field.name, sql)
         target = field_arrow_type(array, field.name)
         table = table.append_column(field.name, pa.nulls(table.num_rows, target))
     return table
+
+
+def not_given(kind: str, name: str, sql: str) -> SqlError:
+    return SqlError(f"INSERT must give a value for {kind} {name!r} (only nullable attributes "
+                    "may be left out)", sql)

@@ -197,12 +197,24 @@ def resolve(connection, target: exp.Table, array, rows: pa.Table, conflicts: Con
         return rows
     cells, matched = _existing(connection, target, array, rows.select(key), sql)
     inserted = rows.filter(pa.array(~matched))
+    if inserted.num_rows:
+        _check_given(array, inserted, sql)
     if conflicts.update is None or not cells.num_rows:
         return inserted
     updated = _updated(connection, target, array, cells, rows.filter(pa.array(matched)),
                        conflicts, excluded, sql)
     return pa.concat_tables([updated.select(inserted.column_names).cast(inserted.schema),
                              inserted])
+
+
+def _check_given(array, inserted: pa.Table, sql: str) -> None:
+    """A non-nullable attribute the INSERT left out (``dml.with_omitted``) is an error once a
+    row is inserted (DuckDB's NOT NULL constraint), not while every row updates a cell."""
+    from .dml import not_given
+
+    for attribute in array.schema.attributes:
+        if not attribute.nullable and inserted.column(attribute.name).null_count:
+            raise not_given("attribute", attribute.name, sql)
 
 
 def _existing(connection, target: exp.Table, array, keys: pa.Table,

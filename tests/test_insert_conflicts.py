@@ -69,6 +69,7 @@ STATEMENTS = [
     "INSERT OR IGNORE INTO a VALUES (999, 's0', 1, 1, 'x', '2025-01-01'), "
     "(10, 's1', 1, 1, 'x', '2025-01-01')",
     "INSERT OR REPLACE INTO a (k, s, v, d) SELECT k, s, v, d FROM a WHERE k = 999",
+    "INSERT OR REPLACE INTO a (k, s, t) VALUES (1, 's1', 'only t') RETURNING *",  # v, d kept
 ]
 
 
@@ -156,6 +157,8 @@ def test_refusals_write_nothing(tmp_path):
             pair.con.sql(sql)
         with pytest.raises(duckdb.Error):
             pair.duck.sql(sql)
+    with pytest.raises(SqlError, match="must give a value for attribute 'v'"):  # inserted
+        pair.con.sql("INSERT OR REPLACE INTO a (k, s, t) VALUES (1, 's1', 'x'), (50, 's2', 'x')")
     with pytest.raises(UnsupportedSql, match="cannot SET dimension"):
         pair.con.sql(f"INSERT INTO a VALUES {ROW} ON CONFLICT DO UPDATE SET k = 2")
     assert pair.rows() == before == pair.duck_rows()
