@@ -36,7 +36,7 @@ from sqlglot import exp
 from sqlglot.optimizer.scope import find_in_scope
 
 from .errors import SqlError, UnsupportedSql
-from .planner.parse import span_of
+from .planner.parse import span_of, span_over
 
 NO_KEY = ("there are no UNIQUE/PRIMARY KEY constraints that refer to this table, specify ON "
           "CONFLICT columns manually")
@@ -178,7 +178,7 @@ def _excluded_checked(conflicts: Conflicts, inserted: list[str], excluded: list[
         for column in node.find_all(exp.Column) if node is not None else ():
             if column.table.lower() == "excluded" and column.name.lower() not in spelled:
                 raise SqlError(f'values list "excluded" does not have a column named '
-                               f'"{column.name}"', sql, span_of(column))
+                               f'"{column.name}"', sql, span_over(column))
     return conflicts
 
 

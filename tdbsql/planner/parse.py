@@ -334,6 +334,25 @@ class _Parser(type(_DIALECT.parser())):
                                     (TokenType.DAMP, exp.ArrayOverlaps))},
     }
 
+    def _parse_insert(self):
+        self._inserting = True
+        try:
+            return super()._parse_insert()
+        finally:
+            self._inserting = False
+
+    def _parse_exists(self, not_: bool = False):
+        """``INSERT INTO t BY POSITION SELECT ...``: DuckDB's default, spelled out (sqlglot
+        reads BY NAME only; this is called right after it, and nowhere else in an INSERT)."""
+        if getattr(self, "_inserting", False) and self._match_text_seq("BY", "POSITION"):
+            before = self._tokens[self._index - 3]
+            if before.text.upper() == "NAME":
+                self.raise_error("an INSERT is BY NAME or BY POSITION, not both")
+            if before.token_type == TokenType.R_PAREN:  # as DuckDB, not after a column list
+                self.raise_error("BY POSITION comes before an INSERT's column list")
+            self._inserting = False
+        return super()._parse_exists(not_)
+
     def _parse_function_args(self, alias: bool = False):
         start = self._index
         args = super()._parse_function_args(alias)
