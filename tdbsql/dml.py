@@ -6,6 +6,8 @@ given, nullable attributes left out are NULL; enumerated attributes take their l
 they read); ``DELETE FROM t WHERE ...`` writes a delete commit that TileDB honours.  Both return
 DuckDB's one row ``Count``: the rows written / deleted; with RETURNING, its list over those
 rows (``returning``: the rows inserted as stored, the rows deleted as they read before).
+``BY NAME`` matches a query's columns by name (``insert_columns``); ``OR REPLACE``, ``OR
+IGNORE`` and ``ON CONFLICT`` resolve rows whose coordinates hold a cell (``insert_conflicts``).
 """
 
 from __future__ import annotations

@@ -16,8 +16,9 @@ A table made so is the connection's own, and ``INSERT``, ``UPDATE`` and ``DELETE
 as DuckDB changes a table (``run_write``): rows appended with each value cast to its
 column's type as INSERT casts it into an array (a column left out is NULL); rows deleted
 where the WHERE is TRUE; the SET values worked out for the rows where it is TRUE, cast, and
-put in their places (UPDATE ... FROM is refused); RETURNING as on an array
-(``returning``).  Rows keep their order.  A table
+put in their places (UPDATE ... FROM is refused); RETURNING and INSERT ... BY NAME as on an
+array (``returning``, ``insert_columns``).  Such a table has no key, so OR REPLACE, OR IGNORE
+and ON CONFLICT are DuckDB's error for a table without one.  Rows keep their order.  A table
 registered from Python (``con.register``) is the caller's and stays read-only.
 """
 
