@@ -19,7 +19,7 @@ from .catalog import ArraySource
 from .parquet_source import ParquetSource
 from .errors import SqlError, UnsupportedSql
 from .insert_columns import check_by_name, query_columns
-from .insert_conflicts import conflict_action, resolve
+from .insert_conflicts import conflict_action
 from .planner.parse import span_of, span_over
 from .returning import check_returning, returned_rows
 
@@ -49,18 +49,18 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
     conflicts = conflict_action(tree, array, sql)
     if isinstance(body, exp.Values):
         rows = values_table(body, names, array, sql)
-    elif array.schema.sparse and not tree.args.get("returning") and conflicts is None:
+    elif array.schema.sparse and not tree.args.get("returning"):
         from .insert_query import insert_query  # a batch at a time
 
-        return count_table(insert_query(connection, source, array, tree, names, sql))
+        return count_table(insert_query(connection, source, array, tree, names, conflicts,
+                                        sql))
     else:
         rows = connection.sql(body.sql(dialect="duckdb")).arrow()
         names = query_columns(tree, rows.column_names, names, "the array", sql)
         rows = typed_rows(rows.rename_columns(names), array, sql)
     data = with_omitted(rows, array, sql, conflicts is not None)
     if conflicts is not None:
-        data = resolve(connection, target, array, data, conflicts, names,
-                       names if tree.args.get("by_name") else fields, sql)
+        data = resolver(connection, tree, array, conflicts, names, sql)(data)
     returned = returned_rows(connection, tree, data.select(fields), sql)
     from .storage.write_order import wait_past, write_after
     from .storage.writer import write
@@ -70,6 +70,17 @@ def run_insert(connection, tree: exp.Insert, sql: str) -> pa.Table:
         write(source.path, data, timestamp=when, key=source.key)
         wait_past(when)
     return answer(returned, data.num_rows)
+
+
+def resolver(connection, tree: exp.Insert, array, conflicts, names: list[str], sql: str):
+    """The ``insert_conflicts.Resolver`` of an INSERT into ``array`` of the columns ``names``
+    (``excluded.col`` names any column, or with BY NAME the inserted ones, as DuckDB's)."""
+    from .insert_conflicts import Resolver
+
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    fields = [f.name for f in [*array.schema.dimensions, *array.schema.attributes]]
+    return Resolver(connection, target, array, conflicts, names,
+                    names if tree.args.get("by_name") else fields, sql)
 
 
 def target_columns(tree: exp.Insert, columns: list[str], what: str, sql: str) -> list[str]:

@@ -182,29 +182,54 @@ def _excluded_checked(conflicts: Conflicts, inserted: list[str], excluded: list[
     return conflicts
 
 
-def resolve(connection, target: exp.Table, array, rows: pa.Table, conflicts: Conflicts,
-            inserted: list[str], excluded: list[str], sql: str) -> pa.Table:
-    """The cells an INSERT of ``rows`` (every column, cast as stored; the statement gave the
-    ``inserted`` ones) writes under ``conflicts``: the cells it updates, then the rows it
-    inserts.  ``excluded``: the columns ``excluded.col`` may name (every column, those left
-    out NULL, as DuckDB's; with BY NAME the inserted ones)."""
-    from .update_statement import one_per_key
+class Resolver:
+    """The cells an INSERT writes under ``conflicts``, worked out a batch of rows at a time
+    (an INSERT ... SELECT streamed in parts, ``insert_query``; else all at once): the cells
+    it updates, then the rows it inserts.  ``inserted``: the columns the statement gives;
+    ``excluded``: those ``excluded.col`` may name (every column, those left out NULL, as
+    DuckDB's; with BY NAME the inserted ones).  The keys of the batches before are kept, so
+    a key repeated in a later batch is dropped as one repeated within a batch."""
 
-    conflicts = _excluded_checked(conflicts, inserted, excluded, sql)
-    key = conflicts.key
-    rows = one_per_key(rows, key, last=False)
-    if not rows.num_rows:
+    def __init__(self, connection, target: exp.Table, array, conflicts: Conflicts,
+                 inserted: list[str], excluded: list[str], sql: str):
+        self.connection, self.target, self.array, self.sql = connection, target, array, sql
+        self.conflicts = _excluded_checked(conflicts, inserted, excluded, sql)
+        self.excluded = excluded
+        self.seen: pa.Table | None = None  # the keys of the batches so far
+
+    def __call__(self, rows: pa.Table) -> pa.Table:
+        """The cells to write for ``rows`` (every column, cast as stored)."""
+        from .update_statement import one_per_key
+
+        key = self.conflicts.key
+        rows = self._unseen(one_per_key(rows, key, last=False))
+        if not rows.num_rows:
+            return rows
+        cells, matched = _existing(self.connection, self.target, self.array, rows.select(key),
+                                   self.sql)
+        inserted = rows.filter(pa.array(~matched))
+        if inserted.num_rows:
+            _check_given(self.array, inserted, self.sql)
+        if self.conflicts.update is None or not cells.num_rows:
+            return inserted
+        updated = _updated(self.connection, self.target, self.array, cells,
+                           rows.filter(pa.array(matched)), self.conflicts, self.excluded,
+                           self.sql)
+        return pa.concat_tables([updated.select(inserted.column_names).cast(inserted.schema),
+                                 inserted])
+
+    def _unseen(self, rows: pa.Table) -> pa.Table:
+        """``rows`` but those whose key an earlier batch had; their keys noted."""
+        key = self.conflicts.key
+        if self.seen is not None and rows.num_rows:
+            numbered = rows.select(key).append_column(
+                "__row", pa.array(np.arange(rows.num_rows, dtype=np.int64)))
+            fresh = numbered.join(self.seen, keys=key, join_type="left anti",
+                                  use_threads=False).column("__row")
+            rows = rows.take(np.sort(fresh.to_numpy()))
+        keys = rows.select(key).combine_chunks()
+        self.seen = keys if self.seen is None else pa.concat_tables([self.seen, keys])
         return rows
-    cells, matched = _existing(connection, target, array, rows.select(key), sql)
-    inserted = rows.filter(pa.array(~matched))
-    if inserted.num_rows:
-        _check_given(array, inserted, sql)
-    if conflicts.update is None or not cells.num_rows:
-        return inserted
-    updated = _updated(connection, target, array, cells, rows.filter(pa.array(matched)),
-                       conflicts, excluded, sql)
-    return pa.concat_tables([updated.select(inserted.column_names).cast(inserted.schema),
-                             inserted])
 
 
 def _check_given(array, inserted: pa.Table, sql: str) -> None:

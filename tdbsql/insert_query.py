@@ -30,12 +30,13 @@ CHUNK_ROWS = 1 << 24  # ... and at most this many rows
 FAN_IN = 16  # parts merged at once (each lends a tile or more): more take several passes
 
 
-def insert_query(connection, source, array, tree: exp.Insert, names: list[str],
+def insert_query(connection, source, array, tree: exp.Insert, names: list[str], conflicts,
                  sql: str) -> int:
     """Run the query of the INSERT ``tree`` and write its rows into the sparse ``array``
     (``source``: its catalog entry) under the column ``names`` (by position, or those it
-    names: ``insert_columns``); the rows written."""
-    from .dml import typed_rows, with_omitted
+    names: ``insert_columns``), each part's rows resolved against the array's cells under
+    ``conflicts`` (``insert_conflicts``; None: written as they are); the rows written."""
+    from .dml import resolver, typed_rows, with_omitted
     from .insert_columns import query_columns
     from .storage.fragment_writer import commit_fragment, discard_fragment
     from .storage.write_order import wait_past, write_after
@@ -43,13 +44,17 @@ def insert_query(connection, source, array, tree: exp.Insert, names: list[str],
 
     reader = connection.sql(tree.expression.sql(dialect="duckdb")).fetch_record_batch()
     names = query_columns(tree, reader.schema.names, names, "the array", sql)
+    resolve = None if conflicts is None else resolver(connection, tree, array, conflicts,
+                                                      names, sql)
     when = write_after(array)  # after the statements before it, even in one millisecond
     parts, rows = [], 0
     try:
         for chunk in _chunks(reader, CHUNK_ROWS, _chunk_bytes(connection)):
             try:
                 data = with_omitted(typed_rows(chunk.rename_columns(names), array, sql),
-                                    array, sql)
+                                    array, sql, resolve is not None)
+                if resolve is not None:
+                    data = resolve(data)
                 name = write(source.path, data, timestamp=when, key=source.key, commit=False)
             except DataError as err:
                 if rows and "row " in str(err):  # the message counts from the chunk's first

@@ -232,3 +232,23 @@ def test_random_conflict_statements_match_duckdb(tmp_path_factory, steps):
                    f"v = a.v + excluded.v, t = coalesce(t, '') || excluded.t{where} "
                    "RETURNING k, s, v, t")
         pair.both(sql)
+
+
+def test_a_streamed_insert_resolves_each_part_and_drops_keys_repeated_across_parts(
+        tmp_path, monkeypatch):
+    import tdbsql.insert_query as insert_query
+
+    monkeypatch.setattr(insert_query, "CHUNK_ROWS", 3)  # parts of 3 rows, merged into one
+    pair = _KeyedPair(_sparse(str(tmp_path / "a")))
+    fragments = _fragments(pair.path)
+    pair.both("INSERT INTO a SELECT k % 7 + 1, s, v * 100 + k, f, t, d FROM a ORDER BY k DESC "
+              "ON CONFLICT DO UPDATE SET v = excluded.v WHERE k > 5")
+    pair.both("INSERT OR REPLACE INTO a BY NAME SELECT k % 7 + 4 AS k, s, v + 1 AS v, d FROM a "
+              "ORDER BY v DESC, k, s")
+    pair.both("INSERT OR IGNORE INTO a SELECT k % 5 + 30, s, v, f, t, d FROM a ORDER BY k")
+    for sql in ["INSERT INTO a SELECT k % 4 + 1, 's1', v, f, t, d FROM a WHERE k < 13 ORDER BY "
+                "k, s ON CONFLICT DO UPDATE SET v = excluded.v + a.v",  # (2, 's1') in parts 1, 2
+                "INSERT OR IGNORE INTO a SELECT k % 4 + 40, 's0', v, f, t, d FROM a WHERE k < 13 "
+                "ORDER BY k, s"]:
+        assert pair.both(sql) == [(4,)]
+    assert _fragments(pair.path) == fragments + 5
