@@ -215,7 +215,8 @@ _KEYS = st.tuples(st.integers(0, 14), st.sampled_from(["s0", "s1", "s2"]))
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["REPLACE", "IGNORE", "UPDATE", "UPDATE WHERE"]),
+@given(st.lists(st.tuples(st.sampled_from(["REPLACE", "IGNORE", "NOTHING", "UPDATE",
+                                           "UPDATE WHERE"]),
                           st.lists(st.tuples(_KEYS, st.integers(-50, 50)), min_size=1,
                                    max_size=5)),
                 min_size=1, max_size=4))
@@ -226,6 +227,9 @@ def test_random_conflict_statements_match_duckdb(tmp_path_factory, steps):
                            for (k, s), v in rows)
         if kind in ("REPLACE", "IGNORE"):
             sql = f"INSERT OR {kind} INTO a VALUES {values} RETURNING *"
+        elif kind == "NOTHING":  # by name, from a query
+            sql = (f"INSERT INTO a BY NAME SELECT col0 AS k, col1 AS S, col2 AS v, col4 AS t, "
+                   f"col5 AS d FROM (VALUES {values}) ON CONFLICT DO NOTHING RETURNING *")
         else:
             where = " WHERE a.v < excluded.v" if kind == "UPDATE WHERE" else ""
             sql = (f"INSERT INTO a VALUES {values} ON CONFLICT (s, k) DO UPDATE SET "
