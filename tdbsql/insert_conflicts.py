@@ -79,6 +79,7 @@ def conflict_action(tree: exp.Insert, array, sql: str) -> Conflicts | None:
     """The INSERT's conflict clause on ``array`` (None without one)."""
     if not has_conflict_clause(tree):
         return None
+    _check_form(tree, sql)
     schema = array.schema
     if schema.dense:
         raise UnsupportedSql(f"{_clause(tree)} on a dense array: every cell of its domain "
@@ -88,7 +89,6 @@ def conflict_action(tree: exp.Insert, array, sql: str) -> Conflicts | None:
     if schema.allows_duplicates:
         refuse_without_key(tree, "an array that allows duplicates has no key; a sparse array "
                            "without duplicates has its dimensions", sql)
-    _check_form(tree, sql)
     key = [d.name for d in schema.dimensions]
     attributes = [a.name for a in schema.attributes]
     alternative = (tree.args.get("alternative") or "").upper()
