@@ -14,9 +14,11 @@ taken and the others dropped.  The answer counts the rows inserted and the cells
 RETURNING lists them (the updated ones first, as DuckDB).
 
 The cells are found by one read pruned to the inserted keys (each dimension's values as an IN
-list, or their range when there are many), matched exactly to them afterwards; the inserted
+list, or their range when there are many), matched exactly to them afterwards -- one read a
+part for an INSERT ... SELECT streamed in parts (``insert_query``; ``Resolver``); the inserted
 and updated cells are then written as one fragment, which hides the old versions (newest
-wins).  Everything is worked out before that write, so a statement that fails writes nothing.
+wins).  Everything is worked out before that fragment is committed, so a statement that fails
+writes nothing.
 
 Without a key -- a sparse array that allows duplicates, a table made by CREATE TABLE -- these
 clauses are DuckDB's error for a table without a PRIMARY KEY or UNIQUE index.  A dense array
