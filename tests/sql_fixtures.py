@@ -373,6 +373,17 @@ _TEMPORAL = {"datetime64[D]": pa.date32(), "datetime64[ms]": pa.timestamp("ms"),
              "datetime64[ns]": pa.timestamp("ns")}
 
 
+def oracle_of(paths: dict):
+    """A DuckDB connection with each array of ``paths`` ({name: path}) as a table, read by
+    tiledb (``oracle_table``)."""
+    import duckdb
+
+    con = duckdb.connect()
+    for name, path in paths.items():
+        con.register(name, oracle_table(path))
+    return con
+
+
 def oracle_table(path: str, timestamp=None) -> pa.Table:
     """All cells of the array at ``timestamp`` read by ``tiledb``, as Arrow (dims first).
 

@@ -24,7 +24,7 @@ import pytest
 import tiledb
 
 import tdbsql
-from sql_fixtures import assert_same_rows, assert_same_table, oracle_table
+from sql_fixtures import assert_same_rows, assert_same_table, oracle_of
 from tdbsql.engine import hash_partitions, scan_step, spilled_aggregate
 
 N = 150_000
@@ -87,10 +87,7 @@ def paths(tmp_path_factory) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def oracle(paths) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect()
-    for name, path in paths.items():
-        con.register(name, oracle_table(path))
-    return con
+    return oracle_of(paths)
 
 
 @pytest.fixture(autouse=True)

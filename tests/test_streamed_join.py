@@ -23,7 +23,7 @@ import pytest
 import tiledb
 
 import tdbsql
-from sql_fixtures import assert_same_rows, oracle_table
+from sql_fixtures import assert_same_rows, oracle_of
 
 N = 120_000
 SMALL_MB = 2
@@ -117,10 +117,7 @@ def _connect(paths: dict, memory_mb=None) -> tdbsql.Connection:
 
 @pytest.fixture(scope="module")
 def oracle(paths) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect()
-    for name, path in paths.items():
-        con.register(name, oracle_table(path))
-    return con
+    return oracle_of(paths)
 
 
 # TPC-H Q13's shape: f right of a LEFT join, grouped by d's rows (d.k * 2 past f's keys for
