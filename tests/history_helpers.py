@@ -61,6 +61,18 @@ def assert_deleted_as_duckdb(path: str, source: pa.Table, where: str) -> None:
     assert tdbsql.query("SELECT x FROM array ORDER BY x", path).column("x").to_pylist() == want
 
 
+def delete_as_duckdb(path: str, where: str, timestamp: int | None = 20):
+    """Delete ``where`` from the array at ``path`` with tdbsql and check, as
+    ``assert_deleted_as_duckdb``, that the cells kept are DuckDB's; returns the commit."""
+    import tdbsql
+    from tdbsql.storage.writer import delete
+
+    source = tdbsql.query("SELECT * FROM array", path)  # the SQL types DuckDB compares
+    commit = delete(path, where, timestamp=timestamp)
+    assert_deleted_as_duckdb(path, source, where)
+    return commit
+
+
 def tiledb_table(uri: str, timestamp=None, key=None, attrs=None) -> pa.Table:
     """What ``tiledb`` returns for the whole array (dense: its non-empty domain) at ``timestamp``;
     an empty table with the array's columns when nothing was written in the window."""

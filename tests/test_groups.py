@@ -270,3 +270,8 @@ def test_the_group_command(tmp_path):
     assert missing.stderr.strip() == "tdbsql: error: the group has no member 'second'"
     assert run("group", group, "--remove", "first").returncode == 0
     assert _members_by_tiledb(group) == set()
+
+
+def test_a_group_opened_as_an_array_is_named(made_by_tiledb):
+    with pytest.raises(tdbsql.ArrayNotFoundError, match="is a TileDB group, not an array"):
+        tdbsql.open(made_by_tiledb).schema

@@ -164,6 +164,13 @@ def require_array(path: str) -> list[SchemaEntry]:
     vfs.require_dir(path)
     schemas = _list_schemas(path)
     if not schemas:
+        from .group import is_group
+
+        if is_group(path):
+            raise ArrayNotFoundError(f"{path!r} is a TileDB group, not an array: "
+                                     "`tdbsql group PATH` lists its arrays, and "
+                                     "tdbsql.query(sql, PATH) or con.register(name, PATH) "
+                                     "makes them tables")
         raise ArrayNotFoundError(f"not a TileDB array: {path!r} has no array schema")
     return schemas
 

@@ -29,9 +29,7 @@ from ..format.fragment_metadata import WRITE_VERSION
 from ..format.names import GROUP_DETAILS_DIR as DETAILS_DIR
 from ..format.names import META_DIR, SCHEMA_DIR, new_name, now_ms, parse_name
 from . import vfs
-
-_LEGACY_SCHEMA = "__array_schema.tdb"
-
+from .directory import LEGACY_SCHEMA
 
 def is_group(path: str) -> bool:
     path = vfs.local_path(path)
@@ -42,7 +40,7 @@ def is_group(path: str) -> bool:
 def is_array(path: str) -> bool:
     path = vfs.local_path(path)
     return os.path.isdir(os.path.join(path, SCHEMA_DIR)) or \
-        os.path.isfile(os.path.join(path, _LEGACY_SCHEMA))
+        os.path.isfile(os.path.join(path, LEGACY_SCHEMA))
 
 
 class Group:
